@@ -1,0 +1,75 @@
+package analytics
+
+import (
+	"context"
+	"time"
+)
+
+// Event kinds. A push ends as sent, failed or expired; the service worker
+// then reports delivered and clicked.
+const (
+	KindSent      = "sent"
+	KindFailed    = "failed"
+	KindExpired   = "expired"
+	KindDelivered = "delivered"
+	KindClicked   = "clicked"
+)
+
+// Event is one row of a send's event log.
+type Event struct {
+	Kind           string
+	WebsiteID      string
+	NotificationID string
+	EndpointID     string
+	SubscriberID   string
+	Device         string // desktop, android, ios, mobile, other
+	Language       string // two letters or "" (reported as "unknown")
+	Variant        string // "a", "b" or "" when not an A/B send
+	Code           string // push service answer for failed/expired: "413", "500", "timeout", ...
+	At             time.Time
+}
+
+// Report is what the notification detail shows from the event log.
+type Report struct {
+	Devices   []DeviceRow
+	Variants  []VariantRow
+	Languages []LanguageRow
+	Errors    []ErrorRow
+	Expired   int64
+}
+
+// DeviceRow counts one device type.
+type DeviceRow struct {
+	Device  string `json:"device"`
+	Sent    int64  `json:"sent"`
+	Clicked int64  `json:"clicked"`
+}
+
+// VariantRow counts one A/B variant; Ctr is clicked/sent in percent, one decimal.
+type VariantRow struct {
+	Variant string  `json:"variant"`
+	Sent    int64   `json:"sent"`
+	Clicked int64   `json:"clicked"`
+	Ctr     float64 `json:"ctr"`
+}
+
+// LanguageRow counts one language ("unknown" when the browser sent none).
+type LanguageRow struct {
+	Language string `json:"language"`
+	Sent     int64  `json:"sent"`
+	Clicked  int64  `json:"clicked"`
+}
+
+// ErrorRow counts one push service answer (or "expired").
+type ErrorRow struct {
+	Code  string `json:"code"`
+	Count int64  `json:"count"`
+}
+
+// Store records send events and reads them back per notification.
+// Implementations: SQLite (embedded default) and ClickHouse (cluster).
+type Store interface {
+	Record(ctx context.Context, events []Event) error
+	Report(ctx context.Context, websiteID, notificationID string) (Report, error)
+	Close() error
+}

@@ -1,0 +1,173 @@
+// Package sqlite keeps the analytics event log in a SQLite file for the
+// embedded default.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/relaybell/relaybell/analytics"
+)
+
+// Store is the SQLite analytics store.
+type Store struct {
+	db *sql.DB
+}
+
+var _ analytics.Store = (*Store)(nil)
+
+const schema = `
+CREATE TABLE IF NOT EXISTS events (
+	website_id TEXT NOT NULL,
+	notification_id TEXT NOT NULL,
+	endpoint_id TEXT NOT NULL,
+	subscriber_id TEXT NOT NULL,
+	kind TEXT NOT NULL,
+	device TEXT NOT NULL,
+	language TEXT NOT NULL,
+	variant TEXT NOT NULL,
+	code TEXT NOT NULL,
+	at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_notification ON events (notification_id, kind, endpoint_id);
+`
+
+// Open opens (or creates) the analytics file at path.
+func Open(ctx context.Context, path string) (*Store, error) {
+	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(10000)&_txlock=immediate"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("opening analytics: %w", err)
+	}
+	db.SetMaxOpenConns(1)
+	if _, err := db.ExecContext(ctx, schema); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("creating analytics schema: %w", err)
+	}
+	return &Store{db: db}, nil
+}
+
+// Record appends events in one transaction.
+func (s *Store) Record(ctx context.Context, events []analytics.Event) error {
+	if len(events) == 0 {
+		return nil
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("recording events: %w", err)
+	}
+	defer tx.Rollback()
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO events
+		(website_id, notification_id, endpoint_id, subscriber_id, kind, device, language, variant, code, at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return fmt.Errorf("recording events: %w", err)
+	}
+	defer stmt.Close()
+	for _, e := range events {
+		if _, err := stmt.ExecContext(ctx, e.WebsiteID, e.NotificationID, e.EndpointID, e.SubscriberID, e.Kind,
+			e.Device, e.Language, e.Variant, e.Code, e.At.UnixMilli()); err != nil {
+			return fmt.Errorf("recording events: %w", err)
+		}
+	}
+	return tx.Commit()
+}
+
+// Report reads one notification's breakdowns. Clicks are attributed to the
+// device, language and variant of the push that was sent to that endpoint.
+func (s *Store) Report(ctx context.Context, websiteID, notificationID string) (analytics.Report, error) {
+	var r analytics.Report
+	rows, err := s.db.QueryContext(ctx, `
+		SELECT p.device, p.language, p.variant,
+			SUM(CASE WHEN p.kind = 'sent' THEN 1 ELSE 0 END),
+			SUM(CASE WHEN p.kind = 'sent' AND EXISTS (SELECT 1 FROM events c
+				WHERE c.notification_id = p.notification_id AND c.kind = 'clicked' AND c.endpoint_id = p.endpoint_id) THEN 1 ELSE 0 END)
+		FROM events p
+		WHERE p.notification_id = ? AND p.website_id = ? AND p.kind = 'sent'
+		GROUP BY p.device, p.language, p.variant`, notificationID, websiteID)
+	if err != nil {
+		return r, fmt.Errorf("reading report: %w", err)
+	}
+	devices := map[string]*analytics.DeviceRow{}
+	languages := map[string]*analytics.LanguageRow{}
+	variants := map[string]*analytics.VariantRow{}
+	for rows.Next() {
+		var device, language, variant string
+		var sent, clicked int64
+		if err := rows.Scan(&device, &language, &variant, &sent, &clicked); err != nil {
+			rows.Close()
+			return r, fmt.Errorf("reading report: %w", err)
+		}
+		if device == "" {
+			device = "other"
+		}
+		if len(language) >= 2 {
+			language = language[:2]
+		} else {
+			language = "unknown"
+		}
+		d := devices[device]
+		if d == nil {
+			d = &analytics.DeviceRow{Device: device}
+			devices[device] = d
+		}
+		d.Sent += sent
+		d.Clicked += clicked
+		l := languages[language]
+		if l == nil {
+			l = &analytics.LanguageRow{Language: language}
+			languages[language] = l
+		}
+		l.Sent += sent
+		l.Clicked += clicked
+		if variant != "" {
+			v := variants[variant]
+			if v == nil {
+				v = &analytics.VariantRow{Variant: variant}
+				variants[variant] = v
+			}
+			v.Sent += sent
+			v.Clicked += clicked
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return r, fmt.Errorf("reading report: %w", err)
+	}
+	for _, d := range devices {
+		r.Devices = append(r.Devices, *d)
+	}
+	for _, l := range languages {
+		r.Languages = append(r.Languages, *l)
+	}
+	for _, v := range variants {
+		v.Ctr = analytics.Ctr(v.Clicked, v.Sent)
+		r.Variants = append(r.Variants, *v)
+	}
+	analytics.SortReport(&r)
+
+	erows, err := s.db.QueryContext(ctx, `SELECT code, count(*) FROM events
+		WHERE notification_id = ? AND website_id = ? AND kind IN ('failed', 'expired')
+		GROUP BY code ORDER BY count(*) DESC, code`, notificationID, websiteID)
+	if err != nil {
+		return r, fmt.Errorf("reading errors: %w", err)
+	}
+	defer erows.Close()
+	for erows.Next() {
+		var e analytics.ErrorRow
+		if err := erows.Scan(&e.Code, &e.Count); err != nil {
+			return r, fmt.Errorf("reading errors: %w", err)
+		}
+		if e.Code == "expired" {
+			r.Expired += e.Count
+		}
+		r.Errors = append(r.Errors, e)
+	}
+	return r, erows.Err()
+}
+
+// Close closes the file.
+func (s *Store) Close() error { return s.db.Close() }

@@ -1,0 +1,88 @@
+package bus
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/relaybell/relaybell/store"
+)
+
+// OutboxStore is what the outbox needs from the store.
+type OutboxStore interface {
+	MarkPublished(ctx context.Context, id string, at time.Time) error
+	Unpublished(ctx context.Context, before time.Time, limit int) ([]store.Notification, error)
+	DueScheduled(ctx context.Context, now time.Time, limit int) ([]store.Notification, error)
+}
+
+// Outbox publishes the intents of committed sends and re-drives the ones
+// that never reached the bus; it also releases scheduled sends when due.
+type Outbox struct {
+	store  OutboxStore
+	bus    Bus
+	logger *slog.Logger
+	now    func() time.Time
+	// Grace is how old an unpublished send must be before the sweep
+	// re-drives it (the API normally publishes within milliseconds).
+	Grace time.Duration
+	// Every is the sweep interval.
+	Every time.Duration
+}
+
+// NewOutbox returns an outbox over st and b.
+func NewOutbox(st OutboxStore, b Bus, logger *slog.Logger) *Outbox {
+	return &Outbox{store: st, bus: b, logger: logger, now: time.Now, Grace: 5 * time.Second, Every: time.Second}
+}
+
+// Dispatch publishes the intent of a committed, queued send and records that
+// it was published.
+func (o *Outbox) Dispatch(ctx context.Context, n store.Notification) error {
+	if err := PublishJSON(ctx, o.bus, Intents, n.WebsiteID, Intent{WebsiteID: n.WebsiteID, NotificationID: n.ID}); err != nil {
+		return err
+	}
+	if err := o.store.MarkPublished(ctx, n.ID, o.now()); err != nil {
+		return fmt.Errorf("marking %s published: %w", n.ID, err)
+	}
+	return nil
+}
+
+// Sweep runs one pass: due scheduled sends and stale unpublished ones are
+// published. It returns how many intents it published.
+func (o *Outbox) Sweep(ctx context.Context) (int, error) {
+	now := o.now()
+	due, err := o.store.DueScheduled(ctx, now, 500)
+	if err != nil {
+		return 0, fmt.Errorf("releasing scheduled sends: %w", err)
+	}
+	stale, err := o.store.Unpublished(ctx, now.Add(-o.Grace), 500)
+	if err != nil {
+		return 0, fmt.Errorf("listing unpublished sends: %w", err)
+	}
+	published := 0
+	for _, n := range append(due, stale...) {
+		if err := o.Dispatch(ctx, n); err != nil {
+			return published, err
+		}
+		published++
+	}
+	return published, nil
+}
+
+// Run sweeps at start and then every o.Every until ctx ends.
+func (o *Outbox) Run(ctx context.Context) {
+	t := time.NewTicker(o.Every)
+	defer t.Stop()
+	for {
+		if n, err := o.Sweep(ctx); err != nil && ctx.Err() == nil {
+			o.logger.Error("outbox sweep", "err", err)
+		} else if n > 0 {
+			o.logger.Info("outbox re-drove sends", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,22 @@
+// Command relaybell runs the RelayBell web push service (relaybell serve)
+// and its operator tools (relaybell admin ...).
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/relaybell/relaybell/server"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := server.Main(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "relaybell:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,366 @@
+package fanout
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/relaybell/relaybell/bus"
+	"github.com/relaybell/relaybell/filter"
+	"github.com/relaybell/relaybell/notification"
+	"github.com/relaybell/relaybell/pusher"
+	"github.com/relaybell/relaybell/ring"
+	"github.com/relaybell/relaybell/store"
+)
+
+// Config tunes fan-out; the defaults fit one machine.
+type Config struct {
+	// ShardWorkers is how many shard tasks one node expands at once (default 4).
+	ShardWorkers int
+	// PageSize is how many endpoints one audience query reads (default 2000).
+	PageSize int
+	// BatchSize is how many recipients go to a pusher at once (default 500).
+	BatchSize int
+	// InFlight is how many batches of one shard may be pushing at once (default 4).
+	InFlight int
+}
+
+func (c *Config) applyDefaults() {
+	if c.ShardWorkers <= 0 {
+		c.ShardWorkers = 4
+	}
+	if c.PageSize <= 0 {
+		c.PageSize = 2000
+	}
+	if c.BatchSize <= 0 {
+		c.BatchSize = 500
+	}
+	if c.InFlight <= 0 {
+		c.InFlight = 4
+	}
+}
+
+// Validate checks the configuration.
+func (c Config) Validate() error {
+	c.applyDefaults()
+	if c.BatchSize > c.PageSize*10 {
+		return errors.New("fanout: batch size is far above the page size")
+	}
+	return nil
+}
+
+// Store is what fan-out needs from the metadata store.
+type Store interface {
+	NotificationByID(ctx context.Context, id string) (store.Notification, error)
+	Website(ctx context.Context, id string) (store.Website, error)
+	Account(ctx context.Context, id string) (store.Account, error)
+	SegmentExists(ctx context.Context, websiteID, id string) (bool, error)
+	StartSending(ctx context.Context, id string, at time.Time) (store.Notification, error)
+	FailNotification(ctx context.Context, id, reason string, at time.Time) error
+	Audience(ctx context.Context, q store.AudienceQuery) ([]store.Recipient, error)
+	ShardDone(ctx context.Context, notificationID string, shard int, at time.Time) (bool, error)
+}
+
+// Router delivers a batch through the pusher that owns key.
+type Router interface {
+	Push(ctx context.Context, key string, b pusher.Batch) error
+}
+
+// Fanout expands sends. Safe for concurrent use.
+type Fanout struct {
+	cfg    Config
+	store  Store
+	bus    bus.Bus
+	router Router
+	logger *slog.Logger
+	now    func() time.Time
+
+	mu      sync.Mutex
+	targets map[string]*audience // notification id -> compiled target
+
+	finished prometheus.Counter
+	expanded prometheus.Counter
+}
+
+// New returns a fan-out role.
+func New(cfg Config, st Store, b bus.Bus, router Router, logger *slog.Logger, reg prometheus.Registerer) (*Fanout, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg.applyDefaults()
+	f := &Fanout{
+		cfg: cfg, store: st, bus: b, router: router, logger: logger, now: time.Now,
+		targets:  make(map[string]*audience),
+		finished: prometheus.NewCounter(prometheus.CounterOpts{Name: "relaybell_fanout_sends_finished_total", Help: "Sends that finished going out."}),
+		expanded: prometheus.NewCounter(prometheus.CounterOpts{Name: "relaybell_fanout_recipients_total", Help: "Recipients handed to pushers."}),
+	}
+	if reg != nil {
+		reg.MustRegister(f.finished, f.expanded)
+	}
+	return f, nil
+}
+
+// Run consumes intents and shard tasks until ctx ends.
+func (f *Fanout) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	errs := make(chan error, 2)
+	for topic, h := range map[string]bus.Handler{bus.Intents: f.handleIntent, bus.Shards: f.handleShard} {
+		parallel := f.cfg.ShardWorkers
+		if topic == bus.Intents {
+			parallel = 2
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- f.bus.Consume(ctx, topic, "fanout", parallel, h)
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (f *Fanout) handleIntent(ctx context.Context, m bus.Message) error {
+	var in bus.Intent
+	if err := json.Unmarshal(m.Value, &in); err != nil {
+		f.logger.Error("fanout: dropping unreadable intent", "err", err)
+		return nil
+	}
+	n, err := f.store.NotificationByID(ctx, in.NotificationID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if n.Status != store.StatusQueued && n.Status != store.StatusSending {
+		return nil // finished, canceled, or not due yet: nothing to do
+	}
+	if n.Status == store.StatusQueued {
+		if reason, err := f.dispatchCheck(ctx, n); err != nil {
+			return err
+		} else if reason != "" {
+			f.logger.Info("fanout: send failed at dispatch", "notification", n.ID, "reason", reason)
+			if err := f.store.FailNotification(ctx, n.ID, reason, f.now()); err != nil && !errors.Is(err, store.ErrConflict) {
+				return err
+			}
+			return nil
+		}
+	}
+	if _, err := f.store.StartSending(ctx, n.ID, f.now()); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return nil
+		}
+		return err
+	}
+	for shard := range store.Shards {
+		if err := bus.PublishJSON(ctx, f.bus, bus.Shards, n.ID, bus.ShardTask{NotificationID: n.ID, Shard: shard}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dispatchCheck returns the spec 2.3 error a send fails with at dispatch, or "".
+func (f *Fanout) dispatchCheck(ctx context.Context, n store.Notification) (string, error) {
+	w, err := f.store.Website(ctx, n.WebsiteID)
+	if err != nil {
+		return "", fmt.Errorf("loading website: %w", err)
+	}
+	a, err := f.store.Account(ctx, w.AccountID)
+	if err != nil {
+		return "", fmt.Errorf("loading account: %w", err)
+	}
+	switch {
+	case a.Suspended:
+		return "suspended", nil
+	case !a.EmailVerified:
+		return "email_not_verified", nil
+	}
+	t, err := notification.DecodeTarget(n.Target)
+	if err != nil {
+		return "dispatch_error", nil
+	}
+	for _, id := range []string{t.SegmentID, t.ExcludeSegmentID} {
+		if id == "" {
+			continue
+		}
+		ok, err := f.store.SegmentExists(ctx, n.WebsiteID, id)
+		if err != nil {
+			return "", err
+		}
+		if !ok {
+			return "segment_missing", nil
+		}
+	}
+	if t.SegmentID != "" || t.ExcludeSegmentID != "" || t.TopicID != "" {
+		// Segment and topic audiences are resolved by a later release of
+		// fan-out; refusing is better than sending to the wrong people.
+		return "dispatch_error", nil
+	}
+	return "", nil
+}
+
+// audience is a send's compiled target.
+type audience struct {
+	websiteID   string
+	externalIDs []string
+	include     *filter.Matcher
+	exclude     *filter.Matcher
+}
+
+func (a *audience) selects(r store.Recipient) bool {
+	if a.include == nil && a.exclude == nil {
+		return true
+	}
+	attrs := filter.Attributes{
+		Country:    r.Subscriber.Country,
+		Language:   r.Subscriber.Language,
+		URL:        r.Subscriber.URL,
+		ExternalID: r.Subscriber.ExternalID,
+		Tags:       r.Subscriber.Tags,
+	}
+	if a.include != nil && !a.include.Match(attrs) {
+		return false
+	}
+	return a.exclude == nil || !a.exclude.Match(attrs)
+}
+
+func (f *Fanout) audience(n store.Notification) (*audience, error) {
+	f.mu.Lock()
+	a, ok := f.targets[n.ID]
+	f.mu.Unlock()
+	if ok {
+		return a, nil
+	}
+	t, err := notification.DecodeTarget(n.Target)
+	if err != nil {
+		return nil, err
+	}
+	a = &audience{websiteID: n.WebsiteID, externalIDs: t.ExternalIDs}
+	if t.Filters != nil && !t.Filters.Empty() {
+		a.include = filter.Compile(*t.Filters)
+	}
+	if t.ExcludeFilters != nil && !t.ExcludeFilters.Empty() {
+		a.exclude = filter.Compile(*t.ExcludeFilters)
+	}
+	f.mu.Lock()
+	if len(f.targets) > 1024 {
+		clear(f.targets)
+	}
+	f.targets[n.ID] = a
+	f.mu.Unlock()
+	return a, nil
+}
+
+func (f *Fanout) handleShard(ctx context.Context, m bus.Message) error {
+	var task bus.ShardTask
+	if err := json.Unmarshal(m.Value, &task); err != nil {
+		f.logger.Error("fanout: dropping unreadable shard task", "err", err)
+		return nil
+	}
+	n, err := f.store.NotificationByID(ctx, task.NotificationID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if n.Status != store.StatusSending {
+		return nil
+	}
+	a, err := f.audience(n)
+	if err != nil {
+		f.logger.Error("fanout: unreadable target", "notification", n.ID, "err", err)
+		return f.store.FailNotification(ctx, n.ID, "dispatch_error", f.now())
+	}
+	if err := f.expand(ctx, n, task.Shard, a); err != nil {
+		return fmt.Errorf("expanding shard %d of %s: %w", task.Shard, n.ID, err)
+	}
+	finished, err := f.store.ShardDone(ctx, n.ID, task.Shard, f.now())
+	if err != nil {
+		return err
+	}
+	if finished {
+		f.finished.Inc()
+		f.logger.Info("send finished", "notification", n.ID)
+	}
+	return nil
+}
+
+// expand streams one shard's audience and pushes it batch by batch, with up
+// to cfg.InFlight batches in flight. It returns once every batch is recorded.
+func (f *Fanout) expand(ctx context.Context, n store.Notification, shard int, a *audience) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg       sync.WaitGroup
+		errOnce  sync.Once
+		firstErr error
+		slots    = make(chan struct{}, f.cfg.InFlight)
+	)
+	fail := func(err error) {
+		errOnce.Do(func() { firstErr = err; cancel() })
+	}
+	flush := func(batch []store.Recipient) {
+		b := pusher.Batch{NotificationID: n.ID, WebsiteID: n.WebsiteID, Recipients: batch}
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			if err := f.router.Push(ctx, ring.BatchKey(b, shard), b); err != nil {
+				fail(err)
+			}
+		}()
+		f.expanded.Add(float64(len(batch)))
+	}
+	batch := make([]store.Recipient, 0, f.cfg.BatchSize)
+	after := ""
+	for ctx.Err() == nil {
+		page, err := f.store.Audience(ctx, store.AudienceQuery{
+			WebsiteID: n.WebsiteID, Shard: shard, AfterID: after, Limit: f.cfg.PageSize, ExternalIDs: a.externalIDs,
+		})
+		if err != nil {
+			fail(fmt.Errorf("reading audience: %w", err))
+			break
+		}
+		for _, r := range page {
+			if !a.selects(r) {
+				continue
+			}
+			batch = append(batch, r)
+			if len(batch) == f.cfg.BatchSize {
+				flush(batch)
+				batch = make([]store.Recipient, 0, f.cfg.BatchSize)
+			}
+		}
+		if len(page) < f.cfg.PageSize {
+			break
+		}
+		after = page[len(page)-1].Endpoint.ID
+	}
+	if len(batch) > 0 && ctx.Err() == nil {
+		flush(batch)
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return firstErr
+	}
+	return ctx.Err()
+}

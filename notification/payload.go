@@ -1,0 +1,106 @@
+package notification
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"strings"
+)
+
+// Payload is the JSON the service worker receives (DESIGN.md).
+type Payload struct {
+	NotificationID     string   `json:"notificationId"`
+	EndpointID         string   `json:"endpointId"`
+	Title              string   `json:"title"`
+	Body               string   `json:"body"`
+	URL                string   `json:"url"`
+	Icon               string   `json:"icon"`
+	Image              string   `json:"image"`
+	Badge              string   `json:"badge"`
+	Actions            []Action `json:"actions"`
+	RequireInteraction bool     `json:"requireInteraction"`
+	Tag                string   `json:"tag"`
+	Variant            *string  `json:"variant"`
+}
+
+// DecodeContent reads a stored Content.
+func DecodeContent(raw []byte) (*Content, error) {
+	var c Content
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return nil, fmt.Errorf("decoding content: %w", err)
+	}
+	return &c, nil
+}
+
+// DecodeTarget reads a stored Target; nil or null means everyone.
+func DecodeTarget(raw []byte) (Target, error) {
+	var t Target
+	if len(raw) == 0 || string(raw) == "null" {
+		return t, nil
+	}
+	if err := json.Unmarshal(raw, &t); err != nil {
+		return t, fmt.Errorf("decoding target: %w", err)
+	}
+	return t, nil
+}
+
+// Variant returns "a" or "b" for an A/B send (stable per endpoint, so a
+// browser always gets the same version) and "" otherwise.
+func (c *Content) Variant(endpointID string) string {
+	if c.B == nil {
+		return ""
+	}
+	h := fnv.New32a()
+	h.Write([]byte(endpointID))
+	if h.Sum32()%2 == 0 {
+		return "a"
+	}
+	return "b"
+}
+
+// Payload builds what one browser receives: version B's fields for variant
+// "b", and the translation for the browser's language when there is one.
+func (c *Content) Payload(notificationID, endpointID, variant, language string) Payload {
+	p := Payload{
+		NotificationID:     notificationID,
+		EndpointID:         endpointID,
+		Title:              c.Title,
+		Body:               c.Body,
+		URL:                c.URL,
+		Icon:               c.Icon,
+		Image:              c.Image,
+		Badge:              c.Badge,
+		Actions:            c.Actions,
+		RequireInteraction: c.RequireInteraction,
+		Tag:                c.Tag,
+	}
+	if p.Actions == nil {
+		p.Actions = []Action{}
+	}
+	if variant != "" {
+		v := variant
+		p.Variant = &v
+	}
+	if variant == "b" && c.B != nil {
+		set := func(dst *string, src *string) {
+			if src != nil {
+				*dst = *src
+			}
+		}
+		set(&p.Title, c.B.Title)
+		set(&p.Body, c.B.Body)
+		set(&p.URL, c.B.URL)
+		set(&p.Image, c.B.Image)
+	}
+	if len(language) >= 2 && len(c.Translations) > 0 {
+		if t, ok := c.Translations[strings.ToLower(language[:2])]; ok {
+			if t.Title != "" {
+				p.Title = t.Title
+			}
+			if t.Body != "" {
+				p.Body = t.Body
+			}
+		}
+	}
+	return p
+}

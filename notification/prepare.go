@@ -1,0 +1,364 @@
+package notification
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/relaybell/relaybell/filter"
+	"github.com/relaybell/relaybell/store"
+)
+
+// Limits and defaults of spec 2.1 and 8.2.
+const (
+	DefaultTTL         = 24 * 60 * 60
+	MaxTTL             = 2419200
+	MaxActions         = 2
+	DefaultTestPercent = 20
+	DefaultAfterHours  = 4
+)
+
+// Content is what a send shows, resolved against the website's defaults. It
+// is stored as JSON with the notification and read back by the pusher.
+type Content struct {
+	Title              string                 `json:"title"`
+	Body               string                 `json:"body,omitempty"`
+	URL                string                 `json:"url,omitempty"`
+	Icon               string                 `json:"icon,omitempty"`
+	Image              string                 `json:"image,omitempty"`
+	Badge              string                 `json:"badge,omitempty"`
+	Actions            []Action               `json:"actions,omitempty"`
+	RequireInteraction bool                   `json:"requireInteraction,omitempty"`
+	Tag                string                 `json:"tag,omitempty"`
+	TTL                int                    `json:"ttl"`
+	Transactional      bool                   `json:"transactional,omitempty"`
+	Translations       map[string]Translation `json:"translations,omitempty"`
+	B                  *Variant               `json:"b,omitempty"`      // A/B: version B's overrides
+	ABTest             *ABSettings            `json:"abTest,omitempty"` // auto-winner settings
+	PerTimezone        bool                   `json:"perTimezone,omitempty"`
+	LocalTime          string                 `json:"localTime,omitempty"` // HH:MM
+	SmartTime          bool                   `json:"smartTime,omitempty"`
+}
+
+// ABSettings are the resolved auto-winner settings.
+type ABSettings struct {
+	AutoWinner  bool `json:"autoWinner"`
+	TestPercent int  `json:"testPercent"`
+	AfterHours  int  `json:"afterHours"`
+}
+
+// Target is how the audience is chosen; the zero Target means everyone.
+type Target struct {
+	ExternalIDs      []string        `json:"externalIds,omitempty"`
+	SegmentID        string          `json:"segmentId,omitempty"`
+	Filters          *filter.Filters `json:"filters,omitempty"`
+	TopicID          string          `json:"topicId,omitempty"`
+	ExcludeSegmentID string          `json:"excludeSegmentId,omitempty"`
+	ExcludeFilters   *filter.Filters `json:"excludeFilters,omitempty"`
+}
+
+// Everyone reports whether the target selects every subscriber.
+func (t Target) Everyone() bool {
+	return len(t.ExternalIDs) == 0 && t.SegmentID == "" && noRules(t.Filters) && t.TopicID == "" &&
+		t.ExcludeSegmentID == "" && noRules(t.ExcludeFilters)
+}
+
+func noRules(f *filter.Filters) bool { return f == nil || f.Empty() }
+
+// Lookup is what validation needs from the store.
+type Lookup interface {
+	SegmentExists(ctx context.Context, websiteID, id string) (bool, error)
+	TopicExists(ctx context.Context, websiteID, idOrSlug string) (bool, error)
+}
+
+var localTimeRe = regexp.MustCompile(`^([01]?[0-9]|2[0-3]):([0-5][0-9])$`)
+
+// Prepare validates a request for website w and returns the notification to
+// store: a draft, or a send that is queued now or scheduled for later.
+// Validation failures are *Error with the spec's code; nothing is stored here.
+func Prepare(ctx context.Context, r *Request, w store.Website, lk Lookup, now time.Time) (*store.Notification, error) {
+	now = now.UTC()
+	n := &store.Notification{
+		ID:        uuid.NewString(),
+		WebsiteID: w.ID,
+		Status:    store.StatusQueued,
+		CreatedAt: now,
+	}
+	content, err := resolveContent(r, w)
+	if err != nil {
+		return nil, err
+	}
+	target := resolveTarget(r)
+	if !r.IsDraft() {
+		if err := validate(ctx, r, w, lk); err != nil {
+			return nil, err
+		}
+	}
+	if r.IsDraft() {
+		n.Status = store.StatusDraft
+	} else if at, ok := parseSendAt(r.SendAt); ok && at.After(now) && !content.PerTimezone && !content.SmartTime {
+		n.Status = store.StatusScheduled
+		n.ScheduledAt = &at
+	}
+	n.Title = content.Title
+	n.Body = content.Body
+	n.Transactional = content.Transactional
+	n.AB = content.B != nil
+	n.TargetSummary = target.Summary()
+	if n.Content, err = json.Marshal(content); err != nil {
+		return nil, fmt.Errorf("encoding content: %w", err)
+	}
+	if !target.Everyone() {
+		if n.Target, err = json.Marshal(target); err != nil {
+			return nil, fmt.Errorf("encoding target: %w", err)
+		}
+	}
+	sendBody := *r
+	sendBody.Draft = nil
+	if n.SendBody, err = json.Marshal(sendBody); err != nil {
+		return nil, fmt.Errorf("encoding send body: %w", err)
+	}
+	return n, nil
+}
+
+func validate(ctx context.Context, r *Request, w store.Website, lk Lookup) error {
+	if strings.TrimSpace(str(r.Title)) == "" {
+		return &Error{Code: "title_required", Message: "a title is required to send"}
+	}
+	if r.ExternalIDs != nil && len(*r.ExternalIDs) == 0 {
+		return &Error{Code: "external_ids_empty", Message: "externalIds is empty; it never sends to everyone"}
+	}
+	if r.LocalTime != nil && boolean(r.PerTimezone) && !localTimeRe.MatchString(*r.LocalTime) {
+		return &Error{Code: "invalid_json", Message: "localTime must be H:MM or HH:MM"}
+	}
+	if boolean(r.PerTimezone) && r.LocalTime == nil {
+		return &Error{Code: "invalid_json", Message: "perTimezone needs localTime (H:MM or HH:MM)"}
+	}
+	for _, id := range []*string{r.SegmentID, r.ExcludeSegmentID} {
+		if id == nil || *id == "" {
+			continue
+		}
+		ok := false
+		if _, err := uuid.Parse(*id); err == nil {
+			var err error
+			if ok, err = lk.SegmentExists(ctx, w.ID, *id); err != nil {
+				return fmt.Errorf("looking up segment: %w", err)
+			}
+		}
+		if !ok {
+			return &Error{Code: "segment_not_found", Message: "no segment " + *id + " on this website"}
+		}
+	}
+	if r.TopicID != nil && *r.TopicID != "" {
+		ok, err := lk.TopicExists(ctx, w.ID, *r.TopicID)
+		if err != nil {
+			return fmt.Errorf("looking up topic: %w", err)
+		}
+		if !ok {
+			return &Error{Code: "unknown_topic", Message: "no topic " + *r.TopicID + " on this website"}
+		}
+	}
+	return nil
+}
+
+func resolveContent(r *Request, w store.Website) (Content, error) {
+	c := Content{
+		Title:              str(r.Title),
+		Body:               str(r.Body),
+		URL:                str(r.URL),
+		Icon:               str(r.Icon),
+		Image:              str(r.Image),
+		Badge:              str(r.Badge),
+		RequireInteraction: boolean(r.RequireInteraction),
+		Tag:                str(r.Tag),
+		TTL:                DefaultTTL,
+		Transactional:      boolean(r.Transactional),
+		PerTimezone:        boolean(r.PerTimezone),
+		SmartTime:          boolean(r.SmartTime) && !boolean(r.PerTimezone),
+	}
+	if c.URL == "" {
+		c.URL = w.Settings.DefaultURL
+		if c.URL == "" {
+			c.URL = w.URL
+		}
+	}
+	c.URL = AddUTM(c.URL, w.Settings)
+	if c.Icon == "" {
+		c.Icon = w.Settings.DefaultIcon
+	}
+	if r.TTL != nil {
+		c.TTL = int(min(max(*r.TTL, 1), MaxTTL))
+	}
+	for _, a := range r.Actions {
+		if len(c.Actions) == MaxActions {
+			break
+		}
+		if strings.TrimSpace(a.Title) == "" {
+			continue
+		}
+		if a.Action == "" {
+			a.Action = fmt.Sprintf("btn%d", len(c.Actions)+1)
+		}
+		if !isHTTPURL(a.URL) {
+			a.URL = ""
+		}
+		c.Actions = append(c.Actions, a)
+	}
+	if c.PerTimezone && r.LocalTime != nil {
+		if m := localTimeRe.FindStringSubmatch(*r.LocalTime); m != nil {
+			c.LocalTime = fmt.Sprintf("%02s:%s", m[1], m[2])
+		}
+	}
+	for lang, t := range r.Translations {
+		if len(lang) != 2 {
+			continue
+		}
+		if c.Translations == nil {
+			c.Translations = make(map[string]Translation)
+		}
+		c.Translations[strings.ToLower(lang)] = t
+	}
+	if r.AB != nil && r.AB.B != nil && (r.AB.B.Title != nil || r.AB.B.Body != nil || r.AB.B.URL != nil || r.AB.B.Image != nil) {
+		b := *r.AB.B
+		if b.URL != nil {
+			u := AddUTM(*b.URL, w.Settings)
+			b.URL = &u
+		}
+		c.B = &b
+		if r.ABTest != nil {
+			c.ABTest = &ABSettings{
+				AutoWinner:  boolean(r.ABTest.AutoWinner),
+				TestPercent: clampDefault(r.ABTest.TestPercent, 1, 90, DefaultTestPercent),
+				AfterHours:  clampDefault(r.ABTest.AfterHours, 1, 168, DefaultAfterHours),
+			}
+		}
+	}
+	return c, nil
+}
+
+// clampDefault gives def when v is unset and v clamped into [lo, hi] otherwise.
+func clampDefault(v *int64, lo, hi, def int64) int {
+	if v == nil {
+		return int(def)
+	}
+	return int(min(max(*v, lo), hi))
+}
+
+func resolveTarget(r *Request) Target {
+	var t Target
+	switch {
+	case r.ExternalIDs != nil:
+		t.ExternalIDs = dedupe(*r.ExternalIDs)
+	case r.ExternalID != nil && *r.ExternalID != "":
+		t.ExternalIDs = []string{*r.ExternalID}
+	}
+	t.SegmentID = str(r.SegmentID)
+	t.TopicID = str(r.TopicID)
+	t.ExcludeSegmentID = str(r.ExcludeSegmentID)
+	if r.Filters != nil && !r.Filters.Empty() {
+		f := r.Filters.Normalize()
+		t.Filters = &f
+	}
+	if r.ExcludeFilters != nil && !r.ExcludeFilters.Empty() {
+		f := r.ExcludeFilters.Normalize()
+		t.ExcludeFilters = &f
+	}
+	return t
+}
+
+func dedupe(ids []string) []string {
+	seen := make(map[string]bool, len(ids))
+	out := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// parseSendAt reads sendAt; anything unreadable means "now".
+func parseSendAt(raw json.RawMessage) (time.Time, bool) {
+	var s string
+	if len(raw) == 0 || json.Unmarshal(raw, &s) != nil {
+		return time.Time{}, false
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02 15:04:05"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC(), true
+		}
+	}
+	return time.Time{}, false
+}
+
+func isHTTPURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+// AddUTM adds the website's UTM tags to an http(s) link unless the link
+// already carries them. It works on the text, so merge tags survive.
+func AddUTM(link string, s store.Settings) string {
+	if link == "" || !(strings.HasPrefix(link, "http://") || strings.HasPrefix(link, "https://")) {
+		return link
+	}
+	frag := ""
+	if i := strings.IndexByte(link, '#'); i >= 0 {
+		link, frag = link[:i], link[i:]
+	}
+	for _, kv := range [][2]string{{"utm_source", s.UTMSource}, {"utm_medium", s.UTMMedium}, {"utm_campaign", s.UTMCampaign}} {
+		if kv[1] == "" || strings.Contains(link, kv[0]+"=") {
+			continue
+		}
+		sep := "?"
+		if strings.Contains(link, "?") {
+			sep = "&"
+		}
+		link += sep + kv[0] + "=" + url.QueryEscape(kv[1])
+	}
+	return link + frag
+}
+
+// Summary describes the target in words for lists and reports.
+func (t Target) Summary() string {
+	var parts []string
+	switch {
+	case len(t.ExternalIDs) == 1:
+		parts = append(parts, "User "+t.ExternalIDs[0])
+	case len(t.ExternalIDs) > 1:
+		parts = append(parts, fmt.Sprintf("%d users", len(t.ExternalIDs)))
+	case t.SegmentID != "":
+		parts = append(parts, "Segment "+t.SegmentID)
+	case !noRules(t.Filters):
+		parts = append(parts, "Subscribers matching "+plural(len(t.Filters.Rules), "filter"))
+	default:
+		parts = append(parts, "All subscribers")
+	}
+	if t.SegmentID != "" && len(t.ExternalIDs) > 0 {
+		parts = append(parts, "in segment "+t.SegmentID)
+	}
+	if t.TopicID != "" {
+		parts = append(parts, "in topic "+t.TopicID)
+	}
+	if t.ExcludeSegmentID != "" {
+		parts = append(parts, "excluding segment "+t.ExcludeSegmentID)
+	}
+	if !noRules(t.ExcludeFilters) {
+		parts = append(parts, "excluding "+plural(len(t.ExcludeFilters.Rules), "filter"))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}

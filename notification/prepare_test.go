@@ -1,0 +1,237 @@
+package notification
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/relaybell/relaybell/store"
+)
+
+type fakeLookup struct {
+	segments map[string]bool
+	topics   map[string]bool
+}
+
+func (f fakeLookup) SegmentExists(_ context.Context, _, id string) (bool, error) {
+	return f.segments[id], nil
+}
+
+func (f fakeLookup) TopicExists(_ context.Context, _, id string) (bool, error) {
+	return f.topics[strings.ToLower(id)], nil
+}
+
+var (
+	now     = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	website = store.Website{
+		ID:  "w1",
+		URL: "https://shop.example",
+		Settings: store.Settings{
+			DefaultIcon: "https://shop.example/logo.png",
+			UTMSource:   "relaybell",
+			UTMMedium:   "push",
+		},
+	}
+	lookup = fakeLookup{
+		segments: map[string]bool{"6f1c2a9e-0000-4000-8000-000000000001": true},
+		topics:   map[string]bool{"news": true},
+	}
+)
+
+func prepare(t *testing.T, body string) (*store.Notification, error) {
+	t.Helper()
+	r, err := Decode([]byte(body))
+	if err != nil {
+		return nil, err
+	}
+	return Prepare(context.Background(), r, website, lookup, now)
+}
+
+func TestPrepareErrors(t *testing.T) {
+	f := func(body, code string) {
+		t.Helper()
+		_, err := prepare(t, body)
+		var e *Error
+		if !errors.As(err, &e) || e.Code != code {
+			t.Fatalf("body %s: got %v, want %s", body, err, code)
+		}
+	}
+	f(``, "invalid_json")
+	f(`[]`, "invalid_json")
+	f(`{"title":`, "invalid_json")
+	f(`{"title":"a"} {}`, "invalid_json")
+	f(`{"title":5}`, "invalid_json")
+	f(`{"title":"a","ttl":"soon"}`, "invalid_json")
+	f(`{"title":"a","colour":"red"}`, "unknown_field")
+	f(`{"title":"a","actions":[{"title":"x","colour":"red"}]}`, "unknown_field")
+	f(`{"title":"a","ab":{"b":{"title":"b","colour":1}}}`, "unknown_field")
+	f(`{"body":"no title"}`, "title_required")
+	f(`{"title":"   "}`, "title_required")
+	f(`{"title":"a","externalIds":[]}`, "external_ids_empty")
+	f(`{"title":"a","segmentId":"6f1c2a9e-0000-4000-8000-000000000002"}`, "segment_not_found")
+	f(`{"title":"a","segmentId":"not-a-uuid"}`, "segment_not_found")
+	f(`{"title":"a","excludeSegmentId":"6f1c2a9e-0000-4000-8000-000000000009"}`, "segment_not_found")
+	f(`{"title":"a","topicId":"sports"}`, "unknown_topic")
+	f(`{"title":"a","perTimezone":true,"localTime":"25:00"}`, "invalid_json")
+	f(`{"title":"a","perTimezone":true,"localTime":"9:5"}`, "invalid_json")
+	f(`{"title":"a","perTimezone":true}`, "invalid_json")
+}
+
+func content(t *testing.T, n *store.Notification) Content {
+	t.Helper()
+	c, err := DecodeContent(n.Content)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return *c
+}
+
+func TestPrepareDefaults(t *testing.T) {
+	n, err := prepare(t, `{"title":"Hi","body":"there"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := content(t, n)
+	if n.Status != store.StatusQueued || n.ScheduledAt != nil {
+		t.Fatalf("status %s scheduled %v", n.Status, n.ScheduledAt)
+	}
+	if c.URL != "https://shop.example?utm_source=relaybell&utm_medium=push" {
+		t.Fatalf("url %q", c.URL)
+	}
+	if c.Icon != "https://shop.example/logo.png" || c.TTL != 24*3600 {
+		t.Fatalf("icon %q ttl %d", c.Icon, c.TTL)
+	}
+	if n.Target != nil || n.TargetSummary != "All subscribers" {
+		t.Fatalf("target %s summary %q", n.Target, n.TargetSummary)
+	}
+	if string(n.SendBody) != `{"title":"Hi","body":"there"}` {
+		t.Fatalf("sendBody %s", n.SendBody)
+	}
+}
+
+func TestPrepareContentRules(t *testing.T) {
+	n, err := prepare(t, `{"title":"Hi","url":"https://x.example/p?a=1#top","ttl":99999999,
+		"actions":[{"title":"One","url":"javascript:alert(1)"},{"title":"Two","action":"go","url":"https://x.example/2"},{"title":"Three"}],
+		"ab":{"b":{"title":"Hey"}},"abTest":{"autoWinner":true,"testPercent":95}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := content(t, n)
+	if c.URL != "https://x.example/p?a=1&utm_source=relaybell&utm_medium=push#top" {
+		t.Fatalf("url %q", c.URL)
+	}
+	if c.TTL != MaxTTL {
+		t.Fatalf("ttl %d", c.TTL)
+	}
+	want := []Action{{Action: "btn1", Title: "One"}, {Action: "go", Title: "Two", URL: "https://x.example/2"}}
+	got, _ := json.Marshal(c.Actions)
+	wantJSON, _ := json.Marshal(want)
+	if string(got) != string(wantJSON) {
+		t.Fatalf("actions %s, want %s", got, wantJSON)
+	}
+	if c.ABTest == nil || *c.ABTest != (ABSettings{AutoWinner: true, TestPercent: 90, AfterHours: 4}) || !n.AB {
+		t.Fatalf("abTest %+v ab %v", c.ABTest, n.AB)
+	}
+	n, err = prepare(t, `{"title":"Hi","ttl":0,"ab":{"b":{}},"abTest":{"autoWinner":true}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c = content(t, n)
+	if c.TTL != 1 || n.AB || c.ABTest != nil {
+		t.Fatalf("ttl %d ab %v abTest %+v (an empty ab.b is no A/B test)", c.TTL, n.AB, c.ABTest)
+	}
+}
+
+func TestPrepareTiming(t *testing.T) {
+	f := func(sendAt string, wantStatus string) {
+		t.Helper()
+		n, err := prepare(t, `{"title":"Hi","sendAt":`+sendAt+`}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n.Status != wantStatus {
+			t.Fatalf("sendAt %s: status %s, want %s", sendAt, n.Status, wantStatus)
+		}
+	}
+	f(`"2026-11-23T08:00:00Z"`, store.StatusScheduled)
+	f(`"2026-11-23T08:00:00+02:00"`, store.StatusScheduled)
+	f(`"2025-01-01T00:00:00Z"`, store.StatusQueued)
+	f(`"tomorrow-ish"`, store.StatusQueued)
+	f(`12345`, store.StatusQueued)
+	n, err := prepare(t, `{"title":"Hi","sendAt":"2026-11-23T08:00:00Z","perTimezone":true,"localTime":"9:30"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Status != store.StatusQueued || content(t, n).LocalTime != "09:30" {
+		t.Fatalf("perTimezone ignores sendAt: %s %q", n.Status, content(t, n).LocalTime)
+	}
+	n, err = prepare(t, `{"title":"Hi","sendAt":"2026-11-23T08:00:00Z"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !n.ScheduledAt.Equal(time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)) {
+		t.Fatalf("scheduled at %v", n.ScheduledAt)
+	}
+}
+
+func TestPrepareTargets(t *testing.T) {
+	f := func(body, target, summary string) {
+		t.Helper()
+		n, err := prepare(t, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(n.Target) != target || n.TargetSummary != summary {
+			t.Fatalf("body %s:\n target %s\n want   %s\n summary %q want %q", body, n.Target, target, n.TargetSummary, summary)
+		}
+	}
+	f(`{"title":"a","externalId":"u1"}`, `{"externalIds":["u1"]}`, "User u1")
+	f(`{"title":"a","externalId":"u1","externalIds":["u2","u3","u2"]}`, `{"externalIds":["u2","u3"]}`, "2 users")
+	f(`{"title":"a","filters":{"rules":[{"field":"country","value":"DE"}]}}`,
+		`{"filters":{"match":"all","rules":[{"field":"country","op":"eq","value":"DE"}]}}`, "Subscribers matching 1 filter")
+	f(`{"title":"a","excludeFilters":{"match":"any","rules":[{"field":"tag:vip","op":"exists"},{"field":"language","value":"fr"}]}}`,
+		`{"excludeFilters":{"match":"any","rules":[{"field":"tag:vip","op":"exists"},{"field":"language","op":"eq","value":"fr"}]}}`,
+		"All subscribers, excluding 2 filters")
+	f(`{"title":"a","topicId":"NEWS"}`, `{"topicId":"NEWS"}`, "All subscribers, in topic NEWS")
+	f(`{"title":"a","filters":{"rules":[]}}`, ``, "All subscribers")
+}
+
+func TestDraftSkipsChecks(t *testing.T) {
+	n, err := prepare(t, `{"draft":true,"externalIds":[],"topicId":"nope"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Status != store.StatusDraft {
+		t.Fatalf("status %s", n.Status)
+	}
+}
+
+func TestPayload(t *testing.T) {
+	n, err := prepare(t, `{"title":"Hi","body":"A","translations":{"de":{"title":"Hallo","body":"B"}},"ab":{"b":{"title":"Hey","url":"https://x.example/b"}}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := content(t, n)
+	p := c.Payload("n1", "e1", "b", "de-DE")
+	if p.Title != "Hallo" || p.Body != "B" || p.URL != "https://x.example/b?utm_source=relaybell&utm_medium=push" || *p.Variant != "b" {
+		t.Fatalf("payload %+v", p)
+	}
+	p = c.Payload("n1", "e1", "a", "en")
+	if p.Title != "Hi" || p.Body != "A" || *p.Variant != "a" || p.Actions == nil {
+		t.Fatalf("payload %+v", p)
+	}
+	seen := map[string]int{}
+	for _, id := range []string{"e1", "e2", "e3", "e4", "e5", "e6", "e7", "e8", "e9", "e10"} {
+		v := c.Variant(id)
+		if v != c.Variant(id) {
+			t.Fatal("variant not stable")
+		}
+		seen[v]++
+	}
+	if seen["a"] == 0 || seen["b"] == 0 {
+		t.Fatalf("variants %v", seen)
+	}
+}

@@ -1,0 +1,153 @@
+package notification
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/relaybell/relaybell/filter"
+)
+
+// Error is a validation failure carrying a spec error code (section 7).
+type Error struct {
+	Code    string
+	Message string
+}
+
+func (e *Error) Error() string {
+	if e.Message == "" {
+		return e.Code
+	}
+	return e.Code + ": " + e.Message
+}
+
+func errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Request is the send request of spec 2.1 as the client sent it. Pointers
+// tell a field that was left out from one set to its zero value.
+type Request struct {
+	Title              *string                `json:"title,omitempty"`
+	Body               *string                `json:"body,omitempty"`
+	URL                *string                `json:"url,omitempty"`
+	Icon               *string                `json:"icon,omitempty"`
+	Image              *string                `json:"image,omitempty"`
+	Badge              *string                `json:"badge,omitempty"`
+	Actions            []Action               `json:"actions,omitempty"`
+	RequireInteraction *bool                  `json:"requireInteraction,omitempty"`
+	Tag                *string                `json:"tag,omitempty"`
+	ExternalID         *string                `json:"externalId,omitempty"`
+	ExternalIDs        *[]string              `json:"externalIds,omitempty"`
+	Transactional      *bool                  `json:"transactional,omitempty"`
+	SegmentID          *string                `json:"segmentId,omitempty"`
+	Filters            *filter.Filters        `json:"filters,omitempty"`
+	TopicID            *string                `json:"topicId,omitempty"`
+	ExcludeSegmentID   *string                `json:"excludeSegmentId,omitempty"`
+	ExcludeFilters     *filter.Filters        `json:"excludeFilters,omitempty"`
+	SendAt             json.RawMessage        `json:"sendAt,omitempty"`
+	PerTimezone        *bool                  `json:"perTimezone,omitempty"`
+	LocalTime          *string                `json:"localTime,omitempty"`
+	SmartTime          *bool                  `json:"smartTime,omitempty"`
+	TTL                *int64                 `json:"ttl,omitempty"`
+	Translations       map[string]Translation `json:"translations,omitempty"`
+	AB                 *AB                    `json:"ab,omitempty"`
+	ABTest             *ABTest                `json:"abTest,omitempty"`
+	Draft              *bool                  `json:"draft,omitempty"`
+}
+
+// Action is one notification button.
+type Action struct {
+	Action string `json:"action,omitempty"`
+	Title  string `json:"title"`
+	URL    string `json:"url,omitempty"`
+}
+
+// Translation replaces title and body for one browser language.
+type Translation struct {
+	Title string `json:"title"`
+	Body  string `json:"body"`
+}
+
+// AB is the second version of an A/B test.
+type AB struct {
+	B *Variant `json:"b"`
+}
+
+// Variant holds the fields version B overrides.
+type Variant struct {
+	Title *string `json:"title,omitempty"`
+	Body  *string `json:"body,omitempty"`
+	URL   *string `json:"url,omitempty"`
+	Image *string `json:"image,omitempty"`
+}
+
+// ABTest configures the auto-winner.
+type ABTest struct {
+	AutoWinner  *bool  `json:"autoWinner,omitempty"`
+	TestPercent *int64 `json:"testPercent,omitempty"`
+	AfterHours  *int64 `json:"afterHours,omitempty"`
+}
+
+// Decode parses a send request strictly: malformed JSON or a field of the
+// wrong type is invalid_json, a field the spec does not name is unknown_field.
+func Decode(body []byte) (*Request, error) {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 || body[0] != '{' {
+		return nil, &Error{Code: "invalid_json", Message: "the body must be a JSON object"}
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	var r Request
+	if err := dec.Decode(&r); err != nil {
+		return nil, decodeError(err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, &Error{Code: "invalid_json", Message: "unexpected data after the JSON object"}
+	}
+	return &r, nil
+}
+
+func decodeError(err error) *Error {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
+		return &Error{Code: "unknown_field", Message: "unknown field " + name}
+	}
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) {
+		return errorf("invalid_json", "field %s must be %s", typeErr.Field, typeName(typeErr.Type.String()))
+	}
+	return &Error{Code: "invalid_json", Message: strings.TrimPrefix(msg, "json: ")}
+}
+
+func typeName(goType string) string {
+	switch {
+	case strings.Contains(goType, "int"):
+		return "an integer"
+	case strings.Contains(goType, "bool"):
+		return "a boolean"
+	case strings.Contains(goType, "string") && strings.HasPrefix(goType, "[]"):
+		return "an array of strings"
+	case strings.Contains(goType, "string"):
+		return "a string"
+	case strings.HasPrefix(goType, "[]"):
+		return "an array"
+	default:
+		return "an object"
+	}
+}
+
+// IsDraft reports whether the request saves a draft instead of sending.
+func (r *Request) IsDraft() bool { return r.Draft != nil && *r.Draft }
+
+func str(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+func boolean(p *bool) bool { return p != nil && *p }

@@ -1,0 +1,376 @@
+package pusher
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/relaybell/relaybell/analytics"
+	"github.com/relaybell/relaybell/netpolicy"
+	"github.com/relaybell/relaybell/notification"
+	"github.com/relaybell/relaybell/store"
+	"github.com/relaybell/relaybell/webpush"
+)
+
+// Config tunes the pusher; the defaults fit one machine.
+type Config struct {
+	// Concurrency bounds pushes in flight across all batches (default 512).
+	Concurrency int
+	// MaxPerOrigin bounds requests in flight per push-service origin (default 256).
+	MaxPerOrigin int
+	// MaxAttempts is how many times a push is tried on 429/5xx/network errors (default 4).
+	MaxAttempts int
+	// BaseBackoff is the first retry delay, doubled each retry and jittered (default 500ms).
+	BaseBackoff time.Duration
+	// MaxBackoff caps a retry delay, Retry-After included (default 60s).
+	MaxBackoff time.Duration
+	// Timeout is one attempt's deadline (default 30s).
+	Timeout time.Duration
+	// Subject is the VAPID contact, mailto: or https: (default "mailto:push@relaybell.invalid").
+	Subject string
+	// Allow lists push-service host:port pairs reachable on private addresses.
+	Allow netpolicy.AllowList
+	// TLSConfig overrides the TLS settings (tests trust their fake push service).
+	TLSConfig *tls.Config
+}
+
+func (c *Config) applyDefaults() {
+	if c.Concurrency <= 0 {
+		c.Concurrency = 512
+	}
+	if c.MaxPerOrigin <= 0 {
+		c.MaxPerOrigin = 256
+	}
+	if c.MaxAttempts <= 0 {
+		c.MaxAttempts = 4
+	}
+	if c.BaseBackoff <= 0 {
+		c.BaseBackoff = 500 * time.Millisecond
+	}
+	if c.MaxBackoff <= 0 {
+		c.MaxBackoff = time.Minute
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = 30 * time.Second
+	}
+	if c.Subject == "" {
+		c.Subject = "mailto:push@relaybell.invalid"
+	}
+}
+
+// Validate checks the configuration.
+func (c Config) Validate() error {
+	c.applyDefaults()
+	if c.MaxBackoff < c.BaseBackoff {
+		return errors.New("pusher: max backoff is below base backoff")
+	}
+	return nil
+}
+
+// Batch is a slice of one send's audience, all owned by one pusher.
+type Batch struct {
+	NotificationID string
+	WebsiteID      string
+	Recipients     []store.Recipient
+}
+
+// Store is what the pusher needs from the metadata store.
+type Store interface {
+	Website(ctx context.Context, id string) (store.Website, error)
+	NotificationByID(ctx context.Context, id string) (store.Notification, error)
+	Undelivered(ctx context.Context, notificationID string, endpointIDs []string) ([]string, error)
+	RecordResults(ctx context.Context, notificationID string, results []store.PushResult) error
+}
+
+// Pusher delivers batches. Safe for concurrent use.
+type Pusher struct {
+	cfg       Config
+	store     Store
+	analytics analytics.Store
+	client    *webpush.Client
+	logger    *slog.Logger
+	slots     chan struct{}
+	now       func() time.Time
+	sleep     func(ctx context.Context, d time.Duration) error
+
+	mu       sync.Mutex
+	signers  map[string]*webpush.Signer // website id -> signer
+	contents map[string]*notification.Content
+
+	pushes   *prometheus.CounterVec
+	attempts prometheus.Histogram
+}
+
+// New returns a pusher.
+func New(cfg Config, st Store, an analytics.Store, logger *slog.Logger, reg prometheus.Registerer) (*Pusher, error) {
+	cfg.applyDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	dialer := &netpolicy.Dialer{Allow: cfg.Allow}
+	opts := []webpush.Option{
+		webpush.WithMaxPerOrigin(cfg.MaxPerOrigin),
+		webpush.WithTimeout(cfg.Timeout),
+		webpush.WithDialContext(dialer.DialContext),
+	}
+	if cfg.TLSConfig != nil {
+		opts = append(opts, webpush.WithTLSConfig(cfg.TLSConfig))
+	}
+	client, err := webpush.NewClient(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("pusher: %w", err)
+	}
+	p := &Pusher{
+		cfg:       cfg,
+		store:     st,
+		analytics: an,
+		client:    client,
+		logger:    logger,
+		slots:     make(chan struct{}, cfg.Concurrency),
+		now:       time.Now,
+		sleep:     sleepCtx,
+		signers:   make(map[string]*webpush.Signer),
+		contents:  make(map[string]*notification.Content),
+		pushes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "relaybell_pusher_pushes_total", Help: "Pushes by outcome.",
+		}, []string{"outcome"}),
+		attempts: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "relaybell_pusher_attempt_seconds", Help: "Duration of one push attempt.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 14),
+		}),
+	}
+	if reg != nil {
+		reg.MustRegister(p.pushes, p.attempts)
+	}
+	return p, nil
+}
+
+// Close releases idle connections.
+func (p *Pusher) Close() { p.client.Close() }
+
+// Push delivers a batch and returns once every outcome is recorded. An error
+// means the batch is not done and must be pushed again (recorded endpoints
+// are skipped then).
+func (p *Pusher) Push(ctx context.Context, b Batch) error {
+	if len(b.Recipients) == 0 {
+		return nil
+	}
+	ids := make([]string, len(b.Recipients))
+	for i, r := range b.Recipients {
+		ids[i] = r.Endpoint.ID
+	}
+	todo, err := p.store.Undelivered(ctx, b.NotificationID, ids)
+	if err != nil {
+		return fmt.Errorf("checking delivered endpoints: %w", err)
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	pending := make(map[string]bool, len(todo))
+	for _, id := range todo {
+		pending[id] = true
+	}
+	content, err := p.content(ctx, b.NotificationID)
+	if err != nil {
+		return err
+	}
+	signer, err := p.signer(ctx, b.WebsiteID)
+	if err != nil {
+		return err
+	}
+
+	results := make([]store.PushResult, 0, len(todo))
+	events := make([]analytics.Event, 0, len(todo))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, r := range b.Recipients {
+		if !pending[r.Endpoint.ID] {
+			continue
+		}
+		select {
+		case p.slots <- struct{}{}:
+		case <-ctx.Done():
+			wg.Wait()
+			return ctx.Err()
+		}
+		wg.Add(1)
+		go func(r store.Recipient) {
+			defer wg.Done()
+			defer func() { <-p.slots }()
+			variant := content.Variant(r.Endpoint.ID)
+			outcome, code := p.deliver(ctx, b.NotificationID, r, content, variant, signer)
+			if ctx.Err() != nil {
+				return // not recorded: the batch will be pushed again
+			}
+			p.pushes.WithLabelValues(outcome).Inc()
+			mu.Lock()
+			results = append(results, store.PushResult{EndpointID: r.Endpoint.ID, Outcome: outcome})
+			events = append(events, analytics.Event{
+				Kind:           eventKind(outcome),
+				WebsiteID:      b.WebsiteID,
+				NotificationID: b.NotificationID,
+				EndpointID:     r.Endpoint.ID,
+				SubscriberID:   r.Subscriber.ID,
+				Device:         r.Endpoint.Device,
+				Language:       r.Subscriber.Language,
+				Variant:        variant,
+				Code:           code,
+				At:             p.now().UTC(),
+			})
+			mu.Unlock()
+		}(r)
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	// Analytics first: if recording results fails the batch is redone and
+	// analytics may see a push twice, but a result is never recorded without
+	// its event.
+	if err := p.analytics.Record(ctx, events); err != nil {
+		return fmt.Errorf("recording push events: %w", err)
+	}
+	if err := p.store.RecordResults(ctx, b.NotificationID, results); err != nil {
+		return fmt.Errorf("recording push results: %w", err)
+	}
+	return nil
+}
+
+func eventKind(outcome string) string {
+	switch outcome {
+	case store.OutcomeSent:
+		return analytics.KindSent
+	case store.OutcomePruned:
+		return analytics.KindExpired
+	default:
+		return analytics.KindFailed
+	}
+}
+
+// deliver sends one push with retries and classifies the outcome. code is
+// the push service's answer for failures ("expired" for pruned).
+func (p *Pusher) deliver(ctx context.Context, notificationID string, r store.Recipient, c *notification.Content, variant string, signer *webpush.Signer) (outcome, code string) {
+	target, err := webpush.ParseSubscription(webpush.Subscription{Endpoint: r.Endpoint.URL, P256dh: r.Endpoint.P256dh, Auth: r.Endpoint.Auth})
+	if err != nil {
+		return store.OutcomeFailed, "invalid_subscription"
+	}
+	payload, err := json.Marshal(c.Payload(notificationID, r.Endpoint.ID, variant, r.Subscriber.Language))
+	if err != nil {
+		return store.OutcomeFailed, "payload"
+	}
+	msg := webpush.Message{Payload: payload, TTL: c.TTL, Urgency: webpush.UrgencyNormal}
+	if c.Transactional {
+		msg.Urgency = webpush.UrgencyHigh
+	}
+	for attempt := 1; ; attempt++ {
+		start := time.Now()
+		res, err := p.client.Send(ctx, target, msg, signer)
+		p.attempts.Observe(time.Since(start).Seconds())
+		var retryAfter time.Duration
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return store.OutcomeFailed, "canceled"
+		case err != nil && errors.Is(err, webpush.ErrPayloadTooLarge):
+			return store.OutcomeFailed, "413"
+		case err != nil:
+			code = "connection"
+			if errors.Is(err, context.DeadlineExceeded) {
+				code = "timeout"
+			}
+			if errors.Is(err, netpolicy.ErrPrivateAddress) {
+				return store.OutcomeFailed, "private_address"
+			}
+		case res.StatusCode >= 200 && res.StatusCode < 300:
+			return store.OutcomeSent, ""
+		case res.StatusCode == 404 || res.StatusCode == 410:
+			return store.OutcomePruned, "expired"
+		case res.StatusCode == 429 || res.StatusCode >= 500:
+			code = strconv.Itoa(res.StatusCode)
+			retryAfter = res.RetryAfter
+		default:
+			return store.OutcomeFailed, strconv.Itoa(res.StatusCode)
+		}
+		if attempt >= p.cfg.MaxAttempts {
+			return store.OutcomeFailed, code
+		}
+		if err := p.sleep(ctx, p.backoff(attempt, retryAfter)); err != nil {
+			return store.OutcomeFailed, "canceled"
+		}
+	}
+}
+
+// backoff is the delay before retry number attempt: exponential from
+// BaseBackoff with full jitter, at least Retry-After, at most MaxBackoff.
+func (p *Pusher) backoff(attempt int, retryAfter time.Duration) time.Duration {
+	d := p.cfg.BaseBackoff << min(attempt-1, 16)
+	d = d/2 + rand.N(d/2+1)
+	d = max(d, retryAfter)
+	return min(d, p.cfg.MaxBackoff)
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func (p *Pusher) content(ctx context.Context, id string) (*notification.Content, error) {
+	p.mu.Lock()
+	c, ok := p.contents[id]
+	p.mu.Unlock()
+	if ok {
+		return c, nil
+	}
+	n, err := p.store.NotificationByID(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("loading notification %s: %w", id, err)
+	}
+	if c, err = notification.DecodeContent(n.Content); err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	if len(p.contents) > 1024 { // sends are few at a time; forget old ones wholesale
+		clear(p.contents)
+	}
+	p.contents[id] = c
+	p.mu.Unlock()
+	return c, nil
+}
+
+func (p *Pusher) signer(ctx context.Context, websiteID string) (*webpush.Signer, error) {
+	p.mu.Lock()
+	s, ok := p.signers[websiteID]
+	p.mu.Unlock()
+	if ok {
+		return s, nil
+	}
+	w, err := p.store.Website(ctx, websiteID)
+	if err != nil {
+		return nil, fmt.Errorf("loading website %s: %w", websiteID, err)
+	}
+	key, err := webpush.ParseVAPIDKey(w.VAPIDPrivateKey)
+	if err != nil {
+		return nil, fmt.Errorf("website %s VAPID key: %w", websiteID, err)
+	}
+	if s, err = webpush.NewSigner(key, p.cfg.Subject); err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	p.signers[websiteID] = s
+	p.mu.Unlock()
+	return s, nil
+}

@@ -1,0 +1,97 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/relaybell/relaybell/api"
+	storesqlite "github.com/relaybell/relaybell/store/sqlite"
+)
+
+const usage = `usage:
+  relaybell serve [flags]                      run the service (embedded default: every role in one process)
+  relaybell admin website create --name N --url U [--owner-email E] [--timezone TZ] [--data DIR]
+                                               create a website and print its ids, API key and VAPID public key
+Run "relaybell serve -h" for the serve flags.`
+
+// Main runs the command line.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, usage)
+		return errors.New("no command")
+	}
+	switch args[0] {
+	case "serve":
+		return serve(ctx, args[1:], stderr)
+	case "admin":
+		if len(args) >= 3 && args[1] == "website" && args[2] == "create" {
+			return createWebsite(ctx, args[3:], stdout, stderr)
+		}
+	case "help", "-h", "--help":
+		fmt.Fprintln(stdout, usage)
+		return nil
+	}
+	fmt.Fprintln(stderr, usage)
+	return fmt.Errorf("unknown command %q", strings.Join(args, " "))
+}
+
+func serve(ctx context.Context, args []string, stderr io.Writer) error {
+	var cfg Config
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfg.RegisterFlags(fs)
+	level := fs.String("log-level", envOr("RELAYBELL_LOG_LEVEL", "info"), "debug, info, warn or error (env RELAYBELL_LOG_LEVEL)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
+	s, err := New(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return s.Run(ctx)
+}
+
+func createWebsite(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("admin website create", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	name := fs.String("name", "", "website name (required)")
+	url := fs.String("url", "", "website URL (required)")
+	owner := fs.String("owner-email", "", "account owner's e-mail")
+	tz := fs.String("timezone", "UTC", "website time zone")
+	unverified := fs.Bool("unverified", false, "leave the owner's e-mail unverified")
+	dataDir := fs.String("data", envOr("RELAYBELL_DATA_DIR", "./relaybell-data"), "directory of the embedded storage (env RELAYBELL_DATA_DIR)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(*dataDir, 0o755); err != nil {
+		return err
+	}
+	st, err := storesqlite.Open(ctx, filepath.Join(*dataDir, "relaybell.db"), slog.New(slog.NewTextHandler(stderr, nil)))
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	verified := !*unverified
+	out, err := api.CreateWebsite(ctx, st, api.NewWebsite{Name: *name, URL: *url, OwnerEmail: *owner, EmailVerified: &verified, Timezone: *tz}, time.Now())
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}

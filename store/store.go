@@ -1,0 +1,292 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"hash/fnv"
+	"time"
+)
+
+// ErrNotFound is returned when a looked-up record does not exist (or belongs to
+// another website, which callers must not be able to tell apart).
+var ErrNotFound = errors.New("not found")
+
+// ErrConflict is returned when a conditional state change found the record in
+// another state than the one the caller expected.
+var ErrConflict = errors.New("conflict")
+
+// Shards is the fixed number of audience shards. Every subscriber belongs to
+// exactly one (ShardOf its id); fan-out expands the audience shard by shard.
+const Shards = 64
+
+// Account owns websites. E-mail verification and suspension gate sends.
+type Account struct {
+	ID            string
+	OwnerEmail    string
+	EmailVerified bool
+	Suspended     bool
+	CreatedAt     time.Time
+}
+
+// Website is one customer site with its own VAPID key pair and public
+// project id used by the browser SDK routes.
+type Website struct {
+	ID              string
+	AccountID       string
+	ProjectID       string
+	Name            string
+	URL             string
+	Timezone        string
+	VAPIDPublicKey  string // base64url, uncompressed P-256 point
+	VAPIDPrivateKey string // base64url, 32-byte scalar
+	Settings        Settings
+	CreatedAt       time.Time
+}
+
+// Settings are the website settings that sends depend on.
+type Settings struct {
+	DefaultURL  string `json:"defaultUrl,omitempty"`  // falls back to Website.URL
+	DefaultIcon string `json:"defaultIcon,omitempty"` // default notification logo
+	UTMSource   string `json:"utmSource,omitempty"`
+	UTMMedium   string `json:"utmMedium,omitempty"`
+	UTMCampaign string `json:"utmCampaign,omitempty"`
+}
+
+// APIKey is a server key. Only the SHA-256 hash of the secret is stored.
+type APIKey struct {
+	ID         string
+	WebsiteID  string
+	Name       string
+	Prefix     string // first 12 characters of the key
+	Hash       string // hex SHA-256 of the whole key
+	Scopes     []string
+	ExpiresAt  *time.Time
+	CreatedAt  time.Time
+	LastUsedAt *time.Time
+	RevokedAt  *time.Time
+}
+
+// KeyOwner is what an API key resolves to.
+type KeyOwner struct {
+	Key     APIKey
+	Website Website
+	Account Account
+}
+
+// Subscriber is a person on a website: one or more browser endpoints linked by
+// the customer's external id.
+type Subscriber struct {
+	ID             string
+	WebsiteID      string
+	ExternalID     string // "" when unknown
+	Country        string
+	Language       string
+	Timezone       string
+	URL            string // last page seen
+	Tags           map[string]string
+	Shard          int
+	CreatedAt      time.Time
+	LastSeenAt     time.Time
+	UnsubscribedAt *time.Time
+}
+
+// Endpoint is one browser push subscription of a subscriber.
+type Endpoint struct {
+	ID           string
+	SubscriberID string
+	WebsiteID    string
+	URL          string
+	P256dh       string
+	Auth         string
+	Device       string // desktop, android, ios, mobile, other
+	UserAgent    string
+	CreatedAt    time.Time
+	LastSeenAt   time.Time
+}
+
+// SubscriptionInput is what the browser SDK registers.
+type SubscriptionInput struct {
+	WebsiteID  string
+	Endpoint   string
+	P256dh     string
+	Auth       string
+	ExternalID string
+	Language   string
+	Timezone   string
+	Country    string
+	UserAgent  string
+	Device     string
+	URL        string
+	Topics     []string // slugs
+	At         time.Time
+}
+
+// SubscriptionResult tells which records the registration touched.
+type SubscriptionResult struct {
+	SubscriberID string
+	EndpointID   string
+	Created      bool // a new endpoint was stored
+}
+
+// Recipient is one endpoint together with the subscriber attributes that
+// targeting, merge tags and analytics need. Fan-out streams these.
+type Recipient struct {
+	Endpoint   Endpoint
+	Subscriber Subscriber
+}
+
+// AudienceQuery selects one page of one shard of a website's endpoints.
+type AudienceQuery struct {
+	WebsiteID   string
+	Shard       int
+	AfterID     string   // endpoint id to continue after ("" from the start)
+	Limit       int      // page size
+	ExternalIDs []string // when non-empty, only subscribers with these external ids
+}
+
+// Notification statuses of spec 3.1.
+const (
+	StatusDraft         = "draft"
+	StatusScheduled     = "scheduled"
+	StatusQueued        = "queued"
+	StatusHeldForReview = "held_for_review"
+	StatusSending       = "sending"
+	StatusSent          = "sent"
+	StatusFailed        = "failed"
+	StatusCanceled      = "canceled"
+)
+
+// Notification is a send (or draft) and its counters. Content and targeting
+// are kept as the validated JSON the API produced, so the store never needs to
+// understand them.
+type Notification struct {
+	ID            string
+	WebsiteID     string
+	Seq           int64 // assigned by the store; orders the list (newest first)
+	Status        string
+	Title         string
+	Body          string
+	Content       []byte // JSON of the resolved content (send.Content)
+	Target        []byte // JSON of the targeting (send.Target); null means everyone
+	TargetSummary string
+	SendBody      []byte // JSON body that repeats this send; nil for automation sends
+	Transactional bool
+	AB            bool
+	Automation    bool
+	CreatedAt     time.Time
+	ScheduledAt   *time.Time
+	StartedAt     *time.Time
+	FinishedAt    *time.Time
+	PublishedAt   *time.Time // when the send intent reached the bus
+	Error         string
+	Counters
+}
+
+// Counters are a notification's running totals.
+type Counters struct {
+	Recipients  int64
+	Processed   int64
+	Sent        int64
+	Delivered   int64
+	Failed      int64
+	Pruned      int64
+	Clicked     int64
+	Conversions int64
+	Revenue     float64
+}
+
+// ListQuery pages the notification list newest first.
+type ListQuery struct {
+	WebsiteID string
+	BeforeSeq int64 // 0: from the newest
+	Limit     int
+	Statuses  []string // empty: every status but draft
+}
+
+// Outcome of one push attempt, as fan-out and pusher record it.
+const (
+	OutcomeSent   = "sent"
+	OutcomeFailed = "failed"
+	OutcomePruned = "pruned"
+)
+
+// PushResult is the recorded outcome of one (notification, endpoint) push.
+type PushResult struct {
+	EndpointID string
+	Outcome    string // OutcomeSent, OutcomeFailed, OutcomePruned
+}
+
+// Interaction kinds reported by the service worker.
+const (
+	InteractionDelivered = "delivered"
+	InteractionClicked   = "clicked"
+)
+
+// Store holds RelayBell's metadata. Implementations: SQLite (embedded
+// default) and PostgreSQL (cluster). Every method is safe for concurrent use.
+type Store interface {
+	// Accounts, websites and keys.
+	CreateWebsite(ctx context.Context, a Account, w Website, k APIKey) error
+	CreateAPIKey(ctx context.Context, k APIKey) error
+	KeyOwner(ctx context.Context, hash string) (KeyOwner, error)
+	TouchAPIKey(ctx context.Context, id string, at time.Time) error
+	Website(ctx context.Context, id string) (Website, error)
+	WebsiteByProjectID(ctx context.Context, projectID string) (Website, error)
+	Account(ctx context.Context, id string) (Account, error)
+	SetAccountSuspended(ctx context.Context, id string, suspended bool) error
+	SetAccountEmailVerified(ctx context.Context, id string) error
+
+	// Browser subscriptions.
+	UpsertSubscription(ctx context.Context, in SubscriptionInput) (SubscriptionResult, error)
+	// DeleteSubscription removes the endpoint; a subscriber left with no
+	// endpoint is marked unsubscribed. Returns ErrNotFound for an unknown one.
+	DeleteSubscription(ctx context.Context, websiteID, endpointURL string) (Endpoint, error)
+	Endpoint(ctx context.Context, websiteID, id string) (Endpoint, error)
+	// RecordInteraction counts a delivered or clicked ping once per
+	// (notification, endpoint, kind); it reports whether it was new.
+	RecordInteraction(ctx context.Context, websiteID, notificationID, endpointID, kind string, at time.Time) (bool, error)
+
+	// Audience.
+	Audience(ctx context.Context, q AudienceQuery) ([]Recipient, error)
+	SegmentExists(ctx context.Context, websiteID, id string) (bool, error)
+	TopicExists(ctx context.Context, websiteID, idOrSlug string) (bool, error)
+
+	// Notifications.
+	CreateNotification(ctx context.Context, n *Notification) error
+	Notification(ctx context.Context, websiteID, id string) (Notification, error)
+	NotificationByID(ctx context.Context, id string) (Notification, error)
+	ListNotifications(ctx context.Context, q ListQuery) ([]Notification, error)
+	// MarkPublished records that the send intent reached the bus.
+	MarkPublished(ctx context.Context, id string, at time.Time) error
+	// Unpublished lists queued sends whose intent never reached the bus and
+	// were created before the given time (the outbox sweep re-drives them).
+	Unpublished(ctx context.Context, before time.Time, limit int) ([]Notification, error)
+	// DueScheduled moves scheduled sends due at now to queued and returns them.
+	DueScheduled(ctx context.Context, now time.Time, limit int) ([]Notification, error)
+	// StartSending moves queued to sending (idempotent for sending). It
+	// returns ErrConflict when the send is in another state.
+	StartSending(ctx context.Context, id string, at time.Time) (Notification, error)
+	// FailNotification turns a send that has not finished into failed with a reason.
+	FailNotification(ctx context.Context, id, reason string, at time.Time) error
+	// AddRecipients adds to the recipients counter as fan-out expands.
+	AddRecipients(ctx context.Context, id string, n int64) error
+	// Undelivered returns which of the endpoints have no recorded result for
+	// the notification yet (the dedupe per (notification, endpoint)).
+	Undelivered(ctx context.Context, notificationID string, endpointIDs []string) ([]string, error)
+	// RecordResults stores a batch of push results once per (notification,
+	// endpoint), updates the counters with the ones that were new, and
+	// removes pruned endpoints, all in one transaction.
+	RecordResults(ctx context.Context, notificationID string, results []PushResult) error
+	// ShardDone marks one shard of a send expanded and delivered; when every
+	// shard is done the send becomes sent. It reports whether the send finished.
+	ShardDone(ctx context.Context, notificationID string, shard int, at time.Time) (finished bool, err error)
+
+	Close() error
+}
+
+// ShardOf returns the audience shard of a subscriber id.
+func ShardOf(subscriberID string) int {
+	h := fnv.New32a()
+	h.Write([]byte(subscriberID))
+	return int(h.Sum32() % Shards)
+}
