@@ -1,0 +1,19 @@
+package webpush
+
+import (
+	"crypto/ecdh"
+	"time"
+)
+
+// EncryptWith is Encrypt with a chosen ephemeral private key and salt, for
+// reproducing the RFC 8291 example.
+func EncryptWith(t *Target, payload, ephemeralPrivate, salt []byte) ([]byte, error) {
+	eph, err := ecdh.P256().NewPrivateKey(ephemeralPrivate)
+	if err != nil {
+		return nil, err
+	}
+	return encrypt(t, payload, eph, (*[saltLen]byte)(salt))
+}
+
+// ParseRetryAfter exposes parseRetryAfter.
+func ParseRetryAfter(v string, now time.Time) time.Duration { return parseRetryAfter(v, now) }

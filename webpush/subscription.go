@@ -1,0 +1,88 @@
+package webpush
+
+import (
+	"crypto/ecdh"
+	"fmt"
+	"net/url"
+)
+
+// Subscription is a browser's PushSubscription as the browser hands it over:
+// the endpoint URL and the p256dh and auth keys in base64 (any alphabet,
+// padded or not).
+type Subscription struct {
+	Endpoint string
+	P256dh   string
+	Auth     string
+}
+
+// Target is a parsed, validated subscription. Parse it once with
+// ParseSubscription and encrypt for it as often as needed; it is immutable
+// and safe for concurrent use.
+type Target struct {
+	endpoint string
+	origin   string
+	uaPublic *ecdh.PublicKey
+	// keyInfo is "WebPush: info\x00" || ua_public || as_public with the
+	// as_public part left zero; each message fills in its own copy.
+	keyInfo [keyInfoLen]byte
+	auth    [authLen]byte
+}
+
+const (
+	authLen           = 16
+	pointLen          = 65 // uncompressed P-256 point
+	keyInfoPrefix     = "WebPush: info\x00"
+	keyInfoLen        = len(keyInfoPrefix) + 2*pointLen
+	keyInfoASPublicAt = len(keyInfoPrefix) + pointLen
+)
+
+// ParseSubscription checks that the endpoint is an absolute http(s) URL,
+// p256dh is a point on P-256 and auth is 16 bytes. Errors wrap
+// ErrInvalidSubscription. Whether the endpoint's host may be contacted is
+// the caller's decision (see WithDialContext).
+func ParseSubscription(s Subscription) (*Target, error) {
+	u, err := url.Parse(s.Endpoint)
+	if err != nil {
+		return nil, fmt.Errorf("%w: endpoint: %v", ErrInvalidSubscription, err)
+	}
+	if (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil {
+		return nil, fmt.Errorf("%w: endpoint %q is not an absolute http(s) URL", ErrInvalidSubscription, s.Endpoint)
+	}
+
+	p256dh, err := decodeBase64(s.P256dh)
+	if err != nil {
+		return nil, fmt.Errorf("%w: p256dh: %v", ErrInvalidSubscription, err)
+	}
+	if len(p256dh) != pointLen {
+		return nil, fmt.Errorf("%w: p256dh is %d bytes, want %d", ErrInvalidSubscription, len(p256dh), pointLen)
+	}
+	uaPublic, err := ecdh.P256().NewPublicKey(p256dh)
+	if err != nil {
+		return nil, fmt.Errorf("%w: p256dh: %v", ErrInvalidSubscription, err)
+	}
+
+	auth, err := decodeBase64(s.Auth)
+	if err != nil {
+		return nil, fmt.Errorf("%w: auth: %v", ErrInvalidSubscription, err)
+	}
+	if len(auth) != authLen {
+		return nil, fmt.Errorf("%w: auth is %d bytes, want %d", ErrInvalidSubscription, len(auth), authLen)
+	}
+
+	t := &Target{
+		endpoint: s.Endpoint,
+		origin:   u.Scheme + "://" + u.Host,
+		uaPublic: uaPublic,
+	}
+	copy(t.keyInfo[:], keyInfoPrefix)
+	copy(t.keyInfo[len(keyInfoPrefix):], p256dh)
+	copy(t.auth[:], auth)
+	return t, nil
+}
+
+// Endpoint returns the push service URL messages for this target go to.
+func (t *Target) Endpoint() string { return t.endpoint }
+
+// Origin returns the push service's origin, scheme://host[:port]: the key
+// of the Client's connection pools and the aud of the VAPID token.
+func (t *Target) Origin() string { return t.origin }
