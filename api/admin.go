@@ -1,0 +1,257 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/mail"
+	"net/url"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/relaybell/relaybell/store"
+	"github.com/relaybell/relaybell/webpush"
+)
+
+// NewWebsite is the body of POST /admin/v1/websites and the input of
+// `relaybell admin website create`.
+type NewWebsite struct {
+	Name          string `json:"name"`
+	URL           string `json:"url"`
+	OwnerEmail    string `json:"ownerEmail,omitempty"`
+	EmailVerified *bool  `json:"emailVerified,omitempty"` // default true
+	Timezone      string `json:"timezone,omitempty"`      // default "UTC"
+}
+
+// WebsiteCreated is the answer to a website creation. APIKey (scope full)
+// is shown only here.
+type WebsiteCreated struct {
+	AccountID      string `json:"accountId"`
+	WebsiteID      string `json:"websiteId"`
+	ProjectID      string `json:"projectId"`
+	APIKey         string `json:"apiKey"`
+	VAPIDPublicKey string `json:"vapidPublicKey"`
+}
+
+const maxWebsiteNameChars = 200
+
+// CreateWebsite validates in and stores a new account with one website, its
+// VAPID key pair, a public project id and a full-scope API key. Validation
+// failures are *Error (name_required, invalid_url, invalid_tz, invalid_json).
+func CreateWebsite(ctx context.Context, st store.Store, in NewWebsite, now time.Time) (WebsiteCreated, error) {
+	name := strings.TrimSpace(in.Name)
+	if name == "" {
+		return WebsiteCreated{}, errorf(CodeNameRequired, "name is required")
+	}
+	if utf8.RuneCountInString(name) > maxWebsiteNameChars {
+		name = string([]rune(name)[:maxWebsiteNameChars])
+	}
+	siteURL, apiErr := websiteURL(in.URL)
+	if apiErr != nil {
+		return WebsiteCreated{}, apiErr
+	}
+	tz := strings.TrimSpace(in.Timezone)
+	if tz == "" {
+		tz = "UTC"
+	}
+	if !validTimezone(tz) {
+		return WebsiteCreated{}, errorf(CodeInvalidTZ, "unknown time zone %q", tz)
+	}
+	email := strings.TrimSpace(in.OwnerEmail)
+	if email != "" {
+		if addr, err := mail.ParseAddress(email); err != nil || addr.Address != email {
+			return WebsiteCreated{}, errorf(CodeInvalidJSON, "ownerEmail is not an e-mail address")
+		}
+	}
+	verified := in.EmailVerified == nil || *in.EmailVerified
+
+	vapid, err := webpush.GenerateVAPIDKey()
+	if err != nil {
+		return WebsiteCreated{}, fmt.Errorf("generating vapid key: %w", err)
+	}
+	now = now.UTC()
+	acc := store.Account{
+		ID:            uuid.NewString(),
+		OwnerEmail:    email,
+		EmailVerified: verified,
+		CreatedAt:     now,
+	}
+	w := store.Website{
+		ID:              uuid.NewString(),
+		AccountID:       acc.ID,
+		ProjectID:       uuid.NewString(),
+		Name:            name,
+		URL:             siteURL,
+		Timezone:        tz,
+		VAPIDPublicKey:  vapid.PublicKey(),
+		VAPIDPrivateKey: vapid.PrivateKey(),
+		CreatedAt:       now,
+	}
+	secret, key, err := NewAPIKey(w.ID, defaultKeyName, []string{ScopeFull}, nil, now)
+	if err != nil {
+		return WebsiteCreated{}, err
+	}
+	if err := st.CreateWebsite(ctx, acc, w, key); err != nil {
+		return WebsiteCreated{}, fmt.Errorf("creating website: %w", err)
+	}
+	return WebsiteCreated{
+		AccountID:      acc.ID,
+		WebsiteID:      w.ID,
+		ProjectID:      w.ProjectID,
+		APIKey:         secret,
+		VAPIDPublicKey: w.VAPIDPublicKey,
+	}, nil
+}
+
+// websiteURL accepts an absolute http(s) URL with a host and no user info.
+func websiteURL(raw string) (string, *Error) {
+	raw = strings.TrimSpace(raw)
+	u, err := url.Parse(raw)
+	if raw == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || len(raw) > 2048 {
+		return "", errorf(CodeInvalidURL, "url must be an absolute http(s) URL")
+	}
+	return raw, nil
+}
+
+// validTimezone accepts IANA zone names (not "Local").
+func validTimezone(tz string) bool {
+	if tz == "" || tz == "Local" || len(tz) > 64 {
+		return false
+	}
+	_, err := time.LoadLocation(tz)
+	return err == nil
+}
+
+// handleAdminCreateWebsite serves POST /admin/v1/websites.
+func (a *API) handleAdminCreateWebsite(r *request) error {
+	var in NewWebsite
+	if err := decodeJSON(r.fc.Request.Body(), &in, strict); err != nil {
+		return err
+	}
+	out, err := CreateWebsite(r.ctx, a.st, in, r.now)
+	if err != nil {
+		return err
+	}
+	a.log.Info("website created", "request_id", r.id, "account_id", out.AccountID, "website_id", out.WebsiteID)
+	return r.json(http.StatusCreated, out)
+}
+
+// keyRequest is the body of POST /admin/v1/websites/{websiteId}/keys (the
+// rules of spec 4.7 POST /keys).
+type keyRequest struct {
+	Name      *string         `json:"name"`
+	Scopes    json.RawMessage `json:"scopes"`
+	ExpiresAt json.RawMessage `json:"expiresAt"`
+}
+
+// handleAdminCreateKey serves POST /admin/v1/websites/{websiteId}/keys.
+func (a *API) handleAdminCreateKey(r *request) error {
+	websiteID := r.param("websiteId")
+	if !isUUID(websiteID) {
+		return errCode(CodeNotFound)
+	}
+	var in keyRequest
+	if body := bytes.TrimSpace(r.fc.Request.Body()); len(body) > 0 {
+		if err := decodeJSON(body, &in, strict); err != nil {
+			return err
+		}
+	}
+	var scopes []string
+	if raw := bytes.TrimSpace(in.Scopes); len(raw) > 0 && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &scopes); err != nil {
+			return errorf(CodeInvalidScopes, "scopes must be an array of strings")
+		}
+	}
+	scopes, apiErr := NormalizeScopes(scopes)
+	if apiErr != nil {
+		return apiErr
+	}
+	expires, apiErr := parseExpiry(in.ExpiresAt, r.now)
+	if apiErr != nil {
+		return apiErr
+	}
+	name := ""
+	if in.Name != nil {
+		name = *in.Name
+	}
+	if _, err := a.st.Website(r.ctx, websiteID); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return errCode(CodeNotFound)
+		}
+		return fmt.Errorf("loading website: %w", err)
+	}
+	secret, key, err := NewAPIKey(websiteID, normalizeKeyName(name), scopes, expires, r.now)
+	if err != nil {
+		return err
+	}
+	if err := a.st.CreateAPIKey(r.ctx, key); err != nil {
+		return fmt.Errorf("creating api key: %w", err)
+	}
+	a.keys.purge()
+	a.log.Info("api key created", "request_id", r.id, "website_id", websiteID, "key_id", key.ID, "scopes", strings.Join(scopes, ","))
+	return r.json(http.StatusCreated, map[string]any{
+		"apiKey": secret,
+		"key":    NewKeyView(key, false, r.now),
+	})
+}
+
+// accountAction serves POST /admin/v1/accounts/{accountId}/<action>. Every
+// change purges the key cache so it holds on this node at once.
+func (a *API) accountAction(action string, change func(ctx context.Context, id string) error) func(r *request) error {
+	return func(r *request) error {
+		id := r.param("accountId")
+		if !isUUID(id) {
+			return errCode(CodeNotFound)
+		}
+		if _, err := a.st.Account(r.ctx, id); err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				return errCode(CodeNotFound)
+			}
+			return fmt.Errorf("loading account: %w", err)
+		}
+		if err := change(r.ctx, id); err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				return errCode(CodeNotFound)
+			}
+			return fmt.Errorf("%s account: %w", action, err)
+		}
+		a.keys.purge()
+		a.log.Info("account changed", "request_id", r.id, "account_id", id, "action", action)
+		return r.json(http.StatusOK, okBody)
+	}
+}
+
+func (a *API) adminRoutes(rt *router) {
+	if a.cfg.AdminToken == "" {
+		return
+	}
+	add := func(path string, h func(*request) error) {
+		rt.add(&route{method: http.MethodPost, pattern: path, auth: authAdmin, handle: h})
+	}
+	add("/admin/v1/websites", a.handleAdminCreateWebsite)
+	add("/admin/v1/websites/{websiteId}/keys", a.handleAdminCreateKey)
+	add("/admin/v1/accounts/{accountId}/suspend", a.accountAction("suspending",
+		func(ctx context.Context, id string) error { return a.st.SetAccountSuspended(ctx, id, true) }))
+	add("/admin/v1/accounts/{accountId}/unsuspend", a.accountAction("unsuspending",
+		func(ctx context.Context, id string) error { return a.st.SetAccountSuspended(ctx, id, false) }))
+	add("/admin/v1/accounts/{accountId}/verify-email", a.accountAction("verifying",
+		a.st.SetAccountEmailVerified))
+}
+
+// okBody is {"ok": true}.
+var okBody = map[string]bool{"ok": true}
+
+// isUUID accepts only the canonical 36-character form.
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	_, err := uuid.Parse(s)
+	return err == nil
+}

@@ -1,0 +1,239 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/valyala/fasthttp"
+
+	"github.com/relaybell/relaybell/analytics"
+	"github.com/relaybell/relaybell/netpolicy"
+	"github.com/relaybell/relaybell/store"
+)
+
+// Defaults of Config.
+const (
+	DefaultMaxBodyBytes = 1 << 20 // spec 8.2: request body 1 MB
+	DefaultKeyCacheTTL  = 30 * time.Second
+	DefaultKeyCacheSize = 10000
+)
+
+// requestTimeout bounds the work of one request on the store and analytics.
+const requestTimeout = 30 * time.Second
+
+// Config configures the API role.
+type Config struct {
+	// AdminToken turns the operator admin API (/admin/v1) on when set
+	// (RELAYBELL_ADMIN_TOKEN). Empty: every /admin/v1 route answers 404.
+	AdminToken string
+	// PushAllowHosts are host:port pairs a push endpoint may use even on a
+	// private address or plain http (RELAYBELL_PUSH_ALLOW_HOSTS). Default none.
+	PushAllowHosts netpolicy.AllowList
+	// MaxBodyBytes is the largest request body accepted; larger answers 413
+	// payload_too_large. Default 1 MB (spec 8.2).
+	MaxBodyBytes int
+	// KeyCacheTTL is how long a resolved API key is trusted without asking
+	// the store again. Default 30s. Admin calls on this node purge the
+	// cache at once; other nodes see changes within this time.
+	KeyCacheTTL time.Duration
+	// KeyCacheSize bounds the number of cached keys. Default 10000.
+	KeyCacheSize int
+	// CountryHeader names a header set by a trusted proxy that carries the
+	// visitor's 2-letter country (e.g. "CF-IPCountry"). Default none: the
+	// country is left empty.
+	CountryHeader string
+}
+
+// withDefaults fills unset fields.
+func (c Config) withDefaults() Config {
+	if c.MaxBodyBytes == 0 {
+		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.KeyCacheTTL == 0 {
+		c.KeyCacheTTL = DefaultKeyCacheTTL
+	}
+	if c.KeyCacheSize == 0 {
+		c.KeyCacheSize = DefaultKeyCacheSize
+	}
+	return c
+}
+
+// Validate reports a configuration the API cannot run with. Zero values
+// are valid and mean the defaults.
+func (c Config) Validate() error {
+	if c.MaxBodyBytes < 0 {
+		return fmt.Errorf("max body bytes %d: must not be negative", c.MaxBodyBytes)
+	}
+	if c.KeyCacheTTL < 0 {
+		return fmt.Errorf("key cache ttl %s: must not be negative", c.KeyCacheTTL)
+	}
+	if c.KeyCacheSize < 0 {
+		return fmt.Errorf("key cache size %d: must not be negative", c.KeyCacheSize)
+	}
+	if c.AdminToken != "" && strings.ContainsAny(c.AdminToken, " \t\r\n") {
+		return errors.New("admin token: must not contain white space")
+	}
+	if c.CountryHeader != "" && !isToken(c.CountryHeader) {
+		return fmt.Errorf("country header %q: not a header name", c.CountryHeader)
+	}
+	return nil
+}
+
+// isToken reports whether s is a valid HTTP header name.
+func isToken(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// Dispatcher publishes the send intent of a queued notification once it is
+// committed. A failure does not fail the request: the notification is
+// already stored and the outbox sweep re-drives it. The dispatcher records
+// MarkPublished itself once the intent reached the bus.
+type Dispatcher interface {
+	Dispatch(ctx context.Context, n store.Notification) error
+}
+
+// Option changes how New builds the API.
+type Option func(*API)
+
+// WithClock replaces time.Now (default) as the API's clock; tests use it to
+// pin expiries, cursors and timestamps.
+func WithClock(now func() time.Time) Option {
+	return func(a *API) { a.now = now }
+}
+
+// WithGatherer sets what /metrics serves. Default: the Registerer given to
+// New when it is also a Gatherer (a *prometheus.Registry), else a registry
+// of the API's own metrics.
+func WithGatherer(g prometheus.Gatherer) Option {
+	return func(a *API) { a.gatherer = g }
+}
+
+// API serves the public REST API, the browser SDK routes, the operator admin
+// API, health, readiness and metrics.
+type API struct {
+	cfg      Config
+	st       store.Store
+	an       analytics.Store
+	disp     Dispatcher
+	log      *slog.Logger
+	now      func() time.Time
+	gatherer prometheus.Gatherer
+	metrics  *metrics
+	keys     *keyCache
+	router   *router
+	ready    atomic.Bool
+
+	base    context.Context
+	cancel  context.CancelFunc
+	touches sync.WaitGroup
+	// touchSlots bounds the last_used_at updates in flight.
+	touchSlots chan struct{}
+}
+
+// New builds the API. st and an are required; d may be nil, which leaves
+// every queued send to the outbox sweep. reg may be nil (no metrics
+// registered anywhere but the API's own registry).
+func New(cfg Config, st store.Store, an analytics.Store, d Dispatcher, logger *slog.Logger, reg prometheus.Registerer, opts ...Option) (*API, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("api config: %w", err)
+	}
+	if st == nil || an == nil {
+		return nil, errors.New("api: store and analytics store are required")
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	a := &API{
+		cfg:        cfg,
+		st:         st,
+		an:         an,
+		disp:       d,
+		log:        logger,
+		now:        time.Now,
+		touchSlots: make(chan struct{}, 16),
+	}
+	for _, o := range opts {
+		o(a)
+	}
+	// The metrics go to reg and, when reg cannot be read back, also to a
+	// registry of the API's own that /metrics serves.
+	var regs []prometheus.Registerer
+	if reg != nil {
+		regs = append(regs, reg)
+	}
+	if a.gatherer == nil {
+		if g, ok := reg.(prometheus.Gatherer); ok {
+			a.gatherer = g
+		} else {
+			own := prometheus.NewRegistry()
+			regs = append(regs, own)
+			a.gatherer = own
+		}
+	}
+	m, err := newMetrics(regs...)
+	if err != nil {
+		return nil, fmt.Errorf("api metrics: %w", err)
+	}
+	a.metrics = m
+	a.keys = newKeyCache(cfg.KeyCacheTTL, cfg.KeyCacheSize)
+	a.base, a.cancel = context.WithCancel(context.Background())
+	a.router = a.routes()
+	return a, nil
+}
+
+// SetReady flips /readyz between 200 (true) and 503 (false, the start).
+func (a *API) SetReady(ready bool) { a.ready.Store(ready) }
+
+// Close stops background work (last-used updates) and waits for it.
+func (a *API) Close() error {
+	a.cancel()
+	a.touches.Wait()
+	return nil
+}
+
+// Handler returns the request handler of every route.
+func (a *API) Handler() fasthttp.RequestHandler { return a.serve }
+
+// bodySlack lets bodies a little over the limit reach the handler, which
+// answers them with a proper 413; far larger ones are cut off by the server.
+const bodySlack = 64 << 10
+
+// Server returns a server preconfigured with the handler, timeouts and the
+// body limit; the caller Serve()s a listener and Shutdown()s it.
+func (a *API) Server() *fasthttp.Server {
+	return &fasthttp.Server{
+		Handler:                      a.serve,
+		ErrorHandler:                 a.transportError,
+		Name:                         "RelayBell",
+		ReadTimeout:                  30 * time.Second,
+		WriteTimeout:                 30 * time.Second,
+		IdleTimeout:                  2 * time.Minute,
+		ReadBufferSize:               16 << 10,
+		MaxRequestBodySize:           a.cfg.MaxBodyBytes + bodySlack,
+		DisablePreParseMultipartForm: true,
+		CloseOnShutdown:              true,
+		TCPKeepalive:                 true,
+		Logger:                       printfLogger{a.log},
+	}
+}
+
+// printfLogger routes fasthttp's own log lines to slog.
+type printfLogger struct{ log *slog.Logger }
+
+func (l printfLogger) Printf(format string, args ...any) {
+	l.log.Warn("http server", "msg", fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,176 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+)
+
+// Error codes of spec section 7. Clients branch on these; they never change.
+const (
+	// 400
+	CodeInvalidJSON        = "invalid_json"
+	CodeTitleRequired      = "title_required"
+	CodeUnknownField       = "unknown_field"
+	CodeExternalIDsEmpty   = "external_ids_empty"
+	CodeUnknownTopic       = "unknown_topic"
+	CodeSegmentNotFound    = "segment_not_found"
+	CodeInvalidCursor      = "invalid_cursor"
+	CodeInvalidStatus      = "invalid_status"
+	CodeInvalidRange       = "invalid_range"
+	CodeInvalidTZ          = "invalid_tz"
+	CodeInvalidDevice      = "invalid_device"
+	CodeInvalidFilters     = "invalid_filters"
+	CodeEventRequired      = "event_required"
+	CodeNameRequired       = "name_required"
+	CodeSegmentNeedsARule  = "segment_needs_a_rule"
+	CodeNothingToUpdate    = "nothing_to_update"
+	CodeNoSubscribers      = "no_subscribers"
+	CodeNothingToChange    = "nothing_to_change"
+	CodeTooManyLabels      = "too_many_labels"
+	CodeInvalidLabel       = "invalid_label"
+	CodeReservedLabel      = "reserved_label"
+	CodeIDsRequired        = "ids_required"
+	CodeTooManyIDs         = "too_many_ids"
+	CodeInvalidID          = "invalid_id"
+	CodeInvalidURL         = "invalid_url"
+	CodeInvalidScopes      = "invalid_scopes"
+	CodeInvalidExpiry      = "invalid_expiry"
+	CodeNotAuthenticated   = "not_authenticated"
+	CodeInvalidAPIKey      = "invalid_api_key"
+	CodeAPIKeyExpired      = "api_key_expired"
+	CodeEmailNotVerified   = "email_not_verified"
+	CodeAccountSuspended   = "account_suspended"
+	CodeInsufficientScope  = "insufficient_scope"
+	CodeSessionRequired    = "session_required"
+	CodeNotFound           = "not_found"
+	CodeNotScheduled       = "not_scheduled"
+	CodeTooManyDrafts      = "too_many_drafts"
+	CodeNotADraft          = "not_a_draft"
+	CodeSegmentInUse       = "segment_in_use"
+	CodeDeliveryInProgress = "delivery_in_progress"
+	CodeBodyTooLarge       = "body_too_large"
+	CodeDraftTooLarge      = "draft_too_large"
+	CodePayloadTooLarge    = "payload_too_large"
+	CodeRateLimited        = "rate_limited"
+	CodeSendLimitReached   = "send_limit_reached"
+)
+
+// Codes the transport needs that section 7 does not name. They only appear
+// for requests no spec route could answer (wrong method, unreadable HTTP) or
+// for a fault of the service itself.
+const (
+	CodeMethodNotAllowed = "method_not_allowed"
+	CodeBadRequest       = "bad_request"
+	CodeInternal         = "internal_error"
+)
+
+// catalog maps every error code to its HTTP status. It is the only place a
+// status is chosen for an error.
+var catalog = map[string]int{
+	CodeInvalidJSON:       http.StatusBadRequest,
+	CodeTitleRequired:     http.StatusBadRequest,
+	CodeUnknownField:      http.StatusBadRequest,
+	CodeExternalIDsEmpty:  http.StatusBadRequest,
+	CodeUnknownTopic:      http.StatusBadRequest,
+	CodeSegmentNotFound:   http.StatusBadRequest,
+	CodeInvalidCursor:     http.StatusBadRequest,
+	CodeInvalidStatus:     http.StatusBadRequest,
+	CodeInvalidRange:      http.StatusBadRequest,
+	CodeInvalidTZ:         http.StatusBadRequest,
+	CodeInvalidDevice:     http.StatusBadRequest,
+	CodeInvalidFilters:    http.StatusBadRequest,
+	CodeEventRequired:     http.StatusBadRequest,
+	CodeNameRequired:      http.StatusBadRequest,
+	CodeSegmentNeedsARule: http.StatusBadRequest,
+	CodeNothingToUpdate:   http.StatusBadRequest,
+	CodeNoSubscribers:     http.StatusBadRequest,
+	CodeNothingToChange:   http.StatusBadRequest,
+	CodeTooManyLabels:     http.StatusBadRequest,
+	CodeInvalidLabel:      http.StatusBadRequest,
+	CodeReservedLabel:     http.StatusBadRequest,
+	CodeIDsRequired:       http.StatusBadRequest,
+	CodeTooManyIDs:        http.StatusBadRequest,
+	CodeInvalidID:         http.StatusBadRequest,
+	CodeInvalidURL:        http.StatusBadRequest,
+	CodeInvalidScopes:     http.StatusBadRequest,
+	CodeInvalidExpiry:     http.StatusBadRequest,
+
+	CodeNotAuthenticated: http.StatusUnauthorized,
+	CodeInvalidAPIKey:    http.StatusUnauthorized,
+	CodeAPIKeyExpired:    http.StatusUnauthorized,
+
+	CodeEmailNotVerified:  http.StatusForbidden,
+	CodeAccountSuspended:  http.StatusForbidden,
+	CodeInsufficientScope: http.StatusForbidden,
+	CodeSessionRequired:   http.StatusForbidden,
+
+	CodeNotFound:     http.StatusNotFound,
+	CodeNotScheduled: http.StatusNotFound,
+
+	CodeTooManyDrafts:      http.StatusConflict,
+	CodeNotADraft:          http.StatusConflict,
+	CodeSegmentInUse:       http.StatusConflict,
+	CodeDeliveryInProgress: http.StatusConflict,
+	CodeBodyTooLarge:       http.StatusConflict,
+
+	CodeDraftTooLarge:   http.StatusRequestEntityTooLarge,
+	CodePayloadTooLarge: http.StatusRequestEntityTooLarge,
+
+	CodeRateLimited:      http.StatusTooManyRequests,
+	CodeSendLimitReached: http.StatusTooManyRequests,
+
+	CodeMethodNotAllowed: http.StatusMethodNotAllowed,
+	CodeBadRequest:       http.StatusBadRequest,
+	CodeInternal:         http.StatusInternalServerError,
+}
+
+// Error is an API error: one code of the catalog plus the optional members
+// section 7 lets it carry. The writer adds request_id.
+type Error struct {
+	Code    string `json:"error"`
+	Message string `json:"message,omitempty"`
+	// Required is the scope an insufficient_scope call lacked.
+	Required string `json:"required,omitempty"`
+	// Limit, Kind and RetryAfter describe a send_limit_reached.
+	Limit      *int   `json:"limit,omitempty"`
+	Kind       string `json:"kind,omitempty"`
+	RetryAfter *int   `json:"retryAfter,omitempty"`
+}
+
+// Status is the HTTP status of the error's code; a code missing from the
+// catalog is a programming error and answers 500.
+func (e *Error) Status() int {
+	if s, ok := catalog[e.Code]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
+}
+
+func (e *Error) Error() string {
+	if e.Message == "" {
+		return e.Code
+	}
+	return e.Code + ": " + e.Message
+}
+
+// errorf builds an error of the catalog with a message.
+func errorf(code, format string, args ...any) *Error {
+	if len(args) == 0 {
+		return &Error{Code: code, Message: format}
+	}
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// errCode builds an error of the catalog without a message.
+func errCode(code string) *Error { return &Error{Code: code} }
+
+// insufficientScope is the 403 of spec 5, rule 3.
+func insufficientScope(scope string) *Error {
+	return &Error{Code: CodeInsufficientScope, Required: scope}
+}
+
+// errorBody is what goes on the wire.
+type errorBody struct {
+	*Error
+	RequestID string `json:"request_id"`
+}

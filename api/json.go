@@ -1,0 +1,98 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+
+	"github.com/valyala/fasthttp"
+)
+
+// decodeMode says how a body's members the target does not name are treated.
+type decodeMode int
+
+const (
+	// lenient ignores members it does not know (browser SDK routes, so an
+	// older server accepts a newer SDK).
+	lenient decodeMode = iota
+	// strict answers them with 400 unknown_field (spec 2.1, admin API).
+	strict
+)
+
+// decodeJSON decodes a body that must be one JSON object into v. Malformed
+// JSON, another top-level value, trailing data or a member of the wrong
+// type answer 400 invalid_json.
+func decodeJSON(body []byte, v any, mode decodeMode) *Error {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 {
+		return errorf(CodeInvalidJSON, "a JSON object body is required")
+	}
+	if body[0] != '{' {
+		return errorf(CodeInvalidJSON, "the body must be a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if mode == strict {
+		dec.DisallowUnknownFields()
+	}
+	if err := dec.Decode(v); err != nil {
+		return jsonError(err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errorf(CodeInvalidJSON, "unexpected data after the JSON object")
+	}
+	return nil
+}
+
+// jsonError turns an encoding/json error into the catalog's code.
+func jsonError(err error) *Error {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
+		return errorf(CodeUnknownField, "unknown field %s", name)
+	}
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) {
+		if typeErr.Field == "" {
+			return errorf(CodeInvalidJSON, "the body must be a JSON object")
+		}
+		return errorf(CodeInvalidJSON, "field %s has the wrong type (%s)", typeErr.Field, typeErr.Value)
+	}
+	var syntaxErr *json.SyntaxError
+	if errors.As(err, &syntaxErr) {
+		return errorf(CodeInvalidJSON, "malformed JSON at byte %d", syntaxErr.Offset)
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return errorf(CodeInvalidJSON, "the JSON ends too early")
+	}
+	return errorf(CodeInvalidJSON, "%s", strings.TrimPrefix(msg, "json: "))
+}
+
+// writeJSON answers status with v encoded as JSON.
+func writeJSON(fc *fasthttp.RequestCtx, status int, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		// Only a value the code built wrongly can fail to encode.
+		buf.Reset()
+		buf.WriteString(`{"error":"internal_error"}`)
+		status = fasthttp.StatusInternalServerError
+	}
+	fc.SetStatusCode(status)
+	fc.SetContentType("application/json")
+	fc.SetBody(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+}
+
+// json answers a handler's success.
+func (r *request) json(status int, v any) error {
+	writeJSON(r.fc, status, v)
+	return nil
+}
+
+// noContent answers 204.
+func (r *request) noContent() error {
+	r.fc.SetStatusCode(fasthttp.StatusNoContent)
+	r.fc.Response.ResetBody()
+	return nil
+}

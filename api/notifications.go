@@ -1,0 +1,271 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/relaybell/relaybell/analytics"
+	"github.com/relaybell/relaybell/notification"
+	"github.com/relaybell/relaybell/store"
+)
+
+// Paging of spec 8.2.
+const (
+	defaultPageSize = 25
+	maxPageSize     = 100
+)
+
+// maxDraftBytes is the size limit of one draft (spec 3.1, 8.2).
+const maxDraftBytes = 256 << 10
+
+// dispatchTimeout bounds publishing a send intent on the request's path; a
+// slower bus leaves the send to the outbox sweep.
+const dispatchTimeout = 5 * time.Second
+
+// statuses lists the notification statuses of spec 3.1.
+var statuses = []string{store.StatusDraft, store.StatusScheduled, store.StatusQueued, store.StatusHeldForReview,
+	store.StatusSending, store.StatusSent, store.StatusFailed, store.StatusCanceled}
+
+// sendAnswer is the success body of POST /notifications.
+type sendAnswer struct {
+	OK             bool   `json:"ok"`
+	NotificationID string `json:"notificationId"`
+	Status         string `json:"status"`
+	Message        string `json:"message,omitempty"`
+}
+
+// handleSend serves POST /api/v1/notifications: validate everything, store
+// the notification, then publish its intent. Nothing is stored when any
+// check fails.
+func (a *API) handleSend(r *request) error {
+	body := r.fc.Request.Body()
+	if len(bytes.TrimSpace(body)) == 0 {
+		return errorf(CodeInvalidJSON, "a send request body is required")
+	}
+	req, err := notification.Decode(body)
+	if err != nil {
+		return fromNotificationError(err)
+	}
+	if !r.owner.Account.EmailVerified {
+		return errorf(CodeEmailNotVerified, "verify the account's e-mail address before sending")
+	}
+	if req.IsDraft() && len(body) > maxDraftBytes {
+		return errorf(CodeDraftTooLarge, "a draft is at most %d bytes", maxDraftBytes)
+	}
+	n, err := notification.Prepare(r.ctx, req, r.owner.Website, a.st, r.now)
+	if err != nil {
+		return fromNotificationError(err)
+	}
+	if err := a.st.CreateNotification(r.ctx, n); err != nil {
+		return fmt.Errorf("storing notification: %w", err)
+	}
+	if n.Status == store.StatusQueued {
+		a.dispatch(r, *n)
+	}
+	out := sendAnswer{OK: true, NotificationID: n.ID, Status: n.Status}
+	switch n.Status {
+	case store.StatusDraft:
+		return r.json(http.StatusCreated, out)
+	case store.StatusHeldForReview:
+		out.Message = "This first large broadcast is held for review; it goes out once approved and can be canceled meanwhile."
+	}
+	return r.json(http.StatusAccepted, out)
+}
+
+// dispatch publishes a committed send's intent. A failure is logged and
+// counted, never answered: the outbox sweep re-drives the send.
+func (a *API) dispatch(r *request, n store.Notification) {
+	if a.disp == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.ctx, dispatchTimeout)
+	defer cancel()
+	if err := a.disp.Dispatch(ctx, n); err != nil {
+		a.metrics.dispatchFailures.Inc()
+		a.log.Warn("dispatching send; the outbox sweep will retry", "request_id", r.id, "notification_id", n.ID, "err", err)
+	}
+}
+
+// fromNotificationError maps the notification package's validation errors
+// onto the catalog; anything else is internal.
+func fromNotificationError(err error) error {
+	var ne *notification.Error
+	if !errors.As(err, &ne) {
+		return fmt.Errorf("preparing notification: %w", err)
+	}
+	if _, ok := catalog[ne.Code]; !ok {
+		return fmt.Errorf("notification error outside the catalog: %w", err)
+	}
+	return &Error{Code: ne.Code, Message: ne.Message}
+}
+
+// listAnswer is the body of GET /notifications.
+type listAnswer struct {
+	Items      []notification.Item `json:"items"`
+	NextCursor *string             `json:"nextCursor"`
+}
+
+// handleList serves GET /api/v1/notifications: newest first, paged by an
+// opaque cursor holding the last item's sequence number, so new sends never
+// shift later pages.
+func (a *API) handleList(r *request) error {
+	args := r.fc.QueryArgs()
+	limit := pageSize(string(args.Peek("limit")))
+	var statusArgs []string
+	for _, v := range args.PeekMulti("status") {
+		statusArgs = append(statusArgs, string(v))
+	}
+	wanted, apiErr := parseStatuses(statusArgs)
+	if apiErr != nil {
+		return apiErr
+	}
+	if args.Has("tz") {
+		if tz := string(args.Peek("tz")); !validTimezone(tz) {
+			return errorf(CodeInvalidTZ, "unknown time zone %q", tz)
+		}
+	}
+	websiteID := r.owner.Website.ID
+	filterKey := strings.Join(wanted, ",")
+	var before int64
+	if c := string(args.Peek("cursor")); args.Has("cursor") {
+		seq, ok := decodeCursor(c, websiteID, filterKey)
+		if !ok {
+			return errorf(CodeInvalidCursor, "cursor must be the nextCursor of the previous page, with the same filters")
+		}
+		before = seq
+	}
+	rows, err := a.st.ListNotifications(r.ctx, store.ListQuery{
+		WebsiteID: websiteID,
+		BeforeSeq: before,
+		Limit:     limit + 1,
+		Statuses:  wanted,
+	})
+	if err != nil {
+		return fmt.Errorf("listing notifications: %w", err)
+	}
+	out := listAnswer{Items: make([]notification.Item, 0, min(len(rows), limit))}
+	if len(rows) > limit {
+		rows = rows[:limit]
+		c := encodeCursor(rows[limit-1].Seq, websiteID, filterKey)
+		out.NextCursor = &c
+	}
+	for _, n := range rows {
+		out.Items = append(out.Items, notification.ListItem(n))
+	}
+	return r.json(http.StatusOK, out)
+}
+
+// pageSize reads `limit` (spec 8.2: 1-100, default 25). Values out of range
+// are clamped into it; what is not an integer gets the default.
+func pageSize(s string) int {
+	if s == "" {
+		return defaultPageSize
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		return defaultPageSize
+	}
+	return min(max(n, 1), maxPageSize)
+}
+
+// parseStatuses reads comma-separated (or repeated) `status` values into a
+// sorted, distinct list; nil means the default (all but drafts).
+func parseStatuses(vals []string) ([]string, *Error) {
+	var out []string
+	for _, v := range vals {
+		for _, s := range strings.Split(v, ",") {
+			s = strings.TrimSpace(s)
+			if s == "" {
+				continue
+			}
+			if !slices.Contains(statuses, s) {
+				return nil, errorf(CodeInvalidStatus, "unknown status %q", s)
+			}
+			if !slices.Contains(out, s) {
+				out = append(out, s)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// Cursors are base64url of: version byte, the last item's sequence number
+// (8 bytes, big endian), and 8 bytes of an HMAC over the website, the
+// filters and the sequence number. The MAC is not a secret, it only makes
+// a cursor from another website, other filters or a typo answer 400
+// invalid_cursor instead of a wrong page.
+const cursorVersion = 1
+
+var cursorKey = []byte("relaybell notification list cursor v1")
+
+func cursorMAC(seq int64, websiteID, filterKey string) []byte {
+	m := hmac.New(sha256.New, cursorKey)
+	m.Write([]byte(websiteID))
+	m.Write([]byte{0})
+	m.Write([]byte(filterKey))
+	m.Write([]byte{0})
+	m.Write(binary.BigEndian.AppendUint64(nil, uint64(seq)))
+	return m.Sum(nil)[:8]
+}
+
+func encodeCursor(seq int64, websiteID, filterKey string) string {
+	b := make([]byte, 0, 17)
+	b = append(b, cursorVersion)
+	b = binary.BigEndian.AppendUint64(b, uint64(seq))
+	b = append(b, cursorMAC(seq, websiteID, filterKey)...)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeCursor(s, websiteID, filterKey string) (int64, bool) {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || len(b) != 17 || b[0] != cursorVersion {
+		return 0, false
+	}
+	seq := int64(binary.BigEndian.Uint64(b[1:9]))
+	if seq <= 0 || !hmac.Equal(b[9:], cursorMAC(seq, websiteID, filterKey)) {
+		return 0, false
+	}
+	return seq, true
+}
+
+// handleDetail serves GET /api/v1/notifications/{id}. Another website's id
+// and a malformed one are both 404 not_found.
+func (a *API) handleDetail(r *request) error {
+	id := r.param("id")
+	if !isUUID(id) {
+		return errCode(CodeNotFound)
+	}
+	websiteID := r.owner.Website.ID
+	n, err := a.st.Notification(r.ctx, websiteID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return errCode(CodeNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("loading notification: %w", err)
+	}
+	rep, err := a.an.Report(r.ctx, websiteID, n.ID)
+	if err != nil {
+		// The counters still tell most of the story; show them.
+		a.log.Warn("loading notification report", "request_id", r.id, "notification_id", n.ID, "err", err)
+		rep = analytics.Report{}
+	}
+	return r.json(http.StatusOK, notification.Detail(n, rep, nil))
+}
+
+func (a *API) notificationRoutes(rt *router) {
+	rt.add(&route{method: http.MethodPost, pattern: "/api/v1/notifications", auth: authKey, scope: ScopeSend, handle: a.handleSend})
+	rt.add(&route{method: http.MethodGet, pattern: "/api/v1/notifications", auth: authKey, handle: a.handleList})
+	rt.add(&route{method: http.MethodGet, pattern: "/api/v1/notifications/{id}", auth: authKey, handle: a.handleDetail})
+}

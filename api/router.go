@@ -1,0 +1,281 @@
+package api
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/relaybell/relaybell/store"
+)
+
+// authKind says what credentials a route takes.
+type authKind int
+
+const (
+	authNone  authKind = iota // public (health, metrics, SDK routes)
+	authKey                   // Bearer API key, scope checked (spec 5)
+	authAdmin                 // Bearer operator admin token
+)
+
+// route is one entry of the route table.
+type route struct {
+	method  string
+	pattern string // e.g. /api/v1/notifications/{id}; also the metrics label
+	auth    authKind
+	scope   string // authKey only; "" = any valid key
+	cors    bool   // browser SDK route: open CORS, answers preflight
+	handle  func(r *request) error
+	segs    []string
+}
+
+// router matches method and path against the route table. Patterns are
+// literal segments and {param} segments; there are few enough routes that a
+// linear scan costs less than the JSON work of any request.
+type router struct {
+	routes []*route
+}
+
+func (rt *router) add(r *route) {
+	r.segs = splitPath(r.pattern)
+	rt.routes = append(rt.routes, r)
+}
+
+func splitPath(p string) []string {
+	return strings.Split(strings.TrimPrefix(p, "/"), "/")
+}
+
+// param is one {name} of a matched pattern.
+type param struct{ name, value string }
+
+// match finds the route for method and path; a literal segment beats a
+// {param} one (so /notifications/export.csv is never taken for an id).
+// When the path matches only under other methods, it returns them in
+// allowed (for 405 and the CORS preflight).
+func (rt *router) match(method, path string) (found *route, params []param, allowed []string, corsPath bool) {
+	if !strings.HasPrefix(path, "/") {
+		return nil, nil, nil, false
+	}
+	segs := splitPath(path)
+	for _, r := range rt.routes {
+		ps, ok := matchSegs(r.segs, segs)
+		if !ok {
+			continue
+		}
+		if r.method == method || (method == fasthttp.MethodHead && r.method == fasthttp.MethodGet) {
+			if found == nil || len(ps) < len(params) {
+				found, params = r, ps
+			}
+			continue
+		}
+		if !slices.Contains(allowed, r.method) {
+			allowed = append(allowed, r.method)
+		}
+		corsPath = corsPath || r.cors
+	}
+	if found != nil {
+		return found, params, nil, found.cors
+	}
+	return nil, nil, allowed, corsPath
+}
+
+func matchSegs(pattern, segs []string) ([]param, bool) {
+	if len(pattern) != len(segs) {
+		return nil, false
+	}
+	var ps []param
+	for i, p := range pattern {
+		if len(p) > 2 && p[0] == '{' && p[len(p)-1] == '}' {
+			if segs[i] == "" {
+				return nil, false
+			}
+			ps = append(ps, param{p[1 : len(p)-1], segs[i]})
+			continue
+		}
+		if p != segs[i] {
+			return nil, false
+		}
+	}
+	return ps, true
+}
+
+// routes builds the route table.
+func (a *API) routes() *router {
+	rt := &router{}
+	rt.add(&route{method: http.MethodGet, pattern: "/healthz", handle: a.handleHealthz})
+	rt.add(&route{method: http.MethodGet, pattern: "/readyz", handle: a.handleReadyz})
+	rt.add(&route{method: http.MethodGet, pattern: "/metrics", handle: a.metricsHandler()})
+	rt.add(&route{method: http.MethodGet, pattern: "/api/v1/openapi.json", handle: a.handleOpenAPI})
+	a.notificationRoutes(rt)
+	a.sdkRoutes(rt)
+	a.adminRoutes(rt)
+	return rt
+}
+
+// request is what a handler works with.
+type request struct {
+	fc     *fasthttp.RequestCtx
+	ctx    context.Context
+	id     string
+	now    time.Time
+	route  *route
+	params []param
+	owner  store.KeyOwner // the key's owner on authKey routes
+}
+
+// param returns the value of a {name} segment of the route.
+func (r *request) param(name string) string {
+	for _, p := range r.params {
+		if p.name == name {
+			return p.value
+		}
+	}
+	return ""
+}
+
+// serve is the single entry point of every request.
+func (a *API) serve(fc *fasthttp.RequestCtx) {
+	start := time.Now()
+	id := requestID(fc)
+	fc.Response.Header.Set(headerRequestID, id)
+	label := "unmatched"
+	corsPath := false
+	defer func() {
+		if p := recover(); p != nil {
+			a.log.Error("handler panic", "request_id", id, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			fc.Response.Reset()
+			fc.Response.Header.Set(headerRequestID, id)
+			if corsPath {
+				setCORS(fc)
+			}
+			writeError(fc, id, errCode(CodeInternal))
+		}
+		a.metrics.observe(label, string(fc.Method()), fc.Response.StatusCode(), time.Since(start))
+	}()
+
+	method := string(fc.Method())
+	rt, params, allowed, cors := a.router.match(method, string(fc.Path()))
+	corsPath = cors
+	if corsPath {
+		setCORS(fc)
+	}
+	if rt == nil {
+		switch {
+		case len(allowed) > 0 && method == fasthttp.MethodOptions && corsPath:
+			label = "preflight"
+			preflight(fc, allowed)
+		case len(allowed) > 0:
+			label = "method_not_allowed"
+			fc.Response.Header.Set("Allow", strings.Join(allowed, ", "))
+			writeError(fc, id, errorf(CodeMethodNotAllowed, "%s is not allowed here", method))
+		default:
+			writeError(fc, id, errCode(CodeNotFound))
+		}
+		return
+	}
+	label = rt.pattern
+
+	ctx, cancel := context.WithTimeout(a.base, requestTimeout)
+	defer cancel()
+	r := &request{fc: fc, ctx: ctx, id: id, now: a.now(), route: rt, params: params}
+	if err := a.run(r); err != nil {
+		a.fail(r, err)
+	}
+}
+
+// run checks the body size and credentials, then calls the handler.
+func (a *API) run(r *request) error {
+	if len(r.fc.Request.Body()) > a.cfg.MaxBodyBytes {
+		return errorf(CodePayloadTooLarge, "the body exceeds %d bytes", a.cfg.MaxBodyBytes)
+	}
+	switch r.route.auth {
+	case authKey:
+		if err := a.authenticate(r); err != nil {
+			return err
+		}
+	case authAdmin:
+		if err := a.checkAdmin(r); err != nil {
+			return err
+		}
+	}
+	return r.route.handle(r)
+}
+
+// fail writes err: an *Error as itself, anything else as a logged 500.
+func (a *API) fail(r *request, err error) {
+	var apiErr *Error
+	if !errors.As(err, &apiErr) {
+		a.log.Error("request failed", "request_id", r.id, "route", r.route.pattern, "err", err)
+		apiErr = errCode(CodeInternal)
+	}
+	writeError(r.fc, r.id, apiErr)
+}
+
+// writeError is the only writer of error bodies (spec 7).
+func writeError(fc *fasthttp.RequestCtx, id string, e *Error) {
+	writeJSON(fc, e.Status(), errorBody{Error: e, RequestID: id})
+}
+
+// transportError answers requests fasthttp could not hand to the handler:
+// a body far over the limit, an unreadable request, a timeout.
+func (a *API) transportError(fc *fasthttp.RequestCtx, err error) {
+	id := requestID(fc)
+	fc.Response.Reset()
+	fc.Response.Header.Set(headerRequestID, id)
+	if errors.Is(err, fasthttp.ErrBodyTooLarge) {
+		writeError(fc, id, errorf(CodePayloadTooLarge, "the body exceeds %d bytes", a.cfg.MaxBodyBytes))
+	} else {
+		writeError(fc, id, errorf(CodeBadRequest, "the request could not be read"))
+	}
+	a.metrics.observe("transport_error", "", fc.Response.StatusCode(), 0)
+}
+
+const headerRequestID = "X-Request-Id"
+
+// requestID echoes a sane client-sent X-Request-Id (1-64 characters of
+// [A-Za-z0-9_-]) or makes a random one.
+func requestID(fc *fasthttp.RequestCtx) string {
+	if v := fc.Request.Header.Peek(headerRequestID); saneRequestID(v) {
+		return string(v)
+	}
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	return hex.EncodeToString(b[:])
+}
+
+func saneRequestID(v []byte) bool {
+	if len(v) == 0 || len(v) > 64 {
+		return false
+	}
+	for _, c := range v {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// setCORS opens a browser SDK route to every origin; the routes take no
+// credentials, so no cookie or key can ride along.
+func setCORS(fc *fasthttp.RequestCtx) {
+	h := &fc.Response.Header
+	h.Set("Access-Control-Allow-Origin", "*")
+	h.Set("Access-Control-Expose-Headers", headerRequestID)
+}
+
+// preflight answers a CORS OPTIONS request.
+func preflight(fc *fasthttp.RequestCtx, allowed []string) {
+	h := &fc.Response.Header
+	h.Set("Access-Control-Allow-Methods", strings.Join(append(allowed, fasthttp.MethodOptions), ", "))
+	h.Set("Access-Control-Allow-Headers", "Content-Type, X-Request-Id")
+	h.Set("Access-Control-Max-Age", "86400")
+	fc.SetStatusCode(http.StatusNoContent)
+}

@@ -1,0 +1,377 @@
+package api
+
+import (
+	"crypto/ecdh"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/relaybell/relaybell/analytics"
+	"github.com/relaybell/relaybell/netpolicy"
+	"github.com/relaybell/relaybell/notification"
+	"github.com/relaybell/relaybell/store"
+)
+
+// Limits of browser-supplied fields.
+const (
+	maxEndpointLen   = 4096
+	maxExternalIDLen = 256
+	maxUserAgentLen  = 512
+	maxPageURLLen    = 2048
+	maxTopics        = 50
+	maxSlugLen       = 64
+)
+
+// project resolves the public Project ID of an SDK route; anything unknown
+// is 404 not_found.
+func (a *API) project(r *request) (store.Website, error) {
+	id := r.param("projectId")
+	if !isUUID(id) {
+		return store.Website{}, errCode(CodeNotFound)
+	}
+	w, err := a.st.WebsiteByProjectID(r.ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Website{}, errCode(CodeNotFound)
+	}
+	if err != nil {
+		return store.Website{}, fmt.Errorf("loading project: %w", err)
+	}
+	return w, nil
+}
+
+// handleSDKConfig serves GET /api/v1/projects/{projectId}/config.
+func (a *API) handleSDKConfig(r *request) error {
+	w, err := a.project(r)
+	if err != nil {
+		return err
+	}
+	type topic struct {
+		Name string `json:"name"`
+		Slug string `json:"slug"`
+	}
+	return r.json(http.StatusOK, struct {
+		VAPIDPublicKey string  `json:"vapidPublicKey"`
+		Topics         []topic `json:"topics"`
+	}{w.VAPIDPublicKey, []topic{}})
+}
+
+// subscriptionRequest is the body of POST /subscriptions.
+type subscriptionRequest struct {
+	Endpoint string `json:"endpoint"`
+	Keys     struct {
+		P256dh string `json:"p256dh"`
+		Auth   string `json:"auth"`
+	} `json:"keys"`
+	ExternalID *string  `json:"externalId"`
+	Language   string   `json:"language"`
+	Timezone   string   `json:"timezone"`
+	UserAgent  string   `json:"userAgent"`
+	URL        string   `json:"url"`
+	Topics     []string `json:"topics"`
+}
+
+// handleSubscribe serves POST /api/v1/projects/{projectId}/subscriptions:
+// 201 for a new endpoint, 200 with the same ids for a known one.
+func (a *API) handleSubscribe(r *request) error {
+	w, err := a.project(r)
+	if err != nil {
+		return err
+	}
+	var in subscriptionRequest
+	if err := decodeJSON(r.fc.Request.Body(), &in, lenient); err != nil {
+		return err
+	}
+	sub, apiErr := a.subscriptionInput(r, w, in)
+	if apiErr != nil {
+		return apiErr
+	}
+	res, err := a.st.UpsertSubscription(r.ctx, sub)
+	if err != nil {
+		return fmt.Errorf("storing subscription: %w", err)
+	}
+	status := http.StatusOK
+	if res.Created {
+		status = http.StatusCreated
+	}
+	return r.json(status, map[string]string{"subscriberId": res.SubscriberID, "endpointId": res.EndpointID})
+}
+
+// subscriptionInput validates and normalises what the browser sent.
+func (a *API) subscriptionInput(r *request, w store.Website, in subscriptionRequest) (store.SubscriptionInput, *Error) {
+	endpoint := strings.TrimSpace(in.Endpoint)
+	if endpoint == "" || len(endpoint) > maxEndpointLen {
+		return store.SubscriptionInput{}, errorf(CodeInvalidURL, "endpoint must be a push service URL")
+	}
+	if err := netpolicy.CheckPushEndpoint(endpoint, a.cfg.PushAllowHosts); err != nil {
+		return store.SubscriptionInput{}, errorf(CodeInvalidURL, "endpoint refused: %v", err)
+	}
+	if in.Keys.P256dh == "" || in.Keys.Auth == "" {
+		return store.SubscriptionInput{}, errorf(CodeInvalidJSON, "keys.p256dh and keys.auth are required")
+	}
+	p256dh, err := decodeKey(in.Keys.P256dh)
+	if err != nil || len(p256dh) != 65 || p256dh[0] != 4 {
+		return store.SubscriptionInput{}, errorf(CodeInvalidJSON, "keys.p256dh must be a base64url uncompressed P-256 point (65 bytes)")
+	}
+	if _, err := ecdh.P256().NewPublicKey(p256dh); err != nil {
+		return store.SubscriptionInput{}, errorf(CodeInvalidJSON, "keys.p256dh is not a point on P-256")
+	}
+	auth, err := decodeKey(in.Keys.Auth)
+	if err != nil || len(auth) != 16 {
+		return store.SubscriptionInput{}, errorf(CodeInvalidJSON, "keys.auth must be 16 bytes in base64url")
+	}
+	externalID := ""
+	if in.ExternalID != nil {
+		externalID = *in.ExternalID
+		if len(externalID) > maxExternalIDLen || !utf8.ValidString(externalID) {
+			return store.SubscriptionInput{}, errorf(CodeInvalidJSON, "externalId must be text of at most %d bytes", maxExternalIDLen)
+		}
+	}
+	ua := strings.TrimSpace(in.UserAgent)
+	if ua == "" {
+		ua = string(r.fc.Request.Header.UserAgent())
+	}
+	ua = cut(ua, maxUserAgentLen)
+	tz := strings.TrimSpace(in.Timezone)
+	if !validTimezone(tz) {
+		tz = ""
+	}
+	return store.SubscriptionInput{
+		WebsiteID:  w.ID,
+		Endpoint:   endpoint,
+		P256dh:     base64.RawURLEncoding.EncodeToString(p256dh),
+		Auth:       base64.RawURLEncoding.EncodeToString(auth),
+		ExternalID: externalID,
+		Language:   normalizeLanguage(in.Language),
+		Timezone:   tz,
+		Country:    a.country(r),
+		UserAgent:  ua,
+		Device:     deviceType(ua),
+		URL:        pageURL(in.URL),
+		Topics:     topicSlugs(in.Topics),
+		At:         r.now.UTC(),
+	}, nil
+}
+
+// decodeKey reads a browser key in base64url, padded or not.
+func decodeKey(s string) ([]byte, error) {
+	return base64.RawURLEncoding.DecodeString(strings.TrimRight(strings.TrimSpace(s), "="))
+}
+
+// country reads the visitor's country from the trusted proxy header, when
+// one is configured: two letters, upper-cased; "XX" (unknown) and anything
+// else is left empty.
+func (a *API) country(r *request) string {
+	if a.cfg.CountryHeader == "" {
+		return ""
+	}
+	v := strings.ToUpper(strings.TrimSpace(string(r.fc.Request.Header.Peek(a.cfg.CountryHeader))))
+	if len(v) != 2 || v[0] < 'A' || v[0] > 'Z' || v[1] < 'A' || v[1] > 'Z' || v == "XX" {
+		return ""
+	}
+	return v
+}
+
+// pageURL keeps the last page seen when it is an http(s) URL.
+func pageURL(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" || len(s) > maxPageURLLen {
+		return ""
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return ""
+	}
+	return s
+}
+
+// topicSlugs keeps up to 50 distinct lower-cased slugs; the store decides
+// which exist.
+func topicSlugs(in []string) []string {
+	var out []string
+	seen := make(map[string]bool)
+	for _, s := range in {
+		s = strings.ToLower(strings.TrimSpace(s))
+		if s == "" || len(s) > maxSlugLen || seen[s] {
+			continue
+		}
+		seen[s] = true
+		out = append(out, s)
+		if len(out) == maxTopics {
+			break
+		}
+	}
+	return out
+}
+
+// normalizeLanguage writes a BCP 47 tag in its usual case ("en-US",
+// "zh-Hant-TW"); what is not a plausible tag is dropped.
+func normalizeLanguage(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" || len(s) > 35 {
+		return ""
+	}
+	parts := strings.FieldsFunc(s, func(r rune) bool { return r == '-' || r == '_' })
+	for i, p := range parts {
+		if len(p) == 0 || len(p) > 8 || !isAlnum(p) {
+			return ""
+		}
+		switch {
+		case i == 0:
+			if len(p) < 2 || len(p) > 3 || !isAlpha(p) {
+				return ""
+			}
+			parts[i] = strings.ToLower(p)
+		case len(p) == 2 && isAlpha(p):
+			parts[i] = strings.ToUpper(p) // region
+		case len(p) == 4 && isAlpha(p):
+			parts[i] = strings.ToUpper(p[:1]) + strings.ToLower(p[1:]) // script
+		default:
+			parts[i] = strings.ToLower(p)
+		}
+	}
+	return strings.Join(parts, "-")
+}
+
+func isAlpha(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i] | 0x20; c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
+func isAlnum(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= '0' && c <= '9') && !(c|0x20 >= 'a' && c|0x20 <= 'z') {
+			return false
+		}
+	}
+	return true
+}
+
+// cut shortens s to at most n bytes without splitting a character.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// handleUnsubscribe serves DELETE /api/v1/projects/{projectId}/subscriptions:
+// the visitor turned notifications off. An unknown endpoint is fine too.
+func (a *API) handleUnsubscribe(r *request) error {
+	w, err := a.project(r)
+	if err != nil {
+		return err
+	}
+	var in struct {
+		Endpoint string `json:"endpoint"`
+	}
+	if err := decodeJSON(r.fc.Request.Body(), &in, lenient); err != nil {
+		return err
+	}
+	endpoint := strings.TrimSpace(in.Endpoint)
+	if endpoint == "" {
+		return errorf(CodeInvalidJSON, "endpoint is required")
+	}
+	if _, err := a.st.DeleteSubscription(r.ctx, w.ID, endpoint); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("deleting subscription: %w", err)
+	}
+	return r.json(http.StatusOK, okBody)
+}
+
+// pingRequest is the body of the delivered and clicked pings.
+type pingRequest struct {
+	NotificationID string `json:"notificationId"`
+	EndpointID     string `json:"endpointId"`
+	Action         string `json:"action"`
+}
+
+// handlePing serves POST /pings/delivered and /pings/clicked: 204 whatever
+// the ids name (unknown ones are not told apart), counted once per
+// (notification, endpoint, kind).
+func (a *API) handlePing(kind string) func(r *request) error {
+	return func(r *request) error {
+		w, err := a.project(r)
+		if err != nil {
+			return err
+		}
+		var in pingRequest
+		if err := decodeJSON(r.fc.Request.Body(), &in, lenient); err != nil {
+			return err
+		}
+		if !isUUID(in.NotificationID) || !isUUID(in.EndpointID) {
+			return r.noContent()
+		}
+		ep, err := a.st.Endpoint(r.ctx, w.ID, in.EndpointID)
+		if errors.Is(err, store.ErrNotFound) {
+			return r.noContent()
+		}
+		if err != nil {
+			return fmt.Errorf("loading endpoint: %w", err)
+		}
+		n, err := a.st.Notification(r.ctx, w.ID, in.NotificationID)
+		if errors.Is(err, store.ErrNotFound) {
+			return r.noContent()
+		}
+		if err != nil {
+			return fmt.Errorf("loading notification: %w", err)
+		}
+		isNew, err := a.st.RecordInteraction(r.ctx, w.ID, n.ID, ep.ID, kind, r.now.UTC())
+		if errors.Is(err, store.ErrNotFound) {
+			return r.noContent()
+		}
+		if err != nil {
+			return fmt.Errorf("recording %s ping: %w", kind, err)
+		}
+		if isNew {
+			a.recordPing(r, kind, n, ep)
+		}
+		return r.noContent()
+	}
+}
+
+// recordPing adds a delivered or clicked event to the send's event log. The
+// counter is already stored, so a failure here is logged, not answered.
+func (a *API) recordPing(r *request, kind string, n store.Notification, ep store.Endpoint) {
+	ev := analytics.Event{
+		Kind:           analytics.KindDelivered,
+		WebsiteID:      n.WebsiteID,
+		NotificationID: n.ID,
+		EndpointID:     ep.ID,
+		SubscriberID:   ep.SubscriberID,
+		Device:         ep.Device,
+		At:             r.now.UTC(),
+	}
+	if kind == store.InteractionClicked {
+		ev.Kind = analytics.KindClicked
+	}
+	if n.AB {
+		if c, err := notification.DecodeContent(n.Content); err == nil {
+			ev.Variant = c.Variant(ep.ID)
+		}
+	}
+	if err := a.an.Record(r.ctx, []analytics.Event{ev}); err != nil {
+		a.log.Warn("recording ping event", "request_id", r.id, "notification_id", n.ID, "kind", kind, "err", err)
+	}
+}
+
+func (a *API) sdkRoutes(rt *router) {
+	const base = "/api/v1/projects/{projectId}"
+	add := func(method, path string, h func(*request) error) {
+		rt.add(&route{method: method, pattern: base + path, cors: true, handle: h})
+	}
+	add(http.MethodGet, "/config", a.handleSDKConfig)
+	add(http.MethodPost, "/subscriptions", a.handleSubscribe)
+	add(http.MethodDelete, "/subscriptions", a.handleUnsubscribe)
+	add(http.MethodPost, "/pings/delivered", a.handlePing(store.InteractionDelivered))
+	add(http.MethodPost, "/pings/clicked", a.handlePing(store.InteractionClicked))
+}

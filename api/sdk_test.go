@@ -1,0 +1,244 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/relaybell/relaybell/analytics"
+	"github.com/relaybell/relaybell/netpolicy"
+	"github.com/relaybell/relaybell/store"
+)
+
+func subscribeBody(t *testing.T, endpoint, extra string) string {
+	t.Helper()
+	p256dh, authKey := browserKeys(t)
+	return fmt.Sprintf(`{"endpoint":%q,"keys":{"p256dh":%q,"auth":%q}%s}`, endpoint, p256dh, authKey, extra)
+}
+
+func TestSDKConfigAndCORS(t *testing.T) {
+	h := newHarness(t)
+	base := "/api/v1/projects/" + h.site.ProjectID
+	r := h.do("GET", base+"/config", "")
+	want := `{"vapidPublicKey":"` + h.site.VAPIDPublicKey + `","topics":[]}`
+	if r.status != 200 || string(r.body) != want {
+		t.Errorf("%d %s", r.status, r.body)
+	}
+	if r.header["Access-Control-Allow-Origin"] != "*" {
+		t.Errorf("CORS headers %v", r.header)
+	}
+	// Unknown project: 404, still readable cross-origin.
+	r = h.do("GET", "/api/v1/projects/00000000-0000-4000-8000-000000000000/config", "")
+	expectError(t, r, 404, "not_found", "")
+	if r.header["Access-Control-Allow-Origin"] != "*" {
+		t.Error("no CORS on 404")
+	}
+	expectError(t, h.do("GET", "/api/v1/projects/not-a-uuid/config", ""), 404, "not_found", "")
+
+	// Preflight.
+	r = h.do("OPTIONS", base+"/subscriptions", "", "Origin", "https://shop.example", "Access-Control-Request-Method", "DELETE")
+	if r.status != 204 || r.header["Access-Control-Allow-Origin"] != "*" ||
+		r.header["Access-Control-Allow-Methods"] != "POST, DELETE, OPTIONS" || !strings.Contains(r.header["Access-Control-Allow-Headers"], "Content-Type") ||
+		r.header["X-Request-Id"] == "" {
+		t.Errorf("preflight %d %v", r.status, r.header)
+	}
+	// Key routes are not opened to browsers.
+	r = h.do("OPTIONS", "/api/v1/notifications", "")
+	if r.status != 405 || r.header["Access-Control-Allow-Origin"] != "" {
+		t.Errorf("key route preflight %d %v", r.status, r.header)
+	}
+}
+
+func TestSubscribe(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.CountryHeader = "CF-IPCountry" })
+	path := "/api/v1/projects/" + h.site.ProjectID + "/subscriptions"
+	const chromeUA = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 Chrome/126.0 Safari/537.36"
+	body := subscribeBody(t, "https://fcm.googleapis.com/fcm/send/abc", `,"externalId":"user-1","language":"en_us","timezone":"Europe/Paris","url":"https://shop.example/p","topics":["News"," news ","sale"]`)
+	r := h.do("POST", path, body, "User-Agent", chromeUA, "CF-IPCountry", "de")
+	if r.status != 201 {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	first := r.json(t)
+	r = h.do("POST", path, body, "User-Agent", chromeUA)
+	if r.status != 200 || r.json(t)["subscriberId"] != first["subscriberId"] || r.json(t)["endpointId"] != first["endpointId"] {
+		t.Fatalf("again: %d %s (first %v)", r.status, r.body, first)
+	}
+	ep, err := h.st.Endpoint(context.Background(), h.site.WebsiteID, first["endpointId"].(string))
+	if err != nil || ep.Device != "desktop" || ep.UserAgent != chromeUA {
+		t.Errorf("endpoint %+v (%v)", ep, err)
+	}
+	sub := h.st.subscribers[first["subscriberId"].(string)]
+	if sub.Language != "en-US" || sub.Timezone != "Europe/Paris" || sub.Country != "DE" || sub.URL != "https://shop.example/p" || sub.ExternalID != "user-1" {
+		t.Errorf("subscriber %+v", sub)
+	}
+
+	// Same person on a phone: same subscriber, a second endpoint.
+	r = h.do("POST", path, subscribeBody(t, "https://web.push.apple.com/QGx",
+		`,"externalId":"user-1","userAgent":"Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X)","timezone":"Nowhere/Land"`))
+	if r.status != 201 {
+		t.Fatalf("second browser: %d %s", r.status, r.body)
+	}
+	second := r.json(t)
+	if second["subscriberId"] != first["subscriberId"] || second["endpointId"] == first["endpointId"] {
+		t.Errorf("two browsers: %v vs %v", first, second)
+	}
+	ep2, _ := h.st.Endpoint(context.Background(), h.site.WebsiteID, second["endpointId"].(string))
+	if ep2.Device != "ios" {
+		t.Errorf("device %q", ep2.Device)
+	}
+}
+
+func TestSubscribeInput(t *testing.T) {
+	h := newHarness(t)
+	p256dh, authKey := browserKeys(t)
+	path := "/api/v1/projects/" + h.site.ProjectID + "/subscriptions"
+	f := func(body string, code string, msg string) {
+		t.Helper()
+		r := h.do("POST", path, body)
+		extra := ""
+		if msg != "" {
+			extra = fmt.Sprintf(`,"message":%q`, msg)
+		}
+		expectError(t, r, 400, code, extra)
+	}
+	keys := fmt.Sprintf(`"keys":{"p256dh":%q,"auth":%q}`, p256dh, authKey)
+	f(`{`+keys+`}`, "invalid_url", "endpoint must be a push service URL")
+	f(`{"endpoint":"http://fcm.googleapis.com/x",`+keys+`}`, "invalid_url", "endpoint refused: endpoint must use https")
+	f(`{"endpoint":"https://127.0.0.1/x",`+keys+`}`, "invalid_url", "endpoint refused: address is not public")
+	f(`{"endpoint":"https://localhost/x",`+keys+`}`, "invalid_url", "endpoint refused: address is not public")
+	f(`{"endpoint":"https://push.example/x"}`, "invalid_json", "keys.p256dh and keys.auth are required")
+	f(fmt.Sprintf(`{"endpoint":"https://push.example/x","keys":{"p256dh":"AAAA","auth":%q}}`, authKey), "invalid_json", "keys.p256dh must be a base64url uncompressed P-256 point (65 bytes)")
+	notOnCurve := "BA" + strings.Repeat("A", 85) // 0x04 then zeros: 65 bytes, not a point
+	f(fmt.Sprintf(`{"endpoint":"https://push.example/x","keys":{"p256dh":%q,"auth":%q}}`, notOnCurve, authKey), "invalid_json", "keys.p256dh is not a point on P-256")
+	f(fmt.Sprintf(`{"endpoint":"https://push.example/x","keys":{"p256dh":%q,"auth":"c2hvcnQ"}}`, p256dh), "invalid_json", "keys.auth must be 16 bytes in base64url")
+	f(fmt.Sprintf(`{"endpoint":"https://push.example/x","keys":{"p256dh":%q,"auth":"!!"}}`, p256dh), "invalid_json", "keys.auth must be 16 bytes in base64url")
+	f(`{"endpoint":"https://push.example/x",`+keys+`,"externalId":"`+strings.Repeat("x", 257)+`"}`, "invalid_json", "externalId must be text of at most 256 bytes")
+	f(`{"endpoint":5}`, "invalid_json", "field endpoint has the wrong type (number)")
+	f(`{oops}`, "invalid_json", "malformed JSON at byte 2")
+	f(`not json`, "invalid_json", "the body must be a JSON object")
+	f(`{"endpoint":"x"} {}`, "invalid_json", "unexpected data after the JSON object")
+	f(``, "invalid_json", "a JSON object body is required")
+
+	// Padded keys and unknown members are accepted; a loopback push
+	// service opened by the allow list too.
+	allowed, _ := netpolicy.ParseAllowList("127.0.0.1:8443")
+	h2 := newHarness(t, func(c *Config) { c.PushAllowHosts = allowed })
+	r := h2.do("POST", "/api/v1/projects/"+h2.site.ProjectID+"/subscriptions",
+		fmt.Sprintf(`{"endpoint":"http://127.0.0.1:8443/push/1","keys":{"p256dh":"%s=","auth":"%s=="},"sdkVersion":"2"}`, p256dh, authKey))
+	if r.status != 201 {
+		t.Errorf("allow-listed endpoint: %d %s", r.status, r.body)
+	}
+}
+
+func TestUnsubscribe(t *testing.T) {
+	h := newHarness(t)
+	path := "/api/v1/projects/" + h.site.ProjectID + "/subscriptions"
+	if r := h.do("POST", path, subscribeBody(t, "https://push.example/1", "")); r.status != 201 {
+		t.Fatal(r.status)
+	}
+	for range 2 { // the second time the endpoint is unknown: still ok
+		r := h.do("DELETE", path, `{"endpoint":"https://push.example/1"}`)
+		if r.status != 200 || string(r.body) != `{"ok":true}` {
+			t.Errorf("%d %s", r.status, r.body)
+		}
+	}
+	if len(h.st.endpoints) != 0 {
+		t.Errorf("endpoints left: %v", h.st.endpoints)
+	}
+	expectCode(t, h.do("DELETE", path, `{}`), 400, "invalid_json")
+}
+
+func TestPings(t *testing.T) {
+	h := newHarness(t)
+	base := "/api/v1/projects/" + h.site.ProjectID
+	r := h.do("POST", base+"/subscriptions", subscribeBody(t, "https://push.example/1", `,"userAgent":"Mozilla/5.0 (Linux; Android 14) Mobile"`))
+	endpointID := r.json(t)["endpointId"].(string)
+	r = h.do("POST", "/api/v1/notifications", `{"title":"Hi","ab":{"b":{"title":"Hey"}}}`, auth(h.site.APIKey)...)
+	notificationID := r.json(t)["notificationId"].(string)
+
+	ping := func(kind, nid, eid string) response {
+		return h.do("POST", base+"/pings/"+kind, fmt.Sprintf(`{"notificationId":%q,"endpointId":%q,"action":"btn1"}`, nid, eid))
+	}
+	for range 2 {
+		for _, kind := range []string{"delivered", "clicked"} {
+			if r := ping(kind, notificationID, endpointID); r.status != 204 || len(r.body) != 0 || r.header["X-Request-Id"] == "" {
+				t.Errorf("%s: %d %s", kind, r.status, r.body)
+			}
+		}
+	}
+	events := h.an.recorded()
+	if len(events) != 2 {
+		t.Fatalf("events %+v", events)
+	}
+	n, _ := h.st.Notification(context.Background(), h.site.WebsiteID, notificationID)
+	if n.Delivered != 1 || n.Clicked != 1 {
+		t.Errorf("counters %+v", n.Counters)
+	}
+	want := analytics.Event{Kind: "delivered", WebsiteID: h.site.WebsiteID, NotificationID: notificationID, EndpointID: endpointID,
+		Device: "android", At: testStart}
+	got := events[0]
+	want.SubscriberID = got.SubscriberID
+	want.Variant = got.Variant
+	if got != want || got.SubscriberID == "" || (got.Variant != "a" && got.Variant != "b") || events[1].Kind != "clicked" {
+		t.Errorf("event %+v\nwant %+v", got, want)
+	}
+
+	// Unknown or foreign ids: 204 and nothing recorded.
+	other := "00000000-0000-4000-8000-000000000000"
+	for _, ids := range [][2]string{{other, endpointID}, {notificationID, other}, {"x", "y"}} {
+		if r := ping("clicked", ids[0], ids[1]); r.status != 204 {
+			t.Errorf("%v: %d", ids, r.status)
+		}
+	}
+	if len(h.an.recorded()) != 2 {
+		t.Error("unknown ids recorded")
+	}
+	expectCode(t, h.do("POST", base+"/pings/clicked", `{"notificationId":1}`), 400, "invalid_json")
+	expectError(t, h.do("POST", "/api/v1/projects/"+other+"/pings/clicked", `{}`), 404, "not_found", "")
+}
+
+func TestNormalizeLanguage(t *testing.T) {
+	f := func(in, want string) {
+		t.Helper()
+		if got := normalizeLanguage(in); got != want {
+			t.Errorf("%q: %q, want %q", in, got, want)
+		}
+	}
+	f("en", "en")
+	f("EN", "en")
+	f("en-us", "en-US")
+	f("en_US", "en-US")
+	f("zh-hant-tw", "zh-Hant-TW")
+	f("es-419", "es-419")
+	f("de-DE-1996", "de-DE-1996")
+	f("", "")
+	f("e", "")
+	f("english", "")
+	f("en--US", "en-US")
+	f("en-US;q=0.9", "")
+	f("12-US", "")
+	f(strings.Repeat("a", 40), "")
+}
+
+func TestCountryHeader(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.CountryHeader = "CF-IPCountry" })
+	path := "/api/v1/projects/" + h.site.ProjectID + "/subscriptions"
+	for i, tc := range []struct{ header, want string }{{"fr", "FR"}, {"XX", ""}, {"T1", ""}, {"USA", ""}, {"", ""}} {
+		r := h.do("POST", path, subscribeBody(t, fmt.Sprintf("https://push.example/%d", i), ""), "CF-IPCountry", tc.header)
+		var out store.SubscriptionResult
+		json.Unmarshal(r.body, &struct {
+			S *string `json:"subscriberId"`
+		}{&out.SubscriberID})
+		if got := h.st.subscribers[out.SubscriberID].Country; got != tc.want {
+			t.Errorf("%q: %q, want %q", tc.header, got, tc.want)
+		}
+	}
+	// Without a configured header the country stays empty.
+	h2 := newHarness(t)
+	r := h2.do("POST", "/api/v1/projects/"+h2.site.ProjectID+"/subscriptions", subscribeBody(t, "https://push.example/z", ""), "CF-IPCountry", "FR")
+	if got := h2.st.subscribers[r.json(t)["subscriberId"].(string)].Country; got != "" {
+		t.Errorf("unconfigured header used: %q", got)
+	}
+}
