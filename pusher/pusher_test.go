@@ -1,0 +1,195 @@
+package pusher
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/url"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	analyticssqlite "github.com/relaybell/relaybell/analytics/sqlite"
+	"github.com/relaybell/relaybell/netpolicy"
+	"github.com/relaybell/relaybell/notification"
+	"github.com/relaybell/relaybell/store"
+	storesqlite "github.com/relaybell/relaybell/store/sqlite"
+	"github.com/relaybell/relaybell/webpush"
+	"github.com/relaybell/relaybell/webpush/webpushtest"
+)
+
+// rig is a pusher over a real SQLite store and a fake push service, with
+// retry sleeps recorded instead of slept.
+type rig struct {
+	t      *testing.T
+	st     *storesqlite.Store
+	push   *webpushtest.Server
+	p      *Pusher
+	site   store.Website
+	n      store.Notification
+	mu     sync.Mutex
+	sleeps []time.Duration
+}
+
+func newRig(t *testing.T, cfg Config) *rig {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := storesqlite.Open(ctx, filepath.Join(dir, "store.db"), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	an, err := analyticssqlite.Open(ctx, filepath.Join(dir, "analytics.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { an.Close() })
+	push := webpushtest.NewServer()
+	t.Cleanup(push.Close)
+	u, _ := url.Parse(push.URL)
+	cfg.Allow, _ = netpolicy.ParseAllowList(u.Host)
+	cfg.TLSConfig = push.TLSConfig()
+	p, err := New(cfg, st, an, slog.New(slog.DiscardHandler), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	r := &rig{t: t, st: st, push: push, p: p}
+	p.sleep = func(_ context.Context, d time.Duration) error {
+		r.mu.Lock()
+		r.sleeps = append(r.sleeps, d)
+		r.mu.Unlock()
+		return nil
+	}
+
+	key, err := webpush.GenerateVAPIDKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.site = store.Website{ID: uuid.NewString(), AccountID: uuid.NewString(),
+		ProjectID: uuid.NewString(), Name: "Shop", URL: "https://shop.example", Timezone: "UTC",
+		VAPIDPublicKey: key.PublicKey(), VAPIDPrivateKey: key.PrivateKey(), CreatedAt: time.Now()}
+	acct := store.Account{ID: r.site.AccountID, EmailVerified: true, CreatedAt: time.Now()}
+	apiKey := store.APIKey{ID: uuid.NewString(), WebsiteID: r.site.ID, Name: "k", Prefix: "rb_live_xxxx", Hash: "h", Scopes: []string{"full"}, CreatedAt: time.Now()}
+	if err := st.CreateWebsite(ctx, acct, r.site, apiKey); err != nil {
+		t.Fatal(err)
+	}
+	content, _ := json.Marshal(notification.Content{Title: "Hi", Body: "There", URL: "https://shop.example", TTL: 600, Transactional: true})
+	r.n = store.Notification{ID: uuid.NewString(), WebsiteID: r.site.ID, Status: store.StatusSending,
+		Title: "Hi", Content: content, CreatedAt: time.Now()}
+	if err := st.CreateNotification(ctx, &r.n); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// browser subscribes a fake browser and returns it with its recipient row.
+func (r *rig) browser(b webpushtest.Behavior) (*webpushtest.Browser, store.Recipient) {
+	r.t.Helper()
+	br := r.push.NewBrowser(r.site.VAPIDPublicKey)
+	br.SetBehavior(b)
+	sub := br.Subscription()
+	res, err := r.st.UpsertSubscription(context.Background(), store.SubscriptionInput{
+		WebsiteID: r.site.ID, Endpoint: sub.Endpoint, P256dh: sub.P256dh, Auth: sub.Auth, Device: "desktop", Language: "en", At: time.Now(),
+	})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return br, store.Recipient{
+		Endpoint:   store.Endpoint{ID: res.EndpointID, SubscriberID: res.SubscriberID, WebsiteID: r.site.ID, URL: sub.Endpoint, P256dh: sub.P256dh, Auth: sub.Auth, Device: "desktop"},
+		Subscriber: store.Subscriber{ID: res.SubscriberID, WebsiteID: r.site.ID, Language: "en"},
+	}
+}
+
+func (r *rig) counters() store.Counters {
+	r.t.Helper()
+	n, err := r.st.NotificationByID(context.Background(), r.n.ID)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return n.Counters
+}
+
+func TestPushOutcomesAndRetries(t *testing.T) {
+	r := newRig(t, Config{MaxAttempts: 3, BaseBackoff: 100 * time.Millisecond, MaxBackoff: 10 * time.Second})
+	ok, okRecipient := r.browser(webpushtest.Behavior{})
+	throttled, throttledRecipient := r.browser(webpushtest.Behavior{Status: 429, RetryAfter: "7", Times: 1})
+	down, downRecipient := r.browser(webpushtest.Behavior{Status: 503})
+	_, goneRecipient := r.browser(webpushtest.Behavior{Status: 404})
+	_, bigRecipient := r.browser(webpushtest.Behavior{Status: 413})
+
+	batch := Batch{NotificationID: r.n.ID, WebsiteID: r.site.ID,
+		Recipients: []store.Recipient{okRecipient, throttledRecipient, downRecipient, goneRecipient, bigRecipient}}
+	if err := r.p.Push(context.Background(), batch); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := r.counters(), (store.Counters{Recipients: 5, Processed: 5, Sent: 2, Failed: 2, Pruned: 1}); got != want {
+		t.Fatalf("counters %+v, want %+v", got, want)
+	}
+	if len(ok.Received()) != 1 || len(throttled.Received()) != 1 || len(down.Received()) != 0 {
+		t.Fatalf("received ok %d throttled %d down %d", len(ok.Received()), len(throttled.Received()), len(down.Received()))
+	}
+	d := ok.Received()[0]
+	if d.TTL != 600 || d.Urgency != "high" {
+		t.Fatalf("headers: ttl %d urgency %q (transactional sends are high urgency)", d.TTL, d.Urgency)
+	}
+	var p notification.Payload
+	if err := json.Unmarshal(d.Payload, &p); err != nil || p.NotificationID != r.n.ID || p.EndpointID != okRecipient.Endpoint.ID || p.Title != "Hi" {
+		t.Fatalf("payload %s (%v)", d.Payload, err)
+	}
+	// 429 once with Retry-After 7 s: one wait of at least 7 s. 503 every
+	// time: MaxAttempts-1 waits, then failed.
+	r.mu.Lock()
+	sleeps := append([]time.Duration(nil), r.sleeps...)
+	r.mu.Unlock()
+	if len(sleeps) != 3 {
+		t.Fatalf("sleeps %v, want 3 (one for 429, two for 503)", sleeps)
+	}
+	sawRetryAfter := false
+	for _, s := range sleeps {
+		if s >= 7*time.Second {
+			sawRetryAfter = true
+		}
+		if s > 10*time.Second {
+			t.Fatalf("sleep %v above MaxBackoff", s)
+		}
+	}
+	if !sawRetryAfter {
+		t.Fatalf("sleeps %v: Retry-After 7 s not honoured", sleeps)
+	}
+
+	// The pruned endpoint is gone from the store.
+	if _, err := r.st.Endpoint(context.Background(), r.site.ID, goneRecipient.Endpoint.ID); err == nil {
+		t.Fatal("404 endpoint not pruned")
+	}
+
+	// Pushing the same batch again sends nothing twice and counts nothing.
+	if err := r.p.Push(context.Background(), batch); err != nil {
+		t.Fatal(err)
+	}
+	if len(ok.Received()) != 1 || r.counters().Recipients != 5 {
+		t.Fatalf("redone batch delivered again: %d, counters %+v", len(ok.Received()), r.counters())
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	p := &Pusher{cfg: Config{BaseBackoff: time.Second, MaxBackoff: 30 * time.Second}}
+	f := func(attempt int, retryAfter, lo, hi time.Duration) {
+		t.Helper()
+		for range 50 {
+			if d := p.backoff(attempt, retryAfter); d < lo || d > hi {
+				t.Fatalf("backoff(%d, %v) = %v, want in [%v, %v]", attempt, retryAfter, d, lo, hi)
+			}
+		}
+	}
+	f(1, 0, 500*time.Millisecond, time.Second)
+	f(2, 0, time.Second, 2*time.Second)
+	f(3, 0, 2*time.Second, 4*time.Second)
+	f(1, 20*time.Second, 20*time.Second, 20*time.Second)
+	f(1, time.Hour, 30*time.Second, 30*time.Second)
+	f(40, 0, 30*time.Second, 30*time.Second)
+}
