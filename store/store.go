@@ -268,13 +268,13 @@ type Store interface {
 	StartSending(ctx context.Context, id string, at time.Time) (Notification, error)
 	// FailNotification turns a send that has not finished into failed with a reason.
 	FailNotification(ctx context.Context, id, reason string, at time.Time) error
-	// AddRecipients adds to the recipients counter as fan-out expands.
-	AddRecipients(ctx context.Context, id string, n int64) error
 	// Undelivered returns which of the endpoints have no recorded result for
 	// the notification yet (the dedupe per (notification, endpoint)).
 	Undelivered(ctx context.Context, notificationID string, endpointIDs []string) ([]string, error)
 	// RecordResults stores a batch of push results once per (notification,
-	// endpoint), updates the counters with the ones that were new, and
+	// endpoint), updates the counters with the ones that were new (each new
+	// result adds one recipient, so a redone batch never counts a browser
+	// twice and recipients = sent + failed + pruned once the send is done), and
 	// removes pruned endpoints, all in one transaction.
 	RecordResults(ctx context.Context, notificationID string, results []PushResult) error
 	// ShardDone marks one shard of a send expanded and delivered; when every

@@ -1,0 +1,63 @@
+package notification
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+)
+
+// FuzzDecode feeds hostile bodies through Decode and Prepare: neither may
+// panic, every refusal is a spec error code, and an accepted send's stored
+// content, target and payload are valid JSON.
+func FuzzDecode(f *testing.F) {
+	for _, seed := range []string{
+		`{"title":"Hi"}`,
+		`{"title":"a","externalIds":[]}`,
+		`{"title":"a","actions":[{"title":"x","url":"javascript:1"},{"title":"y"},{"title":"z"}]}`,
+		`{"title":"a","filters":{"match":"any","rules":[{"field":"tag:vip","op":"in","value":["a",1,true]}]}}`,
+		`{"title":"a","ab":{"b":{"title":"b"}},"abTest":{"testPercent":-5,"afterHours":999}}`,
+		`{"title":"a","sendAt":"2030-01-01T00:00:00Z","perTimezone":true,"localTime":"23:59"}`,
+		`{"title":"a","translations":{"de":{"title":"x","body":"y"},"":{}}}`,
+		`{"draft":true}`,
+		`{"title":"a","ttl":-1}`,
+		`{"title":"a"}{}`,
+		`[1,2]`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		r, err := Decode(body)
+		if err != nil {
+			var e *Error
+			if !errors.As(err, &e) || (e.Code != "invalid_json" && e.Code != "unknown_field") {
+				t.Fatalf("Decode error %v is not invalid_json or unknown_field", err)
+			}
+			return
+		}
+		n, err := Prepare(context.Background(), r, website, lookup, now)
+		if err != nil {
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("Prepare error %v is not a spec error", err)
+			}
+			return
+		}
+		c, err := DecodeContent(n.Content)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := DecodeTarget(n.Target); err != nil {
+			t.Fatal(err)
+		}
+		if len(c.Actions) > MaxActions || c.TTL < 1 || c.TTL > MaxTTL {
+			t.Fatalf("content out of range: %+v", c)
+		}
+		if !json.Valid(n.SendBody) {
+			t.Fatalf("sendBody %q", n.SendBody)
+		}
+		if _, err := json.Marshal(c.Payload(n.ID, "e", c.Variant("e"), "de")); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

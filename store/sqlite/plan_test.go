@@ -1,0 +1,38 @@
+package sqlite
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// TestQueryPlans keeps the hot queries on their indexes: no full scan of a
+// table, only of the json_each argument lists.
+func TestQueryPlans(t *testing.T) {
+	s := openTest(t)
+	f := func(name, query string, args ...any) {
+		t.Helper()
+		rows, err := s.r.db.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+query, args...)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		defer rows.Close()
+		var plan []string
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			plan = append(plan, detail)
+		}
+		for _, step := range plan {
+			if strings.HasPrefix(step, "SCAN ") && !strings.HasPrefix(step, "SCAN json_each") && step != "SCAN x" {
+				t.Fatalf("%s scans a table:\n%s", name, strings.Join(plan, "\n"))
+			}
+		}
+	}
+	f("audience", audienceQuery, "w", 1, "", 10)
+	f("audience by external id", audienceExternalQuery, "w", 1, "", 10, `["a"]`)
+	f("undelivered", undeliveredQuery, "n", `["a"]`)
+}

@@ -1,0 +1,247 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/relaybell/relaybell/store"
+)
+
+// UpsertSubscription registers a browser subscription:
+//
+//   - a known endpoint URL (per website) is updated in place, together with
+//     its subscriber, and keeps its ids (Created=false);
+//   - a new endpoint joins the subscriber holding ExternalID if there is one
+//     (one person, several browsers), otherwise a new subscriber;
+//   - a known endpoint registered with an ExternalID held by another
+//     subscriber moves to that subscriber; if its own subscriber has no
+//     external id yet it takes this one, and if it has a different one the
+//     endpoint moves to a new subscriber for the new id (another person
+//     logged in on that browser). A subscriber left without endpoints is
+//     marked unsubscribed.
+//
+// Language, timezone, country, URL, device and user agent are only
+// overwritten when given. The subscriber becomes subscribed again and is
+// opted into every given topic slug that exists (any case).
+func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInput) (store.SubscriptionResult, error) {
+	at := ms(now(in.At))
+	var res store.SubscriptionResult
+	err := s.write(ctx, func(tx wtx) error {
+		res = store.SubscriptionResult{}
+		var epID, curSub, curExt string
+		err := tx.queryRow(`SELECT e.id, e.subscriber_id, s.external_id
+			FROM endpoints e JOIN subscribers s ON s.id = e.subscriber_id
+			WHERE e.website_id = ? AND e.url = ?`, in.WebsiteID, in.Endpoint).Scan(&epID, &curSub, optString{&curExt})
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+
+		// Choose the subscriber the endpoint belongs to from now on.
+		target, setExternal := "", false
+		switch {
+		case in.ExternalID == "" || (epID != "" && curExt == in.ExternalID):
+			target = curSub // "" for a new endpoint: new subscriber
+		default:
+			err := tx.queryRow(`SELECT id FROM subscribers WHERE website_id = ? AND external_id = ?`,
+				in.WebsiteID, in.ExternalID).Scan(&target)
+			switch {
+			case err == nil:
+			case !errors.Is(err, sql.ErrNoRows):
+				return err
+			case epID != "" && curExt == "":
+				target, setExternal = curSub, true
+			}
+		}
+
+		var shard int
+		if target == "" {
+			target = uuid.NewString()
+			shard = store.ShardOf(target)
+			if _, err := tx.exec(`INSERT INTO subscribers (id, website_id, external_id, country,
+				language, timezone, url, tags, shard, created_at, last_seen_at) VALUES (?, ?, ?, ?, ?, ?, ?, '{}', ?, ?, ?)`,
+				target, in.WebsiteID, nullString(in.ExternalID), in.Country, in.Language, in.Timezone, in.URL,
+				shard, at, at); err != nil {
+				return err
+			}
+		} else {
+			var ext any
+			if setExternal {
+				ext = in.ExternalID
+			}
+			err := tx.queryRow(`UPDATE subscribers SET
+					external_id = coalesce(?, external_id),
+					country = CASE WHEN ? = '' THEN country ELSE ? END,
+					language = CASE WHEN ? = '' THEN language ELSE ? END,
+					timezone = CASE WHEN ? = '' THEN timezone ELSE ? END,
+					url = CASE WHEN ? = '' THEN url ELSE ? END,
+					last_seen_at = ?, unsubscribed_at = NULL
+				WHERE id = ? RETURNING shard`,
+				ext, in.Country, in.Country, in.Language, in.Language, in.Timezone, in.Timezone, in.URL, in.URL,
+				at, target).Scan(&shard)
+			if err != nil {
+				return err
+			}
+		}
+
+		if epID == "" {
+			epID = uuid.NewString()
+			if _, err := tx.exec(`INSERT INTO endpoints (id, website_id, subscriber_id, url, p256dh, auth,
+				device, user_agent, shard, created_at, last_seen_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				epID, in.WebsiteID, target, in.Endpoint, in.P256dh, in.Auth, in.Device, in.UserAgent, shard, at, at); err != nil {
+				return err
+			}
+			res.Created = true
+		} else {
+			if _, err := tx.exec(`UPDATE endpoints SET subscriber_id = ?, shard = ?, p256dh = ?, auth = ?,
+					device = CASE WHEN ? = '' THEN device ELSE ? END,
+					user_agent = CASE WHEN ? = '' THEN user_agent ELSE ? END,
+					last_seen_at = ?
+				WHERE id = ?`,
+				target, shard, in.P256dh, in.Auth, in.Device, in.Device, in.UserAgent, in.UserAgent, at, epID); err != nil {
+				return err
+			}
+			if curSub != target {
+				if err := markUnsubscribedIfEmpty(tx, curSub, at); err != nil {
+					return err
+				}
+			}
+		}
+
+		for _, slug := range in.Topics {
+			if _, err := tx.exec(`INSERT OR IGNORE INTO topic_optins (topic_id, subscriber_id, created_at)
+				SELECT id, ?, ? FROM topics WHERE website_id = ? AND slug = ?`, target, at, in.WebsiteID, slug); err != nil {
+				return err
+			}
+		}
+		res.SubscriberID, res.EndpointID = target, epID
+		return nil
+	})
+	if err != nil {
+		return store.SubscriptionResult{}, fmt.Errorf("upserting subscription: %w", mapErr(err))
+	}
+	return res, nil
+}
+
+// markUnsubscribedIfEmpty marks a subscriber without endpoints unsubscribed.
+func markUnsubscribedIfEmpty(tx wtx, subscriberID string, at int64) error {
+	_, err := tx.exec(`UPDATE subscribers SET unsubscribed_at = ?
+		WHERE id = ? AND unsubscribed_at IS NULL
+		AND NOT EXISTS (SELECT 1 FROM endpoints WHERE subscriber_id = ?)`, at, subscriberID, subscriberID)
+	return err
+}
+
+const endpointCols = `e.id, e.subscriber_id, e.website_id, e.url, e.p256dh, e.auth, e.device, e.user_agent,
+	e.created_at, e.last_seen_at`
+
+// endpointReturning is endpointCols for RETURNING clauses.
+var endpointReturning = strings.ReplaceAll(endpointCols, "e.", "")
+
+func endpointDest(e *store.Endpoint) []any {
+	return []any{&e.ID, &e.SubscriberID, &e.WebsiteID, &e.URL, &e.P256dh, &e.Auth, &e.Device, &e.UserAgent,
+		msTime{&e.CreatedAt}, msTime{&e.LastSeenAt}}
+}
+
+// DeleteSubscription removes the website's endpoint with that URL and marks
+// its subscriber unsubscribed when it was the last one.
+func (s *Store) DeleteSubscription(ctx context.Context, websiteID, endpointURL string) (store.Endpoint, error) {
+	var e store.Endpoint
+	err := s.write(ctx, func(tx wtx) error {
+		err := tx.queryRow(`DELETE FROM endpoints WHERE website_id = ? AND url = ?
+			RETURNING `+endpointReturning, websiteID, endpointURL).Scan(endpointDest(&e)...)
+		if err != nil {
+			return notFound(err)
+		}
+		return markUnsubscribedIfEmpty(tx, e.SubscriberID, ms(time.Now()))
+	})
+	if err != nil {
+		return store.Endpoint{}, fmt.Errorf("deleting subscription: %w", err)
+	}
+	return e, nil
+}
+
+// Endpoint returns one of the website's endpoints by id.
+func (s *Store) Endpoint(ctx context.Context, websiteID, id string) (store.Endpoint, error) {
+	var e store.Endpoint
+	err := s.r.queryRow(ctx, `SELECT `+endpointCols+` FROM endpoints e WHERE e.id = ? AND e.website_id = ?`,
+		id, websiteID).Scan(endpointDest(&e)...)
+	if err != nil {
+		return store.Endpoint{}, fmt.Errorf("loading endpoint: %w", notFound(err))
+	}
+	return e, nil
+}
+
+// RecordInteraction counts a delivered or clicked ping once per
+// (notification, endpoint, kind). A notification of another website is
+// store.ErrNotFound. The endpoint need not exist any more (it may have been
+// pruned or unsubscribed since the push).
+func (s *Store) RecordInteraction(ctx context.Context, websiteID, notificationID, endpointID, kind string, at time.Time) (bool, error) {
+	var counter string
+	switch kind {
+	case store.InteractionDelivered:
+		counter = "delivered"
+	case store.InteractionClicked:
+		counter = "clicked"
+	default:
+		return false, fmt.Errorf("recording interaction: unknown kind %q", kind)
+	}
+	var isNew bool
+	err := s.write(ctx, func(tx wtx) error {
+		isNew = false
+		var n int
+		if err := tx.queryRow(`SELECT count(*) FROM notifications WHERE id = ? AND website_id = ?`,
+			notificationID, websiteID).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			return store.ErrNotFound
+		}
+		res, err := tx.exec(`INSERT OR IGNORE INTO interactions (notification_id, endpoint_id, kind, at)
+			VALUES (?, ?, ?, ?)`, notificationID, endpointID, kind, ms(now(at)))
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return err
+		}
+		isNew = true
+		_, err = tx.exec(`UPDATE notifications SET `+counter+` = `+counter+` + 1 WHERE id = ?`, notificationID)
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("recording interaction: %w", err)
+	}
+	return isNew, nil
+}
+
+// CreateTopic stores a topic. A slug the website already has (any case) is
+// store.ErrConflict. The store.Store interface has no topic management yet;
+// storetest uses this to set up topic fixtures.
+func (s *Store) CreateTopic(ctx context.Context, websiteID, id, name, slug string, at time.Time) error {
+	_, err := s.w.exec(ctx, `INSERT INTO topics (id, website_id, name, slug, created_at) VALUES (?, ?, ?, ?, ?)`,
+		id, websiteID, name, slug, ms(now(at)))
+	if err != nil {
+		return fmt.Errorf("creating topic: %w", mapErr(err))
+	}
+	return nil
+}
+
+// CreateSegment stores a saved segment with its filters JSON. The store.Store
+// interface has no segment management yet; storetest uses this to set up
+// segment fixtures.
+func (s *Store) CreateSegment(ctx context.Context, websiteID, id, name string, filters []byte, at time.Time) error {
+	if filters == nil {
+		filters = []byte("{}")
+	}
+	_, err := s.w.exec(ctx, `INSERT INTO segments (id, website_id, name, filters, created_at) VALUES (?, ?, ?, ?, ?)`,
+		id, websiteID, name, string(filters), ms(now(at)))
+	if err != nil {
+		return fmt.Errorf("creating segment: %w", mapErr(err))
+	}
+	return nil
+}

@@ -1,0 +1,241 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/relaybell/relaybell/store"
+)
+
+var audienceCases = []testCase{
+	{"Paging", testAudiencePaging},
+	{"ExternalIDs", testAudienceExternalIDs},
+	{"Empty", testAudienceEmpty},
+	{"SegmentExists", testSegmentExists},
+	{"TopicExists", testTopicExists},
+}
+
+// walkShard walks one shard with the given page size and checks each page.
+func walkShard(t *testing.T, s store.Store, q store.AudienceQuery) []store.Recipient {
+	t.Helper()
+	var all []store.Recipient
+	for pages := 0; ; pages++ {
+		if pages > 10_000 {
+			t.Fatal("audience paging does not end")
+		}
+		page, err := s.Audience(context.Background(), q)
+		noErr(t, "Audience", err)
+		if len(page) > q.Limit {
+			t.Fatalf("page of %d recipients, limit %d", len(page), q.Limit)
+		}
+		for i, r := range page {
+			if r.Endpoint.ID <= q.AfterID || (i > 0 && r.Endpoint.ID <= page[i-1].Endpoint.ID) {
+				t.Fatalf("page after %q not in ascending endpoint id order: %q at %d", q.AfterID, r.Endpoint.ID, i)
+			}
+			if r.Subscriber.Shard != q.Shard || store.ShardOf(r.Subscriber.ID) != q.Shard {
+				t.Fatalf("recipient of subscriber %s (shard %d) in shard %d", r.Subscriber.ID, r.Subscriber.Shard, q.Shard)
+			}
+			if r.Endpoint.WebsiteID != q.WebsiteID || r.Subscriber.WebsiteID != q.WebsiteID ||
+				r.Endpoint.SubscriberID != r.Subscriber.ID {
+				t.Fatalf("recipient %+v does not belong to website %s", r, q.WebsiteID)
+			}
+		}
+		all = append(all, page...)
+		if len(page) < q.Limit {
+			return all
+		}
+		q.AfterID = page[len(page)-1].Endpoint.ID
+	}
+}
+
+func testAudiencePaging(t *testing.T, s store.Store) {
+	w, other := newWebsite(t, s), newWebsite(t, s)
+	want := map[string]store.Recipient{}
+	for i := range 300 {
+		in := subscription(w.Website.ID)
+		if i%3 == 0 {
+			in.ExternalID = fmt.Sprintf("user-%d", i)
+		}
+		in.Language = []string{"en", "fr", "de"}[i%3]
+		in.At = at(time.Duration(i) * time.Second)
+		res := subscribe(t, s, in)
+		want[res.EndpointID] = wantRecipient(in, res)
+		if in.ExternalID != "" && i%10 == 0 { // a second browser of the same person
+			in2 := subscription(w.Website.ID)
+			in2.ExternalID, in2.Language, in2.At = in.ExternalID, in.Language, in.At
+			res2 := subscribe(t, s, in2)
+			want[res2.EndpointID] = wantRecipient(in2, res2)
+		}
+	}
+	for range 40 {
+		subscribe(t, s, subscription(other.Website.ID))
+	}
+
+	got := map[string]store.Recipient{}
+	pagesOfSeveral := 0
+	for shard := range store.Shards {
+		rs := walkShard(t, s, store.AudienceQuery{WebsiteID: w.Website.ID, Shard: shard, Limit: 2})
+		if len(rs) > 4 {
+			pagesOfSeveral++
+		}
+		for _, r := range rs {
+			if _, dup := got[r.Endpoint.ID]; dup {
+				t.Fatalf("endpoint %s returned twice", r.Endpoint.ID)
+			}
+			got[r.Endpoint.ID] = r
+		}
+	}
+	if pagesOfSeveral == 0 {
+		t.Fatal("no shard needed more than two pages; the test is not testing paging")
+	}
+	if len(got) != len(want) {
+		t.Fatalf("audience has %d endpoints, want %d", len(got), len(want))
+	}
+	for id, r := range want {
+		same(t, "recipient "+id, got[id], r)
+	}
+
+	// A page size larger than the shard returns it whole, in one page.
+	shard := want[slices.Sorted(maps.Keys(want))[0]].Subscriber.Shard
+	whole := walkShard(t, s, store.AudienceQuery{WebsiteID: w.Website.ID, Shard: shard, Limit: 1000})
+	paged := walkShard(t, s, store.AudienceQuery{WebsiteID: w.Website.ID, Shard: shard, Limit: 1})
+	same(t, "whole shard vs paged by 1", whole, paged)
+}
+
+func testAudienceExternalIDs(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w, other := newWebsite(t, s), newWebsite(t, s)
+	endpointsOf := map[string][]string{} // external id -> endpoint ids
+	for i := range 60 {
+		in := subscription(w.Website.ID)
+		if i%4 != 3 {
+			in.ExternalID = fmt.Sprintf("u%d", i%5)
+		}
+		res := subscribe(t, s, in)
+		endpointsOf[in.ExternalID] = append(endpointsOf[in.ExternalID], res.EndpointID)
+	}
+	// The same external ids on another website stay out.
+	for i := range 5 {
+		in := subscription(other.Website.ID)
+		in.ExternalID = fmt.Sprintf("u%d", i)
+		subscribe(t, s, in)
+	}
+
+	f := func(ids []string, limit int, want []string) {
+		t.Helper()
+		var got []string
+		for shard := range store.Shards {
+			for _, r := range walkShard(t, s, store.AudienceQuery{WebsiteID: w.Website.ID, Shard: shard, Limit: limit, ExternalIDs: ids}) {
+				if !slices.Contains(ids, r.Subscriber.ExternalID) {
+					t.Fatalf("ExternalIDs %q returned subscriber with external id %q", ids, r.Subscriber.ExternalID)
+				}
+				got = append(got, r.Endpoint.ID)
+			}
+		}
+		slices.Sort(got)
+		slices.Sort(want)
+		same(t, fmt.Sprintf("endpoints of %q", ids), got, want)
+	}
+	f([]string{"u1", "u3", "nobody"}, 2, slices.Concat(endpointsOf["u1"], endpointsOf["u3"]))
+	f([]string{"u0"}, 1, endpointsOf["u0"])
+	f([]string{"u0", "u1", "u2", "u3", "u4"}, 1000, slices.Concat(endpointsOf["u0"], endpointsOf["u1"],
+		endpointsOf["u2"], endpointsOf["u3"], endpointsOf["u4"]))
+	f([]string{"nobody"}, 10, nil)
+	f([]string{"u4", "u4"}, 1, endpointsOf["u4"]) // a repeated id does not repeat its endpoints
+
+	// A person whose browsers are all gone is not in the audience.
+	for _, e := range endpointsOf["u2"] {
+		noErr(t, "RecordResults", s.RecordResults(ctx, create(t, s, notification(w.Website.ID)).ID,
+			[]store.PushResult{{EndpointID: e, Outcome: store.OutcomePruned}}))
+	}
+	f([]string{"u2", "u4"}, 3, endpointsOf["u4"])
+}
+
+func testAudienceEmpty(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	for _, q := range []store.AudienceQuery{
+		{WebsiteID: w.Website.ID, Shard: 0, Limit: 10},
+		{WebsiteID: uuid.NewString(), Shard: 5, Limit: 10},
+		{WebsiteID: w.Website.ID, Shard: 7, Limit: 10, ExternalIDs: []string{"x"}},
+	} {
+		got, err := s.Audience(ctx, q)
+		noErr(t, "Audience", err)
+		if len(got) != 0 {
+			t.Fatalf("Audience(%+v) = %d recipients, want none", q, len(got))
+		}
+	}
+	// Past the last endpoint id of a shard.
+	res := subscribe(t, s, subscription(w.Website.ID))
+	shard := store.ShardOf(res.SubscriberID)
+	got, err := s.Audience(ctx, store.AudienceQuery{WebsiteID: w.Website.ID, Shard: shard, AfterID: res.EndpointID, Limit: 10})
+	noErr(t, "Audience", err)
+	if len(got) != 0 {
+		t.Fatalf("Audience after the last endpoint = %d recipients, want none", len(got))
+	}
+	got, err = s.Audience(ctx, store.AudienceQuery{WebsiteID: w.Website.ID, Shard: (shard + 1) % store.Shards, Limit: 10})
+	noErr(t, "Audience", err)
+	if len(got) != 0 {
+		t.Fatalf("Audience of another shard = %d recipients, want none", len(got))
+	}
+}
+
+func testSegmentExists(t *testing.T, s store.Store) {
+	fx, ok := s.(Fixtures)
+	if !ok {
+		t.Skip("store does not implement storetest.Fixtures")
+	}
+	ctx := context.Background()
+	w, other := newWebsite(t, s), newWebsite(t, s)
+	id := uuid.NewString()
+	noErr(t, "CreateSegment", fx.CreateSegment(ctx, w.Website.ID, id, "French speakers",
+		[]byte(`{"match":"all","rules":[{"field":"language","op":"is","value":"fr"}]}`), t0))
+	f := func(websiteID, id string, want bool) {
+		t.Helper()
+		got, err := s.SegmentExists(ctx, websiteID, id)
+		noErr(t, "SegmentExists", err)
+		if got != want {
+			t.Fatalf("SegmentExists(%s, %s) = %v, want %v", websiteID, id, got, want)
+		}
+	}
+	f(w.Website.ID, id, true)
+	f(other.Website.ID, id, false)
+	f(w.Website.ID, uuid.NewString(), false)
+}
+
+func testTopicExists(t *testing.T, s store.Store) {
+	fx, ok := s.(Fixtures)
+	if !ok {
+		t.Skip("store does not implement storetest.Fixtures")
+	}
+	ctx := context.Background()
+	w, other := newWebsite(t, s), newWebsite(t, s)
+	id := uuid.NewString()
+	noErr(t, "CreateTopic", fx.CreateTopic(ctx, w.Website.ID, id, "Breaking News", "breaking-news", t0))
+	wantErr(t, "CreateTopic(same slug, other case)",
+		fx.CreateTopic(ctx, w.Website.ID, uuid.NewString(), "Breaking", "Breaking-News", t0), store.ErrConflict)
+	noErr(t, "CreateTopic(same slug, other website)",
+		fx.CreateTopic(ctx, other.Website.ID, uuid.NewString(), "Breaking News", "breaking-news", t0))
+
+	f := func(websiteID, idOrSlug string, want bool) {
+		t.Helper()
+		got, err := s.TopicExists(ctx, websiteID, idOrSlug)
+		noErr(t, "TopicExists", err)
+		if got != want {
+			t.Fatalf("TopicExists(%s, %q) = %v, want %v", websiteID, idOrSlug, got, want)
+		}
+	}
+	f(w.Website.ID, id, true)
+	f(w.Website.ID, "breaking-news", true)
+	f(w.Website.ID, "Breaking-NEWS", true)
+	f(w.Website.ID, "breaking", false)
+	f(w.Website.ID, uuid.NewString(), false)
+	f(other.Website.ID, id, false)
+	f(newWebsite(t, s).Website.ID, "breaking-news", false)
+}

@@ -1,0 +1,403 @@
+package storetest
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/relaybell/relaybell/store"
+)
+
+var deliveryCases = []testCase{
+	{"Undelivered", testUndelivered},
+	{"RecordResultsCounters", testRecordResultsCounters},
+	{"RecordResultsConcurrentReplays", testRecordResultsConcurrent},
+	{"RecordResultsPrunes", testRecordResultsPrunes},
+	{"RecordResultsErrors", testRecordResultsErrors},
+	{"ShardDone", testShardDone},
+	{"ShardDoneConcurrent", testShardDoneConcurrent},
+	{"ShardDoneBeforeSending", testShardDoneBeforeSending},
+	{"RecordInteraction", testRecordInteraction},
+}
+
+// endpoints registers n browsers on the website and returns their ids.
+func endpoints(t *testing.T, s store.Store, websiteID string, n int) []string {
+	t.Helper()
+	out := make([]string, n)
+	for i := range out {
+		out[i] = subscribe(t, s, subscription(websiteID)).EndpointID
+	}
+	return out
+}
+
+func counters(t *testing.T, s store.Store, id string) store.Counters {
+	t.Helper()
+	return getNotification(t, s, id).Counters
+}
+
+func testUndelivered(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	n := create(t, s, notification(w.Website.ID))
+	other := create(t, s, notification(w.Website.ID))
+	e := endpoints(t, s, w.Website.ID, 5)
+	input := []string{e[3], e[0], e[4], e[1], e[2]}
+
+	f := func(id string, in, want []string) {
+		t.Helper()
+		got, err := s.Undelivered(ctx, id, in)
+		noErr(t, "Undelivered", err)
+		same(t, "Undelivered", got, want)
+	}
+	f(n.ID, input, input)
+	f(n.ID, nil, nil)
+	noErr(t, "RecordResults", s.RecordResults(ctx, n.ID, []store.PushResult{
+		{EndpointID: e[0], Outcome: store.OutcomeSent},
+		{EndpointID: e[4], Outcome: store.OutcomeFailed},
+	}))
+	f(n.ID, input, []string{e[3], e[1], e[2]})
+	f(other.ID, input, input)
+	// Ids the store never saw (an endpoint pruned since) are undelivered too.
+	unknown := uuid.NewString()
+	f(n.ID, []string{unknown, e[0]}, []string{unknown})
+	noErr(t, "RecordResults", s.RecordResults(ctx, n.ID, []store.PushResult{
+		{EndpointID: e[1], Outcome: store.OutcomeSent},
+		{EndpointID: e[2], Outcome: store.OutcomeSent},
+		{EndpointID: e[3], Outcome: store.OutcomePruned},
+	}))
+	f(n.ID, input, nil)
+}
+
+func testRecordResultsCounters(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	n := create(t, s, notification(w.Website.ID))
+	other := create(t, s, notification(w.Website.ID))
+	e := endpoints(t, s, w.Website.ID, 8)
+
+	first := []store.PushResult{
+		{EndpointID: e[0], Outcome: store.OutcomeSent},
+		{EndpointID: e[1], Outcome: store.OutcomeSent},
+		{EndpointID: e[2], Outcome: store.OutcomeSent},
+		{EndpointID: e[3], Outcome: store.OutcomeFailed},
+		{EndpointID: e[4], Outcome: store.OutcomeFailed},
+		{EndpointID: e[5], Outcome: store.OutcomePruned},
+	}
+	noErr(t, "RecordResults", s.RecordResults(ctx, n.ID, first))
+	want := store.Counters{Recipients: 6, Processed: 6, Sent: 3, Failed: 2, Pruned: 1}
+	same(t, "counters after first batch", counters(t, s, n.ID), want)
+
+	// A replayed batch (a pusher that died before acknowledging) counts nothing.
+	noErr(t, "RecordResults(replay)", s.RecordResults(ctx, n.ID, first))
+	same(t, "counters after replay", counters(t, s, n.ID), want)
+
+	// An overlapping batch counts only the new endpoints, whatever outcome
+	// the replay claims for the old ones; a duplicate within a batch counts once.
+	noErr(t, "RecordResults(overlap)", s.RecordResults(ctx, n.ID, []store.PushResult{
+		{EndpointID: e[0], Outcome: store.OutcomeFailed},
+		{EndpointID: e[3], Outcome: store.OutcomeSent},
+		{EndpointID: e[6], Outcome: store.OutcomeSent},
+		{EndpointID: e[7], Outcome: store.OutcomeFailed},
+		{EndpointID: e[7], Outcome: store.OutcomeFailed},
+	}))
+	want = store.Counters{Recipients: 8, Processed: 8, Sent: 4, Failed: 3, Pruned: 1}
+	same(t, "counters after overlapping batch", counters(t, s, n.ID), want)
+	noErr(t, "RecordResults(empty)", s.RecordResults(ctx, n.ID, nil))
+	same(t, "counters after empty batch", counters(t, s, n.ID), want)
+
+	// Results are per notification.
+	same(t, "other counters", counters(t, s, other.ID), store.Counters{})
+	noErr(t, "RecordResults(other)", s.RecordResults(ctx, other.ID, first[:2]))
+	same(t, "other counters", counters(t, s, other.ID), store.Counters{Recipients: 2, Processed: 2, Sent: 2})
+	same(t, "counters unchanged by other", counters(t, s, n.ID), want)
+}
+
+func testRecordResultsConcurrent(t *testing.T, s store.Store) {
+	w := newWebsite(t, s)
+	n := create(t, s, notification(w.Website.ID))
+	e := endpoints(t, s, w.Website.ID, 40)
+	var batch []store.PushResult
+	for i, id := range e {
+		outcome := store.OutcomeSent
+		if i%4 == 0 {
+			outcome = store.OutcomeFailed
+		}
+		batch = append(batch, store.PushResult{EndpointID: id, Outcome: outcome})
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 12)
+	for i := range errs {
+		wg.Go(func() {
+			// Overlapping halves and the whole batch, from several "pushers".
+			b := batch
+			switch i % 3 {
+			case 1:
+				b = batch[:25]
+			case 2:
+				b = batch[15:]
+			}
+			errs[i] = s.RecordResults(context.Background(), n.ID, b)
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		noErr(t, "concurrent RecordResults", err)
+	}
+	same(t, "counters after concurrent replays", counters(t, s, n.ID), store.Counters{Recipients: 40, Processed: 40, Sent: 30, Failed: 10})
+}
+
+func testRecordResultsPrunes(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	n := create(t, s, notification(w.Website.ID))
+
+	// A person with two browsers, one of which is gone.
+	laptop := subscription(w.Website.ID)
+	laptop.ExternalID = "user-1"
+	phone := subscription(w.Website.ID)
+	phone.ExternalID = "user-1"
+	l, p := subscribe(t, s, laptop), subscribe(t, s, phone)
+	// A person with one browser, gone.
+	alone := subscribe(t, s, subscription(w.Website.ID))
+	kept := subscribe(t, s, subscription(w.Website.ID))
+
+	noErr(t, "RecordResults", s.RecordResults(ctx, n.ID, []store.PushResult{
+		{EndpointID: l.EndpointID, Outcome: store.OutcomePruned},
+		{EndpointID: alone.EndpointID, Outcome: store.OutcomePruned},
+		{EndpointID: kept.EndpointID, Outcome: store.OutcomeSent},
+		{EndpointID: p.EndpointID, Outcome: store.OutcomeFailed},
+	}))
+	for _, id := range []string{l.EndpointID, alone.EndpointID} {
+		_, err := s.Endpoint(ctx, w.Website.ID, id)
+		wantErr(t, "Endpoint(pruned)", err, store.ErrNotFound)
+	}
+	all := everyone(t, s, w.Website.ID)
+	if len(all) != 2 {
+		t.Fatalf("audience has %d endpoints after pruning, want 2", len(all))
+	}
+	if r, ok := all[p.EndpointID]; !ok || r.Subscriber.ID != l.SubscriberID || r.Subscriber.UnsubscribedAt != nil {
+		t.Fatalf("phone of user-1 = %+v (present %v), want subscribed under %s", r, ok, l.SubscriberID)
+	}
+	if _, ok := all[kept.EndpointID]; !ok {
+		t.Fatal("sent endpoint is gone from the audience")
+	}
+	same(t, "counters", counters(t, s, n.ID), store.Counters{Recipients: 4, Processed: 4, Sent: 1, Failed: 1, Pruned: 2})
+
+	// Another send reporting the same endpoint pruned counts it, and the
+	// endpoint stays gone.
+	n2 := create(t, s, notification(w.Website.ID))
+	noErr(t, "RecordResults(second send)", s.RecordResults(ctx, n2.ID, []store.PushResult{
+		{EndpointID: l.EndpointID, Outcome: store.OutcomePruned},
+	}))
+	same(t, "second send counters", counters(t, s, n2.ID), store.Counters{Recipients: 1, Processed: 1, Pruned: 1})
+
+	// The browser subscribing again comes back as a new endpoint.
+	again := subscribe(t, s, laptop)
+	if !again.Created || again.EndpointID == l.EndpointID || again.SubscriberID != l.SubscriberID {
+		t.Fatalf("re-subscription after pruning = %+v", again)
+	}
+}
+
+func testRecordResultsErrors(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	e := endpoints(t, s, w.Website.ID, 1)
+	err := s.RecordResults(ctx, uuid.NewString(), []store.PushResult{{EndpointID: e[0], Outcome: store.OutcomeSent}})
+	wantErr(t, "RecordResults(unknown notification)", err, store.ErrNotFound)
+
+	n := create(t, s, notification(w.Website.ID))
+	err = s.RecordResults(ctx, n.ID, []store.PushResult{
+		{EndpointID: e[0], Outcome: store.OutcomeSent},
+		{EndpointID: uuid.NewString(), Outcome: "exploded"},
+	})
+	if err == nil {
+		t.Fatal("RecordResults with an unknown outcome succeeded")
+	}
+	// Nothing of a refused batch is kept.
+	same(t, "counters after refused batch", counters(t, s, n.ID), store.Counters{})
+	got, err := s.Undelivered(ctx, n.ID, e)
+	noErr(t, "Undelivered", err)
+	same(t, "undelivered after refused batch", got, e)
+}
+
+func sending(t *testing.T, s store.Store, websiteID string) store.Notification {
+	t.Helper()
+	n := create(t, s, notification(websiteID))
+	n, err := s.StartSending(context.Background(), n.ID, at(time.Hour))
+	noErr(t, "StartSending", err)
+	return n
+}
+
+func testShardDone(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	n := sending(t, s, w.Website.ID)
+	other := sending(t, s, w.Website.ID)
+
+	f := func(id string, shard int, want bool) {
+		t.Helper()
+		got, err := s.ShardDone(ctx, id, shard, at(2*time.Hour))
+		noErr(t, "ShardDone", err)
+		if got != want {
+			t.Fatalf("ShardDone(shard %d) = %v, want %v", shard, got, want)
+		}
+	}
+	for shard := store.Shards - 1; shard > 0; shard-- {
+		f(n.ID, shard, false)
+	}
+	f(n.ID, 5, false) // a repeated shard does not count twice
+	f(other.ID, 0, false)
+	if got := getNotification(t, s, n.ID); got.Status != store.StatusSending || got.FinishedAt != nil {
+		t.Fatalf("with a shard to go: status %q, finished %v", got.Status, got.FinishedAt)
+	}
+	f(n.ID, 0, true)
+	want := n
+	want.Status, want.FinishedAt = store.StatusSent, ptr(at(2*time.Hour))
+	same(t, "finished send", getNotification(t, s, n.ID), want)
+	f(n.ID, 0, false)
+	f(n.ID, 17, false)
+	same(t, "finished send after repeats", getNotification(t, s, n.ID), want)
+	if got := getNotification(t, s, other.ID).Status; got != store.StatusSending {
+		t.Fatalf("other send is %q, want sending", got)
+	}
+
+	_, err := s.ShardDone(ctx, uuid.NewString(), 0, t0)
+	wantErr(t, "ShardDone(unknown)", err, store.ErrNotFound)
+	for _, shard := range []int{-1, store.Shards} {
+		if _, err := s.ShardDone(ctx, other.ID, shard, t0); err == nil {
+			t.Fatalf("ShardDone(shard %d) succeeded", shard)
+		}
+	}
+}
+
+func testShardDoneConcurrent(t *testing.T, s store.Store) {
+	w := newWebsite(t, s)
+	n := sending(t, s, w.Website.ID)
+	var (
+		wg       sync.WaitGroup
+		finished atomic.Int32
+		failures atomic.Int32
+	)
+	for shard := range store.Shards {
+		for range 3 { // each shard reported by three redelivered batches
+			wg.Go(func() {
+				done, err := s.ShardDone(context.Background(), n.ID, shard, at(2*time.Hour))
+				if err != nil {
+					failures.Add(1)
+				}
+				if done {
+					finished.Add(1)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	if failures.Load() != 0 {
+		t.Fatalf("%d concurrent ShardDone calls failed", failures.Load())
+	}
+	if finished.Load() != 1 {
+		t.Fatalf("%d ShardDone calls reported finished, want exactly 1", finished.Load())
+	}
+	if got := getNotification(t, s, n.ID).Status; got != store.StatusSent {
+		t.Fatalf("status %q, want sent", got)
+	}
+}
+
+// Shards reported before the send is marked sending (or of a send that
+// failed meanwhile) don't finish it; once sending, the next report does.
+func testShardDoneBeforeSending(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	n := create(t, s, notification(w.Website.ID))
+	for shard := range store.Shards {
+		done, err := s.ShardDone(ctx, n.ID, shard, at(time.Hour))
+		noErr(t, "ShardDone", err)
+		if done {
+			t.Fatalf("queued send finished at shard %d", shard)
+		}
+	}
+	if got := getNotification(t, s, n.ID).Status; got != store.StatusQueued {
+		t.Fatalf("status %q, want queued", got)
+	}
+	_, err := s.StartSending(ctx, n.ID, at(time.Hour))
+	noErr(t, "StartSending", err)
+	done, err := s.ShardDone(ctx, n.ID, 3, at(2*time.Hour))
+	noErr(t, "ShardDone", err)
+	if !done {
+		t.Fatal("ShardDone after StartSending with every shard done = false, want true")
+	}
+
+	failed := sending(t, s, w.Website.ID)
+	noErr(t, "FailNotification", s.FailNotification(ctx, failed.ID, "dispatch_error", at(time.Hour)))
+	for shard := range store.Shards {
+		done, err := s.ShardDone(ctx, failed.ID, shard, at(time.Hour))
+		noErr(t, "ShardDone", err)
+		if done {
+			t.Fatalf("failed send finished at shard %d", shard)
+		}
+	}
+	if got := getNotification(t, s, failed.ID).Status; got != store.StatusFailed {
+		t.Fatalf("status %q, want failed", got)
+	}
+}
+
+func testRecordInteraction(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w, other := newWebsite(t, s), newWebsite(t, s)
+	n := sending(t, s, w.Website.ID)
+	e := endpoints(t, s, w.Website.ID, 2)
+
+	f := func(websiteID, notificationID, endpointID, kind string, want bool) {
+		t.Helper()
+		got, err := s.RecordInteraction(ctx, websiteID, notificationID, endpointID, kind, at(3*time.Hour))
+		noErr(t, "RecordInteraction", err)
+		if got != want {
+			t.Fatalf("RecordInteraction(%s, %s) = %v, want %v", endpointID, kind, got, want)
+		}
+	}
+	f(w.Website.ID, n.ID, e[0], store.InteractionDelivered, true)
+	f(w.Website.ID, n.ID, e[0], store.InteractionDelivered, false)
+	f(w.Website.ID, n.ID, e[0], store.InteractionClicked, true)
+	f(w.Website.ID, n.ID, e[0], store.InteractionClicked, false)
+	f(w.Website.ID, n.ID, e[1], store.InteractionDelivered, true)
+	c := counters(t, s, n.ID)
+	if c.Delivered != 2 || c.Clicked != 1 {
+		t.Fatalf("delivered %d clicked %d, want 2 1", c.Delivered, c.Clicked)
+	}
+
+	// A ping naming another website's notification changes nothing.
+	_, err := s.RecordInteraction(ctx, other.Website.ID, n.ID, e[1], store.InteractionClicked, at(3*time.Hour))
+	wantErr(t, "RecordInteraction(other website)", err, store.ErrNotFound)
+	_, err = s.RecordInteraction(ctx, w.Website.ID, uuid.NewString(), e[1], store.InteractionClicked, at(3*time.Hour))
+	wantErr(t, "RecordInteraction(unknown notification)", err, store.ErrNotFound)
+	if _, err := s.RecordInteraction(ctx, w.Website.ID, n.ID, e[1], "hovered", at(3*time.Hour)); err == nil {
+		t.Fatal("RecordInteraction(unknown kind) succeeded")
+	}
+	same(t, "counters", counters(t, s, n.ID), c)
+	// The refused click did not take the endpoint's slot.
+	f(w.Website.ID, n.ID, e[1], store.InteractionClicked, true)
+
+	// Concurrent duplicate pings count once.
+	var wg sync.WaitGroup
+	var news atomic.Int32
+	for range 10 {
+		wg.Go(func() {
+			ok, err := s.RecordInteraction(context.Background(), w.Website.ID, n.ID, "late-endpoint", store.InteractionDelivered, at(4*time.Hour))
+			if err == nil && ok {
+				news.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if news.Load() != 1 {
+		t.Fatalf("%d concurrent duplicate pings reported new, want 1", news.Load())
+	}
+	c = counters(t, s, n.ID)
+	if c.Delivered != 3 || c.Clicked != 2 {
+		t.Fatalf("delivered %d clicked %d, want 3 2", c.Delivered, c.Clicked)
+	}
+}

@@ -1,0 +1,403 @@
+package storetest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/relaybell/relaybell/store"
+)
+
+var subscriptionCases = []testCase{
+	{"NewSubscription", testNewSubscription},
+	{"SameEndpointUpdates", testSameEndpointUpdates},
+	{"ExternalIDJoinsSubscriber", testExternalIDJoinsSubscriber},
+	{"ExternalIDSetOnKnownEndpoint", testExternalIDSetOnKnownEndpoint},
+	{"EndpointMovesToExternalIDOwner", testEndpointMovesToExternalIDOwner},
+	{"EndpointChangesPerson", testEndpointChangesPerson},
+	{"WebsitesAreSeparate", testSubscriptionWebsitesAreSeparate},
+	{"UnknownWebsite", testSubscriptionUnknownWebsite},
+	{"DeleteSubscription", testDeleteSubscription},
+	{"Resubscribe", testResubscribe},
+	{"Topics", testSubscriptionTopics},
+	{"Endpoint", testEndpointLookup},
+}
+
+// everyone returns every recipient of the website, all shards, by endpoint id.
+func everyone(t *testing.T, s store.Store, websiteID string) map[string]store.Recipient {
+	t.Helper()
+	out := map[string]store.Recipient{}
+	for shard := range store.Shards {
+		page, err := s.Audience(context.Background(), store.AudienceQuery{WebsiteID: websiteID, Shard: shard, Limit: 10_000})
+		noErr(t, "Audience", err)
+		for _, r := range page {
+			out[r.Endpoint.ID] = r
+		}
+	}
+	return out
+}
+
+// recipient returns the endpoint's recipient from the audience.
+func recipient(t *testing.T, s store.Store, websiteID, endpointID string) store.Recipient {
+	t.Helper()
+	r, ok := everyone(t, s, websiteID)[endpointID]
+	if !ok {
+		t.Fatalf("endpoint %s is not in the audience of website %s", endpointID, websiteID)
+	}
+	return r
+}
+
+// wantRecipient is the recipient a single registration of in creates.
+func wantRecipient(in store.SubscriptionInput, res store.SubscriptionResult) store.Recipient {
+	return store.Recipient{
+		Endpoint: store.Endpoint{
+			ID:           res.EndpointID,
+			SubscriberID: res.SubscriberID,
+			WebsiteID:    in.WebsiteID,
+			URL:          in.Endpoint,
+			P256dh:       in.P256dh,
+			Auth:         in.Auth,
+			Device:       in.Device,
+			UserAgent:    in.UserAgent,
+			CreatedAt:    in.At,
+			LastSeenAt:   in.At,
+		},
+		Subscriber: store.Subscriber{
+			ID:         res.SubscriberID,
+			WebsiteID:  in.WebsiteID,
+			ExternalID: in.ExternalID,
+			Country:    in.Country,
+			Language:   in.Language,
+			Timezone:   in.Timezone,
+			URL:        in.URL,
+			Shard:      store.ShardOf(res.SubscriberID),
+			CreatedAt:  in.At,
+			LastSeenAt: in.At,
+		},
+	}
+}
+
+func testNewSubscription(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	in := subscription(w.Website.ID)
+	in.ExternalID = "user-1"
+	res := subscribe(t, s, in)
+	if !res.Created || res.SubscriberID == "" || res.EndpointID == "" || res.SubscriberID == res.EndpointID {
+		t.Fatalf("UpsertSubscription = %+v, want Created and two distinct ids", res)
+	}
+	want := wantRecipient(in, res)
+	e, err := s.Endpoint(ctx, w.Website.ID, res.EndpointID)
+	noErr(t, "Endpoint", err)
+	same(t, "Endpoint", e, want.Endpoint)
+	same(t, "recipient", recipient(t, s, w.Website.ID, res.EndpointID), want)
+
+	// Without an external id every new endpoint is a new person.
+	a := subscribe(t, s, subscription(w.Website.ID))
+	b := subscribe(t, s, subscription(w.Website.ID))
+	if a.SubscriberID == b.SubscriberID || a.SubscriberID == res.SubscriberID {
+		t.Fatalf("anonymous subscriptions share a subscriber: %+v %+v", a, b)
+	}
+	if n := len(everyone(t, s, w.Website.ID)); n != 3 {
+		t.Fatalf("audience has %d endpoints, want 3", n)
+	}
+}
+
+func testSameEndpointUpdates(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	in := subscription(w.Website.ID)
+	first := subscribe(t, s, in)
+
+	again := in
+	again.P256dh, again.Auth = "BP256-rotated", "auth-rotated"
+	again.Device, again.UserAgent = "android", "Mozilla/5.0 (Linux; Android 14) Chrome/125.0"
+	again.Language, again.Timezone, again.Country = "de", "Europe/Berlin", "DE"
+	again.URL = "https://example.com/blog"
+	again.At = at(time.Hour)
+	res := subscribe(t, s, again)
+	same(t, "second registration", res, store.SubscriptionResult{SubscriberID: first.SubscriberID, EndpointID: first.EndpointID})
+
+	want := wantRecipient(again, res)
+	want.Endpoint.CreatedAt, want.Subscriber.CreatedAt = in.At, in.At
+	same(t, "updated recipient", recipient(t, s, w.Website.ID, res.EndpointID), want)
+
+	// Fields left out are kept.
+	sparse := store.SubscriptionInput{
+		WebsiteID: w.Website.ID, Endpoint: in.Endpoint, P256dh: again.P256dh, Auth: again.Auth, At: at(2 * time.Hour),
+	}
+	res = subscribe(t, s, sparse)
+	same(t, "third registration", res, store.SubscriptionResult{SubscriberID: first.SubscriberID, EndpointID: first.EndpointID})
+	want.Endpoint.LastSeenAt, want.Subscriber.LastSeenAt = sparse.At, sparse.At
+	same(t, "recipient after sparse registration", recipient(t, s, w.Website.ID, res.EndpointID), want)
+
+	e, err := s.Endpoint(ctx, w.Website.ID, res.EndpointID)
+	noErr(t, "Endpoint", err)
+	same(t, "Endpoint", e, want.Endpoint)
+	if n := len(everyone(t, s, w.Website.ID)); n != 1 {
+		t.Fatalf("audience has %d endpoints, want 1", n)
+	}
+}
+
+func testExternalIDJoinsSubscriber(t *testing.T, s store.Store) {
+	w := newWebsite(t, s)
+	laptop := subscription(w.Website.ID)
+	laptop.ExternalID = "user-42"
+	l := subscribe(t, s, laptop)
+
+	phone := subscription(w.Website.ID)
+	phone.ExternalID = "user-42"
+	phone.Device, phone.Language = "android", "es"
+	phone.At = at(time.Hour)
+	p := subscribe(t, s, phone)
+	if !p.Created || p.SubscriberID != l.SubscriberID || p.EndpointID == l.EndpointID {
+		t.Fatalf("second browser of user-42 = %+v, want a new endpoint of subscriber %s", p, l.SubscriberID)
+	}
+	all := everyone(t, s, w.Website.ID)
+	if len(all) != 2 {
+		t.Fatalf("audience has %d endpoints, want 2", len(all))
+	}
+	want := wantRecipient(phone, p)
+	want.Subscriber.CreatedAt = laptop.At
+	same(t, "phone", all[p.EndpointID], want)
+	// Both endpoints show the subscriber as it is now.
+	same(t, "laptop's subscriber", all[l.EndpointID].Subscriber, want.Subscriber)
+}
+
+func testExternalIDSetOnKnownEndpoint(t *testing.T, s store.Store) {
+	w := newWebsite(t, s)
+	anon := subscription(w.Website.ID)
+	first := subscribe(t, s, anon)
+
+	login := anon
+	login.ExternalID = "user-7"
+	login.At = at(time.Minute)
+	res := subscribe(t, s, login)
+	same(t, "after login", res, store.SubscriptionResult{SubscriberID: first.SubscriberID, EndpointID: first.EndpointID})
+	if got := recipient(t, s, w.Website.ID, first.EndpointID).Subscriber.ExternalID; got != "user-7" {
+		t.Fatalf("ExternalID = %q, want user-7", got)
+	}
+
+	// The external id now leads other browsers to this subscriber.
+	other := subscription(w.Website.ID)
+	other.ExternalID = "user-7"
+	o := subscribe(t, s, other)
+	if o.SubscriberID != first.SubscriberID || !o.Created {
+		t.Fatalf("second browser = %+v, want a new endpoint of %s", o, first.SubscriberID)
+	}
+}
+
+func testEndpointMovesToExternalIDOwner(t *testing.T, s store.Store) {
+	w := newWebsite(t, s)
+	owner := subscription(w.Website.ID)
+	owner.ExternalID = "user-9"
+	o := subscribe(t, s, owner)
+
+	anon := subscription(w.Website.ID)
+	a := subscribe(t, s, anon)
+	anonSibling := subscription(w.Website.ID)
+	anonSibling.ExternalID = "anon-sibling"
+	subscribe(t, s, anonSibling)
+
+	login := anon
+	login.ExternalID = "user-9"
+	login.At = at(time.Minute)
+	res := subscribe(t, s, login)
+	same(t, "after login", res, store.SubscriptionResult{SubscriberID: o.SubscriberID, EndpointID: a.EndpointID})
+	r := recipient(t, s, w.Website.ID, a.EndpointID)
+	if r.Endpoint.SubscriberID != o.SubscriberID || r.Subscriber.ID != o.SubscriberID || r.Subscriber.ExternalID != "user-9" ||
+		r.Subscriber.Shard != store.ShardOf(o.SubscriberID) {
+		t.Fatalf("moved endpoint = %+v, want it under subscriber %s (shard %d)", r, o.SubscriberID, store.ShardOf(o.SubscriberID))
+	}
+	// It is found in the owner's shard, once.
+	n := 0
+	for _, r := range everyone(t, s, w.Website.ID) {
+		if r.Endpoint.ID == a.EndpointID {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("moved endpoint appears %d times", n)
+	}
+	page, err := s.Audience(context.Background(), store.AudienceQuery{
+		WebsiteID: w.Website.ID, Shard: store.ShardOf(o.SubscriberID), Limit: 100, ExternalIDs: []string{"user-9"},
+	})
+	noErr(t, "Audience", err)
+	if len(page) != 2 {
+		t.Fatalf("user-9 has %d endpoints, want 2", len(page))
+	}
+}
+
+// A browser known under one external id that registers with another one
+// now belongs to another person.
+func testEndpointChangesPerson(t *testing.T, s store.Store) {
+	w := newWebsite(t, s)
+	in := subscription(w.Website.ID)
+	in.ExternalID = "alice"
+	first := subscribe(t, s, in)
+
+	in.ExternalID = "bob"
+	in.At = at(time.Minute)
+	res := subscribe(t, s, in)
+	if res.Created || res.EndpointID != first.EndpointID || res.SubscriberID == first.SubscriberID {
+		t.Fatalf("re-registration as bob = %+v, want endpoint %s under a new subscriber", res, first.EndpointID)
+	}
+	r := recipient(t, s, w.Website.ID, res.EndpointID)
+	if r.Subscriber.ID != res.SubscriberID || r.Subscriber.ExternalID != "bob" || r.Subscriber.Shard != store.ShardOf(res.SubscriberID) {
+		t.Fatalf("recipient = %+v, want subscriber %s with external id bob", r.Subscriber, res.SubscriberID)
+	}
+	// alice's next browser does not join bob.
+	alice := subscription(w.Website.ID)
+	alice.ExternalID = "alice"
+	a := subscribe(t, s, alice)
+	if a.SubscriberID != first.SubscriberID {
+		t.Fatalf("alice's new browser joined %s, want her subscriber %s", a.SubscriberID, first.SubscriberID)
+	}
+}
+
+func testSubscriptionWebsitesAreSeparate(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w1, w2 := newWebsite(t, s), newWebsite(t, s)
+	in1 := subscription(w1.Website.ID)
+	in1.ExternalID = "shared-user"
+	r1 := subscribe(t, s, in1)
+
+	// The same browser endpoint and external id on another website.
+	in2 := in1
+	in2.WebsiteID = w2.Website.ID
+	r2 := subscribe(t, s, in2)
+	if !r2.Created || r2.SubscriberID == r1.SubscriberID || r2.EndpointID == r1.EndpointID {
+		t.Fatalf("website 2 registration = %+v, want new records apart from %+v", r2, r1)
+	}
+	if got := everyone(t, s, w1.Website.ID); len(got) != 1 {
+		t.Fatalf("website 1 audience has %d endpoints, want 1", len(got))
+	}
+	if _, ok := everyone(t, s, w2.Website.ID)[r2.EndpointID]; !ok {
+		t.Fatal("website 2 audience misses its endpoint")
+	}
+	_, err := s.Endpoint(ctx, w2.Website.ID, r1.EndpointID)
+	wantErr(t, "Endpoint(other website)", err, store.ErrNotFound)
+
+	_, err = s.DeleteSubscription(ctx, w2.Website.ID, in1.Endpoint)
+	noErr(t, "DeleteSubscription(website 2)", err)
+	_, err = s.Endpoint(ctx, w1.Website.ID, r1.EndpointID)
+	noErr(t, "website 1 endpoint after website 2 deleted its own", err)
+}
+
+func testSubscriptionUnknownWebsite(t *testing.T, s store.Store) {
+	newWebsite(t, s)
+	_, err := s.UpsertSubscription(context.Background(), subscription(uuid.NewString()))
+	wantErr(t, "UpsertSubscription(unknown website)", err, store.ErrNotFound)
+}
+
+func testDeleteSubscription(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	in := subscription(w.Website.ID)
+	in.ExternalID = "user-5"
+	res := subscribe(t, s, in)
+	other := subscription(w.Website.ID)
+	o := subscribe(t, s, other)
+
+	e, err := s.DeleteSubscription(ctx, w.Website.ID, in.Endpoint)
+	noErr(t, "DeleteSubscription", err)
+	same(t, "deleted endpoint", e, wantRecipient(in, res).Endpoint)
+	_, err = s.Endpoint(ctx, w.Website.ID, res.EndpointID)
+	wantErr(t, "Endpoint(deleted)", err, store.ErrNotFound)
+	all := everyone(t, s, w.Website.ID)
+	if _, ok := all[o.EndpointID]; len(all) != 1 || !ok {
+		t.Fatalf("audience after delete = %d endpoints, want only %s", len(all), o.EndpointID)
+	}
+
+	_, err = s.DeleteSubscription(ctx, w.Website.ID, in.Endpoint)
+	wantErr(t, "DeleteSubscription(again)", err, store.ErrNotFound)
+	_, err = s.DeleteSubscription(ctx, w.Website.ID, "https://fcm.googleapis.com/fcm/send/unknown")
+	wantErr(t, "DeleteSubscription(unknown)", err, store.ErrNotFound)
+	w2 := newWebsite(t, s)
+	_, err = s.DeleteSubscription(ctx, w2.Website.ID, other.Endpoint)
+	wantErr(t, "DeleteSubscription(other website)", err, store.ErrNotFound)
+	_, err = s.Endpoint(ctx, w.Website.ID, o.EndpointID)
+	noErr(t, "Endpoint(kept)", err)
+
+	// One of two browsers: the person stays subscribed through the other.
+	a := subscription(w.Website.ID)
+	a.ExternalID = "user-6"
+	b := a
+	b.Endpoint += "-second"
+	ra, rb := subscribe(t, s, a), subscribe(t, s, b)
+	_, err = s.DeleteSubscription(ctx, w.Website.ID, a.Endpoint)
+	noErr(t, "DeleteSubscription(first of two)", err)
+	r := recipient(t, s, w.Website.ID, rb.EndpointID)
+	if r.Subscriber.ID != ra.SubscriberID || r.Subscriber.UnsubscribedAt != nil {
+		t.Fatalf("remaining browser's subscriber = %+v, want %s subscribed", r.Subscriber, ra.SubscriberID)
+	}
+}
+
+// Subscribing again after turning notifications off brings the same person
+// back into the audience.
+func testResubscribe(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	in := subscription(w.Website.ID)
+	in.ExternalID = "user-3"
+	first := subscribe(t, s, in)
+	_, err := s.DeleteSubscription(ctx, w.Website.ID, in.Endpoint)
+	noErr(t, "DeleteSubscription", err)
+	if n := len(everyone(t, s, w.Website.ID)); n != 0 {
+		t.Fatalf("audience has %d endpoints after unsubscribe, want 0", n)
+	}
+
+	back := subscription(w.Website.ID)
+	back.ExternalID = "user-3"
+	back.At = at(time.Hour)
+	res := subscribe(t, s, back)
+	if !res.Created || res.SubscriberID != first.SubscriberID {
+		t.Fatalf("resubscription = %+v, want a new endpoint of %s", res, first.SubscriberID)
+	}
+	r := recipient(t, s, w.Website.ID, res.EndpointID)
+	if r.Subscriber.UnsubscribedAt != nil || !r.Subscriber.LastSeenAt.Equal(back.At) {
+		t.Fatalf("resubscribed subscriber = %+v, want subscribed, last seen %v", r.Subscriber, back.At)
+	}
+
+	// The same endpoint URL again after unsubscribing: a new endpoint record.
+	_, err = s.DeleteSubscription(ctx, w.Website.ID, back.Endpoint)
+	noErr(t, "DeleteSubscription", err)
+	again := subscribe(t, s, back)
+	if !again.Created || again.EndpointID == res.EndpointID || again.SubscriberID != first.SubscriberID {
+		t.Fatalf("same endpoint after unsubscribe = %+v", again)
+	}
+}
+
+func testSubscriptionTopics(t *testing.T, s store.Store) {
+	fx, ok := s.(Fixtures)
+	if !ok {
+		t.Skip("store does not implement storetest.Fixtures")
+	}
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	noErr(t, "CreateTopic", fx.CreateTopic(ctx, w.Website.ID, uuid.NewString(), "News", "news", t0))
+	noErr(t, "CreateTopic", fx.CreateTopic(ctx, w.Website.ID, uuid.NewString(), "Deals", "deals", t0))
+	in := subscription(w.Website.ID)
+	in.Topics = []string{"NEWS", "deals", "unknown-topic"}
+	res := subscribe(t, s, in)
+	// Again with the same topics: opting in twice is no error.
+	in.At = at(time.Minute)
+	again := subscribe(t, s, in)
+	same(t, "second registration", again, store.SubscriptionResult{SubscriberID: res.SubscriberID, EndpointID: res.EndpointID})
+}
+
+func testEndpointLookup(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	in := subscription(w.Website.ID)
+	res := subscribe(t, s, in)
+	_, err := s.Endpoint(ctx, w.Website.ID, uuid.NewString())
+	wantErr(t, "Endpoint(unknown)", err, store.ErrNotFound)
+	_, err = s.Endpoint(ctx, newWebsite(t, s).Website.ID, res.EndpointID)
+	wantErr(t, "Endpoint(other website)", err, store.ErrNotFound)
+	e, err := s.Endpoint(ctx, w.Website.ID, res.EndpointID)
+	noErr(t, "Endpoint", err)
+	same(t, "Endpoint", e, wantRecipient(in, res).Endpoint)
+}
