@@ -18,6 +18,7 @@ build:
 test:
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 20m ./...
+	$(GO) test -race -count=1 -timeout 20m ./bus/ ./fanout/ ./pusher/ ./server/ ./api/
 
 ## test-short: the fast subset
 test-short:

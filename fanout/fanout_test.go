@@ -1,0 +1,216 @@
+package fanout
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/relaybell/relaybell/bus"
+	"github.com/relaybell/relaybell/pusher"
+	"github.com/relaybell/relaybell/store"
+	storesqlite "github.com/relaybell/relaybell/store/sqlite"
+)
+
+// recorder is a Router that records batches and their results as a pusher
+// would, so shards can finish.
+type recorder struct {
+	st      store.Store
+	mu      sync.Mutex
+	batches []pusher.Batch
+}
+
+func (r *recorder) Push(ctx context.Context, _ string, b pusher.Batch) error {
+	r.mu.Lock()
+	r.batches = append(r.batches, b)
+	r.mu.Unlock()
+	results := make([]store.PushResult, len(b.Recipients))
+	for i, rc := range b.Recipients {
+		results[i] = store.PushResult{EndpointID: rc.Endpoint.ID, Outcome: store.OutcomeSent}
+	}
+	return r.st.RecordResults(ctx, b.NotificationID, results)
+}
+
+// memBus captures published messages instead of delivering them.
+type memBus struct {
+	mu  sync.Mutex
+	out []bus.Message
+}
+
+func (m *memBus) Publish(_ context.Context, topic, key string, value []byte) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.out = append(m.out, bus.Message{Topic: topic, Key: key, Value: value})
+	return nil
+}
+func (m *memBus) Consume(context.Context, string, string, int, bus.Handler) error { return nil }
+func (m *memBus) Close() error                                                    { return nil }
+
+type rig struct {
+	t      *testing.T
+	st     *storesqlite.Store
+	bus    *memBus
+	router *recorder
+	f      *Fanout
+	acct   store.Account
+	site   store.Website
+}
+
+func newRig(t *testing.T) *rig {
+	t.Helper()
+	ctx := context.Background()
+	st, err := storesqlite.Open(ctx, filepath.Join(t.TempDir(), "store.db"), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	r := &rig{t: t, st: st, bus: &memBus{}, router: &recorder{st: st}}
+	r.f, err = New(Config{PageSize: 7, BatchSize: 3}, st, r.bus, r.router, slog.New(slog.DiscardHandler), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.acct = store.Account{ID: uuid.NewString(), EmailVerified: true, CreatedAt: time.Now()}
+	r.site = store.Website{ID: uuid.NewString(), AccountID: r.acct.ID, ProjectID: uuid.NewString(), Name: "Shop",
+		URL: "https://shop.example", Timezone: "UTC", CreatedAt: time.Now()}
+	key := store.APIKey{ID: uuid.NewString(), WebsiteID: r.site.ID, Name: "k", Prefix: "rb_live_abcd", Hash: uuid.NewString(), Scopes: []string{"full"}, CreatedAt: time.Now()}
+	if err := st.CreateWebsite(ctx, r.acct, r.site, key); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func (r *rig) subscriber(language, externalID string) string {
+	r.t.Helper()
+	res, err := r.st.UpsertSubscription(context.Background(), store.SubscriptionInput{WebsiteID: r.site.ID,
+		Endpoint: "https://push.example/" + uuid.NewString(), P256dh: "p", Auth: "a", Language: language, ExternalID: externalID, At: time.Now()})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return res.EndpointID
+}
+
+func (r *rig) notification(target string) store.Notification {
+	r.t.Helper()
+	n := store.Notification{ID: uuid.NewString(), WebsiteID: r.site.ID, Status: store.StatusQueued, Title: "Hi",
+		Content: []byte(`{"title":"Hi","ttl":60}`), CreatedAt: time.Now()}
+	if target != "" {
+		n.Target = []byte(target)
+	}
+	if err := r.st.CreateNotification(context.Background(), &n); err != nil {
+		r.t.Fatal(err)
+	}
+	return n
+}
+
+func (r *rig) intent(n store.Notification) {
+	r.t.Helper()
+	data, _ := json.Marshal(bus.Intent{WebsiteID: n.WebsiteID, NotificationID: n.ID})
+	if err := r.f.handleIntent(context.Background(), bus.Message{Topic: bus.Intents, Key: n.WebsiteID, Value: data}); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+func (r *rig) get(id string) store.Notification {
+	r.t.Helper()
+	n, err := r.st.NotificationByID(context.Background(), id)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return n
+}
+
+func TestDispatchChecksFailTheSend(t *testing.T) {
+	f := func(prepare func(r *rig) store.Notification, reason string) {
+		t.Helper()
+		r := newRig(t)
+		r.subscriber("en", "")
+		n := prepare(r)
+		r.intent(n)
+		got := r.get(n.ID)
+		if got.Status != store.StatusFailed || got.Error != reason || got.FinishedAt == nil {
+			t.Fatalf("status %s error %q, want failed %q", got.Status, got.Error, reason)
+		}
+		if len(r.bus.out) != 0 {
+			t.Fatalf("a failed send published %d shard tasks", len(r.bus.out))
+		}
+	}
+	f(func(r *rig) store.Notification {
+		n := r.notification("")
+		r.st.SetAccountSuspended(context.Background(), r.acct.ID, true)
+		return n
+	}, "suspended")
+	f(func(r *rig) store.Notification {
+		r2 := r.acct
+		r2.ID = uuid.NewString()
+		r2.EmailVerified = false
+		site := r.site
+		site.ID, site.ProjectID, site.AccountID = uuid.NewString(), uuid.NewString(), r2.ID
+		key := store.APIKey{ID: uuid.NewString(), WebsiteID: site.ID, Name: "k", Prefix: "rb_live_efgh", Hash: uuid.NewString(), CreatedAt: time.Now()}
+		if err := r.st.CreateWebsite(context.Background(), r2, site, key); err != nil {
+			t.Fatal(err)
+		}
+		r.site = site
+		return r.notification("")
+	}, "email_not_verified")
+	f(func(r *rig) store.Notification {
+		return r.notification(`{"segmentId":"` + uuid.NewString() + `"}`)
+	}, "segment_missing")
+}
+
+func TestShardsExpandTheFilteredAudienceOnce(t *testing.T) {
+	r := newRig(t)
+	want := map[string]bool{}
+	for i := range 40 {
+		lang := "en"
+		if i%4 == 0 {
+			lang = "de-DE"
+		}
+		id := r.subscriber(lang, "")
+		if lang == "en" {
+			want[id] = true
+		}
+	}
+	n := r.notification(`{"filters":{"match":"all","rules":[{"field":"language","op":"eq","value":"en"}]}}`)
+	r.intent(n)
+	if got := r.get(n.ID).Status; got != store.StatusSending {
+		t.Fatalf("status %s after intent", got)
+	}
+	if len(r.bus.out) != store.Shards {
+		t.Fatalf("published %d shard tasks, want %d", len(r.bus.out), store.Shards)
+	}
+	// Each shard task twice, as the bus may redeliver: the second round finds
+	// the send finished and pushes nothing.
+	for round := range 2 {
+		for _, m := range r.bus.out {
+			if err := r.f.handleShard(context.Background(), m); err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+	}
+	got := map[string]int{}
+	for _, b := range r.router.batches {
+		if len(b.Recipients) > 3 {
+			t.Fatalf("batch of %d, want at most 3", len(b.Recipients))
+		}
+		for _, rc := range b.Recipients {
+			got[rc.Endpoint.ID]++
+		}
+	}
+	for id := range want {
+		if got[id] == 0 {
+			t.Fatalf("endpoint %s never pushed", id)
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("pushed %d endpoints, want %d", len(got), len(want))
+	}
+	done := r.get(n.ID)
+	if done.Status != store.StatusSent || done.Recipients != 30 || done.Sent != 30 {
+		t.Fatalf("send after shards: %s %+v", done.Status, done.Counters)
+	}
+}
