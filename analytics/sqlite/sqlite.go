@@ -91,9 +91,7 @@ func (s *Store) Report(ctx context.Context, websiteID, notificationID string) (a
 	if err != nil {
 		return r, fmt.Errorf("reading report: %w", err)
 	}
-	devices := map[string]*analytics.DeviceRow{}
-	languages := map[string]*analytics.LanguageRow{}
-	variants := map[string]*analytics.VariantRow{}
+	var b analytics.Breakdown
 	for rows.Next() {
 		var device, language, variant string
 		var sent, clicked int64
@@ -101,53 +99,13 @@ func (s *Store) Report(ctx context.Context, websiteID, notificationID string) (a
 			rows.Close()
 			return r, fmt.Errorf("reading report: %w", err)
 		}
-		if device == "" {
-			device = "other"
-		}
-		if len(language) >= 2 {
-			language = language[:2]
-		} else {
-			language = "unknown"
-		}
-		d := devices[device]
-		if d == nil {
-			d = &analytics.DeviceRow{Device: device}
-			devices[device] = d
-		}
-		d.Sent += sent
-		d.Clicked += clicked
-		l := languages[language]
-		if l == nil {
-			l = &analytics.LanguageRow{Language: language}
-			languages[language] = l
-		}
-		l.Sent += sent
-		l.Clicked += clicked
-		if variant != "" {
-			v := variants[variant]
-			if v == nil {
-				v = &analytics.VariantRow{Variant: variant}
-				variants[variant] = v
-			}
-			v.Sent += sent
-			v.Clicked += clicked
-		}
+		b.Add(device, language, variant, sent, clicked)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return r, fmt.Errorf("reading report: %w", err)
 	}
-	for _, d := range devices {
-		r.Devices = append(r.Devices, *d)
-	}
-	for _, l := range languages {
-		r.Languages = append(r.Languages, *l)
-	}
-	for _, v := range variants {
-		v.Ctr = analytics.Ctr(v.Clicked, v.Sent)
-		r.Variants = append(r.Variants, *v)
-	}
-	analytics.SortReport(&r)
+	b.Fill(&r)
 
 	erows, err := s.db.QueryContext(ctx, `SELECT code, count(*) FROM events
 		WHERE notification_id = ? AND website_id = ? AND kind IN ('failed', 'expired')
