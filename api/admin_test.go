@@ -55,7 +55,7 @@ func TestAdminCreateWebsite(t *testing.T) {
 
 func TestAdminCreateWebsiteDefaults(t *testing.T) {
 	h := newHarness(t)
-	st := newMemStore()
+	st, _ := openStores(t)
 	out, err := CreateWebsite(context.Background(), st, NewWebsite{Name: "A", URL: "http://a.example"}, testStart)
 	if err != nil {
 		t.Fatal(err)

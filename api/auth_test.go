@@ -34,16 +34,15 @@ func TestAuthErrors(t *testing.T) {
 	}
 
 	// A revoked key is unknown.
-	revoked := h.key(nil, nil)
-	h.st.mu.Lock()
-	for hash, k := range h.st.keys {
-		if k.Prefix == revoked[:12] {
-			at := testStart
-			k.RevokedAt = &at
-			h.st.keys[hash] = k
-		}
+	revoked, k, err := NewAPIKey(h.site.WebsiteID, "revoked", nil, nil, testStart)
+	if err != nil {
+		t.Fatal(err)
 	}
-	h.st.mu.Unlock()
+	revokedAt := testStart
+	k.RevokedAt = &revokedAt
+	if err := h.st.CreateAPIKey(context.Background(), k); err != nil {
+		t.Fatal(err)
+	}
 	expectError(t, list(auth(revoked)...), 401, "invalid_api_key", "")
 
 	// Bearer is case-insensitive.
@@ -79,33 +78,33 @@ func TestKeyCache(t *testing.T) {
 	for range 5 {
 		h.do("GET", "/api/v1/notifications", "", key...)
 	}
-	if h.st.keyOwnerCalls != 1 {
-		t.Errorf("store asked %d times within the TTL, want 1", h.st.keyOwnerCalls)
+	if n := h.st.keyOwnerCount(); n != 1 {
+		t.Errorf("store asked %d times within the TTL, want 1", n)
 	}
 	h.clock.Add(DefaultKeyCacheTTL)
 	h.do("GET", "/api/v1/notifications", "", key...)
-	if h.st.keyOwnerCalls != 2 {
-		t.Errorf("store asked %d times after the TTL, want 2", h.st.keyOwnerCalls)
+	if n := h.st.keyOwnerCount(); n != 2 {
+		t.Errorf("store asked %d times after the TTL, want 2", n)
 	}
 
 	// Unknown keys are remembered briefly.
 	unknown := auth("rb_live_nonenonenonenonenonenonenonenonenone")
 	h.do("GET", "/api/v1/notifications", "", unknown...)
 	h.do("GET", "/api/v1/notifications", "", unknown...)
-	if h.st.keyOwnerCalls != 3 {
-		t.Errorf("unknown key: %d store calls, want 3", h.st.keyOwnerCalls)
+	if n := h.st.keyOwnerCount(); n != 3 {
+		t.Errorf("unknown key: %d store calls, want 3", n)
 	}
 	h.clock.Add(negativeTTL)
 	h.do("GET", "/api/v1/notifications", "", unknown...)
-	if h.st.keyOwnerCalls != 4 {
-		t.Errorf("unknown key after negative TTL: %d store calls, want 4", h.st.keyOwnerCalls)
+	if n := h.st.keyOwnerCount(); n != 4 {
+		t.Errorf("unknown key after negative TTL: %d store calls, want 4", n)
 	}
 
 	// A store failure is a 500, and not cached.
-	h.st.fail["KeyOwner"] = errors.New("db down")
+	h.st.setFail("KeyOwner", errors.New("db down"))
 	h.clock.Add(DefaultKeyCacheTTL)
 	expectError(t, h.do("GET", "/api/v1/notifications", "", key...), 500, "internal_error", "")
-	delete(h.st.fail, "KeyOwner")
+	h.st.setFail("KeyOwner", nil)
 	if r := h.do("GET", "/api/v1/notifications", "", key...); r.status != 200 {
 		t.Errorf("after recovery: %d", r.status)
 	}
@@ -124,30 +123,34 @@ func TestKeyCacheBounded(t *testing.T) {
 func TestLastUsedAtOncePerMinute(t *testing.T) {
 	h := newHarness(t)
 	key := auth(h.site.APIKey)
-	touches := func() int {
+	// lastUsed is the stored last_used_at once pending writes are done.
+	lastUsed := func() *time.Time {
 		h.api.touches.Wait()
-		h.st.mu.Lock()
-		defer h.st.mu.Unlock()
-		return len(h.st.touches)
+		owner, err := h.st.KeyOwner(context.Background(), hashOf(h.site.APIKey))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return owner.Key.LastUsedAt
 	}
 	h.do("GET", "/api/v1/notifications", "", key...)
-	h.do("GET", "/api/v1/notifications", "", key...)
-	if n := touches(); n != 1 {
-		t.Fatalf("touches %d, want 1", n)
+	if at := lastUsed(); at == nil || !at.Equal(testStart) {
+		t.Fatalf("last used %v, want %v", at, testStart)
 	}
-	h.clock.Add(59 * time.Second)
+	// Later requests within the minute write nothing.
+	h.clock.Add(time.Second)
 	h.do("GET", "/api/v1/notifications", "", key...)
-	if n := touches(); n != 1 {
-		t.Fatalf("touches %d after 59s, want 1", n)
+	if at := lastUsed(); at == nil || !at.Equal(testStart) {
+		t.Fatalf("last used %v after 1s, want %v", at, testStart)
+	}
+	h.clock.Add(58 * time.Second)
+	h.do("GET", "/api/v1/notifications", "", key...)
+	if at := lastUsed(); at == nil || !at.Equal(testStart) {
+		t.Fatalf("last used %v after 59s, want %v", at, testStart)
 	}
 	h.clock.Add(time.Second)
 	h.do("GET", "/api/v1/notifications", "", key...)
-	if n := touches(); n != 2 {
-		t.Fatalf("touches %d after a minute, want 2", n)
-	}
-	owner, err := h.st.KeyOwner(context.Background(), hashOf(h.site.APIKey))
-	if err != nil || owner.Key.LastUsedAt == nil || !owner.Key.LastUsedAt.Equal(testStart.Add(time.Minute)) {
-		t.Errorf("last used %v (%v)", owner.Key.LastUsedAt, err)
+	if at := lastUsed(); at == nil || !at.Equal(testStart.Add(time.Minute)) {
+		t.Errorf("last used %v after a minute, want %v", at, testStart.Add(time.Minute))
 	}
 }
 

@@ -11,318 +11,149 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
-	"slices"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fasthttp"
 
 	"github.com/relaybell/relaybell/analytics"
+	ansqlite "github.com/relaybell/relaybell/analytics/sqlite"
 	"github.com/relaybell/relaybell/store"
+	"github.com/relaybell/relaybell/store/sqlite"
 )
 
-// memStore is an in-memory store.Store with just what the API calls.
-// Methods the API never calls panic through the nil embedded interface.
-type memStore struct {
+// openStores opens the real SQLite store and analytics store in a temporary
+// directory, closed when the test ends.
+func openStores(t testing.TB) (store.Store, analytics.Store) {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := sqlite.Open(ctx, filepath.Join(dir, "store.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	an, err := ansqlite.Open(ctx, filepath.Join(dir, "analytics.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { an.Close() })
+	return st, an
+}
+
+// failStore is the real store with failures injected into the methods
+// tests need to fail. It also counts KeyOwner calls for the key cache test.
+type failStore struct {
 	store.Store
 
 	mu            sync.Mutex
-	accounts      map[string]store.Account
-	websites      map[string]store.Website
-	keys          map[string]store.APIKey // by hash
-	subscribers   map[string]store.Subscriber
-	endpoints     map[string]store.Endpoint
-	notifications map[string]store.Notification
-	interactions  map[string]bool
-	topics        map[string]bool // websiteID/slug
-	segments      map[string]bool // websiteID/id
-	seq           int64
-	keyOwnerCalls int
-	touches       []string
 	fail          map[string]error // method name -> error to return
+	keyOwnerCalls int
 }
 
-var _ store.Store = (*memStore)(nil)
-
-func newMemStore() *memStore {
-	return &memStore{
-		accounts:      map[string]store.Account{},
-		websites:      map[string]store.Website{},
-		keys:          map[string]store.APIKey{},
-		subscribers:   map[string]store.Subscriber{},
-		endpoints:     map[string]store.Endpoint{},
-		notifications: map[string]store.Notification{},
-		interactions:  map[string]bool{},
-		topics:        map[string]bool{},
-		segments:      map[string]bool{},
-		fail:          map[string]error{},
+func (s *failStore) setFail(method string, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail == nil {
+		s.fail = map[string]error{}
 	}
+	s.fail[method] = err
 }
 
-func (m *memStore) failing(method string) error { return m.fail[method] }
-
-func (m *memStore) CreateWebsite(_ context.Context, a store.Account, w store.Website, k store.APIKey) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if err := m.failing("CreateWebsite"); err != nil {
-		return err
-	}
-	m.accounts[a.ID] = a
-	m.websites[w.ID] = w
-	m.keys[k.Hash] = k
-	return nil
+func (s *failStore) failing(method string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fail[method]
 }
 
-func (m *memStore) CreateAPIKey(_ context.Context, k store.APIKey) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if _, ok := m.websites[k.WebsiteID]; !ok {
-		return store.ErrNotFound
-	}
-	m.keys[k.Hash] = k
-	return nil
-}
-
-func (m *memStore) KeyOwner(_ context.Context, hash string) (store.KeyOwner, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.keyOwnerCalls++
-	if err := m.failing("KeyOwner"); err != nil {
+func (s *failStore) KeyOwner(ctx context.Context, hash string) (store.KeyOwner, error) {
+	s.mu.Lock()
+	s.keyOwnerCalls++
+	s.mu.Unlock()
+	if err := s.failing("KeyOwner"); err != nil {
 		return store.KeyOwner{}, err
 	}
-	k, ok := m.keys[hash]
-	if !ok {
-		return store.KeyOwner{}, store.ErrNotFound
-	}
-	w := m.websites[k.WebsiteID]
-	return store.KeyOwner{Key: k, Website: w, Account: m.accounts[w.AccountID]}, nil
+	return s.Store.KeyOwner(ctx, hash)
 }
 
-func (m *memStore) TouchAPIKey(_ context.Context, id string, at time.Time) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.touches = append(m.touches, id)
-	for h, k := range m.keys {
-		if k.ID == id {
-			k.LastUsedAt = &at
-			m.keys[h] = k
-		}
-	}
-	return nil
+func (s *failStore) keyOwnerCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.keyOwnerCalls
 }
 
-func (m *memStore) Website(_ context.Context, id string) (store.Website, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	w, ok := m.websites[id]
-	if !ok {
-		return store.Website{}, store.ErrNotFound
-	}
-	return w, nil
-}
-
-func (m *memStore) WebsiteByProjectID(_ context.Context, projectID string) (store.Website, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, w := range m.websites {
-		if w.ProjectID == projectID {
-			return w, nil
-		}
-	}
-	return store.Website{}, store.ErrNotFound
-}
-
-func (m *memStore) Account(_ context.Context, id string) (store.Account, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	a, ok := m.accounts[id]
-	if !ok {
-		return store.Account{}, store.ErrNotFound
-	}
-	return a, nil
-}
-
-func (m *memStore) SetAccountSuspended(_ context.Context, id string, suspended bool) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	a, ok := m.accounts[id]
-	if !ok {
-		return store.ErrNotFound
-	}
-	a.Suspended = suspended
-	m.accounts[id] = a
-	return nil
-}
-
-func (m *memStore) SetAccountEmailVerified(_ context.Context, id string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	a, ok := m.accounts[id]
-	if !ok {
-		return store.ErrNotFound
-	}
-	a.EmailVerified = true
-	m.accounts[id] = a
-	return nil
-}
-
-func (m *memStore) UpsertSubscription(_ context.Context, in store.SubscriptionInput) (store.SubscriptionResult, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for id, ep := range m.endpoints {
-		if ep.WebsiteID == in.WebsiteID && ep.URL == in.Endpoint {
-			ep.P256dh, ep.Auth, ep.LastSeenAt = in.P256dh, in.Auth, in.At
-			m.endpoints[id] = ep
-			return store.SubscriptionResult{SubscriberID: ep.SubscriberID, EndpointID: id}, nil
-		}
-	}
-	subID := ""
-	if in.ExternalID != "" {
-		for id, s := range m.subscribers {
-			if s.WebsiteID == in.WebsiteID && s.ExternalID == in.ExternalID {
-				subID = id
-			}
-		}
-	}
-	if subID == "" {
-		subID = uuid.NewString()
-		m.subscribers[subID] = store.Subscriber{ID: subID, WebsiteID: in.WebsiteID, ExternalID: in.ExternalID,
-			Country: in.Country, Language: in.Language, Timezone: in.Timezone, URL: in.URL, CreatedAt: in.At}
-	}
-	ep := store.Endpoint{ID: uuid.NewString(), SubscriberID: subID, WebsiteID: in.WebsiteID, URL: in.Endpoint,
-		P256dh: in.P256dh, Auth: in.Auth, Device: in.Device, UserAgent: in.UserAgent, CreatedAt: in.At, LastSeenAt: in.At}
-	m.endpoints[ep.ID] = ep
-	return store.SubscriptionResult{SubscriberID: subID, EndpointID: ep.ID, Created: true}, nil
-}
-
-func (m *memStore) DeleteSubscription(_ context.Context, websiteID, endpointURL string) (store.Endpoint, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for id, ep := range m.endpoints {
-		if ep.WebsiteID == websiteID && ep.URL == endpointURL {
-			delete(m.endpoints, id)
-			return ep, nil
-		}
-	}
-	return store.Endpoint{}, store.ErrNotFound
-}
-
-func (m *memStore) Endpoint(_ context.Context, websiteID, id string) (store.Endpoint, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	ep, ok := m.endpoints[id]
-	if !ok || ep.WebsiteID != websiteID {
-		return store.Endpoint{}, store.ErrNotFound
-	}
-	return ep, nil
-}
-
-func (m *memStore) RecordInteraction(_ context.Context, websiteID, notificationID, endpointID, kind string, _ time.Time) (bool, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	k := websiteID + "/" + notificationID + "/" + endpointID + "/" + kind
-	if m.interactions[k] {
-		return false, nil
-	}
-	m.interactions[k] = true
-	n := m.notifications[notificationID]
-	if kind == store.InteractionClicked {
-		n.Clicked++
-	} else {
-		n.Delivered++
-	}
-	m.notifications[notificationID] = n
-	return true, nil
-}
-
-func (m *memStore) SegmentExists(_ context.Context, websiteID, id string) (bool, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.segments[websiteID+"/"+id], nil
-}
-
-func (m *memStore) TopicExists(_ context.Context, websiteID, idOrSlug string) (bool, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.topics[websiteID+"/"+idOrSlug], nil
-}
-
-func (m *memStore) CreateNotification(_ context.Context, n *store.Notification) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if err := m.failing("CreateNotification"); err != nil {
+func (s *failStore) CreateNotification(ctx context.Context, n *store.Notification) error {
+	if err := s.failing("CreateNotification"); err != nil {
 		return err
 	}
-	m.seq++
-	n.Seq = m.seq
-	m.notifications[n.ID] = *n
-	return nil
+	return s.Store.CreateNotification(ctx, n)
 }
 
-func (m *memStore) Notification(_ context.Context, websiteID, id string) (store.Notification, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	n, ok := m.notifications[id]
-	if !ok || n.WebsiteID != websiteID {
-		return store.Notification{}, store.ErrNotFound
+// failAnalytics is the real analytics store whose Report can be made to fail.
+type failAnalytics struct {
+	analytics.Store
+
+	mu  sync.Mutex
+	err error
+}
+
+func (a *failAnalytics) setErr(err error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.err = err
+}
+
+func (a *failAnalytics) Report(ctx context.Context, websiteID, notificationID string) (analytics.Report, error) {
+	a.mu.Lock()
+	err := a.err
+	a.mu.Unlock()
+	if err != nil {
+		return analytics.Report{}, err
 	}
-	return n, nil
+	return a.Store.Report(ctx, websiteID, notificationID)
 }
 
-func (m *memStore) ListNotifications(_ context.Context, q store.ListQuery) ([]store.Notification, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var out []store.Notification
-	for _, n := range m.notifications {
-		if n.WebsiteID != q.WebsiteID || (q.BeforeSeq > 0 && n.Seq >= q.BeforeSeq) {
-			continue
+var allStatuses = []string{store.StatusDraft, store.StatusScheduled, store.StatusQueued, store.StatusHeldForReview,
+	store.StatusSending, store.StatusSent, store.StatusFailed, store.StatusCanceled}
+
+// notificationCount is how many notifications, drafts included, a website
+// has in the store (the harness website by default).
+func (h *harness) notificationCount(websiteID ...string) int {
+	h.t.Helper()
+	id := h.site.WebsiteID
+	if len(websiteID) > 0 {
+		id = websiteID[0]
+	}
+	ns, err := h.st.ListNotifications(context.Background(), store.ListQuery{WebsiteID: id, Limit: 10000, Statuses: allStatuses})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return len(ns)
+}
+
+// subscriber reads a subscriber of the harness website back through its
+// audience shard; it must have an endpoint.
+func (h *harness) subscriber(id string) store.Subscriber {
+	h.t.Helper()
+	q := store.AudienceQuery{WebsiteID: h.site.WebsiteID, Shard: store.ShardOf(id), Limit: 1000}
+	for {
+		page, err := h.st.Audience(context.Background(), q)
+		if err != nil {
+			h.t.Fatal(err)
 		}
-		if len(q.Statuses) == 0 && n.Status == store.StatusDraft ||
-			len(q.Statuses) > 0 && !slices.Contains(q.Statuses, n.Status) {
-			continue
+		for _, r := range page {
+			if r.Subscriber.ID == id {
+				return r.Subscriber
+			}
 		}
-		out = append(out, n)
+		if len(page) < q.Limit {
+			h.t.Fatalf("subscriber %s not in the audience", id)
+		}
+		q.AfterID = page[len(page)-1].Endpoint.ID
 	}
-	slices.SortFunc(out, func(a, b store.Notification) int { return int(b.Seq - a.Seq) })
-	if len(out) > q.Limit {
-		out = out[:q.Limit]
-	}
-	return out, nil
-}
-
-func (m *memStore) notificationCount() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return len(m.notifications)
-}
-
-// memAnalytics records events in memory.
-type memAnalytics struct {
-	mu     sync.Mutex
-	events []analytics.Event
-	err    error
-}
-
-func (m *memAnalytics) Record(_ context.Context, events []analytics.Event) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.events = append(m.events, events...)
-	return nil
-}
-
-func (m *memAnalytics) Report(context.Context, string, string) (analytics.Report, error) {
-	return analytics.Report{}, m.err
-}
-
-func (m *memAnalytics) Close() error { return nil }
-
-func (m *memAnalytics) recorded() []analytics.Event {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return slices.Clone(m.events)
 }
 
 // memDispatcher remembers what it was asked to publish.
@@ -365,12 +196,13 @@ func (c *testClock) Add(d time.Duration) {
 
 var testStart = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
-// harness is an API over in-memory peers with one website and a full key.
+// harness is an API over the SQLite store and analytics store with one
+// website and a full key.
 type harness struct {
 	t     testing.TB
 	api   *API
-	st    *memStore
-	an    *memAnalytics
+	st    *failStore
+	an    *failAnalytics
 	disp  *memDispatcher
 	clock *testClock
 	reg   *prometheus.Registry
@@ -381,7 +213,8 @@ const testAdminToken = "test-admin-token-0123456789"
 
 func newHarness(t testing.TB, mutate ...func(*Config)) *harness {
 	t.Helper()
-	h := &harness{t: t, st: newMemStore(), an: &memAnalytics{}, disp: &memDispatcher{},
+	st, an := openStores(t)
+	h := &harness{t: t, st: &failStore{Store: st}, an: &failAnalytics{Store: an}, disp: &memDispatcher{},
 		clock: &testClock{now: testStart}, reg: prometheus.NewRegistry()}
 	cfg := Config{AdminToken: testAdminToken}
 	for _, f := range mutate {

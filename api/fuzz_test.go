@@ -7,7 +7,8 @@ import (
 )
 
 // FuzzHandler throws hostile requests at every route. Panics are recovered
-// into 500s, so a 500 here (the fake store never fails) means a panic.
+// into 500s, so a 500 here (the SQLite store does not fail on its own) means a
+// panic.
 func FuzzHandler(f *testing.F) {
 	h := newHarness(f)
 	project := h.site.ProjectID

@@ -56,7 +56,8 @@ func TestMetrics(t *testing.T) {
 	// A Registerer that cannot be read back still gets the metrics, and
 	// /metrics serves a registry of the API's own.
 	reg := prometheus.NewRegistry()
-	a, err := New(Config{}, newMemStore(), &memAnalytics{}, nil, nil, prometheus.WrapRegistererWithPrefix("", reg))
+	st, an := openStores(t)
+	a, err := New(Config{}, st, an, nil, nil, prometheus.WrapRegistererWithPrefix("", reg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,10 +67,10 @@ func TestMetrics(t *testing.T) {
 	if !strings.Contains(string(r.body), `relaybell_api_requests_total{code="200",method="GET",route="/healthz"} 1`) {
 		t.Errorf("own registry: %s", r.body)
 	}
-	if _, err := New(Config{}, newMemStore(), &memAnalytics{}, nil, nil, reg); err == nil {
+	if _, err := New(Config{}, st, an, nil, nil, reg); err == nil {
 		t.Error("registering twice on one registry did not fail")
 	}
-	if a, err := New(Config{}, newMemStore(), &memAnalytics{}, nil, nil, nil); err != nil {
+	if a, err := New(Config{}, st, an, nil, nil, nil); err != nil {
 		t.Errorf("nil registerer: %v", err)
 	} else {
 		a.Close()

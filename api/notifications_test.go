@@ -46,8 +46,8 @@ func TestSend(t *testing.T) {
 	if r.status != 201 || r.json(t)["status"] != "draft" || h.disp.count() != 1 {
 		t.Errorf("draft: %d %s", r.status, r.body)
 	}
-	if h.st.notificationCount() != 3 {
-		t.Errorf("stored %d", h.st.notificationCount())
+	if n := h.notificationCount(); n != 3 {
+		t.Errorf("stored %d", n)
 	}
 }
 
@@ -55,7 +55,7 @@ func TestSendDispatchFailureStillAccepted(t *testing.T) {
 	h := newHarness(t)
 	h.disp.err = errors.New("bus down")
 	r := h.do("POST", "/api/v1/notifications", `{"title":"x"}`, auth(h.site.APIKey)...)
-	if r.status != 202 || h.st.notificationCount() != 1 {
+	if r.status != 202 || h.notificationCount() != 1 {
 		t.Fatalf("%d %s", r.status, r.body)
 	}
 	if !strings.Contains(h.metricsText(), "relaybell_api_dispatch_failures_total 1") {
@@ -66,6 +66,7 @@ func TestSendDispatchFailureStillAccepted(t *testing.T) {
 func TestSendErrorsHaveNoSideEffect(t *testing.T) {
 	h := newHarness(t)
 	key := auth(h.site.APIKey)
+	sites := []string{h.site.WebsiteID}
 	f := func(body string, status int, code, msg string) {
 		t.Helper()
 		extra := ""
@@ -73,8 +74,10 @@ func TestSendErrorsHaveNoSideEffect(t *testing.T) {
 			extra = fmt.Sprintf(`,"message":%q`, msg)
 		}
 		expectError(t, h.do("POST", "/api/v1/notifications", body, key...), status, code, extra)
-		if n := h.st.notificationCount(); n != 0 {
-			t.Fatalf("%s: %d notifications stored", body, n)
+		for _, site := range sites {
+			if n := h.notificationCount(site); n != 0 {
+				t.Fatalf("%s: %d notifications stored", body, n)
+			}
 		}
 		if h.disp.count() != 0 {
 			t.Fatalf("%s: dispatched", body)
@@ -91,18 +94,20 @@ func TestSendErrorsHaveNoSideEffect(t *testing.T) {
 	f(`{"title":"x","topicId":"news"}`, 400, "unknown_topic", "no topic news on this website")
 	f(`{"draft":true,"body":"`+strings.Repeat("x", maxDraftBytes)+`"}`, 413, "draft_too_large", "a draft is at most 262144 bytes")
 
-	// An unverified account is refused before anything is stored.
-	h.st.mu.Lock()
-	acc := h.st.accounts[h.site.AccountID]
-	acc.EmailVerified = false
-	h.st.accounts[h.site.AccountID] = acc
-	h.st.mu.Unlock()
-	h.api.keys.purge()
+	// An unverified account is refused before anything is stored. The store
+	// cannot unverify an account, so this is a second website whose account
+	// never was verified.
+	unverified := false
+	other, err := CreateWebsite(context.Background(), h.st, NewWebsite{Name: "New", URL: "https://new.example", EmailVerified: &unverified}, testStart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, sites = auth(other.APIKey), append(sites, other.WebsiteID)
 	f(`{"title":"x"}`, 403, "email_not_verified", "verify the account's e-mail address before sending")
 
 	// A store failure is a 500.
 	h2 := newHarness(t)
-	h2.st.fail["CreateNotification"] = errors.New("disk full")
+	h2.st.setFail("CreateNotification", errors.New("disk full"))
 	expectError(t, h2.do("POST", "/api/v1/notifications", `{"title":"x"}`, auth(h2.site.APIKey)...), 500, "internal_error", "")
 	if h2.disp.count() != 0 {
 		t.Error("dispatched although not stored")
@@ -255,7 +260,7 @@ func TestDetail(t *testing.T) {
 		}
 	}
 	// The analytics store failing still shows the counters.
-	h.an.err = errors.New("clickhouse down")
+	h.an.setErr(errors.New("clickhouse down"))
 	if r := h.do("GET", "/api/v1/notifications/"+id, "", key...); r.status != 200 {
 		t.Errorf("with analytics down: %d", r.status)
 	}

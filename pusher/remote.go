@@ -1,0 +1,93 @@
+package pusher
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// BatchPath is where a pusher node takes batches from fan-out nodes.
+const BatchPath = "/internal/v1/batches"
+
+// maxBatchBody bounds a batch request (500 recipients are about 400 KB).
+const maxBatchBody = 16 << 20
+
+// Handler serves BatchPath: it pushes the posted batch and answers 204 once
+// every outcome is recorded, 401 without the cluster token, and 503 when
+// the batch could not be done (the caller retries or re-routes it).
+func Handler(p *Pusher, token string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", http.MethodPost)
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		if !authorized(r.Header.Get("Authorization"), token) {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		var b Batch
+		dec := json.NewDecoder(io.LimitReader(r.Body, maxBatchBody))
+		if err := dec.Decode(&b); err != nil || b.NotificationID == "" || b.WebsiteID == "" {
+			http.Error(w, "bad batch", http.StatusBadRequest)
+			return
+		}
+		if err := p.Push(r.Context(), b); err != nil {
+			p.logger.Warn("pusher: batch not done", "notification", b.NotificationID, "err", err)
+			http.Error(w, "batch not done", http.StatusServiceUnavailable)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+}
+
+func authorized(header, token string) bool {
+	got, ok := strings.CutPrefix(header, "Bearer ")
+	return ok && token != "" && subtle.ConstantTimeCompare([]byte(got), []byte(token)) == 1
+}
+
+// Remote sends batches to a pusher node's BatchPath.
+type Remote struct {
+	url    string
+	token  string
+	client *http.Client
+}
+
+// NewRemote returns a client for the pusher node at baseURL
+// (e.g. http://10.0.0.7:8080). client may be nil for a default one.
+func NewRemote(baseURL, token string, client *http.Client) *Remote {
+	if client == nil {
+		client = &http.Client{Timeout: 10 * time.Minute}
+	}
+	return &Remote{url: strings.TrimSuffix(baseURL, "/") + BatchPath, token: token, client: client}
+}
+
+// Push delivers b through the remote node; nil means every outcome is recorded.
+func (r *Remote) Push(ctx context.Context, b Batch) error {
+	body, err := json.Marshal(b)
+	if err != nil {
+		return fmt.Errorf("encoding batch: %w", err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+r.token)
+	resp, err := r.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("pushing batch to %s: %w", r.url, err)
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	if resp.StatusCode != http.StatusNoContent {
+		return fmt.Errorf("pushing batch to %s: %d %s", r.url, resp.StatusCode, strings.TrimSpace(string(msg)))
+	}
+	return nil
+}
