@@ -3,5 +3,10 @@
 // nodes on a memberlist hash ring with virtual nodes, where a batch whose
 // owner dies moves to the next owner.
 //
+// Hash (hash.go) is the immutable consistent hash both use: seedless FNV-1a
+// 64 so every process computes the same owners, and Owners(key, n) names the
+// node that takes a key over when its owner goes. Subpackage memberlist keeps
+// a Hash over the live cluster members.
+//
 // The ring only answers "who owns this key"; it never sends pushes itself.
 package ring
