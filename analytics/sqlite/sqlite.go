@@ -84,7 +84,7 @@ func (s *Store) Report(ctx context.Context, websiteID, notificationID string) (a
 		SELECT p.device, p.language, p.variant,
 			SUM(CASE WHEN p.kind = 'sent' THEN 1 ELSE 0 END),
 			SUM(CASE WHEN p.kind = 'sent' AND EXISTS (SELECT 1 FROM events c
-				WHERE c.notification_id = p.notification_id AND c.kind = 'clicked' AND c.endpoint_id = p.endpoint_id) THEN 1 ELSE 0 END)
+				WHERE c.notification_id = p.notification_id AND c.website_id = p.website_id AND c.kind = 'clicked' AND c.endpoint_id = p.endpoint_id) THEN 1 ELSE 0 END)
 		FROM events p
 		WHERE p.notification_id = ? AND p.website_id = ? AND p.kind = 'sent'
 		GROUP BY p.device, p.language, p.variant`, notificationID, websiteID)

@@ -1,0 +1,173 @@
+package clickhouse
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/relaybell/relaybell/analytics"
+)
+
+// Store is the ClickHouse analytics store.
+type Store struct {
+	conn     driver.Conn
+	database string
+	table    string // `database`.events
+	logger   *slog.Logger
+}
+
+var _ analytics.Store = (*Store)(nil)
+
+// The table is ordered for the per-notification reads and partitioned by
+// UTC day for retention. Low-cardinality columns use LowCardinality(String);
+// servers before 19.x need allow_experimental_low_cardinality_type=1 to
+// create it, which Open sets only for them.
+const createTable = `CREATE TABLE IF NOT EXISTS %s (
+	website_id String,
+	notification_id String,
+	endpoint_id String,
+	subscriber_id String,
+	kind LowCardinality(String),
+	device LowCardinality(String),
+	language LowCardinality(String),
+	variant LowCardinality(String),
+	code LowCardinality(String),
+	at DateTime('UTC')
+) ENGINE = MergeTree()
+PARTITION BY toYYYYMMDD(at)
+ORDER BY (website_id, notification_id, kind, endpoint_id)`
+
+const insertColumns = `(website_id, notification_id, endpoint_id, subscriber_id, kind, device, language, variant, code, at)`
+
+// Open connects to ClickHouse and creates the database and events table
+// when they are missing.
+func Open(ctx context.Context, cfg Config, logger *slog.Logger) (*Store, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	conn, err := clickhouse.Open(&clickhouse.Options{
+		Addr: cfg.addrs(),
+		// No database here: it may not exist yet, so every query names it.
+		Auth:        clickhouse.Auth{Username: cfg.Username, Password: cfg.Password},
+		DialTimeout: 5 * time.Second,
+		Logger:      logger,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("opening clickhouse: %w", err)
+	}
+	s := &Store{conn: conn, database: cfg.Database, table: "`" + cfg.Database + "`.events", logger: logger}
+	if err := s.migrate(ctx, cfg.Database); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Store) migrate(ctx context.Context, database string) error {
+	if err := s.conn.Ping(ctx); err != nil {
+		return fmt.Errorf("connecting to clickhouse: %w", err)
+	}
+	if err := s.conn.Exec(ctx, "CREATE DATABASE IF NOT EXISTS `"+database+"`"); err != nil {
+		return fmt.Errorf("creating analytics database: %w", err)
+	}
+	v, err := s.conn.ServerVersion()
+	if err != nil {
+		return fmt.Errorf("reading clickhouse version: %w", err)
+	}
+	if v.Version.Major < 19 {
+		ctx = clickhouse.Context(ctx, clickhouse.WithSettings(clickhouse.Settings{
+			"allow_experimental_low_cardinality_type": 1,
+		}))
+	}
+	if err := s.conn.Exec(ctx, fmt.Sprintf(createTable, s.table)); err != nil {
+		return fmt.Errorf("creating analytics table: %w", err)
+	}
+	return nil
+}
+
+// Record appends events in one batch.
+func (s *Store) Record(ctx context.Context, events []analytics.Event) error {
+	if len(events) == 0 {
+		return nil
+	}
+	batch, err := s.conn.PrepareBatch(ctx, "INSERT INTO "+s.table+" "+insertColumns)
+	if err != nil {
+		return fmt.Errorf("recording events: %w", err)
+	}
+	defer batch.Abort()
+	for _, e := range events {
+		if err := batch.Append(e.WebsiteID, e.NotificationID, e.EndpointID, e.SubscriberID, e.Kind,
+			e.Device, e.Language, e.Variant, e.Code, e.At.UTC()); err != nil {
+			return fmt.Errorf("recording events: %w", err)
+		}
+	}
+	if err := batch.Send(); err != nil {
+		return fmt.Errorf("recording events: %w", err)
+	}
+	return nil
+}
+
+// Report reads one notification's breakdowns. Clicks are attributed to the
+// device, language and variant of the push that was sent to that endpoint.
+func (s *Store) Report(ctx context.Context, websiteID, notificationID string) (analytics.Report, error) {
+	var r analytics.Report
+	rows, err := s.conn.Query(ctx, `
+		SELECT device, language, variant, count(),
+			countIf(endpoint_id IN (SELECT endpoint_id FROM `+s.table+`
+				WHERE website_id = ? AND notification_id = ? AND kind = 'clicked'))
+		FROM `+s.table+`
+		WHERE website_id = ? AND notification_id = ? AND kind = 'sent'
+		GROUP BY device, language, variant`, websiteID, notificationID, websiteID, notificationID)
+	if err != nil {
+		return r, fmt.Errorf("reading report: %w", err)
+	}
+	var b analytics.Breakdown
+	for rows.Next() {
+		var device, language, variant string
+		var sent, clicked uint64
+		if err := rows.Scan(&device, &language, &variant, &sent, &clicked); err != nil {
+			rows.Close()
+			return r, fmt.Errorf("reading report: %w", err)
+		}
+		b.Add(device, language, variant, int64(sent), int64(clicked))
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return r, fmt.Errorf("reading report: %w", err)
+	}
+	b.Fill(&r)
+
+	erows, err := s.conn.Query(ctx, `SELECT code, count() AS n FROM `+s.table+`
+		WHERE website_id = ? AND notification_id = ? AND kind IN ('failed', 'expired')
+		GROUP BY code ORDER BY n DESC, code`, websiteID, notificationID)
+	if err != nil {
+		return r, fmt.Errorf("reading errors: %w", err)
+	}
+	defer erows.Close()
+	for erows.Next() {
+		var code string
+		var n uint64
+		if err := erows.Scan(&code, &n); err != nil {
+			return r, fmt.Errorf("reading errors: %w", err)
+		}
+		if code == "expired" {
+			r.Expired += int64(n)
+		}
+		r.Errors = append(r.Errors, analytics.ErrorRow{Code: code, Count: int64(n)})
+	}
+	if err := erows.Err(); err != nil {
+		return r, fmt.Errorf("reading errors: %w", err)
+	}
+	return r, nil
+}
+
+// Close closes the connections.
+func (s *Store) Close() error { return s.conn.Close() }
