@@ -1,0 +1,304 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/relaybell/relaybell/bus"
+)
+
+// pollRecords bounds the records one round takes from the client.
+const pollRecords = 500
+
+// maxBacklog is how many fetched records a partition may hold in memory
+// before its fetching pauses.
+const maxBacklog = 1000
+
+// finishTimeout bounds the final commit and the group leave at shutdown.
+const finishTimeout = 10 * time.Second
+
+// Consume joins group as one member and runs h on the topic's records until
+// ctx ends; see the package doc for the delivery rules.
+func (b *Bus) Consume(ctx context.Context, topic, group string, parallel int, h bus.Handler) error {
+	if parallel < 1 {
+		parallel = 1
+	}
+	c := &consumer{
+		cfg:      b.cfg,
+		logger:   b.logger.With("topic", topic, "group", group),
+		busTopic: topic,
+		topic:    b.topic(topic),
+		parallel: parallel,
+		h:        h,
+		parts:    make(map[int32]*partition),
+	}
+	opts := append([]kgo.Opt{
+		kgo.SeedBrokers(b.cfg.Seeds...),
+		kgo.ConsumerGroup(b.cfg.TopicPrefix + group),
+		kgo.ConsumeTopics(c.topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), // a new group reads everything: nothing published is skipped
+		kgo.DisableAutoCommit(),
+		kgo.BlockRebalanceOnPoll(),
+		kgo.OnPartitionsRevoked(c.revoked),
+		kgo.OnPartitionsLost(c.lost),
+		kgo.WithLogger(kgoLogger{b.logger}),
+	}, b.cfg.Opts...)
+	opts = append(opts, b.cfg.GroupOpts...)
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return fmt.Errorf("creating kafka consumer for %s: %w", topic, err)
+	}
+	defer cl.Close()
+	if !b.track(cl) {
+		return errors.New("kafka bus closed")
+	}
+	defer b.untrack(cl)
+	c.cl = cl
+
+	c.run(ctx)
+
+	leave, cancel := context.WithTimeout(context.Background(), finishTimeout)
+	defer cancel()
+	if err := cl.LeaveGroupContext(leave); err != nil && !errors.Is(err, kgo.ErrClientClosed) {
+		c.logger.Warn("kafka bus: leaving group", "err", err)
+	}
+	return nil
+}
+
+// consumer is one group member's state.
+type consumer struct {
+	cfg      Config
+	logger   *slog.Logger
+	cl       *kgo.Client
+	busTopic string // as the caller names it
+	topic    string // as Kafka names it
+	parallel int
+	h        bus.Handler
+
+	mu    sync.Mutex // held for a round and by the revoke/lost callbacks
+	parts map[int32]*partition
+}
+
+// partition is what the member holds of one partition. During a round only
+// the handler goroutine given the partition touches it.
+type partition struct {
+	backlog   []*kgo.Record // fetched, not yet done, in offset order
+	done      *kgo.Record   // last record done; every earlier one is done too
+	committed int64         // offset committed (done.Offset+1 once committed), -1 if none
+	attempts  int           // failed attempts of backlog[0]
+	retryAt   time.Time     // when backlog[0] may be retried
+	paused    bool
+}
+
+func (c *consumer) part(p int32) *partition {
+	pt, ok := c.parts[p]
+	if !ok {
+		pt = &partition{committed: -1}
+		c.parts[p] = pt
+	}
+	return pt
+}
+
+// run polls and processes rounds until ctx ends or the client is closed.
+func (c *consumer) run(ctx context.Context) {
+	for ctx.Err() == nil {
+		pollCtx, cancel := c.pollContext(ctx)
+		fs := c.cl.PollRecords(pollCtx, pollRecords)
+		cancel()
+		if fs.IsClientClosed() {
+			return
+		}
+		fetchErr := false
+		fs.EachError(func(t string, p int32, err error) {
+			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+				return
+			}
+			fetchErr = true
+			c.logger.Warn("kafka bus: fetching", "partition", p, "err", err)
+		})
+
+		c.mu.Lock()
+		fs.EachRecord(func(r *kgo.Record) {
+			pt := c.part(r.Partition)
+			pt.backlog = append(pt.backlog, r)
+		})
+		c.process(ctx)
+		c.commit()
+		c.pauseWaiting()
+		c.mu.Unlock()
+		c.cl.AllowRebalance()
+
+		if fetchErr && fs.NumRecords() == 0 {
+			select { // do not spin on a persistent fetch error
+			case <-ctx.Done():
+			case <-time.After(250 * time.Millisecond):
+			}
+		}
+	}
+}
+
+// pollContext bounds the poll by the earliest retry due, so a waiting
+// record is retried on time even when nothing new arrives.
+func (c *consumer) pollContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var next time.Time
+	for _, pt := range c.parts {
+		if len(pt.backlog) > 0 && (next.IsZero() || pt.retryAt.Before(next)) {
+			next = pt.retryAt
+		}
+	}
+	if next.IsZero() {
+		return context.WithCancel(ctx)
+	}
+	// At least 1 ms: a poll drains what is buffered before waiting, while
+	// an expired context returns nothing.
+	return context.WithTimeout(ctx, max(time.Until(next), time.Millisecond))
+}
+
+// process runs the ready partitions' backlogs, up to c.parallel partitions
+// at once, and returns when all of them stopped: backlog drained, a handler
+// failed, or ctx ended.
+func (c *consumer) process(ctx context.Context) {
+	now := time.Now()
+	var ready []*partition
+	for _, pt := range c.parts {
+		if len(pt.backlog) > 0 && !now.Before(pt.retryAt) {
+			ready = append(ready, pt)
+		}
+	}
+	if len(ready) == 0 {
+		return
+	}
+	work := make(chan *partition, len(ready))
+	for _, pt := range ready {
+		work <- pt
+	}
+	close(work)
+	var wg sync.WaitGroup
+	for range min(c.parallel, len(ready)) {
+		wg.Go(func() {
+			for pt := range work {
+				c.drain(ctx, pt)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// drain handles pt's backlog in order until it is empty, a handler fails or
+// ctx ends.
+func (c *consumer) drain(ctx context.Context, pt *partition) {
+	for len(pt.backlog) > 0 && ctx.Err() == nil {
+		r := pt.backlog[0]
+		err := c.h(ctx, bus.Message{Topic: c.busTopic, Key: string(r.Key), Value: r.Value})
+		if err != nil {
+			if ctx.Err() != nil {
+				return // shutting down: not done, redelivered later
+			}
+			pt.attempts++
+			delay := c.cfg.backoff(pt.attempts)
+			pt.retryAt = time.Now().Add(delay)
+			c.logger.Warn("kafka bus: handler failed, will retry", "partition", r.Partition, "offset", r.Offset,
+				"key", string(r.Key), "attempt", pt.attempts, "retry_in", delay, "err", err)
+			return
+		}
+		pt.done = r
+		pt.attempts = 0
+		pt.retryAt = time.Time{}
+		pt.backlog[0] = nil
+		pt.backlog = pt.backlog[1:]
+	}
+}
+
+// commit commits every partition's done prefix not committed yet. A failure
+// is logged and retried at the next round (or lost to a rebalance, which
+// only means redelivery).
+func (c *consumer) commit() {
+	c.commitParts(c.cl, c.parts)
+}
+
+func (c *consumer) commitParts(cl *kgo.Client, parts map[int32]*partition) {
+	var recs []*kgo.Record
+	var pts []*partition
+	for _, pt := range parts {
+		if pt.done != nil && pt.done.Offset+1 > pt.committed {
+			recs = append(recs, pt.done)
+			pts = append(pts, pt)
+		}
+	}
+	if len(recs) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), finishTimeout)
+	defer cancel()
+	if err := cl.CommitRecords(ctx, recs...); err != nil {
+		c.logger.Warn("kafka bus: committing offsets", "err", err)
+		return
+	}
+	for i, pt := range pts {
+		pt.committed = recs[i].Offset + 1
+	}
+}
+
+// pauseWaiting pauses fetching for partitions whose backlog reached
+// maxBacklog (their head record waits for a retry), so memory stays bounded,
+// and resumes them once the backlog shrinks. A short failure does not pause:
+// resuming costs up to a fetch long-poll (kgo's FetchMaxWait, 5 s) before the
+// partition is fetched again.
+func (c *consumer) pauseWaiting() {
+	var pause, resume []int32
+	for p, pt := range c.parts {
+		switch full := len(pt.backlog) >= maxBacklog; {
+		case full && !pt.paused:
+			pause = append(pause, p)
+			pt.paused = true
+		case !full && pt.paused:
+			resume = append(resume, p)
+			pt.paused = false
+		}
+	}
+	if len(pause) > 0 {
+		c.cl.PauseFetchPartitions(map[string][]int32{c.topic: pause})
+	}
+	if len(resume) > 0 {
+		c.cl.ResumeFetchPartitions(map[string][]int32{c.topic: resume})
+	}
+}
+
+// revoked commits what is done on the partitions leaving this member and
+// forgets them; their next owner resumes from the committed offsets.
+func (c *consumer) revoked(_ context.Context, cl *kgo.Client, revoked map[string][]int32) {
+	c.drop(cl, revoked[c.topic], true)
+}
+
+// lost forgets partitions taken away without a chance to commit.
+func (c *consumer) lost(_ context.Context, cl *kgo.Client, lost map[string][]int32) {
+	c.drop(cl, lost[c.topic], false)
+}
+
+func (c *consumer) drop(cl *kgo.Client, ps []int32, commit bool) {
+	if len(ps) == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	gone := make(map[int32]*partition, len(ps))
+	for _, p := range ps {
+		if pt, ok := c.parts[p]; ok {
+			gone[p] = pt
+			delete(c.parts, p)
+		}
+	}
+	if commit {
+		c.commitParts(cl, gone)
+	}
+	// Pauses outlive assignments: a partition coming back must be fetched.
+	cl.ResumeFetchPartitions(map[string][]int32{c.topic: ps})
+}
