@@ -1,0 +1,155 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/relaybell/relaybell/store"
+)
+
+// CreateWebsite stores a website with its first API key, and the account
+// unless an account with that id exists already (a second website of the same
+// account). A duplicate website, project id or key is store.ErrConflict.
+func (s *Store) CreateWebsite(ctx context.Context, a store.Account, w store.Website, k store.APIKey) error {
+	settings, err := json.Marshal(w.Settings)
+	if err != nil {
+		return fmt.Errorf("creating website: %w", err)
+	}
+	if w.AccountID == "" {
+		w.AccountID = a.ID
+	}
+	if k.WebsiteID == "" {
+		k.WebsiteID = w.ID
+	}
+	err = s.inTx(ctx, false, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO accounts (id, owner_email, email_verified, suspended, created_at)
+			VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING`,
+			a.ID, a.OwnerEmail, a.EmailVerified, a.Suspended, now(a.CreatedAt)); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO websites (id, account_id, project_id, name, url, timezone,
+			vapid_public_key, vapid_private_key, settings, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+			w.ID, w.AccountID, w.ProjectID, w.Name, w.URL, w.Timezone, w.VAPIDPublicKey, w.VAPIDPrivateKey,
+			settings, now(w.CreatedAt)); err != nil {
+			return err
+		}
+		return insertAPIKey(ctx, tx, k)
+	})
+	if err != nil {
+		return fmt.Errorf("creating website: %w", mapErr(err))
+	}
+	return nil
+}
+
+// CreateAPIKey stores a key of an existing website (store.ErrNotFound
+// otherwise). A duplicate id or hash is store.ErrConflict.
+func (s *Store) CreateAPIKey(ctx context.Context, k store.APIKey) error {
+	if err := insertAPIKey(ctx, s.pool, k); err != nil {
+		return fmt.Errorf("creating api key: %w", mapErr(err))
+	}
+	return nil
+}
+
+func insertAPIKey(ctx context.Context, db querier, k store.APIKey) error {
+	scopes := k.Scopes
+	if scopes == nil {
+		scopes = []string{}
+	}
+	_, err := db.Exec(ctx, `INSERT INTO api_keys (id, website_id, name, prefix, hash, scopes,
+		expires_at, created_at, last_used_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		k.ID, k.WebsiteID, k.Name, k.Prefix, k.Hash, scopes,
+		tsPtr(k.ExpiresAt), now(k.CreatedAt), tsPtr(k.LastUsedAt), tsPtr(k.RevokedAt))
+	return err
+}
+
+const websiteCols = `w.id, w.account_id, w.project_id, w.name, w.url, w.timezone,
+	w.vapid_public_key, w.vapid_private_key, w.settings, w.created_at`
+
+func websiteDest(w *store.Website) []any {
+	return []any{&w.ID, &w.AccountID, &w.ProjectID, &w.Name, &w.URL, &w.Timezone,
+		&w.VAPIDPublicKey, &w.VAPIDPrivateKey, &w.Settings, &w.CreatedAt}
+}
+
+const accountCols = `a.id, a.owner_email, a.email_verified, a.suspended, a.created_at`
+
+func accountDest(a *store.Account) []any {
+	return []any{&a.ID, &a.OwnerEmail, &a.EmailVerified, &a.Suspended, &a.CreatedAt}
+}
+
+// KeyOwner resolves an unrevoked key by the hex SHA-256 of its secret.
+// Expiry is left to the caller.
+func (s *Store) KeyOwner(ctx context.Context, hash string) (store.KeyOwner, error) {
+	var o store.KeyOwner
+	k := &o.Key
+	dest := []any{&k.ID, &k.WebsiteID, &k.Name, &k.Prefix, &k.Hash, &k.Scopes,
+		&k.ExpiresAt, &k.CreatedAt, &k.LastUsedAt, &k.RevokedAt}
+	dest = append(dest, websiteDest(&o.Website)...)
+	dest = append(dest, accountDest(&o.Account)...)
+	err := s.pool.QueryRow(ctx, `SELECT k.id, k.website_id, k.name, k.prefix, k.hash, k.scopes,
+			k.expires_at, k.created_at, k.last_used_at, k.revoked_at, `+websiteCols+`, `+accountCols+`
+		FROM api_keys k
+		JOIN websites w ON w.id = k.website_id
+		JOIN accounts a ON a.id = w.account_id
+		WHERE k.hash = $1 AND k.revoked_at IS NULL`, hash).Scan(dest...)
+	if err != nil {
+		return store.KeyOwner{}, fmt.Errorf("resolving api key: %w", mapErr(err))
+	}
+	return o, nil
+}
+
+// TouchAPIKey records when a key was last used.
+func (s *Store) TouchAPIKey(ctx context.Context, id string, at time.Time) error {
+	if err := affected(s.pool.Exec(ctx, `UPDATE api_keys SET last_used_at = $1 WHERE id = $2`, now(at), id)); err != nil {
+		return fmt.Errorf("touching api key: %w", err)
+	}
+	return nil
+}
+
+// Website returns a website by id.
+func (s *Store) Website(ctx context.Context, id string) (store.Website, error) {
+	return s.website(ctx, `w.id = $1`, id)
+}
+
+// WebsiteByProjectID returns a website by its public project id.
+func (s *Store) WebsiteByProjectID(ctx context.Context, projectID string) (store.Website, error) {
+	return s.website(ctx, `w.project_id = $1`, projectID)
+}
+
+func (s *Store) website(ctx context.Context, where, arg string) (store.Website, error) {
+	var w store.Website
+	err := s.pool.QueryRow(ctx, `SELECT `+websiteCols+` FROM websites w WHERE `+where, arg).Scan(websiteDest(&w)...)
+	if err != nil {
+		return store.Website{}, fmt.Errorf("loading website: %w", mapErr(err))
+	}
+	return w, nil
+}
+
+// Account returns an account by id.
+func (s *Store) Account(ctx context.Context, id string) (store.Account, error) {
+	var a store.Account
+	err := s.pool.QueryRow(ctx, `SELECT `+accountCols+` FROM accounts a WHERE a.id = $1`, id).Scan(accountDest(&a)...)
+	if err != nil {
+		return store.Account{}, fmt.Errorf("loading account: %w", mapErr(err))
+	}
+	return a, nil
+}
+
+// SetAccountSuspended suspends or reinstates an account.
+func (s *Store) SetAccountSuspended(ctx context.Context, id string, suspended bool) error {
+	if err := affected(s.pool.Exec(ctx, `UPDATE accounts SET suspended = $1 WHERE id = $2`, suspended, id)); err != nil {
+		return fmt.Errorf("suspending account: %w", err)
+	}
+	return nil
+}
+
+// SetAccountEmailVerified marks the owner's e-mail verified.
+func (s *Store) SetAccountEmailVerified(ctx context.Context, id string) error {
+	if err := affected(s.pool.Exec(ctx, `UPDATE accounts SET email_verified = true WHERE id = $1`, id)); err != nil {
+		return fmt.Errorf("verifying account e-mail: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,130 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/relaybell/relaybell/store"
+)
+
+// defaultAudienceLimit is the page size when a query gives none.
+const defaultAudienceLimit = 1000
+
+// recipientCols leaves out what the query fixes (website, shard, and
+// unsubscribed_at, which is NULL). Empty tags come back NULL, which scans
+// without an allocation.
+const recipientCols = `e.id, e.subscriber_id, e.url, e.p256dh, e.auth, e.device, e.user_agent,
+	e.created_at, e.last_seen_at,
+	coalesce(s.external_id, ''), s.country, s.language, s.timezone, s.url, nullif(s.tags, '{}'::jsonb),
+	s.created_at, s.last_seen_at`
+
+// audienceQuery walks one shard of a website in endpoint id order: one
+// range of the endpoints_audience index (keyset paging on e.id), and a
+// primary-key lookup of each endpoint's subscriber.
+const audienceQuery = `SELECT ` + recipientCols + `
+	FROM endpoints e JOIN subscribers s ON s.id = e.subscriber_id
+	WHERE e.website_id = $1 AND e.shard = $2 AND e.id > $3 AND s.unsubscribed_at IS NULL
+	ORDER BY e.id LIMIT $4`
+
+// audienceExternalQuery starts from the listed external ids (the API bounds
+// the list) through the subscribers_external_id index instead of scanning
+// the shard. = ANY is a filter, so a repeated id does not repeat rows.
+const audienceExternalQuery = `SELECT ` + recipientCols + `
+	FROM subscribers s JOIN endpoints e ON e.subscriber_id = s.id
+	WHERE s.website_id = $1 AND s.external_id = ANY ($5::text[])
+	  AND s.shard = $2 AND s.unsubscribed_at IS NULL AND e.id > $3
+	ORDER BY e.id LIMIT $4`
+
+// Audience returns one page of the subscribed endpoints of one shard of a
+// website, ordered by endpoint id, with their subscribers. A Limit of 0 or
+// less means 1000.
+func (s *Store) Audience(ctx context.Context, q store.AudienceQuery) ([]store.Recipient, error) {
+	limit := q.Limit
+	if limit <= 0 {
+		limit = defaultAudienceLimit
+	}
+	var (
+		rows pgx.Rows
+		err  error
+	)
+	if len(q.ExternalIDs) > 0 {
+		rows, err = s.pool.Query(ctx, audienceExternalQuery, q.WebsiteID, q.Shard, q.AfterID, limit, q.ExternalIDs)
+	} else {
+		rows, err = s.pool.Query(ctx, audienceQuery, q.WebsiteID, q.Shard, q.AfterID, limit)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("loading audience: %w", err)
+	}
+	// A page of a shard is usually full; a page of named users rarely.
+	size := min(limit, 1024)
+	if len(q.ExternalIDs) > 0 {
+		size = min(limit, 2*len(q.ExternalIDs), 64)
+	}
+	out, err := scanRecipients(rows, q, size)
+	if err != nil {
+		return nil, fmt.Errorf("loading audience: %w", err)
+	}
+	return out, nil
+}
+
+// scanRecipients reads the recipientCols rows of an audience query and
+// closes rows.
+func scanRecipients(rows pgx.Rows, q store.AudienceQuery, size int) ([]store.Recipient, error) {
+	defer rows.Close()
+	out := make([]store.Recipient, 0, size)
+	// One destination list for every row.
+	var (
+		r                                      store.Recipient
+		created, lastSeen, subCreated, subSeen time.Time
+		tags                                   []byte
+	)
+	e, sub := &r.Endpoint, &r.Subscriber
+	dest := []any{&e.ID, &e.SubscriberID, &e.URL, &e.P256dh, &e.Auth, &e.Device, &e.UserAgent, &created, &lastSeen,
+		&sub.ExternalID, &sub.Country, &sub.Language, &sub.Timezone, &sub.URL, &tags, &subCreated, &subSeen}
+	for rows.Next() {
+		r = store.Recipient{}
+		tags = tags[:0]
+		if err := rows.Scan(dest...); err != nil {
+			return nil, err
+		}
+		e.WebsiteID = q.WebsiteID
+		e.CreatedAt, e.LastSeenAt = created, lastSeen
+		sub.ID, sub.WebsiteID, sub.Shard = e.SubscriberID, q.WebsiteID, q.Shard
+		sub.CreatedAt, sub.LastSeenAt = subCreated, subSeen
+		if len(tags) > 0 {
+			if err := json.Unmarshal(tags, &sub.Tags); err != nil {
+				return nil, fmt.Errorf("subscriber %s tags: %w", sub.ID, err)
+			}
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// SegmentExists reports whether the website has a saved segment with that id.
+func (s *Store) SegmentExists(ctx context.Context, websiteID, id string) (bool, error) {
+	var ok bool
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM segments WHERE id = $1 AND website_id = $2)`,
+		id, websiteID).Scan(&ok)
+	if err != nil {
+		return false, fmt.Errorf("looking up segment: %w", err)
+	}
+	return ok, nil
+}
+
+// TopicExists reports whether the website has a topic with that id or slug,
+// in any case.
+func (s *Store) TopicExists(ctx context.Context, websiteID, idOrSlug string) (bool, error) {
+	var ok bool
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM topics
+		WHERE website_id = $1 AND (lower(slug) = lower($2) OR lower(id) = lower($2)))`,
+		websiteID, idOrSlug).Scan(&ok)
+	if err != nil {
+		return false, fmt.Errorf("looking up topic: %w", err)
+	}
+	return ok, nil
+}

@@ -1,0 +1,244 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/relaybell/relaybell/store"
+)
+
+const notificationCols = `n.id, n.website_id, n.seq, n.status, n.title, n.body, n.content, n.target,
+	n.target_summary, n.send_body, n.transactional, n.ab, n.automation, n.created_at, n.scheduled_at,
+	n.started_at, n.finished_at, n.published_at, n.error, n.recipients, n.processed, n.sent, n.delivered,
+	n.failed, n.pruned, n.clicked, n.conversions, n.revenue`
+
+// notificationReturning is notificationCols for RETURNING clauses.
+var notificationReturning = strings.ReplaceAll(notificationCols, "n.", "")
+
+func notificationDest(n *store.Notification) []any {
+	return []any{&n.ID, &n.WebsiteID, &n.Seq, &n.Status, &n.Title, &n.Body, &n.Content, &n.Target,
+		&n.TargetSummary, &n.SendBody, &n.Transactional, &n.AB, &n.Automation, &n.CreatedAt,
+		&n.ScheduledAt, &n.StartedAt, &n.FinishedAt, &n.PublishedAt,
+		&n.Error, &n.Recipients, &n.Processed, &n.Sent, &n.Delivered, &n.Failed, &n.Pruned, &n.Clicked,
+		&n.Conversions, &n.Revenue}
+}
+
+// scanNotifications reads every row of a notificationCols query.
+func scanNotifications(rows pgx.Rows) ([]store.Notification, error) {
+	defer rows.Close()
+	var out []store.Notification
+	for rows.Next() {
+		var n store.Notification
+		if err := rows.Scan(notificationDest(&n)...); err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, rows.Err()
+}
+
+// jsonDoc passes a JSON document to a jsonb parameter: nil as NULL.
+func jsonDoc(b []byte) any {
+	if b == nil {
+		return nil
+	}
+	return b
+}
+
+// CreateNotification stores n and sets n.Seq, which is greater than that of
+// every notification created before. An empty n.ID gets a new UUID and a
+// zero CreatedAt the current time. A duplicate id is store.ErrConflict, an
+// unknown website store.ErrNotFound. The JSON documents are stored as jsonb,
+// which may reformat them (key order, spacing).
+func (s *Store) CreateNotification(ctx context.Context, n *store.Notification) error {
+	if n.ID == "" {
+		n.ID = uuid.NewString()
+	}
+	if n.CreatedAt.IsZero() {
+		n.CreatedAt = now(time.Time{})
+	}
+	var seq int64
+	err := s.pool.QueryRow(ctx, `INSERT INTO notifications (id, website_id, status, title, body, content,
+		target, target_summary, send_body, transactional, ab, automation, created_at, scheduled_at, started_at,
+		finished_at, published_at, error, recipients, processed, sent, delivered, failed, pruned, clicked,
+		conversions, revenue)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
+			$22, $23, $24, $25, $26, $27)
+		RETURNING seq`,
+		n.ID, n.WebsiteID, n.Status, n.Title, n.Body, jsonDoc(n.Content), jsonDoc(n.Target),
+		n.TargetSummary, jsonDoc(n.SendBody), n.Transactional, n.AB, n.Automation, ts(n.CreatedAt),
+		tsPtr(n.ScheduledAt), tsPtr(n.StartedAt), tsPtr(n.FinishedAt), tsPtr(n.PublishedAt), n.Error,
+		n.Recipients, n.Processed, n.Sent, n.Delivered, n.Failed, n.Pruned, n.Clicked, n.Conversions,
+		n.Revenue).Scan(&seq)
+	if err != nil {
+		return fmt.Errorf("creating notification: %w", mapErr(err))
+	}
+	n.Seq = seq
+	return nil
+}
+
+// Notification returns one of the website's notifications.
+func (s *Store) Notification(ctx context.Context, websiteID, id string) (store.Notification, error) {
+	var n store.Notification
+	err := s.pool.QueryRow(ctx, `SELECT `+notificationCols+` FROM notifications n WHERE n.id = $1 AND n.website_id = $2`,
+		id, websiteID).Scan(notificationDest(&n)...)
+	if err != nil {
+		return store.Notification{}, fmt.Errorf("loading notification: %w", mapErr(err))
+	}
+	return n, nil
+}
+
+// NotificationByID returns a notification of any website (for the roles
+// behind the bus, which carry only the id).
+func (s *Store) NotificationByID(ctx context.Context, id string) (store.Notification, error) {
+	var n store.Notification
+	err := s.pool.QueryRow(ctx, `SELECT `+notificationCols+` FROM notifications n WHERE n.id = $1`, id).
+		Scan(notificationDest(&n)...)
+	if err != nil {
+		return store.Notification{}, fmt.Errorf("loading notification: %w", mapErr(err))
+	}
+	return n, nil
+}
+
+// limitArg is a LIMIT parameter: NULL (no limit) for 0 or less.
+func limitArg(limit int) any {
+	if limit <= 0 {
+		return nil
+	}
+	return limit
+}
+
+// ListNotifications pages a website's notifications newest first. A Limit of
+// 0 or less means no limit.
+func (s *Store) ListNotifications(ctx context.Context, q store.ListQuery) ([]store.Notification, error) {
+	var (
+		rows pgx.Rows
+		err  error
+	)
+	before := q.BeforeSeq
+	if before <= 0 {
+		before = math.MaxInt64
+	}
+	if len(q.Statuses) > 0 {
+		rows, err = s.pool.Query(ctx, `SELECT `+notificationCols+` FROM notifications n
+			WHERE n.website_id = $1 AND n.seq < $2 AND n.status = ANY ($4::text[])
+			ORDER BY n.seq DESC LIMIT $3`, q.WebsiteID, before, limitArg(q.Limit), q.Statuses)
+	} else {
+		rows, err = s.pool.Query(ctx, `SELECT `+notificationCols+` FROM notifications n
+			WHERE n.website_id = $1 AND n.seq < $2 AND n.status <> 'draft'
+			ORDER BY n.seq DESC LIMIT $3`, q.WebsiteID, before, limitArg(q.Limit))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing notifications: %w", err)
+	}
+	out, err := scanNotifications(rows)
+	if err != nil {
+		return nil, fmt.Errorf("listing notifications: %w", err)
+	}
+	return out, nil
+}
+
+// MarkPublished records that the send intent reached the bus.
+func (s *Store) MarkPublished(ctx context.Context, id string, at time.Time) error {
+	if err := affected(s.pool.Exec(ctx, `UPDATE notifications SET published_at = $1 WHERE id = $2`, now(at), id)); err != nil {
+		return fmt.Errorf("marking notification published: %w", err)
+	}
+	return nil
+}
+
+// Unpublished lists, oldest first, queued sends whose intent never reached
+// the bus and that were created before the given time.
+func (s *Store) Unpublished(ctx context.Context, before time.Time, limit int) ([]store.Notification, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+notificationCols+` FROM notifications n
+		WHERE n.status = 'queued' AND n.published_at IS NULL AND n.created_at < $1
+		ORDER BY n.created_at, n.seq LIMIT $2`, ts(before), limitArg(limit))
+	if err != nil {
+		return nil, fmt.Errorf("listing unpublished notifications: %w", err)
+	}
+	out, err := scanNotifications(rows)
+	if err != nil {
+		return nil, fmt.Errorf("listing unpublished notifications: %w", err)
+	}
+	return out, nil
+}
+
+// DueScheduled moves up to limit scheduled sends due at dueAt to queued and
+// returns them, earliest first. Concurrent callers (several nodes) never get
+// the same send: each locks the rows it picks and skips those another caller
+// has locked, so they also don't wait for each other.
+func (s *Store) DueScheduled(ctx context.Context, dueAt time.Time, limit int) ([]store.Notification, error) {
+	// The picked rows are a MATERIALIZED CTE: as an IN (subquery) the
+	// planner may run the subquery again per row, and a second run, no
+	// longer seeing the rows this statement already changed, picks more.
+	rows, err := s.pool.Query(ctx, `WITH due AS MATERIALIZED (
+			SELECT seq FROM notifications
+			WHERE status = 'scheduled' AND scheduled_at <= $1
+			ORDER BY scheduled_at, seq LIMIT $2
+			FOR UPDATE SKIP LOCKED
+		)
+		UPDATE notifications n SET status = 'queued'
+		FROM due WHERE n.seq = due.seq AND n.status = 'scheduled'
+		RETURNING `+notificationCols, ts(dueAt), limitArg(limit))
+	if err != nil {
+		return nil, fmt.Errorf("queueing due notifications: %w", err)
+	}
+	out, err := scanNotifications(rows)
+	if err != nil {
+		return nil, fmt.Errorf("queueing due notifications: %w", err)
+	}
+	// RETURNING order is unspecified.
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i].ScheduledAt, out[j].ScheduledAt
+		if !a.Equal(*b) {
+			return a.Before(*b)
+		}
+		return out[i].Seq < out[j].Seq
+	})
+	return out, nil
+}
+
+// StartSending moves a queued send to sending and returns it; a send already
+// sending is returned unchanged. Any other status is store.ErrConflict.
+func (s *Store) StartSending(ctx context.Context, id string, at time.Time) (store.Notification, error) {
+	var n store.Notification
+	err := s.pool.QueryRow(ctx, `UPDATE notifications n SET status = 'sending', started_at = $1
+		WHERE id = $2 AND status = 'queued' RETURNING `+notificationCols, now(at), id).Scan(notificationDest(&n)...)
+	if errors.Is(err, pgx.ErrNoRows) {
+		// Not queued (any more): a concurrent call may have started it.
+		err = s.pool.QueryRow(ctx, `SELECT `+notificationCols+` FROM notifications n WHERE n.id = $1`, id).
+			Scan(notificationDest(&n)...)
+		if err == nil && n.Status != store.StatusSending {
+			err = fmt.Errorf("%w: notification is %s", store.ErrConflict, n.Status)
+		}
+	}
+	if err != nil {
+		return store.Notification{}, fmt.Errorf("starting send: %w", mapErr(err))
+	}
+	return n, nil
+}
+
+// FailNotification turns a scheduled, queued, held or sending notification
+// into failed with a reason. A draft or a finished one is store.ErrConflict.
+func (s *Store) FailNotification(ctx context.Context, id, reason string, at time.Time) error {
+	tag, err := s.pool.Exec(ctx, `UPDATE notifications SET status = 'failed', error = $1, finished_at = $2
+		WHERE id = $3 AND status IN ('scheduled', 'queued', 'held_for_review', 'sending')`, reason, now(at), id)
+	if err == nil && tag.RowsAffected() == 0 {
+		var status string
+		err = s.pool.QueryRow(ctx, `SELECT status FROM notifications WHERE id = $1`, id).Scan(&status)
+		if err == nil {
+			err = fmt.Errorf("%w: notification is %s", store.ErrConflict, status)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("failing notification: %w", mapErr(err))
+	}
+	return nil
+}

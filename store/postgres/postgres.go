@@ -1,0 +1,263 @@
+package postgres
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/relaybell/relaybell/store"
+)
+
+var _ store.Store = (*Store)(nil)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// migrationLock is the first key of the advisory lock that serializes
+// migrations; the second is a hash of the schema, so stores in different
+// schemas of one database don't wait for each other.
+const migrationLock = 0x52424d47 // "RBMG"
+
+// maxAttempts bounds how often a transaction is run again after a deadlock
+// or serialization failure.
+const maxAttempts = 4
+
+// Store is the PostgreSQL implementation of store.Store, over a pgxpool.
+type Store struct {
+	pool   *pgxpool.Pool
+	logger *slog.Logger
+}
+
+// Open connects to the database named by dsn (a libpq URL or key=value
+// string; pool settings such as pool_max_conns and runtime parameters such
+// as search_path are taken from it) and applies pending schema migrations.
+func Open(ctx context.Context, dsn string, logger *slog.Logger) (*Store, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("opening postgres store: %w", err)
+	}
+	cfg.AfterConnect = func(_ context.Context, c *pgx.Conn) error {
+		// Times come back in UTC, as the store.Store interface speaks them.
+		c.TypeMap().RegisterType(&pgtype.Type{
+			Name: "timestamptz", OID: pgtype.TimestamptzOID,
+			Codec: &pgtype.TimestamptzCodec{ScanLocation: time.UTC},
+		})
+		return nil
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("opening postgres store: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("opening postgres store: %w", err)
+	}
+	s := &Store{pool: pool, logger: logger}
+	if err := s.migrate(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close closes the pool, waiting for connections in use to be returned.
+func (s *Store) Close() error {
+	s.pool.Close()
+	return nil
+}
+
+type migration struct {
+	version int
+	name    string
+}
+
+// migrationList returns the embedded migrations in version order.
+func migrationList() ([]migration, error) {
+	files, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return nil, fmt.Errorf("listing migrations: %w", err)
+	}
+	var list []migration
+	for _, f := range files {
+		base := strings.TrimPrefix(f, "migrations/")
+		num, _, ok := strings.Cut(base, "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil || v <= 0 {
+			return nil, fmt.Errorf("migration %s: name must start with a positive version and '_'", base)
+		}
+		list = append(list, migration{v, f})
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].version < list[j].version })
+	for i := 1; i < len(list); i++ {
+		if list[i].version == list[i-1].version {
+			return nil, fmt.Errorf("migrations %s and %s share a version", list[i-1].name, list[i].name)
+		}
+	}
+	return list, nil
+}
+
+// migrate applies the embedded migrations newer than the recorded version,
+// all in one transaction holding an advisory lock, so that nodes starting
+// together apply each migration once and none sees a half-made schema.
+func (s *Store) migrate(ctx context.Context) error {
+	list, err := migrationList()
+	if err != nil {
+		return err
+	}
+	var applied []migration
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		applied = nil
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))`, migrationLock); err != nil {
+			return fmt.Errorf("locking: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+			version    integer PRIMARY KEY,
+			applied_at timestamptz NOT NULL
+		)`); err != nil {
+			return fmt.Errorf("creating schema_migrations: %w", err)
+		}
+		var newest int
+		if err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&newest); err != nil {
+			return fmt.Errorf("reading schema version: %w", err)
+		}
+		// A database migrated by a newer binary may hold what this one can't read.
+		if len(list) > 0 && newest > list[len(list)-1].version {
+			return fmt.Errorf("database schema version %d is newer than this binary's %d", newest, list[len(list)-1].version)
+		}
+		for _, m := range list {
+			if m.version <= newest {
+				continue
+			}
+			body, err := migrations.ReadFile(m.name)
+			if err != nil {
+				return fmt.Errorf("reading migration %s: %w", m.name, err)
+			}
+			// No arguments: pgx sends it over the simple protocol, which
+			// runs several statements.
+			if _, err := tx.Exec(ctx, string(body)); err != nil {
+				return fmt.Errorf("applying migration %s: %w", m.name, err)
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES ($1, now())`, m.version); err != nil {
+				return fmt.Errorf("recording migration %s: %w", m.name, err)
+			}
+			applied = append(applied, m)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("migrating postgres schema: %w", err)
+	}
+	for _, m := range applied {
+		s.logger.Info("applied postgres migration", "version", m.version, "file", m.name)
+	}
+	return nil
+}
+
+// inTx runs fn in a read-committed transaction, committing when fn returns
+// nil, and runs it again (fn must start from scratch) after a deadlock or a
+// serialization failure, or after a unique violation when retryUnique is
+// set (an upsert that lost a race to insert the same row finds it next time).
+func (s *Store) inTx(ctx context.Context, retryUnique bool, fn func(tx pgx.Tx) error) error {
+	for attempt := 1; ; attempt++ {
+		err := pgx.BeginFunc(ctx, s.pool, fn)
+		if err == nil || attempt >= maxAttempts || ctx.Err() != nil {
+			return err
+		}
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) {
+			return err
+		}
+		switch pe.Code {
+		case "40P01", "40001": // deadlock_detected, serialization_failure
+		case "23505": // unique_violation
+			if !retryUnique {
+				return err
+			}
+		default:
+			return err
+		}
+		s.logger.Debug("retrying postgres transaction", "attempt", attempt, "code", pe.Code)
+	}
+}
+
+// querier is what the pool and a transaction share.
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// mapErr turns constraint violations into the store's sentinel errors: a
+// duplicate into store.ErrConflict, a missing parent into store.ErrNotFound,
+// and no row into store.ErrNotFound.
+func mapErr(err error) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.ErrNotFound
+	}
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	switch pe.Code {
+	case "23505": // unique_violation
+		return fmt.Errorf("%w: %w", store.ErrConflict, err)
+	case "23503": // foreign_key_violation
+		return fmt.Errorf("%w: %w", store.ErrNotFound, err)
+	}
+	return err
+}
+
+// affected returns store.ErrNotFound when the command changed no row.
+func affected(tag pgconn.CommandTag, err error) error {
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return store.ErrNotFound
+	}
+	return nil
+}
+
+// ts is the stored form of a time: UTC, rounded to the microsecond that
+// timestamptz keeps (pgx would truncate; rounding matches PostgreSQL's own
+// parsing of text times).
+func ts(t time.Time) time.Time { return t.Round(time.Microsecond).UTC() }
+
+// tsPtr is the stored form of an optional time.
+func tsPtr(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return ts(*t)
+}
+
+// now returns t, or the current time when t is zero, in stored form.
+func now(t time.Time) time.Time {
+	if t.IsZero() {
+		t = time.Now()
+	}
+	return ts(t)
+}
+
+// nullString stores "" as NULL.
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}

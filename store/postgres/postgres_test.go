@@ -1,0 +1,351 @@
+package postgres
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/relaybell/relaybell/store"
+	"github.com/relaybell/relaybell/store/storetest"
+)
+
+// testDSN is the PostgreSQL the tests use: RELAYBELL_TEST_POSTGRES, or the
+// test machines' local server.
+func testDSN() string {
+	if dsn := os.Getenv("RELAYBELL_TEST_POSTGRES"); dsn != "" {
+		return dsn
+	}
+	return "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+}
+
+// withSearchPath returns dsn with search_path set to schema, as a runtime
+// parameter of every connection.
+func withSearchPath(t testing.TB, dsn, schema string) string {
+	t.Helper()
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		u, err := url.Parse(dsn)
+		if err != nil {
+			t.Fatalf("parsing RELAYBELL_TEST_POSTGRES: %v", err)
+		}
+		q := u.Query()
+		q.Set("search_path", schema)
+		u.RawQuery = q.Encode()
+		return u.String()
+	}
+	return dsn + " search_path=" + schema
+}
+
+// testSchema creates an empty schema of its own for one test, dropped when
+// the test ends, and returns a DSN whose connections use it. Without a
+// reachable PostgreSQL the test fails, or is skipped under -short.
+func testSchema(t testing.TB) string {
+	t.Helper()
+	ctx := context.Background()
+	dsn := testDSN()
+	admin, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		if testing.Short() {
+			t.Skipf("PostgreSQL unreachable (-short): %v", err)
+		}
+		t.Fatalf("connecting to PostgreSQL at %s (set RELAYBELL_TEST_POSTGRES, or -short to skip): %v", dsn, err)
+	}
+	b := make([]byte, 6)
+	rand.Read(b)
+	schema := "rb_test_" + hex.EncodeToString(b)
+	if _, err := admin.Exec(ctx, `CREATE SCHEMA `+schema); err != nil {
+		admin.Close(ctx)
+		t.Fatalf("creating schema: %v", err)
+	}
+	admin.Close(ctx)
+	t.Cleanup(func() {
+		admin, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Errorf("dropping schema %s: %v", schema, err)
+			return
+		}
+		defer admin.Close(ctx)
+		if _, err := admin.Exec(ctx, `DROP SCHEMA `+schema+` CASCADE`); err != nil {
+			t.Errorf("dropping schema %s: %v", schema, err)
+		}
+	})
+	return withSearchPath(t, dsn, schema)
+}
+
+// openAt opens a store on dsn, closed when the test ends (before its schema
+// is dropped: cleanups run last registered first).
+func openAt(t testing.TB, dsn string) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), dsn, nil)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return s
+}
+
+func openTest(t testing.TB) *Store {
+	t.Helper()
+	return openAt(t, testSchema(t))
+}
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store { return openTest(t) })
+}
+
+var _ storetest.Fixtures = (*Store)(nil)
+
+// Nodes starting together apply each migration once.
+func TestMigrationsApplyOnce(t *testing.T) {
+	ctx := context.Background()
+	dsn := testSchema(t)
+	var wg sync.WaitGroup
+	stores := make([]*Store, 4)
+	errs := make([]error, len(stores))
+	for i := range stores {
+		wg.Go(func() { stores[i], errs[i] = Open(ctx, dsn, nil) })
+	}
+	wg.Wait()
+	for i, s := range stores {
+		if errs[i] != nil {
+			t.Fatalf("concurrent Open: %v", errs[i])
+		}
+		s.Close()
+	}
+	for range 2 {
+		s := openAt(t, dsn)
+		var n, version int
+		if err := s.pool.QueryRow(ctx, `SELECT count(*), max(version) FROM schema_migrations`).Scan(&n, &version); err != nil {
+			t.Fatalf("reading schema_migrations: %v", err)
+		}
+		if n != 1 || version != 1 {
+			t.Fatalf("schema_migrations has %d rows, version %d; want 1, 1", n, version)
+		}
+	}
+}
+
+func TestOpenRefusesNewerSchema(t *testing.T) {
+	ctx := context.Background()
+	dsn := testSchema(t)
+	s, err := Open(ctx, dsn, nil)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	if _, err := s.pool.Exec(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (9999, now())`); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if s, err := Open(ctx, dsn, nil); err == nil {
+		s.Close()
+		t.Fatal("Open of a database from a newer binary succeeded")
+	}
+}
+
+func TestOpenBadDSN(t *testing.T) {
+	if s, err := Open(context.Background(), "postgres://postgres@127.0.0.1:1/test?sslmode=disable&connect_timeout=2", nil); err == nil {
+		s.Close()
+		t.Fatal("Open of an unreachable server succeeded")
+	}
+}
+
+// Times are kept to the microsecond, rounded, and come back in UTC.
+func TestTimes(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	paris, err := time.LoadLocation("Europe/Paris")
+	if err != nil {
+		t.Skip(err)
+	}
+	created := time.Date(2025, 3, 14, 10, 26, 53, 123_456_789, paris)
+	acc := store.Account{ID: "acc", OwnerEmail: "o@example.com", CreatedAt: created}
+	web := store.Website{ID: "web", AccountID: "acc", ProjectID: "prj", Name: "n", URL: "https://example.com", Timezone: "UTC"}
+	if err := s.CreateWebsite(ctx, acc, web, store.APIKey{ID: "key", Hash: "h"}); err != nil {
+		t.Fatal(err)
+	}
+	a, err := s.Account(ctx, "acc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := time.Date(2025, 3, 14, 9, 26, 53, 123_457_000, time.UTC)
+	if a.CreatedAt != want || a.CreatedAt.Location() != time.UTC {
+		t.Fatalf("CreatedAt = %v (%v), want %v in UTC", a.CreatedAt, a.CreatedAt.Location(), want)
+	}
+	n := store.Notification{WebsiteID: "web", Status: store.StatusScheduled, ScheduledAt: &created}
+	if err := s.CreateNotification(ctx, &n); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.NotificationByID(ctx, n.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *got.ScheduledAt != want || got.CreatedAt != n.CreatedAt {
+		t.Fatalf("ScheduledAt %v, CreatedAt %v; want %v, %v", got.ScheduledAt, got.CreatedAt, want, n.CreatedAt)
+	}
+	// The time DueScheduled compares with is rounded the same way.
+	due, err := s.DueScheduled(ctx, created, 10)
+	if err != nil || len(due) != 1 {
+		t.Fatalf("DueScheduled at the scheduled time = %d sends, err %v; want 1", len(due), err)
+	}
+}
+
+// The interface cannot show these yet: subscribers left without endpoints
+// are marked unsubscribed, and topic opt-ins are stored.
+func TestUnsubscribedAndTopics(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	acc := store.Account{ID: "acc", OwnerEmail: "o@example.com", CreatedAt: time.Now()}
+	web := store.Website{ID: "web", AccountID: "acc", ProjectID: "prj", Name: "n", URL: "https://example.com", Timezone: "UTC"}
+	if err := s.CreateWebsite(ctx, acc, web, store.APIKey{ID: "key", Hash: "h"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateTopic(ctx, "web", "t1", "News", "news", time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	unsubscribedAt := func(subscriberID string) *time.Time {
+		t.Helper()
+		var p *time.Time
+		if err := s.pool.QueryRow(ctx, `SELECT unsubscribed_at FROM subscribers WHERE id = $1`, subscriberID).Scan(&p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	sub := func(url, ext string, topics ...string) store.SubscriptionResult {
+		t.Helper()
+		res, err := s.UpsertSubscription(ctx, store.SubscriptionInput{WebsiteID: "web", Endpoint: url, P256dh: "p", Auth: "a",
+			ExternalID: ext, Topics: topics})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+
+	a := sub("https://push.example/a", "", "NEWS", "nope")
+	var optins int
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM topic_optins WHERE topic_id = 't1' AND subscriber_id = $1`,
+		a.SubscriberID).Scan(&optins); err != nil {
+		t.Fatal(err)
+	}
+	if optins != 1 {
+		t.Fatalf("%d opt-ins, want 1", optins)
+	}
+
+	if _, err := s.DeleteSubscription(ctx, "web", "https://push.example/a"); err != nil {
+		t.Fatal(err)
+	}
+	if unsubscribedAt(a.SubscriberID) == nil {
+		t.Fatal("subscriber without endpoints is not unsubscribed after DeleteSubscription")
+	}
+
+	b := sub("https://push.example/b", "")
+	n := store.Notification{WebsiteID: "web", Status: store.StatusSending}
+	if err := s.CreateNotification(ctx, &n); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RecordResults(ctx, n.ID, []store.PushResult{{EndpointID: b.EndpointID, Outcome: store.OutcomePruned}}); err != nil {
+		t.Fatal(err)
+	}
+	if unsubscribedAt(b.SubscriberID) == nil {
+		t.Fatal("subscriber without endpoints is not unsubscribed after pruning")
+	}
+
+	// An endpoint moving to the owner of an external id leaves its
+	// subscriber without endpoints.
+	c := sub("https://push.example/c", "")
+	d := sub("https://push.example/d", "user")
+	moved := sub("https://push.example/c", "user")
+	if moved.SubscriberID != d.SubscriberID {
+		t.Fatalf("endpoint did not move: %+v", moved)
+	}
+	if unsubscribedAt(c.SubscriberID) == nil {
+		t.Fatal("subscriber left by its endpoint is not unsubscribed")
+	}
+	if unsubscribedAt(d.SubscriberID) != nil {
+		t.Fatal("subscriber with endpoints is unsubscribed")
+	}
+}
+
+// Registrations of the same new browser, or of new browsers of the same new
+// person, racing on several nodes end up as one endpoint, one person.
+func TestConcurrentRegistrations(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	acc := store.Account{ID: "acc", OwnerEmail: "o@example.com"}
+	web := store.Website{ID: "web", AccountID: "acc", ProjectID: "prj", Name: "n", URL: "https://example.com", Timezone: "UTC"}
+	if err := s.CreateWebsite(ctx, acc, web, store.APIKey{ID: "key", Hash: "h"}); err != nil {
+		t.Fatal(err)
+	}
+	results := make([]store.SubscriptionResult, 16)
+	errs := make([]error, len(results))
+	var wg sync.WaitGroup
+	for i := range results {
+		wg.Go(func() {
+			url := "https://push.example/same"
+			if i%2 == 1 {
+				url = "https://push.example/other-" + string(rune('a'+i))
+			}
+			results[i], errs[i] = s.UpsertSubscription(ctx, store.SubscriptionInput{WebsiteID: "web", Endpoint: url,
+				P256dh: "p", Auth: "a", ExternalID: "racer"})
+		})
+	}
+	wg.Wait()
+	created := 0
+	for i, res := range results {
+		if errs[i] != nil {
+			t.Fatalf("concurrent UpsertSubscription: %v", errs[i])
+		}
+		if res.SubscriberID != results[0].SubscriberID {
+			t.Fatalf("registrations of one person got subscribers %s and %s", results[0].SubscriberID, res.SubscriberID)
+		}
+		if i%2 == 0 && res.Created {
+			created++
+		}
+	}
+	if created != 1 {
+		t.Fatalf("the same browser was created %d times, want 1", created)
+	}
+}
+
+// TestQueryPlans keeps the hot queries on their indexes (with sequential
+// scans priced out, since the tables of a test are tiny).
+func TestQueryPlans(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SET enable_seqscan = off`); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Exec(ctx, `RESET enable_seqscan`)
+	f := func(name, query string, args ...any) {
+		t.Helper()
+		rows, err := conn.Query(ctx, "EXPLAIN "+query, args...)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, step := range plan {
+			if strings.Contains(step, "Seq Scan") || strings.Contains(step, "Sort") {
+				t.Fatalf("%s does not follow an index:\n%s", name, strings.Join(plan, "\n"))
+			}
+		}
+	}
+	f("audience", audienceQuery, "w", 1, "", 10)
+	f("undelivered", undeliveredQuery, "n", []string{"a"})
+}

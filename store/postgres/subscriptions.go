@@ -1,0 +1,258 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/relaybell/relaybell/store"
+)
+
+// UpsertSubscription registers a browser subscription:
+//
+//   - a known endpoint URL (per website) is updated in place, together with
+//     its subscriber, and keeps its ids (Created=false);
+//   - a new endpoint joins the subscriber holding ExternalID if there is one
+//     (one person, several browsers), otherwise a new subscriber;
+//   - a known endpoint registered with an ExternalID held by another
+//     subscriber moves to that subscriber; if its own subscriber has no
+//     external id yet it takes this one, and if it has a different one the
+//     endpoint moves to a new subscriber for the new id (another person
+//     logged in on that browser). A subscriber left without endpoints is
+//     marked unsubscribed.
+//
+// Language, timezone, country, URL, device and user agent are only
+// overwritten when given. The subscriber becomes subscribed again and is
+// opted into every given topic slug that exists (any case).
+//
+// Two registrations racing to create the same endpoint or the same external
+// id: the one that loses runs again and finds the other's rows.
+func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInput) (store.SubscriptionResult, error) {
+	at := now(in.At)
+	var slugs []string
+	for _, slug := range in.Topics {
+		slugs = append(slugs, strings.ToLower(slug))
+	}
+	var res store.SubscriptionResult
+	err := s.inTx(ctx, true, func(tx pgx.Tx) error {
+		res = store.SubscriptionResult{}
+		var epID, curSub, curExt string
+		// The endpoint row stays locked: a concurrent registration of the
+		// same browser waits for this one.
+		err := tx.QueryRow(ctx, `SELECT e.id, e.subscriber_id, coalesce(s.external_id, '')
+			FROM endpoints e JOIN subscribers s ON s.id = e.subscriber_id
+			WHERE e.website_id = $1 AND e.url = $2 FOR UPDATE OF e`, in.WebsiteID, in.Endpoint).Scan(&epID, &curSub, &curExt)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+
+		// Choose the subscriber the endpoint belongs to from now on.
+		target, setExternal := "", false
+		switch {
+		case in.ExternalID == "" || (epID != "" && curExt == in.ExternalID):
+			target = curSub // "" for a new endpoint: new subscriber
+		default:
+			err := tx.QueryRow(ctx, `SELECT id FROM subscribers WHERE website_id = $1 AND external_id = $2`,
+				in.WebsiteID, in.ExternalID).Scan(&target)
+			switch {
+			case err == nil:
+			case !errors.Is(err, pgx.ErrNoRows):
+				return err
+			case epID != "" && curExt == "":
+				target, setExternal = curSub, true
+			}
+		}
+
+		var shard int
+		if target == "" {
+			target = uuid.NewString()
+			shard = store.ShardOf(target)
+			if _, err := tx.Exec(ctx, `INSERT INTO subscribers (id, website_id, external_id, country,
+				language, timezone, url, shard, created_at, last_seen_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
+				target, in.WebsiteID, nullString(in.ExternalID), in.Country, in.Language, in.Timezone, in.URL,
+				shard, at); err != nil {
+				return err
+			}
+		} else {
+			var ext any
+			if setExternal {
+				ext = in.ExternalID
+			}
+			err := tx.QueryRow(ctx, `UPDATE subscribers SET
+					external_id = coalesce($2::text, external_id),
+					country = CASE WHEN $3::text = '' THEN country ELSE $3 END,
+					language = CASE WHEN $4::text = '' THEN language ELSE $4 END,
+					timezone = CASE WHEN $5::text = '' THEN timezone ELSE $5 END,
+					url = CASE WHEN $6::text = '' THEN url ELSE $6 END,
+					last_seen_at = $7, unsubscribed_at = NULL
+				WHERE id = $1 RETURNING shard`,
+				target, ext, in.Country, in.Language, in.Timezone, in.URL, at).Scan(&shard)
+			if err != nil {
+				return err
+			}
+		}
+
+		if epID == "" {
+			epID = uuid.NewString()
+			if _, err := tx.Exec(ctx, `INSERT INTO endpoints (id, website_id, subscriber_id, url, p256dh, auth,
+				device, user_agent, shard, created_at, last_seen_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)`,
+				epID, in.WebsiteID, target, in.Endpoint, in.P256dh, in.Auth, in.Device, in.UserAgent, shard, at); err != nil {
+				return err
+			}
+			res.Created = true
+		} else {
+			if _, err := tx.Exec(ctx, `UPDATE endpoints SET subscriber_id = $2, shard = $3, p256dh = $4, auth = $5,
+					device = CASE WHEN $6::text = '' THEN device ELSE $6 END,
+					user_agent = CASE WHEN $7::text = '' THEN user_agent ELSE $7 END,
+					last_seen_at = $8
+				WHERE id = $1`,
+				epID, target, shard, in.P256dh, in.Auth, in.Device, in.UserAgent, at); err != nil {
+				return err
+			}
+			if curSub != target {
+				if err := markUnsubscribedIfEmpty(ctx, tx, []string{curSub}, at); err != nil {
+					return err
+				}
+			}
+		}
+
+		if len(slugs) > 0 {
+			if _, err := tx.Exec(ctx, `INSERT INTO topic_optins (topic_id, subscriber_id, created_at)
+				SELECT id, $1, $2 FROM topics WHERE website_id = $3 AND lower(slug) = ANY ($4::text[])
+				ON CONFLICT DO NOTHING`, target, at, in.WebsiteID, slugs); err != nil {
+				return err
+			}
+		}
+		res.SubscriberID, res.EndpointID = target, epID
+		return nil
+	})
+	if err != nil {
+		return store.SubscriptionResult{}, fmt.Errorf("upserting subscription: %w", mapErr(err))
+	}
+	return res, nil
+}
+
+// markUnsubscribedIfEmpty marks the subscribers left without endpoints
+// unsubscribed. It locks them first (in id order) and checks in a statement
+// of its own, whose snapshot sees the endpoints that a registration holding
+// the lock meanwhile added: checking in the UPDATE alone could miss them.
+func markUnsubscribedIfEmpty(ctx context.Context, tx pgx.Tx, subscriberIDs []string, at time.Time) error {
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM subscribers WHERE id = ANY ($1::text[]) ORDER BY id FOR UPDATE`,
+		subscriberIDs); err != nil {
+		return err
+	}
+	_, err := tx.Exec(ctx, `UPDATE subscribers s SET unsubscribed_at = $2
+		WHERE s.id = ANY ($1::text[]) AND s.unsubscribed_at IS NULL
+		AND NOT EXISTS (SELECT 1 FROM endpoints e WHERE e.subscriber_id = s.id)`, subscriberIDs, at)
+	return err
+}
+
+const endpointCols = `e.id, e.subscriber_id, e.website_id, e.url, e.p256dh, e.auth, e.device, e.user_agent,
+	e.created_at, e.last_seen_at`
+
+// endpointReturning is endpointCols for RETURNING clauses.
+var endpointReturning = strings.ReplaceAll(endpointCols, "e.", "")
+
+func endpointDest(e *store.Endpoint) []any {
+	return []any{&e.ID, &e.SubscriberID, &e.WebsiteID, &e.URL, &e.P256dh, &e.Auth, &e.Device, &e.UserAgent,
+		&e.CreatedAt, &e.LastSeenAt}
+}
+
+// DeleteSubscription removes the website's endpoint with that URL and marks
+// its subscriber unsubscribed when it was the last one.
+func (s *Store) DeleteSubscription(ctx context.Context, websiteID, endpointURL string) (store.Endpoint, error) {
+	var e store.Endpoint
+	err := s.inTx(ctx, false, func(tx pgx.Tx) error {
+		err := tx.QueryRow(ctx, `DELETE FROM endpoints WHERE website_id = $1 AND url = $2
+			RETURNING `+endpointReturning, websiteID, endpointURL).Scan(endpointDest(&e)...)
+		if err != nil {
+			return mapErr(err)
+		}
+		return markUnsubscribedIfEmpty(ctx, tx, []string{e.SubscriberID}, now(time.Time{}))
+	})
+	if err != nil {
+		return store.Endpoint{}, fmt.Errorf("deleting subscription: %w", err)
+	}
+	return e, nil
+}
+
+// Endpoint returns one of the website's endpoints by id.
+func (s *Store) Endpoint(ctx context.Context, websiteID, id string) (store.Endpoint, error) {
+	var e store.Endpoint
+	err := s.pool.QueryRow(ctx, `SELECT `+endpointCols+` FROM endpoints e WHERE e.id = $1 AND e.website_id = $2`,
+		id, websiteID).Scan(endpointDest(&e)...)
+	if err != nil {
+		return store.Endpoint{}, fmt.Errorf("loading endpoint: %w", mapErr(err))
+	}
+	return e, nil
+}
+
+// RecordInteraction counts a delivered or clicked ping once per
+// (notification, endpoint, kind). A notification of another website is
+// store.ErrNotFound. The endpoint need not exist any more (it may have been
+// pruned or unsubscribed since the push). One statement: the insert of the
+// interaction and the counter it adds to commit together.
+func (s *Store) RecordInteraction(ctx context.Context, websiteID, notificationID, endpointID, kind string, at time.Time) (bool, error) {
+	var counter string
+	switch kind {
+	case store.InteractionDelivered:
+		counter = "delivered"
+	case store.InteractionClicked:
+		counter = "clicked"
+	default:
+		return false, fmt.Errorf("recording interaction: unknown kind %q", kind)
+	}
+	var found, isNew bool
+	err := s.pool.QueryRow(ctx, `WITH n AS (
+			SELECT id FROM notifications WHERE id = $1 AND website_id = $2
+		), ins AS (
+			INSERT INTO interactions (notification_id, endpoint_id, kind, at)
+			SELECT n.id, $3, $4, $5 FROM n
+			ON CONFLICT DO NOTHING
+			RETURNING 1
+		), upd AS (
+			UPDATE notifications SET `+counter+` = `+counter+` + 1
+			WHERE id = $1 AND EXISTS (SELECT 1 FROM ins)
+		)
+		SELECT EXISTS (SELECT 1 FROM n), EXISTS (SELECT 1 FROM ins)`,
+		notificationID, websiteID, endpointID, kind, now(at)).Scan(&found, &isNew)
+	if err == nil && !found {
+		err = store.ErrNotFound
+	}
+	if err != nil {
+		return false, fmt.Errorf("recording interaction: %w", mapErr(err))
+	}
+	return isNew, nil
+}
+
+// CreateTopic stores a topic. A slug the website already has (any case) is
+// store.ErrConflict. The store.Store interface has no topic management yet;
+// storetest uses this to set up topic fixtures.
+func (s *Store) CreateTopic(ctx context.Context, websiteID, id, name, slug string, at time.Time) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO topics (id, website_id, name, slug, created_at) VALUES ($1, $2, $3, $4, $5)`,
+		id, websiteID, name, slug, now(at))
+	if err != nil {
+		return fmt.Errorf("creating topic: %w", mapErr(err))
+	}
+	return nil
+}
+
+// CreateSegment stores a saved segment with its filters JSON. The store.Store
+// interface has no segment management yet; storetest uses this to set up
+// segment fixtures.
+func (s *Store) CreateSegment(ctx context.Context, websiteID, id, name string, filters []byte, at time.Time) error {
+	if filters == nil {
+		filters = []byte("{}")
+	}
+	_, err := s.pool.Exec(ctx, `INSERT INTO segments (id, website_id, name, filters, created_at) VALUES ($1, $2, $3, $4, $5)`,
+		id, websiteID, name, filters, now(at))
+	if err != nil {
+		return fmt.Errorf("creating segment: %w", mapErr(err))
+	}
+	return nil
+}
