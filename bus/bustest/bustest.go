@@ -78,9 +78,9 @@ func openBus(t *testing.T, open func(t *testing.T) bus.Bus) (bus.Bus, func()) {
 	return b, closeBus
 }
 
-// consume runs b.Consume in the background; the returned stop ends it and
+// Consume runs b.Consume in the background; the returned stop ends it and
 // waits for it to return (also done at cleanup, before the bus closes).
-func consume(t *testing.T, b bus.Bus, topic, group string, parallel int, h bus.Handler) (stop func()) {
+func Consume(t *testing.T, b bus.Bus, topic, group string, parallel int, h bus.Handler) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -180,7 +180,7 @@ func values(prefix string, n int) []string {
 func deliversEveryMessage(t *testing.T, open func(t *testing.T) bus.Bus) {
 	b, _ := openBus(t, open)
 	s := newSeen()
-	consume(t, b, bus.Intents, "g", 4, func(_ context.Context, m bus.Message) error {
+	Consume(t, b, bus.Intents, "g", 4, func(_ context.Context, m bus.Message) error {
 		s.add(m)
 		return nil
 	})
@@ -207,7 +207,7 @@ func handlerErrorRedelivers(t *testing.T, open func(t *testing.T) bus.Bus) {
 	b, _ := openBus(t, open)
 	s := newSeen()
 	var attempts atomic.Int32
-	consume(t, b, bus.Shards, "g", 2, func(_ context.Context, m bus.Message) error {
+	Consume(t, b, bus.Shards, "g", 2, func(_ context.Context, m bus.Message) error {
 		if string(m.Value) == "flaky" && attempts.Add(1) < 2 {
 			return errors.New("not yet")
 		}
@@ -234,7 +234,7 @@ func parallelBound(t *testing.T, open func(t *testing.T) bus.Bus) {
 	b, _ := openBus(t, open)
 	s := newSeen()
 	var inFlight, peak atomic.Int32
-	consume(t, b, bus.Shards, "g", parallel, func(_ context.Context, m bus.Message) error {
+	Consume(t, b, bus.Shards, "g", parallel, func(_ context.Context, m bus.Message) error {
 		n := inFlight.Add(1)
 		defer inFlight.Add(-1)
 		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
@@ -263,7 +263,7 @@ func groupSharesWork(t *testing.T, open func(t *testing.T) bus.Bus) {
 	}
 	members := []*member{{s: newSeen()}, {s: newSeen()}}
 	for _, mb := range members {
-		consume(t, b, bus.Intents, "g", 2, func(_ context.Context, m bus.Message) error {
+		Consume(t, b, bus.Intents, "g", 2, func(_ context.Context, m bus.Message) error {
 			if len(m.Value) > 6 && string(m.Value[:6]) == "probe-" {
 				mb.probes.Add(1)
 				return nil
@@ -330,7 +330,7 @@ func survivesReopen(t *testing.T, open func(t *testing.T) bus.Bus) {
 
 	b, _ = openBus(t, open)
 	s := newSeen()
-	consume(t, b, bus.Intents, "g", 2, func(_ context.Context, m bus.Message) error {
+	Consume(t, b, bus.Intents, "g", 2, func(_ context.Context, m bus.Message) error {
 		s.add(m)
 		return nil
 	})
@@ -341,7 +341,7 @@ func unfinishedRedelivered(t *testing.T, open func(t *testing.T) bus.Bus) {
 	b, _ := openBus(t, open)
 	started := make(chan struct{})
 	var once sync.Once
-	stop := consume(t, b, bus.Intents, "g", 1, func(ctx context.Context, m bus.Message) error {
+	stop := Consume(t, b, bus.Intents, "g", 1, func(ctx context.Context, m bus.Message) error {
 		once.Do(func() { close(started) })
 		<-ctx.Done() // the process stops while handling
 		return ctx.Err()
@@ -355,7 +355,7 @@ func unfinishedRedelivered(t *testing.T, open func(t *testing.T) bus.Bus) {
 	stop()
 
 	s := newSeen()
-	consume(t, b, bus.Intents, "g", 1, func(_ context.Context, m bus.Message) error {
+	Consume(t, b, bus.Intents, "g", 1, func(_ context.Context, m bus.Message) error {
 		s.add(m)
 		return nil
 	})

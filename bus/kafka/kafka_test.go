@@ -66,31 +66,6 @@ func TestConformance(t *testing.T) {
 	bustest.Run(t, func(t *testing.T) bus.Bus { return openTest(t, testConfig(cluster(t))) })
 }
 
-// run starts Consume in the background and returns a stop func that ends it
-// and waits for it to return.
-func run(t *testing.T, b *Bus, topic, group string, parallel int, h bus.Handler) (stop func()) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- b.Consume(ctx, topic, group, parallel, h) }()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			cancel()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Errorf("Consume: %v", err)
-				}
-			case <-time.After(testTimeout):
-				t.Error("Consume did not return")
-			}
-		})
-	}
-	t.Cleanup(stop)
-	return stop
-}
-
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(testTimeout)
@@ -152,7 +127,7 @@ func TestRebalanceLosesNothing(t *testing.T) {
 			return nil
 		}
 	}
-	stopA := run(t, b, bus.Intents, "fanout", 2, handler(&byA))
+	stopA := bustest.Consume(t, b, bus.Intents, "fanout", 2, handler(&byA))
 
 	published := make(chan error, 1)
 	go func() {
@@ -167,7 +142,7 @@ func TestRebalanceLosesNothing(t *testing.T) {
 	}()
 
 	waitFor(t, "A handling", func() bool { return byA.Load() >= 20 })
-	run(t, b, bus.Intents, "fanout", 2, handler(&byB))
+	bustest.Consume(t, b, bus.Intents, "fanout", 2, handler(&byB))
 	waitFor(t, "B handling", func() bool { return byB.Load() >= 20 })
 	stopA()
 	aAtStop := byA.Load()
@@ -204,7 +179,7 @@ func TestFailedMessageRetried(t *testing.T) {
 		mu       sync.Mutex
 		order    []string
 	)
-	run(t, b, bus.Intents, "fanout", 4, func(_ context.Context, m bus.Message) error {
+	bustest.Consume(t, b, bus.Intents, "fanout", 4, func(_ context.Context, m bus.Message) error {
 		v := string(m.Value)
 		if v == "bad" {
 			attempts.Add(1)
