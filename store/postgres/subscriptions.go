@@ -256,3 +256,24 @@ func (s *Store) CreateSegment(ctx context.Context, websiteID, id, name string, f
 	}
 	return nil
 }
+
+// UnsubscribedAt is when the subscriber was marked unsubscribed, nil while
+// subscribed; storetest reads it (the interface does not show it yet).
+func (s *Store) UnsubscribedAt(ctx context.Context, subscriberID string) (*time.Time, error) {
+	var at *time.Time
+	if err := s.pool.QueryRow(ctx, `SELECT unsubscribed_at FROM subscribers WHERE id = $1`, subscriberID).Scan(&at); err != nil {
+		return nil, fmt.Errorf("reading unsubscribed_at: %w", mapErr(err))
+	}
+	return at, nil
+}
+
+// OptedIn reports whether the subscriber opted into the topic; storetest
+// reads it (the interface does not show opt-ins yet).
+func (s *Store) OptedIn(ctx context.Context, topicID, subscriberID string) (bool, error) {
+	var ok bool
+	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM topic_optins WHERE topic_id = $1 AND subscriber_id = $2)`,
+		topicID, subscriberID).Scan(&ok); err != nil {
+		return false, fmt.Errorf("reading opt-in: %w", err)
+	}
+	return ok, nil
+}

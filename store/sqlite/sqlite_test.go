@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/relaybell/relaybell/store"
 	"github.com/relaybell/relaybell/store/storetest"
@@ -119,82 +118,5 @@ func TestOpenRefusesMemory(t *testing.T) {
 			s.Close()
 			t.Fatalf("Open(%q) succeeded", p)
 		}
-	}
-}
-
-// The interface cannot show these yet: subscribers left without endpoints
-// are marked unsubscribed, and topic opt-ins are stored.
-func TestUnsubscribedAndTopics(t *testing.T) {
-	ctx := context.Background()
-	s := openTest(t)
-	acc := store.Account{ID: "acc", OwnerEmail: "o@example.com", CreatedAt: time.Now()}
-	web := store.Website{ID: "web", AccountID: "acc", ProjectID: "prj", Name: "n", URL: "https://example.com", Timezone: "UTC"}
-	if err := s.CreateWebsite(ctx, acc, web, store.APIKey{ID: "key", Hash: "h"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.CreateTopic(ctx, "web", "t1", "News", "news", time.Time{}); err != nil {
-		t.Fatal(err)
-	}
-	unsubscribedAt := func(subscriberID string) *time.Time {
-		t.Helper()
-		var p *time.Time
-		if err := s.r.queryRow(ctx, `SELECT unsubscribed_at FROM subscribers WHERE id = ?`, subscriberID).
-			Scan(msTimePtr{&p}); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	sub := func(url, ext string, topics ...string) store.SubscriptionResult {
-		t.Helper()
-		res, err := s.UpsertSubscription(ctx, store.SubscriptionInput{WebsiteID: "web", Endpoint: url, P256dh: "p", Auth: "a",
-			ExternalID: ext, Topics: topics})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res
-	}
-
-	a := sub("https://push.example/a", "", "NEWS", "nope")
-	var optins int
-	if err := s.r.queryRow(ctx, `SELECT count(*) FROM topic_optins WHERE topic_id = 't1' AND subscriber_id = ?`,
-		a.SubscriberID).Scan(&optins); err != nil {
-		t.Fatal(err)
-	}
-	if optins != 1 {
-		t.Fatalf("%d opt-ins, want 1", optins)
-	}
-
-	if _, err := s.DeleteSubscription(ctx, "web", "https://push.example/a"); err != nil {
-		t.Fatal(err)
-	}
-	if unsubscribedAt(a.SubscriberID) == nil {
-		t.Fatal("subscriber without endpoints is not unsubscribed after DeleteSubscription")
-	}
-
-	b := sub("https://push.example/b", "")
-	n := store.Notification{WebsiteID: "web", Status: store.StatusSending}
-	if err := s.CreateNotification(ctx, &n); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.RecordResults(ctx, n.ID, []store.PushResult{{EndpointID: b.EndpointID, Outcome: store.OutcomePruned}}); err != nil {
-		t.Fatal(err)
-	}
-	if unsubscribedAt(b.SubscriberID) == nil {
-		t.Fatal("subscriber without endpoints is not unsubscribed after pruning")
-	}
-
-	// An endpoint moving to the owner of an external id leaves its
-	// subscriber without endpoints.
-	c := sub("https://push.example/c", "")
-	d := sub("https://push.example/d", "user")
-	moved := sub("https://push.example/c", "user")
-	if moved.SubscriberID != d.SubscriberID {
-		t.Fatalf("endpoint did not move: %+v", moved)
-	}
-	if unsubscribedAt(c.SubscriberID) == nil {
-		t.Fatal("subscriber left by its endpoint is not unsubscribed")
-	}
-	if unsubscribedAt(d.SubscriberID) != nil {
-		t.Fatal("subscriber with endpoints is unsubscribed")
 	}
 }

@@ -245,3 +245,24 @@ func (s *Store) CreateSegment(ctx context.Context, websiteID, id, name string, f
 	}
 	return nil
 }
+
+// UnsubscribedAt is when the subscriber was marked unsubscribed, nil while
+// subscribed; storetest reads it (the interface does not show it yet).
+func (s *Store) UnsubscribedAt(ctx context.Context, subscriberID string) (*time.Time, error) {
+	var at *time.Time
+	if err := s.r.queryRow(ctx, `SELECT unsubscribed_at FROM subscribers WHERE id = ?`, subscriberID).Scan(msTimePtr{&at}); err != nil {
+		return nil, fmt.Errorf("reading unsubscribed_at: %w", notFound(err))
+	}
+	return at, nil
+}
+
+// OptedIn reports whether the subscriber opted into the topic; storetest
+// reads it (the interface does not show opt-ins yet).
+func (s *Store) OptedIn(ctx context.Context, topicID, subscriberID string) (bool, error) {
+	var n int
+	if err := s.r.queryRow(ctx, `SELECT count(*) FROM topic_optins WHERE topic_id = ? AND subscriber_id = ?`,
+		topicID, subscriberID).Scan(&n); err != nil {
+		return false, fmt.Errorf("reading opt-in: %w", err)
+	}
+	return n > 0, nil
+}

@@ -21,11 +21,17 @@ import (
 )
 
 // Fixtures creates records that store.Store reads but has no method to
-// create yet (topics and segments). A store that implements it gets the
-// topic and segment cases; for one that doesn't they are skipped.
+// create yet (topics and segments), and reads state the interface does not
+// show yet (unsubscription, topic opt-ins). A store that implements it gets
+// the cases that need it; for one that doesn't they are skipped.
 type Fixtures interface {
 	CreateTopic(ctx context.Context, websiteID, id, name, slug string, at time.Time) error
 	CreateSegment(ctx context.Context, websiteID, id, name string, filters []byte, at time.Time) error
+	// UnsubscribedAt is when the subscriber was marked unsubscribed; nil
+	// while it is subscribed.
+	UnsubscribedAt(ctx context.Context, subscriberID string) (*time.Time, error)
+	// OptedIn reports whether the subscriber opted into the topic.
+	OptedIn(ctx context.Context, topicID, subscriberID string) (bool, error)
 }
 
 // Run runs the suite. open is called once per subtest and must return a new,

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +24,8 @@ var subscriptionCases = []testCase{
 	{"Resubscribe", testResubscribe},
 	{"Topics", testSubscriptionTopics},
 	{"Endpoint", testEndpointLookup},
+	{"UnsubscribedWithoutEndpoints", testUnsubscribedWithoutEndpoints},
+	{"ConcurrentRegistrations", testConcurrentRegistrations},
 }
 
 // everyone returns every recipient of the website, all shards, by endpoint id.
@@ -377,8 +380,10 @@ func testSubscriptionTopics(t *testing.T, s store.Store) {
 	}
 	ctx := context.Background()
 	w := newWebsite(t, s)
-	noErr(t, "CreateTopic", fx.CreateTopic(ctx, w.Website.ID, uuid.NewString(), "News", "news", t0))
-	noErr(t, "CreateTopic", fx.CreateTopic(ctx, w.Website.ID, uuid.NewString(), "Deals", "deals", t0))
+	news, deals, sports := uuid.NewString(), uuid.NewString(), uuid.NewString()
+	noErr(t, "CreateTopic", fx.CreateTopic(ctx, w.Website.ID, news, "News", "news", t0))
+	noErr(t, "CreateTopic", fx.CreateTopic(ctx, w.Website.ID, deals, "Deals", "deals", t0))
+	noErr(t, "CreateTopic", fx.CreateTopic(ctx, w.Website.ID, sports, "Sports", "sports", t0))
 	in := subscription(w.Website.ID)
 	in.Topics = []string{"NEWS", "deals", "unknown-topic"}
 	res := subscribe(t, s, in)
@@ -386,6 +391,114 @@ func testSubscriptionTopics(t *testing.T, s store.Store) {
 	in.At = at(time.Minute)
 	again := subscribe(t, s, in)
 	same(t, "second registration", again, store.SubscriptionResult{SubscriberID: res.SubscriberID, EndpointID: res.EndpointID})
+	other := subscribe(t, s, subscription(w.Website.ID))
+	for _, c := range []struct {
+		topic, subscriber string
+		want              bool
+	}{
+		{news, res.SubscriberID, true}, // slugs match in any case
+		{deals, res.SubscriberID, true},
+		{sports, res.SubscriberID, false},
+		{news, other.SubscriberID, false},
+	} {
+		got, err := fx.OptedIn(ctx, c.topic, c.subscriber)
+		noErr(t, "OptedIn", err)
+		if got != c.want {
+			t.Fatalf("OptedIn(%s, %s) = %v, want %v", c.topic, c.subscriber, got, c.want)
+		}
+	}
+}
+
+// testUnsubscribedWithoutEndpoints: a subscriber left with no endpoint is
+// marked unsubscribed, whether the visitor turned notifications off, the
+// push service pruned the subscription, or the endpoint moved to the owner
+// of an external id.
+func testUnsubscribedWithoutEndpoints(t *testing.T, s store.Store) {
+	fx, ok := s.(Fixtures)
+	if !ok {
+		t.Skip("store does not implement storetest.Fixtures")
+	}
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	unsubscribed := func(subscriberID string) bool {
+		t.Helper()
+		at, err := fx.UnsubscribedAt(ctx, subscriberID)
+		noErr(t, "UnsubscribedAt", err)
+		return at != nil
+	}
+	sub := func(externalID string) (store.SubscriptionInput, store.SubscriptionResult) {
+		t.Helper()
+		in := subscription(w.Website.ID)
+		in.ExternalID = externalID
+		return in, subscribe(t, s, in)
+	}
+
+	aIn, a := sub("")
+	if unsubscribed(a.SubscriberID) {
+		t.Fatal("a new subscriber is unsubscribed")
+	}
+	_, err := s.DeleteSubscription(ctx, w.Website.ID, aIn.Endpoint)
+	noErr(t, "DeleteSubscription", err)
+	if !unsubscribed(a.SubscriberID) {
+		t.Fatal("subscriber without endpoints is not unsubscribed after DeleteSubscription")
+	}
+
+	_, b := sub("")
+	n := create(t, s, notification(w.Website.ID))
+	noErr(t, "RecordResults", s.RecordResults(ctx, n.ID, []store.PushResult{{EndpointID: b.EndpointID, Outcome: store.OutcomePruned}}))
+	if !unsubscribed(b.SubscriberID) {
+		t.Fatal("subscriber without endpoints is not unsubscribed after pruning")
+	}
+
+	cIn, c := sub("")
+	_, d := sub("user-moving")
+	cIn.ExternalID = "user-moving"
+	moved := subscribe(t, s, cIn)
+	if moved.SubscriberID != d.SubscriberID {
+		t.Fatalf("endpoint did not move to the external id's owner: %+v", moved)
+	}
+	if !unsubscribed(c.SubscriberID) {
+		t.Fatal("subscriber left by its endpoint is not unsubscribed")
+	}
+	if unsubscribed(d.SubscriberID) {
+		t.Fatal("subscriber with endpoints is unsubscribed")
+	}
+}
+
+// testConcurrentRegistrations: registrations of the same new browser, and of
+// new browsers of the same new person, racing (on several API nodes) end up
+// as one endpoint and one person.
+func testConcurrentRegistrations(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	browser := subscription(w.Website.ID)
+	results := make([]store.SubscriptionResult, 16)
+	errs := make([]error, len(results))
+	var wg sync.WaitGroup
+	for i := range results {
+		wg.Go(func() {
+			in := browser
+			if i%2 == 1 {
+				in = subscription(w.Website.ID)
+			}
+			in.ExternalID = "racer"
+			results[i], errs[i] = s.UpsertSubscription(ctx, in)
+		})
+	}
+	wg.Wait()
+	created := 0
+	for i, res := range results {
+		noErr(t, "concurrent UpsertSubscription", errs[i])
+		if res.SubscriberID != results[0].SubscriberID {
+			t.Fatalf("registrations of one person got subscribers %s and %s", results[0].SubscriberID, res.SubscriberID)
+		}
+		if i%2 == 0 && res.Created {
+			created++
+		}
+	}
+	if created != 1 {
+		t.Fatalf("the same browser was created %d times, want 1", created)
+	}
 }
 
 func testEndpointLookup(t *testing.T, s store.Store) {
