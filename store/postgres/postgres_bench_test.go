@@ -2,61 +2,45 @@ package postgres
 
 import (
 	"context"
-	"encoding/hex"
-	"fmt"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/relaybell/relaybell/store"
+	"github.com/relaybell/relaybell/store/storetest"
 )
 
-// The benchmarks mirror store/sqlite/sqlite_bench_test.go (same data, same
-// walks, same batches) so the two stores can be compared.
+// The shared benchmarks are storetest's, so the figures compare with
+// store/sqlite's; this file loads the data PostgreSQL's way and adds the
+// variants only PostgreSQL has.
 
-const benchWebsite = "bench-website"
-
-// benchStore opens a store in a schema of its own with one website.
+// benchStore opens a store in a schema of its own with storetest's bench
+// website.
 func benchStore(b *testing.B) *Store {
 	b.Helper()
 	s := openTest(b)
-	acc := store.Account{ID: "bench-account", OwnerEmail: "o@example.com"}
-	web := store.Website{ID: benchWebsite, AccountID: acc.ID, ProjectID: "prj", Name: "bench", URL: "https://example.com", Timezone: "UTC"}
-	if err := s.CreateWebsite(context.Background(), acc, web, store.APIKey{ID: "k", Hash: "h"}); err != nil {
-		b.Fatal(err)
-	}
+	storetest.BenchSetup(b, s)
 	return s
 }
 
-// seedAudience loads n subscribers with one endpoint each, every tenth with
-// an external id, with COPY, in arrival order (endpoint ids random).
+// seedAudience loads storetest.SeedRows(n) with COPY, in arrival order
+// (endpoint ids random).
 func seedAudience(b *testing.B, s *Store, n int) {
 	b.Helper()
 	ctx := context.Background()
 	at := now(time.Now())
 	subs := make([][]any, 0, n)
 	eps := make([][]any, 0, n)
-	for i := range n {
-		sub := uuid.NewString()
-		shard := store.ShardOf(sub)
+	for _, r := range storetest.SeedRows(n) {
 		var ext any
-		tags := []byte("{}")
-		if i%10 == 0 {
-			ext = "user-" + strconv.Itoa(i)
-			tags = []byte(`{"plan":"pro","rb_source":"import"}`)
+		if r.ExternalID != "" {
+			ext = r.ExternalID
 		}
-		subs = append(subs, []any{sub, benchWebsite, ext, "FR", "fr", "Europe/Paris", "https://example.com/pricing",
-			tags, shard, at, at})
-		// Sizes of a real FCM subscription.
-		url := "https://fcm.googleapis.com/fcm/send/" + uuid.NewString() + ":APA91b" + hex.EncodeToString([]byte(uuid.NewString() + uuid.NewString()))[:100]
-		eps = append(eps, []any{uuid.NewString(), benchWebsite, sub, url,
-			"BNcRdreALRFXTkOOUHK1EtK2wtaz5Ry4YfYCA_0QTpQtUbVlUls0VJXg7A8u-Ts1XbjhazAkj7I99e8QcYP7DkM",
-			"tBHItJI5svbpez7KI4CCXg", "desktop", "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 Chrome/124.0 Safari/537.36",
-			shard, at, at})
+		subs = append(subs, []any{r.SubscriberID, storetest.BenchWebsite, ext, storetest.SeedCountry, storetest.SeedLanguage,
+			storetest.SeedTimezone, storetest.SeedPageURL, r.Tags, r.Shard, at, at})
+		eps = append(eps, []any{r.EndpointID, storetest.BenchWebsite, r.SubscriberID, r.URL, r.P256dh, r.Auth,
+			storetest.SeedDevice, r.UserAgent, r.Shard, at, at})
 	}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"subscribers"}, []string{"id", "website_id", "external_id", "country",
@@ -75,121 +59,24 @@ func seedAudience(b *testing.B, s *Store, n int) {
 	}
 }
 
-// walkAudience walks every shard of the bench website in pages of 500.
-func walkAudience(b *testing.B, s *Store) int {
-	n := 0
-	for shard := range store.Shards {
-		q := store.AudienceQuery{WebsiteID: benchWebsite, Shard: shard, Limit: 500}
-		for {
-			page, err := s.Audience(context.Background(), q)
-			if err != nil {
-				b.Fatal(err)
-			}
-			n += len(page)
-			if len(page) < q.Limit {
-				break
-			}
-			q.AfterID = page[len(page)-1].Endpoint.ID
-		}
-	}
-	return n
-}
-
-// BenchmarkAudience walks the whole audience of a 100k-endpoint website,
-// shard by shard, in pages of 500: what fan-out does for one send.
+// BenchmarkAudience runs storetest's audience benchmarks over 100k
+// endpoints in arrival order (a heap fetch from a random page per
+// endpoint), then the walk once the table is rewritten in audience order
+// (CLUSTER, an operator's maintenance step, not something the store does).
 func BenchmarkAudience(b *testing.B) {
 	s := benchStore(b)
 	const total = 100_000
 	seedAudience(b, s, total)
-	ctx := context.Background()
-	walk := func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if n := walkAudience(b, s); n != total {
-				b.Fatalf("walked %d recipients, want %d", n, total)
-			}
-		}
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*total), "ns/recipient")
-	}
-	// Rows in arrival order, as subscriptions come: a heap fetch from a
-	// random page per endpoint.
-	b.Run("all", walk)
-	// Pages of different shards read at once, as several fan-out workers do.
-	b.Run("page-parallel", func(b *testing.B) {
-		b.ReportAllocs()
-		b.RunParallel(func(pb *testing.PB) {
-			shard := 0
-			for pb.Next() {
-				page, err := s.Audience(ctx, store.AudienceQuery{WebsiteID: benchWebsite, Shard: shard % store.Shards, Limit: 500})
-				if err != nil || len(page) != 500 {
-					b.Errorf("page of %d, err %v", len(page), err)
-					return
-				}
-				shard++
-			}
-		})
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*500), "ns/recipient")
-	})
-	// A send to 100 named users among the 100k.
-	b.Run("external-ids", func(b *testing.B) {
-		ids := make([]string, 100)
-		for i := range ids {
-			ids[i] = "user-" + strconv.Itoa(i*970)
-		}
-		b.ReportAllocs()
-		for b.Loop() {
-			n := 0
-			for shard := range store.Shards {
-				page, err := s.Audience(ctx, store.AudienceQuery{WebsiteID: benchWebsite, Shard: shard, Limit: 500, ExternalIDs: ids})
-				if err != nil {
-					b.Fatal(err)
-				}
-				n += len(page)
-			}
-			if n != len(ids) {
-				b.Fatalf("found %d recipients, want %d", n, len(ids))
-			}
-		}
-	})
-	// The same walk once the table is rewritten in audience order (CLUSTER,
-	// an operator's maintenance step, not something the store does).
+	storetest.BenchAudience(b, s, total)
 	b.Run("all-clustered", func(b *testing.B) {
-		if _, err := s.pool.Exec(ctx, "CLUSTER endpoints USING endpoints_audience"); err != nil {
-			b.Fatal(err)
+		ctx := context.Background()
+		for _, q := range []string{"CLUSTER endpoints USING endpoints_audience", "ANALYZE endpoints"} {
+			if _, err := s.pool.Exec(ctx, q); err != nil {
+				b.Fatal(err)
+			}
 		}
-		if _, err := s.pool.Exec(ctx, "ANALYZE endpoints"); err != nil {
-			b.Fatal(err)
-		}
-		walk(b)
+		storetest.BenchWalk(b, s, total)
 	})
-}
-
-// benchSuffixes are the last 12 hex digits of the endpoint ids in a batch.
-var benchSuffixes = func() []string {
-	out := make([]string, 500)
-	for j := range out {
-		out[j] = fmt.Sprintf("%012x", j)
-	}
-	return out
-}()
-
-// benchResults returns batch i of 500 results for distinct endpoints: 95%
-// sent, 4% failed, 1% pruned (of endpoints that are not stored, so pruning
-// costs its statements but deletes nothing).
-func benchResults(i int, out []store.PushResult) []store.PushResult {
-	out = out[:0]
-	prefix := fmt.Sprintf("%08x-0000-4000-8000-", i)
-	for j, suffix := range benchSuffixes {
-		outcome := store.OutcomeSent
-		switch {
-		case j%100 == 0:
-			outcome = store.OutcomePruned
-		case j%25 == 0:
-			outcome = store.OutcomeFailed
-		}
-		out = append(out, store.PushResult{EndpointID: prefix + suffix, Outcome: outcome})
-	}
-	return out
 }
 
 // BenchmarkRecordResults records 500-result batches of one send, each batch
@@ -197,88 +84,28 @@ func benchResults(i int, out []store.PushResult) []store.PushResult {
 // implementation (INSERT over unnest RETURNING, counted in the same
 // statement); it is measured with a foreign key from deliveries to
 // notifications, which the schema leaves out (one-statement-fk), and against
-// returning-to-client (the INSERT's
-// RETURNING rows read and counted in Go, then an UPDATE of the counters).
+// returning-to-client (the INSERT's RETURNING rows read and counted in Go,
+// then an UPDATE of the counters). parallel records batches of different
+// sends at once, as several pushers do.
 func BenchmarkRecordResults(b *testing.B) {
-	for _, impl := range []struct {
-		name   string
-		record func(s *Store, ctx context.Context, id string, rs []store.PushResult) error
-	}{
-		{"one-statement", (*Store).RecordResults},
-		{"one-statement-fk", (*Store).RecordResults},
-		{"returning-to-client", (*Store).recordResultsClient},
-	} {
-		b.Run(impl.name, func(b *testing.B) {
-			s := benchStore(b)
-			ctx := context.Background()
-			if strings.HasSuffix(impl.name, "-fk") {
-				if _, err := s.pool.Exec(ctx, `ALTER TABLE deliveries ADD FOREIGN KEY (notification_seq)
-					REFERENCES notifications (seq) ON DELETE CASCADE`); err != nil {
-					b.Fatal(err)
-				}
-			}
-			n := store.Notification{WebsiteID: benchWebsite, Status: store.StatusSending}
-			if err := s.CreateNotification(ctx, &n); err != nil {
-				b.Fatal(err)
-			}
-			batch := make([]store.PushResult, 0, 500)
-			b.ReportAllocs()
-			i := 0
-			for b.Loop() {
-				batch = benchResults(i, batch)
-				i++
-				if err := impl.record(s, ctx, n.ID, batch); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*500), "ns/result")
-			got, err := s.NotificationByID(ctx, n.ID)
-			if err != nil || got.Processed != int64(i*500) {
-				b.Fatalf("processed %d, want %d (err %v)", got.Processed, i*500, err)
-			}
-		})
-	}
-	b.Run("replay", func(b *testing.B) {
+	b.Run("one-statement", func(b *testing.B) {
 		s := benchStore(b)
-		ctx := context.Background()
-		n := store.Notification{WebsiteID: benchWebsite, Status: store.StatusSending}
-		if err := s.CreateNotification(ctx, &n); err != nil {
+		storetest.BenchRecordResults(b, s, s.RecordResults)
+	})
+	b.Run("one-statement-fk", func(b *testing.B) {
+		s := benchStore(b)
+		if _, err := s.pool.Exec(context.Background(), `ALTER TABLE deliveries ADD FOREIGN KEY (notification_seq)
+			REFERENCES notifications (seq) ON DELETE CASCADE`); err != nil {
 			b.Fatal(err)
 		}
-		batch := benchResults(0, nil)
-		if err := s.RecordResults(ctx, n.ID, batch); err != nil {
-			b.Fatal(err)
-		}
-		b.ReportAllocs()
-		for b.Loop() {
-			if err := s.RecordResults(ctx, n.ID, batch); err != nil {
-				b.Fatal(err)
-			}
-		}
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*500), "ns/result")
+		storetest.BenchRecordResults(b, s, s.RecordResults)
 	})
-	// Batches of different sends recorded at once, as several pushers do.
-	b.Run("parallel", func(b *testing.B) {
+	b.Run("returning-to-client", func(b *testing.B) {
 		s := benchStore(b)
-		ctx := context.Background()
-		b.ReportAllocs()
-		b.RunParallel(func(pb *testing.PB) {
-			n := store.Notification{WebsiteID: benchWebsite, Status: store.StatusSending}
-			if err := s.CreateNotification(ctx, &n); err != nil {
-				b.Error(err)
-				return
-			}
-			batch := make([]store.PushResult, 0, 500)
-			for i := 0; pb.Next(); i++ {
-				batch = benchResults(i, batch)
-				if err := s.RecordResults(ctx, n.ID, batch); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		})
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*500), "ns/result")
+		storetest.BenchRecordResults(b, s, s.recordResultsClient)
 	})
+	b.Run("replay", func(b *testing.B) { storetest.BenchReplay(b, benchStore(b)) })
+	b.Run("parallel", func(b *testing.B) { storetest.BenchParallelSends(b, benchStore(b)) })
 }
 
 // recordResultsClient is the returning-to-client alternative: the INSERT's

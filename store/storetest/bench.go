@@ -1,0 +1,251 @@
+package storetest
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/relaybell/relaybell/store"
+)
+
+// The benchmarks below are shared by every store so their figures compare.
+// A store's own benchmark file opens the store, loads the audience its
+// fastest way (SeedRows), and adds variants only it has.
+
+// BenchWebsite is the website the benchmarks use.
+const BenchWebsite = "bench-website"
+
+// BenchSetup creates BenchWebsite in an empty store.
+func BenchSetup(b *testing.B, s store.Store) {
+	b.Helper()
+	acc := store.Account{ID: "bench-account", OwnerEmail: "o@example.com"}
+	web := store.Website{ID: BenchWebsite, AccountID: acc.ID, ProjectID: "prj", Name: "bench", URL: "https://example.com", Timezone: "UTC"}
+	if err := s.CreateWebsite(context.Background(), acc, web, store.APIKey{ID: "k", Hash: "h"}); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// SeedRow is one subscriber of the benchmark audience with its endpoint, at
+// the sizes of a real FCM subscription.
+type SeedRow struct {
+	SubscriberID string
+	ExternalID   string // every tenth: "user-<i>"
+	Tags         []byte // JSON
+	Shard        int
+	EndpointID   string
+	URL          string
+	P256dh       string
+	Auth         string
+	UserAgent    string
+}
+
+// Seed attributes every row shares (beyond the SeedRow fields).
+const (
+	SeedCountry  = "FR"
+	SeedLanguage = "fr"
+	SeedTimezone = "Europe/Paris"
+	SeedPageURL  = "https://example.com/pricing"
+	SeedDevice   = "desktop"
+)
+
+// SeedRows returns n rows of the benchmark audience of BenchWebsite.
+func SeedRows(n int) []SeedRow {
+	rows := make([]SeedRow, n)
+	for i := range rows {
+		sub := uuid.NewString()
+		r := SeedRow{
+			SubscriberID: sub,
+			Tags:         []byte("{}"),
+			Shard:        store.ShardOf(sub),
+			EndpointID:   uuid.NewString(),
+			URL:          "https://fcm.googleapis.com/fcm/send/" + uuid.NewString() + ":APA91b" + hex.EncodeToString([]byte(uuid.NewString() + uuid.NewString()))[:100],
+			P256dh:       "BNcRdreALRFXTkOOUHK1EtK2wtaz5Ry4YfYCA_0QTpQtUbVlUls0VJXg7A8u-Ts1XbjhazAkj7I99e8QcYP7DkM",
+			Auth:         "tBHItJI5svbpez7KI4CCXg",
+			UserAgent:    "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 Chrome/124.0 Safari/537.36",
+		}
+		if i%10 == 0 {
+			r.ExternalID = "user-" + strconv.Itoa(i)
+			r.Tags = []byte(`{"plan":"pro","rb_source":"import"}`)
+		}
+		rows[i] = r
+	}
+	return rows
+}
+
+// WalkAudience reads every shard of BenchWebsite in pages of 500, as fan-out
+// does for one send, and returns how many recipients it read.
+func WalkAudience(b *testing.B, s store.Store) int {
+	n := 0
+	for shard := range store.Shards {
+		q := store.AudienceQuery{WebsiteID: BenchWebsite, Shard: shard, Limit: 500}
+		for {
+			page, err := s.Audience(context.Background(), q)
+			if err != nil {
+				b.Fatal(err)
+			}
+			n += len(page)
+			if len(page) < q.Limit {
+				break
+			}
+			q.AfterID = page[len(page)-1].Endpoint.ID
+		}
+	}
+	return n
+}
+
+// BenchWalk measures WalkAudience over an audience of total recipients.
+func BenchWalk(b *testing.B, s store.Store, total int) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if n := WalkAudience(b, s); n != total {
+			b.Fatalf("walked %d recipients, want %d", n, total)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*total), "ns/recipient")
+}
+
+// BenchAudience runs the audience benchmarks over a store seeded with
+// SeedRows(total): the whole walk, pages of different shards read at once
+// (several fan-out workers), and a send to 100 named users.
+func BenchAudience(b *testing.B, s store.Store, total int) {
+	ctx := context.Background()
+	b.Run("all", func(b *testing.B) { BenchWalk(b, s, total) })
+	b.Run("page-parallel", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for shard := 0; pb.Next(); shard++ {
+				page, err := s.Audience(ctx, store.AudienceQuery{WebsiteID: BenchWebsite, Shard: shard % store.Shards, Limit: 500})
+				if err != nil || len(page) != 500 {
+					b.Errorf("page of %d, err %v", len(page), err)
+					return
+				}
+			}
+		})
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*500), "ns/recipient")
+	})
+	b.Run("external-ids", func(b *testing.B) {
+		ids := make([]string, 100)
+		for i := range ids {
+			ids[i] = "user-" + strconv.Itoa(i*(total/1000)*10)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			n := 0
+			for shard := range store.Shards {
+				page, err := s.Audience(ctx, store.AudienceQuery{WebsiteID: BenchWebsite, Shard: shard, Limit: 500, ExternalIDs: ids})
+				if err != nil {
+					b.Fatal(err)
+				}
+				n += len(page)
+			}
+			if n != len(ids) {
+				b.Fatalf("found %d recipients, want %d", n, len(ids))
+			}
+		}
+	})
+}
+
+// benchSuffixes are the last 12 hex digits of the endpoint ids in a batch.
+var benchSuffixes = func() []string {
+	out := make([]string, 500)
+	for j := range out {
+		out[j] = fmt.Sprintf("%012x", j)
+	}
+	return out
+}()
+
+// BenchResults returns batch i of 500 results for distinct endpoints: 95%
+// sent, 4% failed, 1% pruned (of endpoints that are not stored, so pruning
+// costs its statements but deletes nothing).
+func BenchResults(i int, out []store.PushResult) []store.PushResult {
+	out = out[:0]
+	prefix := fmt.Sprintf("%08x-0000-4000-8000-", i)
+	for j, suffix := range benchSuffixes {
+		outcome := store.OutcomeSent
+		switch {
+		case j%100 == 0:
+			outcome = store.OutcomePruned
+		case j%25 == 0:
+			outcome = store.OutcomeFailed
+		}
+		out = append(out, store.PushResult{EndpointID: prefix + suffix, Outcome: outcome})
+	}
+	return out
+}
+
+// RecordFunc records a batch of results; the store's RecordResults, or an
+// alternative a store's benchmark measures against it.
+type RecordFunc func(ctx context.Context, notificationID string, results []store.PushResult) error
+
+// BenchRecordResults records new 500-result batches of one send with record
+// and checks every result was counted.
+func BenchRecordResults(b *testing.B, s store.Store, record RecordFunc) {
+	ctx := context.Background()
+	n := store.Notification{WebsiteID: BenchWebsite, Status: store.StatusSending}
+	if err := s.CreateNotification(ctx, &n); err != nil {
+		b.Fatal(err)
+	}
+	batch := make([]store.PushResult, 0, 500)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		batch = BenchResults(i, batch)
+		i++
+		if err := record(ctx, n.ID, batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*500), "ns/result")
+	got, err := s.NotificationByID(ctx, n.ID)
+	if err != nil || got.Processed != int64(i*500) {
+		b.Fatalf("processed %d, want %d (err %v)", got.Processed, i*500, err)
+	}
+}
+
+// BenchReplay records the same batch again and again: a redone batch whose
+// results are all duplicates.
+func BenchReplay(b *testing.B, s store.Store) {
+	ctx := context.Background()
+	n := store.Notification{WebsiteID: BenchWebsite, Status: store.StatusSending}
+	if err := s.CreateNotification(ctx, &n); err != nil {
+		b.Fatal(err)
+	}
+	batch := BenchResults(0, nil)
+	if err := s.RecordResults(ctx, n.ID, batch); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := s.RecordResults(ctx, n.ID, batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*500), "ns/result")
+}
+
+// BenchParallelSends records batches of different sends at once, as several
+// pushers do.
+func BenchParallelSends(b *testing.B, s store.Store) {
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		n := store.Notification{WebsiteID: BenchWebsite, Status: store.StatusSending}
+		if err := s.CreateNotification(ctx, &n); err != nil {
+			b.Error(err)
+			return
+		}
+		batch := make([]store.PushResult, 0, 500)
+		for i := 0; pb.Next(); i++ {
+			batch = BenchResults(i, batch)
+			if err := s.RecordResults(ctx, n.ID, batch); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*500), "ns/result")
+}
