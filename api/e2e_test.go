@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,9 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fasthttp"
 
-	ansqlite "github.com/relaybell/relaybell/analytics/sqlite"
 	"github.com/relaybell/relaybell/store"
-	"github.com/relaybell/relaybell/store/sqlite"
 )
 
 // e2e drives the API over a real fasthttp server (in-memory listener) with
@@ -32,18 +29,7 @@ func newE2E(t *testing.T) *e2e {
 	if testing.Short() {
 		t.Skip("SQLite end-to-end test")
 	}
-	dir := t.TempDir()
-	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(dir, "meta.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	an, err := ansqlite.Open(ctx, filepath.Join(dir, "analytics.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { an.Close() })
+	st, an := openStores(t)
 	disp := &memDispatcher{}
 	a, err := New(Config{AdminToken: testAdminToken}, st, an, disp, nil, prometheus.NewRegistry())
 	if err != nil {

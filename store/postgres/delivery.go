@@ -38,13 +38,7 @@ func (s *Store) Undelivered(ctx context.Context, notificationID string, endpoint
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("checking deliveries: %w", err)
 	}
-	out := make([]string, 0, len(endpointIDs)-len(done))
-	for _, id := range endpointIDs {
-		if _, ok := done[id]; !ok {
-			out = append(out, id)
-		}
-	}
-	return out, nil
+	return store.Without(endpointIDs, done), nil
 }
 
 // recordResultsQuery inserts a batch in one statement over two parallel

@@ -198,17 +198,12 @@ func (s *Store) Endpoint(ctx context.Context, websiteID, id string) (store.Endpo
 // pruned or unsubscribed since the push). One statement: the insert of the
 // interaction and the counter it adds to commit together.
 func (s *Store) RecordInteraction(ctx context.Context, websiteID, notificationID, endpointID, kind string, at time.Time) (bool, error) {
-	var counter string
-	switch kind {
-	case store.InteractionDelivered:
-		counter = "delivered"
-	case store.InteractionClicked:
-		counter = "clicked"
-	default:
-		return false, fmt.Errorf("recording interaction: unknown kind %q", kind)
+	counter, err := store.InteractionCounter(kind)
+	if err != nil {
+		return false, fmt.Errorf("recording interaction: %w", err)
 	}
 	var found, isNew bool
-	err := s.pool.QueryRow(ctx, `WITH n AS (
+	err = s.pool.QueryRow(ctx, `WITH n AS (
 			SELECT id FROM notifications WHERE id = $1 AND website_id = $2
 		), ins AS (
 			INSERT INTO interactions (notification_id, endpoint_id, kind, at)

@@ -181,17 +181,12 @@ func (s *Store) Endpoint(ctx context.Context, websiteID, id string) (store.Endpo
 // store.ErrNotFound. The endpoint need not exist any more (it may have been
 // pruned or unsubscribed since the push).
 func (s *Store) RecordInteraction(ctx context.Context, websiteID, notificationID, endpointID, kind string, at time.Time) (bool, error) {
-	var counter string
-	switch kind {
-	case store.InteractionDelivered:
-		counter = "delivered"
-	case store.InteractionClicked:
-		counter = "clicked"
-	default:
-		return false, fmt.Errorf("recording interaction: unknown kind %q", kind)
+	counter, err := store.InteractionCounter(kind)
+	if err != nil {
+		return false, fmt.Errorf("recording interaction: %w", err)
 	}
 	var isNew bool
-	err := s.write(ctx, func(tx wtx) error {
+	err = s.write(ctx, func(tx wtx) error {
 		isNew = false
 		var n int
 		if err := tx.queryRow(`SELECT count(*) FROM notifications WHERE id = ? AND website_id = ?`,
