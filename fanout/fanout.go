@@ -46,11 +46,10 @@ func (c *Config) applyDefaults() {
 	}
 }
 
-// Validate checks the configuration.
+// Validate checks the configuration; zero values take the defaults.
 func (c Config) Validate() error {
-	c.applyDefaults()
-	if c.BatchSize > c.PageSize*10 {
-		return errors.New("fanout: batch size is far above the page size")
+	if c.ShardWorkers < 0 || c.PageSize < 0 || c.BatchSize < 0 || c.InFlight < 0 {
+		return errors.New("fanout: shard workers, page size, batch size and in-flight batches must not be negative")
 	}
 	return nil
 }

@@ -183,13 +183,18 @@ func TestShardsExpandTheFilteredAudienceOnce(t *testing.T) {
 	if len(r.bus.out) != store.Shards {
 		t.Fatalf("published %d shard tasks, want %d", len(r.bus.out), store.Shards)
 	}
-	// Each shard task twice, as the bus may redeliver: the second round finds
-	// the send finished and pushes nothing.
-	for round := range 2 {
-		for _, m := range r.bus.out {
+	// Every shard task is handled twice in a row while the send is still
+	// going out, as the bus does when a worker dies before acknowledging:
+	// the redone shard must not count a browser twice or finish the send
+	// early.
+	for i, m := range r.bus.out {
+		for round := range 2 {
 			if err := r.f.handleShard(context.Background(), m); err != nil {
-				t.Fatalf("round %d: %v", round, err)
+				t.Fatalf("shard task %d, round %d: %v", i, round, err)
 			}
+		}
+		if got := r.get(n.ID).Status; i < len(r.bus.out)-1 && got != store.StatusSending {
+			t.Fatalf("status %s after %d of %d shards", got, i+1, len(r.bus.out))
 		}
 	}
 	got := map[string]int{}

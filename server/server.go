@@ -63,9 +63,10 @@ type service interface {
 
 // Server is a running set of modules.
 type Server struct {
-	cfg    Config
-	logger *slog.Logger
-	reg    *prometheus.Registry
+	cfg       Config
+	logger    *slog.Logger
+	reg       *prometheus.Registry
+	pushAllow netpolicy.AllowList // push services reachable on private addresses
 
 	store     store.Store
 	analytics analytics.Store
@@ -86,7 +87,11 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Server, error) 
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, logger: logger, reg: prometheus.NewRegistry()}
+	pushAllow, err := netpolicy.ParseAllowList(cfg.PushAllowHosts)
+	if err != nil {
+		return nil, fmt.Errorf("push allow-list: %w", err)
+	}
+	s := &Server{cfg: cfg, logger: logger, reg: prometheus.NewRegistry(), pushAllow: pushAllow}
 	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	targets, _ := cfg.targets()
 	inits := map[string]func(context.Context) error{
@@ -173,11 +178,7 @@ func (s *Server) initOutbox(context.Context) error {
 
 func (s *Server) initPusher(context.Context) error {
 	cfg := s.cfg.Pusher
-	allow, err := netpolicy.ParseAllowList(s.cfg.PushAllowHosts)
-	if err != nil {
-		return err
-	}
-	cfg.Allow = allow
+	cfg.Allow = s.pushAllow
 	p, err := pusher.New(cfg, s.store, s.analytics, s.logger, s.reg)
 	if err != nil {
 		return err
@@ -203,13 +204,9 @@ func (s *Server) initFanout(context.Context) error {
 }
 
 func (s *Server) initAPI(context.Context) error {
-	allow, err := netpolicy.ParseAllowList(s.cfg.PushAllowHosts)
-	if err != nil {
-		return err
-	}
 	a, err := api.New(api.Config{
 		AdminToken:     s.cfg.AdminToken,
-		PushAllowHosts: allow,
+		PushAllowHosts: s.pushAllow,
 		CountryHeader:  s.cfg.CountryHeader,
 	}, s.store, s.analytics, s.outbox, s.logger, s.reg)
 	if err != nil {
