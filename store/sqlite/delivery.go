@@ -66,7 +66,12 @@ func (s *Store) RecordResults(ctx context.Context, notificationID string, result
 		return nil
 	}
 	var byOutcome [len(outcomes)][]string
+	seen := make(map[string]struct{}, len(results))
 	for _, r := range results {
+		if _, dup := seen[r.EndpointID]; dup {
+			continue // the first result of an endpoint counts
+		}
+		seen[r.EndpointID] = struct{}{}
 		switch r.Outcome {
 		case store.OutcomeSent:
 			byOutcome[0] = append(byOutcome[0], r.EndpointID)

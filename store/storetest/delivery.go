@@ -114,6 +114,21 @@ func testRecordResultsCounters(t *testing.T, s store.Store) {
 	noErr(t, "RecordResults(other)", s.RecordResults(ctx, other.ID, first[:2]))
 	same(t, "other counters", counters(t, s, other.ID), store.Counters{Recipients: 2, Processed: 2, Sent: 2})
 	same(t, "counters unchanged by other", counters(t, s, n.ID), want)
+
+	// An endpoint twice in one batch with different outcomes: the first
+	// result counts, whatever the outcomes are.
+	third := create(t, s, notification(w.Website.ID))
+	f := endpoints(t, s, w.Website.ID, 3)
+	noErr(t, "RecordResults(conflicting)", s.RecordResults(ctx, third.ID, []store.PushResult{
+		{EndpointID: f[0], Outcome: store.OutcomeFailed},
+		{EndpointID: f[0], Outcome: store.OutcomeSent},
+		{EndpointID: f[1], Outcome: store.OutcomeSent},
+		{EndpointID: f[1], Outcome: store.OutcomePruned},
+		{EndpointID: f[2], Outcome: store.OutcomePruned},
+		{EndpointID: f[2], Outcome: store.OutcomeFailed},
+	}))
+	same(t, "first result of an endpoint counts", counters(t, s, third.ID),
+		store.Counters{Recipients: 3, Processed: 3, Sent: 1, Failed: 1, Pruned: 1})
 }
 
 func testRecordResultsConcurrent(t *testing.T, s store.Store) {
