@@ -1,6 +1,7 @@
 package pusher
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -41,6 +42,10 @@ type Config struct {
 	Allow netpolicy.AllowList
 	// TLSConfig overrides the TLS settings (tests trust their fake push service).
 	TLSConfig *tls.Config
+	// RecordEvery is how many outcomes are recorded together while a batch
+	// is going out (default 100). Small chunks keep the pushes a crash
+	// leaves unrecorded, and so sent again, few.
+	RecordEvery int
 }
 
 func (c *Config) applyDefaults() {
@@ -64,6 +69,9 @@ func (c *Config) applyDefaults() {
 	}
 	if c.Subject == "" {
 		c.Subject = "mailto:push@relaybell.invalid"
+	}
+	if c.RecordEvery <= 0 {
+		c.RecordEvery = 100
 	}
 }
 
@@ -105,6 +113,7 @@ type Pusher struct {
 	mu       sync.Mutex
 	signers  map[string]*webpush.Signer // website id -> signer
 	contents map[string]*notification.Content
+	inflight map[string]chan struct{} // notification/endpoint being pushed -> closed when its batch ends
 
 	pushes   *prometheus.CounterVec
 	attempts prometheus.Histogram
@@ -140,6 +149,7 @@ func New(cfg Config, st Store, an analytics.Store, logger *slog.Logger, reg prom
 		sleep:     sleepCtx,
 		signers:   make(map[string]*webpush.Signer),
 		contents:  make(map[string]*notification.Content),
+		inflight:  make(map[string]chan struct{}),
 		pushes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "relaybell_pusher_pushes_total", Help: "Pushes by outcome.",
 		}, []string{"outcome"}),
@@ -159,7 +169,10 @@ func (p *Pusher) Close() { p.client.Close() }
 
 // Push delivers a batch and returns once every outcome is recorded. An error
 // means the batch is not done and must be pushed again (recorded endpoints
-// are skipped then).
+// are skipped then). Outcomes are recorded in chunks of cfg.RecordEvery as
+// they come in. An endpoint that another batch of this process is pushing
+// right now (a batch redone while the first try is still going) is not
+// pushed again: Push waits for the other batch instead.
 func (p *Pusher) Push(ctx context.Context, b Batch) error {
 	if len(b.Recipients) == 0 {
 		return nil
@@ -175,9 +188,84 @@ func (p *Pusher) Push(ctx context.Context, b Batch) error {
 	if len(todo) == 0 {
 		return nil
 	}
-	pending := make(map[string]bool, len(todo))
+	mine, others := p.claim(b.NotificationID, todo)
+	defer p.release(b.NotificationID, mine)
+	if err := p.pushAll(ctx, b, mine); err != nil {
+		return err
+	}
+	if len(others) == 0 {
+		return nil
+	}
+	for _, done := range others {
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	waited := make([]string, 0, len(todo)-len(mine))
 	for _, id := range todo {
-		pending[id] = true
+		if !mine[id] {
+			waited = append(waited, id)
+		}
+	}
+	left, err := p.store.Undelivered(ctx, b.NotificationID, waited)
+	if err != nil {
+		return fmt.Errorf("checking delivered endpoints: %w", err)
+	}
+	if len(left) > 0 {
+		return fmt.Errorf("%d endpoints of a concurrent batch of %s are not done", len(left), b.NotificationID)
+	}
+	return nil
+}
+
+// claim marks the endpoints of ids that no other batch of this process is
+// pushing as this batch's, and returns them, plus the done channels of the
+// batches pushing the rest.
+func (p *Pusher) claim(notificationID string, ids []string) (mine map[string]bool, others []chan struct{}) {
+	mine = make(map[string]bool, len(ids))
+	done := make(chan struct{})
+	seen := map[chan struct{}]bool{}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, id := range ids {
+		key := notificationID + "/" + id
+		if ch, ok := p.inflight[key]; ok {
+			if !seen[ch] {
+				seen[ch] = true
+				others = append(others, ch)
+			}
+			continue
+		}
+		p.inflight[key] = done
+		mine[id] = true
+	}
+	if len(mine) == 0 {
+		close(done)
+	}
+	return mine, others
+}
+
+// release ends a claim: the endpoints are recorded or left for a redo.
+func (p *Pusher) release(notificationID string, mine map[string]bool) {
+	var done chan struct{}
+	p.mu.Lock()
+	for id := range mine {
+		key := notificationID + "/" + id
+		done = p.inflight[key]
+		delete(p.inflight, key)
+	}
+	p.mu.Unlock()
+	if done != nil {
+		close(done)
+	}
+}
+
+// pushAll sends the batch's pushes to the endpoints in ids, recording the
+// outcomes chunk by chunk.
+func (p *Pusher) pushAll(ctx context.Context, b Batch, ids map[string]bool) error {
+	if len(ids) == 0 {
+		return nil
 	}
 	content, err := p.content(ctx, b.NotificationID)
 	if err != nil {
@@ -187,13 +275,10 @@ func (p *Pusher) Push(ctx context.Context, b Batch) error {
 	if err != nil {
 		return err
 	}
-
-	results := make([]store.PushResult, 0, len(todo))
-	events := make([]analytics.Event, 0, len(todo))
-	var mu sync.Mutex
+	rec := &recording{p: p, notificationID: b.NotificationID}
 	var wg sync.WaitGroup
 	for _, r := range b.Recipients {
-		if !pending[r.Endpoint.ID] {
+		if !ids[r.Endpoint.ID] {
 			continue
 		}
 		select {
@@ -212,9 +297,7 @@ func (p *Pusher) Push(ctx context.Context, b Batch) error {
 				return // not recorded: the batch will be pushed again
 			}
 			p.pushes.WithLabelValues(outcome).Inc()
-			mu.Lock()
-			results = append(results, store.PushResult{EndpointID: r.Endpoint.ID, Outcome: outcome})
-			events = append(events, analytics.Event{
+			rec.add(ctx, store.PushResult{EndpointID: r.Endpoint.ID, Outcome: outcome}, analytics.Event{
 				Kind:           eventKind(outcome),
 				WebsiteID:      b.WebsiteID,
 				NotificationID: b.NotificationID,
@@ -225,24 +308,58 @@ func (p *Pusher) Push(ctx context.Context, b Batch) error {
 				Variant:        variant,
 				Code:           code,
 				At:             p.now().UTC(),
-			})
-			mu.Unlock()
+			}, p.cfg.RecordEvery)
 		}(r)
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	rec.add(ctx, store.PushResult{}, analytics.Event{}, 0) // the rest
+	return rec.err
+}
+
+// recording collects a batch's outcomes and records them in chunks.
+type recording struct {
+	p              *Pusher
+	notificationID string
+
+	mu      sync.Mutex
+	results []store.PushResult
+	events  []analytics.Event
+	err     error // the first chunk that could not be recorded
+}
+
+// add appends an outcome (none when r.EndpointID is empty) and, once at
+// least every outcomes wait, records them.
+func (rec *recording) add(ctx context.Context, r store.PushResult, e analytics.Event, every int) {
+	rec.mu.Lock()
+	if r.EndpointID != "" {
+		rec.results = append(rec.results, r)
+		rec.events = append(rec.events, e)
+	}
+	if len(rec.results) < max(every, 1) {
+		rec.mu.Unlock()
+		return
+	}
+	results, events := rec.results, rec.events
+	rec.results, rec.events = nil, nil
+	rec.mu.Unlock()
+
 	// Analytics first: if recording results fails the batch is redone and
 	// analytics may see a push twice, but a result is never recorded without
 	// its event.
-	if err := p.analytics.Record(ctx, events); err != nil {
-		return fmt.Errorf("recording push events: %w", err)
+	err := rec.p.analytics.Record(ctx, events)
+	if err != nil {
+		err = fmt.Errorf("recording push events: %w", err)
+	} else if err = rec.p.store.RecordResults(ctx, rec.notificationID, results); err != nil {
+		err = fmt.Errorf("recording push results: %w", err)
 	}
-	if err := p.store.RecordResults(ctx, b.NotificationID, results); err != nil {
-		return fmt.Errorf("recording push results: %w", err)
+	if err != nil {
+		rec.mu.Lock()
+		rec.err = cmp.Or(rec.err, err)
+		rec.mu.Unlock()
 	}
-	return nil
 }
 
 func eventKind(outcome string) string {

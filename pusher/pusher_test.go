@@ -193,3 +193,50 @@ func TestBackoff(t *testing.T) {
 	f(1, time.Hour, 30*time.Second, 30*time.Second)
 	f(40, 0, 30*time.Second, 30*time.Second)
 }
+
+// A batch redone while its first try is still going out (the fan-out node
+// that sent it died and another one took over) pushes nothing twice: the
+// second try waits for the endpoints the first is pushing.
+func TestConcurrentRedoPushesOnce(t *testing.T) {
+	r := newRig(t, Config{RecordEvery: 3})
+	var recipients []store.Recipient
+	var browsers []*webpushtest.Browser
+	for range 10 {
+		b, rc := r.browser(webpushtest.Behavior{Delay: 100 * time.Millisecond})
+		browsers = append(browsers, b)
+		recipients = append(recipients, rc)
+	}
+	first := Batch{NotificationID: r.n.ID, WebsiteID: r.site.ID, Recipients: recipients}
+	// The redo holds seven of the first try's endpoints, in another order.
+	redo := Batch{NotificationID: r.n.ID, WebsiteID: r.site.ID, Recipients: append([]store.Recipient{recipients[9], recipients[8]}, recipients[:5]...)}
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i, b := range []Batch{first, redo} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if i == 1 {
+				time.Sleep(20 * time.Millisecond) // the first has claimed its endpoints
+			}
+			errs[i] = r.p.Push(context.Background(), b)
+		}()
+	}
+	wg.Wait()
+	if errs[0] != nil || errs[1] != nil {
+		t.Fatalf("errors %v", errs)
+	}
+	for i, b := range browsers {
+		if got := len(b.Received()); got != 1 {
+			t.Errorf("browser %d received %d pushes, want 1", i, got)
+		}
+	}
+	if got, want := r.counters(), (store.Counters{Recipients: 10, Processed: 10, Sent: 10}); got != want {
+		t.Fatalf("counters %+v, want %+v", got, want)
+	}
+	r.p.mu.Lock()
+	left := len(r.p.inflight)
+	r.p.mu.Unlock()
+	if left != 0 {
+		t.Fatalf("%d endpoints still marked in flight", left)
+	}
+}

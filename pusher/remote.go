@@ -20,7 +20,8 @@ const maxBatchBody = 16 << 20
 
 // Handler serves BatchPath: it pushes the posted batch and answers 204 once
 // every outcome is recorded, 401 without the cluster token, and 503 when
-// the batch could not be done (the caller retries or re-routes it).
+// the batch could not be done (the caller retries or re-routes it). A batch
+// runs to its end even if the caller disconnects.
 func Handler(p *Pusher, token string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
@@ -38,7 +39,10 @@ func Handler(p *Pusher, token string) http.Handler {
 			http.Error(w, "bad batch", http.StatusBadRequest)
 			return
 		}
-		if err := p.Push(r.Context(), b); err != nil {
+		// The batch is finished and recorded even when the caller goes away
+		// (a fan-out node that died): pushes already sent must be recorded,
+		// or the batch's redo would send them again.
+		if err := p.Push(context.WithoutCancel(r.Context()), b); err != nil {
 			p.logger.Warn("pusher: batch not done", "notification", b.NotificationID, "err", err)
 			http.Error(w, "batch not done", http.StatusServiceUnavailable)
 			return

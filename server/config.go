@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,7 +29,21 @@ type Config struct {
 	Postgres   string
 	Kafka      string
 	ClickHouse string
-	Join       string
+	// Join lists memberlist seeds; set, the node joins the cluster's ring.
+	Join string
+	// GossipAddr is where memberlist listens (cluster mode).
+	GossipAddr string
+	// InternalAddr is where a pusher node takes batches from fan-out nodes
+	// (cluster mode); keep it off the public network.
+	InternalAddr string
+	// AdvertiseHost is the host other nodes use to reach this one; default
+	// the host of InternalAddr when it names one, else the machine's name.
+	AdvertiseHost string
+	// ClusterToken authenticates batches between nodes (cluster mode).
+	ClusterToken string
+	// KafkaSessionTimeout is how long a silent fan-out node keeps its
+	// partitions before the group gives them to the others.
+	KafkaSessionTimeout time.Duration
 
 	Fanout fanout.Config
 	Pusher pusher.Config
@@ -50,7 +65,13 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	str(&c.Postgres, "postgres", "RELAYBELL_POSTGRES", "", "PostgreSQL URL (cluster mode)")
 	str(&c.Kafka, "kafka", "RELAYBELL_KAFKA", "", "Kafka seed brokers (cluster mode)")
 	str(&c.ClickHouse, "clickhouse", "RELAYBELL_CLICKHOUSE", "", "ClickHouse address (cluster mode)")
-	str(&c.Join, "join", "RELAYBELL_JOIN", "", "memberlist seeds (cluster mode)")
+	str(&c.Join, "join", "RELAYBELL_JOIN", "", "comma-separated memberlist seeds, host:port (cluster mode)")
+	str(&c.GossipAddr, "gossip", "RELAYBELL_GOSSIP_ADDR", ":7946", "memberlist listen address (cluster mode)")
+	str(&c.InternalAddr, "internal", "RELAYBELL_INTERNAL_ADDR", ":8081", "address where a pusher takes batches from fan-out nodes (cluster mode)")
+	str(&c.AdvertiseHost, "advertise", "RELAYBELL_ADVERTISE_HOST", "", "host other nodes use to reach this one (default: the --internal host, else the machine name)")
+	str(&c.ClusterToken, "cluster-token", "RELAYBELL_CLUSTER_TOKEN", "", "shared secret of the nodes' internal batch route (cluster mode)")
+	session, _ := time.ParseDuration(envOr("RELAYBELL_KAFKA_SESSION_TIMEOUT", "10s"))
+	fs.DurationVar(&c.KafkaSessionTimeout, "kafka-session-timeout", session, "how long a silent fan-out node keeps its Kafka partitions (env RELAYBELL_KAFKA_SESSION_TIMEOUT)")
 	grace, _ := time.ParseDuration(envOr("RELAYBELL_SHUTDOWN_GRACE", "10s"))
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", grace, "time to finish requests on shutdown (env RELAYBELL_SHUTDOWN_GRACE)")
 }
@@ -63,8 +84,22 @@ func (c *Config) Validate() error {
 	if c.HTTPAddr == "" {
 		return errors.New("an HTTP address is required")
 	}
-	if c.Postgres != "" || c.Kafka != "" || c.ClickHouse != "" || c.Join != "" {
-		return errors.New("cluster backends (--postgres, --kafka, --clickhouse, --join) are not available in this build yet; run without them for the embedded default")
+	runs := func(role string) bool { return c.runs(role) }
+	switch {
+	case c.Join != "" && (c.Postgres == "" || c.Kafka == "" || c.ClickHouse == ""):
+		return errors.New("--join needs --postgres, --kafka and --clickhouse: the nodes of a cluster share their store, bus and analytics")
+	case c.Join != "" && (runs(Pusher) || runs(Fanout)) && c.ClusterToken == "":
+		return errors.New("--cluster-token is required on pusher and fan-out nodes of a cluster")
+	case c.Join != "" && runs(Pusher) && c.InternalAddr == "":
+		return errors.New("a pusher node of a cluster needs --internal")
+	case c.Join == "" && runs(Fanout) && !runs(Pusher):
+		return errors.New("a fan-out node needs pushers: run the pusher role too, or --join a cluster")
+	case c.Join == "" && runs(Pusher) && !runs(Fanout):
+		return errors.New("a pusher node gets batches only from a cluster: --join one, or run the fanout role too")
+	case c.Kafka == "" && !runs(Fanout) && c.Join == "" && runs(API):
+		// api alone on the embedded bus: its sends would wait for a fan-out
+		// that never reads them.
+		return errors.New("an api node on the embedded bus needs the fanout role in the same process, or --kafka")
 	}
 	if err := c.Fanout.Validate(); err != nil {
 		return err
@@ -88,6 +123,12 @@ func (c *Config) targets() ([]string, error) {
 		return nil, errors.New("no role to run")
 	}
 	return out, nil
+}
+
+// runs reports whether the node runs role (directly or through "all").
+func (c *Config) runs(role string) bool {
+	targets, _ := c.targets()
+	return slices.Contains(targets, role) || slices.Contains(targets, All)
 }
 
 func envOr(name, def string) string {

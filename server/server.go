@@ -1,29 +1,38 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/relaybell/relaybell/analytics"
+	analyticsclickhouse "github.com/relaybell/relaybell/analytics/clickhouse"
 	analyticssqlite "github.com/relaybell/relaybell/analytics/sqlite"
 	"github.com/relaybell/relaybell/api"
 	"github.com/relaybell/relaybell/bus"
+	"github.com/relaybell/relaybell/bus/kafka"
 	"github.com/relaybell/relaybell/fanout"
 	"github.com/relaybell/relaybell/netpolicy"
 	"github.com/relaybell/relaybell/pusher"
 	"github.com/relaybell/relaybell/ring"
+	"github.com/relaybell/relaybell/ring/memberlist"
 	"github.com/relaybell/relaybell/store"
+	storepostgres "github.com/relaybell/relaybell/store/postgres"
 	storesqlite "github.com/relaybell/relaybell/store/sqlite"
 )
 
@@ -47,8 +56,8 @@ var modules = map[string][]string{
 	Analytics: nil,
 	Bus:       nil,
 	Outbox:    {Store, Bus},
-	Pusher:    {Store, Analytics},
-	Ring:      {Pusher},
+	Pusher:    {Store, Analytics, Ring},
+	Ring:      nil,
 	Fanout:    {Store, Bus, Ring, Outbox},
 	API:       {Store, Analytics, Outbox},
 	All:       {API, Fanout, Pusher},
@@ -73,6 +82,8 @@ type Server struct {
 	bus       bus.Bus
 	outbox    *bus.Outbox
 	pusher    *pusher.Pusher
+	ring      ring.Ring
+	members   *memberlist.Ring // the cluster's ring; nil on the embedded default
 	router    *ring.Router
 	fanout    *fanout.Fanout
 	api       *api.API
@@ -80,6 +91,7 @@ type Server struct {
 	services []service
 	closers  []func() error
 	listener net.Listener
+	internal net.Listener // a cluster pusher's batch listener
 }
 
 // New builds the modules the configuration targets, in dependency order.
@@ -119,20 +131,37 @@ func order(targets []string) []string {
 			return
 		}
 		seen[m] = true
-		deps := slices.Clone(modules[m])
-		slices.Sort(deps)
-		for _, d := range deps {
+		for _, d := range buildOrder(modules[m]) {
 			visit(d)
 		}
 		out = append(out, m)
 	}
-	for _, t := range targets {
+	for _, t := range buildOrder(targets) {
 		visit(t)
 	}
 	return out
 }
 
+// buildOrder sorts modules by name, except that roles come last and the
+// pusher before fan-out: a fan-out node that also pushes hands its own
+// batches to its local pusher, so the pusher must exist first.
+func buildOrder(ms []string) []string {
+	rank := func(m string) int { return slices.Index([]string{Pusher, Fanout, API, All}, m) }
+	return slices.SortedFunc(slices.Values(ms), func(a, b string) int {
+		return cmp.Or(cmp.Compare(rank(a), rank(b)), strings.Compare(a, b))
+	})
+}
+
 func (s *Server) initStore(ctx context.Context) error {
+	if s.cfg.Postgres != "" {
+		st, err := storepostgres.Open(ctx, s.cfg.Postgres, s.logger)
+		if err != nil {
+			return err
+		}
+		s.store = st
+		s.closers = append(s.closers, func() error { st.Close(); return nil })
+		return nil
+	}
 	if err := os.MkdirAll(s.cfg.DataDir, 0o755); err != nil {
 		return err
 	}
@@ -146,6 +175,15 @@ func (s *Server) initStore(ctx context.Context) error {
 }
 
 func (s *Server) initAnalytics(ctx context.Context) error {
+	if s.cfg.ClickHouse != "" {
+		an, err := analyticsclickhouse.Open(ctx, analyticsclickhouse.Config{Addr: s.cfg.ClickHouse}, s.logger)
+		if err != nil {
+			return err
+		}
+		s.analytics = an
+		s.closers = append(s.closers, an.Close)
+		return nil
+	}
 	if err := os.MkdirAll(s.cfg.DataDir, 0o755); err != nil {
 		return err
 	}
@@ -159,6 +197,18 @@ func (s *Server) initAnalytics(ctx context.Context) error {
 }
 
 func (s *Server) initBus(ctx context.Context) error {
+	if s.cfg.Kafka != "" {
+		b, err := kafka.Open(ctx, kafka.Config{
+			Seeds:     splitList(s.cfg.Kafka),
+			GroupOpts: []kgo.Opt{kgo.SessionTimeout(s.cfg.KafkaSessionTimeout), kgo.HeartbeatInterval(s.cfg.KafkaSessionTimeout / 10)},
+		}, s.logger)
+		if err != nil {
+			return err
+		}
+		s.bus = b
+		s.closers = append(s.closers, b.Close)
+		return nil
+	}
 	if err := os.MkdirAll(s.cfg.DataDir, 0o755); err != nil {
 		return err
 	}
@@ -185,15 +235,119 @@ func (s *Server) initPusher(context.Context) error {
 	}
 	s.pusher = p
 	s.closers = append(s.closers, func() error { p.Close(); return nil })
+	if s.internal == nil {
+		return nil
+	}
+	// In a cluster, fan-out nodes hand this node its batches over HTTP on
+	// the listener the ring announced.
+	ln := s.internal
+	srv := &http.Server{Handler: pusher.Handler(p, s.cfg.ClusterToken), ReadHeaderTimeout: 10 * time.Second}
+	s.services = append(s.services, serviceFunc(func(ctx context.Context) error {
+		go func() {
+			<-ctx.Done()
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownGrace)
+			defer cancel()
+			srv.Shutdown(sctx)
+		}()
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("serving batches: %w", err)
+		}
+		return nil
+	}))
 	return nil
 }
 
-func (s *Server) initRing(context.Context) error {
-	s.router = ring.NewRouter(ring.Single(s.cfg.NodeName), s.pusher, nil)
+// metaPush is the memberlist meta key holding a pusher's batch address;
+// the members that have it own keys on the ring.
+const metaPush = "push"
+
+func (s *Server) initRing(ctx context.Context) error {
+	if s.cfg.Join == "" {
+		s.ring = ring.Single(s.cfg.NodeName)
+		return nil
+	}
+	host, port, err := splitHostPort(s.cfg.GossipAddr)
+	if err != nil {
+		return fmt.Errorf("--gossip: %w", err)
+	}
+	cfg := memberlist.Config{
+		NodeName:      s.cfg.NodeName,
+		BindAddr:      host,
+		BindPort:      port,
+		AdvertiseAddr: s.cfg.AdvertiseHost,
+		Seeds:         splitList(s.cfg.Join),
+		Owns:          func(m memberlist.Member) bool { return m.Meta[metaPush] != "" },
+	}
+	if s.cfg.runs(Pusher) {
+		// Bound before joining, so the address announced is live; the
+		// pusher module serves it.
+		ln, err := net.Listen("tcp", s.cfg.InternalAddr)
+		if err != nil {
+			return fmt.Errorf("internal listener: %w", err)
+		}
+		s.closers = append(s.closers, func() error { ln.Close(); return nil })
+		s.internal = ln
+		_, port, _ := net.SplitHostPort(ln.Addr().String())
+		cfg.Meta = map[string]string{metaPush: net.JoinHostPort(s.advertiseHost(), port)}
+	}
+	if cfg.BindAddr == "" {
+		cfg.BindAddr = "0.0.0.0"
+	}
+	r, err := memberlist.Join(ctx, cfg, s.logger)
+	if err != nil {
+		return err
+	}
+	s.ring, s.members = r, r
+	s.closers = append(s.closers, r.Close)
 	return nil
+}
+
+// advertiseHost is the host other nodes reach this one on.
+func (s *Server) advertiseHost() string {
+	if s.cfg.AdvertiseHost != "" {
+		return s.cfg.AdvertiseHost
+	}
+	if host, _, err := net.SplitHostPort(s.cfg.InternalAddr); err == nil && host != "" {
+		if ip := net.ParseIP(host); ip == nil || !ip.IsUnspecified() {
+			return host
+		}
+	}
+	return hostname()
+}
+
+// remotePusher returns the client of a pusher node, found by its meta on
+// the ring. Clients are kept per address and share one connection pool.
+func (s *Server) remotePusher() func(node string) (ring.Pusher, error) {
+	var mu sync.Mutex
+	clients := map[string]*pusher.Remote{}
+	hc := &http.Client{Timeout: 10 * time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: time.Minute}}
+	return func(node string) (ring.Pusher, error) {
+		m, ok := s.members.Member(node)
+		if !ok || m.Meta[metaPush] == "" {
+			return nil, fmt.Errorf("%s is not a live pusher", node)
+		}
+		addr := m.Meta[metaPush]
+		mu.Lock()
+		defer mu.Unlock()
+		c, ok := clients[addr]
+		if !ok {
+			c = pusher.NewRemote("http://"+addr, s.cfg.ClusterToken, hc)
+			clients[addr] = c
+		}
+		return c, nil
+	}
 }
 
 func (s *Server) initFanout(context.Context) error {
+	var local ring.Pusher
+	if s.pusher != nil {
+		local = s.pusher
+	}
+	var remote func(string) (ring.Pusher, error)
+	if s.members != nil {
+		remote = s.remotePusher()
+	}
+	s.router = ring.NewRouter(s.ring, local, remote)
 	f, err := fanout.New(s.cfg.Fanout, s.store, s.bus, s.router, s.logger, s.reg)
 	if err != nil {
 		return err
@@ -294,4 +448,26 @@ func (s *Server) Close() error {
 	}
 	s.closers = nil
 	return errors.Join(errs...)
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func splitHostPort(addr string) (string, int, error) {
+	host, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, err
+	}
+	port, err := strconv.Atoi(p)
+	if err != nil || port < 0 || port > 65535 {
+		return "", 0, fmt.Errorf("bad port in %q", addr)
+	}
+	return host, port, nil
 }

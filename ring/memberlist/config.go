@@ -39,6 +39,10 @@ type Config struct {
 	// LeaveTimeout bounds how long Close waits for the leave message to go
 	// out (default 2s).
 	LeaveTimeout time.Duration
+	// Owns says which members own keys on the hash ring; nil means every
+	// member does. The cluster puts only pusher nodes on the ring, while
+	// fan-out nodes join to see it.
+	Owns func(Member) bool
 }
 
 // Errors returned by Validate.

@@ -75,6 +75,7 @@ type Ring struct {
 	self         string
 	vnodes       int
 	leaveTimeout time.Duration
+	owns         func(Member) bool // nil: every member owns keys
 	logger       *slog.Logger
 	list         *ml.Memberlist
 
@@ -113,6 +114,7 @@ func Join(ctx context.Context, cfg Config, logger *slog.Logger) (*Ring, error) {
 		self:         cfg.NodeName,
 		vnodes:       cfg.VirtualNodes,
 		leaveTimeout: cfg.LeaveTimeout,
+		owns:         cfg.Owns,
 		logger:       logger,
 		members:      map[string]Member{},
 		watchers:     map[*watcher]struct{}{},
@@ -278,7 +280,6 @@ func (r *Ring) apply(t EventType, n *ml.Node) {
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	_, had := r.members[m.Name]
 	if t == MemberLeft {
 		delete(r.members, m.Name)
 	} else {
@@ -288,8 +289,14 @@ func (r *Ring) apply(t EventType, n *ml.Node) {
 	next := &snapshot{hash: prev.hash, members: slices.SortedFunc(maps.Values(r.members), func(a, b Member) int {
 		return strings.Compare(a.Name, b.Name)
 	})}
-	if had != (t != MemberLeft) {
-		next.hash = r.newHash(slices.Sorted(maps.Keys(r.members)))
+	var owners []string
+	for _, m := range next.members {
+		if r.owns == nil || r.owns(m) {
+			owners = append(owners, m.Name)
+		}
+	}
+	if !slices.Equal(owners, prev.hash.Nodes()) {
+		next.hash = r.newHash(owners)
 	}
 	r.cur.Store(next)
 	r.logger.Debug("ring changed", "event", t.String(), "member", m.Name, "members", len(next.members))

@@ -396,3 +396,51 @@ func isClosed(ch <-chan Event) bool {
 		return false
 	}
 }
+
+// A fan-out node joins to see the ring but owns no keys; a node whose seed
+// list names itself still joins.
+func TestOwnsKeepsWatchersOffTheRing(t *testing.T) {
+	t.Parallel()
+	nodes, _ := startCluster(t, 2)
+	pushersOnly := func(m Member) bool { return m.Meta["push"] != "" }
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	watcher, err := Join(ctx, Config{
+		NodeName: "fanout-0", ProbeInterval: testProbe, Owns: pushersOnly,
+		Seeds: []string{nodes[0].Addr()},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = watcher.Close() })
+	self, err := Join(ctx, Config{NodeName: "solo", Owns: pushersOnly, Meta: map[string]string{"push": "127.0.0.1:1"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = self.Close() })
+	again, err := Join(ctx, Config{NodeName: "solo-2", Owns: pushersOnly, Seeds: []string{self.Addr()}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = again.Close() })
+
+	// Every member has meta "http" but none has "push": the watcher's ring
+	// stays empty although it sees all three members.
+	deadline := time.Now().Add(5 * time.Second)
+	for len(watcher.Members()) != 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("watcher sees %v", watcher.Members())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := watcher.Hash().Nodes(); len(got) != 0 {
+		t.Fatalf("watcher's ring = %v, want empty (no member has push meta)", got)
+	}
+	if watcher.Owner("k") != "" {
+		t.Fatal("an empty ring owns a key")
+	}
+	waitMembers(t, []*Ring{self, again}, []string{"solo"}, 5*time.Second)
+	if len(again.Members()) != 2 {
+		t.Fatalf("solo-2 sees %v", again.Members())
+	}
+}
