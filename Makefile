@@ -4,7 +4,7 @@ BIN ?= bin/relaybell
 RELAYBELL_ADMIN_TOKEN ?= dev-admin-token
 export RELAYBELL_ADMIN_TOKEN
 
-.PHONY: run build test test-short bench lint fuzz clean
+.PHONY: run build test test-short bench lint fuzz clean cluster cluster-stop
 
 ## run: serve every role in one process on the embedded default (./relaybell-data, :8080)
 run: build
@@ -13,6 +13,14 @@ run: build
 ## build: compile the relaybell binary into bin/
 build:
 	$(GO) build -o $(BIN) ./cmd/relaybell
+
+## cluster: a local cluster on loopback (2 api, 2 fanout, 3 pushers, PostgreSQL, devkafka, ClickHouse); see deploy/cluster.sh
+cluster:
+	deploy/cluster.sh start
+
+## cluster-stop: stop the local cluster
+cluster-stop:
+	deploy/cluster.sh stop
 
 ## test: the whole suite, with the race detector on the packages that are concurrent
 test:

@@ -159,7 +159,7 @@ func (s *Server) initStore(ctx context.Context) error {
 			return err
 		}
 		s.store = st
-		s.closers = append(s.closers, func() error { st.Close(); return nil })
+		s.closers = append(s.closers, st.Close)
 		return nil
 	}
 	if err := os.MkdirAll(s.cfg.DataDir, 0o755); err != nil {
@@ -362,7 +362,7 @@ func (s *Server) initAPI(context.Context) error {
 		AdminToken:     s.cfg.AdminToken,
 		PushAllowHosts: s.pushAllow,
 		CountryHeader:  s.cfg.CountryHeader,
-	}, s.store, s.analytics, s.outbox, s.logger, s.reg)
+	}, s.store, s.analytics, s.dispatcher(), s.logger, s.reg)
 	if err != nil {
 		return err
 	}

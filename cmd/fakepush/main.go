@@ -5,8 +5,15 @@
 //
 //	POST /browsers {"applicationServerKey": "<VAPID public key>"}
 //	     -> {"endpoint", "keys": {"p256dh", "auth"}}: a new browser subscription
+//	POST /browsers {"applicationServerKey", "count": N, "delayMs": D}
+//	     -> {"browsers": [{"endpoint", "keys"}...]}: N browsers at once (at
+//	     most 100000), each answering pushes after D milliseconds
 //	POST /push/{id}  the push endpoint itself
 //	GET  /deliveries -> [{browserId, payload, ttl, urgency}] decrypted pushes
+//	GET  /stats?notification=ID -> {"pushes", "browsers", "deliveries",
+//	     "duplicates", "first", "last"}: all accepted pushes, and how many
+//	     browsers got notification ID, how often, and when the first and last
+//	     arrived (RFC 3339, nanoseconds)
 //
 // It serves plain HTTP on loopback, so start RelayBell with
 // RELAYBELL_PUSH_ALLOW_HOSTS set to its address.
@@ -17,6 +24,7 @@ import (
 	"flag"
 	"log"
 	"net/http"
+	"time"
 
 	"github.com/relaybell/relaybell/webpush/webpushtest"
 )
@@ -30,22 +38,43 @@ func main() {
 	mux.HandleFunc("POST /browsers", func(w http.ResponseWriter, r *http.Request) {
 		var in struct {
 			ApplicationServerKey string `json:"applicationServerKey"`
+			Count                int    `json:"count"`
+			DelayMS              int    `json:"delayMs"`
 		}
 		if err := json.NewDecoder(r.Body).Decode(&in); err != nil || in.ApplicationServerKey == "" {
 			http.Error(w, `{"error":"applicationServerKey required"}`, http.StatusBadRequest)
 			return
 		}
-		b, err := newBrowser(push, in.ApplicationServerKey)
-		if err != nil {
-			http.Error(w, `{"error":"applicationServerKey is not a P-256 public key"}`, http.StatusBadRequest)
+		if in.Count < 0 || in.Count > 100_000 || in.DelayMS < 0 || in.DelayMS > 60_000 {
+			http.Error(w, `{"error":"count is 0-100000 and delayMs 0-60000"}`, http.StatusBadRequest)
 			return
 		}
-		sub := b.Subscription()
+		subs := make([]map[string]any, max(in.Count, 1))
+		for i := range subs {
+			b, err := newBrowser(push, in.ApplicationServerKey)
+			if err != nil {
+				http.Error(w, `{"error":"applicationServerKey is not a P-256 public key"}`, http.StatusBadRequest)
+				return
+			}
+			if in.DelayMS > 0 {
+				b.SetBehavior(webpushtest.Behavior{Delay: time.Duration(in.DelayMS) * time.Millisecond})
+			}
+			sub := b.Subscription()
+			subs[i] = map[string]any{
+				"endpoint": sub.Endpoint,
+				"keys":     map[string]string{"p256dh": sub.P256dh, "auth": sub.Auth},
+			}
+		}
 		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]any{
-			"endpoint": sub.Endpoint,
-			"keys":     map[string]string{"p256dh": sub.P256dh, "auth": sub.Auth},
-		})
+		if in.Count == 0 {
+			json.NewEncoder(w).Encode(subs[0])
+			return
+		}
+		json.NewEncoder(w).Encode(map[string]any{"browsers": subs})
+	})
+	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(stats(push.Deliveries(), r.URL.Query().Get("notification")))
 	})
 	mux.HandleFunc("GET /deliveries", func(w http.ResponseWriter, r *http.Request) {
 		out := []map[string]any{}
@@ -61,6 +90,44 @@ func main() {
 	})
 	log.Printf("fake push service on http://%s", *addr)
 	log.Fatal(http.ListenAndServe(*addr, mux))
+}
+
+// Stats is what GET /stats answers.
+type Stats struct {
+	Pushes     int        `json:"pushes"`
+	Browsers   int        `json:"browsers"`
+	Deliveries int        `json:"deliveries"`
+	Duplicates int        `json:"duplicates"`
+	First      *time.Time `json:"first"`
+	Last       *time.Time `json:"last"`
+}
+
+// stats counts the deliveries of one notification, found by the
+// notificationId of the decrypted payload RelayBell sends.
+func stats(all []webpushtest.Delivery, notificationID string) Stats {
+	st := Stats{Pushes: len(all)}
+	seen := map[string]bool{}
+	for _, d := range all {
+		var p struct {
+			NotificationID string `json:"notificationId"`
+		}
+		if notificationID == "" || json.Unmarshal(d.Payload, &p) != nil || p.NotificationID != notificationID {
+			continue
+		}
+		st.Deliveries++
+		if seen[d.BrowserID] {
+			st.Duplicates++
+		}
+		seen[d.BrowserID] = true
+		if st.First == nil || d.Time.Before(*st.First) {
+			st.First = &d.Time
+		}
+		if st.Last == nil || d.Time.After(*st.Last) {
+			st.Last = &d.Time
+		}
+	}
+	st.Browsers = len(seen)
+	return st
 }
 
 // newBrowser turns NewBrowser's panic on a bad key into an error.

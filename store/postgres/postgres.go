@@ -68,6 +68,15 @@ func Open(ctx context.Context, dsn string, logger *slog.Logger) (*Store, error) 
 		return nil, fmt.Errorf("opening postgres store: %w", err)
 	}
 	s := &Store{pool: pool, logger: logger}
+	// A schema named first on the DSN's search_path is created when
+	// missing, so one database can hold several clusters' stores.
+	if first, _, _ := strings.Cut(cfg.ConnConfig.RuntimeParams["search_path"], ","); strings.Trim(first, ` "`) != "" {
+		name := pgx.Identifier{strings.Trim(first, ` "`)}.Sanitize()
+		if _, err := pool.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+name); err != nil {
+			pool.Close()
+			return nil, fmt.Errorf("creating schema %s: %w", name, err)
+		}
+	}
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err

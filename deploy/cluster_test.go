@@ -1,0 +1,356 @@
+// Package deploy's tests run the local cluster of cluster.sh (real
+// PostgreSQL, ClickHouse, a Kafka-protocol broker process, 2 api, 2 fanout
+// and 3 pusher processes, and the fake push service in its own process) and
+// break it on purpose.
+package deploy
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/big"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+const audience = 20_000
+
+// cluster is a running cluster.sh cluster.
+type cluster struct {
+	t    *testing.T
+	dir  string
+	env  []string
+	apis []string
+	push string // fake push service base URL
+}
+
+func testDSN() string {
+	if dsn := os.Getenv("RELAYBELL_TEST_POSTGRES"); dsn != "" {
+		return dsn
+	}
+	return "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+}
+
+// startCluster starts the cluster on a fresh PostgreSQL schema and a block
+// of ports of its own, and stops it when the test ends.
+func startCluster(t *testing.T) *cluster {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a cluster of processes")
+	}
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, testDSN())
+	if err != nil {
+		t.Fatalf("PostgreSQL is needed (set RELAYBELL_TEST_POSTGRES): %v", err)
+	}
+	admin.Close(ctx)
+	b := make([]byte, 5)
+	rand.Read(b)
+	schema := "rb_cluster_" + hex.EncodeToString(b)
+	u, _ := url.Parse(testDSN())
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	t.Cleanup(func() {
+		if admin, err := pgx.Connect(ctx, testDSN()); err == nil {
+			admin.Exec(ctx, `DROP SCHEMA IF EXISTS `+schema+` CASCADE`)
+			admin.Close(ctx)
+		}
+	})
+
+	n, _ := rand.Int(rand.Reader, big.NewInt(200))
+	base := 20000 + int(n.Int64())*100
+	c := &cluster{t: t, dir: t.TempDir()}
+	c.env = append(os.Environ(),
+		"CLUSTER_DIR="+c.dir,
+		"BASE_PORT="+strconv.Itoa(base),
+		"RELAYBELL_POSTGRES="+u.String(),
+		"RELAYBELL_ADMIN_TOKEN=test-admin-token",
+	)
+	t.Cleanup(func() {
+		if t.Failed() {
+			c.dumpLogs()
+		}
+		c.script("stop")
+	})
+	if err := c.script("start"); err != nil {
+		t.Fatalf("starting the cluster: %v", err)
+	}
+	c.apis = []string{fmt.Sprintf("http://127.0.0.1:%d", base), fmt.Sprintf("http://127.0.0.1:%d", base+1)}
+	c.push = fmt.Sprintf("http://127.0.0.1:%d", base+89)
+	return c
+}
+
+func (c *cluster) script(args ...string) error {
+	return c.scriptEnv(nil, args...)
+}
+
+func (c *cluster) scriptEnv(extra []string, args ...string) error {
+	cmd := exec.Command("./cluster.sh", args...)
+	cmd.Env = append(c.env, extra...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	c.t.Logf("cluster.sh %s:\n%s", strings.Join(args, " "), strings.TrimSpace(out.String()))
+	return err
+}
+
+func (c *cluster) dumpLogs() {
+	logs, _ := filepath.Glob(filepath.Join(c.dir, "logs", "*.log"))
+	for _, f := range logs {
+		b, _ := os.ReadFile(f)
+		if len(b) > 6000 {
+			b = b[len(b)-6000:]
+		}
+		c.t.Logf("--- %s (tail)\n%s", filepath.Base(f), b)
+	}
+}
+
+// kill9 kills a node with SIGKILL and waits until it is gone.
+func (c *cluster) kill9(name string) {
+	c.t.Helper()
+	b, err := os.ReadFile(filepath.Join(c.dir, "pids", name+".pid"))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		c.t.Fatalf("killing %s: %v", name, err)
+	}
+	for syscall.Kill(pid, 0) == nil {
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func call(t *testing.T, method, url, token string, in, out any) int {
+	t.Helper()
+	var body io.Reader
+	if in != nil {
+		b, _ := json.Marshal(in)
+		body = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, url, body)
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if out != nil && resp.StatusCode < 300 {
+		if err := json.Unmarshal(b, out); err != nil {
+			t.Fatalf("%s %s: %v in %s", method, url, err, b)
+		}
+	}
+	if resp.StatusCode >= 300 {
+		t.Logf("%s %s: %d %s", method, url, resp.StatusCode, b)
+	}
+	return resp.StatusCode
+}
+
+type website struct {
+	WebsiteID      string `json:"websiteId"`
+	ProjectID      string `json:"projectId"`
+	APIKey         string `json:"apiKey"`
+	VAPIDPublicKey string `json:"vapidPublicKey"`
+}
+
+// subscribe creates n browsers on the fake push service, each answering
+// after delay, and subscribes them through both API nodes.
+func (c *cluster) subscribe(w website, n int, delay time.Duration) {
+	t := c.t
+	t.Helper()
+	var subs []json.RawMessage
+	for len(subs) < n {
+		var out struct {
+			Browsers []json.RawMessage `json:"browsers"`
+		}
+		call(t, "POST", c.push+"/browsers", "", map[string]any{
+			"applicationServerKey": w.VAPIDPublicKey, "count": min(5000, n-len(subs)), "delayMs": delay.Milliseconds(),
+		}, &out)
+		subs = append(subs, out.Browsers...)
+	}
+	var wg sync.WaitGroup
+	var failed sync.Once
+	const workers = 16
+	for g := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := g; i < n; i += workers {
+				resp, err := http.Post(c.apis[i%2]+"/api/v1/projects/"+w.ProjectID+"/subscriptions", "application/json", bytes.NewReader(subs[i]))
+				if err != nil || resp.StatusCode != 201 {
+					failed.Do(func() { t.Errorf("subscribing: %v %v", err, resp) })
+					return
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		}()
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+}
+
+type pushStats struct {
+	Pushes     int        `json:"pushes"`
+	Browsers   int        `json:"browsers"`
+	Deliveries int        `json:"deliveries"`
+	Duplicates int        `json:"duplicates"`
+	First      *time.Time `json:"first"`
+	Last       *time.Time `json:"last"`
+}
+
+func (c *cluster) stats(id string) pushStats {
+	var s pushStats
+	call(c.t, "GET", c.push+"/stats?notification="+id, "", nil, &s)
+	return s
+}
+
+// waitDelivered polls the fake push service until n browsers got id.
+func (c *cluster) waitDelivered(id string, n int, within time.Duration) {
+	c.t.Helper()
+	deadline := time.Now().Add(within)
+	for c.stats(id).Browsers < n {
+		if time.Now().After(deadline) {
+			c.t.Fatalf("only %d of %d browsers got %s", c.stats(id).Browsers, n, id)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+type detail struct {
+	Notification struct {
+		ID         string  `json:"id"`
+		Title      string  `json:"title"`
+		Status     string  `json:"status"`
+		Error      *string `json:"error"`
+		Recipients int     `json:"recipients"`
+		Sent       int     `json:"sent"`
+		Failed     int     `json:"failed"`
+		Pruned     int     `json:"pruned"`
+	} `json:"notification"`
+	Funnel struct {
+		Sent int `json:"sent"`
+	} `json:"funnel"`
+}
+
+// waitSent polls an API node until the send is sent (or failed).
+func (c *cluster) waitSent(api string, w website, id string, within time.Duration) detail {
+	c.t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		var d detail
+		call(c.t, "GET", api+"/api/v1/notifications/"+id, w.APIKey, nil, &d)
+		if d.Notification.Status == "sent" || d.Notification.Status == "failed" {
+			return d
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("send %s still %s after %s: %+v", id, d.Notification.Status, within, d.Notification)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// checkExactlyOnce asserts the guarantees of a send after faults: every
+// browser got it once, the counters add up, the status is sent, and the
+// analytics funnel (ClickHouse) agrees.
+func (c *cluster) checkExactlyOnce(api string, w website, id string) {
+	c.t.Helper()
+	d := c.waitSent(api, w, id, 3*time.Minute)
+	n := d.Notification
+	if n.Status != "sent" || n.Recipients != audience || n.Sent != audience || n.Recipients != n.Sent+n.Failed+n.Pruned {
+		c.t.Fatalf("send %s: %+v", id, n)
+	}
+	s := c.stats(id)
+	c.t.Logf("send %s: %d browsers, %d deliveries, %d duplicates", id, s.Browsers, s.Deliveries, s.Duplicates)
+	if s.Browsers != audience {
+		c.t.Fatalf("%d of %d browsers got the notification", s.Browsers, audience)
+	}
+	if s.Duplicates != 0 {
+		c.t.Fatalf("%d browsers got the notification more than once", s.Duplicates)
+	}
+	if d.Funnel.Sent < audience {
+		c.t.Fatalf("funnel sent %d, want at least %d", d.Funnel.Sent, audience)
+	}
+}
+
+// TestClusterSurvivesNodeLoss broadcasts to 20,000 browsers on the local
+// cluster, kills a pusher and then a fan-out node with SIGKILL while it goes
+// out, then kills an API node between committing a send and producing its
+// intent.
+func TestClusterSurvivesNodeLoss(t *testing.T) {
+	c := startCluster(t)
+	var w website
+	if code := call(t, "POST", c.apis[0]+"/admin/v1/websites", "test-admin-token", map[string]any{"name": "Faults", "url": "https://faults.example"}, &w); code != 201 {
+		t.Fatalf("creating website: %d", code)
+	}
+	start := time.Now()
+	c.subscribe(w, audience, 20*time.Millisecond)
+	t.Logf("%d browsers subscribed in %s", audience, time.Since(start).Round(time.Millisecond))
+
+	// A pusher and then a fan-out node die while the broadcast goes out.
+	var sent struct {
+		NotificationID string `json:"notificationId"`
+	}
+	if code := call(t, "POST", c.apis[1]+"/api/v1/notifications", w.APIKey, map[string]any{"title": "Survives node loss"}, &sent); code != 202 {
+		t.Fatalf("send: %d", code)
+	}
+	id := sent.NotificationID
+	c.waitDelivered(id, audience/5, time.Minute)
+	c.kill9("pusher-1")
+	t.Logf("pusher-1 killed after %d browsers", c.stats(id).Browsers)
+	c.waitDelivered(id, audience/2, 2*time.Minute)
+	c.kill9("fanout-0")
+	t.Logf("fanout-0 killed after %d browsers", c.stats(id).Browsers)
+	if got := c.stats(id).Browsers; got >= audience {
+		t.Fatalf("the broadcast was over (%d browsers) before the fan-out node died", got)
+	}
+	c.checkExactlyOnce(c.apis[0], w, id)
+
+	// An API node dies after committing a send and before producing its
+	// intent: the outbox sweep on a fan-out node re-drives it.
+	c.kill9("api-0")
+	if err := c.scriptEnv([]string{"RELAYBELL_FAILPOINT=kill-before-publish"}, "node", "api-0"); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(map[string]any{"title": "Committed, then the node died"})
+	req, _ := http.NewRequest("POST", c.apis[0]+"/api/v1/notifications", bytes.NewReader(b))
+	req.Header.Set("Authorization", "Bearer "+w.APIKey)
+	req.Header.Set("Content-Type", "application/json")
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+		t.Fatalf("api-0 answered %d; the failpoint should have killed it", resp.StatusCode)
+	}
+	var list struct {
+		Items []struct {
+			ID    string `json:"id"`
+			Title string `json:"title"`
+		} `json:"items"`
+	}
+	call(t, "GET", c.apis[1]+"/api/v1/notifications", w.APIKey, nil, &list)
+	if len(list.Items) == 0 || list.Items[0].Title != "Committed, then the node died" {
+		t.Fatalf("the committed send is not listed: %+v", list)
+	}
+	c.checkExactlyOnce(c.apis[1], w, list.Items[0].ID)
+}
