@@ -3,208 +3,407 @@ package bench
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
-	"runtime"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/relaybell/relaybell/pusher"
-	"github.com/relaybell/relaybell/server"
 	"github.com/relaybell/relaybell/webpush"
-	"github.com/relaybell/relaybell/webpush/webpushtest"
 )
 
-// Options describe one run.
-type Options struct {
-	// Audience is how many browsers subscribe (default 10,000).
-	Audience int
-	// Concurrency is the pushes in flight, for RelayBell's pusher and the
-	// bare sender alike (default 256).
+// Modes a run can measure.
+const (
+	Embedded = "embedded" // `relaybell serve`, every role in one process
+	Cluster  = "cluster"  // deploy/cluster.sh: 2 api, 2 fanout, 3 pushers
+)
+
+// Config describes a run.
+type Config struct {
+	Modes     []string
+	Audiences []int
+	// Relaybell is the binary that serves the embedded default (default:
+	// this executable).
+	Relaybell string
+	// FakePush is the fake push service binary (cmd/fakepush).
+	FakePush string
+	// ClusterScript starts and stops the local cluster (deploy/cluster.sh).
+	ClusterScript string
+	// Postgres is the database of cluster runs; each run uses a schema of
+	// its own, dropped afterwards.
+	Postgres string
+	// Concurrency is the bare sender's pushes in flight: the pusher's
+	// per-origin limit, as every fake browser shares one origin (default 256).
 	Concurrency int
-	// DataDir holds the embedded storage; a temporary directory by default.
-	DataDir string
-	Logger  *slog.Logger
+	// WorkDir holds each run's data and logs (default a temporary directory).
+	WorkDir string
+	// Log receives progress lines (default discarded).
+	Log io.Writer
 }
 
-// Result is what a run measured.
+// Result is what one broadcast measured.
 type Result struct {
-	Audience       int
-	EndToEnd       time.Duration // POST to the last push received
-	FirstPush      time.Duration // POST to the first push received
-	PushesPerSec   float64
-	Bare           time.Duration // the bare sender, same audience
-	BarePerSec     float64
-	Ratio          float64 // PushesPerSec / BarePerSec
-	PeakHeapMiB    float64 // peak Go heap in use during the broadcast
-	SubscribeTotal time.Duration
+	Mode         string
+	Audience     int
+	Subscribe    time.Duration      // subscribing the audience through the SDK route
+	FirstPush    time.Duration      // POST to the first push the fake service received
+	EndToEnd     time.Duration      // POST to the last push received
+	PushesPerSec float64            // Audience / EndToEnd
+	Bare         time.Duration      // the bare sender, same audience, same fake service
+	BarePerSec   float64            // Audience / Bare
+	Ratio        float64            // PushesPerSec / BarePerSec
+	PeakRSSMiB   map[string]float64 // peak resident memory of each RelayBell process
+}
+
+// Run measures a broadcast for each audience size and mode.
+func Run(ctx context.Context, cfg Config) ([]Result, error) {
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = 256
+	}
+	if cfg.Log == nil {
+		cfg.Log = io.Discard
+	}
+	if cfg.Relaybell == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
+		cfg.Relaybell = exe
+	}
+	if cfg.WorkDir == "" {
+		dir, err := os.MkdirTemp("", "relaybell-bench-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+		cfg.WorkDir = dir
+	}
+	var out []Result
+	for _, n := range cfg.Audiences {
+		for _, mode := range cfg.Modes {
+			res, err := runOne(ctx, cfg, mode, n)
+			if err != nil {
+				return out, fmt.Errorf("%s, audience %d: %w", mode, n, err)
+			}
+			fmt.Fprintln(cfg.Log, res)
+			out = append(out, res)
+		}
+	}
+	return out, nil
 }
 
 func (r Result) String() string {
-	return fmt.Sprintf("audience %d: end-to-end %.0f pushes/s (%v, first push after %v), bare sender %.0f pushes/s (%v), ratio %.2f, peak heap %.1f MiB",
-		r.Audience, r.PushesPerSec, r.EndToEnd.Round(time.Millisecond), r.FirstPush.Round(time.Millisecond),
-		r.BarePerSec, r.Bare.Round(time.Millisecond), r.Ratio, r.PeakHeapMiB)
+	var mem []string
+	for _, name := range sortedKeys(r.PeakRSSMiB) {
+		mem = append(mem, fmt.Sprintf("%s %.0f", name, r.PeakRSSMiB[name]))
+	}
+	return fmt.Sprintf("%-8s %8d  %8.0f/s  bare %6.0f/s  ratio %.2f  first push %6s  end-to-end %8s  subscribe %8s  peak RSS MiB: %s",
+		r.Mode, r.Audience, r.PushesPerSec, r.BarePerSec, r.Ratio, r.FirstPush.Round(time.Millisecond),
+		r.EndToEnd.Round(time.Millisecond), r.Subscribe.Round(time.Millisecond), strings.Join(mem, ", "))
 }
 
-// Embedded runs a broadcast on the embedded default in this process.
-func Embedded(ctx context.Context, opts Options) (Result, error) {
-	if opts.Audience <= 0 {
-		opts.Audience = 10000
-	}
-	if opts.Concurrency <= 0 {
-		opts.Concurrency = 256
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
-	if opts.DataDir == "" {
-		dir, err := os.MkdirTemp("", "relaybell-bench-")
-		if err != nil {
-			return Result{}, err
-		}
-		defer os.RemoveAll(dir)
-		opts.DataDir = dir
-	}
-	push := webpushtest.NewServer()
-	defer push.Close()
-	u, _ := url.Parse(push.URL)
-	const token = "bench-admin-token"
-	cfg := server.Config{
-		Roles: server.All, HTTPAddr: "127.0.0.1:0", DataDir: opts.DataDir, AdminToken: token,
-		PushAllowHosts: u.Host, NodeName: "bench", ShutdownGrace: 5 * time.Second,
-		Pusher: pusher.Config{TLSConfig: push.TLSConfig(), Concurrency: opts.Concurrency, MaxPerOrigin: opts.Concurrency},
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	srv, err := server.New(ctx, cfg, opts.Logger)
-	if err != nil {
-		return Result{}, err
-	}
-	defer srv.Close()
-	addr, err := srv.Listen()
-	if err != nil {
-		return Result{}, err
-	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Run(ctx) }()
-	defer func() { cancel(); <-served }()
-	c := &client{base: "http://" + addr.String()}
+// deployment is RelayBell running in one of the modes.
+type deployment struct {
+	apis  []string
+	procs map[string]int // process name -> pid
+	stop  func()
+}
 
+func runOne(ctx context.Context, cfg Config, mode string, n int) (Result, error) {
+	dir, err := os.MkdirTemp(cfg.WorkDir, mode+"-"+strconv.Itoa(n)+"-")
+	if err != nil {
+		return Result{}, err
+	}
+	fakeAddr, err := freeAddr()
+	if err != nil {
+		return Result{}, err
+	}
+	fake, err := startProcess(filepath.Join(dir, "fakepush.log"), nil, cfg.FakePush, "-addr", fakeAddr)
+	if err != nil {
+		return Result{}, fmt.Errorf("starting the fake push service: %w", err)
+	}
+	defer stopProcess(fake)
+	push := &client{base: "http://" + fakeAddr}
+	if err := waitHTTP(ctx, push.base+"/count"); err != nil {
+		return Result{}, err
+	}
+
+	var d *deployment
+	switch mode {
+	case Embedded:
+		d, err = startEmbedded(ctx, cfg, dir, fakeAddr)
+	case Cluster:
+		d, err = startCluster(ctx, cfg, dir, fakeAddr)
+	default:
+		err = fmt.Errorf("unknown mode %q", mode)
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	defer d.stop()
+
+	api := &client{base: d.apis[0]}
 	var site struct {
 		ProjectID      string `json:"projectId"`
 		APIKey         string `json:"apiKey"`
 		VAPIDPublicKey string `json:"vapidPublicKey"`
 	}
-	if err := c.do("POST", "/admin/v1/websites", token, map[string]any{"name": "Bench", "url": "https://bench.example"}, 201, &site); err != nil {
+	if err := api.do("POST", "/admin/v1/websites", adminToken, map[string]any{"name": "Bench", "url": "https://bench.example"}, 201, &site); err != nil {
 		return Result{}, err
 	}
-	res := Result{Audience: opts.Audience}
+	res := Result{Mode: mode, Audience: n}
 	start := time.Now()
-	browsers, err := subscribe(ctx, c, push, site.ProjectID, site.VAPIDPublicKey, opts.Audience)
+	subs, err := browsers(push, site.VAPIDPublicKey, n)
 	if err != nil {
 		return Result{}, err
 	}
-	res.SubscribeTotal = time.Since(start)
+	if err := subscribe(ctx, d.apis, site.ProjectID, subs); err != nil {
+		return Result{}, err
+	}
+	res.Subscribe = time.Since(start)
+	fmt.Fprintf(cfg.Log, "%s %d: subscribed in %s\n", mode, n, res.Subscribe.Round(time.Millisecond))
 
-	peak := watchHeap()
+	before, err := count(push)
+	if err != nil {
+		return Result{}, err
+	}
+	var sent struct {
+		NotificationID string `json:"notificationId"`
+	}
 	start = time.Now()
-	if err := c.do("POST", "/api/v1/notifications", site.APIKey, map[string]any{"title": "Bench", "body": "A broadcast"}, 202, nil); err != nil {
+	if err := api.do("POST", "/api/v1/notifications", site.APIKey, map[string]any{"title": "Bench", "body": "A broadcast"}, 202, &sent); err != nil {
 		return Result{}, err
 	}
-	if err := push.WaitFor(ctx, 1); err != nil {
+	deadline := time.Now().Add(time.Minute + time.Duration(n)*time.Millisecond)
+	for {
+		got, err := count(push)
+		if err != nil {
+			return Result{}, err
+		}
+		if got-before >= n {
+			break
+		}
+		if time.Now().After(deadline) {
+			return Result{}, fmt.Errorf("only %d of %d pushes arrived", got-before, n)
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	var st struct {
+		Browsers int       `json:"browsers"`
+		First    time.Time `json:"first"`
+		Last     time.Time `json:"last"`
+	}
+	if err := push.do("GET", "/stats?notification="+sent.NotificationID, "", nil, 200, &st); err != nil {
 		return Result{}, err
 	}
-	res.FirstPush = time.Since(start)
-	if err := push.WaitFor(ctx, opts.Audience); err != nil {
-		return Result{}, err
+	if st.Browsers != n {
+		return Result{}, fmt.Errorf("%d of %d browsers got the broadcast", st.Browsers, n)
 	}
-	res.EndToEnd = time.Since(start)
-	res.PeakHeapMiB = peak()
-	res.PushesPerSec = float64(opts.Audience) / res.EndToEnd.Seconds()
+	res.FirstPush, res.EndToEnd = st.First.Sub(start), st.Last.Sub(start)
+	res.PushesPerSec = float64(n) / res.EndToEnd.Seconds()
+	res.PeakRSSMiB = map[string]float64{}
+	for name, pid := range d.procs {
+		res.PeakRSSMiB[name] = peakRSS(pid)
+	}
 
-	key, err := webpush.GenerateVAPIDKey()
-	if err != nil {
+	if res.Bare, err = bareSender(ctx, push, n, cfg.Concurrency); err != nil {
 		return Result{}, err
 	}
-	if res.Bare, err = bareSender(ctx, push, key, browsers, opts.Concurrency); err != nil {
-		return Result{}, err
-	}
-	res.BarePerSec = float64(opts.Audience) / res.Bare.Seconds()
+	res.BarePerSec = float64(n) / res.Bare.Seconds()
 	res.Ratio = res.PushesPerSec / res.BarePerSec
 	return res, nil
 }
 
-// subscribe registers n browsers through the SDK route, a few at a time.
-func subscribe(ctx context.Context, c *client, push *webpushtest.Server, projectID, vapid string, n int) ([]*webpushtest.Browser, error) {
-	browsers := make([]*webpushtest.Browser, n)
+const adminToken = "bench-admin-token"
+
+func startEmbedded(ctx context.Context, cfg Config, dir, fakeAddr string) (*deployment, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	p, err := startProcess(filepath.Join(dir, "relaybell.log"), nil, cfg.Relaybell, "serve",
+		"--http", addr, "--data", filepath.Join(dir, "data"), "--admin-token", adminToken,
+		"--push-allow-hosts", fakeAddr, "--log-level", "warn")
+	if err != nil {
+		return nil, err
+	}
+	d := &deployment{apis: []string{"http://" + addr}, procs: map[string]int{"relaybell": p.Pid}, stop: func() { stopProcess(p) }}
+	if err := waitHTTP(ctx, d.apis[0]+"/readyz"); err != nil {
+		d.stop()
+		return nil, err
+	}
+	return d, nil
+}
+
+func startCluster(ctx context.Context, cfg Config, dir, fakeAddr string) (*deployment, error) {
+	b := make([]byte, 5)
+	rand.Read(b)
+	u, err := url.Parse(cfg.Postgres)
+	if err != nil {
+		return nil, fmt.Errorf("postgres URL: %w", err)
+	}
+	q := u.Query()
+	q.Set("search_path", "rb_bench_"+hex.EncodeToString(b))
+	u.RawQuery = q.Encode()
+	base := 30000 + int(b[0])*100
+	env := []string{
+		"CLUSTER_DIR=" + filepath.Join(dir, "cluster"),
+		"BASE_PORT=" + strconv.Itoa(base),
+		"RELAYBELL_POSTGRES=" + u.String(),
+		"RELAYBELL_ADMIN_TOKEN=" + adminToken,
+		"FAKEPUSH_ADDR=" + fakeAddr,
+		"RELAYBELL_LOG_LEVEL=warn",
+	}
+	script := func(arg string) error {
+		cmd := exec.CommandContext(ctx, cfg.ClusterScript, arg)
+		cmd.Env = append(os.Environ(), env...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("%s %s: %w\n%s", cfg.ClusterScript, arg, err, out)
+		}
+		return nil
+	}
+	stop := func() {
+		script("stop")
+		dropSchema(cfg.Postgres, q.Get("search_path"))
+	}
+	if err := script("start"); err != nil {
+		stop()
+		return nil, err
+	}
+	d := &deployment{
+		apis:  []string{fmt.Sprintf("http://127.0.0.1:%d", base), fmt.Sprintf("http://127.0.0.1:%d", base+1)},
+		procs: map[string]int{},
+		stop:  stop,
+	}
+	pids, _ := filepath.Glob(filepath.Join(dir, "cluster", "pids", "*.pid"))
+	for _, f := range pids {
+		name := strings.TrimSuffix(filepath.Base(f), ".pid")
+		if name == "devkafka" || name == "fakepush" {
+			continue // not RelayBell
+		}
+		raw, _ := os.ReadFile(f)
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(raw))); err == nil {
+			d.procs[name] = pid
+		}
+	}
+	return d, nil
+}
+
+// browsers creates n browsers on the fake push service, subscribed with the
+// given application server key, and returns their subscription bodies.
+func browsers(push *client, vapid string, n int) ([]json.RawMessage, error) {
+	subs := make([]json.RawMessage, 0, n)
+	for len(subs) < n {
+		var out struct {
+			Browsers []json.RawMessage `json:"browsers"`
+		}
+		if err := push.do("POST", "/browsers", "", map[string]any{"applicationServerKey": vapid, "count": min(50_000, n-len(subs))}, 200, &out); err != nil {
+			return nil, err
+		}
+		subs = append(subs, out.Browsers...)
+	}
+	return subs, nil
+}
+
+// subscribe registers every subscription through the SDK route, spread over
+// the API nodes.
+func subscribe(ctx context.Context, apis []string, projectID string, subs []json.RawMessage) error {
+	const workers = 32
 	var next atomic.Int64
+	var firstErr error
+	var once sync.Once
 	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for range 8 {
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: workers}}
+	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < n && ctx.Err() == nil; i = int(next.Add(1) - 1) {
-				b := push.NewBrowser(vapid)
-				sub := b.Subscription()
-				body := map[string]any{"endpoint": sub.Endpoint, "keys": map[string]string{"p256dh": sub.P256dh, "auth": sub.Auth}, "language": "en"}
-				if err := c.do("POST", "/api/v1/projects/"+projectID+"/subscriptions", "", body, 201, nil); err != nil {
-					errs <- err
+			for i := int(next.Add(1) - 1); i < len(subs) && ctx.Err() == nil; i = int(next.Add(1) - 1) {
+				resp, err := hc.Post(apis[i%len(apis)]+"/api/v1/projects/"+projectID+"/subscriptions", "application/json", bytes.NewReader(subs[i]))
+				if err == nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode != 201 {
+						err = fmt.Errorf("subscribing: status %d", resp.StatusCode)
+					}
+				}
+				if err != nil {
+					once.Do(func() { firstErr = err })
 					return
 				}
-				browsers[i] = b
 			}
 		}()
 	}
 	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
-		return nil, err
-	}
-	return browsers, ctx.Err()
+	return firstErr
 }
 
-// bareSender pushes one message to every browser with the pusher's webpush
-// code alone: parse, encrypt, sign (cached), send; the same concurrency.
-func bareSender(ctx context.Context, push *webpushtest.Server, key *webpush.VAPIDKey, browsers []*webpushtest.Browser, concurrency int) (time.Duration, error) {
-	// The browsers subscribed with the website's key; re-key them to the
-	// bare sender's so the fake push service accepts its signatures.
-	targets := make([]*webpush.Target, len(browsers))
-	for i := range browsers {
-		b := push.NewBrowser(key.PublicKey())
-		t, err := webpush.ParseSubscription(b.Subscription())
-		if err != nil {
-			return 0, err
-		}
-		targets[i] = t
-	}
-	client, err := webpush.NewClient(webpush.WithTLSConfig(push.TLSConfig()), webpush.WithMaxPerOrigin(concurrency))
+// bareSender drives the fake push service with the project's webpush code
+// alone: n browsers of a key of its own, concurrency pushes in flight over
+// one client, as the pusher does. It returns how long the n pushes took.
+func bareSender(ctx context.Context, push *client, n, concurrency int) (time.Duration, error) {
+	key, err := webpush.GenerateVAPIDKey()
 	if err != nil {
 		return 0, err
 	}
-	defer client.Close()
+	raw, err := browsers(push, key.PublicKey(), n)
+	if err != nil {
+		return 0, err
+	}
+	targets := make([]*webpush.Target, n)
+	for i, r := range raw {
+		var s struct {
+			Endpoint string `json:"endpoint"`
+			Keys     struct {
+				P256dh string `json:"p256dh"`
+				Auth   string `json:"auth"`
+			} `json:"keys"`
+		}
+		if err := json.Unmarshal(r, &s); err != nil {
+			return 0, err
+		}
+		if targets[i], err = webpush.ParseSubscription(webpush.Subscription{Endpoint: s.Endpoint, P256dh: s.Keys.P256dh, Auth: s.Keys.Auth}); err != nil {
+			return 0, err
+		}
+	}
+	c, err := webpush.NewClient(webpush.WithMaxPerOrigin(concurrency))
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
 	signer, err := webpush.NewSigner(key, "mailto:bench@relaybell.invalid")
 	if err != nil {
 		return 0, err
 	}
-	before := push.Count()
+	before, err := count(push)
+	if err != nil {
+		return 0, err
+	}
+	// A payload of the size RelayBell sends for the same broadcast.
 	payload := []byte(`{"notificationId":"00000000-0000-4000-8000-000000000000","endpointId":"00000000-0000-4000-8000-000000000001","title":"Bench","body":"A broadcast","url":"https://bench.example","icon":"","image":"","badge":"","actions":[],"requireInteraction":false,"tag":"","variant":null}`)
 	start := time.Now()
-	var next atomic.Int64
+	var next, failed atomic.Int64
 	var wg sync.WaitGroup
-	var failed atomic.Int64
 	for range concurrency {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < len(targets); i = int(next.Add(1) - 1) {
-				res, err := client.Send(ctx, targets[i], webpush.Message{Payload: payload, Urgency: webpush.UrgencyNormal}, signer)
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				res, err := c.Send(ctx, targets[i], webpush.Message{Payload: payload, TTL: 86400, Urgency: webpush.UrgencyNormal}, signer)
 				if err != nil || res.StatusCode != http.StatusCreated {
 					failed.Add(1)
 				}
@@ -213,56 +412,122 @@ func bareSender(ctx context.Context, push *webpushtest.Server, key *webpush.VAPI
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	if n := failed.Load(); n > 0 {
-		return 0, fmt.Errorf("bare sender: %d pushes failed", n)
+	if f := failed.Load(); f > 0 {
+		return 0, fmt.Errorf("bare sender: %d pushes failed", f)
 	}
-	if got := push.Count() - before; got != len(targets) {
-		return 0, fmt.Errorf("bare sender: push service got %d pushes, want %d", got, len(targets))
+	if got, err := count(push); err != nil || got-before != n {
+		return 0, fmt.Errorf("bare sender: push service got %d pushes, want %d (%v)", got-before, n, err)
 	}
 	return elapsed, nil
 }
 
-// watchHeap samples the heap until the returned function is called, which
-// reports the peak in MiB.
-func watchHeap() func() float64 {
-	var peak atomic.Uint64
-	stop := make(chan struct{})
+func count(push *client) (int, error) {
+	var c struct {
+		Pushes int `json:"pushes"`
+	}
+	err := push.do("GET", "/count", "", nil, 200, &c)
+	return c.Pushes, err
+}
+
+// peakRSS is a process's peak resident set (VmHWM) in MiB; 0 when unknown.
+func peakRSS(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+			return float64(kb) / 1024
+		}
+	}
+	return 0
+}
+
+func startProcess(logPath string, env []string, bin string, args ...string) (*os.Process, error) {
+	f, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.Env = append(os.Environ(), env...)
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	go cmd.Wait()
+	return cmd.Process, nil
+}
+
+func stopProcess(p *os.Process) {
+	p.Signal(os.Interrupt)
 	done := make(chan struct{})
 	go func() {
-		defer close(done)
-		t := time.NewTicker(20 * time.Millisecond)
-		defer t.Stop()
-		var ms runtime.MemStats
-		for {
-			runtime.ReadMemStats(&ms)
-			if ms.HeapInuse > peak.Load() {
-				peak.Store(ms.HeapInuse)
-			}
-			select {
-			case <-stop:
-				return
-			case <-t.C:
+		for p.Signal(nil) == nil {
+			time.Sleep(20 * time.Millisecond)
+		}
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		p.Kill()
+	}
+}
+
+func waitHTTP(ctx context.Context, u string) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(u)
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return nil
 			}
 		}
-	}()
-	return func() float64 {
-		close(stop)
-		<-done
-		return float64(peak.Load()) / (1 << 20)
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return errors.Join(fmt.Errorf("%s did not become ready", u), err, ctx.Err())
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+func sortedKeys(m map[string]float64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 type client struct{ base string }
 
 func (c *client) do(method, path, token string, body any, want int, out any) error {
-	data, err := json.Marshal(body)
+	var rd io.Reader
+	if body != nil {
+		data, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(data)
+	}
+	req, err := http.NewRequest(method, c.base+path, rd)
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequest(method, c.base+path, bytes.NewReader(data))
-	if err != nil {
-		return err
-	}
+	req.Header.Set("Content-Type", "application/json")
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}

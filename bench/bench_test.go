@@ -2,38 +2,34 @@ package bench
 
 import (
 	"context"
-	"flag"
+	"os/exec"
+	"path/filepath"
 	"testing"
 )
 
-var audience = flag.Int("audience", 2000, "browsers subscribed in BenchmarkBroadcastEmbedded")
-
-// BenchmarkBroadcastEmbedded measures one broadcast on the embedded default
-// and the bare sender in the same run; the metric that matters is
-// ratio-to-bare. Run: go test -run '^$' -bench BroadcastEmbedded -benchtime 1x ./bench/ -audience 10000
-func BenchmarkBroadcastEmbedded(b *testing.B) {
-	for b.Loop() {
-		res, err := Embedded(context.Background(), Options{Audience: *audience})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.ReportMetric(res.PushesPerSec, "pushes/s")
-		b.ReportMetric(res.BarePerSec, "bare-pushes/s")
-		b.ReportMetric(res.Ratio, "ratio-to-bare")
-		b.ReportMetric(float64(res.FirstPush.Milliseconds()), "ms-to-first-push")
-		b.ReportMetric(res.PeakHeapMiB, "peak-heap-MiB")
-		b.Log(res)
+// TestBenchMeasuresEmbeddedBroadcast runs the bench harness on a small
+// audience with the real binaries, so the harness itself stays correct.
+func TestBenchMeasuresEmbeddedBroadcast(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binaries")
 	}
-}
-
-// TestEmbeddedBroadcastDeliversEveryPush runs a small broadcast end to end
-// through the bench harness so the harness itself stays correct.
-func TestEmbeddedBroadcastDeliversEveryPush(t *testing.T) {
-	res, err := Embedded(context.Background(), Options{Audience: 200, Concurrency: 32})
+	dir := t.TempDir()
+	for _, cmd := range []string{"relaybell", "fakepush"} {
+		if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, cmd), "../cmd/"+cmd).CombinedOutput(); err != nil {
+			t.Fatalf("building %s: %v\n%s", cmd, err, out)
+		}
+	}
+	results, err := Run(context.Background(), Config{
+		Modes: []string{Embedded}, Audiences: []int{300},
+		Relaybell: filepath.Join(dir, "relaybell"), FakePush: filepath.Join(dir, "fakepush"), Concurrency: 32,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Audience != 200 || res.PushesPerSec <= 0 || res.BarePerSec <= 0 || res.FirstPush > res.EndToEnd {
-		t.Fatalf("result %+v", res)
+	r := results[0]
+	if len(results) != 1 || r.Mode != Embedded || r.Audience != 300 || r.PushesPerSec <= 0 || r.BarePerSec <= 0 ||
+		r.FirstPush <= 0 || r.FirstPush > r.EndToEnd || r.PeakRSSMiB["relaybell"] <= 0 {
+		t.Fatalf("results %+v", results)
 	}
+	t.Log(r)
 }

@@ -17,6 +17,8 @@
 #   CLICKHOUSE_ADDR     an already running ClickHouse (native port); without
 #                       it one is started under CLUSTER_DIR
 #   BIN_DIR             where the binaries are built (default CLUSTER_DIR/bin)
+#   FAKEPUSH_ADDR       an already running fake push service (host:port);
+#                       without it one is started on B+89
 #
 # Ports from BASE_PORT (B): api B+0..1, fanout B+10..11, pusher B+20..22
 # (HTTP) and B+30..32 (batches), gossip B+40.., devkafka B+92..94, fake push
@@ -34,7 +36,7 @@ PG=${RELAYBELL_POSTGRES:-postgres://postgres@127.0.0.1:5432/test?sslmode=disable
 ADMIN_TOKEN=${RELAYBELL_ADMIN_TOKEN:-dev-admin-token}
 CLUSTER_TOKEN=${RELAYBELL_CLUSTER_TOKEN:-dev-cluster-token}
 KAFKA="127.0.0.1:$((B + 92)),127.0.0.1:$((B + 93)),127.0.0.1:$((B + 94))"
-FAKEPUSH="127.0.0.1:$((B + 89))"
+FAKEPUSH=${FAKEPUSH_ADDR:-127.0.0.1:$((B + 89))}
 SEEDS="127.0.0.1:$((B + 44)),127.0.0.1:$((B + 45)),127.0.0.1:$((B + 46))"
 NODES="api-0 api-1 fanout-0 fanout-1 pusher-0 pusher-1 pusher-2"
 
@@ -132,7 +134,7 @@ start() {
 		launch devkafka "$BIN/devkafka" -ports "$((B + 92)),$((B + 93)),$((B + 94))"
 		wait_port $((B + 92))
 	fi
-	if ! pidof_node fakepush >/dev/null; then
+	if [ -z "${FAKEPUSH_ADDR:-}" ] && ! pidof_node fakepush >/dev/null; then
 		launch fakepush "$BIN/fakepush" -addr "$FAKEPUSH"
 		wait_port $((B + 89))
 	fi
@@ -189,7 +191,7 @@ stop) stop ;;
 status) status ;;
 node) node "${2:?node name}" ;;
 *)
-	sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'
 	exit 2
 	;;
 esac

@@ -14,11 +14,15 @@ import (
 	"time"
 
 	"github.com/relaybell/relaybell/api"
+	"github.com/relaybell/relaybell/bench"
 	storesqlite "github.com/relaybell/relaybell/store/sqlite"
 )
 
 const usage = `usage:
   relaybell serve [flags]                      run the service (embedded default: every role in one process)
+  relaybell bench [--modes embedded,cluster] [--audience 10000,100000,1000000]
+                                               measure broadcasts end to end against the bare sender
+                                               (run from the repository: needs bin/fakepush and deploy/cluster.sh)
   relaybell admin website create --name N --url U [--owner-email E] [--timezone TZ] [--data DIR]
                                                create a website and print its ids, API key and VAPID public key
 Run "relaybell serve -h" for the serve flags.`
@@ -32,6 +36,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	switch args[0] {
 	case "serve":
 		return serve(ctx, args[1:], stderr)
+	case "bench":
+		return bench.Command(ctx, args[1:], stdout, stderr)
 	case "admin":
 		if len(args) >= 3 && args[1] == "website" && args[2] == "create" {
 			return createWebsite(ctx, args[3:], stdout, stderr)

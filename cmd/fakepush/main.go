@@ -10,6 +10,7 @@
 //	     most 100000), each answering pushes after D milliseconds
 //	POST /push/{id}  the push endpoint itself
 //	GET  /deliveries -> [{browserId, payload, ttl, urgency}] decrypted pushes
+//	GET  /count -> {"pushes": N}: accepted pushes so far (cheap to poll)
 //	GET  /stats?notification=ID -> {"pushes", "browsers", "deliveries",
 //	     "duplicates", "first", "last"}: all accepted pushes, and how many
 //	     browsers got notification ID, how often, and when the first and last
@@ -71,6 +72,10 @@ func main() {
 			return
 		}
 		json.NewEncoder(w).Encode(map[string]any{"browsers": subs})
+	})
+	mux.HandleFunc("GET /count", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]int{"pushes": push.Count()})
 	})
 	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
