@@ -258,7 +258,7 @@ func startCluster(ctx context.Context, cfg Config, dir, fakeAddr string) (*deplo
 	q := u.Query()
 	q.Set("search_path", "rb_bench_"+hex.EncodeToString(b))
 	u.RawQuery = q.Encode()
-	base := 30000 + int(b[0])*100
+	base := 10000 + int(b[0])%200*100 // below the ephemeral port range
 	env := []string{
 		"CLUSTER_DIR=" + filepath.Join(dir, "cluster"),
 		"BASE_PORT=" + strconv.Itoa(base),

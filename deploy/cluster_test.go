@@ -74,7 +74,7 @@ func startCluster(t *testing.T) *cluster {
 	})
 
 	n, _ := rand.Int(rand.Reader, big.NewInt(200))
-	base := 20000 + int(n.Int64())*100
+	base := 10000 + int(n.Int64())*100 // below the ephemeral port range
 	c := &cluster{t: t, dir: t.TempDir()}
 	c.env = append(os.Environ(),
 		"CLUSTER_DIR="+c.dir,

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync"
 	"time"
 
@@ -164,7 +165,10 @@ func (f *Fanout) handleIntent(ctx context.Context, m bus.Message) error {
 		return err
 	}
 	for shard := range store.Shards {
-		if err := bus.PublishJSON(ctx, f.bus, bus.Shards, n.ID, bus.ShardTask{NotificationID: n.ID, Shard: shard}); err != nil {
+		// Keyed by shard, so a send's shards spread over the partitions and
+		// every fan-out node expands some of them at once.
+		key := n.ID + "/" + strconv.Itoa(shard)
+		if err := bus.PublishJSON(ctx, f.bus, bus.Shards, key, bus.ShardTask{NotificationID: n.ID, Shard: shard}); err != nil {
 			return err
 		}
 	}

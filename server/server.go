@@ -175,26 +175,34 @@ func (s *Server) initStore(ctx context.Context) error {
 }
 
 func (s *Server) initAnalytics(ctx context.Context) error {
+	var an analytics.Store
 	if s.cfg.ClickHouse != "" {
-		an, err := analyticsclickhouse.Open(ctx, analyticsclickhouse.Config{Addr: s.cfg.ClickHouse}, s.logger)
+		ch, err := analyticsclickhouse.Open(ctx, analyticsclickhouse.Config{Addr: s.cfg.ClickHouse}, s.logger)
 		if err != nil {
 			return err
 		}
-		s.analytics = an
-		s.closers = append(s.closers, an.Close)
-		return nil
+		an = ch
+	} else {
+		if err := os.MkdirAll(s.cfg.DataDir, 0o755); err != nil {
+			return err
+		}
+		lite, err := analyticssqlite.Open(ctx, filepath.Join(s.cfg.DataDir, "analytics.db"))
+		if err != nil {
+			return err
+		}
+		an = lite
 	}
-	if err := os.MkdirAll(s.cfg.DataDir, 0o755); err != nil {
-		return err
-	}
-	an, err := analyticssqlite.Open(ctx, filepath.Join(s.cfg.DataDir, "analytics.db"))
-	if err != nil {
-		return err
-	}
-	s.analytics = an
-	s.closers = append(s.closers, an.Close)
+	// Concurrent batches and pings share writes: a few large inserts, not
+	// one per chunk of outcomes.
+	b := analytics.NewBatched(an, analyticsFlushEvery, 0)
+	s.analytics = b
+	s.closers = append(s.closers, b.Close)
 	return nil
 }
+
+// analyticsFlushEvery is the longest an analytics event waits for others
+// to share its write.
+const analyticsFlushEvery = 100 * time.Millisecond
 
 func (s *Server) initBus(ctx context.Context) error {
 	if s.cfg.Kafka != "" {

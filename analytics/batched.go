@@ -1,0 +1,120 @@
+package analytics
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Batched is a Store whose concurrent Record calls share writes (group
+// commit): events wait up to Every, or until Max are waiting, and go to
+// the underlying store in one write. Record still returns only once a write
+// holding its events succeeded, so a caller that records results after its
+// events never has a result without its event. ClickHouse wants this: it
+// handles a few large inserts far better than many small ones.
+type Batched struct {
+	Store
+	every time.Duration
+	max   int
+
+	mu      sync.Mutex
+	pending []Event
+	waiters []chan error
+	full    chan struct{} // signalled when pending reaches max
+	wake    chan struct{} // signalled when pending stops being empty
+	closed  bool
+	done    chan struct{}
+}
+
+// NewBatched wraps s; every is the longest an event waits for company
+// (default 200ms) and max the most events in one write (default 20,000).
+func NewBatched(s Store, every time.Duration, max int) *Batched {
+	if every <= 0 {
+		every = 200 * time.Millisecond
+	}
+	if max <= 0 {
+		max = 20_000
+	}
+	b := &Batched{Store: s, every: every, max: max,
+		full: make(chan struct{}, 1), wake: make(chan struct{}, 1), done: make(chan struct{})}
+	go b.run()
+	return b
+}
+
+// Record queues events for the next write and waits for its outcome. If
+// ctx ends first Record returns ctx.Err(); the events may still be written.
+func (b *Batched) Record(ctx context.Context, events []Event) error {
+	if len(events) == 0 {
+		return nil
+	}
+	ch := make(chan error, 1)
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return b.Store.Record(ctx, events)
+	}
+	b.pending = append(b.pending, events...)
+	b.waiters = append(b.waiters, ch)
+	n := len(b.pending)
+	b.mu.Unlock()
+	signal(b.wake)
+	if n >= b.max {
+		signal(b.full)
+	}
+	select {
+	case err := <-ch:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func signal(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+func (b *Batched) run() {
+	defer close(b.done)
+	for {
+		<-b.wake
+		t := time.NewTimer(b.every)
+		select {
+		case <-t.C:
+		case <-b.full:
+			t.Stop()
+		}
+		if !b.flush() {
+			return
+		}
+	}
+}
+
+// flush writes what is pending; it reports false once closed and drained.
+func (b *Batched) flush() bool {
+	b.mu.Lock()
+	events, waiters, closed := b.pending, b.waiters, b.closed
+	b.pending, b.waiters = nil, nil
+	b.mu.Unlock()
+	if len(events) > 0 {
+		err := b.Store.Record(context.Background(), events)
+		for _, w := range waiters {
+			w <- err
+		}
+	}
+	return !closed
+}
+
+// Close writes what is pending, then closes the underlying store.
+func (b *Batched) Close() error {
+	b.mu.Lock()
+	b.closed = true
+	b.mu.Unlock()
+	signal(b.wake)
+	signal(b.full)
+	<-b.done
+	b.flush()
+	return b.Store.Close()
+}

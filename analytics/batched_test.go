@@ -1,0 +1,86 @@
+package analytics
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+)
+
+// countingStore records what each write held.
+type countingStore struct {
+	mu     sync.Mutex
+	writes [][]Event
+	err    error
+	closed bool
+}
+
+func (s *countingStore) Record(_ context.Context, events []Event) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.writes = append(s.writes, events)
+	return s.err
+}
+func (s *countingStore) Report(context.Context, string, string) (Report, error) { return Report{}, nil }
+func (s *countingStore) Close() error                                        { s.closed = true; return nil }
+
+func TestBatchedSharesWrites(t *testing.T) {
+	under := &countingStore{}
+	b := NewBatched(under, 50*time.Millisecond, 1000)
+	var wg sync.WaitGroup
+	for i := range 40 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			events := make([]Event, 10)
+			for j := range events {
+				events[j] = Event{Kind: KindSent, EndpointID: string(rune('a' + i))}
+			}
+			if err := b.Record(t.Context(), events); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	under.mu.Lock()
+	writes, total := len(under.writes), 0
+	for _, w := range under.writes {
+		total += len(w)
+	}
+	under.mu.Unlock()
+	if total != 400 || writes > 3 {
+		t.Fatalf("%d events in %d writes; want 400 in a few", total, writes)
+	}
+
+	// A failed write fails every Record it held.
+	under.err = errors.New("clickhouse down")
+	if err := b.Record(t.Context(), []Event{{Kind: KindSent}}); !errors.Is(err, under.err) {
+		t.Fatalf("err = %v", err)
+	}
+	under.err = nil
+
+	// Max events flush at once, without waiting for the interval.
+	slow := NewBatched(&countingStore{}, time.Hour, 5)
+	start := time.Now()
+	if err := slow.Record(t.Context(), make([]Event, 5)); err != nil || time.Since(start) > 10*time.Second {
+		t.Fatalf("a full batch waited: %v after %s", err, time.Since(start))
+	}
+	slow.Close()
+
+	// Close writes what is pending and closes the store.
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	lazy := &countingStore{}
+	lb := NewBatched(lazy, time.Hour, 1000)
+	if err := lb.Record(ctx, []Event{{Kind: KindClicked}}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("canceled Record: %v", err)
+	}
+	if err := lb.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(lazy.writes) != 1 || len(lazy.writes[0]) != 1 || !lazy.closed {
+		t.Fatalf("after Close: writes %v, closed %v", lazy.writes, lazy.closed)
+	}
+	b.Close()
+}
