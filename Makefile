@@ -4,7 +4,7 @@ BIN ?= bin/relaybell
 RELAYBELL_ADMIN_TOKEN ?= dev-admin-token
 export RELAYBELL_ADMIN_TOKEN
 
-.PHONY: run build test test-short bench lint fuzz clean cluster cluster-stop
+.PHONY: run build test test-short bench bench-micro lint fuzz clean cluster cluster-stop
 
 ## run: serve every role in one process on the embedded default (./relaybell-data, :8080)
 run: build
@@ -32,8 +32,15 @@ test:
 test-short:
 	$(GO) test -short -count=1 ./...
 
-## bench: encrypt-and-sign per push, the project's webpush against webpush-go, and the store's hot paths
-bench:
+## bench: broadcasts from POST to the last push on the embedded default and the local cluster, against the bare sender (AUDIENCE=10000,100000,1000000 for all sizes)
+AUDIENCE ?= 10000,100000
+MODES ?= embedded,cluster
+bench: build
+	$(GO) build -o bin/fakepush ./cmd/fakepush
+	./$(BIN) bench --modes $(MODES) --audience $(AUDIENCE)
+
+## bench-micro: encrypt-and-sign per push (ours against webpush-go), the stores' hot paths, the filter engine
+bench-micro:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./webpush/ ./store/sqlite/ ./filter/
 
 ## lint: formatting and vet

@@ -328,8 +328,8 @@ func TestSingleNodeOwnsEverything(t *testing.T) {
 	nodes, _ := startCluster(t, 1)
 	var r ring.Ring = nodes[0]
 	for _, k := range keys(100) {
-		if r.Owner(k) != r.Self() {
-			t.Fatalf("Owner(%q) = %s", k, r.Owner(k))
+		if got := r.Owners(k, 3); len(got) != 1 || got[0] != r.Self() {
+			t.Fatalf("Owners(%q) = %v", k, got)
 		}
 	}
 }
