@@ -7,15 +7,17 @@ import (
 )
 
 // Batched is a Store whose concurrent Record calls share writes (group
-// commit): events wait up to Every, or until Max are waiting, and go to
-// the underlying store in one write. Record still returns only once a write
+// commit): events that arrive while a write is going on, or within gap of
+// the last write's start, go to the underlying store together in the next
+// write; max waiting events end the gap early. An idle store writes at
+// once. Record still returns only once a write
 // holding its events succeeded, so a caller that records results after its
 // events never has a result without its event. ClickHouse wants this: it
 // handles a few large inserts far better than many small ones.
 type Batched struct {
 	Store
-	every time.Duration
-	max   int
+	gap time.Duration
+	max int
 
 	mu      sync.Mutex
 	pending []Event
@@ -26,16 +28,14 @@ type Batched struct {
 	done    chan struct{}
 }
 
-// NewBatched wraps s; every is the longest an event waits for company
-// (default 200ms) and max the most events in one write (default 20,000).
-func NewBatched(s Store, every time.Duration, max int) *Batched {
-	if every <= 0 {
-		every = 200 * time.Millisecond
-	}
+// NewBatched wraps s; gap is the least time between the starts of two
+// writes (0: back to back; ClickHouse wants a few inserts a second, not
+// hundreds) and max the waiting events that end a gap (default 20,000).
+func NewBatched(s Store, gap time.Duration, max int) *Batched {
 	if max <= 0 {
 		max = 20_000
 	}
-	b := &Batched{Store: s, every: every, max: max,
+	b := &Batched{Store: s, gap: gap, max: max,
 		full: make(chan struct{}, 1), wake: make(chan struct{}, 1), done: make(chan struct{})}
 	go b.run()
 	return b
@@ -80,19 +80,22 @@ func (b *Batched) run() {
 	defer close(b.done)
 	for {
 		<-b.wake
-		t := time.NewTimer(b.every)
-		select {
-		case <-t.C:
-		case <-b.full:
-			t.Stop()
-		}
+		start := time.Now()
 		if !b.flush() {
 			return
+		}
+		if wait := b.gap - time.Since(start); wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-b.full:
+				t.Stop()
+			}
 		}
 	}
 }
 
-// flush writes what is pending; it reports false once closed and drained.
+// flush writes what is pending; it reports false once closed.
 func (b *Batched) flush() bool {
 	b.mu.Lock()
 	events, waiters, closed := b.pending, b.waiters, b.closed
@@ -103,6 +106,12 @@ func (b *Batched) flush() bool {
 		for _, w := range waiters {
 			w <- err
 		}
+	}
+	b.mu.Lock()
+	more := len(b.pending) > 0
+	b.mu.Unlock()
+	if more {
+		signal(b.wake)
 	}
 	return !closed
 }

@@ -49,7 +49,7 @@ func TestBatchedSharesWrites(t *testing.T) {
 		total += len(w)
 	}
 	under.mu.Unlock()
-	if total != 400 || writes > 3 {
+	if total != 400 || writes > 4 {
 		t.Fatalf("%d events in %d writes; want 400 in a few", total, writes)
 	}
 
@@ -60,26 +60,33 @@ func TestBatchedSharesWrites(t *testing.T) {
 	}
 	under.err = nil
 
-	// Max events flush at once, without waiting for the interval.
+	// An idle store writes at once; max waiting events end the gap.
 	slow := NewBatched(&countingStore{}, time.Hour, 5)
 	start := time.Now()
+	if err := slow.Record(t.Context(), make([]Event, 1)); err != nil {
+		t.Fatal(err)
+	}
 	if err := slow.Record(t.Context(), make([]Event, 5)); err != nil || time.Since(start) > 10*time.Second {
 		t.Fatalf("a full batch waited: %v after %s", err, time.Since(start))
 	}
 	slow.Close()
 
-	// Close writes what is pending and closes the store.
-	ctx, cancel := context.WithCancel(t.Context())
-	cancel()
+	// Events waiting out the gap are written by Close, which then closes
+	// the store.
 	lazy := &countingStore{}
 	lb := NewBatched(lazy, time.Hour, 1000)
-	if err := lb.Record(ctx, []Event{{Kind: KindClicked}}); !errors.Is(err, context.Canceled) {
-		t.Fatalf("canceled Record: %v", err)
+	if err := lb.Record(t.Context(), []Event{{Kind: KindSent}}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	if err := lb.Record(ctx, []Event{{Kind: KindClicked}}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Record during the gap: %v", err)
 	}
 	if err := lb.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if len(lazy.writes) != 1 || len(lazy.writes[0]) != 1 || !lazy.closed {
+	if len(lazy.writes) != 2 || len(lazy.writes[1]) != 1 || lazy.writes[1][0].Kind != KindClicked || !lazy.closed {
 		t.Fatalf("after Close: writes %v, closed %v", lazy.writes, lazy.closed)
 	}
 	b.Close()

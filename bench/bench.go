@@ -65,7 +65,8 @@ type Result struct {
 	Bare         time.Duration      // the bare sender, same audience, same fake service
 	BarePerSec   float64            // Audience / Bare
 	Ratio        float64            // PushesPerSec / BarePerSec
-	PeakRSSMiB   map[string]float64 // peak resident memory of each RelayBell process
+	PeakRSSMiB   map[string]float64 // peak resident memory of each RelayBell process during the broadcast
+	PeakAnonMiB  map[string]float64 // the same without file pages (SQLite's memory-mapped database)
 }
 
 // Run measures a broadcast for each audience size and mode.
@@ -108,9 +109,9 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 func (r Result) String() string {
 	var mem []string
 	for _, name := range sortedKeys(r.PeakRSSMiB) {
-		mem = append(mem, fmt.Sprintf("%s %.0f", name, r.PeakRSSMiB[name]))
+		mem = append(mem, fmt.Sprintf("%s %.0f (%.0f)", name, r.PeakRSSMiB[name], r.PeakAnonMiB[name]))
 	}
-	return fmt.Sprintf("%-8s %8d  %8.0f/s  bare %6.0f/s  ratio %.2f  first push %6s  end-to-end %8s  subscribe %8s  peak RSS MiB: %s",
+	return fmt.Sprintf("%-8s %8d  %8.0f/s  bare %6.0f/s  ratio %.2f  first push %6s  end-to-end %8s  subscribe %8s  peak RSS (anon) MiB: %s",
 		r.Mode, r.Audience, r.PushesPerSec, r.BarePerSec, r.Ratio, r.FirstPush.Round(time.Millisecond),
 		r.EndToEnd.Round(time.Millisecond), r.Subscribe.Round(time.Millisecond), strings.Join(mem, ", "))
 }
@@ -183,6 +184,7 @@ func runOne(ctx context.Context, cfg Config, mode string, n int) (Result, error)
 	var sent struct {
 		NotificationID string `json:"notificationId"`
 	}
+	mem := sampleMemory(d.procs)
 	start = time.Now()
 	if err := api.do("POST", "/api/v1/notifications", site.APIKey, map[string]any{"title": "Bench", "body": "A broadcast"}, 202, &sent); err != nil {
 		return Result{}, err
@@ -212,12 +214,9 @@ func runOne(ctx context.Context, cfg Config, mode string, n int) (Result, error)
 	if st.Browsers != n {
 		return Result{}, fmt.Errorf("%d of %d browsers got the broadcast", st.Browsers, n)
 	}
+	res.PeakRSSMiB, res.PeakAnonMiB = mem()
 	res.FirstPush, res.EndToEnd = st.First.Sub(start), st.Last.Sub(start)
 	res.PushesPerSec = float64(n) / res.EndToEnd.Seconds()
-	res.PeakRSSMiB = map[string]float64{}
-	for name, pid := range d.procs {
-		res.PeakRSSMiB[name] = peakRSS(pid)
-	}
 
 	if res.Bare, err = bareSender(ctx, push, n, cfg.Concurrency); err != nil {
 		return Result{}, err
@@ -429,19 +428,54 @@ func count(push *client) (int, error) {
 	return c.Pushes, err
 }
 
-// peakRSS is a process's peak resident set (VmHWM) in MiB; 0 when unknown.
-func peakRSS(pid int) float64 {
+// sampleMemory samples the resident memory of each process every 50ms
+// until the returned function is called; it returns the peaks in MiB, all
+// pages and anonymous pages only.
+func sampleMemory(procs map[string]int) func() (rss, anon map[string]float64) {
+	rss, anon := map[string]float64{}, map[string]float64{}
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			for name, pid := range procs {
+				r, a := residentMiB(pid)
+				rss[name], anon[name] = max(rss[name], r), max(anon[name], a)
+			}
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() (map[string]float64, map[string]float64) {
+		close(stop)
+		<-done
+		return rss, anon
+	}
+}
+
+// residentMiB reads a process's resident memory (VmRSS) and its anonymous
+// part (RssAnon) in MiB; 0 when unknown.
+func residentMiB(pid int) (rss, anon float64) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0
+		return 0, 0
+	}
+	kib := func(v string) float64 {
+		n, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+		return float64(n) / 1024
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
-			return float64(kb) / 1024
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			rss = kib(v)
+		} else if v, ok := strings.CutPrefix(line, "RssAnon:"); ok {
+			anon = kib(v)
 		}
 	}
-	return 0
+	return rss, anon
 }
 
 func startProcess(logPath string, env []string, bin string, args ...string) (*os.Process, error) {

@@ -28,7 +28,7 @@ func TestBenchMeasuresEmbeddedBroadcast(t *testing.T) {
 	}
 	r := results[0]
 	if len(results) != 1 || r.Mode != Embedded || r.Audience != 300 || r.PushesPerSec <= 0 || r.BarePerSec <= 0 ||
-		r.FirstPush <= 0 || r.FirstPush > r.EndToEnd || r.PeakRSSMiB["relaybell"] <= 0 {
+		r.FirstPush <= 0 || r.FirstPush > r.EndToEnd || r.PeakRSSMiB["relaybell"] <= 0 || r.PeakAnonMiB["relaybell"] <= 0 {
 		t.Fatalf("results %+v", results)
 	}
 	t.Log(r)

@@ -1,7 +1,6 @@
 package pusher
 
 import (
-	"cmp"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -275,7 +274,7 @@ func (p *Pusher) pushAll(ctx context.Context, b Batch, ids map[string]bool) erro
 	if err != nil {
 		return err
 	}
-	rec := &recording{p: p, notificationID: b.NotificationID}
+	rec := p.newRecording(ctx, b.NotificationID)
 	var wg sync.WaitGroup
 	for _, r := range b.Recipients {
 		if !ids[r.Endpoint.ID] {
@@ -285,6 +284,7 @@ func (p *Pusher) pushAll(ctx context.Context, b Batch, ids map[string]bool) erro
 		case p.slots <- struct{}{}:
 		case <-ctx.Done():
 			wg.Wait()
+			rec.finish()
 			return ctx.Err()
 		}
 		wg.Add(1)
@@ -297,7 +297,7 @@ func (p *Pusher) pushAll(ctx context.Context, b Batch, ids map[string]bool) erro
 				return // not recorded: the batch will be pushed again
 			}
 			p.pushes.WithLabelValues(outcome).Inc()
-			rec.add(ctx, store.PushResult{EndpointID: r.Endpoint.ID, Outcome: outcome}, analytics.Event{
+			rec.add(store.PushResult{EndpointID: r.Endpoint.ID, Outcome: outcome}, analytics.Event{
 				Kind:           eventKind(outcome),
 				WebsiteID:      b.WebsiteID,
 				NotificationID: b.NotificationID,
@@ -308,58 +308,91 @@ func (p *Pusher) pushAll(ctx context.Context, b Batch, ids map[string]bool) erro
 				Variant:        variant,
 				Code:           code,
 				At:             p.now().UTC(),
-			}, p.cfg.RecordEvery)
+			})
 		}(r)
 	}
 	wg.Wait()
-	if err := ctx.Err(); err != nil {
+	if err := rec.finish(); err != nil {
 		return err
 	}
-	rec.add(ctx, store.PushResult{}, analytics.Event{}, 0) // the rest
-	return rec.err
+	return ctx.Err()
 }
 
-// recording collects a batch's outcomes and records them in chunks.
+// recording collects a batch's outcomes and records them chunk by chunk in
+// the background, so pushes never wait for the stores.
 type recording struct {
 	p              *Pusher
+	ctx            context.Context
 	notificationID string
 
 	mu      sync.Mutex
 	results []store.PushResult
 	events  []analytics.Event
-	err     error // the first chunk that could not be recorded
+
+	chunks chan chunk
+	done   chan struct{}
+	err    error // the first chunk that could not be recorded; read after done
 }
 
-// add appends an outcome (none when r.EndpointID is empty) and, once at
-// least every outcomes wait, records them.
-func (rec *recording) add(ctx context.Context, r store.PushResult, e analytics.Event, every int) {
+type chunk struct {
+	results []store.PushResult
+	events  []analytics.Event
+}
+
+func (p *Pusher) newRecording(ctx context.Context, notificationID string) *recording {
+	rec := &recording{p: p, ctx: ctx, notificationID: notificationID, chunks: make(chan chunk, 16), done: make(chan struct{})}
+	go func() {
+		defer close(rec.done)
+		for c := range rec.chunks {
+			if rec.err == nil {
+				rec.err = rec.record(c)
+			}
+		}
+	}()
+	return rec
+}
+
+// add appends an outcome and hands a full chunk to the recorder.
+func (rec *recording) add(r store.PushResult, e analytics.Event) {
 	rec.mu.Lock()
-	if r.EndpointID != "" {
-		rec.results = append(rec.results, r)
-		rec.events = append(rec.events, e)
-	}
-	if len(rec.results) < max(every, 1) {
+	rec.results = append(rec.results, r)
+	rec.events = append(rec.events, e)
+	if len(rec.results) < rec.p.cfg.RecordEvery {
 		rec.mu.Unlock()
 		return
 	}
-	results, events := rec.results, rec.events
+	c := chunk{rec.results, rec.events}
 	rec.results, rec.events = nil, nil
 	rec.mu.Unlock()
+	rec.chunks <- c
+}
 
+// finish records what is left and waits until every chunk is recorded;
+// it returns the first error.
+func (rec *recording) finish() error {
+	rec.mu.Lock()
+	c := chunk{rec.results, rec.events}
+	rec.results, rec.events = nil, nil
+	rec.mu.Unlock()
+	if len(c.results) > 0 {
+		rec.chunks <- c
+	}
+	close(rec.chunks)
+	<-rec.done
+	return rec.err
+}
+
+func (rec *recording) record(c chunk) error {
 	// Analytics first: if recording results fails the batch is redone and
 	// analytics may see a push twice, but a result is never recorded without
 	// its event.
-	err := rec.p.analytics.Record(ctx, events)
-	if err != nil {
-		err = fmt.Errorf("recording push events: %w", err)
-	} else if err = rec.p.store.RecordResults(ctx, rec.notificationID, results); err != nil {
-		err = fmt.Errorf("recording push results: %w", err)
+	if err := rec.p.analytics.Record(rec.ctx, c.events); err != nil {
+		return fmt.Errorf("recording push events: %w", err)
 	}
-	if err != nil {
-		rec.mu.Lock()
-		rec.err = cmp.Or(rec.err, err)
-		rec.mu.Unlock()
+	if err := rec.p.store.RecordResults(rec.ctx, rec.notificationID, c.results); err != nil {
+		return fmt.Errorf("recording push results: %w", err)
 	}
+	return nil
 }
 
 func eventKind(outcome string) string {

@@ -176,7 +176,9 @@ func (s *Server) initStore(ctx context.Context) error {
 
 func (s *Server) initAnalytics(ctx context.Context) error {
 	var an analytics.Store
+	var gap time.Duration // SQLite: write back to back
 	if s.cfg.ClickHouse != "" {
+		gap = clickHouseGap
 		ch, err := analyticsclickhouse.Open(ctx, analyticsclickhouse.Config{Addr: s.cfg.ClickHouse}, s.logger)
 		if err != nil {
 			return err
@@ -194,15 +196,15 @@ func (s *Server) initAnalytics(ctx context.Context) error {
 	}
 	// Concurrent batches and pings share writes: a few large inserts, not
 	// one per chunk of outcomes.
-	b := analytics.NewBatched(an, analyticsFlushEvery, 0)
+	b := analytics.NewBatched(an, gap, 0)
 	s.analytics = b
 	s.closers = append(s.closers, b.Close)
 	return nil
 }
 
-// analyticsFlushEvery is the longest an analytics event waits for others
-// to share its write.
-const analyticsFlushEvery = 100 * time.Millisecond
+// clickHouseGap spaces a process's ClickHouse inserts: a few large ones a
+// second rather than one per chunk of outcomes.
+const clickHouseGap = 100 * time.Millisecond
 
 func (s *Server) initBus(ctx context.Context) error {
 	if s.cfg.Kafka != "" {
