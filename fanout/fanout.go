@@ -22,7 +22,7 @@ import (
 
 // Config tunes fan-out; the defaults fit one machine.
 type Config struct {
-	// ShardWorkers is how many shard tasks one node expands at once (default 4).
+	// ShardWorkers is how many shard tasks one node expands at once (default 8).
 	ShardWorkers int
 	// PageSize is how many endpoints one audience query reads (default 2000).
 	PageSize int
@@ -34,7 +34,7 @@ type Config struct {
 
 func (c *Config) applyDefaults() {
 	if c.ShardWorkers <= 0 {
-		c.ShardWorkers = 4
+		c.ShardWorkers = 8
 	}
 	if c.PageSize <= 0 {
 		c.PageSize = 2000
