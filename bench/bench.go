@@ -67,6 +67,7 @@ type Result struct {
 	Ratio        float64            // PushesPerSec / BarePerSec
 	PeakRSSMiB   map[string]float64 // peak resident memory of each RelayBell process during the broadcast
 	PeakAnonMiB  map[string]float64 // the same without file pages (SQLite's memory-mapped database)
+	StartAnonMiB map[string]float64 // anonymous memory when the broadcast began
 }
 
 // Run measures a broadcast for each audience size and mode.
@@ -109,9 +110,9 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 func (r Result) String() string {
 	var mem []string
 	for _, name := range sortedKeys(r.PeakRSSMiB) {
-		mem = append(mem, fmt.Sprintf("%s %.0f (%.0f)", name, r.PeakRSSMiB[name], r.PeakAnonMiB[name]))
+		mem = append(mem, fmt.Sprintf("%s %.0f (%.0f, from %.0f)", name, r.PeakRSSMiB[name], r.PeakAnonMiB[name], r.StartAnonMiB[name]))
 	}
-	return fmt.Sprintf("%-8s %8d  %8.0f/s  bare %6.0f/s  ratio %.2f  first push %6s  end-to-end %8s  subscribe %8s  peak RSS (anon) MiB: %s",
+	return fmt.Sprintf("%-8s %8d  %8.0f/s  bare %6.0f/s  ratio %.2f  first push %6s  end-to-end %8s  subscribe %8s  peak RSS (anon, from) MiB: %s",
 		r.Mode, r.Audience, r.PushesPerSec, r.BarePerSec, r.Ratio, r.FirstPush.Round(time.Millisecond),
 		r.EndToEnd.Round(time.Millisecond), r.Subscribe.Round(time.Millisecond), strings.Join(mem, ", "))
 }
@@ -183,6 +184,10 @@ func runOne(ctx context.Context, cfg Config, mode string, n int) (Result, error)
 	}
 	var sent struct {
 		NotificationID string `json:"notificationId"`
+	}
+	res.StartAnonMiB = map[string]float64{}
+	for name, pid := range d.procs {
+		_, res.StartAnonMiB[name] = residentMiB(pid)
 	}
 	mem := sampleMemory(d.procs)
 	start = time.Now()
