@@ -23,7 +23,7 @@ func (s *countingStore) Record(_ context.Context, events []Event) error {
 	return s.err
 }
 func (s *countingStore) Report(context.Context, string, string) (Report, error) { return Report{}, nil }
-func (s *countingStore) Close() error                                        { s.closed = true; return nil }
+func (s *countingStore) Close() error                                           { s.closed = true; return nil }
 
 func TestBatchedSharesWrites(t *testing.T) {
 	under := &countingStore{}

@@ -16,7 +16,7 @@ type fixedRing struct {
 }
 
 func (r fixedRing) Owners(_ string, n int) []string { return r.owners[:min(n, len(r.owners))] }
-func (r fixedRing) Self() string                   { return r.self }
+func (r fixedRing) Self() string                    { return r.self }
 
 // recPusher records which node got each batch and fails when told to.
 type recPusher struct {
