@@ -9,19 +9,21 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/relaybell/relaybell/notification"
+	"github.com/relaybell/relaybell/store/postgres"
 	"github.com/relaybell/relaybell/webpush"
 )
 
@@ -109,7 +111,7 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 
 func (r Result) String() string {
 	var mem []string
-	for _, name := range sortedKeys(r.PeakRSSMiB) {
+	for _, name := range slices.Sorted(maps.Keys(r.PeakRSSMiB)) {
 		mem = append(mem, fmt.Sprintf("%s %.0f (%.0f, from %.0f)", name, r.PeakRSSMiB[name], r.PeakAnonMiB[name], r.StartAnonMiB[name]))
 	}
 	return fmt.Sprintf("%-8s %8d  %8.0f/s  bare %6.0f/s  ratio %.2f  first push %6s  end-to-end %8s  subscribe %8s  peak RSS (anon, from) MiB: %s",
@@ -191,7 +193,7 @@ func runOne(ctx context.Context, cfg Config, mode string, n int) (Result, error)
 	}
 	mem := sampleMemory(d.procs)
 	start = time.Now()
-	if err := api.do("POST", "/api/v1/notifications", site.APIKey, map[string]any{"title": "Bench", "body": "A broadcast"}, 202, &sent); err != nil {
+	if err := api.do("POST", "/api/v1/notifications", site.APIKey, map[string]any{"title": broadcastTitle, "body": broadcastBody}, 202, &sent); err != nil {
 		return Result{}, err
 	}
 	deadline := time.Now().Add(time.Minute + time.Duration(n)*time.Millisecond)
@@ -231,7 +233,11 @@ func runOne(ctx context.Context, cfg Config, mode string, n int) (Result, error)
 	return res, nil
 }
 
-const adminToken = "bench-admin-token"
+const (
+	adminToken     = "bench-admin-token"
+	broadcastTitle = "Bench"
+	broadcastBody  = "A broadcast"
+)
 
 func startEmbedded(ctx context.Context, cfg Config, dir, fakeAddr string) (*deployment, error) {
 	addr, err := freeAddr()
@@ -255,18 +261,16 @@ func startEmbedded(ctx context.Context, cfg Config, dir, fakeAddr string) (*depl
 func startCluster(ctx context.Context, cfg Config, dir, fakeAddr string) (*deployment, error) {
 	b := make([]byte, 5)
 	rand.Read(b)
-	u, err := url.Parse(cfg.Postgres)
+	schema := "rb_bench_" + hex.EncodeToString(b)
+	dsn, err := postgres.WithSearchPath(cfg.Postgres, schema)
 	if err != nil {
-		return nil, fmt.Errorf("postgres URL: %w", err)
+		return nil, err
 	}
-	q := u.Query()
-	q.Set("search_path", "rb_bench_"+hex.EncodeToString(b))
-	u.RawQuery = q.Encode()
 	base := 10000 + int(b[0])%200*100 // below the ephemeral port range
 	env := []string{
 		"CLUSTER_DIR=" + filepath.Join(dir, "cluster"),
 		"BASE_PORT=" + strconv.Itoa(base),
-		"RELAYBELL_POSTGRES=" + u.String(),
+		"RELAYBELL_POSTGRES=" + dsn,
 		"RELAYBELL_ADMIN_TOKEN=" + adminToken,
 		"FAKEPUSH_ADDR=" + fakeAddr,
 		"RELAYBELL_LOG_LEVEL=warn",
@@ -282,7 +286,7 @@ func startCluster(ctx context.Context, cfg Config, dir, fakeAddr string) (*deplo
 	}
 	stop := func() {
 		script("stop")
-		dropSchema(cfg.Postgres, q.Get("search_path"))
+		dropSchema(cfg.Postgres, schema)
 	}
 	if err := script("start"); err != nil {
 		stop()
@@ -397,8 +401,12 @@ func bareSender(ctx context.Context, push *client, n, concurrency int) (time.Dur
 	if err != nil {
 		return 0, err
 	}
-	// A payload of the size RelayBell sends for the same broadcast.
-	payload := []byte(`{"notificationId":"00000000-0000-4000-8000-000000000000","endpointId":"00000000-0000-4000-8000-000000000001","title":"Bench","body":"A broadcast","url":"https://bench.example","icon":"","image":"","badge":"","actions":[],"requireInteraction":false,"tag":"","variant":null}`)
+	// The payload RelayBell sends for the same broadcast.
+	content := notification.Content{Title: broadcastTitle, Body: broadcastBody, URL: "https://bench.example"}
+	payload, err := json.Marshal(content.Payload("00000000-0000-4000-8000-000000000000", "00000000-0000-4000-8000-000000000001", "", ""))
+	if err != nil {
+		return 0, err
+	}
 	start := time.Now()
 	var next, failed atomic.Int64
 	var wg sync.WaitGroup
@@ -540,15 +548,6 @@ func freeAddr() (string, error) {
 	}
 	defer ln.Close()
 	return ln.Addr().String(), nil
-}
-
-func sortedKeys(m map[string]float64) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 type client struct{ base string }

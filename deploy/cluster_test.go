@@ -14,7 +14,6 @@ import (
 	"io"
 	"math/big"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,6 +25,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/relaybell/relaybell/store/postgres"
+	"github.com/relaybell/relaybell/store/storetest"
 )
 
 const audience = 20_000
@@ -39,13 +41,6 @@ type cluster struct {
 	push string // fake push service base URL
 }
 
-func testDSN() string {
-	if dsn := os.Getenv("RELAYBELL_TEST_POSTGRES"); dsn != "" {
-		return dsn
-	}
-	return "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-}
-
 // startCluster starts the cluster on a fresh PostgreSQL schema and a block
 // of ports of its own, and stops it when the test ends.
 func startCluster(t *testing.T) *cluster {
@@ -54,7 +49,7 @@ func startCluster(t *testing.T) *cluster {
 		t.Skip("starts a cluster of processes")
 	}
 	ctx := context.Background()
-	admin, err := pgx.Connect(ctx, testDSN())
+	admin, err := pgx.Connect(ctx, storetest.PostgresDSN())
 	if err != nil {
 		t.Fatalf("PostgreSQL is needed (set RELAYBELL_TEST_POSTGRES): %v", err)
 	}
@@ -62,12 +57,12 @@ func startCluster(t *testing.T) *cluster {
 	b := make([]byte, 5)
 	rand.Read(b)
 	schema := "rb_cluster_" + hex.EncodeToString(b)
-	u, _ := url.Parse(testDSN())
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
+	dsn, err := postgres.WithSearchPath(storetest.PostgresDSN(), schema)
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() {
-		if admin, err := pgx.Connect(ctx, testDSN()); err == nil {
+		if admin, err := pgx.Connect(ctx, storetest.PostgresDSN()); err == nil {
 			admin.Exec(ctx, `DROP SCHEMA IF EXISTS `+schema+` CASCADE`)
 			admin.Close(ctx)
 		}
@@ -79,7 +74,7 @@ func startCluster(t *testing.T) *cluster {
 	c.env = append(os.Environ(),
 		"CLUSTER_DIR="+c.dir,
 		"BASE_PORT="+strconv.Itoa(base),
-		"RELAYBELL_POSTGRES="+u.String(),
+		"RELAYBELL_POSTGRES="+dsn,
 		"RELAYBELL_ADMIN_TOKEN=test-admin-token",
 	)
 	t.Cleanup(func() {
@@ -318,10 +313,10 @@ func (c *cluster) send(api string, w website, title string) string {
 // unrecordedAtKill bounds the pushes a pusher killed with SIGKILL can have
 // had acknowledged by the push service without having recorded them: they
 // are recorded every pusher.Config.RecordEvery (100) outcomes per batch,
-// and a pusher works on at most 2 fan-out nodes x 4 shard workers x 4
-// batches at once. Those, and only those, are pushed again by the next
-// owner; the test reports how many there were.
-const unrecordedAtKill = 2 * 4 * 4 * 99
+// and a pusher works on at most 2 fan-out nodes x 8 shard workers x 4
+// batches at once (fanout.Config defaults). Those, and only those, are
+// pushed again by the next owner; the test reports how many there were.
+const unrecordedAtKill = 2 * 8 * 4 * 99
 
 // TestClusterSurvivesNodeLoss broadcasts to 20,000 browsers on the local
 // cluster three times: a pusher dies with SIGKILL during the first, a

@@ -112,7 +112,7 @@ type Pusher struct {
 	mu       sync.Mutex
 	signers  map[string]*webpush.Signer // website id -> signer
 	contents map[string]*notification.Content
-	inflight map[string]chan struct{} // notification/endpoint being pushed -> closed when its batch ends
+	inflight map[inflightKey]chan struct{} // endpoint being pushed -> closed when its batch ends
 
 	pushes   *prometheus.CounterVec
 	attempts prometheus.Histogram
@@ -148,7 +148,7 @@ func New(cfg Config, st Store, an analytics.Store, logger *slog.Logger, reg prom
 		sleep:     sleepCtx,
 		signers:   make(map[string]*webpush.Signer),
 		contents:  make(map[string]*notification.Content),
-		inflight:  make(map[string]chan struct{}),
+		inflight:  make(map[inflightKey]chan struct{}),
 		pushes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "relaybell_pusher_pushes_total", Help: "Pushes by outcome.",
 		}, []string{"outcome"}),
@@ -218,6 +218,8 @@ func (p *Pusher) Push(ctx context.Context, b Batch) error {
 	return nil
 }
 
+type inflightKey struct{ notificationID, endpointID string }
+
 // claim marks the endpoints of ids that no other batch of this process is
 // pushing as this batch's, and returns them, plus the done channels of the
 // batches pushing the rest.
@@ -228,7 +230,7 @@ func (p *Pusher) claim(notificationID string, ids []string) (mine map[string]boo
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, id := range ids {
-		key := notificationID + "/" + id
+		key := inflightKey{notificationID, id}
 		if ch, ok := p.inflight[key]; ok {
 			if !seen[ch] {
 				seen[ch] = true
@@ -250,7 +252,7 @@ func (p *Pusher) release(notificationID string, mine map[string]bool) {
 	var done chan struct{}
 	p.mu.Lock()
 	for id := range mine {
-		key := notificationID + "/" + id
+		key := inflightKey{notificationID, id}
 		done = p.inflight[key]
 		delete(p.inflight, key)
 	}

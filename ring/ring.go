@@ -87,11 +87,11 @@ func (r *Router) Push(ctx context.Context, key string, b pusher.Batch) error {
 }
 
 func (r *Router) pushTo(ctx context.Context, node string, b pusher.Batch) error {
-	if node == r.ring.Self() && r.local != nil || r.remote == nil {
-		if r.local == nil {
-			return ErrNoPusher
-		}
+	switch {
+	case node == r.ring.Self() && r.local != nil:
 		return r.local.Push(ctx, b)
+	case r.remote == nil:
+		return fmt.Errorf("%w: %s is not this node and there is no way to reach others", ErrNoPusher, node)
 	}
 	p, err := r.remote(node)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -37,7 +38,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "serve":
 		return serve(ctx, args[1:], stderr)
 	case "bench":
-		return bench.Command(ctx, args[1:], stdout, stderr)
+		return runBench(ctx, args[1:], stdout, stderr)
 	case "admin":
 		if len(args) >= 3 && args[1] == "website" && args[2] == "create" {
 			return createWebsite(ctx, args[3:], stdout, stderr)
@@ -70,6 +71,42 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	defer s.Close()
 	return s.Run(ctx)
+}
+
+// runBench is `relaybell bench`: it prints a line per mode and audience
+// size as each run ends, then all of them.
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	modes := fs.String("modes", bench.Embedded+","+bench.Cluster, "modes to measure: embedded, cluster")
+	audiences := fs.String("audience", "10000,100000,1000000", "comma-separated audience sizes")
+	fakepush := fs.String("fakepush", "bin/fakepush", "fake push service binary (go build -o bin/fakepush ./cmd/fakepush)")
+	script := fs.String("cluster-script", "deploy/cluster.sh", "the local cluster's script")
+	pg := fs.String("postgres", envOr("RELAYBELL_POSTGRES", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "PostgreSQL of cluster runs (a schema per run, dropped after)")
+	concurrency := fs.Int("concurrency", 256, "the bare sender's pushes in flight (the pusher's per-origin limit)")
+	workdir := fs.String("workdir", "", "keep each run's data and logs here (default: a temporary directory)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg := bench.Config{FakePush: *fakepush, ClusterScript: *script, Postgres: *pg, Concurrency: *concurrency, WorkDir: *workdir, Log: stderr}
+	for _, m := range splitList(*modes) {
+		if m != bench.Embedded && m != bench.Cluster {
+			return fmt.Errorf("unknown mode %q (want embedded or cluster)", m)
+		}
+		cfg.Modes = append(cfg.Modes, m)
+	}
+	for _, a := range splitList(*audiences) {
+		n, err := strconv.Atoi(a)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("bad audience size %q", a)
+		}
+		cfg.Audiences = append(cfg.Audiences, n)
+	}
+	results, err := bench.Run(ctx, cfg)
+	for _, r := range results {
+		fmt.Fprintln(stdout, r)
+	}
+	return err
 }
 
 func createWebsite(ctx context.Context, args []string, stdout, stderr io.Writer) error {

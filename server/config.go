@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/relaybell/relaybell/fanout"
@@ -84,7 +83,7 @@ func (c *Config) Validate() error {
 	if c.HTTPAddr == "" {
 		return errors.New("an HTTP address is required")
 	}
-	runs := func(role string) bool { return c.runs(role) }
+	runs := c.runs
 	switch {
 	case c.Join != "" && (c.Postgres == "" || c.Kafka == "" || c.ClickHouse == ""):
 		return errors.New("--join needs --postgres, --kafka and --clickhouse: the nodes of a cluster share their store, bus and analytics")
@@ -108,16 +107,11 @@ func (c *Config) Validate() error {
 }
 
 func (c *Config) targets() ([]string, error) {
-	var out []string
-	for _, r := range strings.Split(c.Roles, ",") {
-		r = strings.TrimSpace(r)
-		if r == "" {
-			continue
-		}
+	out := splitList(c.Roles)
+	for _, r := range out {
 		if _, ok := modules[r]; !ok || !targetable[r] {
 			return nil, fmt.Errorf("unknown role %q (want all, api, fanout or pusher)", r)
 		}
-		out = append(out, r)
 	}
 	if len(out) == 0 {
 		return nil, errors.New("no role to run")

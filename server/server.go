@@ -152,6 +152,11 @@ func buildOrder(ms []string) []string {
 	})
 }
 
+// dataFile is the path of an embedded database, its directory created.
+func (s *Server) dataFile(name string) (string, error) {
+	return filepath.Join(s.cfg.DataDir, name), os.MkdirAll(s.cfg.DataDir, 0o755)
+}
+
 func (s *Server) initStore(ctx context.Context) error {
 	if s.cfg.Postgres != "" {
 		st, err := storepostgres.Open(ctx, s.cfg.Postgres, s.logger)
@@ -162,10 +167,11 @@ func (s *Server) initStore(ctx context.Context) error {
 		s.closers = append(s.closers, st.Close)
 		return nil
 	}
-	if err := os.MkdirAll(s.cfg.DataDir, 0o755); err != nil {
+	path, err := s.dataFile("relaybell.db")
+	if err != nil {
 		return err
 	}
-	st, err := storesqlite.Open(ctx, filepath.Join(s.cfg.DataDir, "relaybell.db"), s.logger)
+	st, err := storesqlite.Open(ctx, path, s.logger)
 	if err != nil {
 		return err
 	}
@@ -185,10 +191,11 @@ func (s *Server) initAnalytics(ctx context.Context) error {
 		}
 		an = ch
 	} else {
-		if err := os.MkdirAll(s.cfg.DataDir, 0o755); err != nil {
+		path, err := s.dataFile("analytics.db")
+		if err != nil {
 			return err
 		}
-		lite, err := analyticssqlite.Open(ctx, filepath.Join(s.cfg.DataDir, "analytics.db"))
+		lite, err := analyticssqlite.Open(ctx, path)
 		if err != nil {
 			return err
 		}
@@ -219,10 +226,11 @@ func (s *Server) initBus(ctx context.Context) error {
 		s.closers = append(s.closers, b.Close)
 		return nil
 	}
-	if err := os.MkdirAll(s.cfg.DataDir, 0o755); err != nil {
+	path, err := s.dataFile("bus.db")
+	if err != nil {
 		return err
 	}
-	b, err := bus.OpenEmbedded(ctx, filepath.Join(s.cfg.DataDir, "bus.db"), s.logger)
+	b, err := bus.OpenEmbedded(ctx, path, s.logger)
 	if err != nil {
 		return err
 	}
@@ -326,25 +334,15 @@ func (s *Server) advertiseHost() string {
 }
 
 // remotePusher returns the client of a pusher node, found by its meta on
-// the ring. Clients are kept per address and share one connection pool.
+// the ring; every client shares one connection pool.
 func (s *Server) remotePusher() func(node string) (ring.Pusher, error) {
-	var mu sync.Mutex
-	clients := map[string]*pusher.Remote{}
 	hc := &http.Client{Timeout: 10 * time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: time.Minute}}
 	return func(node string) (ring.Pusher, error) {
 		m, ok := s.members.Member(node)
 		if !ok || m.Meta[metaPush] == "" {
 			return nil, fmt.Errorf("%s is not a live pusher", node)
 		}
-		addr := m.Meta[metaPush]
-		mu.Lock()
-		defer mu.Unlock()
-		c, ok := clients[addr]
-		if !ok {
-			c = pusher.NewRemote("http://"+addr, s.cfg.ClusterToken, hc)
-			clients[addr] = c
-		}
-		return c, nil
+		return pusher.NewRemote("http://"+m.Meta[metaPush], s.cfg.ClusterToken, hc), nil
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -19,9 +18,6 @@ const notificationCols = `n.id, n.website_id, n.seq, n.status, n.title, n.body, 
 	n.target_summary, n.send_body, n.transactional, n.ab, n.automation, n.created_at, n.scheduled_at,
 	n.started_at, n.finished_at, n.published_at, n.error, n.recipients, n.processed, n.sent, n.delivered,
 	n.failed, n.pruned, n.clicked, n.conversions, n.revenue`
-
-// notificationReturning is notificationCols for RETURNING clauses.
-var notificationReturning = strings.ReplaceAll(notificationCols, "n.", "")
 
 func notificationDest(n *store.Notification) []any {
 	return []any{&n.ID, &n.WebsiteID, &n.Seq, &n.Status, &n.Title, &n.Body, &n.Content, &n.Target,

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -82,6 +83,23 @@ func Open(ctx context.Context, dsn string, logger *slog.Logger) (*Store, error) 
 		return nil, err
 	}
 	return s, nil
+}
+
+// WithSearchPath returns dsn (a URL or key=value string) with its
+// search_path set to schema, which Open creates when missing: one database
+// then holds several stores, one per schema.
+func WithSearchPath(dsn, schema string) (string, error) {
+	if !strings.HasPrefix(dsn, "postgres://") && !strings.HasPrefix(dsn, "postgresql://") {
+		return dsn + " search_path=" + schema, nil
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "", fmt.Errorf("parsing PostgreSQL URL: %w", err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String(), nil
 }
 
 // Close closes the pool, waiting for connections in use to be returned.

@@ -4,8 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -17,39 +15,13 @@ import (
 	"github.com/relaybell/relaybell/store/storetest"
 )
 
-// testDSN is the PostgreSQL the tests use: RELAYBELL_TEST_POSTGRES, or the
-// test machines' local server.
-func testDSN() string {
-	if dsn := os.Getenv("RELAYBELL_TEST_POSTGRES"); dsn != "" {
-		return dsn
-	}
-	return "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-}
-
-// withSearchPath returns dsn with search_path set to schema, as a runtime
-// parameter of every connection.
-func withSearchPath(t testing.TB, dsn, schema string) string {
-	t.Helper()
-	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
-		u, err := url.Parse(dsn)
-		if err != nil {
-			t.Fatalf("parsing RELAYBELL_TEST_POSTGRES: %v", err)
-		}
-		q := u.Query()
-		q.Set("search_path", schema)
-		u.RawQuery = q.Encode()
-		return u.String()
-	}
-	return dsn + " search_path=" + schema
-}
-
 // testSchema creates an empty schema of its own for one test, dropped when
 // the test ends, and returns a DSN whose connections use it. Without a
 // reachable PostgreSQL the test fails, or is skipped under -short.
 func testSchema(t testing.TB) string {
 	t.Helper()
 	ctx := context.Background()
-	dsn := testDSN()
+	dsn := storetest.PostgresDSN()
 	admin, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		if testing.Short() {
@@ -76,7 +48,11 @@ func testSchema(t testing.TB) string {
 			t.Errorf("dropping schema %s: %v", schema, err)
 		}
 	})
-	return withSearchPath(t, dsn, schema)
+	withSchema, err := WithSearchPath(dsn, schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return withSchema
 }
 
 // openAt opens a store on dsn, closed when the test ends (before its schema

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"reflect"
 	"testing"
 	"time"
@@ -260,4 +261,13 @@ func normalize(v reflect.Value) {
 			v.Set(reflect.Zero(v.Type()))
 		}
 	}
+}
+
+// PostgresDSN is the PostgreSQL the tests use: RELAYBELL_TEST_POSTGRES, or
+// the test machines' local server.
+func PostgresDSN() string {
+	if dsn := os.Getenv("RELAYBELL_TEST_POSTGRES"); dsn != "" {
+		return dsn
+	}
+	return "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
 }
