@@ -51,13 +51,15 @@ func (o *Outbox) Dispatch(ctx context.Context, n store.Notification) error {
 // published. It returns how many intents it published.
 func (o *Outbox) Sweep(ctx context.Context) (int, error) {
 	now := o.now()
-	due, err := o.store.DueScheduled(ctx, now, 500)
-	if err != nil {
-		return 0, fmt.Errorf("releasing scheduled sends: %w", err)
-	}
+	// Stale sends first: a scheduled send released below becomes queued and
+	// unpublished too, and must not be listed twice.
 	stale, err := o.store.Unpublished(ctx, now.Add(-o.Grace), 500)
 	if err != nil {
 		return 0, fmt.Errorf("listing unpublished sends: %w", err)
+	}
+	due, err := o.store.DueScheduled(ctx, now, 500)
+	if err != nil {
+		return 0, fmt.Errorf("releasing scheduled sends: %w", err)
 	}
 	published := 0
 	for _, n := range append(due, stale...) {

@@ -375,6 +375,7 @@ func (s *Server) initAPI(context.Context) error {
 		return err
 	}
 	s.api = a
+	s.closers = append(s.closers, a.Close)
 	return nil
 }
 
