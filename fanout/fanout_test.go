@@ -70,7 +70,7 @@ func newRig(t *testing.T) *rig {
 	}
 	t.Cleanup(func() { st.Close() })
 	r := &rig{t: t, st: st, bus: &memBus{}, router: &recorder{st: st}}
-	r.f, err = New(Config{PageSize: 7, BatchSize: 3}, st, r.bus, r.router, slog.New(slog.DiscardHandler), nil)
+	r.f, err = New(Config{PageSize: 4, BatchSize: 3}, st, r.bus, r.router, slog.New(slog.DiscardHandler), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,8 +164,10 @@ func TestDispatchChecksFailTheSend(t *testing.T) {
 
 func TestShardsExpandTheFilteredAudienceOnce(t *testing.T) {
 	r := newRig(t)
+	// 640 browsers are about 10 a shard: several pages of 4 and full
+	// batches of 3 in every shard.
 	want := map[string]bool{}
-	for i := range 40 {
+	for i := range 640 {
 		lang := "en"
 		if i%4 == 0 {
 			lang = "de-DE"
@@ -198,9 +200,13 @@ func TestShardsExpandTheFilteredAudienceOnce(t *testing.T) {
 		}
 	}
 	got := map[string]int{}
+	full := 0
 	for _, b := range r.router.batches {
 		if len(b.Recipients) > 3 {
 			t.Fatalf("batch of %d, want at most 3", len(b.Recipients))
+		}
+		if len(b.Recipients) == 3 {
+			full++
 		}
 		for _, rc := range b.Recipients {
 			got[rc.Endpoint.ID]++
@@ -214,8 +220,11 @@ func TestShardsExpandTheFilteredAudienceOnce(t *testing.T) {
 	if len(got) != len(want) {
 		t.Fatalf("pushed %d endpoints, want %d", len(got), len(want))
 	}
+	if full < len(want)/6 {
+		t.Fatalf("only %d full batches for %d recipients", full, len(want))
+	}
 	done := r.get(n.ID)
-	if done.Status != store.StatusSent || done.Recipients != 30 || done.Sent != 30 {
+	if done.Status != store.StatusSent || done.Recipients != 480 || done.Sent != 480 {
 		t.Fatalf("send after shards: %s %+v", done.Status, done.Counters)
 	}
 }
