@@ -1,6 +1,10 @@
 package store
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
 
 // Without returns the ids that are not in done, in their order. Stores use
 // it for Undelivered after reading which endpoints have results.
@@ -24,4 +28,23 @@ func InteractionCounter(kind string) (string, error) {
 		return "clicked", nil
 	}
 	return "", fmt.Errorf("unknown interaction kind %q", kind)
+}
+
+// FirstResults checks a batch of push results and keeps the first result
+// of each endpoint, sorted by endpoint id (the order stores lock rows in).
+// Both stores record exactly what it returns.
+func FirstResults(results []PushResult) ([]PushResult, error) {
+	rs := make([]PushResult, 0, len(results))
+	for _, r := range results {
+		switch r.Outcome {
+		case OutcomeSent, OutcomeFailed, OutcomePruned:
+		default:
+			return nil, fmt.Errorf("unknown outcome %q for endpoint %s", r.Outcome, r.EndpointID)
+		}
+		rs = append(rs, r)
+	}
+	// Stable: of the results of one endpoint the first stays first, and
+	// CompactFunc keeps it.
+	slices.SortStableFunc(rs, func(a, b PushResult) int { return strings.Compare(a.EndpointID, b.EndpointID) })
+	return slices.CompactFunc(rs, func(a, b PushResult) bool { return a.EndpointID == b.EndpointID }), nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -80,30 +79,20 @@ func (s *Store) RecordResults(ctx context.Context, notificationID string, result
 	if len(results) == 0 {
 		return nil
 	}
-	rs := make([]store.PushResult, 0, len(results))
-	var pruned []string
-	for _, r := range results {
-		switch r.Outcome {
-		case store.OutcomeSent, store.OutcomeFailed:
-		case store.OutcomePruned:
-			pruned = append(pruned, r.EndpointID)
-		default:
-			return fmt.Errorf("recording results: unknown outcome %q for endpoint %s", r.Outcome, r.EndpointID)
-		}
-		rs = append(rs, r)
+	rs, err := store.FirstResults(results)
+	if err != nil {
+		return fmt.Errorf("recording results: %w", err)
 	}
-	// Stable: of the results of one endpoint the first stays first, and
-	// CompactFunc keeps it.
-	slices.SortStableFunc(rs, func(a, b store.PushResult) int { return strings.Compare(a.EndpointID, b.EndpointID) })
-	rs = slices.CompactFunc(rs, func(a, b store.PushResult) bool { return a.EndpointID == b.EndpointID })
 	ids, outcomes := make([]string, len(rs)), make([]string, len(rs))
+	var pruned []string // sorted, as rs is
 	for i, r := range rs {
 		ids[i], outcomes[i] = r.EndpointID, r.Outcome
+		if r.Outcome == store.OutcomePruned {
+			pruned = append(pruned, r.EndpointID)
+		}
 	}
-	slices.Sort(pruned)
-	pruned = slices.Compact(pruned)
 	at := now(time.Time{})
-	err := s.inTx(ctx, false, func(tx pgx.Tx) error {
+	err = s.inTx(ctx, false, func(tx pgx.Tx) error {
 		var seq *int64
 		if err := tx.QueryRow(ctx, recordResultsQuery, notificationID, ids, outcomes, at).Scan(&seq); err != nil {
 			return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/relaybell/relaybell/store"
@@ -65,23 +66,14 @@ func (s *Store) RecordResults(ctx context.Context, notificationID string, result
 	if len(results) == 0 {
 		return nil
 	}
+	rs, err := store.FirstResults(results)
+	if err != nil {
+		return fmt.Errorf("recording results: %w", err)
+	}
 	var byOutcome [len(outcomes)][]string
-	seen := make(map[string]struct{}, len(results))
-	for _, r := range results {
-		if _, dup := seen[r.EndpointID]; dup {
-			continue // the first result of an endpoint counts
-		}
-		seen[r.EndpointID] = struct{}{}
-		switch r.Outcome {
-		case store.OutcomeSent:
-			byOutcome[0] = append(byOutcome[0], r.EndpointID)
-		case store.OutcomeFailed:
-			byOutcome[1] = append(byOutcome[1], r.EndpointID)
-		case store.OutcomePruned:
-			byOutcome[2] = append(byOutcome[2], r.EndpointID)
-		default:
-			return fmt.Errorf("recording results: unknown outcome %q for endpoint %s", r.Outcome, r.EndpointID)
-		}
+	for _, r := range rs {
+		i := slices.Index(outcomes[:], r.Outcome)
+		byOutcome[i] = append(byOutcome[i], r.EndpointID)
 	}
 	var lists [len(outcomes)]string
 	for i, ids := range byOutcome {
@@ -94,7 +86,7 @@ func (s *Store) RecordResults(ctx context.Context, notificationID string, result
 		}
 	}
 	at := ms(time.Now())
-	err := s.write(ctx, func(tx wtx) error {
+	err = s.write(ctx, func(tx wtx) error {
 		var seq int64
 		if err := tx.queryRow(`SELECT seq FROM notifications WHERE id = ?`, notificationID).Scan(&seq); err != nil {
 			return notFound(err)

@@ -116,7 +116,9 @@ func testRecordResultsCounters(t *testing.T, s store.Store) {
 	same(t, "counters unchanged by other", counters(t, s, n.ID), want)
 
 	// An endpoint twice in one batch with different outcomes: the first
-	// result counts, whatever the outcomes are.
+	// result counts, and only an endpoint whose counted result is pruned
+	// is deleted. The pairs are uneven, so last-wins would count
+	// differently.
 	third := create(t, s, notification(w.Website.ID))
 	f := endpoints(t, s, w.Website.ID, 3)
 	noErr(t, "RecordResults(conflicting)", s.RecordResults(ctx, third.ID, []store.PushResult{
@@ -124,11 +126,14 @@ func testRecordResultsCounters(t *testing.T, s store.Store) {
 		{EndpointID: f[0], Outcome: store.OutcomeSent},
 		{EndpointID: f[1], Outcome: store.OutcomeSent},
 		{EndpointID: f[1], Outcome: store.OutcomePruned},
-		{EndpointID: f[2], Outcome: store.OutcomePruned},
+		{EndpointID: f[2], Outcome: store.OutcomeSent},
 		{EndpointID: f[2], Outcome: store.OutcomeFailed},
 	}))
 	same(t, "first result of an endpoint counts", counters(t, s, third.ID),
-		store.Counters{Recipients: 3, Processed: 3, Sent: 1, Failed: 1, Pruned: 1})
+		store.Counters{Recipients: 3, Processed: 3, Sent: 2, Failed: 1})
+	if _, err := s.Endpoint(ctx, w.Website.ID, f[1]); err != nil {
+		t.Fatalf("endpoint counted as sent was deleted by a later pruned result: %v", err)
+	}
 }
 
 func testRecordResultsConcurrent(t *testing.T, s store.Store) {
