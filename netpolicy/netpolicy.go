@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // ErrPrivateAddress is returned when a URL or dialled address is not public.
@@ -117,6 +118,10 @@ func hostPort(u *url.URL) string {
 	return net.JoinHostPort(u.Hostname(), port)
 }
 
+// dialTimeout bounds connecting to one address, so an address that drops
+// packets leaves time for the next.
+const dialTimeout = 10 * time.Second
+
 // Dialer wraps a dial function so that only public addresses (or
 // allow-listed host:port pairs) are connected to. The check runs on the
 // resolved address right before connecting, so DNS rebinding cannot get
@@ -136,7 +141,7 @@ func (d *Dialer) DialContext(ctx context.Context, network, addr string) (net.Con
 	}
 	dial := d.Dial
 	if dial == nil {
-		dial = (&net.Dialer{}).DialContext
+		dial = (&net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}).DialContext
 	}
 	if d.Allow.Allows(addr) {
 		return dial(ctx, network, addr)

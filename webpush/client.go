@@ -33,7 +33,7 @@ type Result struct {
 	// RetryAfter is the Retry-After header (seconds or HTTP date) as a
 	// duration from now; zero when absent, unreadable or in the past.
 	RetryAfter time.Duration
-	// Body is the start of the response body (at most 256 bytes), for
+	// Body is the start of an error answer's body (at most 256 bytes), for
 	// reporting errors.
 	Body string
 }
@@ -187,12 +187,14 @@ func (c *Client) Send(ctx context.Context, t *Target, msg Message, signer *Signe
 		StatusCode: resp.StatusCode,
 		RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), c.now()),
 	}
-	var buf [maxResultBody]byte
-	n, _ := io.ReadFull(resp.Body, buf[:])
-	if n > 0 {
+	if resp.StatusCode >= 300 { // a 201 carries nothing worth keeping
+		var buf [maxResultBody]byte
+		n, _ := io.ReadFull(resp.Body, buf[:])
 		res.Body = strings.ToValidUTF8(string(buf[:n]), "\uFFFD")
 	}
-	io.Copy(io.Discard, io.LimitReader(resp.Body, maxDrain))
+	if resp.ContentLength != 0 {
+		io.Copy(io.Discard, io.LimitReader(resp.Body, maxDrain))
+	}
 	return res, nil
 }
 
