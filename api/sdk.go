@@ -1,8 +1,6 @@
 package api
 
 import (
-	"crypto/ecdh"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
@@ -14,6 +12,7 @@ import (
 	"github.com/relaybell/relaybell/netpolicy"
 	"github.com/relaybell/relaybell/notification"
 	"github.com/relaybell/relaybell/store"
+	"github.com/relaybell/relaybell/webpush"
 )
 
 // Limits of browser-supplied fields.
@@ -112,17 +111,12 @@ func (a *API) subscriptionInput(r *request, w store.Website, in subscriptionRequ
 	if in.Keys.P256dh == "" || in.Keys.Auth == "" {
 		return store.SubscriptionInput{}, errorf(CodeInvalidJSON, "keys.p256dh and keys.auth are required")
 	}
-	p256dh, err := decodeKey(in.Keys.P256dh)
-	if err != nil || len(p256dh) != 65 || p256dh[0] != 4 {
-		return store.SubscriptionInput{}, errorf(CodeInvalidJSON, "keys.p256dh must be a base64url uncompressed P-256 point (65 bytes)")
+	target, err := webpush.ParseSubscription(webpush.Subscription{Endpoint: endpoint, P256dh: in.Keys.P256dh, Auth: in.Keys.Auth})
+	if err != nil {
+		// "keys.p256dh is 3 bytes, want 65" and the like.
+		return store.SubscriptionInput{}, errorf(CodeInvalidJSON, "keys.%s", strings.TrimPrefix(err.Error(), webpush.ErrInvalidSubscription.Error()+": "))
 	}
-	if _, err := ecdh.P256().NewPublicKey(p256dh); err != nil {
-		return store.SubscriptionInput{}, errorf(CodeInvalidJSON, "keys.p256dh is not a point on P-256")
-	}
-	auth, err := decodeKey(in.Keys.Auth)
-	if err != nil || len(auth) != 16 {
-		return store.SubscriptionInput{}, errorf(CodeInvalidJSON, "keys.auth must be 16 bytes in base64url")
-	}
+	p256dh, auth := target.Keys()
 	externalID := ""
 	if in.ExternalID != nil {
 		externalID = *in.ExternalID
@@ -142,8 +136,8 @@ func (a *API) subscriptionInput(r *request, w store.Website, in subscriptionRequ
 	return store.SubscriptionInput{
 		WebsiteID:  w.ID,
 		Endpoint:   endpoint,
-		P256dh:     base64.RawURLEncoding.EncodeToString(p256dh),
-		Auth:       base64.RawURLEncoding.EncodeToString(auth),
+		P256dh:     p256dh,
+		Auth:       auth,
 		ExternalID: externalID,
 		Language:   normalizeLanguage(in.Language),
 		Timezone:   tz,
@@ -154,11 +148,6 @@ func (a *API) subscriptionInput(r *request, w store.Website, in subscriptionRequ
 		Topics:     topicSlugs(in.Topics),
 		At:         r.now.UTC(),
 	}, nil
-}
-
-// decodeKey reads a browser key in base64url, padded or not.
-func decodeKey(s string) ([]byte, error) {
-	return base64.RawURLEncoding.DecodeString(strings.TrimRight(strings.TrimSpace(s), "="))
 }
 
 // country reads the visitor's country from the trusted proxy header, when
@@ -292,7 +281,6 @@ func (a *API) handleUnsubscribe(r *request) error {
 type pingRequest struct {
 	NotificationID string `json:"notificationId"`
 	EndpointID     string `json:"endpointId"`
-	Action         string `json:"action"`
 }
 
 // handlePing serves POST /pings/delivered and /pings/clicked: 204 whatever
@@ -318,23 +306,23 @@ func (a *API) handlePing(kind string) func(r *request) error {
 		if err != nil {
 			return fmt.Errorf("loading endpoint: %w", err)
 		}
-		n, err := a.st.Notification(r.ctx, w.ID, in.NotificationID)
-		if errors.Is(err, store.ErrNotFound) {
-			return r.noContent()
-		}
-		if err != nil {
-			return fmt.Errorf("loading notification: %w", err)
-		}
-		isNew, err := a.st.RecordInteraction(r.ctx, w.ID, n.ID, ep.ID, kind, r.now.UTC())
+		// RecordInteraction checks the notification is the website's; the
+		// notification itself is read only for a first ping's event.
+		isNew, err := a.st.RecordInteraction(r.ctx, w.ID, in.NotificationID, ep.ID, kind, r.now.UTC())
 		if errors.Is(err, store.ErrNotFound) {
 			return r.noContent()
 		}
 		if err != nil {
 			return fmt.Errorf("recording %s ping: %w", kind, err)
 		}
-		if isNew {
-			a.recordPing(r, kind, n, ep)
+		if !isNew {
+			return r.noContent()
 		}
+		n, err := a.st.Notification(r.ctx, w.ID, in.NotificationID)
+		if err != nil {
+			return fmt.Errorf("loading notification: %w", err)
+		}
+		a.recordPing(r, kind, n, ep)
 		return r.noContent()
 	}
 }

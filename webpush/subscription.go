@@ -2,6 +2,7 @@ package webpush
 
 import (
 	"crypto/ecdh"
+	"encoding/base64"
 	"fmt"
 	"net/url"
 )
@@ -78,6 +79,12 @@ func ParseSubscription(s Subscription) (*Target, error) {
 	copy(t.keyInfo[len(keyInfoPrefix):], p256dh)
 	copy(t.auth[:], auth)
 	return t, nil
+}
+
+// Keys returns the subscription's p256dh and auth in unpadded base64url,
+// whatever alphabet and padding they came in: the form to store them in.
+func (t *Target) Keys() (p256dh, auth string) {
+	return base64.RawURLEncoding.EncodeToString(t.uaPublic.Bytes()), base64.RawURLEncoding.EncodeToString(t.auth[:])
 }
 
 // Endpoint returns the push service URL messages for this target go to.
