@@ -123,7 +123,6 @@ func (b *Batched) Close() error {
 	b.mu.Unlock()
 	signal(b.wake)
 	signal(b.full)
-	<-b.done
-	b.flush()
+	<-b.done // run has written everything queued before closed was set
 	return b.Store.Close()
 }

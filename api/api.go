@@ -114,13 +114,6 @@ func WithClock(now func() time.Time) Option {
 	return func(a *API) { a.now = now }
 }
 
-// WithGatherer sets what /metrics serves. Default: the Registerer given to
-// New when it is also a Gatherer (a *prometheus.Registry), else a registry
-// of the API's own metrics.
-func WithGatherer(g prometheus.Gatherer) Option {
-	return func(a *API) { a.gatherer = g }
-}
-
 // API serves the public REST API, the browser SDK routes, the operator admin
 // API, health, readiness and metrics.
 type API struct {
@@ -175,14 +168,13 @@ func New(cfg Config, st store.Store, an analytics.Store, d Dispatcher, logger *s
 	if reg != nil {
 		regs = append(regs, reg)
 	}
-	if a.gatherer == nil {
-		if g, ok := reg.(prometheus.Gatherer); ok {
-			a.gatherer = g
-		} else {
-			own := prometheus.NewRegistry()
-			regs = append(regs, own)
-			a.gatherer = own
-		}
+	// /metrics serves reg when it is a registry, else the API's own.
+	if g, ok := reg.(prometheus.Gatherer); ok {
+		a.gatherer = g
+	} else {
+		own := prometheus.NewRegistry()
+		regs = append(regs, own)
+		a.gatherer = own
 	}
 	m, err := newMetrics(regs...)
 	if err != nil {

@@ -156,19 +156,12 @@ func NewKeyView(k store.APIKey, current bool, now time.Time) KeyView {
 		Prefix:     k.Prefix,
 		Name:       k.Name,
 		Scopes:     scopes,
-		ExpiresAt:  timeString(k.ExpiresAt),
+		ExpiresAt:  notification.TimeOrNil(k.ExpiresAt),
 		CreatedAt:  k.CreatedAt.UTC().Format(notification.TimeLayout),
-		LastUsedAt: timeString(k.LastUsedAt),
+		LastUsedAt: notification.TimeOrNil(k.LastUsedAt),
 		Expired:    k.ExpiresAt != nil && !k.ExpiresAt.After(now),
 		Current:    current,
 	}
 }
 
 // timeString writes a date-time the way every API answer does, or null.
-func timeString(t *time.Time) *string {
-	if t == nil {
-		return nil
-	}
-	s := t.UTC().Format(notification.TimeLayout)
-	return &s
-}

@@ -33,7 +33,7 @@ func (p *publishes) Publish(_ context.Context, topic, _ string, value []byte) er
 	return nil
 }
 func (p *publishes) Consume(context.Context, string, string, int, bus.Handler) error { return nil }
-func (p *publishes) Close() error                                                  { return nil }
+func (p *publishes) Close() error                                                    { return nil }
 
 // One sweep publishes a due scheduled send once and a committed send whose
 // intent never reached the bus once, and later sweeps publish neither again.

@@ -217,7 +217,6 @@ func (f *Fanout) dispatchCheck(ctx context.Context, n store.Notification) (strin
 
 // audience is a send's compiled target.
 type audience struct {
-	websiteID   string
 	externalIDs []string
 	include     *filter.Matcher
 	exclude     *filter.Matcher
@@ -251,7 +250,7 @@ func (f *Fanout) audience(n store.Notification) (*audience, error) {
 	if err != nil {
 		return nil, err
 	}
-	a = &audience{websiteID: n.WebsiteID, externalIDs: t.ExternalIDs}
+	a = &audience{externalIDs: t.ExternalIDs}
 	if t.Filters != nil && !t.Filters.Empty() {
 		a.include = filter.Compile(*t.Filters)
 	}

@@ -11,7 +11,8 @@ import (
 // TimeLayout is how the API writes date-times: UTC with milliseconds.
 const TimeLayout = "2006-01-02T15:04:05.000Z07:00"
 
-func timeOrNil(t *time.Time) *string {
+// TimeOrNil formats t in the API's time layout, or nil.
+func TimeOrNil(t *time.Time) *string {
 	if t == nil {
 		return nil
 	}
@@ -57,7 +58,7 @@ func ListItem(n store.Notification) Item {
 		Body:          nullable(n.Body),
 		Status:        n.Status,
 		CreatedAt:     n.CreatedAt.UTC().Format(TimeLayout),
-		ScheduledAt:   timeOrNil(n.ScheduledAt),
+		ScheduledAt:   TimeOrNil(n.ScheduledAt),
 		Recipients:    n.Recipients,
 		Sent:          n.Sent,
 		Delivered:     n.Delivered,
@@ -166,7 +167,7 @@ func Detail(n store.Notification, rep analytics.Report, currency *string) Detail
 		Tag:                nullable(c.Tag),
 		Status:             n.Status,
 		CreatedAt:          n.CreatedAt.UTC().Format(TimeLayout),
-		ScheduledAt:        timeOrNil(n.ScheduledAt),
+		ScheduledAt:        TimeOrNil(n.ScheduledAt),
 		Target:             json.RawMessage("null"),
 		TargetSummary:      n.TargetSummary,
 		Automation:         n.Automation,
@@ -196,7 +197,7 @@ func Detail(n store.Notification, rep analytics.Report, currency *string) Detail
 	if len(n.Target) > 0 {
 		d.Target = n.Target
 	}
-	d.Stats = Stats{QueuedAt: timeOrNil(n.PublishedAt), StartedAt: timeOrNil(n.StartedAt), FinishedAt: timeOrNil(n.FinishedAt)}
+	d.Stats = Stats{QueuedAt: TimeOrNil(n.PublishedAt), StartedAt: TimeOrNil(n.StartedAt), FinishedAt: TimeOrNil(n.FinishedAt)}
 	if n.StartedAt != nil && n.FinishedAt != nil {
 		ms := n.FinishedAt.Sub(*n.StartedAt).Milliseconds()
 		d.Stats.DurationMs = &ms
