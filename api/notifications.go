@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -50,12 +49,9 @@ type sendAnswer struct {
 // check fails.
 func (a *API) handleSend(r *request) error {
 	body := r.fc.Request.Body()
-	if len(bytes.TrimSpace(body)) == 0 {
-		return errorf(CodeInvalidJSON, "a send request body is required")
-	}
-	req, err := notification.Decode(body)
-	if err != nil {
-		return fromNotificationError(err)
+	req := new(notification.Request)
+	if err := decodeJSON(body, req, strict); err != nil {
+		return err
 	}
 	if !r.owner.Account.EmailVerified {
 		return errorf(CodeEmailNotVerified, "verify the account's e-mail address before sending")

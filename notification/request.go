@@ -1,12 +1,8 @@
 package notification
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"strings"
 
 	"github.com/relaybell/relaybell/filter"
 )
@@ -90,54 +86,6 @@ type ABTest struct {
 	AutoWinner  *bool  `json:"autoWinner,omitempty"`
 	TestPercent *int64 `json:"testPercent,omitempty"`
 	AfterHours  *int64 `json:"afterHours,omitempty"`
-}
-
-// Decode parses a send request strictly: malformed JSON or a field of the
-// wrong type is invalid_json, a field the spec does not name is unknown_field.
-func Decode(body []byte) (*Request, error) {
-	body = bytes.TrimSpace(body)
-	if len(body) == 0 || body[0] != '{' {
-		return nil, &Error{Code: "invalid_json", Message: "the body must be a JSON object"}
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	var r Request
-	if err := dec.Decode(&r); err != nil {
-		return nil, decodeError(err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, &Error{Code: "invalid_json", Message: "unexpected data after the JSON object"}
-	}
-	return &r, nil
-}
-
-func decodeError(err error) *Error {
-	msg := err.Error()
-	if name, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
-		return &Error{Code: "unknown_field", Message: "unknown field " + name}
-	}
-	var typeErr *json.UnmarshalTypeError
-	if errors.As(err, &typeErr) {
-		return errorf("invalid_json", "field %s must be %s", typeErr.Field, typeName(typeErr.Type.String()))
-	}
-	return &Error{Code: "invalid_json", Message: strings.TrimPrefix(msg, "json: ")}
-}
-
-func typeName(goType string) string {
-	switch {
-	case strings.Contains(goType, "int"):
-		return "an integer"
-	case strings.Contains(goType, "bool"):
-		return "a boolean"
-	case strings.Contains(goType, "string") && strings.HasPrefix(goType, "[]"):
-		return "an array of strings"
-	case strings.Contains(goType, "string"):
-		return "a string"
-	case strings.HasPrefix(goType, "[]"):
-		return "an array"
-	default:
-		return "an object"
-	}
 }
 
 // IsDraft reports whether the request saves a draft instead of sending.
