@@ -12,8 +12,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/relaybell/relaybell/audience"
 	"github.com/relaybell/relaybell/bus"
-	"github.com/relaybell/relaybell/filter"
 	"github.com/relaybell/relaybell/notification"
 	"github.com/relaybell/relaybell/pusher"
 	"github.com/relaybell/relaybell/ring"
@@ -60,7 +60,7 @@ type Store interface {
 	NotificationByID(ctx context.Context, id string) (store.Notification, error)
 	Website(ctx context.Context, id string) (store.Website, error)
 	Account(ctx context.Context, id string) (store.Account, error)
-	SegmentExists(ctx context.Context, websiteID, id string) (bool, error)
+	Segment(ctx context.Context, websiteID, id string) (store.Segment, error)
 	StartSending(ctx context.Context, id string, at time.Time) (store.Notification, error)
 	FailNotification(ctx context.Context, id, reason string, at time.Time) error
 	Audience(ctx context.Context, q store.AudienceQuery) ([]store.Recipient, error)
@@ -82,7 +82,7 @@ type Fanout struct {
 	now    func() time.Time
 
 	mu      sync.Mutex
-	targets map[string]*audience // notification id -> compiled target
+	targets map[string]*audience.Selector // notification id -> compiled target
 
 	finished prometheus.Counter
 	expanded prometheus.Counter
@@ -96,7 +96,7 @@ func New(cfg Config, st Store, b bus.Bus, router Router, logger *slog.Logger, re
 	cfg.applyDefaults()
 	f := &Fanout{
 		cfg: cfg, store: st, bus: b, router: router, logger: logger, now: time.Now,
-		targets:  make(map[string]*audience),
+		targets:  make(map[string]*audience.Selector),
 		finished: prometheus.NewCounter(prometheus.CounterOpts{Name: "relaybell_fanout_sends_finished_total", Help: "Sends that finished going out."}),
 		expanded: prometheus.NewCounter(prometheus.CounterOpts{Name: "relaybell_fanout_recipients_total", Help: "Recipients handed to pushers."}),
 	}
@@ -195,75 +195,39 @@ func (f *Fanout) dispatchCheck(ctx context.Context, n store.Notification) (strin
 	if err != nil {
 		return "dispatch_error", nil
 	}
-	for _, id := range []string{t.SegmentID, t.ExcludeSegmentID} {
-		if id == "" {
-			continue
-		}
-		ok, err := f.store.SegmentExists(ctx, n.WebsiteID, id)
-		if err != nil {
-			return "", err
-		}
-		if !ok {
-			return "segment_missing", nil
-		}
-	}
-	if t.SegmentID != "" || t.ExcludeSegmentID != "" || t.TopicID != "" {
-		// Segment and topic audiences are resolved by a later release of
-		// fan-out; refusing is better than sending to the wrong people.
-		return "dispatch_error", nil
+	if _, err := audience.Compile(ctx, f.store, n.WebsiteID, t); errors.Is(err, audience.ErrSegmentMissing) {
+		return "segment_missing", nil
+	} else if err != nil {
+		return "", err
 	}
 	return "", nil
 }
 
-// audience is a send's compiled target.
-type audience struct {
-	externalIDs []string
-	include     *filter.Matcher
-	exclude     *filter.Matcher
-}
+// errUnreadableTarget fails a send whose stored target does not decode.
+var errUnreadableTarget = errors.New("unreadable target")
 
-func (a *audience) selects(r store.Recipient) bool {
-	if a.include == nil && a.exclude == nil {
-		return true
-	}
-	attrs := filter.Attributes{
-		Country:    r.Subscriber.Country,
-		Language:   r.Subscriber.Language,
-		URL:        r.Subscriber.URL,
-		ExternalID: r.Subscriber.ExternalID,
-		Tags:       r.Subscriber.Tags,
-	}
-	if a.include != nil && !a.include.Match(attrs) {
-		return false
-	}
-	return a.exclude == nil || !a.exclude.Match(attrs)
-}
-
-func (f *Fanout) audience(n store.Notification) (*audience, error) {
+// selector returns the send's compiled target, cached per notification.
+func (f *Fanout) selector(ctx context.Context, n store.Notification) (*audience.Selector, error) {
 	f.mu.Lock()
-	a, ok := f.targets[n.ID]
+	sel, ok := f.targets[n.ID]
 	f.mu.Unlock()
 	if ok {
-		return a, nil
+		return sel, nil
 	}
 	t, err := notification.DecodeTarget(n.Target)
 	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errUnreadableTarget, err)
+	}
+	if sel, err = audience.Compile(ctx, f.store, n.WebsiteID, t); err != nil {
 		return nil, err
-	}
-	a = &audience{externalIDs: t.ExternalIDs}
-	if t.Filters != nil && !t.Filters.Empty() {
-		a.include = filter.Compile(*t.Filters)
-	}
-	if t.ExcludeFilters != nil && !t.ExcludeFilters.Empty() {
-		a.exclude = filter.Compile(*t.ExcludeFilters)
 	}
 	f.mu.Lock()
 	if len(f.targets) > 1024 {
 		clear(f.targets)
 	}
-	f.targets[n.ID] = a
+	f.targets[n.ID] = sel
 	f.mu.Unlock()
-	return a, nil
+	return sel, nil
 }
 
 func (f *Fanout) handleShard(ctx context.Context, m bus.Message) error {
@@ -282,10 +246,17 @@ func (f *Fanout) handleShard(ctx context.Context, m bus.Message) error {
 	if n.Status != store.StatusSending {
 		return nil
 	}
-	a, err := f.audience(n)
+	a, err := f.selector(ctx, n)
+	if errors.Is(err, audience.ErrSegmentMissing) {
+		f.logger.Info("fanout: segment deleted while sending", "notification", n.ID, "err", err)
+		return f.store.FailNotification(ctx, n.ID, "segment_missing", f.now())
+	}
 	if err != nil {
-		f.logger.Error("fanout: unreadable target", "notification", n.ID, "err", err)
-		return f.store.FailNotification(ctx, n.ID, "dispatch_error", f.now())
+		if errors.Is(err, errUnreadableTarget) {
+			f.logger.Error("fanout: unreadable target", "notification", n.ID, "err", err)
+			return f.store.FailNotification(ctx, n.ID, "dispatch_error", f.now())
+		}
+		return err
 	}
 	if err := f.expand(ctx, n, task.Shard, a); err != nil {
 		return fmt.Errorf("expanding shard %d of %s: %w", task.Shard, n.ID, err)
@@ -303,7 +274,7 @@ func (f *Fanout) handleShard(ctx context.Context, m bus.Message) error {
 
 // expand streams one shard's audience and pushes it batch by batch, with up
 // to cfg.InFlight batches in flight. It returns once every batch is recorded.
-func (f *Fanout) expand(ctx context.Context, n store.Notification, shard int, a *audience) error {
+func (f *Fanout) expand(ctx context.Context, n store.Notification, shard int, a *audience.Selector) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -335,15 +306,13 @@ func (f *Fanout) expand(ctx context.Context, n store.Notification, shard int, a 
 	batch := make([]store.Recipient, 0, f.cfg.BatchSize)
 	after := ""
 	for ctx.Err() == nil {
-		page, err := f.store.Audience(ctx, store.AudienceQuery{
-			WebsiteID: n.WebsiteID, Shard: shard, AfterID: after, Limit: f.cfg.PageSize, ExternalIDs: a.externalIDs,
-		})
+		page, err := f.store.Audience(ctx, a.Query(shard, after, f.cfg.PageSize))
 		if err != nil {
 			fail(fmt.Errorf("reading audience: %w", err))
 			break
 		}
 		for _, r := range page {
-			if !a.selects(r) {
+			if !a.Selects(&r.Subscriber) {
 				continue
 			}
 			batch = append(batch, r)

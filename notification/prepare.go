@@ -3,9 +3,11 @@ package notification
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -73,8 +75,8 @@ func noRules(f *filter.Filters) bool { return f == nil || f.Empty() }
 
 // Lookup is what validation needs from the store.
 type Lookup interface {
-	SegmentExists(ctx context.Context, websiteID, id string) (bool, error)
-	TopicExists(ctx context.Context, websiteID, idOrSlug string) (bool, error)
+	Segment(ctx context.Context, websiteID, id string) (store.Segment, error)
+	Topic(ctx context.Context, websiteID, idOrSlug string) (store.Topic, error)
 }
 
 var localTimeRe = regexp.MustCompile(`^([01]?[0-9]|2[0-3]):([0-5][0-9])$`)
@@ -95,9 +97,15 @@ func Prepare(ctx context.Context, r *Request, w store.Website, lk Lookup, now ti
 		return nil, err
 	}
 	target := resolveTarget(r)
+	n.TargetSummary = target.Summary() // names the topic as the request did
 	if !r.IsDraft() {
-		if err := validate(ctx, r, w, lk); err != nil {
+		if err := validate(ctx, r, w, lk, &target); err != nil {
 			return nil, err
+		}
+	}
+	for _, id := range []string{target.SegmentID, target.ExcludeSegmentID} {
+		if id != "" && !slices.Contains(n.Segments, id) {
+			n.Segments = append(n.Segments, id)
 		}
 	}
 	if r.IsDraft() {
@@ -110,7 +118,6 @@ func Prepare(ctx context.Context, r *Request, w store.Website, lk Lookup, now ti
 	n.Body = content.Body
 	n.Transactional = content.Transactional
 	n.AB = content.B != nil
-	n.TargetSummary = target.Summary()
 	if n.Content, err = json.Marshal(content); err != nil {
 		return nil, fmt.Errorf("encoding content: %w", err)
 	}
@@ -127,7 +134,9 @@ func Prepare(ctx context.Context, r *Request, w store.Website, lk Lookup, now ti
 	return n, nil
 }
 
-func validate(ctx context.Context, r *Request, w store.Website, lk Lookup) error {
+// validate checks what a send needs and resolves the target's topic slug
+// to the topic's id.
+func validate(ctx context.Context, r *Request, w store.Website, lk Lookup, target *Target) error {
 	if strings.TrimSpace(str(r.Title)) == "" {
 		return &Error{Code: "title_required", Message: "a title is required to send"}
 	}
@@ -144,25 +153,26 @@ func validate(ctx context.Context, r *Request, w store.Website, lk Lookup) error
 		if id == nil || *id == "" {
 			continue
 		}
-		ok := false
-		if _, err := uuid.Parse(*id); err == nil {
-			var err error
-			if ok, err = lk.SegmentExists(ctx, w.ID, *id); err != nil {
-				return fmt.Errorf("looking up segment: %w", err)
-			}
+		err := store.ErrNotFound
+		if _, perr := uuid.Parse(*id); perr == nil {
+			_, err = lk.Segment(ctx, w.ID, *id)
 		}
-		if !ok {
+		if errors.Is(err, store.ErrNotFound) {
 			return &Error{Code: "segment_not_found", Message: "no segment " + *id + " on this website"}
+		}
+		if err != nil {
+			return fmt.Errorf("looking up segment: %w", err)
 		}
 	}
 	if r.TopicID != nil && *r.TopicID != "" {
-		ok, err := lk.TopicExists(ctx, w.ID, *r.TopicID)
+		t, err := lk.Topic(ctx, w.ID, *r.TopicID)
+		if errors.Is(err, store.ErrNotFound) {
+			return &Error{Code: "unknown_topic", Message: "no topic " + *r.TopicID + " on this website"}
+		}
 		if err != nil {
 			return fmt.Errorf("looking up topic: %w", err)
 		}
-		if !ok {
-			return &Error{Code: "unknown_topic", Message: "no topic " + *r.TopicID + " on this website"}
-		}
+		target.TopicID = t.ID
 	}
 	return nil
 }

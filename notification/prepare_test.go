@@ -17,12 +17,20 @@ type fakeLookup struct {
 	topics   map[string]bool
 }
 
-func (f fakeLookup) SegmentExists(_ context.Context, _, id string) (bool, error) {
-	return f.segments[id], nil
+func (f fakeLookup) Segment(_ context.Context, _, id string) (store.Segment, error) {
+	if !f.segments[id] {
+		return store.Segment{}, store.ErrNotFound
+	}
+	return store.Segment{ID: id}, nil
 }
 
-func (f fakeLookup) TopicExists(_ context.Context, _, id string) (bool, error) {
-	return f.topics[strings.ToLower(id)], nil
+// Topic resolves any case of a known slug to the id "topic-" + the slug.
+func (f fakeLookup) Topic(_ context.Context, _, idOrSlug string) (store.Topic, error) {
+	slug := strings.ToLower(idOrSlug)
+	if !f.topics[slug] {
+		return store.Topic{}, store.ErrNotFound
+	}
+	return store.Topic{ID: "topic-" + slug, Slug: slug}, nil
 }
 
 var (
@@ -201,7 +209,7 @@ func TestPrepareTargets(t *testing.T) {
 	f(`{"title":"a","excludeFilters":{"match":"any","rules":[{"field":"tag:vip","op":"exists"},{"field":"language","value":"fr"}]}}`,
 		`{"excludeFilters":{"match":"any","rules":[{"field":"tag:vip","op":"exists"},{"field":"language","op":"eq","value":"fr"}]}}`,
 		"All subscribers, excluding 2 filters")
-	f(`{"title":"a","topicId":"NEWS"}`, `{"topicId":"NEWS"}`, "All subscribers, in topic NEWS")
+	f(`{"title":"a","topicId":"NEWS"}`, `{"topicId":"topic-news"}`, "All subscribers, in topic NEWS")
 	f(`{"title":"a","filters":{"rules":[]}}`, ``, "All subscribers")
 }
 

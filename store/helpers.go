@@ -1,7 +1,9 @@
 package store
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -47,4 +49,48 @@ func FirstResults(results []PushResult) ([]PushResult, error) {
 	// CompactFunc keeps it.
 	slices.SortStableFunc(rs, func(a, b PushResult) int { return strings.Compare(a.EndpointID, b.EndpointID) })
 	return slices.CompactFunc(rs, func(a, b PushResult) bool { return a.EndpointID == b.EndpointID }), nil
+}
+
+// EditTags applies a label change to the JSON object of a subscriber's
+// labels: set adds or replaces (a null value is ""), remove deletes.
+func EditTags(raw []byte, set map[string]string, remove []string) ([]byte, error) {
+	tags := map[string]string{}
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &tags); err != nil {
+			return nil, fmt.Errorf("reading labels: %w", err)
+		}
+	}
+	maps.Copy(tags, set)
+	for _, k := range remove {
+		delete(tags, k)
+	}
+	return json.Marshal(tags)
+}
+
+// TagValueCount is how many people carry one value of one label.
+type TagValueCount struct {
+	Key   string
+	Value string
+	Count int64
+}
+
+// TagFacets assembles the tag facets of the given keys (in their order)
+// from value counts sorted by key and then by count, most frequent first:
+// up to limit values per key.
+func TagFacets(keys []FacetValue, vals []TagValueCount, limit int) []TagFacet {
+	byKey := make(map[string][]string, len(keys))
+	for _, v := range vals {
+		if len(byKey[v.Key]) < limit {
+			byKey[v.Key] = append(byKey[v.Key], v.Value)
+		}
+	}
+	out := make([]TagFacet, 0, len(keys))
+	for _, k := range keys {
+		values := byKey[k.Value]
+		if values == nil {
+			values = []string{}
+		}
+		out = append(out, TagFacet{Key: k.Value, Count: k.Count, Values: values})
+	}
+	return out
 }

@@ -142,6 +142,7 @@ type AudienceQuery struct {
 	AfterID     string   // endpoint id to continue after ("" from the start)
 	Limit       int      // page size
 	ExternalIDs []string // when non-empty, only subscribers with these external ids
+	TopicID     string   // when set, only subscribers opted into this topic
 }
 
 // Notification statuses of spec 3.1.
@@ -173,6 +174,7 @@ type Notification struct {
 	Transactional bool
 	AB            bool
 	Automation    bool
+	Segments      []string // ids of the saved segments the send includes or excludes
 	CreatedAt     time.Time
 	ScheduledAt   *time.Time
 	StartedAt     *time.Time
@@ -246,10 +248,11 @@ type Store interface {
 	// (notification, endpoint, kind); it reports whether it was new.
 	RecordInteraction(ctx context.Context, websiteID, notificationID, endpointID, kind string, at time.Time) (bool, error)
 
-	// Audience.
+	// Audience of a send.
 	Audience(ctx context.Context, q AudienceQuery) ([]Recipient, error)
-	SegmentExists(ctx context.Context, websiteID, id string) (bool, error)
-	TopicExists(ctx context.Context, websiteID, idOrSlug string) (bool, error)
+
+	// Segments, topics and people.
+	People
 
 	// Notifications.
 	CreateNotification(ctx context.Context, n *Notification) error

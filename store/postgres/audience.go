@@ -28,6 +28,7 @@ const recipientCols = `e.id, e.subscriber_id, e.url, e.p256dh, e.auth, e.device,
 const audienceQuery = `SELECT ` + recipientCols + `
 	FROM endpoints e JOIN subscribers s ON s.id = e.subscriber_id
 	WHERE e.website_id = $1 AND e.shard = $2 AND e.id > $3 AND s.unsubscribed_at IS NULL
+	  AND ($5::text = '' OR EXISTS (SELECT 1 FROM topic_optins o WHERE o.topic_id = $5 AND o.subscriber_id = e.subscriber_id))
 	ORDER BY e.id LIMIT $4`
 
 // audienceExternalQuery starts from the listed external ids (the API bounds
@@ -37,6 +38,7 @@ const audienceExternalQuery = `SELECT ` + recipientCols + `
 	FROM subscribers s JOIN endpoints e ON e.subscriber_id = s.id
 	WHERE s.website_id = $1 AND s.external_id = ANY ($5::text[])
 	  AND s.shard = $2 AND s.unsubscribed_at IS NULL AND e.id > $3
+	  AND ($6::text = '' OR EXISTS (SELECT 1 FROM topic_optins o WHERE o.topic_id = $6 AND o.subscriber_id = e.subscriber_id))
 	ORDER BY e.id LIMIT $4`
 
 // Audience returns one page of the subscribed endpoints of one shard of a
@@ -52,9 +54,9 @@ func (s *Store) Audience(ctx context.Context, q store.AudienceQuery) ([]store.Re
 		err  error
 	)
 	if len(q.ExternalIDs) > 0 {
-		rows, err = s.pool.Query(ctx, audienceExternalQuery, q.WebsiteID, q.Shard, q.AfterID, limit, q.ExternalIDs)
+		rows, err = s.pool.Query(ctx, audienceExternalQuery, q.WebsiteID, q.Shard, q.AfterID, limit, q.ExternalIDs, q.TopicID)
 	} else {
-		rows, err = s.pool.Query(ctx, audienceQuery, q.WebsiteID, q.Shard, q.AfterID, limit)
+		rows, err = s.pool.Query(ctx, audienceQuery, q.WebsiteID, q.Shard, q.AfterID, limit, q.TopicID)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("loading audience: %w", err)
@@ -103,28 +105,4 @@ func scanRecipients(rows pgx.Rows, q store.AudienceQuery, size int) ([]store.Rec
 		out = append(out, r)
 	}
 	return out, rows.Err()
-}
-
-// SegmentExists reports whether the website has a saved segment with that id.
-func (s *Store) SegmentExists(ctx context.Context, websiteID, id string) (bool, error) {
-	var ok bool
-	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM segments WHERE id = $1 AND website_id = $2)`,
-		id, websiteID).Scan(&ok)
-	if err != nil {
-		return false, fmt.Errorf("looking up segment: %w", err)
-	}
-	return ok, nil
-}
-
-// TopicExists reports whether the website has a topic with that id or slug,
-// in any case.
-func (s *Store) TopicExists(ctx context.Context, websiteID, idOrSlug string) (bool, error) {
-	var ok bool
-	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM topics
-		WHERE website_id = $1 AND (lower(slug) = lower($2) OR lower(id) = lower($2)))`,
-		websiteID, idOrSlug).Scan(&ok)
-	if err != nil {
-		return false, fmt.Errorf("looking up topic: %w", err)
-	}
-	return ok, nil
 }

@@ -62,18 +62,28 @@ func (s *Store) CreateNotification(ctx context.Context, n *store.Notification) e
 		n.CreatedAt = now(time.Time{})
 	}
 	var seq int64
-	err := s.pool.QueryRow(ctx, `INSERT INTO notifications (id, website_id, status, title, body, content,
+	err := s.inTx(ctx, false, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, `INSERT INTO notifications (id, website_id, status, title, body, content,
 		target, target_summary, send_body, transactional, ab, automation, created_at, scheduled_at, started_at,
 		finished_at, published_at, error, recipients, processed, sent, delivered, failed, pruned, clicked,
 		conversions, revenue)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
 			$22, $23, $24, $25, $26, $27)
 		RETURNING seq`,
-		n.ID, n.WebsiteID, n.Status, n.Title, n.Body, jsonDoc(n.Content), jsonDoc(n.Target),
-		n.TargetSummary, jsonDoc(n.SendBody), n.Transactional, n.AB, n.Automation, ts(n.CreatedAt),
-		tsPtr(n.ScheduledAt), tsPtr(n.StartedAt), tsPtr(n.FinishedAt), tsPtr(n.PublishedAt), n.Error,
-		n.Recipients, n.Processed, n.Sent, n.Delivered, n.Failed, n.Pruned, n.Clicked, n.Conversions,
-		n.Revenue).Scan(&seq)
+			n.ID, n.WebsiteID, n.Status, n.Title, n.Body, jsonDoc(n.Content), jsonDoc(n.Target),
+			n.TargetSummary, jsonDoc(n.SendBody), n.Transactional, n.AB, n.Automation, ts(n.CreatedAt),
+			tsPtr(n.ScheduledAt), tsPtr(n.StartedAt), tsPtr(n.FinishedAt), tsPtr(n.PublishedAt), n.Error,
+			n.Recipients, n.Processed, n.Sent, n.Delivered, n.Failed, n.Pruned, n.Clicked, n.Conversions,
+			n.Revenue).Scan(&seq); err != nil {
+			return err
+		}
+		if len(n.Segments) == 0 {
+			return nil
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO notification_segments (segment_id, notification_id)
+			SELECT DISTINCT unnest($1::text[]), $2 ON CONFLICT DO NOTHING`, n.Segments, n.ID)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("creating notification: %w", mapErr(err))
 	}

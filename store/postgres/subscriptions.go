@@ -34,10 +34,7 @@ import (
 // id: the one that loses runs again and finds the other's rows.
 func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInput) (store.SubscriptionResult, error) {
 	at := now(in.At)
-	var slugs []string
-	for _, slug := range in.Topics {
-		slugs = append(slugs, strings.ToLower(slug))
-	}
+	slugs := lower(in.Topics)
 	var res store.SubscriptionResult
 	err := s.inTx(ctx, true, func(tx pgx.Tx) error {
 		res = store.SubscriptionResult{}
@@ -105,6 +102,10 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 				return err
 			}
 			res.Created = true
+			if _, err := tx.Exec(ctx, `UPDATE subscribers SET consent_at = $2 WHERE id = $1 AND consent_at IS NULL`,
+				target, at); err != nil {
+				return err
+			}
 		} else {
 			if _, err := tx.Exec(ctx, `UPDATE endpoints SET subscriber_id = $2, shard = $3, p256dh = $4, auth = $5,
 					device = CASE WHEN $6::text = '' THEN device ELSE $6 END,
@@ -225,50 +226,11 @@ func (s *Store) RecordInteraction(ctx context.Context, websiteID, notificationID
 	return isNew, nil
 }
 
-// CreateTopic stores a topic. A slug the website already has (any case) is
-// store.ErrConflict. The store.Store interface has no topic management yet;
-// storetest uses this to set up topic fixtures.
-func (s *Store) CreateTopic(ctx context.Context, websiteID, id, name, slug string, at time.Time) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO topics (id, website_id, name, slug, created_at) VALUES ($1, $2, $3, $4, $5)`,
-		id, websiteID, name, slug, now(at))
-	if err != nil {
-		return fmt.Errorf("creating topic: %w", mapErr(err))
+// lower returns the slugs in lower case (topic slugs match in any case).
+func lower(slugs []string) []string {
+	out := make([]string, len(slugs))
+	for i, s := range slugs {
+		out[i] = strings.ToLower(s)
 	}
-	return nil
-}
-
-// CreateSegment stores a saved segment with its filters JSON. The store.Store
-// interface has no segment management yet; storetest uses this to set up
-// segment fixtures.
-func (s *Store) CreateSegment(ctx context.Context, websiteID, id, name string, filters []byte, at time.Time) error {
-	if filters == nil {
-		filters = []byte("{}")
-	}
-	_, err := s.pool.Exec(ctx, `INSERT INTO segments (id, website_id, name, filters, created_at) VALUES ($1, $2, $3, $4, $5)`,
-		id, websiteID, name, filters, now(at))
-	if err != nil {
-		return fmt.Errorf("creating segment: %w", mapErr(err))
-	}
-	return nil
-}
-
-// UnsubscribedAt is when the subscriber was marked unsubscribed, nil while
-// subscribed; storetest reads it (the interface does not show it yet).
-func (s *Store) UnsubscribedAt(ctx context.Context, subscriberID string) (*time.Time, error) {
-	var at *time.Time
-	if err := s.pool.QueryRow(ctx, `SELECT unsubscribed_at FROM subscribers WHERE id = $1`, subscriberID).Scan(&at); err != nil {
-		return nil, fmt.Errorf("reading unsubscribed_at: %w", mapErr(err))
-	}
-	return at, nil
-}
-
-// OptedIn reports whether the subscriber opted into the topic; storetest
-// reads it (the interface does not show opt-ins yet).
-func (s *Store) OptedIn(ctx context.Context, topicID, subscriberID string) (bool, error) {
-	var ok bool
-	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM topic_optins WHERE topic_id = $1 AND subscriber_id = $2)`,
-		topicID, subscriberID).Scan(&ok); err != nil {
-		return false, fmt.Errorf("reading opt-in: %w", err)
-	}
-	return ok, nil
+	return out
 }

@@ -60,7 +60,7 @@ func (s *Store) CreateNotification(ctx context.Context, n *store.Notification) e
 	}
 	var seq int64
 	err := s.write(ctx, func(tx wtx) error {
-		return tx.queryRow(`INSERT INTO notifications (id, website_id, status, title, body, content,
+		if err := tx.queryRow(`INSERT INTO notifications (id, website_id, status, title, body, content,
 			target, target_summary, send_body, transactional, ab, automation, created_at, scheduled_at, started_at,
 			finished_at, published_at, error, recipients, processed, sent, delivered, failed, pruned, clicked,
 			conversions, revenue)
@@ -70,7 +70,16 @@ func (s *Store) CreateNotification(ctx context.Context, n *store.Notification) e
 			n.TargetSummary, nullBytes(n.SendBody), n.Transactional, n.AB, n.Automation, ms(n.CreatedAt),
 			msPtr(n.ScheduledAt), msPtr(n.StartedAt), msPtr(n.FinishedAt), msPtr(n.PublishedAt), n.Error,
 			n.Recipients, n.Processed, n.Sent, n.Delivered, n.Failed, n.Pruned, n.Clicked, n.Conversions,
-			n.Revenue).Scan(&seq)
+			n.Revenue).Scan(&seq); err != nil {
+			return err
+		}
+		for _, id := range n.Segments {
+			if _, err := tx.exec(`INSERT OR IGNORE INTO notification_segments (segment_id, notification_id) VALUES (?, ?)`,
+				id, n.ID); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("creating notification: %w", mapErr(err))

@@ -97,6 +97,9 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 				return err
 			}
 			res.Created = true
+			if _, err := tx.exec(`UPDATE subscribers SET consent_at = ? WHERE id = ? AND consent_at IS NULL`, at, target); err != nil {
+				return err
+			}
 		} else {
 			if _, err := tx.exec(`UPDATE endpoints SET subscriber_id = ?, shard = ?, p256dh = ?, auth = ?,
 					device = CASE WHEN ? = '' THEN device ELSE ? END,
@@ -212,52 +215,4 @@ func (s *Store) RecordInteraction(ctx context.Context, websiteID, notificationID
 		return false, fmt.Errorf("recording interaction: %w", err)
 	}
 	return isNew, nil
-}
-
-// CreateTopic stores a topic. A slug the website already has (any case) is
-// store.ErrConflict. The store.Store interface has no topic management yet;
-// storetest uses this to set up topic fixtures.
-func (s *Store) CreateTopic(ctx context.Context, websiteID, id, name, slug string, at time.Time) error {
-	_, err := s.w.exec(ctx, `INSERT INTO topics (id, website_id, name, slug, created_at) VALUES (?, ?, ?, ?, ?)`,
-		id, websiteID, name, slug, ms(now(at)))
-	if err != nil {
-		return fmt.Errorf("creating topic: %w", mapErr(err))
-	}
-	return nil
-}
-
-// CreateSegment stores a saved segment with its filters JSON. The store.Store
-// interface has no segment management yet; storetest uses this to set up
-// segment fixtures.
-func (s *Store) CreateSegment(ctx context.Context, websiteID, id, name string, filters []byte, at time.Time) error {
-	if filters == nil {
-		filters = []byte("{}")
-	}
-	_, err := s.w.exec(ctx, `INSERT INTO segments (id, website_id, name, filters, created_at) VALUES (?, ?, ?, ?, ?)`,
-		id, websiteID, name, string(filters), ms(now(at)))
-	if err != nil {
-		return fmt.Errorf("creating segment: %w", mapErr(err))
-	}
-	return nil
-}
-
-// UnsubscribedAt is when the subscriber was marked unsubscribed, nil while
-// subscribed; storetest reads it (the interface does not show it yet).
-func (s *Store) UnsubscribedAt(ctx context.Context, subscriberID string) (*time.Time, error) {
-	var at *time.Time
-	if err := s.r.queryRow(ctx, `SELECT unsubscribed_at FROM subscribers WHERE id = ?`, subscriberID).Scan(msTimePtr{&at}); err != nil {
-		return nil, fmt.Errorf("reading unsubscribed_at: %w", notFound(err))
-	}
-	return at, nil
-}
-
-// OptedIn reports whether the subscriber opted into the topic; storetest
-// reads it (the interface does not show opt-ins yet).
-func (s *Store) OptedIn(ctx context.Context, topicID, subscriberID string) (bool, error) {
-	var n int
-	if err := s.r.queryRow(ctx, `SELECT count(*) FROM topic_optins WHERE topic_id = ? AND subscriber_id = ?`,
-		topicID, subscriberID).Scan(&n); err != nil {
-		return false, fmt.Errorf("reading opt-in: %w", err)
-	}
-	return n > 0, nil
 }

@@ -1,8 +1,7 @@
 // Package storetest is the conformance suite every store.Store
 // implementation runs (SQLite in the embedded mode, PostgreSQL in the
 // cluster), so that what the API shows is the same in both. It uses only the
-// store.Store interface, plus the optional Fixtures interface for records the
-// interface can read but not yet create.
+// store.Store interface.
 package storetest
 
 import (
@@ -21,20 +20,6 @@ import (
 	"github.com/relaybell/relaybell/store"
 )
 
-// Fixtures creates records that store.Store reads but has no method to
-// create yet (topics and segments), and reads state the interface does not
-// show yet (unsubscription, topic opt-ins). A store that implements it gets
-// the cases that need it; for one that doesn't they are skipped.
-type Fixtures interface {
-	CreateTopic(ctx context.Context, websiteID, id, name, slug string, at time.Time) error
-	CreateSegment(ctx context.Context, websiteID, id, name string, filters []byte, at time.Time) error
-	// UnsubscribedAt is when the subscriber was marked unsubscribed; nil
-	// while it is subscribed.
-	UnsubscribedAt(ctx context.Context, subscriberID string) (*time.Time, error)
-	// OptedIn reports whether the subscriber opted into the topic.
-	OptedIn(ctx context.Context, topicID, subscriberID string) (bool, error)
-}
-
 // Run runs the suite. open is called once per subtest and must return a new,
 // empty store whose Close it registers with t.Cleanup. Times in the suite
 // have millisecond precision, the least a store must keep.
@@ -48,6 +33,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Audience", audienceCases},
 		{"Notifications", notificationCases},
 		{"Delivery", deliveryCases},
+		{"People", peopleCases},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

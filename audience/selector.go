@@ -1,0 +1,191 @@
+package audience
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/relaybell/relaybell/filter"
+	"github.com/relaybell/relaybell/notification"
+	"github.com/relaybell/relaybell/store"
+)
+
+// ErrSegmentMissing is returned when a target names a saved segment that no
+// longer exists.
+var ErrSegmentMissing = errors.New("segment missing")
+
+// Segments loads saved segments.
+type Segments interface {
+	Segment(ctx context.Context, websiteID, id string) (store.Segment, error)
+}
+
+// Selector is a target compiled for evaluation: who of the website's
+// subscribed browsers it reaches.
+type Selector struct {
+	WebsiteID   string
+	ExternalIDs []string // when set, only these people
+	TopicID     string   // when set, only people opted into this topic
+	include     []*filter.Matcher
+	exclude     []*filter.Matcher
+}
+
+// Compile resolves a target's saved segments and compiles its filters. A
+// segment that does not exist is ErrSegmentMissing.
+func Compile(ctx context.Context, segs Segments, websiteID string, t notification.Target) (*Selector, error) {
+	s := &Selector{WebsiteID: websiteID, ExternalIDs: t.ExternalIDs, TopicID: t.TopicID}
+	s.add(&s.include, t.Filters)
+	s.add(&s.exclude, t.ExcludeFilters)
+	for _, ref := range []struct {
+		id   string
+		into *[]*filter.Matcher
+	}{{t.SegmentID, &s.include}, {t.ExcludeSegmentID, &s.exclude}} {
+		if ref.id == "" {
+			continue
+		}
+		seg, err := segs.Segment(ctx, websiteID, ref.id)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, fmt.Errorf("%w: %s", ErrSegmentMissing, ref.id)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("loading segment %s: %w", ref.id, err)
+		}
+		f, err := filter.Parse(seg.Filters)
+		if err != nil {
+			return nil, fmt.Errorf("segment %s filters: %w", ref.id, err)
+		}
+		s.add(ref.into, &f)
+	}
+	return s, nil
+}
+
+// ForFilters is the selector of filters alone (a segment preview).
+func ForFilters(websiteID, topicID string, f *filter.Filters) *Selector {
+	s := &Selector{WebsiteID: websiteID, TopicID: topicID}
+	s.add(&s.include, f)
+	return s
+}
+
+func (s *Selector) add(into *[]*filter.Matcher, f *filter.Filters) {
+	if f != nil && !f.Empty() {
+		*into = append(*into, filter.Compile(*f))
+	}
+}
+
+// Selects reports whether the subscriber passes the filters: every included
+// filter set matches and no excluded one does. (External ids and topic are
+// part of the store query.)
+func (s *Selector) Selects(sub *store.Subscriber) bool {
+	if len(s.include) == 0 && len(s.exclude) == 0 {
+		return true
+	}
+	a := Attributes(sub)
+	for _, m := range s.include {
+		if !m.Match(a) {
+			return false
+		}
+	}
+	for _, m := range s.exclude {
+		if m.Match(a) {
+			return false
+		}
+	}
+	return true
+}
+
+// Attributes is what the filter engine sees of a subscriber.
+func Attributes(sub *store.Subscriber) filter.Attributes {
+	return filter.Attributes{
+		Country:    sub.Country,
+		Language:   sub.Language,
+		URL:        sub.URL,
+		ExternalID: sub.ExternalID,
+		Tags:       sub.Tags,
+	}
+}
+
+// Query is the store query for one page of one shard of the selector.
+func (s *Selector) Query(shard int, afterID string, limit int) store.AudienceQuery {
+	return store.AudienceQuery{
+		WebsiteID: s.WebsiteID, Shard: shard, AfterID: afterID, Limit: limit,
+		ExternalIDs: s.ExternalIDs, TopicID: s.TopicID,
+	}
+}
+
+// Walker reads a send's audience.
+type Walker interface {
+	Audience(ctx context.Context, q store.AudienceQuery) ([]store.Recipient, error)
+}
+
+const countPage = 2000
+
+// Count walks the audience of base (its website, external ids and topic)
+// once and returns, for each selector, how many subscribed browsers it
+// selects; a person on two devices counts twice. The selectors' own website,
+// external ids and topic are ignored.
+func Count(ctx context.Context, w Walker, base *Selector, sels ...*Selector) ([]int64, error) {
+	counts := make([]int64, len(sels))
+	var (
+		mu       sync.Mutex
+		firstErr error
+		wg       sync.WaitGroup
+		shards   = make(chan int, store.Shards)
+	)
+	for shard := range store.Shards {
+		shards <- shard
+	}
+	close(shards)
+	for range min(runtime.GOMAXPROCS(0)*2, 8) {
+		wg.Go(func() {
+			local := make([]int64, len(sels))
+			for shard := range shards {
+				if err := countShard(ctx, w, base, shard, sels, local); err != nil {
+					mu.Lock()
+					firstErr = cmpErr(firstErr, err)
+					mu.Unlock()
+					return
+				}
+			}
+			mu.Lock()
+			for i, n := range local {
+				counts[i] += n
+			}
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	return counts, nil
+}
+
+func cmpErr(first, err error) error {
+	if first != nil {
+		return first
+	}
+	return err
+}
+
+func countShard(ctx context.Context, w Walker, base *Selector, shard int, sels []*Selector, counts []int64) error {
+	after := ""
+	for {
+		page, err := w.Audience(ctx, base.Query(shard, after, countPage))
+		if err != nil {
+			return fmt.Errorf("counting audience: %w", err)
+		}
+		for i := range page {
+			sub := &page[i].Subscriber
+			for j, s := range sels {
+				if s.Selects(sub) {
+					counts[j]++
+				}
+			}
+		}
+		if len(page) < countPage {
+			return nil
+		}
+		after = page[len(page)-1].Endpoint.ID
+	}
+}

@@ -1,0 +1,396 @@
+package storetest
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/relaybell/relaybell/store"
+)
+
+var peopleCases = []testCase{
+	{"Segments", testSegments},
+	{"SegmentUses", testSegmentUses},
+	{"Topics", testTopics},
+	{"AudienceTopic", testAudienceTopic},
+	{"PeoplePaging", testPeoplePaging},
+	{"Person", testPerson},
+	{"Import", testImport},
+	{"TagPeople", testTagPeople},
+	{"ErasePeople", testErasePeople},
+	{"Facets", testFacets},
+}
+
+func segment(websiteID, name string, at time.Time) store.Segment {
+	return store.Segment{ID: uuid.NewString(), WebsiteID: websiteID, Name: name,
+		Filters: []byte(`{"match": "all", "rules": [{"field": "country", "op": "eq", "value": "FR"}]}`), CreatedAt: at}
+}
+
+func testSegments(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w, other := newWebsite(t, s), newWebsite(t, s)
+	a, b := segment(w.Website.ID, "A", at(time.Second)), segment(w.Website.ID, "B", at(2*time.Second))
+	noErr(t, "CreateSegment", s.CreateSegment(ctx, a))
+	noErr(t, "CreateSegment", s.CreateSegment(ctx, b))
+	noErr(t, "CreateSegment", s.CreateSegment(ctx, segment(other.Website.ID, "C", at(3*time.Second))))
+	wantErr(t, "CreateSegment(same id)", s.CreateSegment(ctx, a), store.ErrConflict)
+
+	list, err := s.ListSegments(ctx, w.Website.ID)
+	noErr(t, "ListSegments", err)
+	names := func(l []store.Segment) (out []string) {
+		for _, sg := range l {
+			out = append(out, sg.Name)
+		}
+		return out
+	}
+	same(t, "segments newest first", names(list), []string{"B", "A"})
+	got, err := s.Segment(ctx, w.Website.ID, a.ID)
+	noErr(t, "Segment", err)
+	same(t, "segment name and time", []any{got.Name, got.WebsiteID, got.CreatedAt}, []any{"A", w.Website.ID, a.CreatedAt})
+	same(t, "segment filters", got.Filters, a.Filters)
+
+	a.Name, a.Filters = "A2", []byte(`{"match":"any","rules":[{"field":"tag:plan","op":"exists"}]}`)
+	noErr(t, "UpdateSegment", s.UpdateSegment(ctx, a))
+	got, err = s.Segment(ctx, w.Website.ID, a.ID)
+	noErr(t, "Segment", err)
+	same(t, "updated name", got.Name, "A2")
+	same(t, "updated filters", got.Filters, a.Filters)
+	moved := a
+	moved.WebsiteID = other.Website.ID
+	wantErr(t, "UpdateSegment(other website)", s.UpdateSegment(ctx, moved), store.ErrNotFound)
+	wantErr(t, "UpdateSegment(unknown)", s.UpdateSegment(ctx, segment(w.Website.ID, "X", t0)), store.ErrNotFound)
+
+	noErr(t, "DeleteSegment(other website)", s.DeleteSegment(ctx, other.Website.ID, a.ID))
+	noErr(t, "DeleteSegment", s.DeleteSegment(ctx, w.Website.ID, a.ID))
+	noErr(t, "DeleteSegment(again)", s.DeleteSegment(ctx, w.Website.ID, a.ID))
+	list, err = s.ListSegments(ctx, w.Website.ID)
+	noErr(t, "ListSegments", err)
+	same(t, "segments after delete", names(list), []string{"B"})
+	empty, err := s.ListSegments(ctx, newWebsite(t, s).Website.ID)
+	noErr(t, "ListSegments", err)
+	if empty == nil || len(empty) != 0 {
+		t.Fatalf("ListSegments of a new website = %#v, want an empty list", empty)
+	}
+}
+
+func testSegmentUses(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	a, b, c := uuid.NewString(), uuid.NewString(), uuid.NewString()
+	mk := func(status string, started *time.Time, segs ...string) {
+		n := notification(w.Website.ID)
+		n.Status, n.StartedAt, n.Segments = status, started, segs
+		create(t, s, n)
+	}
+	mk(store.StatusQueued, nil, a, b)
+	mk(store.StatusScheduled, nil, a)
+	mk(store.StatusSent, ptr(at(time.Hour)), a)
+	mk(store.StatusSent, ptr(at(2*time.Hour)), b, b)
+	mk(store.StatusDraft, nil, c)
+	uses, err := s.SegmentUses(ctx, w.Website.ID)
+	noErr(t, "SegmentUses", err)
+	same(t, "segment uses", uses, map[string]store.SegmentUse{
+		a: {Pending: 2, LastSentAt: ptr(at(time.Hour))},
+		b: {Pending: 1, LastSentAt: ptr(at(2 * time.Hour))},
+		c: {},
+	})
+	other, err := s.SegmentUses(ctx, newWebsite(t, s).Website.ID)
+	noErr(t, "SegmentUses", err)
+	same(t, "uses of another website", other, map[string]store.SegmentUse{})
+}
+
+func testTopics(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	news := createTopic(t, s, w.Website.ID, "News", "news", at(time.Second))
+	deals := createTopic(t, s, w.Website.ID, "Deals", "deals", at(2*time.Second))
+	in := subscription(w.Website.ID)
+	in.Topics = []string{"news", "deals"}
+	subscribe(t, s, in)
+	in = subscription(w.Website.ID)
+	in.Topics = []string{"news"}
+	second := subscribe(t, s, in)
+
+	renamed, created, err := s.SaveTopic(ctx, store.Topic{ID: uuid.NewString(), WebsiteID: w.Website.ID,
+		Name: "World news", Slug: "NEWS", CreatedAt: at(time.Hour)})
+	noErr(t, "SaveTopic(existing slug)", err)
+	if created {
+		t.Fatal("SaveTopic with an existing slug created a second topic")
+	}
+	same(t, "renamed topic", renamed, store.Topic{ID: news.ID, WebsiteID: w.Website.ID, Name: "World news",
+		Slug: "news", CreatedAt: at(time.Second), Subscribers: 2})
+
+	list, err := s.ListTopics(ctx, w.Website.ID)
+	noErr(t, "ListTopics", err)
+	same(t, "topics oldest first", list, []store.Topic{renamed,
+		{ID: deals.ID, WebsiteID: w.Website.ID, Name: "Deals", Slug: "deals", CreatedAt: at(2 * time.Second), Subscribers: 1}})
+
+	got, err := s.RenameTopic(ctx, w.Website.ID, deals.ID, "Hot deals")
+	noErr(t, "RenameTopic", err)
+	same(t, "RenameTopic name and slug", []string{got.Name, got.Slug}, []string{"Hot deals", "deals"})
+	_, err = s.RenameTopic(ctx, newWebsite(t, s).Website.ID, deals.ID, "x")
+	wantErr(t, "RenameTopic(other website)", err, store.ErrNotFound)
+
+	noErr(t, "DeleteTopic", s.DeleteTopic(ctx, w.Website.ID, news.ID))
+	noErr(t, "DeleteTopic(again)", s.DeleteTopic(ctx, w.Website.ID, news.ID))
+	p, err := s.Person(ctx, w.Website.ID, second.SubscriberID)
+	noErr(t, "Person", err)
+	if len(p.Topics) != 0 {
+		t.Fatalf("opt-ins after the topic was deleted: %v", p.Topics)
+	}
+	// A topic created again with the old slug starts with no one.
+	again := createTopic(t, s, w.Website.ID, "News", "news", at(3*time.Hour))
+	same(t, "recreated topic subscribers", again.Subscribers, int64(0))
+}
+
+func testAudienceTopic(t *testing.T, s store.Store) {
+	w := newWebsite(t, s)
+	tp := createTopic(t, s, w.Website.ID, "News", "news", t0)
+	want := map[string]bool{}
+	for i := range 40 {
+		in := subscription(w.Website.ID)
+		if i%3 == 0 {
+			in.Topics = []string{"News"}
+		}
+		res := subscribe(t, s, in)
+		if i%3 == 0 {
+			want[res.EndpointID] = true
+		}
+	}
+	got := map[string]bool{}
+	for shard := range store.Shards {
+		for _, r := range walkShard(t, s, store.AudienceQuery{WebsiteID: w.Website.ID, Shard: shard, TopicID: tp.ID, Limit: 2}) {
+			got[r.Endpoint.ID] = true
+		}
+	}
+	same(t, "audience of the topic", got, want)
+}
+
+func people(t *testing.T, s store.Store, q store.PeopleQuery) []store.Person {
+	t.Helper()
+	out, err := s.People(context.Background(), q)
+	noErr(t, "People", err)
+	return out
+}
+
+func testPeoplePaging(t *testing.T, s store.Store) {
+	w := newWebsite(t, s)
+	var ids []string
+	for i := range 7 {
+		in := subscription(w.Website.ID)
+		in.At = at(time.Duration(i/2) * time.Minute) // pairs share a creation time
+		ids = append(ids, subscribe(t, s, in).SubscriberID)
+	}
+	newWebsiteWithPeople := newWebsite(t, s)
+	subscribe(t, s, subscription(newWebsiteWithPeople.Website.ID))
+
+	var got []string
+	var after *store.PersonKey
+	for {
+		page := people(t, s, store.PeopleQuery{WebsiteID: w.Website.ID, After: after, Limit: 3})
+		for _, p := range page {
+			got = append(got, p.ID)
+		}
+		if len(page) < 3 {
+			break
+		}
+		last := page[len(page)-1]
+		after = &store.PersonKey{CreatedAt: last.CreatedAt, ID: last.ID}
+	}
+	want := slices.Clone(ids)
+	slices.SortStableFunc(want, func(a, b string) int {
+		ia, ib := slices.Index(ids, a)/2, slices.Index(ids, b)/2
+		if ia != ib {
+			return ib - ia
+		}
+		if a > b {
+			return -1
+		}
+		return 1
+	})
+	same(t, "people newest first, then by id", got, want)
+}
+
+func testPerson(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	tp := createTopic(t, s, w.Website.ID, "News", "news", t0)
+	in := subscription(w.Website.ID)
+	in.ExternalID, in.Device, in.Topics = "user-1", "desktop", []string{"news"}
+	first := subscribe(t, s, in)
+	in2 := subscription(w.Website.ID)
+	in2.ExternalID, in2.Device, in2.At = "user-1", "android", at(time.Hour)
+	second := subscribe(t, s, in2)
+
+	want := store.Person{
+		Subscriber: store.Subscriber{ID: first.SubscriberID, WebsiteID: w.Website.ID, ExternalID: "user-1",
+			Country: "FR", Language: "fr", Timezone: "Europe/Paris", URL: "https://example.com/pricing",
+			Shard: store.ShardOf(first.SubscriberID), CreatedAt: in.At, LastSeenAt: in2.At},
+		ConsentAt: ptr(in.At),
+		Devices:   []string{"android", "desktop"},
+		Topics:    []string{tp.ID},
+	}
+	for _, key := range []string{first.SubscriberID, "user-1"} {
+		p, err := s.Person(ctx, w.Website.ID, key)
+		noErr(t, "Person("+key+")", err)
+		same(t, "Person("+key+")", p, want)
+		same(t, "status", p.Status(), "subscribed")
+	}
+	_, err := s.Person(ctx, newWebsite(t, s).Website.ID, "user-1")
+	wantErr(t, "Person(other website)", err, store.ErrNotFound)
+	eps, err := s.PersonEndpoints(ctx, w.Website.ID, first.SubscriberID)
+	noErr(t, "PersonEndpoints", err)
+	if len(eps) != 2 || eps[0].ID != second.EndpointID || eps[1].ID != first.EndpointID {
+		t.Fatalf("PersonEndpoints = %+v, want the android endpoint then the desktop one", eps)
+	}
+	_, err = s.DeleteSubscription(ctx, w.Website.ID, in.Endpoint)
+	noErr(t, "DeleteSubscription", err)
+	_, err = s.DeleteSubscription(ctx, w.Website.ID, in2.Endpoint)
+	noErr(t, "DeleteSubscription", err)
+	p, err := s.Person(ctx, w.Website.ID, "user-1")
+	noErr(t, "Person", err)
+	same(t, "status after unsubscribing", p.Status(), "unsubscribed")
+}
+
+func testImport(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	tp := createTopic(t, s, w.Website.ID, "News", "news", t0)
+	in := subscription(w.Website.ID)
+	in.ExternalID = "known"
+	known := subscribe(t, s, in)
+	_, err := s.TagPeople(ctx, w.Website.ID, []string{known.SubscriberID}, map[string]string{"plan": "free", "keep": "1"}, nil)
+	noErr(t, "TagPeople", err)
+
+	n, err := s.ImportPeople(ctx, w.Website.ID, []store.ImportRow{
+		{ExternalID: "known", Tags: map[string]string{"plan": "pro", "vip": ""}, Topics: []string{"NEWS", "missing"}},
+		{ExternalID: ""},
+		{ExternalID: "new", Tags: map[string]string{"plan": "trial"}, Topics: []string{"news"}},
+	}, at(time.Hour))
+	noErr(t, "ImportPeople", err)
+	same(t, "imported rows", n, 2)
+
+	p, err := s.Person(ctx, w.Website.ID, "known")
+	noErr(t, "Person(known)", err)
+	same(t, "enriched person", []any{p.ID, p.Tags, p.Topics, p.Status()},
+		[]any{known.SubscriberID, map[string]string{"plan": "pro", "vip": "", "keep": "1"}, []string{tp.ID}, "subscribed"})
+
+	p, err = s.Person(ctx, w.Website.ID, "new")
+	noErr(t, "Person(new)", err)
+	same(t, "imported person", []any{p.Tags, p.Topics, p.Status(), p.ConsentAt, p.CreatedAt},
+		[]any{map[string]string{"plan": "trial"}, []string{tp.ID}, "no_device", (*time.Time)(nil), at(time.Hour)})
+
+	// The browser opts in later: the attributes apply to it.
+	in = subscription(w.Website.ID)
+	in.ExternalID, in.At = "new", at(2*time.Hour)
+	res := subscribe(t, s, in)
+	same(t, "subscriber of the browser", res.SubscriberID, p.ID)
+	p, err = s.Person(ctx, w.Website.ID, "new")
+	noErr(t, "Person(new)", err)
+	same(t, "person after opting in", []any{p.Status(), p.ConsentAt, p.Tags["plan"]}, []any{"subscribed", ptr(at(2 * time.Hour)), "trial"})
+}
+
+func testTagPeople(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w, other := newWebsite(t, s), newWebsite(t, s)
+	a := subscribe(t, s, subscription(w.Website.ID)).SubscriberID
+	b := subscribe(t, s, subscription(w.Website.ID)).SubscriberID
+	foreign := subscribe(t, s, subscription(other.Website.ID)).SubscriberID
+	n, err := s.TagPeople(ctx, w.Website.ID, []string{a, b, foreign, uuid.NewString()},
+		map[string]string{"plan": "pro", "beta": ""}, nil)
+	noErr(t, "TagPeople", err)
+	same(t, "tagged", n, 2)
+	n, err = s.TagPeople(ctx, w.Website.ID, []string{b}, map[string]string{"plan": "free"}, []string{"beta", "absent"})
+	noErr(t, "TagPeople", err)
+	same(t, "tagged", n, 1)
+	for id, want := range map[string]map[string]string{
+		a: {"plan": "pro", "beta": ""},
+		b: {"plan": "free"},
+	} {
+		p, err := s.Person(ctx, w.Website.ID, id)
+		noErr(t, "Person", err)
+		same(t, "labels", p.Tags, want)
+	}
+	p, err := s.Person(ctx, other.Website.ID, foreign)
+	noErr(t, "Person", err)
+	if len(p.Tags) != 0 {
+		t.Fatalf("another website's subscriber was tagged: %v", p.Tags)
+	}
+}
+
+func testErasePeople(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w, other := newWebsite(t, s), newWebsite(t, s)
+	createTopic(t, s, w.Website.ID, "News", "news", t0)
+	in := subscription(w.Website.ID)
+	in.ExternalID, in.Topics = "gone", []string{"news"}
+	gone := subscribe(t, s, in)
+	kept := subscribe(t, s, subscription(w.Website.ID))
+	foreign := subscribe(t, s, subscription(other.Website.ID))
+
+	n := sending(t, s, w.Website.ID)
+	noErr(t, "RecordResults", s.RecordResults(ctx, n.ID, []store.PushResult{
+		{EndpointID: gone.EndpointID, Outcome: store.OutcomeSent}, {EndpointID: kept.EndpointID, Outcome: store.OutcomeSent}}))
+	_, err := s.RecordInteraction(ctx, w.Website.ID, n.ID, gone.EndpointID, store.InteractionClicked, at(time.Minute))
+	noErr(t, "RecordInteraction", err)
+
+	erased, err := s.ErasePeople(ctx, w.Website.ID, []string{gone.SubscriberID, foreign.SubscriberID, uuid.NewString()})
+	noErr(t, "ErasePeople", err)
+	same(t, "erased", erased, []store.Subscriber{{ID: gone.SubscriberID, WebsiteID: w.Website.ID, ExternalID: "gone"}})
+	_, err = s.Person(ctx, w.Website.ID, gone.SubscriberID)
+	wantErr(t, "Person(erased)", err, store.ErrNotFound)
+	_, err = s.Endpoint(ctx, w.Website.ID, gone.EndpointID)
+	wantErr(t, "Endpoint(erased)", err, store.ErrNotFound)
+	left, err := s.Undelivered(ctx, n.ID, []string{gone.EndpointID, kept.EndpointID})
+	noErr(t, "Undelivered", err)
+	same(t, "push results left", left, []string{gone.EndpointID})
+	again, err := s.RecordInteraction(ctx, w.Website.ID, n.ID, gone.EndpointID, store.InteractionClicked, at(time.Minute))
+	noErr(t, "RecordInteraction", err)
+	if !again {
+		t.Fatal("the erased endpoint's click was kept")
+	}
+	_, err = s.Person(ctx, other.Website.ID, foreign.SubscriberID)
+	noErr(t, "another website's person", err)
+	_, err = s.Person(ctx, w.Website.ID, kept.SubscriberID)
+	noErr(t, "the other person", err)
+}
+
+func testFacets(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	news := createTopic(t, s, w.Website.ID, "News", "news", t0)
+	deals := createTopic(t, s, w.Website.ID, "Deals", "deals", at(time.Second))
+	add := func(country, lang, device string, topics []string, tags map[string]string) {
+		in := subscription(w.Website.ID)
+		in.Country, in.Language, in.Device, in.Topics = country, lang, device, topics
+		res := subscribe(t, s, in)
+		if tags != nil {
+			_, err := s.TagPeople(ctx, w.Website.ID, []string{res.SubscriberID}, tags, nil)
+			noErr(t, "TagPeople", err)
+		}
+	}
+	add("FR", "fr", "desktop", []string{"news"}, map[string]string{"plan": "pro", "rb_internal": "x"})
+	add("FR", "fr-CA", "android", []string{"news", "deals"}, map[string]string{"plan": "pro", "beta": ""})
+	add("DE", "de", "desktop", nil, map[string]string{"plan": "free"})
+	add("", "", "desktop", nil, nil)
+	subscribe(t, s, subscription(newWebsite(t, s).Website.ID))
+
+	f, err := s.Facets(ctx, w.Website.ID, 20)
+	noErr(t, "Facets", err)
+	same(t, "facets", f, store.Facets{
+		Countries: []store.FacetValue{{Value: "FR", Count: 2}, {Value: "DE", Count: 1}},
+		Languages: []store.FacetValue{{Value: "de", Count: 1}, {Value: "fr", Count: 1}, {Value: "fr-CA", Count: 1}},
+		Devices:   []store.FacetValue{{Value: "desktop", Count: 3}, {Value: "android", Count: 1}},
+		Tags: []store.TagFacet{{Key: "plan", Count: 3, Values: []string{"pro", "free"}},
+			{Key: "beta", Count: 1, Values: []string{}}},
+		Topics: []store.TopicFacet{{ID: news.ID, Name: "News", Slug: "news", Count: 2},
+			{ID: deals.ID, Name: "Deals", Slug: "deals", Count: 1}},
+	})
+	f, err = s.Facets(ctx, w.Website.ID, 1)
+	noErr(t, "Facets(limit 1)", err)
+	same(t, "limited facets", []any{f.Countries, f.Tags}, []any{[]store.FacetValue{{Value: "FR", Count: 2}},
+		[]store.TagFacet{{Key: "plan", Count: 3, Values: []string{"pro"}}}})
+}
