@@ -71,5 +71,11 @@ type ErrorRow struct {
 type Store interface {
 	Record(ctx context.Context, events []Event) error
 	Report(ctx context.Context, websiteID, notificationID string) (Report, error)
+	// PersonEvents lists the events of the website's subscribers, newest
+	// first, at most limit.
+	PersonEvents(ctx context.Context, websiteID string, subscriberIDs []string, limit int) ([]Event, error)
+	// Erase deletes every event of the website's subscribers (right to
+	// erasure). A store may finish the deletion shortly after returning.
+	Erase(ctx context.Context, websiteID string, subscriberIDs []string) error
 	Close() error
 }

@@ -10,6 +10,7 @@ import (
 
 // countingStore records what each write held.
 type countingStore struct {
+	Store  // nil: only Record and Close are called
 	mu     sync.Mutex
 	writes [][]Event
 	err    error

@@ -25,6 +25,7 @@ func Run(t *testing.T, open func(t *testing.T) analytics.Store) {
 		{"Isolation", testIsolation},
 		{"RecordAppends", testRecordAppends},
 		{"ClickWithoutSend", testClickWithoutSend},
+		{"PersonEventsAndErase", testPersonEventsAndErase},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -165,4 +166,51 @@ func testClickWithoutSend(t *testing.T, s analytics.Store) {
 		Languages: []analytics.LanguageRow{{Language: "en", Sent: 1}},
 		Errors:    []analytics.ErrorRow{{Code: "413", Count: 1}},
 	})
+}
+
+// testPersonEventsAndErase: a person's events come newest first, only the
+// website's; erasure removes them all and nothing else.
+func testPersonEventsAndErase(t *testing.T, s analytics.Store) {
+	ctx := context.Background()
+	mk := func(website, subscriber, kind string, d time.Duration) analytics.Event {
+		return analytics.Event{Kind: kind, WebsiteID: website, NotificationID: "n1", EndpointID: "e-" + subscriber,
+			SubscriberID: subscriber, Device: "desktop", Language: "en", At: at.Add(d)}
+	}
+	record(t, s, []analytics.Event{
+		mk("w1", "s1", analytics.KindSent, 0),
+		mk("w1", "s1", analytics.KindDelivered, time.Second),
+		mk("w1", "s1", analytics.KindClicked, 2*time.Second),
+		mk("w1", "s2", analytics.KindSent, 0),
+		mk("w2", "s1", analytics.KindSent, 0),
+	})
+	kinds := func(website string, ids []string, limit int) []string {
+		t.Helper()
+		evs, err := s.PersonEvents(ctx, website, ids, limit)
+		if err != nil {
+			t.Fatalf("PersonEvents: %v", err)
+		}
+		out := []string{}
+		for _, e := range evs {
+			out = append(out, e.SubscriberID+":"+e.Kind)
+		}
+		return out
+	}
+	same := func(what string, got, want []string) {
+		t.Helper()
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s = %v, want %v", what, got, want)
+		}
+	}
+	same("events of s1", kinds("w1", []string{"s1"}, 10), []string{"s1:clicked", "s1:delivered", "s1:sent"})
+	same("limited", kinds("w1", []string{"s1"}, 1), []string{"s1:clicked"})
+	if err := s.Erase(ctx, "w1", []string{"s1"}); err != nil {
+		t.Fatalf("Erase: %v", err)
+	}
+	// A store may finish erasing in the background (ClickHouse mutations).
+	deadline := time.Now().Add(10 * time.Second)
+	for len(kinds("w1", []string{"s1", "s2"}, 10)) != 1 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	same("events left on w1", kinds("w1", []string{"s1", "s2"}, 10), []string{"s2:sent"})
+	same("events of the other website", kinds("w2", []string{"s1"}, 10), []string{"s1:sent"})
 }

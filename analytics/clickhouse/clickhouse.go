@@ -171,3 +171,40 @@ func (s *Store) Report(ctx context.Context, websiteID, notificationID string) (a
 
 // Close closes the connections.
 func (s *Store) Close() error { return s.conn.Close() }
+
+// PersonEvents lists the events of the website's subscribers, newest first.
+func (s *Store) PersonEvents(ctx context.Context, websiteID string, subscriberIDs []string, limit int) ([]analytics.Event, error) {
+	rows, err := s.conn.Query(ctx, `SELECT website_id, notification_id, endpoint_id, subscriber_id, kind,
+			device, language, variant, code, at
+		FROM `+s.table+` WHERE website_id = ? AND has(?, subscriber_id)
+		ORDER BY at DESC LIMIT ?`, websiteID, subscriberIDs, limit)
+	if err != nil {
+		return nil, fmt.Errorf("reading person events: %w", err)
+	}
+	defer rows.Close()
+	out := []analytics.Event{}
+	for rows.Next() {
+		var e analytics.Event
+		if err := rows.Scan(&e.WebsiteID, &e.NotificationID, &e.EndpointID, &e.SubscriberID, &e.Kind,
+			&e.Device, &e.Language, &e.Variant, &e.Code, &e.At); err != nil {
+			return nil, fmt.Errorf("reading person events: %w", err)
+		}
+		e.At = e.At.UTC()
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// Erase deletes every event of the website's subscribers. ClickHouse runs
+// the deletion as a mutation in the background: the rows are gone from
+// reads once it finishes, usually within a second.
+func (s *Store) Erase(ctx context.Context, websiteID string, subscriberIDs []string) error {
+	if len(subscriberIDs) == 0 {
+		return nil
+	}
+	if err := s.conn.Exec(ctx, `ALTER TABLE `+s.table+` DELETE WHERE website_id = ? AND has(?, subscriber_id)`,
+		websiteID, subscriberIDs); err != nil {
+		return fmt.Errorf("erasing events: %w", err)
+	}
+	return nil
+}

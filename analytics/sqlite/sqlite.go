@@ -5,7 +5,9 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
+	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
@@ -33,6 +35,7 @@ CREATE TABLE IF NOT EXISTS events (
 	at INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS events_notification ON events (notification_id, kind, endpoint_id);
+CREATE INDEX IF NOT EXISTS events_subscriber ON events (subscriber_id, at);
 `
 
 // Open opens (or creates) the analytics file at path.
@@ -129,3 +132,46 @@ func (s *Store) Report(ctx context.Context, websiteID, notificationID string) (a
 
 // Close closes the file.
 func (s *Store) Close() error { return s.db.Close() }
+
+// PersonEvents lists the events of the website's subscribers, newest first.
+func (s *Store) PersonEvents(ctx context.Context, websiteID string, subscriberIDs []string, limit int) ([]analytics.Event, error) {
+	ids, err := json.Marshal(subscriberIDs)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT website_id, notification_id, endpoint_id, subscriber_id, kind,
+			device, language, variant, code, at
+		FROM events WHERE subscriber_id IN (SELECT value FROM json_each(?)) AND website_id = ?
+		ORDER BY at DESC, rowid DESC LIMIT ?`, string(ids), websiteID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("reading person events: %w", err)
+	}
+	defer rows.Close()
+	out := []analytics.Event{}
+	for rows.Next() {
+		var (
+			e  analytics.Event
+			at int64
+		)
+		if err := rows.Scan(&e.WebsiteID, &e.NotificationID, &e.EndpointID, &e.SubscriberID, &e.Kind,
+			&e.Device, &e.Language, &e.Variant, &e.Code, &at); err != nil {
+			return nil, fmt.Errorf("reading person events: %w", err)
+		}
+		e.At = time.UnixMilli(at).UTC()
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// Erase deletes every event of the website's subscribers.
+func (s *Store) Erase(ctx context.Context, websiteID string, subscriberIDs []string) error {
+	ids, err := json.Marshal(subscriberIDs)
+	if err != nil {
+		return err
+	}
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM events
+		WHERE subscriber_id IN (SELECT value FROM json_each(?)) AND website_id = ?`, string(ids), websiteID); err != nil {
+		return fmt.Errorf("erasing events: %w", err)
+	}
+	return nil
+}
