@@ -135,6 +135,10 @@ type Error struct {
 	Limit      *int   `json:"limit,omitempty"`
 	Kind       string `json:"kind,omitempty"`
 	RetryAfter *int   `json:"retryAfter,omitempty"`
+	// Feeds, Schedules and Pending count what holds a segment_in_use.
+	Feeds     *int64 `json:"feeds,omitempty"`
+	Schedules *int64 `json:"schedules,omitempty"`
+	Pending   *int64 `json:"pending,omitempty"`
 }
 
 // Status is the HTTP status of the error's code; a code missing from the

@@ -115,6 +115,9 @@ func (a *API) routes() *router {
 	rt.add(&route{method: http.MethodGet, pattern: "/metrics", handle: a.metricsHandler()})
 	rt.add(&route{method: http.MethodGet, pattern: "/api/v1/openapi.json", handle: a.handleOpenAPI})
 	a.notificationRoutes(rt)
+	a.segmentRoutes(rt)
+	a.topicRoutes(rt)
+	a.peopleRoutes(rt)
 	a.sdkRoutes(rt)
 	a.adminRoutes(rt)
 	return rt
