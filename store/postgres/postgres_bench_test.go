@@ -158,3 +158,12 @@ func (s *Store) recordResultsClient(ctx context.Context, notificationID string, 
 		return pruneEndpoints(ctx, tx, pruned, at)
 	})
 }
+
+// BenchmarkPeople runs storetest's audience-view benchmarks
+// (RELAYBELL_BENCH_PEOPLE subscribers, default 100,000).
+func BenchmarkPeople(b *testing.B) {
+	s := benchStore(b)
+	total := storetest.PeopleBenchSize(b)
+	seedAudience(b, s, total)
+	storetest.BenchPeople(b, s, total)
+}

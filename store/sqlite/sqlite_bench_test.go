@@ -92,7 +92,7 @@ func BenchmarkAudience(b *testing.B) {
 			for shard := range store.Shards {
 				q := store.AudienceQuery{WebsiteID: storetest.BenchWebsite, Shard: shard, Limit: 500}
 				for {
-					rows, err := s.r.query(ctx, query, q.WebsiteID, q.Shard, q.AfterID, q.Limit)
+					rows, err := s.r.query(ctx, query, q.WebsiteID, q.Shard, q.AfterID, q.Limit, "")
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -249,4 +249,13 @@ func (s *Store) recordResultsLoop(ctx context.Context, notificationID string, re
 		}
 		return pruneEndpoints(tx, string(prunedList), at)
 	})
+}
+
+// BenchmarkPeople runs storetest's audience-view benchmarks
+// (RELAYBELL_BENCH_PEOPLE subscribers, default 100,000).
+func BenchmarkPeople(b *testing.B) {
+	s := benchStore(b)
+	total := storetest.PeopleBenchSize(b)
+	seedAudience(b, s, total)
+	storetest.BenchPeople(b, s, total)
 }

@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"os"
 	"strconv"
 	"testing"
 
 	"github.com/google/uuid"
 
+	"github.com/relaybell/relaybell/audience"
+	"github.com/relaybell/relaybell/filter"
 	"github.com/relaybell/relaybell/store"
 )
 
@@ -248,4 +251,69 @@ func BenchParallelSends(b *testing.B, s store.Store) {
 		}
 	})
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*500), "ns/result")
+}
+
+// BenchPeople measures the audience views over a store seeded with
+// SeedRows(total): the first page of the audience list, a page filtered on
+// a label one row in ten carries, a search that matches a single person
+// (a walk of everyone), the count of everyone, the facets, and a segment
+// preview (one walk of every shard with the send engine).
+func BenchPeople(b *testing.B, s store.Store, total int) {
+	ctx := context.Background()
+	list := func(name string, q audience.Query, want int) {
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				q.WebsiteID = BenchWebsite
+				page, err := audience.List(ctx, s, &q, "", 25)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(page.Items) != want {
+					b.Fatalf("%d items, want %d", len(page.Items), want)
+				}
+			}
+		})
+	}
+	list("list", audience.Query{}, 25)
+	list("list-tag", audience.Query{Tags: []audience.Tag{{Key: "plan", Value: "pro", HasValue: true}}}, 25)
+	list("list-search", audience.Query{Q: "user-" + strconv.Itoa(total-10)}, 1)
+	b.Run("count", func(b *testing.B) {
+		for b.Loop() {
+			n, err := audience.Total(ctx, s, &audience.Query{WebsiteID: BenchWebsite})
+			if err != nil || n != int64(total) {
+				b.Fatalf("Total = %d, %v; want %d", n, err, total)
+			}
+		}
+	})
+	b.Run("facets", func(b *testing.B) {
+		for b.Loop() {
+			f, err := s.Facets(ctx, BenchWebsite, 20)
+			if err != nil || len(f.Countries) != 1 || f.Countries[0].Count != int64(total) {
+				b.Fatalf("Facets = %+v, %v", f.Countries, err)
+			}
+		}
+	})
+	b.Run("preview", func(b *testing.B) {
+		f := filter.Filters{Rules: []filter.Rule{{Field: "tag:plan", Value: filter.Text("pro")}}}
+		sel := audience.ForFilters(BenchWebsite, "", &f)
+		for b.Loop() {
+			n, err := audience.Count(ctx, s, sel, sel)
+			if err != nil || n[0] != int64((total+9)/10) {
+				b.Fatalf("Count = %v, %v; want %d", n, err, (total+9)/10)
+			}
+		}
+	})
+}
+
+// PeopleBenchSize is the audience of BenchPeople: RELAYBELL_BENCH_PEOPLE,
+// default 100,000 (the note of issue 4 gives the 1,000,000 figures).
+func PeopleBenchSize(b *testing.B) int {
+	if v := os.Getenv("RELAYBELL_BENCH_PEOPLE"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 100 {
+			b.Fatalf("RELAYBELL_BENCH_PEOPLE=%q: want a number of at least 100", v)
+		}
+		return n
+	}
+	return 100_000
 }
