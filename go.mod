@@ -8,6 +8,7 @@ require (
 	github.com/google/uuid v1.6.0
 	github.com/hashicorp/memberlist v0.6.0
 	github.com/jackc/pgx/v5 v5.12.0
+	github.com/phuslu/iploc v1.0.20260915
 	github.com/prometheus/client_golang v1.23.2
 	github.com/twmb/franz-go v1.22.2
 	github.com/twmb/franz-go/pkg/kadm v1.19.0

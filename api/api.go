@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -47,8 +48,17 @@ type Config struct {
 	KeyCacheSize int
 	// CountryHeader names a header set by a trusted proxy that carries the
 	// visitor's 2-letter country (e.g. "CF-IPCountry"). Default none: the
-	// country is left empty.
+	// country is looked up from the visitor's IP address.
 	CountryHeader string
+	// TrustProxy says the API sits behind a reverse proxy that sets
+	// X-Forwarded-For and X-Forwarded-Proto (RELAYBELL_TRUST_PROXY): the
+	// visitor's address is the first of X-Forwarded-For. Default false: the
+	// connection's peer is the visitor.
+	TrustProxy bool
+	// PublicURL is where browsers reach the API, e.g.
+	// "https://push.example.com" (RELAYBELL_PUBLIC_URL); the SDK scripts
+	// call it. Default: the scheme and Host of the request for the script.
+	PublicURL string
 }
 
 // withDefaults fills unset fields.
@@ -82,6 +92,12 @@ func (c Config) Validate() error {
 	}
 	if c.CountryHeader != "" && !isToken(c.CountryHeader) {
 		return fmt.Errorf("country header %q: not a header name", c.CountryHeader)
+	}
+	if c.PublicURL != "" {
+		if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") ||
+			u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+			return fmt.Errorf("public url %q: want an absolute http(s) URL", c.PublicURL)
+		}
 	}
 	return nil
 }

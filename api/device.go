@@ -25,6 +25,8 @@ func deviceType(ua string) string {
 		return DeviceAndroid
 	case containsAny(ua, "Mobile", "Mobi", "Opera Mini", "IEMobile", "BlackBerry", "KaiOS"):
 		return DeviceMobile
+	case containsAny(ua, "SMART-TV", "SmartTV", "Web0S", "CrKey", "Xbox", "PlayStation", "Nintendo"):
+		return DeviceOther // televisions and consoles, which also name desktop systems
 	case containsAny(ua, "Windows", "Macintosh", "X11", "Linux", "CrOS"):
 		return DeviceDesktop
 	}

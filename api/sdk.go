@@ -11,6 +11,7 @@ import (
 	"github.com/relaybell/relaybell/analytics"
 	"github.com/relaybell/relaybell/netpolicy"
 	"github.com/relaybell/relaybell/notification"
+	"github.com/relaybell/relaybell/sdk"
 	"github.com/relaybell/relaybell/store"
 	"github.com/relaybell/relaybell/webpush"
 )
@@ -52,10 +53,18 @@ func (a *API) handleSDKConfig(r *request) error {
 		Name string `json:"name"`
 		Slug string `json:"slug"`
 	}
+	list, err := a.st.ListTopics(r.ctx, w.ID)
+	if err != nil {
+		return err
+	}
+	topics := make([]topic, len(list))
+	for i, t := range list {
+		topics[i] = topic{t.Name, t.Slug}
+	}
 	return r.json(http.StatusOK, struct {
 		VAPIDPublicKey string  `json:"vapidPublicKey"`
 		Topics         []topic `json:"topics"`
-	}{w.VAPIDPublicKey, []topic{}})
+	}{w.VAPIDPublicKey, topics})
 }
 
 // subscriptionRequest is the body of POST /subscriptions.
@@ -148,20 +157,6 @@ func (a *API) subscriptionInput(r *request, w store.Website, in subscriptionRequ
 		Topics:     topicSlugs(in.Topics),
 		At:         r.now.UTC(),
 	}, nil
-}
-
-// country reads the visitor's country from the trusted proxy header, when
-// one is configured: two letters, upper-cased; "XX" (unknown) and anything
-// else is left empty.
-func (a *API) country(r *request) string {
-	if a.cfg.CountryHeader == "" {
-		return ""
-	}
-	v := strings.ToUpper(strings.TrimSpace(string(r.fc.Request.Header.Peek(a.cfg.CountryHeader))))
-	if len(v) != 2 || v[0] < 'A' || v[0] > 'Z' || v[1] < 'A' || v[1] > 'Z' || v == "XX" {
-		return ""
-	}
-	return v
 }
 
 // pageURL keeps the last page seen when it is an http(s) URL.
@@ -362,4 +357,6 @@ func (a *API) sdkRoutes(rt *router) {
 	add(http.MethodDelete, "/subscriptions", a.handleUnsubscribe)
 	add(http.MethodPost, "/pings/delivered", a.handlePing(store.InteractionDelivered))
 	add(http.MethodPost, "/pings/clicked", a.handlePing(store.InteractionClicked))
+	add(http.MethodGet, "/sdk.js", a.handleScript(sdk.SDK))
+	add(http.MethodGet, "/sw.js", a.handleScript(sdk.Worker))
 }

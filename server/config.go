@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/relaybell/relaybell/fanout"
@@ -22,6 +23,8 @@ type Config struct {
 	PushAllowHosts string
 	NodeName       string
 	CountryHeader  string
+	TrustProxy     bool
+	PublicURL      string
 	ShutdownGrace  time.Duration
 
 	// Cluster backends; empty means the embedded default.
@@ -61,6 +64,9 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	str(&c.PushAllowHosts, "push-allow-hosts", "RELAYBELL_PUSH_ALLOW_HOSTS", "", "host:port list of push services allowed on private addresses")
 	str(&c.NodeName, "node", "RELAYBELL_NODE", hostname(), "node name on the ring")
 	str(&c.CountryHeader, "country-header", "RELAYBELL_COUNTRY_HEADER", "", "trusted proxy header carrying the visitor's country code")
+	trustProxy, _ := strconv.ParseBool(envOr("RELAYBELL_TRUST_PROXY", "false"))
+	fs.BoolVar(&c.TrustProxy, "trust-proxy", trustProxy, "behind a reverse proxy: the visitor is the first X-Forwarded-For address, the scheme X-Forwarded-Proto (env RELAYBELL_TRUST_PROXY)")
+	str(&c.PublicURL, "public-url", "RELAYBELL_PUBLIC_URL", "", "URL browsers reach the API at, written into sdk.js and sw.js (default: each request's scheme and Host)")
 	str(&c.Postgres, "postgres", "RELAYBELL_POSTGRES", "", "PostgreSQL URL (cluster mode)")
 	str(&c.Kafka, "kafka", "RELAYBELL_KAFKA", "", "Kafka seed brokers (cluster mode)")
 	str(&c.ClickHouse, "clickhouse", "RELAYBELL_CLICKHOUSE", "", "ClickHouse address (cluster mode)")

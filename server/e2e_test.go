@@ -23,6 +23,7 @@ type testServer struct {
 	t    *testing.T
 	base string
 	push *webpushtest.Server
+	srv  *Server
 }
 
 const adminToken = "test-admin-token"
@@ -68,7 +69,7 @@ func startServer(t *testing.T) *testServer {
 		}
 		s.Close()
 	})
-	return &testServer{t: t, base: "http://" + addr.String(), push: push}
+	return &testServer{t: t, base: "http://" + addr.String(), push: push, srv: s}
 }
 
 type testWriter struct{ t *testing.T }

@@ -370,6 +370,8 @@ func (s *Server) initAPI(context.Context) error {
 		AdminToken:     s.cfg.AdminToken,
 		PushAllowHosts: s.pushAllow,
 		CountryHeader:  s.cfg.CountryHeader,
+		TrustProxy:     s.cfg.TrustProxy,
+		PublicURL:      s.cfg.PublicURL,
 	}, s.store, s.analytics, s.dispatcher(), s.logger, s.reg)
 	if err != nil {
 		return err

@@ -1,0 +1,103 @@
+// Drives Debian's Chromium for the Go browser test (server/browser_test.go),
+// which holds the test's logic: this reads one JSON command a line on stdin,
+// {id, cmd, args}, and answers each with one line on stdout, {id, value} or
+// {id, error}. Logs go to stderr.
+import { createInterface } from 'node:readline';
+import { chromium } from 'playwright-core';
+
+let browser, context, page, cdp;
+const registrations = new Map(); // registrationId -> {registrationId, scopeURL}
+
+// stubPush runs in the page before its scripts. Headless Chromium cannot
+// reach a push service, so PushManager.subscribe and getSubscription return
+// a subscription to the Go test's fake push service, with the keys the test
+// holds. Nothing else is stubbed.
+function stubPush(s) {
+  let current = null;
+  const b64 = (buf) => btoa(String.fromCharCode(...new Uint8Array(buf)))
+    .replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  PushManager.prototype.subscribe = async function (options) {
+    const key = new Uint8Array(options.applicationServerKey).slice().buffer;
+    window.__subscribedWith = { userVisibleOnly: options.userVisibleOnly, applicationServerKey: b64(key) };
+    current = {
+      endpoint: s.endpoint,
+      expirationTime: null,
+      options: { userVisibleOnly: true, applicationServerKey: key },
+      toJSON: () => ({ endpoint: s.endpoint, expirationTime: null, keys: { p256dh: s.p256dh, auth: s.auth } }),
+      unsubscribe: async () => { current = null; window.__unsubscribed = true; return true; },
+    };
+    return current;
+  };
+  PushManager.prototype.getSubscription = async function () { return current; };
+}
+
+async function serviceWorker() {
+  const live = context.serviceWorkers();
+  return live.length ? live[live.length - 1] : context.waitForEvent('serviceworker', { timeout: 10000 });
+}
+
+const commands = {
+  async launch({ executablePath, origin, locale, timezoneId, subscription }) {
+    browser = await chromium.launch({
+      executablePath,
+      headless: true,
+      // As root Chromium needs --no-sandbox; the rest keep it off the
+      // network this machine does not have.
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+        '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    context = await browser.newContext({ locale, timezoneId });
+    await context.grantPermissions(['notifications'], { origin });
+    await context.addInitScript(stubPush, subscription);
+    page = await context.newPage();
+    page.on('console', (m) => console.error('page console:', m.text()));
+    page.on('pageerror', (e) => console.error('page error:', e.message));
+    cdp = await context.newCDPSession(page);
+    cdp.on('ServiceWorker.workerRegistrationUpdated', (e) => {
+      for (const r of e.registrations) {
+        registrations.set(r.registrationId, r);
+      }
+    });
+    await cdp.send('ServiceWorker.enable');
+    return browser.version();
+  },
+  async goto({ url }) {
+    await page.goto(url);
+  },
+  // page and worker evaluate a JavaScript expression and await its value.
+  async page({ expr }) {
+    return page.evaluate(expr);
+  },
+  async worker({ expr }) {
+    return (await serviceWorker()).evaluate(expr);
+  },
+  async cdp({ method, params }) {
+    return cdp.send(method, params);
+  },
+  async registrations() {
+    return [...registrations.values()];
+  },
+  async close() {
+    await browser?.close();
+    browser = null;
+  },
+};
+
+const lines = createInterface({ input: process.stdin });
+lines.on('line', async (line) => {
+  const { id, cmd, args } = JSON.parse(line);
+  let answer;
+  try {
+    if (!commands[cmd]) {
+      throw new Error('unknown command ' + cmd);
+    }
+    answer = { id, value: (await commands[cmd](args || {})) ?? null };
+  } catch (e) {
+    answer = { id, error: String(e && e.stack || e) };
+  }
+  process.stdout.write(JSON.stringify(answer) + '\n');
+});
+lines.on('close', async () => {
+  await browser?.close();
+  process.exit(0);
+});

@@ -1,0 +1,208 @@
+// RelayBell browser SDK. A website adds it with one tag:
+//
+//   <script src="https://RELAYBELL/api/v1/projects/PROJECT_ID/sdk.js" async></script>
+//
+// and serves a service worker from its own origin (by default at
+// /relaybell-sw.js) holding one line:
+//
+//   importScripts('https://RELAYBELL/api/v1/projects/PROJECT_ID/sw.js');
+//
+// Attributes of the script tag:
+//   data-worker  path of that worker (default "/relaybell-sw.js")
+//   data-prompt  "auto" (default) asks for permission when the page loads;
+//                "manual" waits for RelayBell.subscribe(), e.g. on a click
+//
+// window.RelayBell:
+//   ready              promise of {supported, permission, subscribed,
+//                      subscriberId, endpointId, error} once the page load's
+//                      work is done
+//   subscribe()        asks for permission, subscribes and registers;
+//                      resolves to {subscriberId, endpointId}, or null when
+//                      the visitor said no
+//   login(externalId)  links this browser to the website's own user id
+//   setTopics(slugs)   opts into these topics
+//   unsubscribe()      turns notifications off
+//   topics()           the website's topics, [{name, slug}]
+(function () {
+  'use strict';
+  if (window.RelayBell) {
+    return; // loaded twice
+  }
+  const BASE = "__RELAYBELL_BASE__";
+  const STATE = 'https://relaybell.invalid/state?base=' + encodeURIComponent(BASE);
+  const script = document.currentScript;
+  const attr = (name, def) => (script && script.getAttribute('data-' + name)) || def;
+  const workerPath = attr('worker', '/relaybell-sw.js');
+  const promptMode = attr('prompt', 'auto');
+  const supported = 'serviceWorker' in navigator && 'PushManager' in window &&
+    'Notification' in window && 'caches' in window;
+
+  async function call(method, path, body) {
+    const init = { method };
+    if (body !== undefined) {
+      init.headers = { 'Content-Type': 'application/json' };
+      init.body = JSON.stringify(body);
+    }
+    const res = await fetch(BASE + path, init);
+    if (!res.ok) {
+      throw new Error('RelayBell: ' + method + ' ' + path + ' answered ' + res.status);
+    }
+    return res.status === 204 ? null : res.json();
+  }
+
+  let config = null;
+  function getConfig() {
+    if (!config) {
+      config = call('GET', '/config').catch((e) => { config = null; throw e; });
+    }
+    return config;
+  }
+
+  // The state ({externalId, topics, subscriberId, endpointId}) lives in the
+  // Cache API, which the worker can read too.
+  async function loadState() {
+    try {
+      const res = await (await caches.open('relaybell')).match(STATE);
+      return res ? await res.json() : {};
+    } catch (e) {
+      return {};
+    }
+  }
+
+  async function saveState(st) {
+    const cache = await caches.open('relaybell');
+    await cache.put(STATE, new Response(JSON.stringify(st), { headers: { 'Content-Type': 'application/json' } }));
+  }
+
+  function decodeKey(b64url) {
+    const b64 = b64url.replace(/-/g, '+').replace(/_/g, '/');
+    const raw = atob(b64 + '='.repeat((4 - b64.length % 4) % 4));
+    return Uint8Array.from(raw, (c) => c.charCodeAt(0));
+  }
+
+  function sameKey(buf, key) {
+    if (!buf) {
+      return false;
+    }
+    const a = new Uint8Array(buf);
+    return a.length === key.length && a.every((v, i) => v === key[i]);
+  }
+
+  let registration = null;
+  function worker() {
+    if (!registration) {
+      registration = navigator.serviceWorker.register(workerPath)
+        .then(() => navigator.serviceWorker.ready)
+        .catch((e) => { registration = null; throw e; });
+    }
+    return registration;
+  }
+
+  // pushSubscription returns the browser's subscription for the website's
+  // VAPID key, subscribing anew when there is none or the key changed.
+  async function pushSubscription() {
+    const reg = await worker();
+    const key = decodeKey((await getConfig()).vapidPublicKey);
+    let sub = await reg.pushManager.getSubscription();
+    if (sub && !sameKey(sub.options && sub.options.applicationServerKey, key)) {
+      await sub.unsubscribe();
+      sub = null;
+    }
+    return sub || reg.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: key });
+  }
+
+  // current is the subscription when the visitor already allowed
+  // notifications, else null; it never prompts.
+  async function current() {
+    if (!supported || Notification.permission !== 'granted') {
+      return null;
+    }
+    return (await worker()).pushManager.getSubscription();
+  }
+
+  async function register(sub, st) {
+    const keys = sub.toJSON().keys || {};
+    const body = {
+      endpoint: sub.endpoint,
+      keys: { p256dh: keys.p256dh, auth: keys.auth },
+      language: navigator.language,
+      timezone: Intl.DateTimeFormat().resolvedOptions().timeZone,
+      userAgent: navigator.userAgent,
+      url: location.href,
+    };
+    if (st.externalId) {
+      body.externalId = st.externalId;
+    }
+    if (st.topics && st.topics.length) {
+      body.topics = st.topics;
+    }
+    const ids = await call('POST', '/subscriptions', body);
+    st.subscriberId = ids.subscriberId;
+    st.endpointId = ids.endpointId;
+    await saveState(st);
+    return ids;
+  }
+
+  async function subscribe() {
+    if (!supported) {
+      throw new Error('RelayBell: this browser cannot receive push notifications');
+    }
+    if (await Notification.requestPermission() !== 'granted') {
+      return null;
+    }
+    return register(await pushSubscription(), await loadState());
+  }
+
+  // update changes the saved state and registers again when subscribed.
+  async function update(change) {
+    const st = await loadState();
+    change(st);
+    await saveState(st);
+    const sub = await current();
+    return sub ? register(sub, st) : null;
+  }
+
+  async function unsubscribe() {
+    const sub = await current();
+    if (!sub) {
+      return;
+    }
+    try {
+      await call('DELETE', '/subscriptions', { endpoint: sub.endpoint });
+    } finally {
+      await sub.unsubscribe();
+    }
+  }
+
+  async function start() {
+    const out = { supported, permission: supported ? Notification.permission : 'denied', subscribed: false };
+    if (!supported) {
+      return out;
+    }
+    try {
+      await worker();
+      // Granted already: register again, which refreshes the page URL and
+      // picks up a new subscription. Default: ask when the site said so.
+      if (out.permission === 'granted' || (out.permission === 'default' && promptMode === 'auto')) {
+        const ids = await subscribe();
+        if (ids) {
+          Object.assign(out, { subscribed: true }, ids);
+        }
+      }
+    } catch (e) {
+      out.error = String(e);
+      console.warn(e);
+    }
+    out.permission = Notification.permission;
+    return out;
+  }
+
+  window.RelayBell = {
+    ready: start(),
+    subscribe,
+    login: (externalId) => update((st) => { st.externalId = String(externalId); }),
+    setTopics: (slugs) => update((st) => { st.topics = Array.from(slugs, String); }),
+    unsubscribe,
+    topics: async () => (await getConfig()).topics,
+  };
+})();

@@ -1,0 +1,548 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"image"
+	"image/png"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/relaybell/relaybell/store"
+)
+
+// The browser test runs the SDK and the service worker in Debian's
+// Chromium, driven by sdk/browsertest/driver.mjs (playwright-core), against
+// RelayBell in this process. It needs /usr/bin/chromium, node and
+// `npm ci` in sdk/browsertest; without them it skips, except under CI,
+// where it fails (.ci/run installs them).
+const chromiumPath = "/usr/bin/chromium"
+
+// TestBrowserSDK: a page at one origin loads sdk.js from RelayBell at
+// another; the SDK registers the site's worker (which imports sw.js),
+// subscribes and registers; a send is pushed through the real pusher to the
+// fake push service, handed to the worker, shown with every field and not
+// shown twice; a click pings and opens the right URL; the counts reach the
+// notification's detail.
+func TestBrowserSDK(t *testing.T) {
+	started := time.Now()
+	d := startDriver(t)
+	ts := startServer(t)
+	w := ts.createWebsite()
+	rb := startRecorder(t, ts.base)
+	site := startSite(t, rb.URL, w.ProjectID)
+	b := ts.push.NewBrowser(w.VAPIDPublicKey)
+	sub := b.Subscription()
+
+	d.call("launch", map[string]any{
+		"executablePath": chromiumPath, "origin": site.URL, "locale": "de-DE", "timezoneId": "Europe/Paris",
+		"subscription": map[string]string{"endpoint": sub.Endpoint, "p256dh": sub.P256dh, "auth": sub.Auth},
+	}, nil)
+	d.call("goto", map[string]string{"url": site.URL + "/"}, nil)
+
+	// The page load subscribed with the website's VAPID key and registered.
+	var ready struct {
+		Supported    bool   `json:"supported"`
+		Permission   string `json:"permission"`
+		Subscribed   bool   `json:"subscribed"`
+		SubscriberID string `json:"subscriberId"`
+		EndpointID   string `json:"endpointId"`
+		Error        string `json:"error"`
+	}
+	d.page("RelayBell.ready", &ready)
+	if !ready.Supported || ready.Permission != "granted" || !ready.Subscribed || ready.EndpointID == "" || ready.Error != "" {
+		t.Fatalf("RelayBell.ready: %+v", ready)
+	}
+	var with struct {
+		UserVisibleOnly      bool   `json:"userVisibleOnly"`
+		ApplicationServerKey string `json:"applicationServerKey"`
+	}
+	d.page("window.__subscribedWith", &with)
+	if !with.UserVisibleOnly || with.ApplicationServerKey != w.VAPIDPublicKey {
+		t.Fatalf("subscribed with %+v, want the website's key %s", with, w.VAPIDPublicKey)
+	}
+	base := "/api/v1/projects/" + w.ProjectID
+	reg := rb.only(t, "POST", base+"/subscriptions")
+	if reg.Origin != site.URL {
+		t.Errorf("registered from origin %q, want %q (cross-origin)", reg.Origin, site.URL)
+	}
+	var body map[string]any
+	json.Unmarshal(reg.Body, &body)
+	if body["endpoint"] != sub.Endpoint || body["language"] != "de-DE" || body["timezone"] != "Europe/Paris" ||
+		body["url"] != site.URL+"/" || !strings.Contains(fmt.Sprint(body["userAgent"]), "Chrome/") ||
+		!reflect.DeepEqual(body["keys"], map[string]any{"p256dh": sub.P256dh, "auth": sub.Auth}) {
+		t.Errorf("registration %s", reg.Body)
+	}
+	for _, path := range []string{base + "/sdk.js", base + "/sw.js", base + "/config"} {
+		rb.only(t, "GET", path)
+	}
+
+	// login links the site's user id; setTopics opts in.
+	var ids struct {
+		SubscriberID string `json:"subscriberId"`
+		EndpointID   string `json:"endpointId"`
+	}
+	d.page("RelayBell.login('user-42')", &ids)
+	if ids.SubscriberID != ready.SubscriberID || ids.EndpointID != ready.EndpointID {
+		t.Fatalf("login: %+v, want the same ids as %+v", ids, ready)
+	}
+	d.page("RelayBell.setTopics(['news'])", nil)
+	var topics []map[string]string
+	d.page("RelayBell.topics()", &topics)
+	if topics == nil || len(topics) != 0 {
+		t.Errorf("topics %v, want none", topics)
+	}
+	regs := rb.all("POST", base+"/subscriptions")
+	if len(regs) != 3 || !bytes.Contains(regs[1].Body, []byte(`"externalId":"user-42"`)) ||
+		!bytes.Contains(regs[2].Body, []byte(`"externalId":"user-42"`)) || !bytes.Contains(regs[2].Body, []byte(`"topics":["news"]`)) {
+		t.Fatalf("registrations after login and setTopics: %q", regs)
+	}
+	rec := ts.recipient(w, ready.SubscriberID)
+	if rec.Subscriber.ExternalID != "user-42" || rec.Subscriber.Language != "de-DE" || rec.Subscriber.Timezone != "Europe/Paris" ||
+		rec.Subscriber.URL != site.URL+"/" || rec.Subscriber.Country != "" || rec.Endpoint.ID != ready.EndpointID ||
+		rec.Endpoint.URL != sub.Endpoint || rec.Endpoint.Device != "desktop" || !strings.Contains(rec.Endpoint.UserAgent, "Chrome/") {
+		t.Fatalf("stored %+v", rec)
+	}
+
+	// A send with every field goes through the pusher to the fake push
+	// service, which decrypts it with the subscription's private key.
+	id := ts.send(w, map[string]any{
+		"title": "Sale", "body": "Everything must go", "url": site.URL + "/sale",
+		"icon": site.URL + "/icon.png", "image": site.URL + "/image.png", "badge": site.URL + "/badge.png",
+		"actions": []map[string]string{
+			{"action": "buy", "title": "Buy now", "url": site.URL + "/buy"},
+			{"title": "Later", "url": site.URL + "/later"},
+		},
+		"requireInteraction": true, "tag": "sale",
+	})
+	if dt := ts.waitSent(w, id); dt.Notification.Sent != 1 {
+		t.Fatalf("send: %+v", dt.Notification)
+	}
+	var plaintext []byte
+	for _, dl := range b.Received() {
+		if bytes.Contains(dl.Payload, []byte(id)) {
+			plaintext = dl.Payload
+		}
+	}
+	var p payload
+	if err := json.Unmarshal(plaintext, &p); err != nil || p.NotificationID != id || p.EndpointID != ready.EndpointID {
+		t.Fatalf("push payload %s: %v", plaintext, err)
+	}
+
+	// Hand the push to the worker, as the browser does on a push message.
+	registrationID := d.registrationID(site.URL + "/")
+	deliver := func() {
+		t.Helper()
+		n := site.pushes.Load()
+		d.call("cdp", map[string]any{"method": "ServiceWorker.deliverPushMessage",
+			"params": map[string]string{"origin": site.URL, "registrationId": registrationID, "data": string(plaintext)}}, nil)
+		waitFor(t, "the worker to get the push", func() bool { return site.pushes.Load() > n })
+	}
+	deliver()
+	var shown []shownNotification
+	waitFor(t, "the notification", func() bool { shown = d.notifications(); return len(shown) > 0 })
+	want := shownNotification{
+		Title: "Sale", Body: "Everything must go", Icon: site.URL + "/icon.png", Image: site.URL + "/image.png",
+		Badge: site.URL + "/badge.png", Tag: "sale", RequireInteraction: true,
+		Actions: []map[string]string{{"action": "buy", "title": "Buy now", "icon": ""}, {"action": "btn2", "title": "Later", "icon": ""}},
+		Data: notificationData{NotificationID: id, EndpointID: ready.EndpointID, URL: site.URL + "/sale",
+			Actions: map[string]string{"buy": site.URL + "/buy", "btn2": site.URL + "/later"}},
+	}
+	want.Timestamp = shown[0].Timestamp
+	if len(shown) != 1 || !reflect.DeepEqual(shown[0], want) {
+		t.Fatalf("shown %+v\nwant %+v", shown, want)
+	}
+	waitFor(t, "the delivered ping", func() bool { return len(rb.all("POST", base+"/pings/delivered")) == 1 })
+	if ping := rb.all("POST", base+"/pings/delivered")[0]; string(ping.Body) != fmt.Sprintf(`{"notificationId":%q,"endpointId":%q}`, id, ready.EndpointID) {
+		t.Errorf("delivered ping %s", ping.Body)
+	}
+
+	// The same push again, to the running worker and then to a new one
+	// (as after a pusher retried a send it had made): not shown again.
+	deliver()
+	d.call("cdp", map[string]any{"method": "ServiceWorker.stopAllWorkers"}, nil)
+	deliver()
+	time.Sleep(300 * time.Millisecond)
+	// The tag would replace a second copy, so the first one's time tells.
+	if again := d.notifications(); len(again) != 1 || again[0].Timestamp != want.Timestamp {
+		t.Fatalf("after redelivery %+v, want only %+v", again, want)
+	}
+	if n := len(rb.all("POST", base+"/pings/delivered")); n != 1 {
+		t.Fatalf("%d delivered pings, want 1", n)
+	}
+
+	// Clicks: an action opens its URL, the body the notification's; each
+	// pings. Headless Chromium cannot click a notification nor open a
+	// window outside a click, so the worker's click function is called
+	// with the shown notification's data and openWindow records its URL.
+	var opened []string
+	d.worker(`(self.__opened = [], self.clients.openWindow = async (url) => { self.__opened.push(url); return null; }, true)`, nil)
+	d.worker(`self.registration.getNotifications()
+		.then((ns) => self.relaybellHandleClick(ns[0].data, 'buy'))
+		.then(() => self.registration.getNotifications())
+		.then((ns) => self.relaybellHandleClick(ns[0].data, ''))
+		.then(() => self.__opened)`, &opened)
+	if !reflect.DeepEqual(opened, []string{site.URL + "/buy", site.URL + "/sale"}) {
+		t.Errorf("opened %q", opened)
+	}
+	clicks := rb.all("POST", base+"/pings/clicked")
+	if len(clicks) != 2 ||
+		string(clicks[0].Body) != fmt.Sprintf(`{"notificationId":%q,"endpointId":%q,"action":"buy"}`, id, ready.EndpointID) ||
+		string(clicks[1].Body) != fmt.Sprintf(`{"notificationId":%q,"endpointId":%q}`, id, ready.EndpointID) {
+		t.Errorf("clicked pings %q", clicks)
+	}
+	var dt detail
+	if code := ts.call("GET", "/api/v1/notifications/"+id, w.APIKey, nil, &dt); code != 200 ||
+		dt.Notification.Delivered != 1 || dt.Notification.Clicked != 1 || dt.Notification.Sent != 1 {
+		t.Errorf("detail %d %+v", code, dt.Notification)
+	}
+
+	// Turning notifications off tells RelayBell and the push manager.
+	var unsubscribed bool
+	d.page("RelayBell.unsubscribe().then(() => window.__unsubscribed === true)", &unsubscribed)
+	del := rb.only(t, "DELETE", base+"/subscriptions")
+	if !unsubscribed || string(del.Body) != fmt.Sprintf(`{"endpoint":%q}`, sub.Endpoint) {
+		t.Errorf("unsubscribe: %v %s", unsubscribed, del.Body)
+	}
+	if _, err := ts.srv.store.Endpoint(context.Background(), w.WebsiteID, ready.EndpointID); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("endpoint after unsubscribe: %v", err)
+	}
+	t.Logf("browser test took %s", time.Since(started).Round(time.Millisecond))
+}
+
+type shownNotification struct {
+	Title              string              `json:"title"`
+	Body               string              `json:"body"`
+	Icon               string              `json:"icon"`
+	Image              string              `json:"image"`
+	Badge              string              `json:"badge"`
+	Tag                string              `json:"tag"`
+	RequireInteraction bool                `json:"requireInteraction"`
+	Timestamp          float64             `json:"timestamp"`
+	Actions            []map[string]string `json:"actions"`
+	Data               notificationData    `json:"data"`
+}
+
+type notificationData struct {
+	NotificationID string            `json:"notificationId"`
+	EndpointID     string            `json:"endpointId"`
+	URL            string            `json:"url"`
+	Actions        map[string]string `json:"actions"`
+}
+
+// recipient reads a subscriber and its endpoint back from the store.
+func (ts *testServer) recipient(w website, subscriberID string) store.Recipient {
+	ts.t.Helper()
+	rs, err := ts.srv.store.Audience(context.Background(), store.AudienceQuery{
+		WebsiteID: w.WebsiteID, Shard: store.ShardOf(subscriberID), Limit: 1000})
+	if err != nil {
+		ts.t.Fatal(err)
+	}
+	for _, r := range rs {
+		if r.Subscriber.ID == subscriberID {
+			return r
+		}
+	}
+	ts.t.Fatalf("subscriber %s not stored", subscriberID)
+	return store.Recipient{}
+}
+
+func waitFor(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// recorder is a reverse proxy in front of RelayBell that keeps every
+// request the browser made.
+type recorder struct {
+	URL  string
+	mu   sync.Mutex
+	reqs []recorded
+}
+
+type recorded struct {
+	Method, Path, Origin string
+	Body                 []byte
+}
+
+func startRecorder(t *testing.T, target string) *recorder {
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := &recorder{}
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		rc.mu.Lock()
+		rc.reqs = append(rc.reqs, recorded{r.Method, r.URL.Path, r.Header.Get("Origin"), body})
+		rc.mu.Unlock()
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	rc.URL = srv.URL
+	return rc
+}
+
+// all returns the requests with that method and path, oldest first.
+func (rc *recorder) all(method, path string) []recorded {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	var out []recorded
+	for _, r := range rc.reqs {
+		if r.Method == method && r.Path == path {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (rc *recorder) only(t *testing.T, method, path string) recorded {
+	t.Helper()
+	rs := rc.all(method, path)
+	if len(rs) != 1 {
+		t.Fatalf("%d requests %s %s, want 1", len(rs), method, path)
+	}
+	return rs[0]
+}
+
+// site is the customer's website: a page with the SDK tag, its service
+// worker importing RelayBell's, and the images a notification shows.
+type site struct {
+	URL    string
+	pushes atomic.Int64 // push events the worker saw
+}
+
+func startSite(t *testing.T, relaybell, projectID string) *site {
+	s := &site{}
+	scripts := relaybell + "/api/v1/projects/" + projectID
+	var img bytes.Buffer
+	png.Encode(&img, image.NewGray(image.Rect(0, 0, 8, 8)))
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, "<!doctype html><meta charset=utf-8><title>Shop</title><h1>Shop</h1>\n<script src=%q async></script>\n", scripts+"/sdk.js")
+	})
+	mux.HandleFunc("GET /relaybell-sw.js", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/javascript")
+		// The site's own push handler after RelayBell's tells the test
+		// that the worker got a push.
+		fmt.Fprintf(w, "importScripts(%q);\nself.addEventListener('push', (e) => e.waitUntil(fetch('/pushed', { method: 'POST' })));\n", scripts+"/sw.js")
+	})
+	mux.HandleFunc("POST /pushed", func(w http.ResponseWriter, r *http.Request) { s.pushes.Add(1) })
+	mux.HandleFunc("GET /{name}", func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.PathValue("name"), ".png") {
+			w.Header().Set("Content-Type", "image/png")
+			w.Write(img.Bytes())
+			return
+		}
+		fmt.Fprintf(w, "<!doctype html><title>%s</title>", r.PathValue("name"))
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	s.URL = srv.URL
+	return s
+}
+
+// driver talks to sdk/browsertest/driver.mjs over its stdin and stdout.
+type driver struct {
+	t       *testing.T
+	in      io.WriteCloser
+	answers chan driverAnswer
+	next    int
+}
+
+type driverAnswer struct {
+	ID    int             `json:"id"`
+	Value json.RawMessage `json:"value"`
+	Error string          `json:"error"`
+}
+
+// startDriver starts the driver, or skips the test when Chromium, node or
+// the npm packages are missing (fails instead under CI).
+func startDriver(t *testing.T) *driver {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("browser test: skipped with -short")
+	}
+	dir, err := filepath.Abs(filepath.Join("..", "sdk", "browsertest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	node, nodeErr := exec.LookPath("node")
+	_, chromiumErr := os.Stat(chromiumPath)
+	_, npmErr := os.Stat(filepath.Join(dir, "node_modules", "playwright-core"))
+	for _, missing := range []struct {
+		err  error
+		what string
+	}{
+		{chromiumErr, "Chromium at " + chromiumPath + " (apt-get install chromium)"},
+		{nodeErr, "node (apt-get install nodejs npm)"},
+		{npmErr, "playwright-core (npm ci in sdk/browsertest)"},
+	} {
+		if missing.err == nil {
+			continue
+		}
+		if os.Getenv("CI") != "" {
+			t.Fatalf("browser test: no %s", missing.what)
+		}
+		t.Skipf("browser test: no %s", missing.what)
+	}
+
+	cmd := exec.Command(node, filepath.Join(dir, "driver.mjs"))
+	cmd.Dir = dir
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	d := &driver{t: t, in: in, answers: make(chan driverAnswer)}
+	go func() {
+		defer close(d.answers)
+		sc := bufio.NewScanner(out)
+		sc.Buffer(nil, 16<<20)
+		for sc.Scan() {
+			var a driverAnswer
+			if err := json.Unmarshal(sc.Bytes(), &a); err != nil {
+				stderr.Write(append([]byte("stdout: "), sc.Bytes()...))
+				continue
+			}
+			d.answers <- a
+		}
+	}()
+	t.Cleanup(func() {
+		in.Close() // the driver closes Chromium and exits
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+		if s := stderr.String(); s != "" && (t.Failed() || testing.Verbose()) {
+			t.Logf("driver stderr:\n%s", s)
+		}
+	})
+	return d
+}
+
+// call runs one driver command and decodes its value into out (when not
+// nil).
+func (d *driver) call(cmd string, args any, out any) {
+	d.t.Helper()
+	d.next++
+	line, err := json.Marshal(map[string]any{"id": d.next, "cmd": cmd, "args": args})
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	if _, err := d.in.Write(append(line, '\n')); err != nil {
+		d.t.Fatalf("driver %s: %v", cmd, err)
+	}
+	select {
+	case a, ok := <-d.answers:
+		switch {
+		case !ok:
+			d.t.Fatalf("driver %s: the driver exited", cmd)
+		case a.ID != d.next:
+			d.t.Fatalf("driver %s: answer %d, want %d", cmd, a.ID, d.next)
+		case a.Error != "":
+			d.t.Fatalf("driver %s: %s", cmd, a.Error)
+		}
+		if out != nil {
+			if err := json.Unmarshal(a.Value, out); err != nil {
+				d.t.Fatalf("driver %s: %s: %v", cmd, a.Value, err)
+			}
+		}
+	case <-time.After(30 * time.Second):
+		d.t.Fatalf("driver %s: no answer in 30s", cmd)
+	}
+}
+
+// page and worker evaluate a JavaScript expression, awaiting its value.
+func (d *driver) page(expr string, out any) {
+	d.t.Helper()
+	d.call("page", map[string]string{"expr": expr}, out)
+}
+
+func (d *driver) worker(expr string, out any) {
+	d.t.Helper()
+	d.call("worker", map[string]string{"expr": expr}, out)
+}
+
+// notifications reads back what the worker shows.
+func (d *driver) notifications() []shownNotification {
+	d.t.Helper()
+	var out []shownNotification
+	d.page(`navigator.serviceWorker.ready.then((r) => r.getNotifications()).then((ns) => ns.map((n) => ({
+		title: n.title, body: n.body, icon: n.icon, image: n.image, badge: n.badge, tag: n.tag,
+		requireInteraction: n.requireInteraction, timestamp: n.timestamp, actions: n.actions.map((a) => ({ action: a.action, title: a.title, icon: a.icon })), data: n.data })))`, &out)
+	return out
+}
+
+// registrationID is the service worker registration of scope, as the
+// DevTools protocol names it.
+func (d *driver) registrationID(scope string) string {
+	d.t.Helper()
+	var regs []struct {
+		RegistrationID string `json:"registrationId"`
+		ScopeURL       string `json:"scopeURL"`
+		IsDeleted      bool   `json:"isDeleted"`
+	}
+	d.call("registrations", nil, &regs)
+	for _, r := range regs {
+		if r.ScopeURL == scope && !r.IsDeleted {
+			return r.RegistrationID
+		}
+	}
+	d.t.Fatalf("no service worker registration for %s in %+v", scope, regs)
+	return ""
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
