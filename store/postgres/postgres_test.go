@@ -80,7 +80,6 @@ func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store { return openTest(t) })
 }
 
-
 // Nodes starting together apply each migration once.
 func TestMigrationsApplyOnce(t *testing.T) {
 	ctx := context.Background()

@@ -28,7 +28,6 @@ func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store { return openTest(t) })
 }
 
-
 func TestOpenSettings(t *testing.T) {
 	s := openTest(t)
 	ctx := context.Background()

@@ -2,10 +2,10 @@ package storetest
 
 import (
 	"context"
-	"strings"
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
