@@ -326,18 +326,19 @@ func TestSubscriberDataAndErasure(t *testing.T) {
 	h := newHarness(t)
 	key := auth(h.site.APIKey)
 	id := h.subscribeAs(t, "https://fcm.googleapis.com/fcm/send/a", `,"externalId":"u-1","language":"de","timezone":"Europe/Berlin"`, uaDesktop)
+	h.clock.Add(time.Second)
 	other := h.subscribeAs(t, "https://fcm.googleapis.com/fcm/send/b", `,"externalId":"u-2"`, uaAndroid)
 	h.do("POST", "/api/v1/audience/subscribers/bulk-tag", fmt.Sprintf(`{"ids":[%q],"set":{"plan":"pro"}}`, id), key...)
 
 	r := h.do("GET", "/api/v1/subscribers/recent?limit=1", "", key...)
-	want := fmt.Sprintf(`{"subscribers":[{"id":%q,"external_id":"u-2","country":"","language":"","timezone":"","created_at":"2026-03-01T12:00:00Z","unsubscribed_at":null,"device":"android","last_seen_at":"2026-03-01T12:00:00Z"}]}`, other)
+	want := fmt.Sprintf(`{"subscribers":[{"id":%q,"external_id":"u-2","country":"","language":"","timezone":"","created_at":"2026-03-01T12:00:01Z","unsubscribed_at":null,"device":"android","last_seen_at":"2026-03-01T12:00:01Z"}]}`, other)
 	if r.status != 200 || string(r.body) != want {
 		t.Fatalf("recent\n %s\nwant\n %s", r.body, want)
 	}
 
 	r = h.do("GET", "/api/v1/subscribers/export", "", key...)
 	wantCSV := "subscriber_id,external_id,country,language,timezone,status,consent_at,devices,tags,created_at\n" +
-		other + ",u-2,,,,subscribed,2026-03-01T12:00:00Z,android,,2026-03-01T12:00:00Z\n" +
+		other + ",u-2,,,,subscribed,2026-03-01T12:00:01Z,android,,2026-03-01T12:00:01Z\n" +
 		id + ",u-1,,de,Europe/Berlin,subscribed,2026-03-01T12:00:00Z,desktop,plan=pro,2026-03-01T12:00:00Z\n"
 	if r.status != 200 || string(r.body) != wantCSV || r.header["Content-Type"] != "text/csv; charset=utf-8" ||
 		r.header["Content-Disposition"] != `attachment; filename="relaybell-subscribers.csv"` {
