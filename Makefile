@@ -52,6 +52,7 @@ lint:
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./filter/
 	$(GO) test -run '^$$' -fuzz FuzzParseSubscription -fuzztime 30s ./webpush/
+	$(GO) test -run '^$$' -fuzz FuzzDecodeCursor -fuzztime 30s ./audience/
 
 clean:
 	rm -rf bin relaybell-data

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/relaybell/relaybell/filter"
 	"github.com/relaybell/relaybell/store"
 )
@@ -221,5 +223,9 @@ func decodeCursor(s, fingerprint string) (store.PersonKey, error) {
 		return store.PersonKey{}, fmt.Errorf("%w: made for other filters", ErrInvalidCursor)
 	}
 	us := int64(binary.BigEndian.Uint64(b[:8]))
-	return store.PersonKey{CreatedAt: time.UnixMicro(us).UTC(), ID: string(b[16:])}, nil
+	id := string(b[16:])
+	if _, err := uuid.Parse(id); err != nil || len(id) != 36 {
+		return store.PersonKey{}, ErrInvalidCursor // subscriber ids are canonical UUIDs
+	}
+	return store.PersonKey{CreatedAt: time.UnixMicro(us).UTC(), ID: id}, nil
 }
