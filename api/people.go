@@ -253,6 +253,7 @@ func (a *API) handleExport(r *request) error {
 				return
 			}
 			last := page[len(page)-1]
+			var err error
 			if page, err = a.st.People(ctx, store.PeopleQuery{WebsiteID: websiteID, Limit: 1000,
 				After: &store.PersonKey{CreatedAt: last.CreatedAt, ID: last.ID}}); err != nil {
 				a.log.Error("exporting subscribers", "request_id", r.id, "err", err)
@@ -459,19 +460,15 @@ func (a *API) handleProfile(r *request) error {
 }
 
 // erase permanently deletes people and every event recorded about them.
+// The events go first (scoped to the website, so other websites' ids in a
+// bulk call erase nothing): should that fail, the people are still there and
+// the call can be repeated, whereas people erased first would leave their
+// events unreachable.
 func (a *API) erase(r *request, ids []string) ([]store.Subscriber, error) {
-	erased, err := a.st.ErasePeople(r.ctx, r.owner.Website.ID, ids)
-	if err != nil || len(erased) == 0 {
-		return erased, err
-	}
-	found := make([]string, len(erased))
-	for i, s := range erased {
-		found[i] = s.ID
-	}
-	if err := a.an.Erase(r.ctx, r.owner.Website.ID, found); err != nil {
+	if err := a.an.Erase(r.ctx, r.owner.Website.ID, ids); err != nil {
 		return nil, err
 	}
-	return erased, nil
+	return a.st.ErasePeople(r.ctx, r.owner.Website.ID, ids)
 }
 
 // handleErase serves DELETE /api/v1/subscribers/{externalId}.

@@ -86,8 +86,11 @@ func TestSegmentRoutes(t *testing.T) {
 
 	// Preview counts subscribed browsers with the send engine, any key.
 	h.subscribeAs(t, "https://fcm.googleapis.com/fcm/send/a", `,"language":"fr"`, uaDesktop)
-	h.subscribeAs(t, "https://fcm.googleapis.com/fcm/send/b", `,"externalId":"u1"`, uaDesktop)
+	u1 := h.subscribeAs(t, "https://fcm.googleapis.com/fcm/send/b", `,"externalId":"u1"`, uaDesktop)
 	h.subscribeAs(t, "https://fcm.googleapis.com/fcm/send/c", `,"externalId":"u1"`, uaAndroid)
+	if r := h.do("POST", "/api/v1/audience/subscribers/bulk-tag", `{"ids":["`+u1+`"],"set":{"vip":null}}`, key...); r.status != 200 {
+		t.Fatalf("bulk-tag: %d %s", r.status, r.body)
+	}
 	for _, c := range []struct {
 		body string
 		want string
@@ -119,7 +122,9 @@ func TestSegmentRoutes(t *testing.T) {
 		UsedBy segmentUsers `json:"usedBy"`
 	}
 	rows := decode[map[string][]row](t, r)["segments"]
-	if r.status != 200 || len(rows) != 2 || *rows[0].Count != 0 || rows[0].UsedBy.Pending != 1 || *rows[1].Count != 0 {
+	// VIP reaches u1's two browsers; France (country FR) nobody here.
+	if r.status != 200 || len(rows) != 2 || rows[0].ID != vip.ID || *rows[0].Count != 2 || rows[0].UsedBy.Pending != 1 ||
+		*rows[1].Count != 0 || rows[1].UsedBy.Pending != 0 {
 		t.Fatalf("audience segments: %d %s", r.status, r.body)
 	}
 	expectError(t, h.do("GET", "/api/v1/audience/segments", "", readOnly...), 403, "insufficient_scope", `,"required":"subscribers:read"`)

@@ -151,8 +151,11 @@ func List(ctx context.Context, st People, q *Query, cursor string, limit int) (P
 	if q.NoTopic {
 		return page, nil
 	}
+	// Read one more than a page first: enough when most people match (the
+	// unfiltered list); grow the reads when the filters skip many.
+	size := limit + 1
 	for {
-		batch, err := st.People(ctx, store.PeopleQuery{WebsiteID: q.WebsiteID, After: after, Limit: scanPage})
+		batch, err := st.People(ctx, store.PeopleQuery{WebsiteID: q.WebsiteID, After: after, Limit: size})
 		if err != nil {
 			return Page{}, err
 		}
@@ -167,11 +170,12 @@ func List(ctx context.Context, st People, q *Query, cursor string, limit int) (P
 			}
 			page.Items = append(page.Items, batch[i])
 		}
-		if len(batch) < scanPage {
+		if len(batch) < size {
 			return page, nil
 		}
 		last := batch[len(batch)-1]
 		after = &store.PersonKey{CreatedAt: last.CreatedAt, ID: last.ID}
+		size = min(size*4, scanPage)
 	}
 }
 

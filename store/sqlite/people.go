@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -231,6 +232,7 @@ func scanPerson(rows interface{ Scan(...any) error }, p *store.Person) error {
 		}
 	}
 	p.Devices, p.Topics = splitList(devices.String), splitList(topics.String)
+	slices.Sort(p.Topics) // in id order, as the PostgreSQL store gives them
 	return nil
 }
 
