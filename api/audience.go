@@ -50,7 +50,8 @@ func listValues(args interface{ PeekMulti(string) [][]byte }, name string) []str
 // parseAudienceQuery reads the query parameters of GET /audience/subscribers.
 func (a *API) parseAudienceQuery(r *request) (*audience.Query, *Error, error) {
 	args := r.fc.QueryArgs()
-	q := &audience.Query{WebsiteID: r.owner.Website.ID, Q: strings.TrimSpace(string(args.Peek("q")))}
+	q := &audience.Query{WebsiteID: r.owner.Website.ID}
+	q.Q = strings.TrimSpace(string(args.Peek("q")))
 	switch status := strings.TrimSpace(string(args.Peek("status"))); status {
 	case "", "all":
 	case "subscribed", "unsubscribed", "no_device":
@@ -90,9 +91,9 @@ func (a *API) parseAudienceQuery(r *request) (*audience.Query, *Error, error) {
 	}
 	for _, t := range tags {
 		if i := strings.IndexAny(t, ":="); i > 0 {
-			q.Tags = append(q.Tags, audience.Tag{Key: t[:i], Value: t[i+1:], HasValue: true})
+			q.Tags = append(q.Tags, store.TagCondition{Key: t[:i], Value: t[i+1:], HasValue: true})
 		} else {
-			q.Tags = append(q.Tags, audience.Tag{Key: t})
+			q.Tags = append(q.Tags, store.TagCondition{Key: t})
 		}
 	}
 	loc := time.UTC

@@ -7,8 +7,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -21,38 +19,21 @@ import (
 // for other filters.
 var ErrInvalidCursor = errors.New("invalid cursor")
 
-// People pages a website's people newest first.
+// People pages and counts a website's people.
 type People interface {
 	People(ctx context.Context, q store.PeopleQuery) ([]store.Person, error)
+	CountPeople(ctx context.Context, websiteID string, f store.PeopleFilter) (int64, error)
 }
 
-// Tag is one label condition: the person has the label, with Value when
-// HasValue.
-type Tag struct {
-	Key      string
-	Value    string
-	HasValue bool
-}
-
-// Query is the audience list's selection (spec 4.5). Conditions combine with
-// AND; within one list (countries, languages, devices, topics) any element
-// may match, while every tag condition must hold.
+// Query is the audience list's selection (spec 4.5): the conditions the
+// store applies, and saved-segment rules applied here by the filter engine.
 type Query struct {
 	WebsiteID string
-	Q         string   // a subscriber id (exact) or part of an external id (any case)
-	Status    string   // "" for all, or subscribed, unsubscribed, no_device
-	Countries []string // 2-letter codes
-	Languages []string // "en" matches en and en-*; "en-US" only en-US (any case)
-	Devices   []string
-	// Topics lists topic ids; NoTopic is set when topics were asked for and
-	// none exists (nobody matches).
-	Topics  []string
+	store.PeopleFilter
+	// NoTopic is set when topics were asked for and none exists (nobody
+	// matches).
 	NoTopic bool
-	Tags    []Tag
-	// Date ranges, half-open [From, To); zero means unbounded.
-	JoinedFrom, JoinedTo time.Time
-	SeenFrom, SeenTo     time.Time
-	Filters              *filter.Filters // segment rules
+	Filters *filter.Filters // segment rules
 	// Fingerprint identifies the filters for the cursor (the api passes the
 	// canonical query string without cursor and limit).
 	Fingerprint string
@@ -67,72 +48,12 @@ type Page struct {
 // scanPage is how many people a list reads from the store at a time.
 const scanPage = 500
 
-// matcher is a Query ready to evaluate.
-type matcher struct {
-	q       *Query
-	filters *filter.Matcher
-}
-
-func newMatcher(q *Query) *matcher {
-	m := &matcher{q: q}
-	if q.Filters != nil && !q.Filters.Empty() {
-		m.filters = filter.Compile(*q.Filters)
+// rules is q's segment rules compiled; nil when there are none.
+func (q *Query) rules() *filter.Matcher {
+	if q.Filters == nil || q.Filters.Empty() {
+		return nil
 	}
-	return m
-}
-
-func (m *matcher) matches(p *store.Person) bool {
-	q := m.q
-	if q.NoTopic {
-		return false
-	}
-	if q.Q != "" && p.ID != q.Q && !containsFold(p.ExternalID, q.Q) {
-		return false
-	}
-	if q.Status != "" && p.Status() != q.Status {
-		return false
-	}
-	if len(q.Countries) > 0 && !slices.Contains(q.Countries, p.Country) {
-		return false
-	}
-	if len(q.Languages) > 0 && !slices.ContainsFunc(q.Languages, func(l string) bool { return languageMatches(l, p.Language) }) {
-		return false
-	}
-	if len(q.Devices) > 0 && !slices.ContainsFunc(p.Devices, func(d string) bool { return slices.Contains(q.Devices, d) }) {
-		return false
-	}
-	if len(q.Topics) > 0 && !slices.ContainsFunc(p.Topics, func(t string) bool { return slices.Contains(q.Topics, t) }) {
-		return false
-	}
-	for _, t := range q.Tags {
-		v, ok := p.Tags[t.Key]
-		if !ok || (t.HasValue && v != t.Value) {
-			return false
-		}
-	}
-	if !inRange(p.CreatedAt, q.JoinedFrom, q.JoinedTo) || !inRange(p.LastSeenAt, q.SeenFrom, q.SeenTo) {
-		return false
-	}
-	return m.filters == nil || m.filters.Match(Attributes(&p.Subscriber))
-}
-
-func containsFold(s, sub string) bool {
-	return strings.Contains(strings.ToLower(s), strings.ToLower(sub))
-}
-
-// languageMatches: "en" matches en, en-US, en_GB...; "en-US" only en-US.
-func languageMatches(want, lang string) bool {
-	if strings.EqualFold(want, lang) {
-		return true
-	}
-	if strings.ContainsAny(want, "-_") || len(lang) <= len(want) {
-		return false
-	}
-	return strings.EqualFold(lang[:len(want)], want) && (lang[len(want)] == '-' || lang[len(want)] == '_')
-}
-
-func inRange(t, from, to time.Time) bool {
-	return (from.IsZero() || !t.Before(from)) && (to.IsZero() || t.Before(to))
+	return filter.Compile(*q.Filters)
 }
 
 // List returns up to limit people matching q, newest first, continuing
@@ -146,21 +67,21 @@ func List(ctx context.Context, st People, q *Query, cursor string, limit int) (P
 		}
 		after = &k
 	}
-	m := newMatcher(q)
+	rules := q.rules()
 	page := Page{Items: []store.Person{}}
 	if q.NoTopic {
 		return page, nil
 	}
-	// Read one more than a page first: enough when most people match (the
-	// unfiltered list); grow the reads when the filters skip many.
+	// Read one more than a page first: enough unless segment rules skip
+	// people; then grow the reads.
 	size := limit + 1
 	for {
-		batch, err := st.People(ctx, store.PeopleQuery{WebsiteID: q.WebsiteID, After: after, Limit: size})
+		batch, err := st.People(ctx, store.PeopleQuery{WebsiteID: q.WebsiteID, Filter: q.PeopleFilter, After: after, Limit: size})
 		if err != nil {
 			return Page{}, err
 		}
 		for i := range batch {
-			if !m.matches(&batch[i]) {
+			if rules != nil && !rules.Match(Attributes(&batch[i].Subscriber)) {
 				continue
 			}
 			if len(page.Items) == limit {
@@ -179,23 +100,27 @@ func List(ctx context.Context, st People, q *Query, cursor string, limit int) (P
 	}
 }
 
-// Total counts everyone matching q.
+// Total counts everyone matching q: in the store alone unless there are
+// segment rules.
 func Total(ctx context.Context, st People, q *Query) (int64, error) {
 	if q.NoTopic {
 		return 0, nil
 	}
-	m := newMatcher(q)
+	rules := q.rules()
+	if rules == nil {
+		return st.CountPeople(ctx, q.WebsiteID, q.PeopleFilter)
+	}
 	var (
 		n     int64
 		after *store.PersonKey
 	)
 	for {
-		batch, err := st.People(ctx, store.PeopleQuery{WebsiteID: q.WebsiteID, After: after, Limit: 5 * scanPage})
+		batch, err := st.People(ctx, store.PeopleQuery{WebsiteID: q.WebsiteID, Filter: q.PeopleFilter, After: after, Limit: 5 * scanPage})
 		if err != nil {
 			return 0, err
 		}
 		for i := range batch {
-			if m.matches(&batch[i]) {
+			if rules.Match(Attributes(&batch[i].Subscriber)) {
 				n++
 			}
 		}

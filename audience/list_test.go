@@ -8,29 +8,6 @@ import (
 	"github.com/relaybell/relaybell/store"
 )
 
-func TestLanguageMatches(t *testing.T) {
-	for _, c := range []struct {
-		want, lang string
-		ok         bool
-	}{
-		{"en", "en", true},
-		{"en", "en-US", true},
-		{"en", "en_GB", true},
-		{"EN", "en-us", true},
-		{"en", "eng", false},
-		{"en", "e", false},
-		{"en-US", "en-US", true},
-		{"en-US", "en-us", true},
-		{"en-US", "en", false},
-		{"en-US", "en-GB", false},
-		{"en", "", false},
-	} {
-		if got := languageMatches(c.want, c.lang); got != c.ok {
-			t.Errorf("languageMatches(%q, %q) = %v, want %v", c.want, c.lang, got, c.ok)
-		}
-	}
-}
-
 func TestCursor(t *testing.T) {
 	k := store.PersonKey{CreatedAt: time.Date(2026, 3, 1, 12, 0, 0, 123456000, time.UTC), ID: "6f1c2a9e-0000-4000-8000-000000000001"}
 	c := encodeCursor(k, "w&country=FR")

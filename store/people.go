@@ -62,8 +62,34 @@ type PersonKey struct {
 // descending).
 type PeopleQuery struct {
 	WebsiteID string
+	Filter    PeopleFilter
 	After     *PersonKey // continue after this one; nil from the newest
 	Limit     int        // 0 or less: 1000
+}
+
+// PeopleFilter selects people by the audience list's conditions (spec 4.5).
+// They combine with AND; within one list (countries, languages, devices,
+// topics) any element may match, while every tag condition must hold. The
+// zero filter selects everyone.
+type PeopleFilter struct {
+	Q         string   // a subscriber id (exact) or part of an external id (any case)
+	Status    string   // "" for all, or subscribed, unsubscribed, no_device
+	Countries []string // 2-letter codes
+	Languages []string // "en" matches en, en-* and en_*; "en-US" only en-US (any case)
+	Devices   []string // people with an endpoint of one of these types
+	Topics    []string // topic ids
+	Tags      []TagCondition
+	// Date ranges, half-open [From, To); zero means unbounded.
+	JoinedFrom, JoinedTo time.Time
+	SeenFrom, SeenTo     time.Time
+}
+
+// TagCondition holds when the person has the label Key, with Value when
+// HasValue.
+type TagCondition struct {
+	Key      string
+	Value    string
+	HasValue bool
 }
 
 // ImportRow creates or enriches the person with ExternalID.
@@ -133,8 +159,11 @@ type People interface {
 	// DeleteTopic removes it and its opt-ins; an unknown id is not an error.
 	DeleteTopic(ctx context.Context, websiteID, id string) error
 
-	// People pages the website's subscribers newest first.
+	// People pages the website's subscribers that pass q.Filter, newest
+	// first.
 	People(ctx context.Context, q PeopleQuery) ([]Person, error)
+	// CountPeople counts the website's subscribers that pass f.
+	CountPeople(ctx context.Context, websiteID string, f PeopleFilter) (int64, error)
 	// Person finds one by subscriber id or external id.
 	Person(ctx context.Context, websiteID, idOrExternalID string) (Person, error)
 	// PersonEndpoints lists a subscriber's endpoints, most recently seen first.

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/relaybell/relaybell/store"
+	"github.com/relaybell/relaybell/store/peoplesql"
 )
 
 const segmentCols = `id, website_id, name, filters, created_at`
@@ -217,7 +219,17 @@ func scanPerson(row pgx.Row, p *store.Person) error {
 	return nil
 }
 
-// People returns one page of the website's people, newest first.
+// peopleSQL is how PostgreSQL writes a people filter.
+var peopleSQL = peoplesql.Dialect{
+	Placeholder:  func(n int) string { return "$" + strconv.Itoa(n) },
+	Time:         func(t time.Time) any { return t },
+	TagHas:       func(key string) string { return "s.tags ? " + key + "::text" },
+	TagEquals:    func(key, value string) string { return "s.tags ->> " + key + "::text = " + value + "::text" },
+	ContainsFold: func(col, arg string) string { return "strpos(lower(" + col + "), lower(" + arg + "::text)) > 0" },
+}
+
+// People returns one page of the website's people that pass the filter,
+// newest first.
 func (s *Store) People(ctx context.Context, q store.PeopleQuery) ([]store.Person, error) {
 	limit := q.Limit
 	if limit <= 0 {
@@ -227,9 +239,10 @@ func (s *Store) People(ctx context.Context, q store.PeopleQuery) ([]store.Person
 	if q.After != nil {
 		before, beforeID = q.After.CreatedAt, q.After.ID
 	}
+	where, args := peoplesql.And(peopleSQL, q.Filter, []any{q.WebsiteID, before, beforeID})
 	rows, err := s.pool.Query(ctx, `SELECT `+personCols+` FROM subscribers s
-		WHERE s.website_id = $1 AND (s.created_at, s.id) < ($2, $3)
-		ORDER BY s.created_at DESC, s.id DESC LIMIT $4`, q.WebsiteID, before, beforeID, limit)
+		WHERE s.website_id = $1 AND (s.created_at, s.id) < ($2, $3)`+where+`
+		ORDER BY s.created_at DESC, s.id DESC LIMIT `+strconv.Itoa(limit), args...)
 	if err != nil {
 		return nil, fmt.Errorf("listing people: %w", err)
 	}
@@ -243,6 +256,16 @@ func (s *Store) People(ctx context.Context, q store.PeopleQuery) ([]store.Person
 		out = append(out, p)
 	}
 	return out, rows.Err()
+}
+
+// CountPeople counts the website's people that pass the filter.
+func (s *Store) CountPeople(ctx context.Context, websiteID string, f store.PeopleFilter) (int64, error) {
+	where, args := peoplesql.And(peopleSQL, f, []any{websiteID})
+	var n int64
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM subscribers s WHERE s.website_id = $1`+where, args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("counting people: %w", err)
+	}
+	return n, nil
 }
 
 // Person finds one of the website's people by subscriber id or external id.

@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/relaybell/relaybell/store"
+	"github.com/relaybell/relaybell/store/peoplesql"
 )
 
 const segmentCols = `id, website_id, name, filters, created_at`
@@ -243,7 +245,22 @@ func splitList(s string) []string {
 	return strings.Split(s, ",")
 }
 
-// People returns one page of the website's people, newest first.
+// peopleSQL is how SQLite writes a people filter. Labels are read with
+// json_each, which takes any key as it is.
+var peopleSQL = peoplesql.Dialect{
+	Placeholder: func(n int) string { return "?" + strconv.Itoa(n) },
+	Time:        func(t time.Time) any { return ms(t) },
+	TagHas: func(key string) string {
+		return "EXISTS (SELECT 1 FROM json_each(s.tags) j WHERE j.key = " + key + ")"
+	},
+	TagEquals: func(key, value string) string {
+		return "EXISTS (SELECT 1 FROM json_each(s.tags) j WHERE j.key = " + key + " AND j.value = " + value + ")"
+	},
+	ContainsFold: func(col, arg string) string { return "instr(lower(" + col + "), lower(" + arg + ")) > 0" },
+}
+
+// People returns one page of the website's people that pass the filter,
+// newest first.
 func (s *Store) People(ctx context.Context, q store.PeopleQuery) ([]store.Person, error) {
 	limit := q.Limit
 	if limit <= 0 {
@@ -253,9 +270,10 @@ func (s *Store) People(ctx context.Context, q store.PeopleQuery) ([]store.Person
 	if q.After != nil {
 		before, beforeID = ms(q.After.CreatedAt), q.After.ID
 	}
+	where, args := peoplesql.And(peopleSQL, q.Filter, []any{q.WebsiteID, before, beforeID})
 	rows, err := s.r.query(ctx, `SELECT `+personCols+` FROM subscribers s
-		WHERE s.website_id = ? AND (s.created_at, s.id) < (?, ?)
-		ORDER BY s.created_at DESC, s.id DESC LIMIT ?`, q.WebsiteID, before, beforeID, limit)
+		WHERE s.website_id = ?1 AND (s.created_at, s.id) < (?2, ?3)`+where+`
+		ORDER BY s.created_at DESC, s.id DESC LIMIT `+strconv.Itoa(limit), args...)
 	if err != nil {
 		return nil, fmt.Errorf("listing people: %w", err)
 	}
@@ -269,6 +287,16 @@ func (s *Store) People(ctx context.Context, q store.PeopleQuery) ([]store.Person
 		out = append(out, p)
 	}
 	return out, rows.Err()
+}
+
+// CountPeople counts the website's people that pass the filter.
+func (s *Store) CountPeople(ctx context.Context, websiteID string, f store.PeopleFilter) (int64, error) {
+	where, args := peoplesql.And(peopleSQL, f, []any{websiteID})
+	var n int64
+	if err := s.r.queryRow(ctx, `SELECT count(*) FROM subscribers s WHERE s.website_id = ?1`+where, args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("counting people: %w", err)
+	}
+	return n, nil
 }
 
 // Person finds one of the website's people by subscriber id or external id.

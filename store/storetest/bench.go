@@ -275,8 +275,8 @@ func BenchPeople(b *testing.B, s store.Store, total int) {
 		})
 	}
 	list("list", audience.Query{}, 25)
-	list("list-tag", audience.Query{Tags: []audience.Tag{{Key: "plan", Value: "pro", HasValue: true}}}, 25)
-	list("list-search", audience.Query{Q: "user-" + strconv.Itoa(total-10)}, 1)
+	list("list-tag", audience.Query{PeopleFilter: store.PeopleFilter{Tags: []store.TagCondition{{Key: "plan", Value: "pro", HasValue: true}}}}, 25)
+	list("list-search", audience.Query{PeopleFilter: store.PeopleFilter{Q: "user-" + strconv.Itoa(total-10)}}, 1)
 	b.Run("count", func(b *testing.B) {
 		for b.Loop() {
 			n, err := audience.Total(ctx, s, &audience.Query{WebsiteID: BenchWebsite})

@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ var peopleCases = []testCase{
 	{"Topics", testTopics},
 	{"AudienceTopic", testAudienceTopic},
 	{"PeoplePaging", testPeoplePaging},
+	{"PeopleFilter", testPeopleFilter},
 	{"Person", testPerson},
 	{"Import", testImport},
 	{"TagPeople", testTagPeople},
@@ -212,6 +214,91 @@ func testPeoplePaging(t *testing.T, s store.Store) {
 		return 1
 	})
 	same(t, "people newest first, then by id", got, want)
+}
+
+func testPeopleFilter(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	news := createTopic(t, s, w.Website.ID, "News", "news", t0)
+	ids := map[string]string{} // name -> subscriber id
+	join := func(name string, d time.Duration, edit func(*store.SubscriptionInput)) store.SubscriptionInput {
+		in := subscription(w.Website.ID)
+		in.At = at(d)
+		edit(&in)
+		ids[name] = subscribe(t, s, in).SubscriberID
+		return in
+	}
+	join("a", time.Hour, func(in *store.SubscriptionInput) { in.ExternalID, in.Topics = "Alice-42", []string{"news"} })
+	join("b", 2*time.Hour, func(in *store.SubscriptionInput) {
+		in.ExternalID, in.Country, in.Language, in.Device = "bob", "DE", "en-US", "android"
+	})
+	join("b", 7*time.Hour, func(in *store.SubscriptionInput) { // a second browser, desktop
+		in.ExternalID, in.Country, in.Language = "bob", "DE", "en-US"
+	})
+	join("c", 3*time.Hour, func(in *store.SubscriptionInput) { in.Country, in.Language, in.Device = "US", "en_GB", "ios" })
+	d := join("d", 4*time.Hour, func(in *store.SubscriptionInput) { in.Language = "EN" })
+	_, err := s.DeleteSubscription(ctx, w.Website.ID, d.Endpoint)
+	noErr(t, "DeleteSubscription", err)
+	_, err = s.ImportPeople(ctx, w.Website.ID, []store.ImportRow{{ExternalID: "carol", Tags: map[string]string{"plan": "pro"}}}, at(5*time.Hour))
+	noErr(t, "ImportPeople", err)
+	e, err := s.Person(ctx, w.Website.ID, "carol")
+	noErr(t, "Person(carol)", err)
+	ids["e"] = e.ID
+	_, err = s.TagPeople(ctx, w.Website.ID, []string{ids["a"]}, map[string]string{"plan": "pro", "beta": ""}, nil)
+	noErr(t, "TagPeople", err)
+	_, err = s.TagPeople(ctx, w.Website.ID, []string{ids["b"]}, map[string]string{"plan": "free"}, nil)
+	noErr(t, "TagPeople", err)
+	subscribe(t, s, subscription(newWebsite(t, s).Website.ID)) // someone of another website
+
+	for _, c := range []struct {
+		name string
+		f    store.PeopleFilter
+		want string // names newest first
+	}{
+		{"everyone", store.PeopleFilter{}, "edcba"},
+		{"q part of an external id, any case", store.PeopleFilter{Q: "ALICE"}, "a"},
+		{"q a subscriber id", store.PeopleFilter{Q: ids["c"]}, "c"},
+		{"q nobody", store.PeopleFilter{Q: "zed"}, ""},
+		{"subscribed", store.PeopleFilter{Status: "subscribed"}, "cba"},
+		{"unsubscribed", store.PeopleFilter{Status: "unsubscribed"}, "d"},
+		{"no device", store.PeopleFilter{Status: "no_device"}, "e"},
+		{"countries", store.PeopleFilter{Countries: []string{"FR", "US"}}, "dca"},
+		{"language prefix", store.PeopleFilter{Languages: []string{"en"}}, "dcb"},
+		{"language exact, any case", store.PeopleFilter{Languages: []string{"EN-us"}}, "b"},
+		{"languages", store.PeopleFilter{Languages: []string{"en-GB", "fr"}}, "a"},
+		{"no language prefix of a letter", store.PeopleFilter{Languages: []string{"e"}}, ""},
+		{"device of any browser", store.PeopleFilter{Devices: []string{"desktop"}}, "ba"},
+		{"devices", store.PeopleFilter{Devices: []string{"ios", "android"}}, "cb"},
+		{"topic", store.PeopleFilter{Topics: []string{news.ID, uuid.NewString()}}, "a"},
+		{"tag value", store.PeopleFilter{Tags: []store.TagCondition{{Key: "plan", Value: "pro", HasValue: true}}}, "ea"},
+		{"tag key", store.PeopleFilter{Tags: []store.TagCondition{{Key: "plan"}}}, "eba"},
+		{"empty tag value", store.PeopleFilter{Tags: []store.TagCondition{{Key: "beta", HasValue: true}}}, "a"},
+		{"every tag", store.PeopleFilter{Tags: []store.TagCondition{{Key: "plan", Value: "pro", HasValue: true}, {Key: "beta"}}}, "a"},
+		{"joined", store.PeopleFilter{JoinedFrom: at(2 * time.Hour), JoinedTo: at(4 * time.Hour)}, "cb"},
+		{"seen", store.PeopleFilter{SeenFrom: at(6 * time.Hour)}, "b"},
+		{"all of them", store.PeopleFilter{Countries: []string{"FR"}, Status: "subscribed", Languages: []string{"fr"}}, "a"},
+	} {
+		var got []string
+		var after *store.PersonKey
+		for { // pages of 2, so the filter and the position combine
+			page := people(t, s, store.PeopleQuery{WebsiteID: w.Website.ID, Filter: c.f, After: after, Limit: 2})
+			for _, p := range page {
+				for name, id := range ids {
+					if p.ID == id {
+						got = append(got, name)
+					}
+				}
+			}
+			if len(page) < 2 {
+				break
+			}
+			after = &store.PersonKey{CreatedAt: page[1].CreatedAt, ID: page[1].ID}
+		}
+		same(t, c.name, strings.Join(got, ""), c.want)
+		n, err := s.CountPeople(ctx, w.Website.ID, c.f)
+		noErr(t, "CountPeople", err)
+		same(t, c.name+": count", n, int64(len(c.want)))
+	}
 }
 
 func testPerson(t *testing.T, s store.Store) {

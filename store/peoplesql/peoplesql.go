@@ -1,0 +1,107 @@
+// Package peoplesql writes a store.PeopleFilter as an SQL condition, so the
+// SQLite and PostgreSQL stores select people by the same rules.
+package peoplesql
+
+import (
+	"strings"
+	"time"
+
+	"github.com/relaybell/relaybell/store"
+)
+
+// Dialect is what differs between the engines. Conditions are on the
+// subscribers table aliased s.
+type Dialect struct {
+	Placeholder func(n int) string // the n-th argument, counting from 1
+	Time        func(t time.Time) any
+	// TagHas and TagEquals are conditions on s.tags given the placeholders
+	// of a label key and value.
+	TagHas    func(key string) string
+	TagEquals func(key, value string) string
+	// ContainsFold is the condition that the text expression col contains
+	// the placeholder arg in any case.
+	ContainsFold func(col, arg string) string
+}
+
+// And returns f as conditions to append to a WHERE clause (" AND ..."; ""
+// when f selects everyone) and args with f's arguments appended; the
+// placeholders are numbered after the arguments already in args.
+func And(d Dialect, f store.PeopleFilter, args []any) (string, []any) {
+	w := &writer{d: d, args: args}
+	if f.Q != "" {
+		w.and("(s.id = " + w.arg(f.Q) + " OR " + d.ContainsFold("s.external_id", w.arg(f.Q)) + ")")
+	}
+	const hasEndpoint = "EXISTS (SELECT 1 FROM endpoints e WHERE e.subscriber_id = s.id)"
+	switch f.Status {
+	case "unsubscribed":
+		w.and("s.unsubscribed_at IS NOT NULL")
+	case "subscribed":
+		w.and("s.unsubscribed_at IS NULL AND " + hasEndpoint)
+	case "no_device":
+		w.and("s.unsubscribed_at IS NULL AND NOT " + hasEndpoint)
+	}
+	if len(f.Countries) > 0 {
+		w.and("s.country IN (" + w.list(f.Countries) + ")")
+	}
+	if len(f.Languages) > 0 {
+		var alts []string
+		for _, l := range f.Languages {
+			l = strings.ToLower(l)
+			cond := "lower(s.language) = " + w.arg(l)
+			if !strings.ContainsAny(l, "-_") {
+				cond += " OR substr(lower(s.language), 1, " + w.arg(len(l)+1) + ") IN (" + w.arg(l+"-") + ", " + w.arg(l+"_") + ")"
+			}
+			alts = append(alts, cond)
+		}
+		w.and("(" + strings.Join(alts, " OR ") + ")")
+	}
+	if len(f.Devices) > 0 {
+		w.and("EXISTS (SELECT 1 FROM endpoints e WHERE e.subscriber_id = s.id AND e.device IN (" + w.list(f.Devices) + "))")
+	}
+	if len(f.Topics) > 0 {
+		w.and("EXISTS (SELECT 1 FROM topic_optins o WHERE o.subscriber_id = s.id AND o.topic_id IN (" + w.list(f.Topics) + "))")
+	}
+	for _, t := range f.Tags {
+		if t.HasValue {
+			w.and(d.TagEquals(w.arg(t.Key), w.arg(t.Value)))
+		} else {
+			w.and(d.TagHas(w.arg(t.Key)))
+		}
+	}
+	w.between("s.created_at", f.JoinedFrom, f.JoinedTo)
+	w.between("s.last_seen_at", f.SeenFrom, f.SeenTo)
+	if len(w.conds) == 0 {
+		return "", args
+	}
+	return " AND " + strings.Join(w.conds, " AND "), w.args
+}
+
+type writer struct {
+	d     Dialect
+	args  []any
+	conds []string
+}
+
+func (w *writer) and(cond string) { w.conds = append(w.conds, cond) }
+
+func (w *writer) arg(v any) string {
+	w.args = append(w.args, v)
+	return w.d.Placeholder(len(w.args))
+}
+
+func (w *writer) list(vs []string) string {
+	ph := make([]string, len(vs))
+	for i, v := range vs {
+		ph[i] = w.arg(v)
+	}
+	return strings.Join(ph, ", ")
+}
+
+func (w *writer) between(col string, from, to time.Time) {
+	if !from.IsZero() {
+		w.and(col + " >= " + w.arg(w.d.Time(from)))
+	}
+	if !to.IsZero() {
+		w.and(col + " < " + w.arg(w.d.Time(to)))
+	}
+}
