@@ -72,8 +72,11 @@ type Store interface {
 	Record(ctx context.Context, events []Event) error
 	Report(ctx context.Context, websiteID, notificationID string) (Report, error)
 	// PersonEvents lists the events of the website's subscribers, newest
-	// first, at most limit.
-	PersonEvents(ctx context.Context, websiteID string, subscriberIDs []string, limit int) ([]Event, error)
+	// first, at most limit; only those of the given kinds unless kinds is
+	// empty.
+	PersonEvents(ctx context.Context, websiteID string, subscriberIDs, kinds []string, limit int) ([]Event, error)
+	// PersonCounts counts the events of the website's subscribers by kind.
+	PersonCounts(ctx context.Context, websiteID string, subscriberIDs []string) (map[string]int64, error)
 	// Erase deletes every event of the website's subscribers (right to
 	// erasure). A store may finish the deletion shortly after returning.
 	Erase(ctx context.Context, websiteID string, subscriberIDs []string) error

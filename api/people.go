@@ -22,20 +22,19 @@ import (
 
 // Limits of spec 8.2 for subscribers and the audience.
 const (
-	maxImportRows    = 10_000
-	maxExportRows    = 100_000
-	maxBulkIDs       = 1_000
-	maxBulkLabels    = 20
-	maxLabelName     = 64
-	maxLabelValue    = 256
-	maxShownTags     = 20
-	maxTopicFilters  = 5
-	maxTagFilters    = 10
-	maxFacetValues   = 20
-	maxDataEvents    = 1_000
-	maxProfileItems  = 50
-	profileStatsScan = 100_000 // events read to count a profile's delivered and clicked
-	defaultRecent    = 25
+	maxImportRows   = 10_000
+	maxExportRows   = 100_000
+	maxBulkIDs      = 1_000
+	maxBulkLabels   = 20
+	maxLabelName    = 64
+	maxLabelValue   = 256
+	maxShownTags    = 20
+	maxTopicFilters = 5
+	maxTagFilters   = 10
+	maxFacetValues  = 20
+	maxDataEvents   = 1_000
+	maxProfileItems = 50
+	defaultRecent   = 25
 )
 
 // devices are the device types of spec 2.7.
@@ -366,7 +365,7 @@ func (a *API) handleData(r *request) error {
 	if err != nil {
 		return err
 	}
-	evs, err := a.an.PersonEvents(r.ctx, r.owner.Website.ID, []string{p.ID}, maxDataEvents)
+	evs, err := a.an.PersonEvents(r.ctx, r.owner.Website.ID, []string{p.ID}, nil, maxDataEvents)
 	if err != nil {
 		return err
 	}
@@ -408,7 +407,11 @@ func (a *API) handleProfile(r *request) error {
 			mine = append(mine, topicRef{t.Name, t.Slug})
 		}
 	}
-	evs, err := a.an.PersonEvents(r.ctx, r.owner.Website.ID, []string{p.ID}, profileStatsScan)
+	counts, err := a.an.PersonCounts(r.ctx, r.owner.Website.ID, []string{p.ID})
+	if err != nil {
+		return err
+	}
+	evs, err := a.an.PersonEvents(r.ctx, r.owner.Website.ID, []string{p.ID}, []string{analytics.KindSent}, maxProfileItems)
 	if err != nil {
 		return err
 	}
@@ -419,34 +422,24 @@ func (a *API) handleProfile(r *request) error {
 		Title          string    `json:"title"`
 	}
 	sends := []send{}
-	var stats struct {
+	stats := struct {
 		Delivered int64 `json:"delivered"`
 		Clicked   int64 `json:"clicked"`
-	}
+	}{counts[analytics.KindDelivered], counts[analytics.KindClicked]}
 	sent := map[string]store.Notification{}
 	for _, e := range evs {
-		switch e.Kind {
-		case analytics.KindDelivered:
-			stats.Delivered++
-		case analytics.KindClicked:
-			stats.Clicked++
-		case analytics.KindSent:
-			if len(sends) == maxProfileItems {
-				continue
+		n, ok := sent[e.NotificationID]
+		if !ok {
+			if n, err = a.st.Notification(r.ctx, r.owner.Website.ID, e.NotificationID); err != nil && !errors.Is(err, store.ErrNotFound) {
+				return err
 			}
-			n, ok := sent[e.NotificationID]
-			if !ok {
-				if n, err = a.st.Notification(r.ctx, r.owner.Website.ID, e.NotificationID); err != nil && !errors.Is(err, store.ErrNotFound) {
-					return err
-				}
-				sent[e.NotificationID] = n
-			}
-			kind := "broadcast"
-			if n.Automation {
-				kind = "automation"
-			}
-			sends = append(sends, send{Type: kind, NotificationID: e.NotificationID, CreatedAt: e.At.UTC(), Title: n.Title})
+			sent[e.NotificationID] = n
 		}
+		kind := "broadcast"
+		if n.Automation {
+			kind = "automation"
+		}
+		sends = append(sends, send{Type: kind, NotificationID: e.NotificationID, CreatedAt: e.At.UTC(), Title: n.Title})
 	}
 	return r.json(http.StatusOK, map[string]any{
 		"subscriber": personOut(&p),

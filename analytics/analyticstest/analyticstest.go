@@ -183,9 +183,9 @@ func testPersonEventsAndErase(t *testing.T, s analytics.Store) {
 		mk("w1", "s2", analytics.KindSent, 0),
 		mk("w2", "s1", analytics.KindSent, 0),
 	})
-	kinds := func(website string, ids []string, limit int) []string {
+	kindsOf := func(website string, ids, only []string, limit int) []string {
 		t.Helper()
-		evs, err := s.PersonEvents(ctx, website, ids, limit)
+		evs, err := s.PersonEvents(ctx, website, ids, only, limit)
 		if err != nil {
 			t.Fatalf("PersonEvents: %v", err)
 		}
@@ -195,7 +195,11 @@ func testPersonEventsAndErase(t *testing.T, s analytics.Store) {
 		}
 		return out
 	}
-	same := func(what string, got, want []string) {
+	kinds := func(website string, ids []string, limit int) []string {
+		t.Helper()
+		return kindsOf(website, ids, nil, limit)
+	}
+	same := func(what string, got, want any) {
 		t.Helper()
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("%s = %v, want %v", what, got, want)
@@ -203,6 +207,13 @@ func testPersonEventsAndErase(t *testing.T, s analytics.Store) {
 	}
 	same("events of s1", kinds("w1", []string{"s1"}, 10), []string{"s1:clicked", "s1:delivered", "s1:sent"})
 	same("limited", kinds("w1", []string{"s1"}, 1), []string{"s1:clicked"})
+	same("of some kinds", kindsOf("w1", []string{"s1"}, []string{analytics.KindSent, analytics.KindClicked}, 10),
+		[]string{"s1:clicked", "s1:sent"})
+	counts, err := s.PersonCounts(ctx, "w1", []string{"s1"})
+	if err != nil {
+		t.Fatalf("PersonCounts: %v", err)
+	}
+	same("counts of s1", counts, map[string]int64{analytics.KindSent: 1, analytics.KindDelivered: 1, analytics.KindClicked: 1})
 	if err := s.Erase(ctx, "w1", []string{"s1"}); err != nil {
 		t.Fatalf("Erase: %v", err)
 	}

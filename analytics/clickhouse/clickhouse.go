@@ -173,11 +173,15 @@ func (s *Store) Report(ctx context.Context, websiteID, notificationID string) (a
 func (s *Store) Close() error { return s.conn.Close() }
 
 // PersonEvents lists the events of the website's subscribers, newest first.
-func (s *Store) PersonEvents(ctx context.Context, websiteID string, subscriberIDs []string, limit int) ([]analytics.Event, error) {
+func (s *Store) PersonEvents(ctx context.Context, websiteID string, subscriberIDs, kinds []string, limit int) ([]analytics.Event, error) {
+	where, args := "", []any{websiteID, subscriberIDs}
+	if len(kinds) > 0 {
+		where, args = " AND has(?, kind)", append(args, kinds)
+	}
 	rows, err := s.conn.Query(ctx, `SELECT website_id, notification_id, endpoint_id, subscriber_id, kind,
 			device, language, variant, code, at
-		FROM `+s.table+` WHERE website_id = ? AND has(?, subscriber_id)
-		ORDER BY at DESC LIMIT ?`, websiteID, subscriberIDs, limit)
+		FROM `+s.table+` WHERE website_id = ? AND has(?, subscriber_id)`+where+`
+		ORDER BY at DESC LIMIT ?`, append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("reading person events: %w", err)
 	}
@@ -191,6 +195,28 @@ func (s *Store) PersonEvents(ctx context.Context, websiteID string, subscriberID
 		}
 		e.At = e.At.UTC()
 		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// PersonCounts counts the events of the website's subscribers by kind.
+func (s *Store) PersonCounts(ctx context.Context, websiteID string, subscriberIDs []string) (map[string]int64, error) {
+	rows, err := s.conn.Query(ctx, `SELECT kind, count() FROM `+s.table+`
+		WHERE website_id = ? AND has(?, subscriber_id) GROUP BY kind`, websiteID, subscriberIDs)
+	if err != nil {
+		return nil, fmt.Errorf("counting person events: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var (
+			kind string
+			n    uint64
+		)
+		if err := rows.Scan(&kind, &n); err != nil {
+			return nil, fmt.Errorf("counting person events: %w", err)
+		}
+		out[kind] = int64(n)
 	}
 	return out, rows.Err()
 }

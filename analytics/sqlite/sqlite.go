@@ -134,15 +134,20 @@ func (s *Store) Report(ctx context.Context, websiteID, notificationID string) (a
 func (s *Store) Close() error { return s.db.Close() }
 
 // PersonEvents lists the events of the website's subscribers, newest first.
-func (s *Store) PersonEvents(ctx context.Context, websiteID string, subscriberIDs []string, limit int) ([]analytics.Event, error) {
+func (s *Store) PersonEvents(ctx context.Context, websiteID string, subscriberIDs, kinds []string, limit int) ([]analytics.Event, error) {
 	ids, err := json.Marshal(subscriberIDs)
+	if err != nil {
+		return nil, err
+	}
+	kindList, err := json.Marshal(kinds)
 	if err != nil {
 		return nil, err
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT website_id, notification_id, endpoint_id, subscriber_id, kind,
 			device, language, variant, code, at
-		FROM events WHERE subscriber_id IN (SELECT value FROM json_each(?)) AND website_id = ?
-		ORDER BY at DESC, rowid DESC LIMIT ?`, string(ids), websiteID, limit)
+		FROM events WHERE subscriber_id IN (SELECT value FROM json_each(?1)) AND website_id = ?2
+			AND (json_array_length(?3) = 0 OR kind IN (SELECT value FROM json_each(?3)))
+		ORDER BY at DESC, rowid DESC LIMIT ?4`, string(ids), websiteID, string(kindList), limit)
 	if err != nil {
 		return nil, fmt.Errorf("reading person events: %w", err)
 	}
@@ -159,6 +164,36 @@ func (s *Store) PersonEvents(ctx context.Context, websiteID string, subscriberID
 		}
 		e.At = time.UnixMilli(at).UTC()
 		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// PersonCounts counts the events of the website's subscribers by kind.
+func (s *Store) PersonCounts(ctx context.Context, websiteID string, subscriberIDs []string) (map[string]int64, error) {
+	ids, err := json.Marshal(subscriberIDs)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT kind, count(*) FROM events
+		WHERE subscriber_id IN (SELECT value FROM json_each(?)) AND website_id = ? GROUP BY kind`, string(ids), websiteID)
+	if err != nil {
+		return nil, fmt.Errorf("counting person events: %w", err)
+	}
+	return scanCounts(rows)
+}
+
+func scanCounts(rows *sql.Rows) (map[string]int64, error) {
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var (
+			kind string
+			n    int64
+		)
+		if err := rows.Scan(&kind, &n); err != nil {
+			return nil, fmt.Errorf("counting person events: %w", err)
+		}
+		out[kind] = n
 	}
 	return out, rows.Err()
 }

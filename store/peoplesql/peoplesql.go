@@ -14,22 +14,24 @@ import (
 type Dialect struct {
 	Placeholder func(n int) string // the n-th argument, counting from 1
 	Time        func(t time.Time) any
-	// TagHas and TagEquals are conditions on s.tags given the placeholders
-	// of a label key and value.
-	TagHas    func(key string) string
-	TagEquals func(key, value string) string
 	// ContainsFold is the condition that the text expression col contains
 	// the placeholder arg in any case.
 	ContainsFold func(col, arg string) string
 }
 
-// And returns f as conditions to append to a WHERE clause (" AND ..."; ""
-// when f selects everyone) and args with f's arguments appended; the
-// placeholders are numbered after the arguments already in args.
-func And(d Dialect, f store.PeopleFilter, args []any) (string, []any) {
+// And returns f as conditions on the website's subscribers (aliased s) to
+// append to a WHERE clause (" AND ..."; "" when f selects everyone), and
+// args with f's arguments appended; the placeholders are numbered after the
+// arguments already in args.
+//
+// Label conditions and the external-id search are subqueries over an index
+// (subscriber_labels' key, subscribers_external_id) rather than tests of
+// each subscriber.
+func And(d Dialect, websiteID string, f store.PeopleFilter, args []any) (string, []any) {
 	w := &writer{d: d, args: args}
 	if f.Q != "" {
-		w.and("(s.id = " + w.arg(f.Q) + " OR " + d.ContainsFold("s.external_id", w.arg(f.Q)) + ")")
+		w.and("(s.id = " + w.arg(f.Q) + " OR s.id IN (SELECT x.id FROM subscribers x WHERE x.website_id = " + w.arg(websiteID) +
+			" AND x.external_id IS NOT NULL AND " + d.ContainsFold("x.external_id", w.arg(f.Q)) + "))")
 	}
 	const hasEndpoint = "EXISTS (SELECT 1 FROM endpoints e WHERE e.subscriber_id = s.id)"
 	switch f.Status {
@@ -62,11 +64,12 @@ func And(d Dialect, f store.PeopleFilter, args []any) (string, []any) {
 		w.and("EXISTS (SELECT 1 FROM topic_optins o WHERE o.subscriber_id = s.id AND o.topic_id IN (" + w.list(f.Topics) + "))")
 	}
 	for _, t := range f.Tags {
+		cond := "s.id IN (SELECT l.subscriber_id FROM subscriber_labels l WHERE l.website_id = " + w.arg(websiteID) +
+			" AND l.key = " + w.arg(t.Key)
 		if t.HasValue {
-			w.and(d.TagEquals(w.arg(t.Key), w.arg(t.Value)))
-		} else {
-			w.and(d.TagHas(w.arg(t.Key)))
+			cond += " AND l.value = " + w.arg(t.Value)
 		}
+		w.and(cond + ")")
 	}
 	w.between("s.created_at", f.JoinedFrom, f.JoinedTo)
 	w.between("s.last_seen_at", f.SeenFrom, f.SeenTo)

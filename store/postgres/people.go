@@ -223,8 +223,6 @@ func scanPerson(row pgx.Row, p *store.Person) error {
 var peopleSQL = peoplesql.Dialect{
 	Placeholder:  func(n int) string { return "$" + strconv.Itoa(n) },
 	Time:         func(t time.Time) any { return t },
-	TagHas:       func(key string) string { return "s.tags ? " + key + "::text" },
-	TagEquals:    func(key, value string) string { return "s.tags ->> " + key + "::text = " + value + "::text" },
 	ContainsFold: func(col, arg string) string { return "strpos(lower(" + col + "), lower(" + arg + "::text)) > 0" },
 }
 
@@ -239,7 +237,7 @@ func (s *Store) People(ctx context.Context, q store.PeopleQuery) ([]store.Person
 	if q.After != nil {
 		before, beforeID = q.After.CreatedAt, q.After.ID
 	}
-	where, args := peoplesql.And(peopleSQL, q.Filter, []any{q.WebsiteID, before, beforeID})
+	where, args := peoplesql.And(peopleSQL, q.WebsiteID, q.Filter, []any{q.WebsiteID, before, beforeID})
 	rows, err := s.pool.Query(ctx, `SELECT `+personCols+` FROM subscribers s
 		WHERE s.website_id = $1 AND (s.created_at, s.id) < ($2, $3)`+where+`
 		ORDER BY s.created_at DESC, s.id DESC LIMIT `+strconv.Itoa(limit), args...)
@@ -260,7 +258,7 @@ func (s *Store) People(ctx context.Context, q store.PeopleQuery) ([]store.Person
 
 // CountPeople counts the website's people that pass the filter.
 func (s *Store) CountPeople(ctx context.Context, websiteID string, f store.PeopleFilter) (int64, error) {
-	where, args := peoplesql.And(peopleSQL, f, []any{websiteID})
+	where, args := peoplesql.And(peopleSQL, websiteID, f, []any{websiteID})
 	var n int64
 	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM subscribers s WHERE s.website_id = $1`+where, args...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("counting people: %w", err)
@@ -455,9 +453,8 @@ func (s *Store) Facets(ctx context.Context, websiteID string, limit int) (store.
 		GROUP BY language ORDER BY 2 DESC, language COLLATE "C" LIMIT $2`)
 	f.Devices = values(`SELECT device, count(DISTINCT subscriber_id) FROM endpoints WHERE website_id = $1 AND device <> ''
 		GROUP BY device ORDER BY 2 DESC, device COLLATE "C" LIMIT $2`)
-	keys := values(`SELECT j.key, count(*) FROM subscribers s, jsonb_each_text(s.tags) j
-		WHERE s.website_id = $1 AND s.tags <> '{}' AND left(j.key, 3) <> 'rb_'
-		GROUP BY j.key ORDER BY 2 DESC, j.key COLLATE "C" LIMIT $2`)
+	keys := values(`SELECT key, count(*) FROM subscriber_labels WHERE website_id = $1 AND left(key, 3) <> 'rb_'
+		GROUP BY key ORDER BY 2 DESC, key COLLATE "C" LIMIT $2`)
 	if err != nil {
 		return store.Facets{}, fmt.Errorf("counting facets: %w", err)
 	}
@@ -465,9 +462,12 @@ func (s *Store) Facets(ctx context.Context, websiteID string, limit int) (store.
 	for i, k := range keys {
 		names[i] = k.Value
 	}
-	rows, err := s.pool.Query(ctx, `SELECT j.key, j.value, count(*) FROM subscribers s, jsonb_each_text(s.tags) j
-		WHERE s.website_id = $1 AND s.tags <> '{}' AND j.key = ANY ($2::text[]) AND j.value <> ''
-		GROUP BY j.key, j.value ORDER BY j.key COLLATE "C", 3 DESC, j.value COLLATE "C"`, websiteID, names)
+	rows, err := s.pool.Query(ctx, `SELECT key, value, n FROM (
+			SELECT key, value, count(*) AS n,
+				row_number() OVER (PARTITION BY key ORDER BY count(*) DESC, value COLLATE "C") AS rank
+			FROM subscriber_labels WHERE website_id = $1 AND key = ANY ($2::text[]) AND value <> ''
+			GROUP BY key, value) v
+		WHERE rank <= $3 ORDER BY key COLLATE "C", n DESC, value COLLATE "C"`, websiteID, names, limit)
 	if err != nil {
 		return store.Facets{}, fmt.Errorf("counting facets: %w", err)
 	}

@@ -29,7 +29,6 @@ func benchStore(b *testing.B) *Store {
 func seedAudience(b *testing.B, s *Store, n int) {
 	b.Helper()
 	ctx := context.Background()
-	at := now(time.Now())
 	subs := make([][]any, 0, n)
 	eps := make([][]any, 0, n)
 	for _, r := range storetest.SeedRows(n) {
@@ -37,10 +36,10 @@ func seedAudience(b *testing.B, s *Store, n int) {
 		if r.ExternalID != "" {
 			ext = r.ExternalID
 		}
-		subs = append(subs, []any{r.SubscriberID, storetest.BenchWebsite, ext, storetest.SeedCountry, storetest.SeedLanguage,
-			storetest.SeedTimezone, storetest.SeedPageURL, r.Tags, r.Shard, at, at})
+		subs = append(subs, []any{r.SubscriberID, storetest.BenchWebsite, ext, r.Country, r.Language,
+			storetest.SeedTimezone, storetest.SeedPageURL, r.Tags, r.Shard, r.At, r.At})
 		eps = append(eps, []any{r.EndpointID, storetest.BenchWebsite, r.SubscriberID, r.URL, r.P256dh, r.Auth,
-			storetest.SeedDevice, r.UserAgent, r.Shard, at, at})
+			r.Device, r.UserAgent, r.Shard, r.At, r.At})
 	}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"subscribers"}, []string{"id", "website_id", "external_id", "country",

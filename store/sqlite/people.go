@@ -245,17 +245,10 @@ func splitList(s string) []string {
 	return strings.Split(s, ",")
 }
 
-// peopleSQL is how SQLite writes a people filter. Labels are read with
-// json_each, which takes any key as it is.
+// peopleSQL is how SQLite writes a people filter.
 var peopleSQL = peoplesql.Dialect{
-	Placeholder: func(n int) string { return "?" + strconv.Itoa(n) },
-	Time:        func(t time.Time) any { return ms(t) },
-	TagHas: func(key string) string {
-		return "EXISTS (SELECT 1 FROM json_each(s.tags) j WHERE j.key = " + key + ")"
-	},
-	TagEquals: func(key, value string) string {
-		return "EXISTS (SELECT 1 FROM json_each(s.tags) j WHERE j.key = " + key + " AND j.value = " + value + ")"
-	},
+	Placeholder:  func(n int) string { return "?" + strconv.Itoa(n) },
+	Time:         func(t time.Time) any { return ms(t) },
 	ContainsFold: func(col, arg string) string { return "instr(lower(" + col + "), lower(" + arg + ")) > 0" },
 }
 
@@ -270,7 +263,7 @@ func (s *Store) People(ctx context.Context, q store.PeopleQuery) ([]store.Person
 	if q.After != nil {
 		before, beforeID = ms(q.After.CreatedAt), q.After.ID
 	}
-	where, args := peoplesql.And(peopleSQL, q.Filter, []any{q.WebsiteID, before, beforeID})
+	where, args := peoplesql.And(peopleSQL, q.WebsiteID, q.Filter, []any{q.WebsiteID, before, beforeID})
 	rows, err := s.r.query(ctx, `SELECT `+personCols+` FROM subscribers s
 		WHERE s.website_id = ?1 AND (s.created_at, s.id) < (?2, ?3)`+where+`
 		ORDER BY s.created_at DESC, s.id DESC LIMIT `+strconv.Itoa(limit), args...)
@@ -291,7 +284,7 @@ func (s *Store) People(ctx context.Context, q store.PeopleQuery) ([]store.Person
 
 // CountPeople counts the website's people that pass the filter.
 func (s *Store) CountPeople(ctx context.Context, websiteID string, f store.PeopleFilter) (int64, error) {
-	where, args := peoplesql.And(peopleSQL, f, []any{websiteID})
+	where, args := peoplesql.And(peopleSQL, websiteID, f, []any{websiteID})
 	var n int64
 	if err := s.r.queryRow(ctx, `SELECT count(*) FROM subscribers s WHERE s.website_id = ?1`+where, args...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("counting people: %w", err)
@@ -471,9 +464,8 @@ func (s *Store) Facets(ctx context.Context, websiteID string, limit int) (store.
 		GROUP BY language ORDER BY 2 DESC, 1 LIMIT ?`)
 	f.Devices = values(`SELECT device, count(DISTINCT subscriber_id) FROM endpoints WHERE website_id = ? AND device <> ''
 		GROUP BY device ORDER BY 2 DESC, 1 LIMIT ?`)
-	keys := values(`SELECT j.key, count(*) FROM subscribers s, json_each(s.tags) j
-		WHERE s.website_id = ? AND s.tags <> '{}' AND substr(j.key, 1, 3) <> 'rb_'
-		GROUP BY j.key ORDER BY 2 DESC, 1 LIMIT ?`)
+	keys := values(`SELECT key, count(*) FROM subscriber_labels WHERE website_id = ? AND substr(key, 1, 3) <> 'rb_'
+		GROUP BY key ORDER BY 2 DESC, 1 LIMIT ?`)
 	if err != nil {
 		return store.Facets{}, fmt.Errorf("counting facets: %w", err)
 	}
@@ -525,9 +517,12 @@ func (s *Store) tagFacets(ctx context.Context, websiteID string, keys []store.Fa
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.r.query(ctx, `SELECT j.key, j.value, count(*) FROM subscribers s, json_each(s.tags) j
-		WHERE s.website_id = ? AND s.tags <> '{}' AND j.key IN (SELECT value FROM json_each(?)) AND j.value <> ''
-		GROUP BY j.key, j.value ORDER BY j.key, 3 DESC, 2`, websiteID, string(list))
+	rows, err := s.r.query(ctx, `SELECT key, value, n FROM (
+			SELECT key, value, count(*) AS n,
+				row_number() OVER (PARTITION BY key ORDER BY count(*) DESC, value) AS rank
+			FROM subscriber_labels WHERE website_id = ? AND key IN (SELECT value FROM json_each(?)) AND value <> ''
+			GROUP BY key, value)
+		WHERE rank <= ? ORDER BY key, n DESC, value`, websiteID, string(list), limit)
 	if err != nil {
 		return nil, err
 	}

@@ -29,7 +29,6 @@ func benchStore(b *testing.B) *Store {
 func seedAudience(b *testing.B, s *Store, n int) {
 	b.Helper()
 	ctx := context.Background()
-	at := ms(time.Now())
 	err := s.write(ctx, func(tx wtx) error {
 		subStmt, err := tx.tx.PrepareContext(ctx, `INSERT INTO subscribers (id, website_id, external_id, country, language,
 			timezone, url, tags, shard, created_at, last_seen_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
@@ -46,12 +45,12 @@ func seedAudience(b *testing.B, s *Store, n int) {
 			if r.ExternalID != "" {
 				ext = r.ExternalID
 			}
-			if _, err := subStmt.ExecContext(ctx, r.SubscriberID, storetest.BenchWebsite, ext, storetest.SeedCountry,
-				storetest.SeedLanguage, storetest.SeedTimezone, storetest.SeedPageURL, string(r.Tags), r.Shard, at, at); err != nil {
+			if _, err := subStmt.ExecContext(ctx, r.SubscriberID, storetest.BenchWebsite, ext, r.Country,
+				r.Language, storetest.SeedTimezone, storetest.SeedPageURL, string(r.Tags), r.Shard, ms(r.At), ms(r.At)); err != nil {
 				return err
 			}
 			if _, err := epStmt.ExecContext(ctx, r.EndpointID, storetest.BenchWebsite, r.SubscriberID, r.URL, r.P256dh, r.Auth,
-				storetest.SeedDevice, r.UserAgent, r.Shard, at, at); err != nil {
+				r.Device, r.UserAgent, r.Shard, ms(r.At), ms(r.At)); err != nil {
 				return err
 			}
 		}

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -44,16 +46,28 @@ type SeedRow struct {
 	P256dh       string
 	Auth         string
 	UserAgent    string
+	Country      string
+	Language     string
+	Device       string
+	At           time.Time // creation and last visit: one a millisecond, the first row oldest
 }
 
 // Seed attributes every row shares (beyond the SeedRow fields).
 const (
-	SeedCountry  = "FR"
-	SeedLanguage = "fr"
 	SeedTimezone = "Europe/Paris"
 	SeedPageURL  = "https://example.com/pricing"
-	SeedDevice   = "desktop"
 )
+
+// The seed's countries, languages and devices, given to rows in turn; every
+// second row has a "city" label of 40 values, every tenth also "plan": "pro"
+// and a reserved label.
+var (
+	seedCountries = strings.Fields("FR US DE GB ES IT NL BE CA BR IN JP PL SE CH AT PT IE DK NO FI MX AR AU NZ")
+	seedLanguages = strings.Fields("fr en-US de en-GB es it nl fr-BE en-CA pt-BR hi ja pl sv de-CH de-AT pt en da nb fi es-MX es-AR en-AU en-NZ")
+	seedDevices   = []string{"desktop", "android", "ios", "mobile"}
+)
+
+var seedStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // SeedRows returns n rows of the benchmark audience of BenchWebsite.
 func SeedRows(n int) []SeedRow {
@@ -70,9 +84,14 @@ func SeedRows(n int) []SeedRow {
 			Auth:         "tBHItJI5svbpez7KI4CCXg",
 			UserAgent:    "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 Chrome/124.0 Safari/537.36",
 		}
-		if i%10 == 0 {
+		r.Country, r.Language = seedCountries[i%len(seedCountries)], seedLanguages[i%len(seedLanguages)]
+		r.Device, r.At = seedDevices[i%len(seedDevices)], seedStart.Add(time.Duration(i)*time.Millisecond)
+		switch city := `"city":"city-` + strconv.Itoa(i%40) + `"`; {
+		case i%10 == 0:
 			r.ExternalID = "user-" + strconv.Itoa(i)
-			r.Tags = []byte(`{"plan":"pro","rb_source":"import"}`)
+			r.Tags = []byte(`{"plan":"pro",` + city + `,"rb_source":"import"}`)
+		case i%2 == 0:
+			r.Tags = []byte(`{` + city + `}`)
 		}
 		rows[i] = r
 	}
@@ -277,25 +296,31 @@ func BenchPeople(b *testing.B, s store.Store, total int) {
 	list("list", audience.Query{}, 25)
 	list("list-tag", audience.Query{PeopleFilter: store.PeopleFilter{Tags: []store.TagCondition{{Key: "plan", Value: "pro", HasValue: true}}}}, 25)
 	list("list-search", audience.Query{PeopleFilter: store.PeopleFilter{Q: "user-" + strconv.Itoa(total-10)}}, 1)
-	b.Run("count", func(b *testing.B) {
-		for b.Loop() {
-			n, err := audience.Total(ctx, s, &audience.Query{WebsiteID: BenchWebsite})
-			if err != nil || n != int64(total) {
-				b.Fatalf("Total = %d, %v; want %d", n, err, total)
+	pro := filter.Filters{Rules: []filter.Rule{{Field: "tag:plan", Value: filter.Text("pro")}}}
+	list("list-rules", audience.Query{Filters: &pro}, 25)
+	count := func(name string, q audience.Query, want int) {
+		b.Run(name, func(b *testing.B) {
+			q.WebsiteID = BenchWebsite
+			for b.Loop() {
+				n, err := audience.Total(ctx, s, &q)
+				if err != nil || n != int64(want) {
+					b.Fatalf("Total = %d, %v; want %d", n, err, want)
+				}
 			}
-		}
-	})
+		})
+	}
+	count("count", audience.Query{}, total)
+	count("count-tag", audience.Query{PeopleFilter: store.PeopleFilter{Tags: []store.TagCondition{{Key: "plan", Value: "pro", HasValue: true}}}}, (total+9)/10)
 	b.Run("facets", func(b *testing.B) {
 		for b.Loop() {
 			f, err := s.Facets(ctx, BenchWebsite, 20)
-			if err != nil || len(f.Countries) != 1 || f.Countries[0].Count != int64(total) {
-				b.Fatalf("Facets = %+v, %v", f.Countries, err)
+			if err != nil || len(f.Countries) != 20 || f.Countries[0].Count != int64((total+24)/25) || len(f.Tags) != 2 {
+				b.Fatalf("Facets = %+v, %v", f, err)
 			}
 		}
 	})
 	b.Run("preview", func(b *testing.B) {
-		f := filter.Filters{Rules: []filter.Rule{{Field: "tag:plan", Value: filter.Text("pro")}}}
-		sel := audience.ForFilters(BenchWebsite, "", &f)
+		sel := audience.ForFilters(BenchWebsite, "", &pro)
 		for b.Loop() {
 			n, err := audience.Count(ctx, s, sel, sel)
 			if err != nil || n[0] != int64((total+9)/10) {
