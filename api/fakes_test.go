@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -22,16 +23,34 @@ import (
 	"github.com/relaybell/relaybell/analytics"
 	ansqlite "github.com/relaybell/relaybell/analytics/sqlite"
 	"github.com/relaybell/relaybell/store"
+	"github.com/relaybell/relaybell/store/postgres"
 	"github.com/relaybell/relaybell/store/sqlite"
+	"github.com/relaybell/relaybell/store/storetest"
 )
 
-// openStores opens the real SQLite store and analytics store in a temporary
-// directory, closed when the test ends.
+// openStores opens a real store and the SQLite analytics store, closed when
+// the test ends. The store is SQLite in a temporary directory, or with
+// RELAYBELL_TEST_STORE=postgres a schema of its own in PostgreSQL (make test
+// runs the package both ways).
 func openStores(t testing.TB) (store.Store, analytics.Store) {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
-	st, err := sqlite.Open(ctx, filepath.Join(dir, "store.db"), nil)
+	var (
+		st  store.Store
+		err error
+	)
+	switch kind := os.Getenv("RELAYBELL_TEST_STORE"); kind {
+	case "", "sqlite":
+		st, err = sqlite.Open(ctx, filepath.Join(dir, "store.db"), nil)
+	case "postgres":
+		var dsn string
+		if dsn, err = postgres.WithSearchPath(storetest.PostgresDSN(), storetest.PostgresSchema(t)); err == nil {
+			st, err = postgres.Open(ctx, dsn, nil)
+		}
+	default:
+		t.Fatalf("RELAYBELL_TEST_STORE=%q: want sqlite or postgres", kind)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

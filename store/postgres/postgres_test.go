@@ -2,8 +2,6 @@ package postgres
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"io/fs"
 	"strings"
 	"sync"
@@ -16,44 +14,14 @@ import (
 	"github.com/relaybell/relaybell/store/storetest"
 )
 
-// testSchema creates an empty schema of its own for one test, dropped when
-// the test ends, and returns a DSN whose connections use it. Without a
-// reachable PostgreSQL the test fails, or is skipped under -short.
+// testSchema is storetest.PostgresSchema made into a DSN that uses it.
 func testSchema(t testing.TB) string {
 	t.Helper()
-	ctx := context.Background()
-	dsn := storetest.PostgresDSN()
-	admin, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		if testing.Short() {
-			t.Skipf("PostgreSQL unreachable (-short): %v", err)
-		}
-		t.Fatalf("connecting to PostgreSQL at %s (set RELAYBELL_TEST_POSTGRES, or -short to skip): %v", dsn, err)
-	}
-	b := make([]byte, 6)
-	rand.Read(b)
-	schema := "rb_test_" + hex.EncodeToString(b)
-	if _, err := admin.Exec(ctx, `CREATE SCHEMA `+schema); err != nil {
-		admin.Close(ctx)
-		t.Fatalf("creating schema: %v", err)
-	}
-	admin.Close(ctx)
-	t.Cleanup(func() {
-		admin, err := pgx.Connect(ctx, dsn)
-		if err != nil {
-			t.Errorf("dropping schema %s: %v", schema, err)
-			return
-		}
-		defer admin.Close(ctx)
-		if _, err := admin.Exec(ctx, `DROP SCHEMA `+schema+` CASCADE`); err != nil {
-			t.Errorf("dropping schema %s: %v", schema, err)
-		}
-	})
-	withSchema, err := WithSearchPath(dsn, schema)
+	dsn, err := WithSearchPath(storetest.PostgresDSN(), storetest.PostgresSchema(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return withSchema
+	return dsn
 }
 
 // openAt opens a store on dsn, closed when the test ends (before its schema

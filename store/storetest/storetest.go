@@ -6,7 +6,9 @@ package storetest
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +18,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/relaybell/relaybell/store"
 )
@@ -256,4 +259,40 @@ func PostgresDSN() string {
 		return dsn
 	}
 	return "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+}
+
+// PostgresSchema creates an empty schema of its own in PostgresDSN for one
+// test, dropped when the test ends, and returns its name. Without a
+// reachable PostgreSQL the test fails, or is skipped under -short.
+func PostgresSchema(t testing.TB) string {
+	t.Helper()
+	ctx := context.Background()
+	dsn := PostgresDSN()
+	admin, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		if testing.Short() {
+			t.Skipf("PostgreSQL unreachable (-short): %v", err)
+		}
+		t.Fatalf("connecting to PostgreSQL at %s (set RELAYBELL_TEST_POSTGRES, or -short to skip): %v", dsn, err)
+	}
+	b := make([]byte, 6)
+	rand.Read(b)
+	schema := "rb_test_" + hex.EncodeToString(b)
+	if _, err := admin.Exec(ctx, `CREATE SCHEMA `+schema); err != nil {
+		admin.Close(ctx)
+		t.Fatalf("creating schema: %v", err)
+	}
+	admin.Close(ctx)
+	t.Cleanup(func() {
+		admin, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Errorf("dropping schema %s: %v", schema, err)
+			return
+		}
+		defer admin.Close(ctx)
+		if _, err := admin.Exec(ctx, `DROP SCHEMA `+schema+` CASCADE`); err != nil {
+			t.Errorf("dropping schema %s: %v", schema, err)
+		}
+	})
+	return schema
 }
