@@ -259,6 +259,19 @@ type Store interface {
 	Notification(ctx context.Context, websiteID, id string) (Notification, error)
 	NotificationByID(ctx context.Context, id string) (Notification, error)
 	ListNotifications(ctx context.Context, q ListQuery) ([]Notification, error)
+	// CountDrafts counts the website's drafts.
+	CountDrafts(ctx context.Context, websiteID string) (int, error)
+	// ReplaceDraft rewrites one of the website's drafts with n's status,
+	// content, targeting, segments, creation and schedule times: a draft
+	// edited, or sent (then it takes a new, newest Seq). ErrNotFound for an
+	// unknown id; ErrConflict when it is no longer a draft.
+	ReplaceDraft(ctx context.Context, n *Notification) error
+	// DeleteDraft removes one of the website's drafts. ErrNotFound for an
+	// unknown id; ErrConflict when it is not a draft.
+	DeleteDraft(ctx context.Context, websiteID, id string) error
+	// CancelNotification turns one of the website's scheduled or held sends
+	// into canceled; ErrNotFound for any other.
+	CancelNotification(ctx context.Context, websiteID, id string, at time.Time) error
 	// MarkPublished records that the send intent reached the bus.
 	MarkPublished(ctx context.Context, id string, at time.Time) error
 	// Unpublished lists queued sends whose intent never reached the bus and

@@ -91,6 +91,89 @@ func (s *Store) CreateNotification(ctx context.Context, n *store.Notification) e
 	return nil
 }
 
+// CountDrafts counts the website's drafts.
+func (s *Store) CountDrafts(ctx context.Context, websiteID string) (int, error) {
+	var n int
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM notifications WHERE website_id = $1 AND status = 'draft'`,
+		websiteID).Scan(&n); err != nil {
+		return 0, fmt.Errorf("counting drafts: %w", err)
+	}
+	return n, nil
+}
+
+// ReplaceDraft rewrites a draft; a sent one takes the next seq.
+func (s *Store) ReplaceDraft(ctx context.Context, n *store.Notification) error {
+	err := s.inTx(ctx, false, func(tx pgx.Tx) error {
+		if err := draftStatus(tx.QueryRow(ctx, `SELECT status FROM notifications WHERE id = $1 AND website_id = $2
+			FOR UPDATE`, n.ID, n.WebsiteID)); err != nil {
+			return err
+		}
+		seq := ""
+		if n.Status != store.StatusDraft {
+			seq = "seq = DEFAULT, "
+		}
+		if err := tx.QueryRow(ctx, `UPDATE notifications SET `+seq+`status = $1, title = $2, body = $3, content = $4,
+			target = $5, target_summary = $6, send_body = $7, transactional = $8, ab = $9, created_at = $10,
+			scheduled_at = $11 WHERE id = $12 RETURNING seq`,
+			n.Status, n.Title, n.Body, jsonDoc(n.Content), jsonDoc(n.Target), n.TargetSummary, jsonDoc(n.SendBody),
+			n.Transactional, n.AB, ts(n.CreatedAt), tsPtr(n.ScheduledAt), n.ID).Scan(&n.Seq); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM notification_segments WHERE notification_id = $1`, n.ID); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO notification_segments (segment_id, notification_id)
+			SELECT DISTINCT unnest($1::text[]), $2 ON CONFLICT DO NOTHING`, n.Segments, n.ID)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("replacing draft: %w", mapErr(err))
+	}
+	return nil
+}
+
+// draftStatus reads a notification's status: ErrNotFound without one,
+// ErrConflict unless it is a draft.
+func draftStatus(r pgx.Row) error {
+	var status string
+	if err := r.Scan(&status); err != nil {
+		return mapErr(err)
+	}
+	if status != store.StatusDraft {
+		return store.ErrConflict
+	}
+	return nil
+}
+
+// DeleteDraft removes a draft.
+func (s *Store) DeleteDraft(ctx context.Context, websiteID, id string) error {
+	err := s.inTx(ctx, false, func(tx pgx.Tx) error {
+		if err := draftStatus(tx.QueryRow(ctx, `SELECT status FROM notifications WHERE id = $1 AND website_id = $2
+			FOR UPDATE`, id, websiteID)); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `DELETE FROM notifications WHERE id = $1`, id)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("deleting draft: %w", mapErr(err))
+	}
+	return nil
+}
+
+// CancelNotification cancels a scheduled or held send.
+func (s *Store) CancelNotification(ctx context.Context, websiteID, id string, at time.Time) error {
+	tag, err := s.pool.Exec(ctx, `UPDATE notifications SET status = 'canceled', finished_at = $1
+		WHERE id = $2 AND website_id = $3 AND status IN ('scheduled', 'held_for_review')`, ts(now(at)), id, websiteID)
+	if err == nil && tag.RowsAffected() == 0 {
+		err = store.ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("canceling notification: %w", err)
+	}
+	return nil
+}
+
 // Notification returns one of the website's notifications.
 func (s *Store) Notification(ctx context.Context, websiteID, id string) (store.Notification, error) {
 	var n store.Notification

@@ -88,6 +88,93 @@ func (s *Store) CreateNotification(ctx context.Context, n *store.Notification) e
 	return nil
 }
 
+// CountDrafts counts the website's drafts.
+func (s *Store) CountDrafts(ctx context.Context, websiteID string) (int, error) {
+	var n int
+	if err := s.r.queryRow(ctx, `SELECT count(*) FROM notifications WHERE website_id = ? AND status = 'draft'`,
+		websiteID).Scan(&n); err != nil {
+		return 0, fmt.Errorf("counting drafts: %w", err)
+	}
+	return n, nil
+}
+
+// ReplaceDraft rewrites a draft; a sent one takes the next seq.
+func (s *Store) ReplaceDraft(ctx context.Context, n *store.Notification) error {
+	err := s.write(ctx, func(tx wtx) error {
+		if err := draftStatus(tx.queryRow(`SELECT status FROM notifications WHERE id = ? AND website_id = ?`,
+			n.ID, n.WebsiteID)); err != nil {
+			return err
+		}
+		seq := "seq"
+		if n.Status != store.StatusDraft {
+			seq = "(SELECT max(seq) + 1 FROM notifications)"
+		}
+		if err := tx.queryRow(`UPDATE notifications SET seq = `+seq+`, status = ?, title = ?, body = ?, content = ?,
+			target = ?, target_summary = ?, send_body = ?, transactional = ?, ab = ?, created_at = ?, scheduled_at = ?
+			WHERE id = ? RETURNING seq`,
+			n.Status, n.Title, n.Body, nullBytes(n.Content), nullBytes(n.Target), n.TargetSummary, nullBytes(n.SendBody),
+			n.Transactional, n.AB, ms(n.CreatedAt), msPtr(n.ScheduledAt), n.ID).Scan(&n.Seq); err != nil {
+			return err
+		}
+		if _, err := tx.exec(`DELETE FROM notification_segments WHERE notification_id = ?`, n.ID); err != nil {
+			return err
+		}
+		for _, id := range n.Segments {
+			if _, err := tx.exec(`INSERT OR IGNORE INTO notification_segments (segment_id, notification_id) VALUES (?, ?)`,
+				id, n.ID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("replacing draft: %w", mapErr(err))
+	}
+	return nil
+}
+
+// draftStatus reads a notification's status: ErrNotFound without one,
+// ErrConflict unless it is a draft.
+func draftStatus(r row) error {
+	var status string
+	if err := r.Scan(&status); err != nil {
+		return notFound(err)
+	}
+	if status != store.StatusDraft {
+		return store.ErrConflict
+	}
+	return nil
+}
+
+// DeleteDraft removes a draft.
+func (s *Store) DeleteDraft(ctx context.Context, websiteID, id string) error {
+	err := s.write(ctx, func(tx wtx) error {
+		if err := draftStatus(tx.queryRow(`SELECT status FROM notifications WHERE id = ? AND website_id = ?`,
+			id, websiteID)); err != nil {
+			return err
+		}
+		_, err := tx.exec(`DELETE FROM notifications WHERE id = ?`, id)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("deleting draft: %w", mapErr(err))
+	}
+	return nil
+}
+
+// CancelNotification cancels a scheduled or held send.
+func (s *Store) CancelNotification(ctx context.Context, websiteID, id string, at time.Time) error {
+	res, err := s.w.exec(ctx, `UPDATE notifications SET status = 'canceled', finished_at = ?
+		WHERE id = ? AND website_id = ? AND status IN ('scheduled', 'held_for_review')`, ms(now(at)), id, websiteID)
+	if err == nil {
+		err = affected(res)
+	}
+	if err != nil {
+		return fmt.Errorf("canceling notification: %w", err)
+	}
+	return nil
+}
+
 // Notification returns one of the website's notifications.
 func (s *Store) Notification(ctx context.Context, websiteID, id string) (store.Notification, error) {
 	var n store.Notification

@@ -22,6 +22,8 @@ var notificationCases = []testCase{
 	{"DueScheduledConcurrent", testDueScheduledConcurrent},
 	{"StartSending", testStartSending},
 	{"FailNotification", testFailNotification},
+	{"Drafts", testDrafts},
+	{"Cancel", testCancel},
 }
 
 func testNotificationRoundTrip(t *testing.T, s store.Store) {
@@ -417,4 +419,84 @@ func testFailNotification(t *testing.T, s store.Store) {
 		same(t, "refused "+st, getNotification(t, s, n.ID), n)
 	}
 	wantErr(t, "FailNotification(unknown)", s.FailNotification(ctx, uuid.NewString(), "x", t0), store.ErrNotFound)
+}
+
+func testDrafts(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w, other := newWebsite(t, s), newWebsite(t, s)
+	draft := notification(w.Website.ID)
+	draft.Status, draft.Segments = store.StatusDraft, []string{"s1"}
+	draft = create(t, s, draft)
+	create(t, s, notification(w.Website.ID)) // a queued send, newer than the draft
+	n, err := s.CountDrafts(ctx, w.Website.ID)
+	noErr(t, "CountDrafts", err)
+	same(t, "drafts", n, 1)
+
+	edited := draft
+	edited.Title, edited.Body, edited.SendBody, edited.Segments = "Edited", "", []byte(`{"title":"Edited"}`), nil
+	noErr(t, "ReplaceDraft(edit)", s.ReplaceDraft(ctx, &edited))
+	same(t, "an edited draft keeps its place", edited.Seq, draft.Seq)
+	same(t, "edited draft", getNotification(t, s, draft.ID), edited)
+	uses, err := s.SegmentUses(ctx, w.Website.ID)
+	noErr(t, "SegmentUses", err)
+	same(t, "segments of the edited draft", len(uses), 0)
+
+	foreign := edited
+	foreign.WebsiteID = other.Website.ID
+	wantErr(t, "ReplaceDraft(another website's)", s.ReplaceDraft(ctx, &foreign), store.ErrNotFound)
+
+	sent := edited
+	sent.Status, sent.CreatedAt, sent.ScheduledAt, sent.Segments = store.StatusScheduled, at(time.Hour), ptr(at(2*time.Hour)), []string{"s2"}
+	noErr(t, "ReplaceDraft(send)", s.ReplaceDraft(ctx, &sent))
+	if sent.Seq <= draft.Seq+1 {
+		t.Fatalf("a sent draft has seq %d, want one above the newest (%d)", sent.Seq, draft.Seq+1)
+	}
+	stored := sent
+	stored.Segments = nil // not read back; SegmentUses shows them
+	same(t, "sent draft", getNotification(t, s, draft.ID), stored)
+	uses, err = s.SegmentUses(ctx, w.Website.ID)
+	noErr(t, "SegmentUses", err)
+	same(t, "segments of the sent draft", uses["s2"].Pending, int64(1))
+	next := create(t, s, notification(w.Website.ID))
+	if next.Seq <= sent.Seq {
+		t.Fatalf("a send made after the draft went out has seq %d, not above %d", next.Seq, sent.Seq)
+	}
+	wantErr(t, "ReplaceDraft(no longer a draft)", s.ReplaceDraft(ctx, &edited), store.ErrConflict)
+	wantErr(t, "DeleteDraft(not a draft)", s.DeleteDraft(ctx, w.Website.ID, draft.ID), store.ErrConflict)
+	same(t, "a refused delete", getNotification(t, s, draft.ID), stored)
+
+	gone := notification(w.Website.ID)
+	gone.Status = store.StatusDraft
+	gone = create(t, s, gone)
+	wantErr(t, "DeleteDraft(another website's)", s.DeleteDraft(ctx, other.Website.ID, gone.ID), store.ErrNotFound)
+	noErr(t, "DeleteDraft", s.DeleteDraft(ctx, w.Website.ID, gone.ID))
+	_, err = s.Notification(ctx, w.Website.ID, gone.ID)
+	wantErr(t, "Notification(deleted draft)", err, store.ErrNotFound)
+	wantErr(t, "DeleteDraft(again)", s.DeleteDraft(ctx, w.Website.ID, gone.ID), store.ErrNotFound)
+	n, err = s.CountDrafts(ctx, w.Website.ID)
+	noErr(t, "CountDrafts", err)
+	same(t, "drafts left", n, 0)
+}
+
+func testCancel(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w, other := newWebsite(t, s), newWebsite(t, s)
+	for _, st := range []string{store.StatusScheduled, store.StatusHeldForReview} {
+		n := notification(w.Website.ID)
+		n.Status = st
+		n = create(t, s, n)
+		wantErr(t, "CancelNotification(another website's)", s.CancelNotification(ctx, other.Website.ID, n.ID, at(time.Hour)), store.ErrNotFound)
+		noErr(t, "CancelNotification("+st+")", s.CancelNotification(ctx, w.Website.ID, n.ID, at(time.Hour)))
+		want := n
+		want.Status, want.FinishedAt = store.StatusCanceled, ptr(at(time.Hour))
+		same(t, "canceled "+st, getNotification(t, s, n.ID), want)
+		wantErr(t, "CancelNotification(again)", s.CancelNotification(ctx, w.Website.ID, n.ID, at(time.Hour)), store.ErrNotFound)
+	}
+	for _, st := range []string{store.StatusDraft, store.StatusQueued, store.StatusSending, store.StatusSent, store.StatusFailed} {
+		n := notification(w.Website.ID)
+		n.Status = st
+		n = create(t, s, n)
+		wantErr(t, "CancelNotification("+st+")", s.CancelNotification(ctx, w.Website.ID, n.ID, at(time.Hour)), store.ErrNotFound)
+		same(t, "refused "+st, getNotification(t, s, n.ID), n)
+	}
 }
