@@ -56,27 +56,11 @@ func (a *API) handleSend(r *request) error {
 	if !r.owner.Account.EmailVerified {
 		return errorf(CodeEmailNotVerified, "verify the account's e-mail address before sending")
 	}
-	if req.IsDraft() && len(body) > maxDraftBytes {
-		return errorf(CodeDraftTooLarge, "a draft is at most %d bytes", maxDraftBytes)
-	}
-	n, err := notification.Prepare(r.ctx, req, r.owner.Website, a.st, r.now)
+	n, err := a.submit(r, req, len(body), nil)
 	if err != nil {
-		return fromNotificationError(err)
+		return err
 	}
-	if err := a.st.CreateNotification(r.ctx, n); err != nil {
-		return fmt.Errorf("storing notification: %w", err)
-	}
-	if n.Status == store.StatusQueued {
-		a.dispatch(r, *n)
-	}
-	out := sendAnswer{OK: true, NotificationID: n.ID, Status: n.Status}
-	switch n.Status {
-	case store.StatusDraft:
-		return r.json(http.StatusCreated, out)
-	case store.StatusHeldForReview:
-		out.Message = "This first large broadcast is held for review; it goes out once approved and can be canceled meanwhile."
-	}
-	return r.json(http.StatusAccepted, out)
+	return sendAnswerOf(r, n)
 }
 
 // dispatch publishes a committed send's intent. A failure is logged and
@@ -264,4 +248,8 @@ func (a *API) notificationRoutes(rt *router) {
 	rt.add(&route{method: http.MethodPost, pattern: "/api/v1/notifications", auth: authKey, scope: ScopeSend, handle: a.handleSend})
 	rt.add(&route{method: http.MethodGet, pattern: "/api/v1/notifications", auth: authKey, handle: a.handleList})
 	rt.add(&route{method: http.MethodGet, pattern: "/api/v1/notifications/{id}", auth: authKey, handle: a.handleDetail})
+	rt.add(&route{method: http.MethodPatch, pattern: "/api/v1/notifications/{id}", auth: authKey, scope: ScopeSend, handle: a.handlePatchDraft})
+	rt.add(&route{method: http.MethodDelete, pattern: "/api/v1/notifications/{id}", auth: authKey, scope: ScopeSend, handle: a.handleDeleteDraft})
+	rt.add(&route{method: http.MethodPost, pattern: "/api/v1/notifications/{id}/send", auth: authKey, scope: ScopeSend, handle: a.handleSendDraft})
+	rt.add(&route{method: http.MethodPost, pattern: "/api/v1/notifications/{id}/cancel", auth: authKey, scope: ScopeSend, handle: a.handleCancel})
 }
