@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/relaybell/relaybell/store"
 )
 
@@ -280,4 +282,74 @@ func TestDetail(t *testing.T) {
 	}
 	expectError(t, h.do("GET", "/api/v1/notifications/"+id, "", auth(other.APIKey)...), 404, "not_found", "")
 	expectError(t, h.do("GET", "/api/v1/notifications/"+id, ""), 401, "not_authenticated", "")
+}
+
+func TestListFiltersAndExport(t *testing.T) {
+	h := newHarness(t)
+	key := auth(h.site.APIKey)
+	ctx := context.Background()
+	day := func(s string) time.Time {
+		v, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	later := day("2026-03-03T08:00:00Z")
+	for _, n := range []store.Notification{
+		{Status: store.StatusSent, Title: "=SUM(A1)", Body: "the spring deal", TargetSummary: "Everyone", CreatedAt: day("2026-03-01T23:30:00Z"),
+			Counters: store.Counters{Recipients: 4, Sent: 3, Failed: 1, Clicked: 1, Conversions: 1, Revenue: 12.5}},
+		{Status: store.StatusScheduled, Title: "Plain", Body: "other", TargetSummary: "Topic news", CreatedAt: day("2026-03-02T10:00:00Z"), ScheduledAt: &later},
+		{Status: store.StatusDraft, Title: "Draft deal", CreatedAt: day("2026-03-02T11:00:00Z")},
+	} {
+		n.ID, n.WebsiteID = uuid.NewString(), h.site.WebsiteID
+		if err := h.st.CreateNotification(ctx, &n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for q, want := range map[string]string{
+		"?tz=UTC&from=2026-03-02&to=2026-03-02":          "Plain",
+		"?tz=Europe/Paris&from=2026-03-02&to=2026-03-02": "Plain =SUM(A1)",
+		"?tz=UTC&to=2026-03-01":                          "=SUM(A1)",
+		"?q=DEAL":                                        "=SUM(A1)",
+		"?q=deal&status=draft,sent":                      "Draft deal =SUM(A1)",
+		"?q=nothing":                                     "",
+	} {
+		titles, _ := h.page(q)
+		if got := strings.Join(titles, " "); got != want {
+			t.Errorf("%s: %q, want %q", q, got, want)
+		}
+	}
+	get := func(path, q string) response { return h.do("GET", "/api/v1/notifications"+path+q, "", key...) }
+	for _, path := range []string{"", "/export.csv"} {
+		expectCode(t, get(path, "?from=2026-03-05&to=2026-03-01"), 400, "invalid_range")
+		expectCode(t, get(path, "?from=March"), 400, "invalid_range")
+		expectCode(t, get(path, "?tz=Nowhere"), 400, "invalid_tz")
+		expectCode(t, get(path, "?status=lost"), 400, "invalid_status")
+	}
+	// A cursor is bound to the filters.
+	_, next := h.page("?q=e&limit=1")
+	if next == nil {
+		t.Fatal("no second page")
+	}
+	expectCode(t, get("", "?q=f&limit=1&cursor="+*next), 400, "invalid_cursor")
+	if titles, _ := h.page("?q=e&limit=1&cursor=" + *next); len(titles) != 1 || titles[0] != "=SUM(A1)" {
+		t.Errorf("second page %v", titles)
+	}
+
+	r := get("/export.csv", "?tz=UTC&from=2026-03-01&to=2026-03-02")
+	if r.status != 200 || r.header["Content-Type"] != "text/csv; charset=utf-8" || r.header["X-Row-Count"] != "2" ||
+		r.header["Content-Disposition"] != "attachment; filename=relaybell-notifications-2026-03-01-2026-03-02.csv" {
+		t.Fatalf("export: %d %v", r.status, r.header)
+	}
+	lines := strings.Split(strings.TrimSpace(string(r.body)), "\n")
+	if len(lines) != 3 || lines[0] != "id,created_at,scheduled_at,status,title,target,recipients,sent,failed,clicked,ctr,conversions,revenue" ||
+		!strings.HasSuffix(lines[1], ",2026-03-02T10:00:00.000Z,2026-03-03T08:00:00.000Z,scheduled,Plain,Topic news,0,0,0,0,0.0,0,0") ||
+		!strings.HasSuffix(lines[2], ",2026-03-01T23:30:00.000Z,,sent,'=SUM(A1),Everyone,4,3,1,1,33.3,1,12.5") {
+		t.Fatalf("export body:\n%s", r.body)
+	}
+	r = get("/export.csv", "")
+	if r.header["X-Row-Count"] != "2" || r.header["Content-Disposition"] != "attachment; filename=relaybell-notifications.csv" {
+		t.Fatalf("unfiltered export: %v", r.header)
+	}
 }

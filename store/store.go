@@ -203,6 +203,10 @@ type ListQuery struct {
 	BeforeSeq int64 // 0: from the newest
 	Limit     int
 	Statuses  []string // empty: every status but draft
+	// From and To bound the creation time, half-open [From, To); zero is
+	// unbounded.
+	From, To time.Time
+	Q        string // part of the title or the body, in any case
 }
 
 // Outcome of one push attempt, as fan-out and pusher record it.

@@ -216,15 +216,22 @@ func (s *Store) ListNotifications(ctx context.Context, q store.ListQuery) ([]sto
 	if before <= 0 {
 		before = math.MaxInt64
 	}
+	statusFilter := "n.status <> 'draft' AND $4::text[] IS NULL"
 	if len(q.Statuses) > 0 {
-		rows, err = s.pool.Query(ctx, `SELECT `+notificationCols+` FROM notifications n
-			WHERE n.website_id = $1 AND n.seq < $2 AND n.status = ANY ($4::text[])
-			ORDER BY n.seq DESC LIMIT $3`, q.WebsiteID, before, limitArg(q.Limit), q.Statuses)
-	} else {
-		rows, err = s.pool.Query(ctx, `SELECT `+notificationCols+` FROM notifications n
-			WHERE n.website_id = $1 AND n.seq < $2 AND n.status <> 'draft'
-			ORDER BY n.seq DESC LIMIT $3`, q.WebsiteID, before, limitArg(q.Limit))
+		statusFilter = "n.status = ANY ($4::text[])"
 	}
+	var from, to *time.Time
+	if !q.From.IsZero() {
+		from = &q.From
+	}
+	if !q.To.IsZero() {
+		to = &q.To
+	}
+	rows, err = s.pool.Query(ctx, `SELECT `+notificationCols+` FROM notifications n
+		WHERE n.website_id = $1 AND n.seq < $2 AND `+statusFilter+`
+			AND ($5::timestamptz IS NULL OR n.created_at >= $5) AND ($6::timestamptz IS NULL OR n.created_at < $6)
+			AND ($7 = '' OR strpos(lower(n.title), lower($7)) > 0 OR strpos(lower(n.body), lower($7)) > 0)
+		ORDER BY n.seq DESC LIMIT $3`, q.WebsiteID, before, limitArg(q.Limit), q.Statuses, from, to, q.Q)
 	if err != nil {
 		return nil, fmt.Errorf("listing notifications: %w", err)
 	}

@@ -217,9 +217,17 @@ func (s *Store) ListNotifications(ctx context.Context, q store.ListQuery) ([]sto
 	} else {
 		statusFilter = `n.status <> 'draft' AND ?3 IS NULL`
 	}
+	from, to := int64(math.MinInt64), int64(math.MaxInt64)
+	if !q.From.IsZero() {
+		from = ms(q.From)
+	}
+	if !q.To.IsZero() {
+		to = ms(q.To)
+	}
 	rows, err := s.r.query(ctx, `SELECT `+notificationCols+` FROM notifications n
-		WHERE n.website_id = ?1 AND n.seq < ?2 AND `+statusFilter+`
-		ORDER BY n.seq DESC LIMIT ?4`, q.WebsiteID, before, nullBytes(statuses), limit)
+		WHERE n.website_id = ?1 AND n.seq < ?2 AND `+statusFilter+` AND n.created_at >= ?5 AND n.created_at < ?6
+			AND (?7 = '' OR instr(lower(n.title), lower(?7)) > 0 OR instr(lower(n.body), lower(?7)) > 0)
+		ORDER BY n.seq DESC LIMIT ?4`, q.WebsiteID, before, nullBytes(statuses), limit, from, to, q.Q)
 	if err != nil {
 		return nil, fmt.Errorf("listing notifications: %w", err)
 	}

@@ -215,6 +215,20 @@ func testListNotifications(t *testing.T, s store.Store) {
 	got, err := s.ListNotifications(ctx, store.ListQuery{WebsiteID: w.Website.ID, Limit: 1})
 	noErr(t, "ListNotifications", err)
 	same(t, "listed notification", got, all[len(all)-1:])
+	// Creation times and text: all[i] was made at the time notification()
+	// gives; make two stand out.
+	dated := notification(w.Website.ID)
+	dated.CreatedAt, dated.Title, dated.Body = at(48*time.Hour), "Flash DEAL", "Shoes"
+	dated = create(t, s, dated)
+	worded := notification(w.Website.ID)
+	worded.CreatedAt, worded.Title, worded.Body = at(72*time.Hour), "News", "the spring deal is on"
+	worded = create(t, s, worded)
+	f(store.ListQuery{Limit: 100, From: at(47 * time.Hour)}, []string{worded.ID, dated.ID})
+	f(store.ListQuery{Limit: 100, From: at(47 * time.Hour), To: at(72 * time.Hour)}, []string{dated.ID})
+	f(store.ListQuery{Limit: 100, To: at(48 * time.Hour)}, newest(notDraft))
+	f(store.ListQuery{Limit: 100, Q: "deal"}, []string{worded.ID, dated.ID})
+	f(store.ListQuery{Limit: 100, Q: "SHOES"}, []string{dated.ID})
+	f(store.ListQuery{Limit: 100, Q: "deal", From: at(60 * time.Hour)}, []string{worded.ID})
 }
 
 func testOutbox(t *testing.T, s store.Store) {
