@@ -24,10 +24,21 @@ type Dialect struct {
 // args with f's arguments appended; the placeholders are numbered after the
 // arguments already in args.
 //
-// Label conditions and the external-id search are subqueries over an index
-// (subscriber_labels' key, subscribers_external_id) rather than tests of
-// each subscriber.
+// The external-id search is a subquery over subscribers_external_id. A label
+// condition is tested on each subscriber read (an index lookup), which ends
+// a page early; CountAnd reads the matching labels instead.
 func And(d Dialect, websiteID string, f store.PeopleFilter, args []any) (string, []any) {
+	return where(d, websiteID, f, args, false)
+}
+
+// CountAnd is And for counting everyone who matches: a label condition
+// becomes the set of subscribers with that label, read once from the
+// (website_id, key, value) index.
+func CountAnd(d Dialect, websiteID string, f store.PeopleFilter, args []any) (string, []any) {
+	return where(d, websiteID, f, args, true)
+}
+
+func where(d Dialect, websiteID string, f store.PeopleFilter, args []any, count bool) (string, []any) {
 	w := &writer{d: d, args: args}
 	if f.Q != "" {
 		w.and("(s.id = " + w.arg(f.Q) + " OR s.id IN (SELECT x.id FROM subscribers x WHERE x.website_id = " + w.arg(websiteID) +
@@ -64,8 +75,11 @@ func And(d Dialect, websiteID string, f store.PeopleFilter, args []any) (string,
 		w.and("EXISTS (SELECT 1 FROM topic_optins o WHERE o.subscriber_id = s.id AND o.topic_id IN (" + w.list(f.Topics) + "))")
 	}
 	for _, t := range f.Tags {
-		cond := "s.id IN (SELECT l.subscriber_id FROM subscriber_labels l WHERE l.website_id = " + w.arg(websiteID) +
-			" AND l.key = " + w.arg(t.Key)
+		cond := "EXISTS (SELECT 1 FROM subscriber_labels l WHERE l.subscriber_id = s.id AND l.website_id = "
+		if count {
+			cond = "s.id IN (SELECT l.subscriber_id FROM subscriber_labels l WHERE l.website_id = "
+		}
+		cond += w.arg(websiteID) + " AND l.key = " + w.arg(t.Key)
 		if t.HasValue {
 			cond += " AND l.value = " + w.arg(t.Value)
 		}

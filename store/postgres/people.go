@@ -258,7 +258,7 @@ func (s *Store) People(ctx context.Context, q store.PeopleQuery) ([]store.Person
 
 // CountPeople counts the website's people that pass the filter.
 func (s *Store) CountPeople(ctx context.Context, websiteID string, f store.PeopleFilter) (int64, error) {
-	where, args := peoplesql.And(peopleSQL, websiteID, f, []any{websiteID})
+	where, args := peoplesql.CountAnd(peopleSQL, websiteID, f, []any{websiteID})
 	var n int64
 	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM subscribers s WHERE s.website_id = $1`+where, args...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("counting people: %w", err)
