@@ -121,11 +121,35 @@ func websiteURL(raw string) (string, *Error) {
 
 // validTimezone accepts IANA zone names (not "Local").
 func validTimezone(tz string) bool {
+	_, ok := loadTimezone(tz)
+	return ok
+}
+
+// loadTimezone loads an IANA zone by name (not "Local").
+func loadTimezone(tz string) (*time.Location, bool) {
 	if tz == "" || tz == "Local" || len(tz) > 64 {
-		return false
+		return nil, false
 	}
-	_, err := time.LoadLocation(tz)
-	return err == nil
+	loc, err := time.LoadLocation(tz)
+	return loc, err == nil
+}
+
+// tzArg reads the tz query parameter, def when absent; a bad one is 400
+// invalid_tz.
+func tzArg(r *request, def string) (*time.Location, *Error) {
+	args := r.fc.QueryArgs()
+	if !args.Has("tz") {
+		if loc, ok := loadTimezone(def); ok {
+			return loc, nil
+		}
+		return time.UTC, nil
+	}
+	tz := string(args.Peek("tz"))
+	loc, ok := loadTimezone(tz)
+	if !ok {
+		return nil, errorf(CodeInvalidTZ, "unknown time zone %q", tz)
+	}
+	return loc, nil
 }
 
 // handleAdminCreateWebsite serves POST /admin/v1/websites.

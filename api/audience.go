@@ -96,14 +96,9 @@ func (a *API) parseAudienceQuery(r *request) (*audience.Query, *Error, error) {
 			q.Tags = append(q.Tags, store.TagCondition{Key: t})
 		}
 	}
-	loc := time.UTC
-	if args.Has("tz") {
-		tz := string(args.Peek("tz"))
-		l, err := time.LoadLocation(tz)
-		if err != nil || tz == "" || tz == "Local" {
-			return nil, errorf(CodeInvalidTZ, "unknown time zone %q", tz), nil
-		}
-		loc = l
+	loc, apiErr := tzArg(r, "UTC")
+	if apiErr != nil {
+		return nil, apiErr, nil
 	}
 	for _, rg := range []struct {
 		from, to   string

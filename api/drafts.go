@@ -17,7 +17,11 @@ const maxDrafts = 500
 // submit validates a send request and stores it: a new send or draft, or,
 // when draft is set, that draft edited (req.Draft) or going out. A queued
 // send's intent is then published. size is the request's size in bytes.
+// Only editing a draft is allowed before the account's e-mail is verified.
 func (a *API) submit(r *request, req *notification.Request, size int, draft *store.Notification) (*store.Notification, error) {
+	if !r.owner.Account.EmailVerified && (draft == nil || !req.IsDraft()) {
+		return nil, errorf(CodeEmailNotVerified, "verify the account's e-mail address before sending")
+	}
 	if req.IsDraft() {
 		if size > maxDraftBytes {
 			return nil, errorf(CodeDraftTooLarge, "a draft is at most %d bytes", maxDraftBytes)
@@ -172,9 +176,6 @@ func (a *API) handleSendDraft(r *request) error {
 	if err != nil {
 		return err
 	}
-	if !r.owner.Account.EmailVerified {
-		return errorf(CodeEmailNotVerified, "verify the account's e-mail address before sending")
-	}
 	req, size, err := a.draftRequest(r, draft)
 	if err != nil {
 		return err
@@ -188,11 +189,11 @@ func (a *API) handleSendDraft(r *request) error {
 
 // handleDeleteDraft serves DELETE /api/v1/notifications/{id}.
 func (a *API) handleDeleteDraft(r *request) error {
-	draft, err := a.loadDraft(r)
-	if err != nil {
-		return err
+	id := r.param("id")
+	if !isUUID(id) {
+		return errCode(CodeNotFound)
 	}
-	switch err := a.st.DeleteDraft(r.ctx, r.owner.Website.ID, draft.ID); {
+	switch err := a.st.DeleteDraft(r.ctx, r.owner.Website.ID, id); {
 	case errors.Is(err, store.ErrConflict):
 		return errorf(CodeNotADraft, "only a draft can be deleted")
 	case errors.Is(err, store.ErrNotFound):

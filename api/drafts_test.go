@@ -174,3 +174,25 @@ func TestCancel(t *testing.T) {
 		t.Fatalf("cancel sent draft: %d %s", r.status, r.body)
 	}
 }
+
+func TestDraftUnverifiedAccount(t *testing.T) {
+	h := newHarness(t)
+	unverified := false
+	site, err := CreateWebsite(context.Background(), h.st, NewWebsite{Name: "New", URL: "https://new.example", EmailVerified: &unverified}, testStart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := auth(site.APIKey)
+	n := store.Notification{WebsiteID: site.WebsiteID, Status: store.StatusDraft, Title: "d", SendBody: []byte(`{"title":"d"}`), CreatedAt: testStart}
+	if err := h.st.CreateNotification(context.Background(), &n); err != nil {
+		t.Fatal(err)
+	}
+	if r := h.do("PATCH", "/api/v1/notifications/"+n.ID, `{"title":"Edited"}`, key...); r.status != 200 {
+		t.Fatalf("editing a draft before verifying: %d %s", r.status, r.body)
+	}
+	expectError(t, h.do("POST", "/api/v1/notifications/"+n.ID+"/send", ``, key...), 403, "email_not_verified",
+		`,"message":"verify the account's e-mail address before sending"`)
+	if got, _ := h.st.Notification(context.Background(), site.WebsiteID, n.ID); got.Status != store.StatusDraft || h.disp.count() != 0 {
+		t.Fatalf("a refused send changed the draft: %s, dispatched %d", got.Status, h.disp.count())
+	}
+}

@@ -55,9 +55,6 @@ func (a *API) handleSend(r *request) error {
 	if err := decodeJSON(body, req, strict); err != nil {
 		return err
 	}
-	if !r.owner.Account.EmailVerified {
-		return errorf(CodeEmailNotVerified, "verify the account's e-mail address before sending")
-	}
 	n, err := a.submit(r, req, len(body), nil)
 	if err != nil {
 		return err
@@ -145,15 +142,9 @@ func (a *API) listQuery(r *request) (store.ListQuery, string, error) {
 	if apiErr != nil {
 		return store.ListQuery{}, "", apiErr
 	}
-	tz := r.owner.Website.Timezone
-	if args.Has("tz") {
-		if tz = string(args.Peek("tz")); !validTimezone(tz) {
-			return store.ListQuery{}, "", errorf(CodeInvalidTZ, "unknown time zone %q", tz)
-		}
-	}
-	loc, err := time.LoadLocation(tz)
-	if err != nil {
-		loc = time.UTC // a website's zone was checked when it was set
+	loc, apiErr := tzArg(r, r.owner.Website.Timezone)
+	if apiErr != nil {
+		return store.ListQuery{}, "", apiErr
 	}
 	q := store.ListQuery{WebsiteID: r.owner.Website.ID, Statuses: wanted, Q: strings.TrimSpace(string(args.Peek("q")))}
 	from, to := string(args.Peek("from")), string(args.Peek("to"))
