@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"hash/fnv"
 	"time"
@@ -43,13 +44,58 @@ type Website struct {
 	CreatedAt       time.Time
 }
 
-// Settings are the website settings that sends depend on.
+// Settings are the website settings that sends, reports and conversions
+// depend on. The zero value of each field means the service's default.
 type Settings struct {
 	DefaultURL  string `json:"defaultUrl,omitempty"`  // falls back to Website.URL
 	DefaultIcon string `json:"defaultIcon,omitempty"` // default notification logo
 	UTMSource   string `json:"utmSource,omitempty"`
 	UTMMedium   string `json:"utmMedium,omitempty"`
 	UTMCampaign string `json:"utmCampaign,omitempty"`
+	// QuietHours hold non-transactional sends until they end; nil: none.
+	QuietHours *QuietHours `json:"quietHours,omitempty"`
+	// FrequencyCap skips browsers that already got Max non-transactional
+	// pushes in the last Hours; nil: no cap.
+	FrequencyCap *FrequencyCap `json:"frequencyCap,omitempty"`
+	// Currency is the revenue currency (ISO 4217, upper case); "" is none.
+	Currency string `json:"currency,omitempty"`
+	// ConversionEvents replace the built-in conversion event names; nil
+	// keeps them.
+	ConversionEvents []string `json:"conversionEvents,omitempty"`
+	// AttributionHours is how long after delivery a conversion is credited
+	// to a notification; 0 is the default.
+	AttributionHours int `json:"attributionHours,omitempty"`
+	// CommerceSecret signs the inbound commerce-platform integrations.
+	CommerceSecret string `json:"commerceSecret,omitempty"`
+}
+
+// QuietHours is a daily span of local wall-clock time, "HH:MM" to "HH:MM"
+// in the website's time zone; a span may cross midnight.
+type QuietHours struct {
+	Start string `json:"start"`
+	End   string `json:"end"`
+}
+
+// FrequencyCap is at most Max pushes per browser within Hours.
+type FrequencyCap struct {
+	Max   int `json:"max"`
+	Hours int `json:"hours"`
+}
+
+// RateLimit is one fixed-window budget a request draws on.
+type RateLimit struct {
+	Key string // what is counted, e.g. "send:key:<id>:1m"
+	// Window is the window's length; windows start at whole multiples of it
+	// since the Unix epoch (whole minutes, UTC clock hours).
+	Window time.Duration
+	Max    int64
+}
+
+// WindowEnd is when the window holding at ends.
+func (l RateLimit) WindowEnd(at time.Time) time.Time {
+	w := int64(l.Window / time.Second)
+	start := at.Unix() - at.Unix()%w
+	return time.Unix(start+w, 0).UTC()
 }
 
 // APIKey is a server key. Only the SHA-256 hash of the secret is stored.
@@ -242,6 +288,17 @@ type Store interface {
 	SetAccountSuspended(ctx context.Context, id string, suspended bool) error
 	SetAccountEmailVerified(ctx context.Context, id string) error
 
+	// UpdateWebsite changes a website's time zone and settings in one
+	// transaction: change gets the stored website and may edit Timezone and
+	// Settings; its error aborts the update and is returned as is. It
+	// returns the website as stored. ErrNotFound for an unknown id.
+	UpdateWebsite(ctx context.Context, id string, change func(*Website) error) (Website, error)
+	// TakeRateLimits counts n uses against every limit when each has room
+	// for them in its current window, and none otherwise (taken false). It
+	// returns each window's uses after the call. n = 0 reads the counts. It
+	// is atomic across every process sharing the store.
+	TakeRateLimits(ctx context.Context, limits []RateLimit, n int64, now time.Time) (used []int64, taken bool, err error)
+
 	// Browser subscriptions.
 	UpsertSubscription(ctx context.Context, in SubscriptionInput) (SubscriptionResult, error)
 	// DeleteSubscription removes the endpoint; a subscriber left with no
@@ -301,7 +358,48 @@ type Store interface {
 	// shard is done the send becomes sent. It reports whether the send finished.
 	ShardDone(ctx context.Context, notificationID string, shard int, at time.Time) (finished bool, err error)
 
+	// Webhook outbox. ShardDone adds the notification.sent event itself, in
+	// the transaction that finishes the send.
+	//
+	// AddWebhookEvent stores one event and assigns its Seq; an empty ID gets
+	// a new UUID, a zero CreatedAt the current time. ErrNotFound for an
+	// unknown website, ErrConflict for an ID already stored.
+	AddWebhookEvent(ctx context.Context, e WebhookEvent) error
+	// WebhookEvents returns up to limit events of every website with a Seq
+	// greater than afterSeq, oldest first (0 or less: no limit). Seqs are
+	// committed in increasing order, so a reader that remembers the last Seq
+	// it handled misses none.
+	WebhookEvents(ctx context.Context, afterSeq int64, limit int) ([]WebhookEvent, error)
+
 	Close() error
+}
+
+// Webhook event names.
+const (
+	// EventNotificationSent: a send finished going out; the data is
+	// NotificationSent.
+	EventNotificationSent = "notification.sent"
+)
+
+// WebhookEvent is one event of the webhook outbox, to be delivered to the
+// website's webhook endpoints.
+type WebhookEvent struct {
+	Seq       int64 // assigned by the store; the read order
+	ID        string
+	WebsiteID string
+	Event     string          // an Event* name
+	Data      json.RawMessage // the event's data, kept byte for byte
+	CreatedAt time.Time
+}
+
+// NotificationSent is the data of a notification.sent event: the send's
+// counters when its last shard finished.
+type NotificationSent struct {
+	NotificationID string `json:"notificationId"`
+	Recipients     int64  `json:"recipients"`
+	Sent           int64  `json:"sent"`
+	Failed         int64  `json:"failed"`
+	Pruned         int64  `json:"pruned"`
 }
 
 // ShardOf returns the audience shard of a subscriber id.
@@ -309,4 +407,27 @@ func ShardOf(subscriberID string) int {
 	h := fnv.New32a()
 	h.Write([]byte(subscriberID))
 	return int(h.Sum32() % Shards)
+}
+
+// Defaults of the conversion settings.
+const DefaultAttributionHours = 24
+
+// DefaultConversionEvents are the event names that count as conversions
+// unless the website configured its own (spec 4.2, rule 4).
+var DefaultConversionEvents = []string{"purchase", "order.completed", "checkout.completed"}
+
+// ConversionNames are the website's conversion event names.
+func (s Settings) ConversionNames() []string {
+	if len(s.ConversionEvents) > 0 {
+		return s.ConversionEvents
+	}
+	return DefaultConversionEvents
+}
+
+// Attribution is how long after delivery a conversion is credited.
+func (s Settings) Attribution() time.Duration {
+	if s.AttributionHours > 0 {
+		return time.Duration(s.AttributionHours) * time.Hour
+	}
+	return DefaultAttributionHours * time.Hour
 }

@@ -128,12 +128,14 @@ func pruneEndpoints(ctx context.Context, tx pgx.Tx, ids []string, at time.Time) 
 }
 
 // ShardDone marks one shard of a send done. The call that completes the last
-// shard of a sending notification turns it sent and alone reports
-// finished=true; later calls for a finished send report false.
+// shard of a sending notification turns it sent, adds its notification.sent
+// webhook event in the same transaction, and alone reports finished=true;
+// later calls for a finished send report false.
 //
 // The finishing UPDATE is conditional (status still sending, every shard
 // counted): of concurrent calls, the first to take the row lock changes it,
-// and the others, re-checking the condition on the changed row, don't.
+// and the others, re-checking the condition on the changed row, don't; so
+// exactly one adds the event.
 func (s *Store) ShardDone(ctx context.Context, notificationID string, shard int, at time.Time) (bool, error) {
 	if shard < 0 || shard >= store.Shards {
 		return false, fmt.Errorf("marking shard done: shard %d out of range [0, %d)", shard, store.Shards)
@@ -158,8 +160,12 @@ func (s *Store) ShardDone(ctx context.Context, notificationID string, shard int,
 		if err != nil {
 			return err
 		}
-		finished = tag.RowsAffected() > 0
-		return nil
+		if tag.RowsAffected() == 0 {
+			return nil
+		}
+		// The call that finishes the send, and only it, adds the event.
+		finished = true
+		return addNotificationSent(ctx, tx, notificationID, t)
 	})
 	if err != nil {
 		return false, fmt.Errorf("marking shard done: %w", mapErr(err))

@@ -30,6 +30,11 @@
 //   - RecordResults and RecordInteraction insert with ON CONFLICT DO
 //     NOTHING: a concurrent duplicate waits for the first and is then
 //     skipped, so it is counted once.
+//   - Every insert into the webhook outbox holds an advisory lock
+//     (outboxLock) from before the insert until it commits, so events
+//     commit in seq order and a reader that continues after the last seq it
+//     read misses none. ShardDone takes it last, after the notification's
+//     row lock.
 //   - A subscriber is marked unsubscribed only after locking its row and
 //     re-reading its endpoints (markUnsubscribedIfEmpty), so a registration
 //     adding an endpoint at the same time is never overlooked.

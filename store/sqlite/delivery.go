@@ -155,8 +155,9 @@ func pruneEndpoints(tx wtx, ids string, at int64) error {
 }
 
 // ShardDone marks one shard of a send done. The call that completes the last
-// shard of a sending notification turns it sent and alone reports
-// finished=true; later calls for a finished send report false.
+// shard of a sending notification turns it sent, adds its notification.sent
+// webhook event in the same transaction, and alone reports finished=true;
+// later calls for a finished send report false.
 func (s *Store) ShardDone(ctx context.Context, notificationID string, shard int, at time.Time) (bool, error) {
 	if shard < 0 || shard >= store.Shards {
 		return false, fmt.Errorf("marking shard done: shard %d out of range [0, %d)", shard, store.Shards)
@@ -186,8 +187,12 @@ func (s *Store) ShardDone(ctx context.Context, notificationID string, shard int,
 			return err
 		}
 		n, err := res.RowsAffected()
-		finished = n > 0
-		return err
+		if err != nil || n == 0 {
+			return err
+		}
+		// The call that finishes the send, and only it, adds the event.
+		finished = true
+		return addNotificationSent(tx, notificationID, t)
 	})
 	if err != nil {
 		return false, fmt.Errorf("marking shard done: %w", mapErr(err))

@@ -37,6 +37,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Notifications", notificationCases},
 		{"Delivery", deliveryCases},
 		{"People", peopleCases},
+		{"Webhooks", webhookCases},
+		{"Limits", limitCases},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

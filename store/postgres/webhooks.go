@@ -1,0 +1,101 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/relaybell/relaybell/store"
+)
+
+// outboxLock is the first key of the advisory lock that every insert into
+// webhook_events holds until it commits; the second is a hash of the schema,
+// as for migrationLock.
+//
+// An identity value is taken when a row is inserted, not when it commits, so
+// without the lock an event could commit after one with a greater seq that
+// a reader has already passed, and never be read. Holding the lock from
+// before the insert to the commit makes seq order commit order. It is taken
+// last in its transaction (after the notification row's lock in ShardDone)
+// and held only for one insert, and events are few (one per send), so
+// writers hardly ever wait for it.
+const outboxLock = 0x5242574b // "RBWK"
+
+const insertWebhookEventQuery = `INSERT INTO webhook_events (id, website_id, event, data, created_at)
+	VALUES ($1, $2, $3, $4, $5)`
+
+// insertWebhookEvent adds one event to the outbox in tx, under outboxLock.
+func insertWebhookEvent(ctx context.Context, tx pgx.Tx, e store.WebhookEvent) error {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))`, outboxLock); err != nil {
+		return fmt.Errorf("locking the outbox: %w", err)
+	}
+	// Text, not []byte: pgx would send bytes to a json column as a bytea.
+	_, err := tx.Exec(ctx, insertWebhookEventQuery, e.ID, e.WebsiteID, e.Event, string(e.Data), now(e.CreatedAt))
+	return err
+}
+
+// AddWebhookEvent stores one event of the webhook outbox; the store assigns
+// its seq. An empty id gets a new UUID, a zero time the current one.
+func (s *Store) AddWebhookEvent(ctx context.Context, e store.WebhookEvent) error {
+	if !json.Valid(e.Data) {
+		return errors.New("adding webhook event: data is not JSON")
+	}
+	if e.ID == "" {
+		e.ID = uuid.NewString()
+	}
+	err := s.inTx(ctx, false, func(tx pgx.Tx) error {
+		return insertWebhookEvent(ctx, tx, e)
+	})
+	if err != nil {
+		return fmt.Errorf("adding webhook event: %w", mapErr(err))
+	}
+	return nil
+}
+
+// WebhookEvents returns up to limit events of every website after afterSeq,
+// oldest first; 0 or less means no limit. Events commit in seq order
+// (outboxLock), so a reader continuing after the last seq it read misses
+// none.
+func (s *Store) WebhookEvents(ctx context.Context, afterSeq int64, limit int) ([]store.WebhookEvent, error) {
+	rows, err := s.pool.Query(ctx, `SELECT seq, id, website_id, event, data::text, created_at FROM webhook_events
+		WHERE seq > $1 ORDER BY seq LIMIT $2`, afterSeq, limitArg(limit))
+	if err != nil {
+		return nil, fmt.Errorf("listing webhook events: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.WebhookEvent, error) {
+		var (
+			e    store.WebhookEvent
+			data string
+		)
+		err := row.Scan(&e.Seq, &e.ID, &e.WebsiteID, &e.Event, &data, &e.CreatedAt)
+		e.Data = json.RawMessage(data)
+		return e, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing webhook events: %w", err)
+	}
+	return out, nil
+}
+
+// addNotificationSent adds the notification.sent event of a send that this
+// transaction has just turned sent, with its counters as they are now: the
+// transaction holds the notification's row lock, so no batch of results can
+// change them before it commits.
+func addNotificationSent(ctx context.Context, tx pgx.Tx, notificationID string, at time.Time) error {
+	e := store.WebhookEvent{ID: uuid.NewString(), Event: store.EventNotificationSent, CreatedAt: at}
+	d := store.NotificationSent{NotificationID: notificationID}
+	if err := tx.QueryRow(ctx, `SELECT website_id, recipients, sent, failed, pruned FROM notifications WHERE id = $1`,
+		notificationID).Scan(&e.WebsiteID, &d.Recipients, &d.Sent, &d.Failed, &d.Pruned); err != nil {
+		return fmt.Errorf("reading counters: %w", err)
+	}
+	var err error
+	if e.Data, err = json.Marshal(d); err != nil {
+		return err
+	}
+	return insertWebhookEvent(ctx, tx, e)
+}
