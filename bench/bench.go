@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/relaybell/relaybell/notification"
+	"github.com/relaybell/relaybell/store"
 	"github.com/relaybell/relaybell/store/postgres"
 	"github.com/relaybell/relaybell/webpush"
 )
@@ -403,7 +404,7 @@ func bareSender(ctx context.Context, push *client, n, concurrency int) (time.Dur
 	}
 	// The payload RelayBell sends for the same broadcast.
 	content := notification.Content{Title: broadcastTitle, Body: broadcastBody, URL: "https://bench.example"}
-	payload, err := json.Marshal(content.Payload("00000000-0000-4000-8000-000000000000", "00000000-0000-4000-8000-000000000001", "", ""))
+	payload, err := json.Marshal(content.Payload("00000000-0000-4000-8000-000000000000", &store.Recipient{Endpoint: store.Endpoint{ID: "00000000-0000-4000-8000-000000000001"}}, ""))
 	if err != nil {
 		return 0, err
 	}

@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
+
+	"github.com/relaybell/relaybell/store"
 )
 
 // FuzzPrepare feeds hostile bodies that decode through Prepare: it may not
@@ -53,8 +56,34 @@ func FuzzPrepare(f *testing.F) {
 		if !json.Valid(n.SendBody) {
 			t.Fatalf("sendBody %q", n.SendBody)
 		}
-		if _, err := json.Marshal(c.Payload(n.ID, "e", c.Variant("e"), "de")); err != nil {
+		if _, err := json.Marshal(c.Payload(n.ID, &store.Recipient{Endpoint: store.Endpoint{ID: "e"}, Subscriber: store.Subscriber{Language: "de"}}, c.Variant("e"))); err != nil {
 			t.Fatal(err)
+		}
+	})
+}
+
+// FuzzMergeTags feeds arbitrary text to mergeTags: it may not panic, text
+// without '{' comes back unchanged, and with no recipient (every tag gives
+// its fallback, which is shorter than the tag) the text never grows.
+func FuzzMergeTags(f *testing.F) {
+	for _, seed := range []string{
+		"Hi {first_name|there}!",
+		"{external_id}{COUNTRY}{device}",
+		`{"a":1} { } {} {|x} {a|{b}}`,
+		"https://x.example/?q={q}&c={City|S%C3%A3o}",
+		"{", "}", "{{", "}{", "{a|", "{a|b",
+		"{" + strings.Repeat("n", 65) + "}",
+		"plain",
+	} {
+		f.Add(seed, true)
+	}
+	f.Fuzz(func(t *testing.T, s string, query bool) {
+		got := mergeTags(s, mergeRecipient, query)
+		if !strings.Contains(s, "{") && got != s {
+			t.Fatalf("mergeTags(%q) = %q without a brace", s, got)
+		}
+		if bare := mergeTags(s, nil, query); len(bare) > len(s) {
+			t.Fatalf("mergeTags(%q, nil) = %q grew", s, bare)
 		}
 	})
 }

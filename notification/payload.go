@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strings"
+
+	"github.com/relaybell/relaybell/store"
 )
 
 // Payload is the JSON the service worker receives (DESIGN.md).
@@ -59,8 +61,14 @@ func (c *Content) Variant(endpointID string) string {
 }
 
 // Payload builds what one browser receives: version B's fields for variant
-// "b", and the translation for the browser's language when there is one.
-func (c *Content) Payload(notificationID, endpointID, variant, language string) Payload {
+// "b", the translation for the subscriber's language when there is one, and
+// then the merge tags of title, body and url replaced with r's values (see
+// mergeTags). A nil r gives no endpoint id and every tag its fallback.
+func (c *Content) Payload(notificationID string, r *store.Recipient, variant string) Payload {
+	var endpointID, language string
+	if r != nil {
+		endpointID, language = r.Endpoint.ID, r.Subscriber.Language
+	}
 	p := Payload{
 		NotificationID:     notificationID,
 		EndpointID:         endpointID,
@@ -102,5 +110,8 @@ func (c *Content) Payload(notificationID, endpointID, variant, language string) 
 			}
 		}
 	}
+	p.Title = mergeTags(p.Title, r, false)
+	p.Body = mergeTags(p.Body, r, false)
+	p.URL = mergeTags(p.URL, r, true)
 	return p
 }

@@ -229,11 +229,11 @@ func TestPayload(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := content(t, n)
-	p := c.Payload("n1", "e1", "b", "de-DE")
+	p := c.Payload("n1", &store.Recipient{Endpoint: store.Endpoint{ID: "e1"}, Subscriber: store.Subscriber{Language: "de-DE"}}, "b")
 	if p.Title != "Hallo" || p.Body != "B" || p.URL != "https://x.example/b?utm_source=relaybell&utm_medium=push" || *p.Variant != "b" {
 		t.Fatalf("payload %+v", p)
 	}
-	p = c.Payload("n1", "e1", "a", "en")
+	p = c.Payload("n1", &store.Recipient{Endpoint: store.Endpoint{ID: "e1"}, Subscriber: store.Subscriber{Language: "en"}}, "a")
 	if p.Title != "Hi" || p.Body != "A" || *p.Variant != "a" || p.Actions == nil {
 		t.Fatalf("payload %+v", p)
 	}

@@ -415,7 +415,7 @@ func (p *Pusher) deliver(ctx context.Context, notificationID string, r store.Rec
 	if err != nil {
 		return store.OutcomeFailed, "invalid_subscription"
 	}
-	payload, err := json.Marshal(c.Payload(notificationID, r.Endpoint.ID, variant, r.Subscriber.Language))
+	payload, err := json.Marshal(c.Payload(notificationID, &r, variant))
 	if err != nil {
 		return store.OutcomeFailed, "payload"
 	}

@@ -78,7 +78,7 @@ func newRig(t *testing.T, cfg Config) *rig {
 	if err := st.CreateWebsite(ctx, acct, r.site, apiKey); err != nil {
 		t.Fatal(err)
 	}
-	content, _ := json.Marshal(notification.Content{Title: "Hi", Body: "There", URL: "https://shop.example", TTL: 600, Transactional: true})
+	content, _ := json.Marshal(notification.Content{Title: "Hi", Body: "There, {device} user", URL: "https://shop.example", TTL: 600, Transactional: true})
 	r.n = store.Notification{ID: uuid.NewString(), WebsiteID: r.site.ID, Status: store.StatusSending,
 		Title: "Hi", Content: content, CreatedAt: time.Now()}
 	if err := st.CreateNotification(ctx, &r.n); err != nil {
@@ -138,7 +138,7 @@ func TestPushOutcomesAndRetries(t *testing.T) {
 		t.Fatalf("headers: ttl %d urgency %q (transactional sends are high urgency)", d.TTL, d.Urgency)
 	}
 	var p notification.Payload
-	if err := json.Unmarshal(d.Payload, &p); err != nil || p.NotificationID != r.n.ID || p.EndpointID != okRecipient.Endpoint.ID || p.Title != "Hi" {
+	if err := json.Unmarshal(d.Payload, &p); err != nil || p.NotificationID != r.n.ID || p.EndpointID != okRecipient.Endpoint.ID || p.Title != "Hi" || p.Body != "There, desktop user" {
 		t.Fatalf("payload %s (%v)", d.Payload, err)
 	}
 	// 429 once with Retry-After 7 s: one wait of at least 7 s. 503 every
