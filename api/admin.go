@@ -91,6 +91,7 @@ func CreateWebsite(ctx context.Context, st store.Store, in NewWebsite, now time.
 		Timezone:        tz,
 		VAPIDPublicKey:  vapid.PublicKey(),
 		VAPIDPrivateKey: vapid.PrivateKey(),
+		Settings:        store.Settings{CommerceSecret: newCommerceSecret()},
 		CreatedAt:       now,
 	}
 	secret, key, err := NewAPIKey(w.ID, defaultKeyName, []string{ScopeFull}, nil, now)

@@ -40,6 +40,13 @@ func (a *API) submit(r *request, req *notification.Request, size int, draft *sto
 	if err != nil {
 		return nil, fromNotificationError(err)
 	}
+	// Sends are counted once they passed their checks; saving a new draft
+	// only reports the key's rates, editing one is no limited route.
+	if draft == nil || !req.IsDraft() {
+		if err := a.takeSendLimits(r, req, !req.IsDraft()); err != nil {
+			return nil, err
+		}
+	}
 	if draft == nil {
 		if err := a.st.CreateNotification(r.ctx, n); err != nil {
 			return nil, fmt.Errorf("storing notification: %w", err)

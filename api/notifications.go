@@ -306,7 +306,7 @@ func (a *API) handleDetail(r *request) error {
 		a.log.Warn("loading notification report", "request_id", r.id, "notification_id", n.ID, "err", err)
 		rep = analytics.Report{}
 	}
-	return r.json(http.StatusOK, notification.Detail(n, rep, nil))
+	return r.json(http.StatusOK, notification.Detail(n, rep, nonEmpty(r.owner.Website.Settings.Currency)))
 }
 
 func (a *API) notificationRoutes(rt *router) {

@@ -117,6 +117,7 @@ func (a *API) routes() *router {
 	a.notificationRoutes(rt)
 	a.segmentRoutes(rt)
 	a.topicRoutes(rt)
+	a.settingsRoutes(rt)
 	a.peopleRoutes(rt)
 	a.sdkRoutes(rt)
 	a.adminRoutes(rt)

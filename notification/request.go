@@ -99,3 +99,14 @@ func str(p *string) string {
 }
 
 func boolean(p *bool) bool { return p != nil && *p }
+
+// SpecificUsers reports whether the send draws on the hourly budget of
+// sends to specific users (spec 8.1): it names users by externalId or
+// externalIds, or it is transactional and goes to a segment or filters.
+// Every other send is a broadcast.
+func (r *Request) SpecificUsers() bool {
+	if r.ExternalIDs != nil || str(r.ExternalID) != "" {
+		return true
+	}
+	return boolean(r.Transactional) && (str(r.SegmentID) != "" || (r.Filters != nil && !r.Filters.Empty()))
+}

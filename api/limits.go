@@ -1,0 +1,106 @@
+package api
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/relaybell/relaybell/notification"
+	"github.com/relaybell/relaybell/store"
+)
+
+// Request rates and send budgets of spec 8.1. They are counted in the store
+// (store.TakeRateLimits), so every API node of a cluster draws on the same
+// counters. Windows are fixed: whole minutes, and clock hours in UTC.
+const (
+	sendsPerMinute           = 60   // POST /notifications and /{id}/send, per key
+	sendsPerHour             = 600  // the same, per key
+	broadcastsPerHour        = 30   // per website
+	specificUserSendsPerHour = 1000 // per website
+)
+
+// Budget kinds, the kind member of a 429 send_limit_reached.
+const (
+	kindBroadcast     = "broadcast"
+	kindSpecificUsers = "specific_users"
+)
+
+// keyLimits are the request rates of the key a send comes with.
+func keyLimits(keyID string) []store.RateLimit {
+	return []store.RateLimit{
+		{Key: "send:key:" + keyID + ":1m", Window: time.Minute, Max: sendsPerMinute},
+		{Key: "send:key:" + keyID + ":1h", Window: time.Hour, Max: sendsPerHour},
+	}
+}
+
+// budgetOf is the hourly send budget of the website a send draws on:
+// sends to specific users, and transactional sends to a segment or
+// filters, share one; every other send is a broadcast.
+func budgetOf(websiteID string, req *notification.Request) (store.RateLimit, string) {
+	kind, max := kindBroadcast, int64(broadcastsPerHour)
+	if req.SpecificUsers() {
+		kind, max = kindSpecificUsers, specificUserSendsPerHour
+	}
+	return store.RateLimit{Key: "send:website:" + websiteID + ":" + kind, Window: time.Hour, Max: max}, kind
+}
+
+// takeSendLimits counts a send against its key's request rates and its
+// website's budget, all or none, and sets the RateLimit-* headers. A send
+// over a budget answers 429 send_limit_reached (retrying within the minute
+// would not help); one over a request rate 429 rate_limited. A draft save
+// (count false) counts nothing and only reports the key's rates.
+func (a *API) takeSendLimits(r *request, req *notification.Request, count bool) error {
+	limits := keyLimits(r.owner.Key.ID)
+	kind := ""
+	n := int64(0)
+	if count {
+		budget, k := budgetOf(r.owner.Website.ID, req)
+		limits, kind, n = append(limits, budget), k, 1
+	}
+	used, taken, err := a.st.TakeRateLimits(r.ctx, limits, n, r.now)
+	if err != nil {
+		return err
+	}
+	if taken {
+		// Report the limit closest to running out.
+		best := 0
+		for i, l := range limits {
+			if l.Max-used[i] < limits[best].Max-used[best] {
+				best = i
+			}
+		}
+		setRateLimitHeaders(r, limits[best], used[best])
+		return nil
+	}
+	// The budget decides when it is used up; otherwise the key's rate that
+	// frees up last (a limit that filled after the take was refused, and
+	// so shows no overrun, counts as the minute).
+	over := 0
+	for i, l := range limits {
+		if used[i]+n > l.Max && (used[over]+n <= limits[over].Max || l.Window >= limits[over].Window) {
+			over = i
+		}
+	}
+	l := limits[over]
+	setRateLimitHeaders(r, l, l.Max)
+	retry := secondsUntil(r.now, l.WindowEnd(r.now))
+	r.fc.Response.Header.Set("Retry-After", strconv.Itoa(retry))
+	if kind != "" && over == len(limits)-1 { // the budget is the last limit
+		limit := int(l.Max)
+		return &Error{Code: CodeSendLimitReached, Message: "the website's hourly budget of " + strconv.Itoa(limit) +
+			" " + kind + " sends is used up", Limit: &limit, Kind: kind, RetryAfter: &retry}
+	}
+	return errorf(CodeRateLimited, "this key may send %d times a minute and %d times an hour", sendsPerMinute, sendsPerHour)
+}
+
+// setRateLimitHeaders reports one limit's state.
+func setRateLimitHeaders(r *request, l store.RateLimit, used int64) {
+	h := &r.fc.Response.Header
+	h.Set("RateLimit-Limit", strconv.FormatInt(l.Max, 10))
+	h.Set("RateLimit-Remaining", strconv.FormatInt(max(l.Max-used, 0), 10))
+	h.Set("RateLimit-Reset", strconv.Itoa(secondsUntil(r.now, l.WindowEnd(r.now))))
+}
+
+// secondsUntil is the whole seconds from now to end, at least 1.
+func secondsUntil(now, end time.Time) int {
+	return max(int((end.Sub(now)+time.Second-1)/time.Second), 1)
+}
