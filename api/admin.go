@@ -267,6 +267,9 @@ func (a *API) adminRoutes(rt *router) {
 		func(ctx context.Context, id string) error { return a.st.SetAccountSuspended(ctx, id, false) }))
 	add("/admin/v1/accounts/{accountId}/verify-email", a.accountAction("verifying",
 		a.st.SetAccountEmailVerified))
+	rt.add(&route{method: http.MethodGet, pattern: "/admin/v1/review", auth: authAdmin, handle: a.handleAdminHeld})
+	add("/admin/v1/notifications/{id}/approve", a.reviewAction(true))
+	add("/admin/v1/notifications/{id}/reject", a.reviewAction(false))
 }
 
 // okBody is {"ok": true}.

@@ -59,6 +59,10 @@ type Config struct {
 	// "https://push.example.com" (RELAYBELL_PUBLIC_URL); the SDK scripts
 	// call it. Default: the scheme and Host of the request for the script.
 	PublicURL string
+	// ReviewThreshold is the audience, in browsers, from which a new
+	// account's first broadcast is held for review (RELAYBELL_REVIEW_THRESHOLD).
+	// Default 10000; negative turns review off.
+	ReviewThreshold int
 }
 
 // withDefaults fills unset fields.
@@ -71,6 +75,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.KeyCacheSize == 0 {
 		c.KeyCacheSize = DefaultKeyCacheSize
+	}
+	if c.ReviewThreshold == 0 {
+		c.ReviewThreshold = DefaultReviewThreshold
 	}
 	return c
 }

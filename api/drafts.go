@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/relaybell/relaybell/notification"
 	"github.com/relaybell/relaybell/store"
@@ -47,6 +48,14 @@ func (a *API) submit(r *request, req *notification.Request, size int, draft *sto
 			return nil, err
 		}
 	}
+	if n.Status == store.StatusQueued || n.Status == store.StatusScheduled {
+		switch held, err := a.needsReview(r, req, n); {
+		case err != nil:
+			return nil, fmt.Errorf("deciding review: %w", err)
+		case held:
+			n.Status = store.StatusHeldForReview
+		}
+	}
 	if draft == nil {
 		if err := a.st.CreateNotification(r.ctx, n); err != nil {
 			return nil, fmt.Errorf("storing notification: %w", err)
@@ -71,14 +80,21 @@ func (a *API) submit(r *request, req *notification.Request, size int, draft *sto
 	return n, nil
 }
 
-// sendAnswerOf is the success answer of a send or a new draft.
-func sendAnswerOf(r *request, n *store.Notification) error {
+// sendAnswerOf is the success answer of a send or a new draft; message
+// says what happens next when the send does not go out at once.
+func sendAnswerOf(r *request, req *notification.Request, n *store.Notification) error {
 	out := sendAnswer{OK: true, NotificationID: n.ID, Status: n.Status}
 	switch n.Status {
 	case store.StatusDraft:
 		return r.json(http.StatusCreated, out)
 	case store.StatusHeldForReview:
-		out.Message = "This first large broadcast is held for review; it goes out once approved and can be canceled meanwhile."
+		out.Message = heldMessage
+	case store.StatusScheduled:
+		w := r.owner.Website
+		if t := notification.SendTiming(req, w, r.now); t.Quiet {
+			out.Message = fmt.Sprintf("Held by the website's quiet hours (%s-%s, %s); it goes out at %s.",
+				w.Settings.QuietHours.Start, w.Settings.QuietHours.End, w.Timezone, t.At.Format(time.RFC3339))
+		}
 	}
 	return r.json(http.StatusAccepted, out)
 }
@@ -191,7 +207,7 @@ func (a *API) handleSendDraft(r *request) error {
 	if err != nil {
 		return err
 	}
-	return sendAnswerOf(r, n)
+	return sendAnswerOf(r, req, n)
 }
 
 // handleDeleteDraft serves DELETE /api/v1/notifications/{id}.

@@ -59,7 +59,7 @@ func (a *API) handleSend(r *request) error {
 	if err != nil {
 		return err
 	}
-	return sendAnswerOf(r, n)
+	return sendAnswerOf(r, req, n)
 }
 
 // dispatch publishes a committed send's intent. A failure is logged and

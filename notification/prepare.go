@@ -110,9 +110,9 @@ func Prepare(ctx context.Context, r *Request, w store.Website, lk Lookup, now ti
 	}
 	if r.IsDraft() {
 		n.Status = store.StatusDraft
-	} else if at, ok := parseSendAt(r.SendAt); ok && at.After(now) && !content.PerTimezone && !content.SmartTime {
+	} else if t := SendTiming(r, w, now); !t.At.IsZero() {
 		n.Status = store.StatusScheduled
-		n.ScheduledAt = &at
+		n.ScheduledAt = &t.At
 	}
 	n.Title = content.Title
 	n.Body = content.Body

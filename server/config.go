@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/relaybell/relaybell/api"
 	"github.com/relaybell/relaybell/fanout"
 	"github.com/relaybell/relaybell/pusher"
 )
@@ -26,6 +27,8 @@ type Config struct {
 	TrustProxy     bool
 	PublicURL      string
 	ShutdownGrace  time.Duration
+	// ReviewThreshold: see api.Config.ReviewThreshold.
+	ReviewThreshold int
 
 	// Cluster backends; empty means the embedded default.
 	Postgres   string
@@ -77,6 +80,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	str(&c.ClusterToken, "cluster-token", "RELAYBELL_CLUSTER_TOKEN", "", "shared secret of the nodes' internal batch route (cluster mode)")
 	session, _ := time.ParseDuration(envOr("RELAYBELL_KAFKA_SESSION_TIMEOUT", "10s"))
 	fs.DurationVar(&c.KafkaSessionTimeout, "kafka-session-timeout", session, "how long a silent fan-out node keeps its Kafka partitions (env RELAYBELL_KAFKA_SESSION_TIMEOUT)")
+	review, _ := strconv.Atoi(envOr("RELAYBELL_REVIEW_THRESHOLD", strconv.Itoa(api.DefaultReviewThreshold)))
+	fs.IntVar(&c.ReviewThreshold, "review-threshold", review, "audience in browsers from which a new account's first broadcast is held for review; negative turns review off (env RELAYBELL_REVIEW_THRESHOLD)")
 	grace, _ := time.ParseDuration(envOr("RELAYBELL_SHUTDOWN_GRACE", "10s"))
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", grace, "time to finish requests on shutdown (env RELAYBELL_SHUTDOWN_GRACE)")
 }

@@ -367,11 +367,12 @@ func (s *Server) initFanout(context.Context) error {
 
 func (s *Server) initAPI(context.Context) error {
 	a, err := api.New(api.Config{
-		AdminToken:     s.cfg.AdminToken,
-		PushAllowHosts: s.pushAllow,
-		CountryHeader:  s.cfg.CountryHeader,
-		TrustProxy:     s.cfg.TrustProxy,
-		PublicURL:      s.cfg.PublicURL,
+		AdminToken:      s.cfg.AdminToken,
+		PushAllowHosts:  s.pushAllow,
+		CountryHeader:   s.cfg.CountryHeader,
+		TrustProxy:      s.cfg.TrustProxy,
+		PublicURL:       s.cfg.PublicURL,
+		ReviewThreshold: s.cfg.ReviewThreshold,
 	}, s.store, s.analytics, s.dispatcher(), s.logger, s.reg)
 	if err != nil {
 		return err

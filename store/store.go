@@ -333,6 +333,17 @@ type Store interface {
 	// CancelNotification turns one of the website's scheduled or held sends
 	// into canceled; ErrNotFound for any other.
 	CancelNotification(ctx context.Context, websiteID, id string, at time.Time) error
+	// ReviewNotification decides a send held for review. Approved, it is
+	// scheduled when it has a schedule time (a past one is released by the
+	// next sweep) and queued otherwise; rejected, it fails with
+	// review_rejected. ErrNotFound unless it is held.
+	ReviewNotification(ctx context.Context, id string, approve bool, at time.Time) (Notification, error)
+	// HeldForReview lists the sends of every website held for review,
+	// oldest first.
+	HeldForReview(ctx context.Context, limit int) ([]Notification, error)
+	// LargestSend is the most recipients a sending or sent notification of
+	// the website reached (0 when none).
+	LargestSend(ctx context.Context, websiteID string) (int64, error)
 	// MarkPublished records that the send intent reached the bus.
 	MarkPublished(ctx context.Context, id string, at time.Time) error
 	// Unpublished lists queued sends whose intent never reached the bus and
@@ -370,6 +381,16 @@ type Store interface {
 	// committed in increasing order, so a reader that remembers the last Seq
 	// it handled misses none.
 	WebhookEvents(ctx context.Context, afterSeq int64, limit int) ([]WebhookEvent, error)
+
+	// CappedEndpoints returns, in input order, those of endpointIDs that
+	// already have at least max results with outcome sent of the website's
+	// other non-transactional notifications started (started_at) at or
+	// after since: the browsers the website's frequency cap keeps a
+	// non-transactional send from. Failed and pruned results, transactional
+	// sends, other websites' sends and notificationID itself never count,
+	// so a redone batch of a send is not capped by its own pushes. max
+	// below 1 caps every endpoint.
+	CappedEndpoints(ctx context.Context, websiteID, notificationID string, endpointIDs []string, since time.Time, max int) ([]string, error)
 
 	Close() error
 }

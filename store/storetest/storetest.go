@@ -39,6 +39,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"People", peopleCases},
 		{"Webhooks", webhookCases},
 		{"Limits", limitCases},
+		{"Frequency", frequencyCases},
+		{"Review", reviewCases},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
