@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"regexp"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/relaybell/relaybell/notification"
 	"github.com/relaybell/relaybell/store"
 )
 
@@ -143,8 +143,7 @@ func nonEmpty(s string) *string {
 func newCommerceSecret() string { return commerceSecretPrefix + rand.Text() }
 
 var (
-	clockTimeRe = regexp.MustCompile(`^([01]?[0-9]|2[0-3]):([0-5][0-9])$`)
-	currencyRe  = regexp.MustCompile(`^[A-Za-z]{3}$`)
+	currencyRe = regexp.MustCompile(`^[A-Za-z]{3}$`)
 )
 
 // apply checks the patch and writes it into w; nothing is written when a
@@ -193,8 +192,8 @@ func (p settingsPatch) apply(w *store.Website) error {
 			if err := decodeJSON(raw, &q, strict); err != nil {
 				return errorf(err.Code, "quietHours: %s", err.Message)
 			}
-			start, ok1 := clockTime(q.Start)
-			end, ok2 := clockTime(q.End)
+			start, ok1 := notification.ClockTime(q.Start)
+			end, ok2 := notification.ClockTime(q.End)
 			if !ok1 || !ok2 || start == end {
 				return errorf(CodeInvalidJSON, "quietHours needs start and end as H:MM or HH:MM, and they must differ")
 			}
@@ -306,13 +305,4 @@ func setLink(raw json.RawMessage, name string, dst *string) error {
 	}
 	*dst = u
 	return nil
-}
-
-// clockTime normalizes H:MM or HH:MM to HH:MM.
-func clockTime(s string) (string, bool) {
-	m := clockTimeRe.FindStringSubmatch(strings.TrimSpace(s))
-	if m == nil {
-		return "", false
-	}
-	return fmt.Sprintf("%02s:%s", m[1], m[2]), true
 }

@@ -79,7 +79,17 @@ type Lookup interface {
 	Topic(ctx context.Context, websiteID, idOrSlug string) (store.Topic, error)
 }
 
-var localTimeRe = regexp.MustCompile(`^([01]?[0-9]|2[0-3]):([0-5][0-9])$`)
+var clockTimeRe = regexp.MustCompile(`^([01]?[0-9]|2[0-3]):([0-5][0-9])$`)
+
+// ClockTime reads a wall-clock time written H:MM or HH:MM and returns it
+// as HH:MM.
+func ClockTime(s string) (string, bool) {
+	m := clockTimeRe.FindStringSubmatch(strings.TrimSpace(s))
+	if m == nil {
+		return "", false
+	}
+	return fmt.Sprintf("%02s:%s", m[1], m[2]), true
+}
 
 // Prepare validates a request for website w and returns the notification to
 // store: a draft, or a send that is queued now or scheduled for later.
@@ -143,7 +153,7 @@ func validate(ctx context.Context, r *Request, w store.Website, lk Lookup, targe
 	if r.ExternalIDs != nil && len(*r.ExternalIDs) == 0 {
 		return &Error{Code: "external_ids_empty", Message: "externalIds is empty; it never sends to everyone"}
 	}
-	if r.LocalTime != nil && boolean(r.PerTimezone) && !localTimeRe.MatchString(*r.LocalTime) {
+	if _, ok := ClockTime(str(r.LocalTime)); r.LocalTime != nil && boolean(r.PerTimezone) && !ok {
 		return &Error{Code: "invalid_json", Message: "localTime must be H:MM or HH:MM"}
 	}
 	if boolean(r.PerTimezone) && r.LocalTime == nil {
@@ -221,9 +231,7 @@ func resolveContent(r *Request, w store.Website) (Content, error) {
 		c.Actions = append(c.Actions, a)
 	}
 	if c.PerTimezone && r.LocalTime != nil {
-		if m := localTimeRe.FindStringSubmatch(*r.LocalTime); m != nil {
-			c.LocalTime = fmt.Sprintf("%02s:%s", m[1], m[2])
-		}
+		c.LocalTime, _ = ClockTime(*r.LocalTime)
 	}
 	for lang, t := range r.Translations {
 		if len(lang) != 2 {
