@@ -65,6 +65,7 @@ type Store interface {
 	FailNotification(ctx context.Context, id, reason string, at time.Time) error
 	Audience(ctx context.Context, q store.AudienceQuery) ([]store.Recipient, error)
 	ShardDone(ctx context.Context, notificationID string, shard int, at time.Time) (bool, error)
+	CappedEndpoints(ctx context.Context, websiteID, notificationID string, endpointIDs []string, since time.Time, max int) ([]string, error)
 }
 
 // Router delivers a batch through the pusher that owns key.
@@ -81,11 +82,21 @@ type Fanout struct {
 	logger *slog.Logger
 	now    func() time.Time
 
-	mu      sync.Mutex
-	targets map[string]*audience.Selector // notification id -> compiled target
+	mu    sync.Mutex
+	plans map[string]*sendPlan // notification id -> what its shards share
 
 	finished prometheus.Counter
 	expanded prometheus.Counter
+	capped   prometheus.Counter
+}
+
+// sendPlan is what every shard of one send needs, read once per
+// notification.
+type sendPlan struct {
+	target *audience.Selector
+	// cap is the website's frequency cap when it applies to the send: nil
+	// for a transactional send or a website without one.
+	cap *store.FrequencyCap
 }
 
 // New returns a fan-out role.
@@ -96,12 +107,13 @@ func New(cfg Config, st Store, b bus.Bus, router Router, logger *slog.Logger, re
 	cfg.applyDefaults()
 	f := &Fanout{
 		cfg: cfg, store: st, bus: b, router: router, logger: logger, now: time.Now,
-		targets:  make(map[string]*audience.Selector),
+		plans:    make(map[string]*sendPlan),
 		finished: prometheus.NewCounter(prometheus.CounterOpts{Name: "relaybell_fanout_sends_finished_total", Help: "Sends that finished going out."}),
 		expanded: prometheus.NewCounter(prometheus.CounterOpts{Name: "relaybell_fanout_recipients_total", Help: "Recipients handed to pushers."}),
+		capped:   prometheus.NewCounter(prometheus.CounterOpts{Name: "relaybell_fanout_capped_total", Help: "Browsers a non-transactional send skipped under the website's frequency cap."}),
 	}
 	if reg != nil {
-		reg.MustRegister(f.finished, f.expanded)
+		reg.MustRegister(f.finished, f.expanded, f.capped)
 	}
 	return f, nil
 }
@@ -206,28 +218,38 @@ func (f *Fanout) dispatchCheck(ctx context.Context, n store.Notification) (strin
 // errUnreadableTarget fails a send whose stored target does not decode.
 var errUnreadableTarget = errors.New("unreadable target")
 
-// selector returns the send's compiled target, cached per notification.
-func (f *Fanout) selector(ctx context.Context, n store.Notification) (*audience.Selector, error) {
+// plan returns the send's compiled target and the frequency cap that
+// applies to it, cached per notification. Only a non-transactional send
+// reads the website for its cap.
+func (f *Fanout) plan(ctx context.Context, n store.Notification) (*sendPlan, error) {
 	f.mu.Lock()
-	sel, ok := f.targets[n.ID]
+	p, ok := f.plans[n.ID]
 	f.mu.Unlock()
 	if ok {
-		return sel, nil
+		return p, nil
 	}
 	t, err := notification.DecodeTarget(n.Target)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errUnreadableTarget, err)
 	}
-	if sel, err = audience.Compile(ctx, f.store, n.WebsiteID, t); err != nil {
+	p = &sendPlan{}
+	if p.target, err = audience.Compile(ctx, f.store, n.WebsiteID, t); err != nil {
 		return nil, err
 	}
-	f.mu.Lock()
-	if len(f.targets) > 1024 {
-		clear(f.targets)
+	if !n.Transactional {
+		w, err := f.store.Website(ctx, n.WebsiteID)
+		if err != nil {
+			return nil, fmt.Errorf("loading website: %w", err)
+		}
+		p.cap = w.Settings.FrequencyCap
 	}
-	f.targets[n.ID] = sel
+	f.mu.Lock()
+	if len(f.plans) > 1024 {
+		clear(f.plans)
+	}
+	f.plans[n.ID] = p
 	f.mu.Unlock()
-	return sel, nil
+	return p, nil
 }
 
 func (f *Fanout) handleShard(ctx context.Context, m bus.Message) error {
@@ -246,7 +268,7 @@ func (f *Fanout) handleShard(ctx context.Context, m bus.Message) error {
 	if n.Status != store.StatusSending {
 		return nil
 	}
-	a, err := f.selector(ctx, n)
+	p, err := f.plan(ctx, n)
 	if errors.Is(err, audience.ErrSegmentMissing) {
 		f.logger.Info("fanout: segment deleted while sending", "notification", n.ID, "err", err)
 		return f.store.FailNotification(ctx, n.ID, "segment_missing", f.now())
@@ -258,7 +280,7 @@ func (f *Fanout) handleShard(ctx context.Context, m bus.Message) error {
 		}
 		return err
 	}
-	if err := f.expand(ctx, n, task.Shard, a); err != nil {
+	if err := f.expand(ctx, n, task.Shard, p); err != nil {
 		return fmt.Errorf("expanding shard %d of %s: %w", task.Shard, n.ID, err)
 	}
 	finished, err := f.store.ShardDone(ctx, n.ID, task.Shard, f.now())
@@ -273,8 +295,10 @@ func (f *Fanout) handleShard(ctx context.Context, m bus.Message) error {
 }
 
 // expand streams one shard's audience and pushes it batch by batch, with up
-// to cfg.InFlight batches in flight. It returns once every batch is recorded.
-func (f *Fanout) expand(ctx context.Context, n store.Notification, shard int, a *audience.Selector) error {
+// to cfg.InFlight batches in flight, each without the browsers the send's
+// frequency cap skips. It returns once every batch is recorded.
+func (f *Fanout) expand(ctx context.Context, n store.Notification, shard int, p *sendPlan) error {
+	a := p.target
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -288,6 +312,9 @@ func (f *Fanout) expand(ctx context.Context, n store.Notification, shard int, a 
 	}
 	flush := func(batch []store.Recipient) {
 		b := pusher.Batch{NotificationID: n.ID, WebsiteID: n.WebsiteID, Recipients: batch}
+		// Keyed by the batch as read, so a redone batch goes to the same
+		// pusher whatever the cap leaves of it.
+		key := ring.BatchKey(b, shard)
 		select {
 		case slots <- struct{}{}:
 		case <-ctx.Done():
@@ -297,11 +324,21 @@ func (f *Fanout) expand(ctx context.Context, n store.Notification, shard int, a 
 		go func() {
 			defer wg.Done()
 			defer func() { <-slots }()
-			if err := f.router.Push(ctx, ring.BatchKey(b, shard), b); err != nil {
+			if p.cap != nil {
+				var err error
+				if b.Recipients, err = f.uncapped(ctx, n, p.cap, b.Recipients); err != nil {
+					fail(err)
+					return
+				}
+				if len(b.Recipients) == 0 {
+					return
+				}
+			}
+			f.expanded.Add(float64(len(b.Recipients)))
+			if err := f.router.Push(ctx, key, b); err != nil {
 				fail(err)
 			}
 		}()
-		f.expanded.Add(float64(len(batch)))
 	}
 	batch := make([]store.Recipient, 0, f.cfg.BatchSize)
 	after := ""
@@ -334,4 +371,35 @@ func (f *Fanout) expand(ctx context.Context, n store.Notification, shard int, a 
 		return firstErr
 	}
 	return ctx.Err()
+}
+
+// uncapped returns the recipients of a batch that the frequency cap lets
+// through: those whose browser has not had c.Max pushes from the website's
+// other non-transactional sends started within the last c.Hours. It drops
+// the others from rs in place and counts them.
+func (f *Fanout) uncapped(ctx context.Context, n store.Notification, c *store.FrequencyCap, rs []store.Recipient) ([]store.Recipient, error) {
+	ids := make([]string, len(rs))
+	for i, r := range rs {
+		ids[i] = r.Endpoint.ID
+	}
+	since := f.now().Add(-time.Duration(c.Hours) * time.Hour)
+	capped, err := f.store.CappedEndpoints(ctx, n.WebsiteID, n.ID, ids, since, c.Max)
+	if err != nil {
+		return nil, fmt.Errorf("checking the frequency cap: %w", err)
+	}
+	if len(capped) == 0 {
+		return rs, nil
+	}
+	skip := make(map[string]struct{}, len(capped))
+	for _, id := range capped {
+		skip[id] = struct{}{}
+	}
+	kept := rs[:0]
+	for _, r := range rs {
+		if _, ok := skip[r.Endpoint.ID]; !ok {
+			kept = append(kept, r)
+		}
+	}
+	f.capped.Add(float64(len(rs) - len(kept)))
+	return kept, nil
 }

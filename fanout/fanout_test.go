@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/relaybell/relaybell/bus"
 	"github.com/relaybell/relaybell/pusher"
@@ -18,11 +21,13 @@ import (
 )
 
 // recorder is a Router that records batches and their results as a pusher
-// would, so shards can finish.
+// would, so shards can finish: every push is sent but to the endpoints in
+// fail.
 type recorder struct {
 	st      store.Store
 	mu      sync.Mutex
 	batches []pusher.Batch
+	fail    map[string]bool
 }
 
 func (r *recorder) Push(ctx context.Context, _ string, b pusher.Batch) error {
@@ -32,8 +37,28 @@ func (r *recorder) Push(ctx context.Context, _ string, b pusher.Batch) error {
 	results := make([]store.PushResult, len(b.Recipients))
 	for i, rc := range b.Recipients {
 		results[i] = store.PushResult{EndpointID: rc.Endpoint.ID, Outcome: store.OutcomeSent}
+		if r.fail[rc.Endpoint.ID] {
+			results[i].Outcome = store.OutcomeFailed
+		}
 	}
 	return r.st.RecordResults(ctx, b.NotificationID, results)
+}
+
+// countingStore counts the store calls whose number fan-out keeps down.
+type countingStore struct {
+	*storesqlite.Store
+	websites  atomic.Int64
+	capChecks atomic.Int64
+}
+
+func (s *countingStore) Website(ctx context.Context, id string) (store.Website, error) {
+	s.websites.Add(1)
+	return s.Store.Website(ctx, id)
+}
+
+func (s *countingStore) CappedEndpoints(ctx context.Context, websiteID, notificationID string, endpointIDs []string, since time.Time, max int) ([]string, error) {
+	s.capChecks.Add(1)
+	return s.Store.CappedEndpoints(ctx, websiteID, notificationID, endpointIDs, since, max)
 }
 
 // memBus captures published messages instead of delivering them.
@@ -54,8 +79,10 @@ func (m *memBus) Close() error                                                  
 type rig struct {
 	t      *testing.T
 	st     *storesqlite.Store
+	calls  *countingStore // st as fan-out sees it
 	bus    *memBus
 	router *recorder
+	reg    *prometheus.Registry
 	f      *Fanout
 	acct   store.Account
 	site   store.Website
@@ -69,8 +96,8 @@ func newRig(t *testing.T) *rig {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	r := &rig{t: t, st: st, bus: &memBus{}, router: &recorder{st: st}}
-	r.f, err = New(Config{PageSize: 4, BatchSize: 3}, st, r.bus, r.router, slog.New(slog.DiscardHandler), nil)
+	r := &rig{t: t, st: st, calls: &countingStore{Store: st}, bus: &memBus{}, router: &recorder{st: st}, reg: prometheus.NewRegistry()}
+	r.f, err = New(Config{PageSize: 4, BatchSize: 3}, r.calls, r.bus, r.router, slog.New(slog.DiscardHandler), r.reg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,6 +140,42 @@ func (r *rig) intent(n store.Notification) {
 	if err := r.f.handleIntent(context.Background(), bus.Message{Topic: bus.Intents, Key: n.WebsiteID, Value: data}); err != nil {
 		r.t.Fatal(err)
 	}
+}
+
+// send runs a notification through its intent and every shard task, and
+// returns how many times each endpoint was in its batches.
+func (r *rig) send(n store.Notification) map[string]int {
+	r.t.Helper()
+	tasks, batches := len(r.bus.out), len(r.router.batches)
+	r.intent(n)
+	for _, m := range r.bus.out[tasks:] {
+		if err := r.f.handleShard(context.Background(), m); err != nil {
+			r.t.Fatal(err)
+		}
+	}
+	pushed := map[string]int{}
+	for _, b := range r.router.batches[batches:] {
+		for _, rc := range b.Recipients {
+			pushed[rc.Endpoint.ID]++
+		}
+	}
+	return pushed
+}
+
+// counter reads a counter of the rig's registry.
+func (r *rig) counter(name string) float64 {
+	r.t.Helper()
+	mfs, err := r.reg.Gather()
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			return mf.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	r.t.Fatalf("no metric %s", name)
+	return 0
 }
 
 func (r *rig) get(id string) store.Notification {
@@ -223,8 +286,119 @@ func TestShardsExpandTheFilteredAudienceOnce(t *testing.T) {
 	if full < len(want)/6 {
 		t.Fatalf("only %d full batches for %d recipients", full, len(want))
 	}
+	if n := r.calls.capChecks.Load(); n != 0 {
+		t.Fatalf("%d frequency-cap checks for a website without a cap", n)
+	}
 	done := r.get(n.ID)
 	if done.Status != store.StatusSent || done.Recipients != 480 || done.Sent != 480 {
 		t.Fatalf("send after shards: %s %+v", done.Status, done.Counters)
 	}
+}
+
+func TestFrequencyCapSkipsBrowsersAlreadyReached(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	if _, err := r.st.UpdateWebsite(ctx, r.site.ID, func(w *store.Website) error {
+		w.Settings.FrequencyCap = &store.FrequencyCap{Max: 1, Hours: 24}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// 60 browsers, 20 of them English; the first send goes to those and
+	// fails for 5, which it therefore did not reach.
+	var all, reached []string
+	failed := map[string]bool{}
+	for i := range 60 {
+		lang := "de"
+		if i%3 == 0 {
+			lang = "en"
+		}
+		id := r.subscriber(lang, "")
+		all = append(all, id)
+		switch {
+		case lang == "en" && len(failed) < 5:
+			failed[id] = true
+		case lang == "en":
+			reached = append(reached, id)
+		}
+	}
+	newSend := func(target string, transactional bool) store.Notification {
+		t.Helper()
+		n := store.Notification{ID: uuid.NewString(), WebsiteID: r.site.ID, Status: store.StatusQueued, Title: "Hi",
+			Content: []byte(`{"title":"Hi","ttl":60}`), Transactional: transactional, CreatedAt: time.Now()}
+		if transactional {
+			n.Content = []byte(`{"title":"Hi","ttl":60,"transactional":true}`)
+		}
+		if target != "" {
+			n.Target = []byte(target)
+		}
+		if err := r.st.CreateNotification(ctx, &n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	// check runs a send and checks it pushed exactly want once each, its
+	// counters hold and it finished, and how many browsers the cap skipped.
+	check := func(name string, n store.Notification, want []string, skipped int) {
+		t.Helper()
+		before := r.counter("relaybell_fanout_capped_total")
+		pushed := r.send(n)
+		for _, id := range want {
+			if pushed[id] != 1 {
+				t.Fatalf("%s: endpoint %s pushed %d times, want once", name, id, pushed[id])
+			}
+		}
+		if len(pushed) != len(want) {
+			t.Fatalf("%s: pushed %d endpoints, want %d", name, len(pushed), len(want))
+		}
+		got := r.get(n.ID)
+		if got.Status != store.StatusSent || got.Recipients != int64(len(want)) ||
+			got.Recipients != got.Sent+got.Failed+got.Pruned || got.Processed != got.Recipients {
+			t.Fatalf("%s: %s %+v, want sent to %d recipients", name, got.Status, got.Counters, len(want))
+		}
+		if c := r.counter("relaybell_fanout_capped_total") - before; c != float64(skipped) {
+			t.Fatalf("%s: capped counter rose by %v, want %d", name, c, skipped)
+		}
+	}
+	without := func(ids []string, drop []string) []string {
+		var out []string
+		for _, id := range ids {
+			if !slices.Contains(drop, id) {
+				out = append(out, id)
+			}
+		}
+		return out
+	}
+
+	r.router.fail = failed
+	var english []string
+	for id := range failed {
+		english = append(english, id)
+	}
+	english = append(english, reached...)
+	check("first send", newSend(`{"filters":{"match":"all","rules":[{"field":"language","op":"eq","value":"en"}]}}`, false), english, 0)
+	r.router.fail = nil
+
+	// The second send skips exactly the browsers the first one reached;
+	// the website is read once for it, not per shard or batch.
+	websites := r.calls.websites.Load()
+	check("second send", newSend("", false), without(all, reached), len(reached))
+	if n := r.calls.websites.Load() - websites; n != 2 {
+		t.Fatalf("second send read the website %d times, want 2 (dispatch check and cap)", n)
+	}
+
+	// A transactional send ignores the cap, without a single check.
+	checks := r.calls.capChecks.Load()
+	check("transactional send", newSend("", true), all, 0)
+	if n := r.calls.capChecks.Load() - checks; n != 0 {
+		t.Fatalf("transactional send made %d cap checks", n)
+	}
+
+	// Every browser has had its one push in 24 hours now: a send reaches
+	// nobody, and still finishes.
+	check("capped send", newSend("", false), nil, len(all))
+
+	// A day later the earlier sends are out of the window.
+	r.f.now = func() time.Time { return time.Now().Add(25 * time.Hour) }
+	check("send a day later", newSend("", false), all, 0)
 }

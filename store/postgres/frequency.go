@@ -8,38 +8,50 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// recentSendsQuery picks the website's other non-transactional sends
-// started at or after $2 (one range of notifications_started), with how
-// many results each has recorded.
-const recentSendsQuery = `SELECT seq, recipients FROM notifications
-	WHERE website_id = $1 AND started_at >= $2 AND NOT transactional AND id <> $3`
-
-// cappedQuery counts the batch's ($3) sent results among the recent sends,
-// through the deliveries primary key either way. A send with more results
-// than the batch has endpoints ($1) is probed once per endpoint, a unique
-// (notification_seq, endpoint_id) lookup; a smaller one ($2) has its
-// results read as one range of the key and matched against the batch in a
-// hash (endpoint_id || '' keeps the planner from probing it 500 times for a
-// result or two). So a batch costs at most one probe or one row per recent
-// send and endpoint, whatever the planner thinks of the average send, and
-// the seq scan that an IN (subquery) of the recent sends got on small
-// tables never happens.
-const cappedQuery = `SELECT endpoint_id FROM (
-		SELECT d.endpoint_id FROM unnest($1::bigint[]) AS s (seq)
-			CROSS JOIN unnest($3::text[]) AS b (id)
-			JOIN deliveries d ON d.notification_seq = s.seq AND d.endpoint_id = b.id
-		WHERE d.outcome = 'sent'
+// cappedQuery counts the batch's ($4) sent results among the website's
+// other non-transactional sends started at or after $2 (s: one range of
+// notifications_started), reading deliveries by its primary key only, one
+// send at a time, whichever way is cheaper for the send (both count the
+// same rows; the send's recipients counter only picks the way):
+//
+//   - a send with more results than the batch has endpoints is probed
+//     once per endpoint, a unique (notification_seq, endpoint_id) lookup;
+//   - a smaller one has its results read as one range of the key, and the
+//     rows are matched against the batch in a hash.
+//
+// So a batch costs at most one lookup or one row per recent send and
+// endpoint. OFFSET 0 keeps each LATERAL read a loop over the sends: left
+// to itself the planner, judging every send by the average one (a
+// broadcast's results weigh as much as a thousand single sends'), reads the
+// whole of deliveries instead, as it does for notification_seq IN (the
+// recent sends): over 12M results, 0.6 s a batch (50 s on a generic plan)
+// where this query takes 20 ms (BenchmarkCappedEndpoints/year-in-subquery
+// shows the same on a smaller table).
+const cappedQuery = `WITH s AS (
+		SELECT seq, recipients FROM notifications
+		WHERE website_id = $1 AND started_at >= $2 AND NOT transactional AND id <> $3
+	)
+	SELECT endpoint_id FROM (
+		SELECT r.endpoint_id FROM s CROSS JOIN unnest($4::text[]) AS b (id)
+			CROSS JOIN LATERAL (SELECT endpoint_id FROM deliveries
+				WHERE notification_seq = s.seq AND endpoint_id = b.id AND outcome = 'sent' OFFSET 0) AS r
+		WHERE s.recipients > cardinality($4::text[])
 		UNION ALL
-		SELECT d.endpoint_id FROM deliveries d
-			JOIN unnest($3::text[]) AS b (id) ON b.id = d.endpoint_id || ''
-		WHERE d.notification_seq = ANY ($2::bigint[]) AND d.outcome = 'sent'
-	) AS r GROUP BY endpoint_id HAVING count(*) >= $4`
+		SELECT t.endpoint_id FROM (
+			SELECT r.endpoint_id FROM s CROSS JOIN LATERAL (SELECT endpoint_id FROM deliveries
+				WHERE notification_seq = s.seq AND outcome = 'sent' OFFSET 0) AS r
+			WHERE s.recipients <= cardinality($4::text[]) OFFSET 0
+		) AS t JOIN unnest($4::text[]) AS b (id) ON b.id = t.endpoint_id
+	) AS c GROUP BY endpoint_id HAVING count(*) >= $5`
 
 // CappedEndpoints returns, in input order, the endpoints that already got
 // max pushes from the website's other non-transactional sends started at or
-// after since (see store.Store). It takes two queries, the recent sends and
-// then their results (cappedQuery), where the SQLite store takes one: the
-// split of the sends by size is what keeps PostgreSQL's plan on the key.
+// after since (see store.Store). Where the SQLite store reads the recent
+// sends' results with one IN list, this one splits them by size
+// (cappedQuery), and it runs with JIT compilation off: the planner's
+// estimate of the query (the average send times the recent ones) passes
+// jit_above_cost for any website, and compiling takes 240 ms for a query
+// that runs in 7 (BenchmarkCappedEndpoints/year-jit).
 func (s *Store) CappedEndpoints(ctx context.Context, websiteID, notificationID string, endpointIDs []string, since time.Time, max int) ([]string, error) {
 	if len(endpointIDs) == 0 {
 		return nil, nil
@@ -47,37 +59,21 @@ func (s *Store) CappedEndpoints(ctx context.Context, websiteID, notificationID s
 	if max < 1 {
 		return endpointIDs, nil
 	}
-	rows, err := s.pool.Query(ctx, recentSendsQuery, websiteID, ts(since), notificationID)
-	if err != nil {
-		return nil, fmt.Errorf("checking the frequency cap: %w", err)
-	}
-	var large, small []int64
-	var seq, recipients int64
-	_, err = pgx.ForEachRow(rows, []any{&seq, &recipients}, func() error {
-		// The counter only picks the cheaper way to read a send's
-		// results; both ways count the same rows.
-		if recipients > int64(len(endpointIDs)) {
-			large = append(large, seq)
-		} else {
-			small = append(small, seq)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("checking the frequency cap: %w", err)
-	}
-	if len(large)+len(small) < max {
-		return nil, nil // no endpoint can have max results
-	}
-	rows, err = s.pool.Query(ctx, cappedQuery, large, small, endpointIDs, max)
-	if err != nil {
-		return nil, fmt.Errorf("checking the frequency cap: %w", err)
-	}
 	capped := make(map[string]struct{})
-	var id string
-	_, err = pgx.ForEachRow(rows, []any{&id}, func() error {
-		capped[id] = struct{}{}
-		return nil
+	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SET LOCAL jit = off`); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, cappedQuery, websiteID, ts(since), notificationID, endpointIDs, max)
+		if err != nil {
+			return err
+		}
+		var id string
+		_, err = pgx.ForEachRow(rows, []any{&id}, func() error {
+			capped[id] = struct{}{}
+			return nil
+		})
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("checking the frequency cap: %w", err)

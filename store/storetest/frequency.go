@@ -18,6 +18,7 @@ var frequencyCases = []testCase{
 	{"CappedSameWebsiteOnly", testCappedSameWebsite},
 	{"CappedStartedSince", testCappedSince},
 	{"CappedExcludesTheSend", testCappedExcludesTheSend},
+	{"CappedSendsLargerThanTheBatch", testCappedLargeSends},
 }
 
 // pastSend stores a finished send of the website started at started, with
@@ -151,6 +152,36 @@ func testCappedExcludesTheSend(t *testing.T, s store.Store) {
 	wantCapped(t, s, w.Website.ID, e, t0, 2, []string{e[1]})
 }
 
+// testCappedLargeSends asks about batches smaller than the past sends,
+// which a store may read another way (by endpoint rather than by send).
+func testCappedLargeSends(t *testing.T, s store.Store) {
+	w := newWebsite(t, s)
+	e := endpoints(t, s, w.Website.ID, 8)
+	pastSend(t, s, w.Website.ID, at(time.Hour), false,
+		store.PushResult{EndpointID: e[0], Outcome: store.OutcomeSent},
+		store.PushResult{EndpointID: e[1], Outcome: store.OutcomeSent},
+		store.PushResult{EndpointID: e[2], Outcome: store.OutcomeSent},
+		store.PushResult{EndpointID: e[3], Outcome: store.OutcomeSent},
+		store.PushResult{EndpointID: e[4], Outcome: store.OutcomeFailed},
+		store.PushResult{EndpointID: e[5], Outcome: store.OutcomePruned},
+	)
+	pastSend(t, s, w.Website.ID, at(2*time.Hour), false, sent(e[0], e[4], e[6])...)
+	pastSend(t, s, w.Website.ID, at(3*time.Hour), true, sent(e[0], e[1], e[2], e[3], e[4], e[5], e[6])...)
+	pastSend(t, s, w.Website.ID, at(4*time.Hour), false, sent(e[0])...)
+	f := func(in []string, max int, want []string) {
+		t.Helper()
+		wantCapped(t, s, w.Website.ID, in, t0, max, want)
+	}
+	f([]string{e[4], e[0]}, 1, []string{e[4], e[0]})
+	f([]string{e[4], e[0]}, 2, []string{e[0]})
+	f([]string{e[4], e[0]}, 3, []string{e[0]})
+	f([]string{e[4], e[0]}, 4, nil)
+	f([]string{e[5], e[1]}, 1, []string{e[1]})
+	f([]string{e[5], e[1]}, 2, nil)
+	f([]string{e[7]}, 1, nil)
+	f([]string{e[6], e[3], e[2]}, 1, []string{e[6], e[3], e[2]})
+}
+
 // CappedFunc answers the frequency-cap question: the store's
 // CappedEndpoints, or an alternative a store's benchmark measures against it.
 type CappedFunc func(ctx context.Context, websiteID, notificationID string, endpointIDs []string, since time.Time, max int) ([]string, error)
@@ -218,7 +249,7 @@ func SeedCapHistory(b *testing.B, s store.Store) {
 // BenchCapped asks capped about a batch of 500 of the audience over a store
 // holding SeedCapHistory, with a cap of 3 in 24 hours and of 10 in a week
 // (the longest window the API accepts).
-func BenchCapped(b *testing.B, s store.Store, capped CappedFunc) {
+func BenchCapped(b *testing.B, capped CappedFunc) {
 	ctx := context.Background()
 	batch := make([]string, 500)
 	for i := range batch {

@@ -1,0 +1,45 @@
+package sqlite
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestCappedQueryPlan keeps the frequency-cap check on its keys: the recent
+// sends from notifications_started, then one primary-key lookup of
+// deliveries per (send, endpoint), never a scan of either table.
+func TestCappedQueryPlan(t *testing.T) {
+	s := openTest(t)
+	rows, err := s.r.db.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+cappedQuery, "w", 1, "n", `["a"]`, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"SEARCH deliveries USING PRIMARY KEY (notification_seq=? AND endpoint_id=?)",
+		"SEARCH notifications USING INDEX notifications_started (website_id=? AND started_at>?)",
+	} {
+		if !slices.Contains(plan, want) {
+			t.Fatalf("plan lacks %q:\n%s", want, strings.Join(plan, "\n"))
+		}
+	}
+	for _, step := range plan {
+		if strings.HasPrefix(step, "SCAN ") && !strings.HasPrefix(step, "SCAN json_each") {
+			t.Fatalf("plan scans a table:\n%s", strings.Join(plan, "\n"))
+		}
+	}
+}
