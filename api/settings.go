@@ -142,9 +142,7 @@ func nonEmpty(s string) *string {
 
 func newCommerceSecret() string { return commerceSecretPrefix + rand.Text() }
 
-var (
-	currencyRe = regexp.MustCompile(`^[A-Za-z]{3}$`)
-)
+var currencyRe = regexp.MustCompile(`^[A-Za-z]{3}$`)
 
 // apply checks the patch and writes it into w; nothing is written when a
 // member is bad.

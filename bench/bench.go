@@ -247,7 +247,7 @@ func startEmbedded(ctx context.Context, cfg Config, dir, fakeAddr string) (*depl
 	}
 	p, err := startProcess(filepath.Join(dir, "relaybell.log"), nil, cfg.Relaybell, "serve",
 		"--http", addr, "--data", filepath.Join(dir, "data"), "--admin-token", adminToken,
-		"--push-allow-hosts", fakeAddr, "--log-level", "warn")
+		"--push-allow-hosts", fakeAddr, "--log-level", "warn", "--review-threshold", "-1")
 	if err != nil {
 		return nil, err
 	}
@@ -275,6 +275,7 @@ func startCluster(ctx context.Context, cfg Config, dir, fakeAddr string) (*deplo
 		"RELAYBELL_ADMIN_TOKEN=" + adminToken,
 		"FAKEPUSH_ADDR=" + fakeAddr,
 		"RELAYBELL_LOG_LEVEL=warn",
+		"RELAYBELL_REVIEW_THRESHOLD=-1", // a benchmark's broadcast is not held for review
 	}
 	script := func(arg string) error {
 		cmd := exec.CommandContext(ctx, cfg.ClusterScript, arg)
