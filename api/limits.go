@@ -71,20 +71,21 @@ func (a *API) takeSendLimits(r *request, req *notification.Request, count bool) 
 		setRateLimitHeaders(r, limits[best], used[best])
 		return nil
 	}
-	// The budget decides when it is used up; otherwise the key's rate that
-	// frees up last (a limit that filled after the take was refused, and
-	// so shows no overrun, counts as the minute).
+	// The budget decides when it is used up (it is the last limit):
+	// retrying within the hour cannot help. Otherwise the key's rate that
+	// frees up last; the minute when none shows an overrun (it filled
+	// between the refused take and the read).
 	over := 0
 	for i, l := range limits {
-		if used[i]+n > l.Max && (used[over]+n <= limits[over].Max || l.Window >= limits[over].Window) {
-			over = i
+		if used[i]+n > l.Max {
+			over = i // limits go from the shortest window to the budget
 		}
 	}
 	l := limits[over]
 	setRateLimitHeaders(r, l, l.Max)
 	retry := secondsUntil(r.now, l.WindowEnd(r.now))
 	r.fc.Response.Header.Set("Retry-After", strconv.Itoa(retry))
-	if kind != "" && over == len(limits)-1 { // the budget is the last limit
+	if kind != "" && over == len(limits)-1 {
 		limit := int(l.Max)
 		return &Error{Code: CodeSendLimitReached, Message: "the website's hourly budget of " + strconv.Itoa(limit) +
 			" " + kind + " sends is used up", Limit: &limit, Kind: kind, RetryAfter: &retry}

@@ -18,7 +18,8 @@ import (
 //   - whose websites never started a send that reached ReviewThreshold
 //     browsers (store.LargestSend);
 //   - when the send's audience, counted as /segments/preview counts it, is
-//     at least ReviewThreshold browsers.
+//     at least ReviewThreshold browsers (audience.Reaches stops counting
+//     there, so a held send on a large website costs about that many rows).
 //
 // Such a send is stored held_for_review; the 202's message says so. The
 // operator approves (it goes out, or waits for its sendAt) or rejects (it
@@ -52,11 +53,7 @@ func (a *API) needsReview(r *request, req *notification.Request, n *store.Notifi
 	if err != nil {
 		return false, fmt.Errorf("compiling the audience: %w", err)
 	}
-	counts, err := audience.Count(r.ctx, a.st, sel, sel)
-	if err != nil {
-		return false, err
-	}
-	return counts[0] >= threshold, nil
+	return audience.Reaches(r.ctx, a.st, sel, threshold)
 }
 
 // heldView is one send in the operator's review list.

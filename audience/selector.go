@@ -161,6 +161,22 @@ func Count(ctx context.Context, w Walker, base *Selector, sels ...*Selector) ([]
 	return counts, nil
 }
 
+// Reaches reports whether sel selects at least n subscribed browsers. It
+// walks the shards one by one and stops at the first shard that brings the
+// count to n, so a large audience costs about n browsers read, not all.
+func Reaches(ctx context.Context, w Walker, sel *Selector, n int64) (bool, error) {
+	counts := []int64{0}
+	for shard := range store.Shards {
+		if err := countShard(ctx, w, sel, shard, []*Selector{sel}, counts); err != nil {
+			return false, err
+		}
+		if counts[0] >= n {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 func cmpErr(first, err error) error {
 	if first != nil {
 		return first

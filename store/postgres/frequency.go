@@ -48,10 +48,7 @@ const cappedQuery = `WITH s AS (
 // max pushes from the website's other non-transactional sends started at or
 // after since (see store.Store). Where the SQLite store reads the recent
 // sends' results with one IN list, this one splits them by size
-// (cappedQuery), and it runs with JIT compilation off: the planner's
-// estimate of the query (the average send times the recent ones) passes
-// jit_above_cost for any website, and compiling takes 240 ms for a query
-// that runs in 7 (BenchmarkCappedEndpoints/year-jit).
+// (cappedQuery). It relies on the pool's jit = off (Open).
 func (s *Store) CappedEndpoints(ctx context.Context, websiteID, notificationID string, endpointIDs []string, since time.Time, max int) ([]string, error) {
 	if len(endpointIDs) == 0 {
 		return nil, nil
@@ -59,31 +56,24 @@ func (s *Store) CappedEndpoints(ctx context.Context, websiteID, notificationID s
 	if max < 1 {
 		return endpointIDs, nil
 	}
-	capped := make(map[string]struct{})
-	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SET LOCAL jit = off`); err != nil {
-			return err
-		}
-		rows, err := tx.Query(ctx, cappedQuery, websiteID, ts(since), notificationID, endpointIDs, max)
-		if err != nil {
-			return err
-		}
-		var id string
-		_, err = pgx.ForEachRow(rows, []any{&id}, func() error {
-			capped[id] = struct{}{}
-			return nil
-		})
-		return err
-	})
+	rows, err := s.pool.Query(ctx, cappedQuery, websiteID, ts(since), notificationID, endpointIDs, max)
 	if err != nil {
 		return nil, fmt.Errorf("checking the frequency cap: %w", err)
 	}
-	if len(capped) == 0 {
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("checking the frequency cap: %w", err)
+	}
+	if len(ids) == 0 {
 		return nil, nil
 	}
-	out := make([]string, 0, len(capped))
+	capped := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		capped[id] = true
+	}
+	out := make([]string, 0, len(ids))
 	for _, id := range endpointIDs {
-		if _, ok := capped[id]; ok {
+		if capped[id] {
 			out = append(out, id)
 		}
 	}

@@ -58,6 +58,23 @@ func sentData(id string, recipients, sent, failed, pruned int) json.RawMessage {
 		id, recipients, sent, failed, pruned))
 }
 
+// wantSentEvent fails unless the outbox holds exactly one notification.sent
+// event, of the website, with data, made at when, with a UUID and a
+// positive seq; it returns the event.
+func wantSentEvent(t *testing.T, s store.Store, what, websiteID string, data json.RawMessage, when time.Time) store.WebhookEvent {
+	t.Helper()
+	es := webhookEvents(t, s, 0)
+	want := []store.WebhookEvent{{WebsiteID: websiteID, Event: store.EventNotificationSent, Data: data, CreatedAt: when}}
+	if len(es) == 1 {
+		if _, err := uuid.Parse(es[0].ID); err != nil || es[0].Seq <= 0 {
+			t.Fatalf("%s: event id %q, seq %d; want a UUID and a positive seq", what, es[0].ID, es[0].Seq)
+		}
+		want[0].ID = es[0].ID
+	}
+	wantEvents(t, what, es, want)
+	return es[0]
+}
+
 // finishShards reports every shard of the send done and returns how many
 // calls reported it finished.
 func finishShards(t *testing.T, s store.Store, id string, when time.Time) int {
@@ -106,20 +123,7 @@ func testNotificationSent(t *testing.T, s store.Store) {
 	if !done {
 		t.Fatal("ShardDone(last shard) = false, want true")
 	}
-	es := webhookEvents(t, s, 0)
-	want := []store.WebhookEvent{{
-		WebsiteID: w.Website.ID,
-		Event:     store.EventNotificationSent,
-		Data:      sentData(n.ID, 5, 3, 1, 1),
-		CreatedAt: at(3 * time.Hour),
-	}}
-	if len(es) == 1 {
-		if _, err := uuid.Parse(es[0].ID); err != nil || es[0].Seq <= 0 {
-			t.Fatalf("event id %q, seq %d; want a UUID and a positive seq", es[0].ID, es[0].Seq)
-		}
-		want[0].ID = es[0].ID
-	}
-	wantEvents(t, "events after the last shard", es, want)
+	first := wantSentEvent(t, s, "events after the last shard", w.Website.ID, sentData(n.ID, 5, 3, 1, 1), at(3*time.Hour))
 
 	// Repeated reports, of the last shard or any other, and a late batch
 	// add nothing.
@@ -133,7 +137,7 @@ func testNotificationSent(t *testing.T, s store.Store) {
 	noErr(t, "RecordResults(late)", s.RecordResults(ctx, n.ID, []store.PushResult{{EndpointID: e[5], Outcome: store.OutcomeSent}}))
 	_, err = s.ShardDone(ctx, n.ID, 0, at(4*time.Hour))
 	noErr(t, "ShardDone(after a late batch)", err)
-	wantEvents(t, "events after repeats", webhookEvents(t, s, 0), want)
+	wantEvents(t, "events after repeats", webhookEvents(t, s, 0), []store.WebhookEvent{first})
 }
 
 // Of concurrent reports of every shard, the one that finishes the send adds
@@ -159,17 +163,7 @@ func testNotificationSentConcurrent(t *testing.T, s store.Store) {
 	for _, err := range errs {
 		noErr(t, "concurrent ShardDone", err)
 	}
-	es := webhookEvents(t, s, 0)
-	want := []store.WebhookEvent{{
-		WebsiteID: w.Website.ID,
-		Event:     store.EventNotificationSent,
-		Data:      sentData(n.ID, 4, 1, 2, 1),
-		CreatedAt: at(2 * time.Hour),
-	}}
-	if len(es) == 1 {
-		want[0].ID = es[0].ID
-	}
-	wantEvents(t, "events after concurrent reports", es, want)
+	wantSentEvent(t, s, "events after concurrent reports", w.Website.ID, sentData(n.ID, 4, 1, 2, 1), at(2*time.Hour))
 }
 
 // Sends that fail, are canceled or never start add no event; one whose
@@ -206,17 +200,7 @@ func testNotificationSentOnlyWhenSent(t *testing.T, s store.Store) {
 	if !done {
 		t.Fatal("ShardDone after StartSending with every shard done = false, want true")
 	}
-	es := webhookEvents(t, s, 0)
-	want := []store.WebhookEvent{{
-		WebsiteID: w.Website.ID,
-		Event:     store.EventNotificationSent,
-		Data:      sentData(queued.ID, 0, 0, 0, 0),
-		CreatedAt: at(4 * time.Hour),
-	}}
-	if len(es) == 1 {
-		want[0].ID = es[0].ID
-	}
-	wantEvents(t, "events after the late finish", es, want)
+	wantSentEvent(t, s, "events after the late finish", w.Website.ID, sentData(queued.ID, 0, 0, 0, 0), at(4*time.Hour))
 }
 
 func testWebhookEventsPaging(t *testing.T, s store.Store) {
