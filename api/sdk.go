@@ -101,6 +101,8 @@ func (a *API) handleSubscribe(r *request) error {
 	if err != nil {
 		return fmt.Errorf("storing subscription: %w", err)
 	}
+	// The SDK registers on every page view of a subscribed visitor: a visit.
+	a.learnActivity(r, res.SubscriberID, store.VisitWeight)
 	status := http.StatusOK
 	if res.Created {
 		status = http.StatusCreated
@@ -318,7 +320,19 @@ func (a *API) handlePing(kind string) func(r *request) error {
 			return fmt.Errorf("loading notification: %w", err)
 		}
 		a.recordPing(r, kind, n, ep)
+		if kind == store.InteractionClicked {
+			a.learnActivity(r, ep.SubscriberID, store.ClickWeight)
+		}
 		return r.noContent()
+	}
+}
+
+// learnActivity counts a visit or click toward the subscriber's most
+// active hour (smart time). The request's own work is stored already, so a
+// failure here is logged, not answered.
+func (a *API) learnActivity(r *request, subscriberID string, weight int) {
+	if err := a.st.LearnActivity(r.ctx, subscriberID, r.now, weight); err != nil {
+		a.log.Warn("learning activity", "request_id", r.id, "subscriber_id", subscriberID, "err", err)
 	}
 }
 
@@ -339,7 +353,7 @@ func (a *API) recordPing(r *request, kind string, n store.Notification, ep store
 	}
 	if n.AB {
 		if c, err := notification.DecodeContent(n.Content); err == nil {
-			ev.Variant = c.Variant(ep.ID)
+			ev.Variant = c.Variant(n.ID, ep.ID, n.ABWinner)
 		}
 	}
 	if err := a.an.Record(r.ctx, []analytics.Event{ev}); err != nil {

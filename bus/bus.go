@@ -4,6 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/relaybell/relaybell/store"
 )
 
 // Topics.
@@ -37,10 +41,31 @@ type Intent struct {
 	NotificationID string `json:"notificationId"`
 }
 
-// ShardTask asks a fan-out worker to expand one shard of a send's audience.
+// ShardTask asks a fan-out worker to expand one shard of a send's audience,
+// or of one wave of a send in waves.
 type ShardTask struct {
-	NotificationID string `json:"notificationId"`
-	Shard          int    `json:"shard"`
+	NotificationID string     `json:"notificationId"`
+	Shard          int        `json:"shard"`
+	Wave           int        `json:"wave,omitempty"`
+	Due            *time.Time `json:"due,omitempty"` // the wave's due moment
+}
+
+// PublishShards publishes the tasks of every shard of a send (wave nil) or
+// of one of its waves. Keyed by shard, so the tasks spread over the
+// partitions and every fan-out node expands some of them at once.
+func PublishShards(ctx context.Context, b Bus, notificationID string, wave *store.Wave) error {
+	for shard := range store.Shards {
+		t := ShardTask{NotificationID: notificationID, Shard: shard}
+		key := notificationID + "/" + strconv.Itoa(shard)
+		if wave != nil {
+			t.Wave, t.Due = wave.Wave, &wave.Due
+			key = notificationID + "/" + strconv.Itoa(wave.Wave) + "/" + strconv.Itoa(shard)
+		}
+		if err := PublishJSON(ctx, b, Shards, key, t); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // PublishJSON encodes v and publishes it.

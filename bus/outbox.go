@@ -14,10 +14,13 @@ type OutboxStore interface {
 	MarkPublished(ctx context.Context, id string, at time.Time) error
 	Unpublished(ctx context.Context, before time.Time, limit int) ([]store.Notification, error)
 	DueScheduled(ctx context.Context, now time.Time, limit int) ([]store.Notification, error)
+	DueWaves(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]store.Wave, error)
+	MarkWavePublished(ctx context.Context, notificationID string, wave int, at time.Time) error
 }
 
 // Outbox publishes the intents of committed sends and re-drives the ones
-// that never reached the bus; it also releases scheduled sends when due.
+// that never reached the bus; it also releases scheduled sends, and the
+// waves of sends in waves, when due.
 type Outbox struct {
 	store  OutboxStore
 	bus    Bus
@@ -28,11 +31,15 @@ type Outbox struct {
 	Grace time.Duration
 	// Every is the sweep interval.
 	Every time.Duration
+	// WaveLease is how long a sweep holds a due wave while it publishes
+	// its shard tasks; a sweeper that dies meanwhile leaves it to another
+	// after that.
+	WaveLease time.Duration
 }
 
 // NewOutbox returns an outbox over st and b.
 func NewOutbox(st OutboxStore, b Bus, logger *slog.Logger) *Outbox {
-	return &Outbox{store: st, bus: b, logger: logger, now: time.Now, Grace: 5 * time.Second, Every: time.Second}
+	return &Outbox{store: st, bus: b, logger: logger, now: time.Now, Grace: 5 * time.Second, Every: time.Second, WaveLease: time.Minute}
 }
 
 // Dispatch publishes the intent of a committed, queued send and records that
@@ -48,7 +55,8 @@ func (o *Outbox) Dispatch(ctx context.Context, n store.Notification) error {
 }
 
 // Sweep runs one pass: due scheduled sends and stale unpublished ones are
-// published. It returns how many intents it published.
+// published, then the due waves. It returns how many intents and waves it
+// published.
 func (o *Outbox) Sweep(ctx context.Context) (int, error) {
 	now := o.now()
 	// Stale sends first: a scheduled send released below becomes queued and
@@ -65,6 +73,19 @@ func (o *Outbox) Sweep(ctx context.Context) (int, error) {
 	for _, n := range append(due, stale...) {
 		if err := o.Dispatch(ctx, n); err != nil {
 			return published, err
+		}
+		published++
+	}
+	waves, err := o.store.DueWaves(ctx, now, o.WaveLease, 100)
+	if err != nil {
+		return published, fmt.Errorf("leasing due waves: %w", err)
+	}
+	for _, w := range waves {
+		if err := PublishShards(ctx, o.bus, w.NotificationID, &w); err != nil {
+			return published, err
+		}
+		if err := o.store.MarkWavePublished(ctx, w.NotificationID, w.Wave, o.now()); err != nil {
+			return published, fmt.Errorf("marking wave %d of %s published: %w", w.Wave, w.NotificationID, err)
 		}
 		published++
 	}

@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/relaybell/relaybell/analytics"
 	"github.com/relaybell/relaybell/audience"
 	"github.com/relaybell/relaybell/bus"
 	"github.com/relaybell/relaybell/notification"
@@ -61,11 +61,19 @@ type Store interface {
 	Website(ctx context.Context, id string) (store.Website, error)
 	Account(ctx context.Context, id string) (store.Account, error)
 	Segment(ctx context.Context, websiteID, id string) (store.Segment, error)
-	StartSending(ctx context.Context, id string, at time.Time) (store.Notification, error)
+	StartSending(ctx context.Context, id string, at time.Time, waves ...time.Time) (store.Notification, error)
+	AudienceZones(ctx context.Context, websiteID string) ([]store.Zone, error)
+	SetABWinner(ctx context.Context, id, variant string) (string, error)
 	FailNotification(ctx context.Context, id, reason string, at time.Time) error
 	Audience(ctx context.Context, q store.AudienceQuery) ([]store.Recipient, error)
 	ShardDone(ctx context.Context, notificationID string, shard int, at time.Time) (bool, error)
 	CappedEndpoints(ctx context.Context, websiteID, notificationID string, endpointIDs []string, since time.Time, max int) ([]string, error)
+}
+
+// Reports reads a send's event log: the A/B auto-winner is decided on its
+// variants' click rates.
+type Reports interface {
+	Report(ctx context.Context, websiteID, notificationID string) (analytics.Report, error)
 }
 
 // Router delivers a batch through the pusher that owns key.
@@ -75,11 +83,12 @@ type Router interface {
 
 // Fanout expands sends. Safe for concurrent use.
 type Fanout struct {
-	cfg    Config
-	store  Store
-	bus    bus.Bus
-	router Router
-	logger *slog.Logger
+	cfg     Config
+	store   Store
+	bus     bus.Bus
+	router  Router
+	reports Reports
+	logger  *slog.Logger
 	now    func() time.Time
 
 	mu    sync.Mutex
@@ -97,16 +106,19 @@ type sendPlan struct {
 	// cap is the website's frequency cap when it applies to the send: nil
 	// for a transactional send or a website without one.
 	cap *store.FrequencyCap
+	// waves is how a send in waves picks each wave's browsers; nil for a
+	// send that goes out at once.
+	waves *notification.WavePlan
 }
 
 // New returns a fan-out role.
-func New(cfg Config, st Store, b bus.Bus, router Router, logger *slog.Logger, reg prometheus.Registerer) (*Fanout, error) {
+func New(cfg Config, st Store, b bus.Bus, router Router, reports Reports, logger *slog.Logger, reg prometheus.Registerer) (*Fanout, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	cfg.applyDefaults()
 	f := &Fanout{
-		cfg: cfg, store: st, bus: b, router: router, logger: logger, now: time.Now,
+		cfg: cfg, store: st, bus: b, router: router, reports: reports, logger: logger, now: time.Now,
 		plans:    make(map[string]*sendPlan),
 		finished: prometheus.NewCounter(prometheus.CounterOpts{Name: "relaybell_fanout_sends_finished_total", Help: "Sends that finished going out."}),
 		expanded: prometheus.NewCounter(prometheus.CounterOpts{Name: "relaybell_fanout_recipients_total", Help: "Recipients handed to pushers."}),
@@ -159,32 +171,57 @@ func (f *Fanout) handleIntent(ctx context.Context, m bus.Message) error {
 	if n.Status != store.StatusQueued && n.Status != store.StatusSending {
 		return nil // finished, canceled, or not due yet: nothing to do
 	}
+	now := f.now()
+	var waves []time.Time
 	if n.Status == store.StatusQueued {
 		if reason, err := f.dispatchCheck(ctx, n); err != nil {
 			return err
 		} else if reason != "" {
 			f.logger.Info("fanout: send failed at dispatch", "notification", n.ID, "reason", reason)
-			if err := f.store.FailNotification(ctx, n.ID, reason, f.now()); err != nil && !errors.Is(err, store.ErrConflict) {
+			if err := f.store.FailNotification(ctx, n.ID, reason, now); err != nil && !errors.Is(err, store.ErrConflict) {
 				return err
 			}
 			return nil
 		}
+		if waves, err = f.waveDues(ctx, n, now); err != nil {
+			return err
+		}
 	}
-	if _, err := f.store.StartSending(ctx, n.ID, f.now()); err != nil {
+	n, err = f.store.StartSending(ctx, n.ID, now, waves...)
+	if err != nil {
 		if errors.Is(err, store.ErrConflict) {
 			return nil
 		}
 		return err
 	}
-	for shard := range store.Shards {
-		// Keyed by shard, so a send's shards spread over the partitions and
-		// every fan-out node expands some of them at once.
-		key := n.ID + "/" + strconv.Itoa(shard)
-		if err := bus.PublishJSON(ctx, f.bus, bus.Shards, key, bus.ShardTask{NotificationID: n.ID, Shard: shard}); err != nil {
-			return err
+	if n.Waves > 0 {
+		return nil // the outbox sweep publishes each wave when due
+	}
+	return bus.PublishShards(ctx, f.bus, n.ID, nil)
+}
+
+// waveDues returns the due moments of a send's waves when it goes out in
+// waves (nil otherwise), for a start at now.
+func (f *Fanout) waveDues(ctx context.Context, n store.Notification, now time.Time) ([]time.Time, error) {
+	c, err := notification.DecodeContent(n.Content)
+	if err != nil || !c.InWaves() {
+		return nil, nil // unreadable content fails as dispatch_error with the first shard
+	}
+	w, err := f.store.Website(ctx, n.WebsiteID)
+	if err != nil {
+		return nil, fmt.Errorf("loading website: %w", err)
+	}
+	p := notification.NewWavePlan(c, w.Timezone, now)
+	if p == nil {
+		return nil, nil
+	}
+	var zones []store.Zone
+	if !p.AutoWinner() {
+		if zones, err = f.store.AudienceZones(ctx, n.WebsiteID); err != nil {
+			return nil, err
 		}
 	}
-	return nil
+	return p.Dues(zones), nil
 }
 
 // dispatchCheck returns the spec 2.3 error a send fails with at dispatch, or "".
@@ -236,12 +273,23 @@ func (f *Fanout) plan(ctx context.Context, n store.Notification) (*sendPlan, err
 	if p.target, err = audience.Compile(ctx, f.store, n.WebsiteID, t); err != nil {
 		return nil, err
 	}
-	if !n.Transactional {
+	if !n.Transactional || n.Waves > 0 {
 		w, err := f.store.Website(ctx, n.WebsiteID)
 		if err != nil {
 			return nil, fmt.Errorf("loading website: %w", err)
 		}
-		p.cap = w.Settings.FrequencyCap
+		if !n.Transactional {
+			p.cap = w.Settings.FrequencyCap
+		}
+		if n.Waves > 0 {
+			c, err := notification.DecodeContent(n.Content)
+			if err != nil || n.StartedAt == nil {
+				return nil, fmt.Errorf("%w: content of a send in waves: %v", errUnreadableTarget, err)
+			}
+			if p.waves = notification.NewWavePlan(c, w.Timezone, *n.StartedAt); p.waves == nil {
+				return nil, fmt.Errorf("%w: a send in waves without a wave plan", errUnreadableTarget)
+			}
+		}
 	}
 	f.mu.Lock()
 	if len(f.plans) > 1024 {
@@ -280,10 +328,23 @@ func (f *Fanout) handleShard(ctx context.Context, m bus.Message) error {
 		}
 		return err
 	}
-	if err := f.expand(ctx, n, task.Shard, p); err != nil {
+	x := expansion{n: n, shard: task.Shard, plan: p}
+	if p.waves != nil {
+		if task.Due == nil {
+			f.logger.Error("fanout: dropping a shard task of a send in waves without its wave", "notification", n.ID)
+			return nil
+		}
+		x.wave, x.due = task.Wave, *task.Due
+		if p.waves.AutoWinner() && task.Wave == 1 {
+			if x.winner, err = f.winner(ctx, n); err != nil {
+				return err
+			}
+		}
+	}
+	if err := f.expand(ctx, x); err != nil {
 		return fmt.Errorf("expanding shard %d of %s: %w", task.Shard, n.ID, err)
 	}
-	finished, err := f.store.ShardDone(ctx, n.ID, task.Shard, f.now())
+	finished, err := f.store.ShardDone(ctx, n.ID, task.Wave*store.Shards+task.Shard, f.now())
 	if err != nil {
 		return err
 	}
@@ -294,11 +355,63 @@ func (f *Fanout) handleShard(ctx context.Context, m bus.Message) error {
 	return nil
 }
 
+// winner returns the variant an auto-winner send gives the rest of its
+// audience, deciding it on the first call: the better click rate
+// (clicked / sent) of the test group, A on a tie.
+func (f *Fanout) winner(ctx context.Context, n store.Notification) (string, error) {
+	if n.ABWinner != "" {
+		return n.ABWinner, nil
+	}
+	rep, err := f.reports.Report(ctx, n.WebsiteID, n.ID)
+	if err != nil {
+		return "", fmt.Errorf("reading the A/B test's clicks: %w", err)
+	}
+	var a, b analytics.VariantRow
+	for _, v := range rep.Variants {
+		switch v.Variant {
+		case "a":
+			a = v
+		case "b":
+			b = v
+		}
+	}
+	winner := "a"
+	// b.Clicked/b.Sent > a.Clicked/a.Sent, without dividing by zero.
+	if b.Sent > 0 && (a.Sent == 0 || b.Clicked*a.Sent > a.Clicked*b.Sent) {
+		winner = "b"
+	}
+	if winner, err = f.store.SetABWinner(ctx, n.ID, winner); err != nil {
+		return "", err
+	}
+	f.logger.Info("A/B winner decided", "notification", n.ID, "winner", winner,
+		"a_sent", a.Sent, "a_clicked", a.Clicked, "b_sent", b.Sent, "b_clicked", b.Clicked)
+	return winner, nil
+}
+
+// expansion is one shard task: a shard of a send, or of one of its waves.
+type expansion struct {
+	n      store.Notification
+	shard  int
+	plan   *sendPlan
+	wave   int
+	due    time.Time
+	winner string // the auto-winner's variant, for its second wave
+}
+
+// selects reports whether the task includes a recipient: the send's target
+// selects it and, for a send in waves, it belongs to the task's wave.
+func (x *expansion) selects(r *store.Recipient) bool {
+	if !x.plan.target.Selects(&r.Subscriber) {
+		return false
+	}
+	return x.plan.waves == nil || x.plan.waves.Selects(x.n.ID, r, x.wave, x.due)
+}
+
 // expand streams one shard's audience and pushes it batch by batch, with up
 // to cfg.InFlight batches in flight, each without the browsers the send's
 // frequency cap skips. It returns once every batch is recorded.
-func (f *Fanout) expand(ctx context.Context, n store.Notification, shard int, p *sendPlan) error {
-	a := p.target
+func (f *Fanout) expand(ctx context.Context, x expansion) error {
+	n, shard, p, a := x.n, x.shard, x.plan, x.plan.target
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -311,7 +424,7 @@ func (f *Fanout) expand(ctx context.Context, n store.Notification, shard int, p 
 		errOnce.Do(func() { firstErr = err; cancel() })
 	}
 	flush := func(batch []store.Recipient) {
-		b := pusher.Batch{NotificationID: n.ID, WebsiteID: n.WebsiteID, Recipients: batch}
+		b := pusher.Batch{NotificationID: n.ID, WebsiteID: n.WebsiteID, Recipients: batch, Winner: x.winner}
 		// Keyed by the batch as read, so a redone batch goes to the same
 		// pusher whatever the cap leaves of it.
 		key := ring.BatchKey(b, shard)
@@ -349,7 +462,7 @@ func (f *Fanout) expand(ctx context.Context, n store.Notification, shard int, p 
 			break
 		}
 		for _, r := range page {
-			if !a.Selects(&r.Subscriber) {
+			if !x.selects(&r) {
 				continue
 			}
 			batch = append(batch, r)

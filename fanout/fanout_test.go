@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/relaybell/relaybell/analytics"
 	"github.com/relaybell/relaybell/bus"
 	"github.com/relaybell/relaybell/pusher"
 	"github.com/relaybell/relaybell/store"
@@ -61,6 +62,13 @@ func (s *countingStore) CappedEndpoints(ctx context.Context, websiteID, notifica
 	return s.Store.CappedEndpoints(ctx, websiteID, notificationID, endpointIDs, since, max)
 }
 
+// fixedReport is a Reports answering with one report for every send.
+type fixedReport struct{ rep analytics.Report }
+
+func (f *fixedReport) Report(context.Context, string, string) (analytics.Report, error) {
+	return f.rep, nil
+}
+
 // memBus captures published messages instead of delivering them.
 type memBus struct {
 	mu  sync.Mutex
@@ -83,6 +91,7 @@ type rig struct {
 	bus    *memBus
 	router *recorder
 	reg    *prometheus.Registry
+	report *fixedReport
 	f      *Fanout
 	acct   store.Account
 	site   store.Website
@@ -96,8 +105,9 @@ func newRig(t *testing.T) *rig {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	r := &rig{t: t, st: st, calls: &countingStore{Store: st}, bus: &memBus{}, router: &recorder{st: st}, reg: prometheus.NewRegistry()}
-	r.f, err = New(Config{PageSize: 4, BatchSize: 3}, r.calls, r.bus, r.router, slog.New(slog.DiscardHandler), r.reg)
+	r := &rig{t: t, st: st, calls: &countingStore{Store: st}, bus: &memBus{}, router: &recorder{st: st},
+		reg: prometheus.NewRegistry(), report: &fixedReport{}}
+	r.f, err = New(Config{PageSize: 4, BatchSize: 3}, r.calls, r.bus, r.router, r.report, slog.New(slog.DiscardHandler), r.reg)
 	if err != nil {
 		t.Fatal(err)
 	}

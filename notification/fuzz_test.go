@@ -56,7 +56,7 @@ func FuzzPrepare(f *testing.F) {
 		if !json.Valid(n.SendBody) {
 			t.Fatalf("sendBody %q", n.SendBody)
 		}
-		if _, err := json.Marshal(c.Payload(n.ID, &store.Recipient{Endpoint: store.Endpoint{ID: "e"}, Subscriber: store.Subscriber{Language: "de"}}, c.Variant("e"))); err != nil {
+		if _, err := json.Marshal(c.Payload(n.ID, &store.Recipient{Endpoint: store.Endpoint{ID: "e"}, Subscriber: store.Subscriber{Language: "de"}}, c.Variant(n.ID, "e", ""))); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -46,11 +46,17 @@ func DecodeTarget(raw []byte) (Target, error) {
 	return t, nil
 }
 
-// Variant returns "a" or "b" for an A/B send (stable per endpoint, so a
-// browser always gets the same version) and "" otherwise.
-func (c *Content) Variant(endpointID string) string {
+// Variant returns "a" or "b" for an A/B send and "" otherwise. Each
+// browser gets the version its endpoint id hashes to (stable, so a browser
+// always gets the same one), except that once an auto-winner send decided
+// its winner, the browsers outside its test group get the winner.
+func (c *Content) Variant(notificationID, endpointID, winner string) string {
 	if c.B == nil {
 		return ""
+	}
+	if winner != "" && c.ABTest != nil && c.ABTest.AutoWinner &&
+		!InTestGroup(notificationID, endpointID, c.ABTest.TestPercent) {
+		return winner
 	}
 	h := fnv.New32a()
 	h.Write([]byte(endpointID))

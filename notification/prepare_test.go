@@ -239,8 +239,8 @@ func TestPayload(t *testing.T) {
 	}
 	seen := map[string]int{}
 	for _, id := range []string{"e1", "e2", "e3", "e4", "e5", "e6", "e7", "e8", "e9", "e10"} {
-		v := c.Variant(id)
-		if v != c.Variant(id) {
+		v := c.Variant("n1", id, "")
+		if v != c.Variant("n1", id, "") {
 			t.Fatal("variant not stable")
 		}
 		seen[v]++

@@ -88,6 +88,9 @@ type Batch struct {
 	NotificationID string
 	WebsiteID      string
 	Recipients     []store.Recipient
+	// Winner is the variant an A/B auto-winner send decided on, for the
+	// batches of its second wave ("" otherwise; see Content.Variant).
+	Winner string
 }
 
 // Store is what the pusher needs from the metadata store.
@@ -293,7 +296,7 @@ func (p *Pusher) pushAll(ctx context.Context, b Batch, ids map[string]bool) erro
 		go func(r store.Recipient) {
 			defer wg.Done()
 			defer func() { <-p.slots }()
-			variant := content.Variant(r.Endpoint.ID)
+			variant := content.Variant(b.NotificationID, r.Endpoint.ID, b.Winner)
 			outcome, code := p.deliver(ctx, b.NotificationID, r, content, variant, signer)
 			if ctx.Err() != nil {
 				return // not recorded: the batch will be pushed again

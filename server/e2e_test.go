@@ -353,3 +353,64 @@ func TestScheduledSendGoesOutWhenDue(t *testing.T) {
 		t.Fatalf("scheduled send: %+v", d.Notification)
 	}
 }
+
+// waitReceived waits until the browser got the notification once.
+func waitReceived(t *testing.T, b *webpushtest.Browser, notificationID string) payload {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if got := received(t, b, notificationID); len(got) > 0 {
+			if len(got) > 1 {
+				t.Fatalf("notification %s received %d times", notificationID, len(got))
+			}
+			return got[0]
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("notification %s never received", notificationID)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Each browser gets a per-time-zone send at the local time: the one whose
+// clock reads it now at once (the outbox sweep releases its wave), the one
+// in Tokyo hours later, so the send stays sending.
+func TestPerTimezoneSendReachesEachZoneAtItsTime(t *testing.T) {
+	ts := startServer(t)
+	w := ts.createWebsite()
+	here := ts.push.NewBrowser(w.VAPIDPublicKey)
+	tokyo := ts.push.NewBrowser(w.VAPIDPublicKey)
+	ts.subscribe(w, here, map[string]any{"timezone": "UTC"})
+	ts.subscribe(w, tokyo, map[string]any{"timezone": "Asia/Tokyo"})
+	if time.Now().Second() > 50 {
+		time.Sleep(time.Duration(61-time.Now().Second()) * time.Second) // the minute must not turn meanwhile
+	}
+	id := ts.send(w, map[string]any{"title": "Good morning", "perTimezone": true, "localTime": time.Now().UTC().Format("15:04")})
+	waitReceived(t, here, id)
+	time.Sleep(300 * time.Millisecond)
+	if got := received(t, tokyo, id); len(got) != 0 {
+		t.Fatal("Tokyo got the send at another local time")
+	}
+	var d detail
+	ts.call("GET", "/api/v1/notifications/"+id, w.APIKey, nil, &d)
+	if d.Notification.Status != "sending" || d.Notification.Sent != 1 {
+		t.Fatalf("detail after the first zone: %+v", d.Notification)
+	}
+}
+
+// A subscription counts as a visit, so a smart-time send reaches a new
+// subscriber in the hour they subscribed in, whatever their zone.
+func TestSmartTimeSendLearnsFromVisits(t *testing.T) {
+	ts := startServer(t)
+	w := ts.createWebsite()
+	a := ts.push.NewBrowser(w.VAPIDPublicKey)
+	b := ts.push.NewBrowser(w.VAPIDPublicKey)
+	ts.subscribe(w, a, map[string]any{"timezone": "America/Chicago"})
+	ts.subscribe(w, b, map[string]any{"timezone": "Asia/Kolkata"})
+	id := ts.send(w, map[string]any{"title": "Now is your time", "smartTime": true})
+	waitReceived(t, a, id)
+	waitReceived(t, b, id)
+	if d := ts.waitSent(w, id); d.Notification.Sent != 2 {
+		t.Fatalf("smart send: %+v", d.Notification)
+	}
+}

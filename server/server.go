@@ -58,7 +58,7 @@ var modules = map[string][]string{
 	Outbox:    {Store, Bus},
 	Pusher:    {Store, Analytics, Ring},
 	Ring:      nil,
-	Fanout:    {Store, Bus, Ring, Outbox},
+	Fanout:    {Store, Analytics, Bus, Ring, Outbox},
 	API:       {Store, Analytics, Outbox},
 	All:       {API, Fanout, Pusher},
 }
@@ -356,7 +356,7 @@ func (s *Server) initFanout(context.Context) error {
 		remote = s.remotePusher()
 	}
 	s.router = ring.NewRouter(s.ring, local, remote)
-	f, err := fanout.New(s.cfg.Fanout, s.store, s.bus, s.router, s.logger, s.reg)
+	f, err := fanout.New(s.cfg.Fanout, s.store, s.bus, s.router, s.analytics, s.logger, s.reg)
 	if err != nil {
 		return err
 	}

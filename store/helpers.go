@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 )
 
 // Without returns the ids that are not in done, in their order. Stores use
@@ -93,4 +95,70 @@ func TagFacets(keys []FacetValue, vals []TagValueCount, limit int) []TagFacet {
 		out = append(out, TagFacet{Key: k.Value, Count: k.Count, Values: values})
 	}
 	return out
+}
+
+// locations caches the zones time.LoadLocation found (it reads the zone
+// database on every call); only real zones are kept, so browsers sending
+// made-up names cannot grow it.
+var locations sync.Map // name -> *time.Location
+
+// Location returns the named IANA time zone; an empty or unknown name is
+// UTC.
+func Location(name string) *time.Location {
+	if name == "" {
+		return time.UTC
+	}
+	if l, ok := locations.Load(name); ok {
+		return l.(*time.Location)
+	}
+	l, err := time.LoadLocation(name)
+	if err != nil {
+		return time.UTC
+	}
+	locations.Store(name, l)
+	return l
+}
+
+// LocalHour is the hour of at on the wall clock of the first of zones
+// that is set (a subscriber's, then its website's), else UTC.
+func LocalHour(at time.Time, zones ...string) int {
+	for _, z := range zones {
+		if z != "" {
+			return at.In(Location(z)).Hour()
+		}
+	}
+	return at.UTC().Hour()
+}
+
+// SortWaves orders waves as DueWaves returns them: earliest due first,
+// then by notification and wave.
+func SortWaves(ws []Wave) {
+	slices.SortFunc(ws, func(a, b Wave) int {
+		if c := a.Due.Compare(b.Due); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.NotificationID, b.NotificationID); c != 0 {
+			return c
+		}
+		return a.Wave - b.Wave
+	})
+}
+
+// SortZones orders zones as AudienceZones returns them: by time zone name
+// (byte order), then unknown smart hour first, then by hour.
+func SortZones(zs []Zone) {
+	slices.SortFunc(zs, func(a, b Zone) int {
+		if c := strings.Compare(a.Timezone, b.Timezone); c != 0 {
+			return c
+		}
+		switch {
+		case a.SmartHour == nil && b.SmartHour == nil:
+			return 0
+		case a.SmartHour == nil:
+			return -1
+		case b.SmartHour == nil:
+			return 1
+		}
+		return *a.SmartHour - *b.SmartHour
+	})
 }

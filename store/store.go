@@ -122,14 +122,17 @@ type KeyOwner struct {
 // Subscriber is a person on a website: one or more browser endpoints linked by
 // the customer's external id.
 type Subscriber struct {
-	ID             string
-	WebsiteID      string
-	ExternalID     string // "" when unknown
-	Country        string
-	Language       string
-	Timezone       string
-	URL            string // last page seen
-	Tags           map[string]string
+	ID         string
+	WebsiteID  string
+	ExternalID string // "" when unknown
+	Country    string
+	Language   string
+	Timezone   string
+	URL        string // last page seen
+	Tags       map[string]string
+	// SmartHour is the local hour (0-23) the subscriber is most active in,
+	// learned from visits and clicks (LearnActivity); nil until known.
+	SmartHour      *int
 	Shard          int
 	CreatedAt      time.Time
 	LastSeenAt     time.Time
@@ -227,6 +230,12 @@ type Notification struct {
 	FinishedAt    *time.Time
 	PublishedAt   *time.Time // when the send intent reached the bus
 	Error         string
+	// Waves is how many waves the send goes out in (see Wave); 0 for a
+	// send that goes out at once, in one.
+	Waves int
+	// ABWinner is the variant an A/B auto-winner send gives the rest of
+	// its audience, once decided ("" before).
+	ABWinner string
 	Counters
 }
 
@@ -352,8 +361,31 @@ type Store interface {
 	// DueScheduled moves scheduled sends due at now to queued and returns them.
 	DueScheduled(ctx context.Context, now time.Time, limit int) ([]Notification, error)
 	// StartSending moves queued to sending (idempotent for sending). It
-	// returns ErrConflict when the send is in another state.
-	StartSending(ctx context.Context, id string, at time.Time) (Notification, error)
+	// returns ErrConflict when the send is in another state. waves, when
+	// given, are the due moments of the send's waves 0, 1, ...: they are
+	// recorded (and Waves set) with the move, once; a call that finds the
+	// send already sending ignores them.
+	StartSending(ctx context.Context, id string, at time.Time, waves ...time.Time) (Notification, error)
+	// DueWaves leases up to limit unpublished waves of sending
+	// notifications that are due at now and not leased, until now+lease,
+	// earliest due first; a lease that ran out (its node died) is taken
+	// again. No two callers get the same wave within a lease.
+	DueWaves(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]Wave, error)
+	// MarkWavePublished records that a wave's shard tasks reached the bus.
+	MarkWavePublished(ctx context.Context, notificationID string, wave int, at time.Time) error
+	// SetABWinner records the winning variant of an auto-winner send once
+	// and returns the one stored: the first call decides.
+	SetABWinner(ctx context.Context, id, variant string) (string, error)
+	// AudienceZones lists the distinct (time zone, smart hour) pairs of
+	// the website's subscribed subscribers: the moments a per-time-zone or
+	// smart-time send has to go out at.
+	AudienceZones(ctx context.Context, websiteID string) ([]Zone, error)
+	// LearnActivity counts a visit or a click (weight) of a subscriber in
+	// the local hour of at (the subscriber's time zone, else the
+	// website's), and keeps the subscriber's SmartHour the hour with the
+	// most weight (the earliest of equals). An unknown subscriber is a
+	// no-op.
+	LearnActivity(ctx context.Context, subscriberID string, at time.Time, weight int) error
 	// FailNotification turns a send that has not finished into failed with a reason.
 	FailNotification(ctx context.Context, id, reason string, at time.Time) error
 	// Undelivered returns which of the endpoints have no recorded result for
@@ -365,8 +397,10 @@ type Store interface {
 	// twice and recipients = sent + failed + pruned once the send is done), and
 	// removes pruned endpoints, all in one transaction.
 	RecordResults(ctx context.Context, notificationID string, results []PushResult) error
-	// ShardDone marks one shard of a send expanded and delivered; when every
-	// shard is done the send becomes sent. It reports whether the send finished.
+	// ShardDone marks one shard task of a send expanded and delivered; when
+	// every task is done the send becomes sent. A send in waves has
+	// Waves*Shards tasks, task w*Shards+s being shard s of wave w; any
+	// other send Shards. It reports whether the send finished.
 	ShardDone(ctx context.Context, notificationID string, shard int, at time.Time) (finished bool, err error)
 
 	// Webhook outbox. ShardDone adds the notification.sent event itself, in
@@ -381,6 +415,7 @@ type Store interface {
 	// committed in increasing order, so a reader that remembers the last Seq
 	// it handled misses none.
 	WebhookEvents(ctx context.Context, afterSeq int64, limit int) ([]WebhookEvent, error)
+	Webhooks
 
 	// CappedEndpoints returns, in input order, those of endpointIDs that
 	// already have at least max results with outcome sent of the website's
@@ -394,6 +429,28 @@ type Store interface {
 
 	Close() error
 }
+
+// Wave is one part of a send that goes out at its own moment: the
+// browsers whose local time comes at Due (per time zone, smart time), or
+// an A/B auto-winner's test group (wave 0) and the rest (wave 1).
+type Wave struct {
+	NotificationID string
+	Wave           int
+	Due            time.Time
+}
+
+// Zone is a time zone ("" when the browser gave none) with a smart hour
+// (nil when unknown) that subscribers have.
+type Zone struct {
+	Timezone  string
+	SmartHour *int
+}
+
+// Weights of the activity LearnActivity counts.
+const (
+	VisitWeight = 1
+	ClickWeight = 2
+)
 
 // Webhook event names.
 const (

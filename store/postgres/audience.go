@@ -20,7 +20,7 @@ const defaultAudienceLimit = 1000
 const recipientCols = `e.id, e.subscriber_id, e.url, e.p256dh, e.auth, e.device, e.user_agent,
 	e.created_at, e.last_seen_at,
 	coalesce(s.external_id, ''), s.country, s.language, s.timezone, s.url, nullif(s.tags, '{}'::jsonb),
-	s.created_at, s.last_seen_at`
+	s.created_at, s.last_seen_at, coalesce(s.smart_hour, -1)`
 
 // audienceQuery walks one shard of a website in endpoint id order: one
 // range of the endpoints_audience index (keyset paging on e.id), and a
@@ -83,10 +83,11 @@ func scanRecipients(rows pgx.Rows, q store.AudienceQuery, size int) ([]store.Rec
 		r                                      store.Recipient
 		created, lastSeen, subCreated, subSeen time.Time
 		tags                                   []byte
+		smartHour                              int
 	)
 	e, sub := &r.Endpoint, &r.Subscriber
 	dest := []any{&e.ID, &e.SubscriberID, &e.URL, &e.P256dh, &e.Auth, &e.Device, &e.UserAgent, &created, &lastSeen,
-		&sub.ExternalID, &sub.Country, &sub.Language, &sub.Timezone, &sub.URL, &tags, &subCreated, &subSeen}
+		&sub.ExternalID, &sub.Country, &sub.Language, &sub.Timezone, &sub.URL, &tags, &subCreated, &subSeen, &smartHour}
 	for rows.Next() {
 		r = store.Recipient{}
 		tags = tags[:0]
@@ -97,6 +98,10 @@ func scanRecipients(rows pgx.Rows, q store.AudienceQuery, size int) ([]store.Rec
 		e.CreatedAt, e.LastSeenAt = created, lastSeen
 		sub.ID, sub.WebsiteID, sub.Shard = e.SubscriberID, q.WebsiteID, q.Shard
 		sub.CreatedAt, sub.LastSeenAt = subCreated, subSeen
+		if smartHour >= 0 {
+			h := smartHour
+			sub.SmartHour = &h
+		}
 		if len(tags) > 0 {
 			if err := json.Unmarshal(tags, &sub.Tags); err != nil {
 				return nil, fmt.Errorf("subscriber %s tags: %w", sub.ID, err)

@@ -137,13 +137,18 @@ func pruneEndpoints(ctx context.Context, tx pgx.Tx, ids []string, at time.Time) 
 // and the others, re-checking the condition on the changed row, don't; so
 // exactly one adds the event.
 func (s *Store) ShardDone(ctx context.Context, notificationID string, shard int, at time.Time) (bool, error) {
-	if shard < 0 || shard >= store.Shards {
-		return false, fmt.Errorf("marking shard done: shard %d out of range [0, %d)", shard, store.Shards)
-	}
 	t := now(at)
 	var finished bool
 	err := s.inTx(ctx, false, func(tx pgx.Tx) error {
 		finished = false
+		var tasks int
+		if err := tx.QueryRow(ctx, `SELECT greatest(waves, 1) * $2 FROM notifications WHERE id = $1`,
+			notificationID, store.Shards).Scan(&tasks); err != nil {
+			return err
+		}
+		if shard < 0 || shard >= tasks {
+			return fmt.Errorf("shard task %d out of range [0, %d)", shard, tasks)
+		}
 		if _, err := tx.Exec(ctx, `WITH ins AS (
 				INSERT INTO notification_shards (notification_id, shard, done_at) VALUES ($1, $2, $3)
 				ON CONFLICT DO NOTHING
@@ -156,7 +161,7 @@ func (s *Store) ShardDone(ctx context.Context, notificationID string, shard int,
 		// Also on a repeated shard: a send whose shards all finished before
 		// it was marked sending completes on the next report.
 		tag, err := tx.Exec(ctx, `UPDATE notifications SET status = 'sent', finished_at = $2
-			WHERE id = $1 AND status = 'sending' AND shards_done >= $3`, notificationID, t, store.Shards)
+			WHERE id = $1 AND status = 'sending' AND shards_done >= greatest(waves, 1) * $3`, notificationID, t, store.Shards)
 		if err != nil {
 			return err
 		}

@@ -17,14 +17,14 @@ import (
 const notificationCols = `n.id, n.website_id, n.seq, n.status, n.title, n.body, n.content, n.target,
 	n.target_summary, n.send_body, n.transactional, n.ab, n.automation, n.created_at, n.scheduled_at,
 	n.started_at, n.finished_at, n.published_at, n.error, n.recipients, n.processed, n.sent, n.delivered,
-	n.failed, n.pruned, n.clicked, n.conversions, n.revenue`
+	n.failed, n.pruned, n.clicked, n.conversions, n.revenue, n.waves, n.ab_winner`
 
 func notificationDest(n *store.Notification) []any {
 	return []any{&n.ID, &n.WebsiteID, &n.Seq, &n.Status, &n.Title, &n.Body, &n.Content, &n.Target,
 		&n.TargetSummary, &n.SendBody, &n.Transactional, &n.AB, &n.Automation, &n.CreatedAt,
 		&n.ScheduledAt, &n.StartedAt, &n.FinishedAt, &n.PublishedAt,
 		&n.Error, &n.Recipients, &n.Processed, &n.Sent, &n.Delivered, &n.Failed, &n.Pruned, &n.Clicked,
-		&n.Conversions, &n.Revenue}
+		&n.Conversions, &n.Revenue, &n.Waves, &n.ABWinner}
 }
 
 // scanNotifications reads every row of a notificationCols query.
@@ -303,10 +303,19 @@ func (s *Store) DueScheduled(ctx context.Context, dueAt time.Time, limit int) ([
 
 // StartSending moves a queued send to sending and returns it; a send already
 // sending is returned unchanged. Any other status is store.ErrConflict.
-func (s *Store) StartSending(ctx context.Context, id string, at time.Time) (store.Notification, error) {
+func (s *Store) StartSending(ctx context.Context, id string, at time.Time, waves ...time.Time) (store.Notification, error) {
 	var n store.Notification
-	err := s.pool.QueryRow(ctx, `UPDATE notifications n SET status = 'sending', started_at = $1
-		WHERE id = $2 AND status = 'queued' RETURNING `+notificationCols, now(at), id).Scan(notificationDest(&n)...)
+	err := s.inTx(ctx, false, func(tx pgx.Tx) error {
+		err := tx.QueryRow(ctx, `UPDATE notifications n SET status = 'sending', started_at = $1, waves = $3
+			WHERE id = $2 AND status = 'queued' RETURNING `+notificationCols, now(at), id, len(waves)).
+			Scan(notificationDest(&n)...)
+		if err != nil || len(waves) == 0 {
+			return err
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO notification_waves (notification_id, wave, due_at)
+			SELECT $1, i - 1, due FROM unnest($2::timestamptz[]) WITH ORDINALITY AS w (due, i)`, id, waves)
+		return err
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		// Not queued (any more): a concurrent call may have started it.
 		err = s.pool.QueryRow(ctx, `SELECT `+notificationCols+` FROM notifications n WHERE n.id = $1`, id).

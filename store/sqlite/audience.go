@@ -18,7 +18,7 @@ const defaultAudienceLimit = 1000
 // rows to find.
 const recipientCols = `e.id, e.subscriber_id, e.url, e.p256dh, e.auth, e.device, e.user_agent,
 	e.created_at, e.last_seen_at,
-	s.external_id, s.country, s.language, s.timezone, s.url, s.tags, s.created_at, s.last_seen_at`
+	s.external_id, s.country, s.language, s.timezone, s.url, s.tags, s.created_at, s.last_seen_at, s.smart_hour`
 
 // audienceQuery walks one shard of a website in endpoint id order: a range
 // scan of endpoints_audience, and one primary-key lookup per subscriber.
@@ -89,10 +89,11 @@ func scanRecipients(rows *sql.Rows, q store.AudienceQuery, size int) ([]store.Re
 		created, lastSeen, subCreated, subSeen int64
 		external                               sql.NullString
 		tags                                   string
+		smartHour                              sql.NullInt64
 	)
 	e, sub := &r.Endpoint, &r.Subscriber
 	dest := []any{&e.ID, &e.SubscriberID, &e.URL, &e.P256dh, &e.Auth, &e.Device, &e.UserAgent, &created, &lastSeen,
-		&external, &sub.Country, &sub.Language, &sub.Timezone, &sub.URL, &tags, &subCreated, &subSeen}
+		&external, &sub.Country, &sub.Language, &sub.Timezone, &sub.URL, &tags, &subCreated, &subSeen, &smartHour}
 	for rows.Next() {
 		r = store.Recipient{}
 		if err := rows.Scan(dest...); err != nil {
@@ -102,6 +103,10 @@ func scanRecipients(rows *sql.Rows, q store.AudienceQuery, size int) ([]store.Re
 		e.CreatedAt, e.LastSeenAt = time.UnixMilli(created).UTC(), time.UnixMilli(lastSeen).UTC()
 		sub.ID, sub.WebsiteID, sub.ExternalID, sub.Shard = e.SubscriberID, q.WebsiteID, external.String, q.Shard
 		sub.CreatedAt, sub.LastSeenAt = time.UnixMilli(subCreated).UTC(), time.UnixMilli(subSeen).UTC()
+		if smartHour.Valid {
+			h := int(smartHour.Int64)
+			sub.SmartHour = &h
+		}
 		if tags != "" && tags != "{}" {
 			if err := json.Unmarshal([]byte(tags), &sub.Tags); err != nil {
 				return nil, fmt.Errorf("subscriber %s tags: %w", sub.ID, err)

@@ -159,13 +159,18 @@ func pruneEndpoints(tx wtx, ids string, at int64) error {
 // webhook event in the same transaction, and alone reports finished=true;
 // later calls for a finished send report false.
 func (s *Store) ShardDone(ctx context.Context, notificationID string, shard int, at time.Time) (bool, error) {
-	if shard < 0 || shard >= store.Shards {
-		return false, fmt.Errorf("marking shard done: shard %d out of range [0, %d)", shard, store.Shards)
-	}
 	t := ms(now(at))
 	var finished bool
 	err := s.write(ctx, func(tx wtx) error {
 		finished = false
+		var tasks int
+		if err := tx.queryRow(`SELECT max(waves, 1) * ? FROM notifications WHERE id = ?`,
+			store.Shards, notificationID).Scan(&tasks); err != nil {
+			return notFound(err)
+		}
+		if shard < 0 || shard >= tasks {
+			return fmt.Errorf("shard task %d out of range [0, %d)", shard, tasks)
+		}
 		res, err := tx.exec(`INSERT OR IGNORE INTO notification_shards (notification_id, shard, done_at)
 			VALUES (?, ?, ?)`, notificationID, shard, t)
 		if err != nil {
@@ -182,7 +187,7 @@ func (s *Store) ShardDone(ctx context.Context, notificationID string, shard int,
 		// Also on a repeated shard: a send whose shards all finished before
 		// it was marked sending completes on the next report.
 		res, err = tx.exec(`UPDATE notifications SET status = 'sent', finished_at = ?
-			WHERE id = ? AND status = 'sending' AND shards_done >= ?`, t, notificationID, store.Shards)
+			WHERE id = ? AND status = 'sending' AND shards_done >= max(waves, 1) * ?`, t, notificationID, store.Shards)
 		if err != nil {
 			return err
 		}

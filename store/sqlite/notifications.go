@@ -19,7 +19,7 @@ import (
 const notificationCols = `n.id, n.website_id, n.seq, n.status, n.title, n.body, n.content, n.target,
 	n.target_summary, n.send_body, n.transactional, n.ab, n.automation, n.created_at, n.scheduled_at,
 	n.started_at, n.finished_at, n.published_at, n.error, n.recipients, n.processed, n.sent, n.delivered,
-	n.failed, n.pruned, n.clicked, n.conversions, n.revenue`
+	n.failed, n.pruned, n.clicked, n.conversions, n.revenue, n.waves, n.ab_winner`
 
 // notificationReturning is notificationCols for RETURNING clauses, which
 // cannot name the table.
@@ -30,7 +30,7 @@ func notificationDest(n *store.Notification) []any {
 		&n.TargetSummary, &n.SendBody, &n.Transactional, &n.AB, &n.Automation, msTime{&n.CreatedAt},
 		msTimePtr{&n.ScheduledAt}, msTimePtr{&n.StartedAt}, msTimePtr{&n.FinishedAt}, msTimePtr{&n.PublishedAt},
 		&n.Error, &n.Recipients, &n.Processed, &n.Sent, &n.Delivered, &n.Failed, &n.Pruned, &n.Clicked,
-		&n.Conversions, &n.Revenue}
+		&n.Conversions, &n.Revenue, &n.Waves, &n.ABWinner}
 }
 
 // scanNotifications reads every row of a notificationCols query.
@@ -304,12 +304,21 @@ func (s *Store) DueScheduled(ctx context.Context, dueAt time.Time, limit int) ([
 
 // StartSending moves a queued send to sending and returns it; a send already
 // sending is returned unchanged. Any other status is store.ErrConflict.
-func (s *Store) StartSending(ctx context.Context, id string, at time.Time) (store.Notification, error) {
+func (s *Store) StartSending(ctx context.Context, id string, at time.Time, waves ...time.Time) (store.Notification, error) {
 	var n store.Notification
 	err := s.write(ctx, func(tx wtx) error {
-		err := tx.queryRow(`UPDATE notifications SET status = 'sending', started_at = ?
-			WHERE id = ? AND status = 'queued' RETURNING `+notificationReturning, ms(now(at)), id).
+		err := tx.queryRow(`UPDATE notifications SET status = 'sending', started_at = ?, waves = ?
+			WHERE id = ? AND status = 'queued' RETURNING `+notificationReturning, ms(now(at)), len(waves), id).
 			Scan(notificationDest(&n)...)
+		if err == nil {
+			for i, due := range waves {
+				if _, err := tx.exec(`INSERT INTO notification_waves (notification_id, wave, due_at) VALUES (?, ?, ?)`,
+					id, i, ms(due)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
 		if !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}

@@ -41,6 +41,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Limits", limitCases},
 		{"Frequency", frequencyCases},
 		{"Review", reviewCases},
+		{"Waves", waveCases},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

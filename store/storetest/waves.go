@@ -1,0 +1,249 @@
+package storetest
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/relaybell/relaybell/store"
+)
+
+var waveCases = []testCase{
+	{"StartSendingWithWaves", testStartSendingWithWaves},
+	{"DueWaves", testDueWaves},
+	{"DueWavesConcurrent", testDueWavesConcurrent},
+	{"ShardDoneInWaves", testShardDoneInWaves},
+	{"SetABWinner", testSetABWinner},
+	{"AudienceZones", testAudienceZones},
+	{"LearnActivity", testLearnActivity},
+}
+
+// inWaves starts a send of the website in waves due at the given moments.
+func inWaves(t *testing.T, s store.Store, websiteID string, dues ...time.Time) store.Notification {
+	t.Helper()
+	n := create(t, s, notification(websiteID))
+	n, err := s.StartSending(context.Background(), n.ID, at(time.Hour), dues...)
+	noErr(t, "StartSending", err)
+	return n
+}
+
+func testStartSendingWithWaves(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	n := inWaves(t, s, w.Website.ID, at(time.Hour), at(3*time.Hour))
+	if n.Status != store.StatusSending || n.Waves != 2 || n.StartedAt == nil || !n.StartedAt.Equal(at(time.Hour)) {
+		t.Fatalf("started: status %s, %d waves, started %v", n.Status, n.Waves, n.StartedAt)
+	}
+	same(t, "read back", getNotification(t, s, n.ID), n)
+	// Starting again keeps the first plan.
+	again, err := s.StartSending(ctx, n.ID, at(2*time.Hour), at(5*time.Hour))
+	noErr(t, "StartSending again", err)
+	same(t, "started again", again, n)
+	due, err := s.DueWaves(ctx, at(10*time.Hour), time.Minute, 10)
+	noErr(t, "DueWaves", err)
+	same(t, "waves", due, []store.Wave{
+		{NotificationID: n.ID, Wave: 0, Due: at(time.Hour)},
+		{NotificationID: n.ID, Wave: 1, Due: at(3 * time.Hour)},
+	})
+	// A send without waves has none.
+	plain := sending(t, s, w.Website.ID)
+	if plain.Waves != 0 || plain.ABWinner != "" {
+		t.Fatalf("plain send: %d waves, winner %q", plain.Waves, plain.ABWinner)
+	}
+}
+
+func testDueWaves(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	a := inWaves(t, s, w.Website.ID, at(time.Hour), at(2*time.Hour))
+	b := inWaves(t, s, w.Website.ID, at(90*time.Minute))
+	failed := inWaves(t, s, w.Website.ID, at(time.Hour))
+	noErr(t, "FailNotification", s.FailNotification(ctx, failed.ID, "segment_missing", at(time.Hour)))
+
+	due := func(now time.Duration, want ...store.Wave) {
+		t.Helper()
+		got, err := s.DueWaves(ctx, at(now), 10*time.Minute, 10)
+		noErr(t, "DueWaves", err)
+		if want == nil {
+			want = []store.Wave{}
+		}
+		if got == nil {
+			got = []store.Wave{}
+		}
+		same(t, "due waves", got, want)
+	}
+	due(59 * time.Minute) // nothing due yet
+	due(100*time.Minute,
+		store.Wave{NotificationID: a.ID, Wave: 0, Due: at(time.Hour)},
+		store.Wave{NotificationID: b.ID, Wave: 0, Due: at(90 * time.Minute)})
+	due(101 * time.Minute) // leased
+	noErr(t, "MarkWavePublished", s.MarkWavePublished(ctx, a.ID, 0, at(101*time.Minute)))
+	// b's lease ran out (its sweeper died): b is due again; a is published.
+	due(110*time.Minute, store.Wave{NotificationID: b.ID, Wave: 0, Due: at(90 * time.Minute)})
+	noErr(t, "MarkWavePublished", s.MarkWavePublished(ctx, b.ID, 0, at(111*time.Minute)))
+	due(2*time.Hour, store.Wave{NotificationID: a.ID, Wave: 1, Due: at(2 * time.Hour)})
+	wantErr(t, "MarkWavePublished(unknown)", s.MarkWavePublished(ctx, uuid.NewString(), 0, t0), store.ErrNotFound)
+	wantErr(t, "MarkWavePublished(wave 5)", s.MarkWavePublished(ctx, a.ID, 5, t0), store.ErrNotFound)
+}
+
+func testDueWavesConcurrent(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	var dues []time.Time
+	for i := range 30 {
+		dues = append(dues, at(time.Duration(i)*time.Minute))
+	}
+	n := inWaves(t, s, w.Website.ID, dues...)
+	var (
+		mu   sync.Mutex
+		seen = map[int]int{}
+		wg   sync.WaitGroup
+	)
+	for range 8 {
+		wg.Go(func() {
+			for range 10 {
+				got, err := s.DueWaves(ctx, at(time.Hour), time.Hour, 3)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				for _, wv := range got {
+					if wv.NotificationID != n.ID {
+						t.Errorf("wave of %s", wv.NotificationID)
+					}
+					seen[wv.Wave]++
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if len(seen) != 30 {
+		t.Fatalf("leased %d distinct waves, want 30", len(seen))
+	}
+	for wave, times := range seen {
+		if times != 1 {
+			t.Fatalf("wave %d leased %d times within its lease", wave, times)
+		}
+	}
+}
+
+func testShardDoneInWaves(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	n := inWaves(t, s, w.Website.ID, at(time.Hour), at(2*time.Hour), at(3*time.Hour))
+	tasks := 3 * store.Shards
+	for task := tasks - 1; task > 0; task-- {
+		finished, err := s.ShardDone(ctx, n.ID, task, at(4*time.Hour))
+		noErr(t, "ShardDone", err)
+		if finished {
+			t.Fatalf("finished at task %d", task)
+		}
+	}
+	if _, err := s.ShardDone(ctx, n.ID, tasks, at(4*time.Hour)); err == nil {
+		t.Fatalf("ShardDone(task %d) of %d succeeded", tasks, tasks)
+	}
+	finished, err := s.ShardDone(ctx, n.ID, 0, at(4*time.Hour))
+	noErr(t, "ShardDone(0)", err)
+	if !finished || getNotification(t, s, n.ID).Status != store.StatusSent {
+		t.Fatal("the last task did not finish the send")
+	}
+}
+
+func testSetABWinner(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	n := inWaves(t, s, w.Website.ID, at(time.Hour), at(5*time.Hour))
+	got, err := s.SetABWinner(ctx, n.ID, "b")
+	noErr(t, "SetABWinner", err)
+	same(t, "winner", got, "b")
+	got, err = s.SetABWinner(ctx, n.ID, "a")
+	noErr(t, "SetABWinner again", err)
+	same(t, "winner after a second call", got, "b")
+	same(t, "stored winner", getNotification(t, s, n.ID).ABWinner, "b")
+	_, err = s.SetABWinner(ctx, uuid.NewString(), "a")
+	wantErr(t, "SetABWinner(unknown)", err, store.ErrNotFound)
+}
+
+func testAudienceZones(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	other := newWebsite(t, s)
+	reg := func(websiteID, tz string) store.SubscriptionResult {
+		in := subscription(websiteID)
+		in.Timezone = tz
+		return subscribe(t, s, in)
+	}
+	reg(w.Website.ID, "Europe/Paris")
+	reg(w.Website.ID, "Europe/Paris")
+	reg(w.Website.ID, "")
+	learned := reg(w.Website.ID, "Asia/Tokyo")
+	noErr(t, "LearnActivity", s.LearnActivity(ctx, learned.SubscriberID, time.Date(2025, 3, 1, 11, 0, 0, 0, time.UTC), 1))
+	reg(w.Website.ID, "Asia/Tokyo")
+	gone := subscription(w.Website.ID)
+	gone.Timezone = "America/Lima"
+	subscribe(t, s, gone)
+	_, err := s.DeleteSubscription(ctx, w.Website.ID, gone.Endpoint)
+	noErr(t, "DeleteSubscription", err)
+	reg(other.Website.ID, "America/Denver")
+
+	zones, err := s.AudienceZones(ctx, w.Website.ID)
+	noErr(t, "AudienceZones", err)
+	same(t, "zones", zones, []store.Zone{
+		{Timezone: ""},
+		{Timezone: "Asia/Tokyo"},
+		{Timezone: "Asia/Tokyo", SmartHour: ptr(20)},
+		{Timezone: "Europe/Paris"},
+	})
+}
+
+func testLearnActivity(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s) // Europe/Paris
+	in := subscription(w.Website.ID)
+	in.Timezone = "America/New_York"
+	sub := subscribe(t, s, in)
+	noZone := subscription(w.Website.ID)
+	noZone.Timezone = ""
+	site := subscribe(t, s, noZone)
+
+	hour := func(r store.SubscriptionResult) *int {
+		t.Helper()
+		for shard := range store.Shards {
+			rs, err := s.Audience(ctx, store.AudienceQuery{WebsiteID: w.Website.ID, Shard: shard, Limit: 100})
+			noErr(t, "Audience", err)
+			for _, rc := range rs {
+				if rc.Endpoint.ID == r.EndpointID {
+					return rc.Subscriber.SmartHour
+				}
+			}
+		}
+		t.Fatalf("endpoint %s not in the audience", r.EndpointID)
+		return nil
+	}
+	if h := hour(sub); h != nil {
+		t.Fatalf("smart hour %d before any activity", *h)
+	}
+	learn := func(id string, utc string, weight int) {
+		t.Helper()
+		when, err := time.Parse(time.DateTime, utc)
+		noErr(t, "parse", err)
+		noErr(t, "LearnActivity", s.LearnActivity(ctx, id, when, weight))
+	}
+	// 13:xx UTC is 09:xx in New York (EDT, summer) and 08:xx (EST, winter).
+	learn(sub.SubscriberID, "2025-07-01 13:10:00", store.VisitWeight)
+	same(t, "after one visit", hour(sub), ptr(9))
+	learn(sub.SubscriberID, "2025-07-02 23:30:00", store.ClickWeight) // 19:30 local
+	same(t, "after a click", hour(sub), ptr(19))
+	learn(sub.SubscriberID, "2025-07-03 13:59:00", store.VisitWeight) // 09:59: a tie, the earlier hour
+	same(t, "after a tie", hour(sub), ptr(9))
+	// Without its own zone a subscriber's hours are the website's.
+	learn(site.SubscriberID, "2025-01-10 06:00:00", store.VisitWeight) // 07:00 in Paris
+	same(t, "website zone", hour(site), ptr(7))
+	// Unknown subscribers are ignored.
+	noErr(t, "LearnActivity(unknown)", s.LearnActivity(ctx, uuid.NewString(), t0, 1))
+}
