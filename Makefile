@@ -54,6 +54,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./filter/
 	$(GO) test -run '^$$' -fuzz FuzzParseSubscription -fuzztime 30s ./webpush/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeCursor -fuzztime 30s ./audience/
+	$(GO) test -run '^$$' -fuzz FuzzParseHeader -fuzztime 30s ./webhooks/signature/
+	$(GO) test -run '^$$' -fuzz FuzzVerify -fuzztime 30s ./webhooks/signature/
 
 clean:
 	rm -rf bin relaybell-data
