@@ -26,8 +26,8 @@ cluster-stop:
 test:
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 20m ./...
-	$(GO) test -race -count=1 -timeout 20m ./bus/ ./fanout/ ./pusher/ ./server/ ./api/
-	RELAYBELL_TEST_STORE=postgres $(GO) test -count=1 -timeout 10m ./api/
+	$(GO) test -race -count=1 -timeout 20m ./bus/ ./fanout/ ./pusher/ ./server/ ./api/ ./webhooks/...
+	RELAYBELL_TEST_STORE=postgres $(GO) test -count=1 -timeout 10m ./api/ ./webhooks/
 
 ## test-short: the fast subset
 test-short:

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/relaybell/relaybell/notification"
 	"github.com/relaybell/relaybell/store"
 	"github.com/relaybell/relaybell/webpush"
 )
@@ -270,6 +271,37 @@ func (a *API) adminRoutes(rt *router) {
 	rt.add(&route{method: http.MethodGet, pattern: "/admin/v1/review", auth: authAdmin, handle: a.handleAdminHeld})
 	add("/admin/v1/notifications/{id}/approve", a.reviewAction(true))
 	add("/admin/v1/notifications/{id}/reject", a.reviewAction(false))
+	rt.add(&route{method: http.MethodGet, pattern: "/admin/v1/emails", auth: authAdmin, handle: a.handleAdminEmails})
+}
+
+// maxEmailsListed bounds one read of the e-mail outbox.
+const maxEmailsListed = 100
+
+// emailView is a message of the e-mail outbox.
+type emailView struct {
+	ID        string  `json:"id"`
+	To        string  `json:"to"`
+	Subject   string  `json:"subject"`
+	Body      string  `json:"body"`
+	CreatedAt string  `json:"created_at"`
+	SentAt    *string `json:"sent_at"`
+}
+
+// handleAdminEmails serves GET /admin/v1/emails: the e-mail outbox, newest
+// first, up to 100 (unsent=true: only those not sent yet). Without an SMTP
+// relay this is where the operator reads the owners' mail.
+func (a *API) handleAdminEmails(r *request) error {
+	unsent := string(r.fc.QueryArgs().Peek("unsent")) == "true"
+	ms, err := a.st.Emails(r.ctx, unsent, maxEmailsListed)
+	if err != nil {
+		return err
+	}
+	out := make([]emailView, 0, len(ms))
+	for _, m := range ms {
+		out = append(out, emailView{ID: m.ID, To: m.To, Subject: m.Subject, Body: m.Body,
+			CreatedAt: m.CreatedAt.UTC().Format(notification.TimeLayout), SentAt: notification.TimeOrNil(m.SentAt)})
+	}
+	return r.json(http.StatusOK, map[string][]emailView{"emails": out})
 }
 
 // okBody is {"ok": true}.

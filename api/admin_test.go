@@ -4,9 +4,13 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/relaybell/relaybell/store"
 )
 
 func TestAdminCreateWebsite(t *testing.T) {
@@ -150,4 +154,30 @@ func TestAdminAccountActionsUnknown(t *testing.T) {
 		expectError(t, h.do("POST", "/admin/v1/accounts/00000000-0000-4000-8000-000000000000/"+action, "", auth(testAdminToken)...), 404, "not_found", "")
 		expectError(t, h.do("POST", "/admin/v1/accounts/nope/"+action, "", auth(testAdminToken)...), 404, "not_found", "")
 	}
+}
+
+func TestAdminEmails(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	for i, to := range []string{"a@shop.example", "b@shop.example"} {
+		if err := h.st.AddEmail(ctx, store.Email{ID: fmt.Sprintf("00000000-0000-4000-8000-00000000000%d", i+1), To: to,
+			Subject: "Webhook off", Body: "Because.\n", CreatedAt: testStart.Add(time.Duration(i) * time.Minute)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := h.st.MarkEmailSent(ctx, "00000000-0000-4000-8000-000000000001", testStart.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	r := h.do("GET", "/admin/v1/emails", "", auth(testAdminToken)...)
+	want := `{"emails":[` +
+		`{"id":"00000000-0000-4000-8000-000000000002","to":"b@shop.example","subject":"Webhook off","body":"Because.\n","created_at":"2026-03-01T12:01:00.000Z","sent_at":null},` +
+		`{"id":"00000000-0000-4000-8000-000000000001","to":"a@shop.example","subject":"Webhook off","body":"Because.\n","created_at":"2026-03-01T12:00:00.000Z","sent_at":"2026-03-01T13:00:00.000Z"}]}`
+	if r.status != 200 || string(r.body) != want {
+		t.Fatalf("%d %s\nwant %s", r.status, r.body, want)
+	}
+	r = h.do("GET", "/admin/v1/emails?unsent=true", "", auth(testAdminToken)...)
+	if r.status != 200 || !strings.Contains(string(r.body), `"b@shop.example"`) || strings.Contains(string(r.body), `"a@shop.example"`) {
+		t.Fatalf("unsent: %d %s", r.status, r.body)
+	}
+	expectCode(t, h.do("GET", "/admin/v1/emails", "", auth(h.site.APIKey)...), 401, "invalid_api_key")
 }

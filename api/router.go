@@ -119,6 +119,7 @@ func (a *API) routes() *router {
 	a.topicRoutes(rt)
 	a.settingsRoutes(rt)
 	a.peopleRoutes(rt)
+	a.webhookRoutes(rt)
 	a.sdkRoutes(rt)
 	a.adminRoutes(rt)
 	return rt

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -303,9 +304,28 @@ func (a *API) handlePing(kind string) func(r *request) error {
 		if err != nil {
 			return fmt.Errorf("loading endpoint: %w", err)
 		}
-		// RecordInteraction checks the notification is the website's; the
-		// notification itself is read only for a first ping's event.
-		isNew, err := a.st.RecordInteraction(r.ctx, w.ID, in.NotificationID, ep.ID, kind, r.now.UTC())
+		// A click's webhook event names the variant the browser got, so the
+		// notification is read first and the event stored with the click, in
+		// one transaction, when the click is new. A delivered ping reads it
+		// only when new, for its analytics event. RecordInteraction checks
+		// the notification is the website's.
+		var (
+			n     store.Notification
+			event *store.WebhookEvent
+		)
+		if kind == store.InteractionClicked {
+			n, err = a.st.Notification(r.ctx, w.ID, in.NotificationID)
+			if errors.Is(err, store.ErrNotFound) {
+				return r.noContent()
+			}
+			if err != nil {
+				return fmt.Errorf("loading notification: %w", err)
+			}
+			if event, err = clickedEvent(n, ep.ID); err != nil {
+				return err
+			}
+		}
+		isNew, err := a.st.RecordInteraction(r.ctx, w.ID, in.NotificationID, ep.ID, kind, r.now.UTC(), event)
 		if errors.Is(err, store.ErrNotFound) {
 			return r.noContent()
 		}
@@ -315,9 +335,10 @@ func (a *API) handlePing(kind string) func(r *request) error {
 		if !isNew {
 			return r.noContent()
 		}
-		n, err := a.st.Notification(r.ctx, w.ID, in.NotificationID)
-		if err != nil {
-			return fmt.Errorf("loading notification: %w", err)
+		if event == nil {
+			if n, err = a.st.Notification(r.ctx, w.ID, in.NotificationID); err != nil {
+				return fmt.Errorf("loading notification: %w", err)
+			}
 		}
 		a.recordPing(r, kind, n, ep)
 		if kind == store.InteractionClicked {
@@ -351,14 +372,37 @@ func (a *API) recordPing(r *request, kind string, n store.Notification, ep store
 	if kind == store.InteractionClicked {
 		ev.Kind = analytics.KindClicked
 	}
-	if n.AB {
-		if c, err := notification.DecodeContent(n.Content); err == nil {
-			ev.Variant = c.Variant(n.ID, ep.ID, n.ABWinner)
-		}
-	}
+	ev.Variant = variantOf(n, ep.ID)
 	if err := a.an.Record(r.ctx, []analytics.Event{ev}); err != nil {
 		a.log.Warn("recording ping event", "request_id", r.id, "notification_id", n.ID, "kind", kind, "err", err)
 	}
+}
+
+// variantOf is the version ("a" or "b") of an A/B send the endpoint got;
+// "" for any other send.
+func variantOf(n store.Notification, endpointID string) string {
+	if !n.AB {
+		return ""
+	}
+	c, err := notification.DecodeContent(n.Content)
+	if err != nil {
+		return ""
+	}
+	return c.Variant(n.ID, endpointID, n.ABWinner)
+}
+
+// clickedEvent is the notification.clicked webhook event of the endpoint's
+// click on n.
+func clickedEvent(n store.Notification, endpointID string) (*store.WebhookEvent, error) {
+	d := store.NotificationClicked{NotificationID: n.ID}
+	if v := variantOf(n, endpointID); v != "" {
+		d.Variant = &v
+	}
+	data, err := json.Marshal(d)
+	if err != nil {
+		return nil, fmt.Errorf("encoding clicked event: %w", err)
+	}
+	return &store.WebhookEvent{Event: store.EventNotificationClicked, Data: data}, nil
 }
 
 func (a *API) sdkRoutes(rt *router) {

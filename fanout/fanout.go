@@ -89,7 +89,7 @@ type Fanout struct {
 	router  Router
 	reports Reports
 	logger  *slog.Logger
-	now    func() time.Time
+	now     func() time.Time
 
 	mu    sync.Mutex
 	plans map[string]*sendPlan // notification id -> what its shards share

@@ -22,11 +22,17 @@ type Config struct {
 	DataDir        string
 	AdminToken     string
 	PushAllowHosts string
-	NodeName       string
-	CountryHeader  string
-	TrustProxy     bool
-	PublicURL      string
-	ShutdownGrace  time.Duration
+	// WebhookAllowHosts: host:port pairs webhook deliveries may reach on
+	// private addresses.
+	WebhookAllowHosts string
+	// SMTP relay of the owners' e-mail (a webhook turned off); without an
+	// address the messages wait in the outbox (GET /admin/v1/emails).
+	SMTPAddr, SMTPFrom, SMTPUsername, SMTPPassword string
+	NodeName                                       string
+	CountryHeader                                  string
+	TrustProxy                                     bool
+	PublicURL                                      string
+	ShutdownGrace                                  time.Duration
 	// ReviewThreshold: see api.Config.ReviewThreshold.
 	ReviewThreshold int
 
@@ -65,6 +71,11 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	str(&c.DataDir, "data", "RELAYBELL_DATA_DIR", "./relaybell-data", "directory of the embedded storage")
 	str(&c.AdminToken, "admin-token", "RELAYBELL_ADMIN_TOKEN", "", "bearer token of the operator admin API (off when empty)")
 	str(&c.PushAllowHosts, "push-allow-hosts", "RELAYBELL_PUSH_ALLOW_HOSTS", "", "host:port list of push services allowed on private addresses")
+	str(&c.WebhookAllowHosts, "webhook-allow-hosts", "RELAYBELL_WEBHOOK_ALLOW_HOSTS", "", "host:port list of webhook receivers allowed on private addresses")
+	str(&c.SMTPAddr, "smtp", "RELAYBELL_SMTP_ADDR", "", "SMTP relay host:port for owner e-mail (default: keep it in the outbox)")
+	str(&c.SMTPFrom, "smtp-from", "RELAYBELL_SMTP_FROM", "relaybell@localhost", "sender address of owner e-mail")
+	str(&c.SMTPUsername, "smtp-user", "RELAYBELL_SMTP_USERNAME", "", "SMTP user name")
+	str(&c.SMTPPassword, "smtp-password", "RELAYBELL_SMTP_PASSWORD", "", "SMTP password")
 	str(&c.NodeName, "node", "RELAYBELL_NODE", hostname(), "node name on the ring")
 	str(&c.CountryHeader, "country-header", "RELAYBELL_COUNTRY_HEADER", "", "trusted proxy header carrying the visitor's country code")
 	trustProxy, _ := strconv.ParseBool(envOr("RELAYBELL_TRUST_PROXY", "false"))

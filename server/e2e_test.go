@@ -8,12 +8,15 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/relaybell/relaybell/pusher"
+	"github.com/relaybell/relaybell/webhooks/signature"
 	"github.com/relaybell/relaybell/webpush/webpushtest"
 )
 
@@ -28,7 +31,7 @@ type testServer struct {
 
 const adminToken = "test-admin-token"
 
-func startServer(t *testing.T) *testServer {
+func startServer(t *testing.T, mutate ...func(*Config)) *testServer {
 	t.Helper()
 	push := webpushtest.NewServer()
 	t.Cleanup(push.Close)
@@ -46,6 +49,9 @@ func startServer(t *testing.T) *testServer {
 			BaseBackoff: 20 * time.Millisecond,
 			MaxBackoff:  2 * time.Second,
 		},
+	}
+	for _, f := range mutate {
+		f(&cfg)
 	}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if testing.Verbose() {
@@ -412,5 +418,76 @@ func TestSmartTimeSendLearnsFromVisits(t *testing.T) {
 	waitReceived(t, b, id)
 	if d := ts.waitSent(w, id); d.Notification.Sent != 2 {
 		t.Fatalf("smart send: %+v", d.Notification)
+	}
+}
+
+// A webhook receiver on loopback (allow-listed) gets the events of a
+// subscription and a broadcast, signed with the secret POST /webhooks
+// showed, from the engine the embedded default runs.
+func TestWebhookReceivesSignedEvents(t *testing.T) {
+	var (
+		mu     sync.Mutex
+		events = map[string][]byte{}
+		heads  = map[string]http.Header{}
+	)
+	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		events[r.Header.Get(signature.HeaderEvent)] = body
+		heads[r.Header.Get(signature.HeaderEvent)] = r.Header.Clone()
+		mu.Unlock()
+	}))
+	defer rc.Close()
+	u, _ := url.Parse(rc.URL)
+	ts := startServer(t, func(c *Config) { c.WebhookAllowHosts = u.Host })
+	w := ts.createWebsite()
+	var created struct {
+		Webhook struct {
+			ID     string `json:"id"`
+			Secret string `json:"secret"`
+		} `json:"webhook"`
+	}
+	if code := ts.call("POST", "/api/v1/webhooks", w.APIKey, map[string]any{"url": rc.URL + "/in"}, &created); code != 201 {
+		t.Fatalf("create webhook: %d", code)
+	}
+	b := ts.push.NewBrowser(w.VAPIDPublicKey)
+	sub := ts.subscribe(w, b, nil)
+	id := ts.send(w, map[string]any{"title": "Hello"})
+	ts.waitSent(w, id)
+	wait := func(event string) ([]byte, http.Header) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for time.Now().Before(deadline) {
+			mu.Lock()
+			body, h := events[event], heads[event]
+			mu.Unlock()
+			if body != nil {
+				return body, h
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Fatalf("no %s event", event)
+		return nil, nil
+	}
+	v := signature.Verifier{Secret: created.Webhook.Secret}
+	body, h := wait("notification.sent")
+	if err := v.Verify(h.Get(signature.HeaderWebhookSignature), h.Get(signature.HeaderDelivery), body); err != nil {
+		t.Fatalf("notification.sent signature: %v", err)
+	}
+	var sent struct {
+		Event     string          `json:"event"`
+		Data      json.RawMessage `json:"data"`
+		ProjectID string          `json:"projectId"`
+	}
+	if err := json.Unmarshal(body, &sent); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"notificationId":"` + id + `","recipients":1,"sent":1,"failed":0,"pruned":0}`
+	if sent.Event != "notification.sent" || string(sent.Data) != want || sent.ProjectID != w.ProjectID {
+		t.Fatalf("notification.sent body %s", body)
+	}
+	body, _ = wait("subscriber.created")
+	if !strings.Contains(string(body), `"subscriberId":"`+sub.SubscriberID+`"`) {
+		t.Fatalf("subscriber.created body %s", body)
 	}
 }

@@ -34,6 +34,7 @@ import (
 	"github.com/relaybell/relaybell/store"
 	storepostgres "github.com/relaybell/relaybell/store/postgres"
 	storesqlite "github.com/relaybell/relaybell/store/sqlite"
+	"github.com/relaybell/relaybell/webhooks"
 )
 
 // Module names. Roles can be chosen with --roles; the others are built when
@@ -76,6 +77,7 @@ type Server struct {
 	logger    *slog.Logger
 	reg       *prometheus.Registry
 	pushAllow netpolicy.AllowList // push services reachable on private addresses
+	hookAllow netpolicy.AllowList // webhook receivers reachable on private addresses
 
 	store     store.Store
 	analytics analytics.Store
@@ -103,7 +105,11 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Server, error) 
 	if err != nil {
 		return nil, fmt.Errorf("push allow-list: %w", err)
 	}
-	s := &Server{cfg: cfg, logger: logger, reg: prometheus.NewRegistry(), pushAllow: pushAllow}
+	hookAllow, err := netpolicy.ParseAllowList(cfg.WebhookAllowHosts)
+	if err != nil {
+		return nil, fmt.Errorf("--webhook-allow-hosts: %w", err)
+	}
+	s := &Server{cfg: cfg, logger: logger, reg: prometheus.NewRegistry(), pushAllow: pushAllow, hookAllow: hookAllow}
 	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	targets, _ := cfg.targets()
 	inits := map[string]func(context.Context) error{
@@ -361,7 +367,14 @@ func (s *Server) initFanout(context.Context) error {
 		return err
 	}
 	s.fanout = f
-	s.services = append(s.services, f, serviceFunc(func(ctx context.Context) error { s.outbox.Run(ctx); return nil }))
+	hooks := webhooks.Config{Allow: s.hookAllow}
+	if s.cfg.SMTPAddr != "" {
+		hooks.Mailer = &webhooks.SMTP{Addr: s.cfg.SMTPAddr, From: s.cfg.SMTPFrom, Username: s.cfg.SMTPUsername, Password: s.cfg.SMTPPassword}
+	}
+	// Fan-out nodes also run the background deliveries: the outbox sweep
+	// and the webhook engine.
+	s.services = append(s.services, f, serviceFunc(func(ctx context.Context) error { s.outbox.Run(ctx); return nil }),
+		webhooks.New(hooks, s.store, s.logger, s.reg))
 	return nil
 }
 

@@ -309,14 +309,24 @@ type Store interface {
 	TakeRateLimits(ctx context.Context, limits []RateLimit, n int64, now time.Time) (used []int64, taken bool, err error)
 
 	// Browser subscriptions.
+	//
+	// UpsertSubscription registers a browser; a new endpoint (Created) adds
+	// the subscriber.created event in the same transaction.
 	UpsertSubscription(ctx context.Context, in SubscriptionInput) (SubscriptionResult, error)
-	// DeleteSubscription removes the endpoint; a subscriber left with no
-	// endpoint is marked unsubscribed. Returns ErrNotFound for an unknown one.
+	// DeleteSubscription is a visitor turning notifications off through
+	// the site: it removes the endpoint, marks a subscriber left with no
+	// endpoint unsubscribed and adds the subscriber.unsubscribed event, in
+	// one transaction. Returns ErrNotFound for an unknown one. Endpoints
+	// that go otherwise (pruned by RecordResults, erased with their person)
+	// add no event.
 	DeleteSubscription(ctx context.Context, websiteID, endpointURL string) (Endpoint, error)
 	Endpoint(ctx context.Context, websiteID, id string) (Endpoint, error)
 	// RecordInteraction counts a delivered or clicked ping once per
-	// (notification, endpoint, kind); it reports whether it was new.
-	RecordInteraction(ctx context.Context, websiteID, notificationID, endpointID, kind string, at time.Time) (bool, error)
+	// (notification, endpoint, kind); it reports whether it was new. When
+	// it is new and event is not nil, the event is added to the outbox in
+	// the same transaction, with websiteID as its website; an empty ID
+	// gets a new UUID, a zero CreatedAt at.
+	RecordInteraction(ctx context.Context, websiteID, notificationID, endpointID, kind string, at time.Time, event *WebhookEvent) (bool, error)
 
 	// Audience of a send.
 	Audience(ctx context.Context, q AudienceQuery) ([]Recipient, error)
@@ -403,8 +413,12 @@ type Store interface {
 	// other send Shards. It reports whether the send finished.
 	ShardDone(ctx context.Context, notificationID string, shard int, at time.Time) (finished bool, err error)
 
-	// Webhook outbox. ShardDone adds the notification.sent event itself, in
-	// the transaction that finishes the send.
+	// Webhook outbox. The events of spec 6.2 are added by the changes they
+	// report, in the same transaction: notification.sent by ShardDone,
+	// subscriber.created by UpsertSubscription, subscriber.unsubscribed by
+	// DeleteSubscription, notification.clicked by RecordInteraction (the
+	// caller builds it). They are stored whether or not the website has a
+	// webhook that takes them.
 	//
 	// AddWebhookEvent stores one event and assigns its Seq; an empty ID gets
 	// a new UUID, a zero CreatedAt the current time. ErrNotFound for an
@@ -452,11 +466,23 @@ const (
 	ClickWeight = 2
 )
 
-// Webhook event names.
+// Webhook event names (spec 6.2).
 const (
+	// EventSubscriberCreated: a new browser subscribed; the data is
+	// SubscriberCreated.
+	EventSubscriberCreated = "subscriber.created"
+	// EventSubscriberUnsubscribed: a visitor turned notifications off
+	// through the site; the data is SubscriberUnsubscribed.
+	EventSubscriberUnsubscribed = "subscriber.unsubscribed"
 	// EventNotificationSent: a send finished going out; the data is
 	// NotificationSent.
 	EventNotificationSent = "notification.sent"
+	// EventNotificationClicked: someone clicked a notification; the data
+	// is NotificationClicked.
+	EventNotificationClicked = "notification.clicked"
+	// EventWebhookTest: a test asked for one webhook, never in the outbox;
+	// the data is WebhookTest.
+	EventWebhookTest = "webhook.test"
 )
 
 // WebhookEvent is one event of the webhook outbox, to be delivered to the
@@ -478,6 +504,37 @@ type NotificationSent struct {
 	Sent           int64  `json:"sent"`
 	Failed         int64  `json:"failed"`
 	Pruned         int64  `json:"pruned"`
+}
+
+// SubscriberCreated is the data of a subscriber.created event: the new
+// endpoint and its subscriber as stored.
+type SubscriberCreated struct {
+	SubscriberID string  `json:"subscriberId"`
+	EndpointID   string  `json:"endpointId"`
+	ExternalID   *string `json:"externalId"` // nil when unknown
+	Device       string  `json:"device"`
+	Country      string  `json:"country"` // "" when unknown
+}
+
+// SubscriberUnsubscribed is the data of a subscriber.unsubscribed event:
+// the subscriber and the URL of the endpoint it removed.
+type SubscriberUnsubscribed struct {
+	SubscriberID string `json:"subscriberId"`
+	Endpoint     string `json:"endpoint"`
+}
+
+// NotificationClicked is the data of a notification.clicked event.
+type NotificationClicked struct {
+	NotificationID string `json:"notificationId"`
+	// Variant is the version ("a" or "b") the browser got of an A/B send;
+	// nil for any other send.
+	Variant *string `json:"variant"`
+}
+
+// WebhookTest is the data of a webhook.test event.
+type WebhookTest struct {
+	WebhookID string `json:"webhookId"`
+	Message   string `json:"message"`
 }
 
 // ShardOf returns the audience shard of a subscriber id.

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -28,7 +29,8 @@ import (
 //
 // Language, timezone, country, URL, device and user agent are only
 // overwritten when given. The subscriber becomes subscribed again and is
-// opted into every given topic slug that exists (any case).
+// opted into every given topic slug that exists (any case). A new endpoint
+// adds the subscriber.created event.
 //
 // Two registrations racing to create the same endpoint or the same external
 // id: the one that loses runs again and finds the other's rows.
@@ -65,7 +67,10 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 			}
 		}
 
-		var shard int
+		var (
+			shard   int
+			country = in.Country // the subscriber's, as stored
+		)
 		if target == "" {
 			target = uuid.NewString()
 			shard = store.ShardOf(target)
@@ -87,8 +92,8 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 					timezone = CASE WHEN $5::text = '' THEN timezone ELSE $5 END,
 					url = CASE WHEN $6::text = '' THEN url ELSE $6 END,
 					last_seen_at = $7, unsubscribed_at = NULL
-				WHERE id = $1 RETURNING shard`,
-				target, ext, in.Country, in.Language, in.Timezone, in.URL, at).Scan(&shard)
+				WHERE id = $1 RETURNING shard, country`,
+				target, ext, in.Country, in.Language, in.Timezone, in.URL, at).Scan(&shard, &country)
 			if err != nil {
 				return err
 			}
@@ -130,7 +135,16 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 			}
 		}
 		res.SubscriberID, res.EndpointID = target, epID
-		return nil
+		if !res.Created {
+			return nil
+		}
+		// A new endpoint's subscriber holds in.ExternalID: it was found by
+		// it or created with it.
+		d := store.SubscriberCreated{SubscriberID: target, EndpointID: epID, Device: in.Device, Country: country}
+		if ext := in.ExternalID; ext != "" {
+			d.ExternalID = &ext
+		}
+		return addEvent(ctx, tx, in.WebsiteID, store.EventSubscriberCreated, d, at)
 	})
 	if err != nil {
 		return store.SubscriptionResult{}, fmt.Errorf("upserting subscription: %w", mapErr(err))
@@ -164,8 +178,9 @@ func endpointDest(e *store.Endpoint) []any {
 		&e.CreatedAt, &e.LastSeenAt}
 }
 
-// DeleteSubscription removes the website's endpoint with that URL and marks
-// its subscriber unsubscribed when it was the last one.
+// DeleteSubscription removes the website's endpoint with that URL, marks
+// its subscriber unsubscribed when it was the last one and adds the
+// subscriber.unsubscribed event: the visitor turned notifications off.
 func (s *Store) DeleteSubscription(ctx context.Context, websiteID, endpointURL string) (store.Endpoint, error) {
 	var e store.Endpoint
 	err := s.inTx(ctx, false, func(tx pgx.Tx) error {
@@ -174,7 +189,12 @@ func (s *Store) DeleteSubscription(ctx context.Context, websiteID, endpointURL s
 		if err != nil {
 			return mapErr(err)
 		}
-		return markUnsubscribedIfEmpty(ctx, tx, []string{e.SubscriberID}, now(time.Time{}))
+		at := now(time.Time{})
+		if err := markUnsubscribedIfEmpty(ctx, tx, []string{e.SubscriberID}, at); err != nil {
+			return err
+		}
+		return addEvent(ctx, tx, websiteID, store.EventSubscriberUnsubscribed,
+			store.SubscriberUnsubscribed{SubscriberID: e.SubscriberID, Endpoint: e.URL}, at)
 	})
 	if err != nil {
 		return store.Endpoint{}, fmt.Errorf("deleting subscription: %w", err)
@@ -194,17 +214,24 @@ func (s *Store) Endpoint(ctx context.Context, websiteID, id string) (store.Endpo
 }
 
 // RecordInteraction counts a delivered or clicked ping once per
-// (notification, endpoint, kind). A notification of another website is
+// (notification, endpoint, kind) and adds event, if any, to the outbox
+// when the ping is new. A notification of another website is
 // store.ErrNotFound. The endpoint need not exist any more (it may have been
-// pruned or unsubscribed since the push). One statement: the insert of the
-// interaction and the counter it adds to commit together.
-func (s *Store) RecordInteraction(ctx context.Context, websiteID, notificationID, endpointID, kind string, at time.Time) (bool, error) {
+// pruned or unsubscribed since the push). One statement records the
+// interaction and the counter it adds to; with an event, a transaction
+// holds it and the event's insert.
+func (s *Store) RecordInteraction(ctx context.Context, websiteID, notificationID, endpointID, kind string, at time.Time, event *store.WebhookEvent) (bool, error) {
 	counter, err := store.InteractionCounter(kind)
 	if err != nil {
 		return false, fmt.Errorf("recording interaction: %w", err)
 	}
+	if event != nil && !json.Valid(event.Data) {
+		return false, errors.New("recording interaction: event data is not JSON")
+	}
+	at = now(at)
 	var found, isNew bool
-	err = s.pool.QueryRow(ctx, `WITH n AS (
+	record := func(q querier) error {
+		return q.QueryRow(ctx, `WITH n AS (
 			SELECT id FROM notifications WHERE id = $1 AND website_id = $2
 		), ins AS (
 			INSERT INTO interactions (notification_id, endpoint_id, kind, at)
@@ -216,7 +243,23 @@ func (s *Store) RecordInteraction(ctx context.Context, websiteID, notificationID
 			WHERE id = $1 AND EXISTS (SELECT 1 FROM ins)
 		)
 		SELECT EXISTS (SELECT 1 FROM n), EXISTS (SELECT 1 FROM ins)`,
-		notificationID, websiteID, endpointID, kind, now(at)).Scan(&found, &isNew)
+			notificationID, websiteID, endpointID, kind, at).Scan(&found, &isNew)
+	}
+	if event == nil {
+		err = record(s.pool)
+	} else {
+		err = s.inTx(ctx, false, func(tx pgx.Tx) error {
+			if err := record(tx); err != nil || !isNew {
+				return err
+			}
+			e := *event
+			e.WebsiteID = websiteID
+			if e.CreatedAt.IsZero() {
+				e.CreatedAt = at
+			}
+			return insertWebhookEvent(ctx, tx, e)
+		})
+	}
 	if err == nil && !found {
 		err = store.ErrNotFound
 	}

@@ -21,16 +21,25 @@ import (
 // without the lock an event could commit after one with a greater seq that
 // a reader has already passed, and never be read. Holding the lock from
 // before the insert to the commit makes seq order commit order. It is taken
-// last in its transaction (after the notification row's lock in ShardDone)
-// and held only for one insert, and events are few (one per send), so
-// writers hardly ever wait for it.
+// last in its transaction, by its last statement (after the notification
+// row's lock in ShardDone and RecordInteraction, the endpoint's and the
+// subscriber's in UpsertSubscription and DeleteSubscription), so it never
+// waits while holding it and is held only for one insert and the commit.
+// It does serialize the commits of every transaction that adds an event:
+// new subscriptions, visitor unsubscribes, first clicks and finished sends
+// of the whole cluster commit one at a time.
 const outboxLock = 0x5242574b // "RBWK"
 
 const insertWebhookEventQuery = `INSERT INTO webhook_events (id, website_id, event, data, created_at)
 	VALUES ($1, $2, $3, $4, $5)`
 
-// insertWebhookEvent adds one event to the outbox in tx, under outboxLock.
+// insertWebhookEvent adds one event to the outbox in tx, under outboxLock;
+// it must be the transaction's last statement. An empty id gets a new UUID,
+// a zero time the current one.
 func insertWebhookEvent(ctx context.Context, tx pgx.Tx, e store.WebhookEvent) error {
+	if e.ID == "" {
+		e.ID = uuid.NewString()
+	}
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))`, outboxLock); err != nil {
 		return fmt.Errorf("locking the outbox: %w", err)
 	}
@@ -44,9 +53,6 @@ func insertWebhookEvent(ctx context.Context, tx pgx.Tx, e store.WebhookEvent) er
 func (s *Store) AddWebhookEvent(ctx context.Context, e store.WebhookEvent) error {
 	if !json.Valid(e.Data) {
 		return errors.New("adding webhook event: data is not JSON")
-	}
-	if e.ID == "" {
-		e.ID = uuid.NewString()
 	}
 	err := s.inTx(ctx, false, func(tx pgx.Tx) error {
 		return insertWebhookEvent(ctx, tx, e)
@@ -87,15 +93,22 @@ func (s *Store) WebhookEvents(ctx context.Context, afterSeq int64, limit int) ([
 // transaction holds the notification's row lock, so no batch of results can
 // change them before it commits.
 func addNotificationSent(ctx context.Context, tx pgx.Tx, notificationID string, at time.Time) error {
-	e := store.WebhookEvent{ID: uuid.NewString(), Event: store.EventNotificationSent, CreatedAt: at}
+	var websiteID string
 	d := store.NotificationSent{NotificationID: notificationID}
 	if err := tx.QueryRow(ctx, `SELECT website_id, recipients, sent, failed, pruned FROM notifications WHERE id = $1`,
-		notificationID).Scan(&e.WebsiteID, &d.Recipients, &d.Sent, &d.Failed, &d.Pruned); err != nil {
+		notificationID).Scan(&websiteID, &d.Recipients, &d.Sent, &d.Failed, &d.Pruned); err != nil {
 		return fmt.Errorf("reading counters: %w", err)
 	}
-	var err error
-	if e.Data, err = json.Marshal(d); err != nil {
-		return err
+	return addEvent(ctx, tx, websiteID, store.EventNotificationSent, d, at)
+}
+
+// addEvent adds one of the service's own events to the outbox in tx, with
+// data encoded as JSON, a new id and at as its time; as insertWebhookEvent,
+// it must be the transaction's last statement.
+func addEvent(ctx context.Context, tx pgx.Tx, websiteID, event string, data any, at time.Time) error {
+	b, err := json.Marshal(data)
+	if err != nil {
+		return fmt.Errorf("encoding %s event: %w", event, err)
 	}
-	return insertWebhookEvent(ctx, tx, e)
+	return insertWebhookEvent(ctx, tx, store.WebhookEvent{WebsiteID: websiteID, Event: event, Data: b, CreatedAt: at})
 }

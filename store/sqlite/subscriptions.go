@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -28,7 +29,8 @@ import (
 //
 // Language, timezone, country, URL, device and user agent are only
 // overwritten when given. The subscriber becomes subscribed again and is
-// opted into every given topic slug that exists (any case).
+// opted into every given topic slug that exists (any case). A new endpoint
+// adds the subscriber.created event.
 func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInput) (store.SubscriptionResult, error) {
 	at := ms(now(in.At))
 	var res store.SubscriptionResult
@@ -59,7 +61,10 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 			}
 		}
 
-		var shard int
+		var (
+			shard   int
+			country = in.Country // the subscriber's, as stored
+		)
 		if target == "" {
 			target = uuid.NewString()
 			shard = store.ShardOf(target)
@@ -81,9 +86,9 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 					timezone = CASE WHEN ? = '' THEN timezone ELSE ? END,
 					url = CASE WHEN ? = '' THEN url ELSE ? END,
 					last_seen_at = ?, unsubscribed_at = NULL
-				WHERE id = ? RETURNING shard`,
+				WHERE id = ? RETURNING shard, country`,
 				ext, in.Country, in.Country, in.Language, in.Language, in.Timezone, in.Timezone, in.URL, in.URL,
-				at, target).Scan(&shard)
+				at, target).Scan(&shard, &country)
 			if err != nil {
 				return err
 			}
@@ -123,7 +128,16 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 			}
 		}
 		res.SubscriberID, res.EndpointID = target, epID
-		return nil
+		if !res.Created {
+			return nil
+		}
+		// A new endpoint's subscriber holds in.ExternalID: it was found by
+		// it or created with it.
+		d := store.SubscriberCreated{SubscriberID: target, EndpointID: epID, Device: in.Device, Country: country}
+		if ext := in.ExternalID; ext != "" {
+			d.ExternalID = &ext
+		}
+		return addEvent(tx, in.WebsiteID, store.EventSubscriberCreated, d, at)
 	})
 	if err != nil {
 		return store.SubscriptionResult{}, fmt.Errorf("upserting subscription: %w", mapErr(err))
@@ -150,8 +164,9 @@ func endpointDest(e *store.Endpoint) []any {
 		msTime{&e.CreatedAt}, msTime{&e.LastSeenAt}}
 }
 
-// DeleteSubscription removes the website's endpoint with that URL and marks
-// its subscriber unsubscribed when it was the last one.
+// DeleteSubscription removes the website's endpoint with that URL, marks
+// its subscriber unsubscribed when it was the last one and adds the
+// subscriber.unsubscribed event: the visitor turned notifications off.
 func (s *Store) DeleteSubscription(ctx context.Context, websiteID, endpointURL string) (store.Endpoint, error) {
 	var e store.Endpoint
 	err := s.write(ctx, func(tx wtx) error {
@@ -160,7 +175,12 @@ func (s *Store) DeleteSubscription(ctx context.Context, websiteID, endpointURL s
 		if err != nil {
 			return notFound(err)
 		}
-		return markUnsubscribedIfEmpty(tx, e.SubscriberID, ms(time.Now()))
+		at := ms(time.Now())
+		if err := markUnsubscribedIfEmpty(tx, e.SubscriberID, at); err != nil {
+			return err
+		}
+		return addEvent(tx, websiteID, store.EventSubscriberUnsubscribed,
+			store.SubscriberUnsubscribed{SubscriberID: e.SubscriberID, Endpoint: e.URL}, at)
 	})
 	if err != nil {
 		return store.Endpoint{}, fmt.Errorf("deleting subscription: %w", err)
@@ -180,13 +200,17 @@ func (s *Store) Endpoint(ctx context.Context, websiteID, id string) (store.Endpo
 }
 
 // RecordInteraction counts a delivered or clicked ping once per
-// (notification, endpoint, kind). A notification of another website is
+// (notification, endpoint, kind) and adds event, if any, to the outbox
+// when the ping is new. A notification of another website is
 // store.ErrNotFound. The endpoint need not exist any more (it may have been
 // pruned or unsubscribed since the push).
-func (s *Store) RecordInteraction(ctx context.Context, websiteID, notificationID, endpointID, kind string, at time.Time) (bool, error) {
+func (s *Store) RecordInteraction(ctx context.Context, websiteID, notificationID, endpointID, kind string, at time.Time, event *store.WebhookEvent) (bool, error) {
 	counter, err := store.InteractionCounter(kind)
 	if err != nil {
 		return false, fmt.Errorf("recording interaction: %w", err)
+	}
+	if event != nil && !json.Valid(event.Data) {
+		return false, errors.New("recording interaction: event data is not JSON")
 	}
 	var isNew bool
 	err = s.write(ctx, func(tx wtx) error {
@@ -208,8 +232,18 @@ func (s *Store) RecordInteraction(ctx context.Context, websiteID, notificationID
 			return err
 		}
 		isNew = true
-		_, err = tx.exec(`UPDATE notifications SET `+counter+` = `+counter+` + 1 WHERE id = ?`, notificationID)
-		return err
+		if _, err := tx.exec(`UPDATE notifications SET `+counter+` = `+counter+` + 1 WHERE id = ?`, notificationID); err != nil {
+			return err
+		}
+		if event == nil {
+			return nil
+		}
+		e := *event
+		e.WebsiteID = websiteID
+		if e.CreatedAt.IsZero() {
+			e.CreatedAt = at
+		}
+		return insertWebhookEvent(tx, e)
 	})
 	if err != nil {
 		return false, fmt.Errorf("recording interaction: %w", err)

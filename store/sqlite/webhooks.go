@@ -20,17 +20,34 @@ func (s *Store) AddWebhookEvent(ctx context.Context, e store.WebhookEvent) error
 	if !json.Valid(e.Data) {
 		return errors.New("adding webhook event: data is not JSON")
 	}
-	if e.ID == "" {
-		e.ID = uuid.NewString()
-	}
 	err := s.write(ctx, func(tx wtx) error {
-		_, err := tx.exec(insertWebhookEventQuery, e.ID, e.WebsiteID, e.Event, string(e.Data), ms(now(e.CreatedAt)))
-		return err
+		return insertWebhookEvent(tx, e)
 	})
 	if err != nil {
 		return fmt.Errorf("adding webhook event: %w", mapErr(err))
 	}
 	return nil
+}
+
+// insertWebhookEvent adds one event to the outbox in tx. An empty id gets a
+// new UUID, a zero time the current one.
+func insertWebhookEvent(tx wtx, e store.WebhookEvent) error {
+	if e.ID == "" {
+		e.ID = uuid.NewString()
+	}
+	_, err := tx.exec(insertWebhookEventQuery, e.ID, e.WebsiteID, e.Event, string(e.Data), ms(now(e.CreatedAt)))
+	return err
+}
+
+// addEvent adds one of the service's own events to the outbox in tx, with
+// data encoded as JSON, a new id and at (unix milliseconds) as its time.
+func addEvent(tx wtx, websiteID, event string, data any, at int64) error {
+	b, err := json.Marshal(data)
+	if err != nil {
+		return fmt.Errorf("encoding %s event: %w", event, err)
+	}
+	_, err = tx.exec(insertWebhookEventQuery, uuid.NewString(), websiteID, event, string(b), at)
+	return err
 }
 
 // WebhookEvents returns up to limit events of every website after afterSeq,
@@ -76,10 +93,5 @@ func addNotificationSent(tx wtx, notificationID string, at int64) error {
 		notificationID).Scan(&websiteID, &d.Recipients, &d.Sent, &d.Failed, &d.Pruned); err != nil {
 		return fmt.Errorf("reading counters: %w", err)
 	}
-	data, err := json.Marshal(d)
-	if err != nil {
-		return err
-	}
-	_, err = tx.exec(insertWebhookEventQuery, uuid.NewString(), websiteID, store.EventNotificationSent, string(data), at)
-	return err
+	return addEvent(tx, websiteID, store.EventNotificationSent, d, at)
 }

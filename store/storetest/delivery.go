@@ -373,7 +373,7 @@ func testRecordInteraction(t *testing.T, s store.Store) {
 
 	f := func(websiteID, notificationID, endpointID, kind string, want bool) {
 		t.Helper()
-		got, err := s.RecordInteraction(ctx, websiteID, notificationID, endpointID, kind, at(3*time.Hour))
+		got, err := s.RecordInteraction(ctx, websiteID, notificationID, endpointID, kind, at(3*time.Hour), nil)
 		noErr(t, "RecordInteraction", err)
 		if got != want {
 			t.Fatalf("RecordInteraction(%s, %s) = %v, want %v", endpointID, kind, got, want)
@@ -390,11 +390,11 @@ func testRecordInteraction(t *testing.T, s store.Store) {
 	}
 
 	// A ping naming another website's notification changes nothing.
-	_, err := s.RecordInteraction(ctx, other.Website.ID, n.ID, e[1], store.InteractionClicked, at(3*time.Hour))
+	_, err := s.RecordInteraction(ctx, other.Website.ID, n.ID, e[1], store.InteractionClicked, at(3*time.Hour), nil)
 	wantErr(t, "RecordInteraction(other website)", err, store.ErrNotFound)
-	_, err = s.RecordInteraction(ctx, w.Website.ID, uuid.NewString(), e[1], store.InteractionClicked, at(3*time.Hour))
+	_, err = s.RecordInteraction(ctx, w.Website.ID, uuid.NewString(), e[1], store.InteractionClicked, at(3*time.Hour), nil)
 	wantErr(t, "RecordInteraction(unknown notification)", err, store.ErrNotFound)
-	if _, err := s.RecordInteraction(ctx, w.Website.ID, n.ID, e[1], "hovered", at(3*time.Hour)); err == nil {
+	if _, err := s.RecordInteraction(ctx, w.Website.ID, n.ID, e[1], "hovered", at(3*time.Hour), nil); err == nil {
 		t.Fatal("RecordInteraction(unknown kind) succeeded")
 	}
 	same(t, "counters", counters(t, s, n.ID), c)
@@ -406,7 +406,7 @@ func testRecordInteraction(t *testing.T, s store.Store) {
 	var news atomic.Int32
 	for range 10 {
 		wg.Go(func() {
-			ok, err := s.RecordInteraction(context.Background(), w.Website.ID, n.ID, "late-endpoint", store.InteractionDelivered, at(4*time.Hour))
+			ok, err := s.RecordInteraction(context.Background(), w.Website.ID, n.ID, "late-endpoint", store.InteractionDelivered, at(4*time.Hour), nil)
 			if err == nil && ok {
 				news.Add(1)
 			}

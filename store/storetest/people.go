@@ -421,7 +421,7 @@ func testErasePeople(t *testing.T, s store.Store) {
 	n := sending(t, s, w.Website.ID)
 	noErr(t, "RecordResults", s.RecordResults(ctx, n.ID, []store.PushResult{
 		{EndpointID: gone.EndpointID, Outcome: store.OutcomeSent}, {EndpointID: kept.EndpointID, Outcome: store.OutcomeSent}}))
-	_, err := s.RecordInteraction(ctx, w.Website.ID, n.ID, gone.EndpointID, store.InteractionClicked, at(time.Minute))
+	_, err := s.RecordInteraction(ctx, w.Website.ID, n.ID, gone.EndpointID, store.InteractionClicked, at(time.Minute), nil)
 	noErr(t, "RecordInteraction", err)
 
 	erased, err := s.ErasePeople(ctx, w.Website.ID, []string{gone.SubscriberID, foreign.SubscriberID, uuid.NewString()})
@@ -434,7 +434,7 @@ func testErasePeople(t *testing.T, s store.Store) {
 	left, err := s.Undelivered(ctx, n.ID, []string{gone.EndpointID, kept.EndpointID})
 	noErr(t, "Undelivered", err)
 	same(t, "push results left", left, []string{gone.EndpointID})
-	again, err := s.RecordInteraction(ctx, w.Website.ID, n.ID, gone.EndpointID, store.InteractionClicked, at(time.Minute))
+	again, err := s.RecordInteraction(ctx, w.Website.ID, n.ID, gone.EndpointID, store.InteractionClicked, at(time.Minute), nil)
 	noErr(t, "RecordInteraction", err)
 	if !again {
 		t.Fatal("the erased endpoint's click was kept")

@@ -42,6 +42,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Frequency", frequencyCases},
 		{"Review", reviewCases},
 		{"Waves", waveCases},
+		{"WebhookDeliveries", webhookDeliveryCases},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

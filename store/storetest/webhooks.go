@@ -21,6 +21,10 @@ var webhookCases = []testCase{
 	{"WebhookEventsPaging", testWebhookEventsPaging},
 	{"AddWebhookEventErrors", testAddWebhookEventErrors},
 	{"WebhookEventsTail", testWebhookEventsTail},
+	{"SubscriberCreated", testSubscriberCreated},
+	{"SubscriberUnsubscribed", testSubscriberUnsubscribed},
+	{"NotificationClicked", testNotificationClicked},
+	{"NotificationClickedConcurrent", testNotificationClickedConcurrent},
 }
 
 // webhookEvents reads the whole outbox after afterSeq.
@@ -52,27 +56,59 @@ func wantEvents(t *testing.T, what string, es, want []store.WebhookEvent) {
 	same(t, what, got, exp)
 }
 
+// lastSeq is the seq of the outbox's last event, 0 when it is empty: tests
+// read what follows their setup (subscribing adds events) after it.
+func lastSeq(t *testing.T, s store.Store) int64 {
+	t.Helper()
+	es := webhookEvents(t, s, 0)
+	if len(es) == 0 {
+		return 0
+	}
+	return es[len(es)-1].Seq
+}
+
+// wantNewEvents fails unless the outbox after afterSeq holds exactly want,
+// each with a positive seq and a distinct UUID id. An empty ID in want is
+// taken as any, a zero CreatedAt as any time in the last minute. It returns
+// the events read.
+func wantNewEvents(t *testing.T, s store.Store, what string, afterSeq int64, want []store.WebhookEvent) []store.WebhookEvent {
+	t.Helper()
+	es := webhookEvents(t, s, afterSeq)
+	want = slices.Clone(want)
+	ids := map[string]bool{}
+	for i := range min(len(es), len(want)) {
+		if _, err := uuid.Parse(es[i].ID); err != nil || es[i].Seq <= afterSeq || ids[es[i].ID] {
+			t.Fatalf("%s: event %d id %q, seq %d; want a new UUID and a seq after %d", what, i, es[i].ID, es[i].Seq, afterSeq)
+		}
+		ids[es[i].ID] = true
+		if want[i].ID == "" {
+			want[i].ID = es[i].ID
+		}
+		if want[i].CreatedAt.IsZero() {
+			if c := es[i].CreatedAt; c.Before(time.Now().Add(-time.Minute)) || c.After(time.Now().Add(time.Second)) {
+				t.Fatalf("%s: event %d created at %v, want about now", what, i, c)
+			}
+			want[i].CreatedAt = es[i].CreatedAt
+		}
+	}
+	wantEvents(t, what, es, want)
+	return es
+}
+
 // sentData is the exact data of a notification.sent event.
 func sentData(id string, recipients, sent, failed, pruned int) json.RawMessage {
 	return json.RawMessage(fmt.Sprintf(`{"notificationId":%q,"recipients":%d,"sent":%d,"failed":%d,"pruned":%d}`,
 		id, recipients, sent, failed, pruned))
 }
 
-// wantSentEvent fails unless the outbox holds exactly one notification.sent
-// event, of the website, with data, made at when, with a UUID and a
-// positive seq; it returns the event.
-func wantSentEvent(t *testing.T, s store.Store, what, websiteID string, data json.RawMessage, when time.Time) store.WebhookEvent {
+// wantSentEvent fails unless the outbox after afterSeq holds exactly one
+// notification.sent event, of the website, with data, made at when, with a
+// UUID and a later seq; it returns the event.
+func wantSentEvent(t *testing.T, s store.Store, what string, afterSeq int64, websiteID string, data json.RawMessage, when time.Time) store.WebhookEvent {
 	t.Helper()
-	es := webhookEvents(t, s, 0)
-	want := []store.WebhookEvent{{WebsiteID: websiteID, Event: store.EventNotificationSent, Data: data, CreatedAt: when}}
-	if len(es) == 1 {
-		if _, err := uuid.Parse(es[0].ID); err != nil || es[0].Seq <= 0 {
-			t.Fatalf("%s: event id %q, seq %d; want a UUID and a positive seq", what, es[0].ID, es[0].Seq)
-		}
-		want[0].ID = es[0].ID
-	}
-	wantEvents(t, what, es, want)
-	return es[0]
+	return wantNewEvents(t, s, what, afterSeq, []store.WebhookEvent{
+		{WebsiteID: websiteID, Event: store.EventNotificationSent, Data: data, CreatedAt: when},
+	})[0]
 }
 
 // finishShards reports every shard of the send done and returns how many
@@ -96,6 +132,7 @@ func testNotificationSent(t *testing.T, s store.Store) {
 	n := sending(t, s, w.Website.ID)
 	unfinished := sending(t, s, other.Website.ID)
 	e := endpoints(t, s, w.Website.ID, 6)
+	mark := lastSeq(t, s) // after the subscriptions' events
 
 	noErr(t, "RecordResults", s.RecordResults(ctx, n.ID, []store.PushResult{
 		{EndpointID: e[0], Outcome: store.OutcomeSent},
@@ -111,7 +148,7 @@ func testNotificationSent(t *testing.T, s store.Store) {
 	}
 	_, err := s.ShardDone(ctx, unfinished.ID, 0, at(2*time.Hour))
 	noErr(t, "ShardDone(other send)", err)
-	wantEvents(t, "events before the last shard", webhookEvents(t, s, 0), nil)
+	wantEvents(t, "events before the last shard", webhookEvents(t, s, mark), nil)
 
 	// Results recorded after the other shards but before the last count.
 	noErr(t, "RecordResults", s.RecordResults(ctx, n.ID, []store.PushResult{
@@ -123,7 +160,7 @@ func testNotificationSent(t *testing.T, s store.Store) {
 	if !done {
 		t.Fatal("ShardDone(last shard) = false, want true")
 	}
-	first := wantSentEvent(t, s, "events after the last shard", w.Website.ID, sentData(n.ID, 5, 3, 1, 1), at(3*time.Hour))
+	first := wantSentEvent(t, s, "events after the last shard", mark, w.Website.ID, sentData(n.ID, 5, 3, 1, 1), at(3*time.Hour))
 
 	// Repeated reports, of the last shard or any other, and a late batch
 	// add nothing.
@@ -137,7 +174,7 @@ func testNotificationSent(t *testing.T, s store.Store) {
 	noErr(t, "RecordResults(late)", s.RecordResults(ctx, n.ID, []store.PushResult{{EndpointID: e[5], Outcome: store.OutcomeSent}}))
 	_, err = s.ShardDone(ctx, n.ID, 0, at(4*time.Hour))
 	noErr(t, "ShardDone(after a late batch)", err)
-	wantEvents(t, "events after repeats", webhookEvents(t, s, 0), []store.WebhookEvent{first})
+	wantEvents(t, "events after repeats", webhookEvents(t, s, mark), []store.WebhookEvent{first})
 }
 
 // Of concurrent reports of every shard, the one that finishes the send adds
@@ -146,6 +183,7 @@ func testNotificationSentConcurrent(t *testing.T, s store.Store) {
 	w := newWebsite(t, s)
 	n := sending(t, s, w.Website.ID)
 	e := endpoints(t, s, w.Website.ID, 4)
+	mark := lastSeq(t, s)
 	noErr(t, "RecordResults", s.RecordResults(context.Background(), n.ID, []store.PushResult{
 		{EndpointID: e[0], Outcome: store.OutcomeSent},
 		{EndpointID: e[1], Outcome: store.OutcomeFailed},
@@ -163,7 +201,7 @@ func testNotificationSentConcurrent(t *testing.T, s store.Store) {
 	for _, err := range errs {
 		noErr(t, "concurrent ShardDone", err)
 	}
-	wantSentEvent(t, s, "events after concurrent reports", w.Website.ID, sentData(n.ID, 4, 1, 2, 1), at(2*time.Hour))
+	wantSentEvent(t, s, "events after concurrent reports", mark, w.Website.ID, sentData(n.ID, 4, 1, 2, 1), at(2*time.Hour))
 }
 
 // Sends that fail, are canceled or never start add no event; one whose
@@ -200,7 +238,7 @@ func testNotificationSentOnlyWhenSent(t *testing.T, s store.Store) {
 	if !done {
 		t.Fatal("ShardDone after StartSending with every shard done = false, want true")
 	}
-	wantSentEvent(t, s, "events after the late finish", w.Website.ID, sentData(queued.ID, 0, 0, 0, 0), at(4*time.Hour))
+	wantSentEvent(t, s, "events after the late finish", 0, w.Website.ID, sentData(queued.ID, 0, 0, 0, 0), at(4*time.Hour))
 }
 
 func testWebhookEventsPaging(t *testing.T, s store.Store) {
@@ -352,5 +390,202 @@ func testWebhookEventsTail(t *testing.T, s store.Store) {
 	}
 	if len(seen) != writers*each {
 		t.Fatalf("the reader saw %d events, want %d", len(seen), writers*each)
+	}
+}
+
+// createdData is the exact data of a subscriber.created event; an empty
+// external id is null.
+func createdData(res store.SubscriptionResult, externalID, device, country string) json.RawMessage {
+	ext := "null"
+	if externalID != "" {
+		ext = fmt.Sprintf("%q", externalID)
+	}
+	return json.RawMessage(fmt.Sprintf(`{"subscriberId":%q,"endpointId":%q,"externalId":%s,"device":%q,"country":%q}`,
+		res.SubscriberID, res.EndpointID, ext, device, country))
+}
+
+// A new browser adds subscriber.created with its subscriber as stored; a
+// known one registering again (even moving to another person) adds nothing.
+func testSubscriberCreated(t *testing.T, s store.Store) {
+	w, other := newWebsite(t, s), newWebsite(t, s)
+	created := func(websiteID string, res store.SubscriptionResult, externalID, device, country string, when time.Time) store.WebhookEvent {
+		return store.WebhookEvent{WebsiteID: websiteID, Event: store.EventSubscriberCreated,
+			Data: createdData(res, externalID, device, country), CreatedAt: when}
+	}
+	in := func(websiteID, externalID, device, country string, when time.Time) store.SubscriptionInput {
+		x := subscription(websiteID)
+		x.ExternalID, x.Device, x.Country, x.At = externalID, device, country, when
+		return x
+	}
+
+	anon := in(w.Website.ID, "", "desktop", "FR", at(time.Second))
+	laptop := in(w.Website.ID, "user-1", "desktop", "DE", at(2*time.Second))
+	// The same person on a phone whose country is unknown: it joins the
+	// subscriber, whose stored country the event shows.
+	phone := in(w.Website.ID, "user-1", "android", "", at(3*time.Second))
+	foreign := in(other.Website.ID, "", "ios", "", at(4*time.Second))
+	var res []store.SubscriptionResult
+	for _, x := range []store.SubscriptionInput{anon, laptop, phone, foreign} {
+		res = append(res, subscribe(t, s, x))
+	}
+	if res[2].SubscriberID != res[1].SubscriberID {
+		t.Fatal("the person's second browser got a subscriber of its own")
+	}
+	wantNewEvents(t, s, "events of new browsers", 0, []store.WebhookEvent{
+		created(w.Website.ID, res[0], "", "desktop", "FR", at(time.Second)),
+		created(w.Website.ID, res[1], "user-1", "desktop", "DE", at(2*time.Second)),
+		created(w.Website.ID, res[2], "user-1", "android", "DE", at(3*time.Second)),
+		created(other.Website.ID, res[3], "", "ios", "", at(4*time.Second)),
+	})
+
+	mark := lastSeq(t, s)
+	again := func(what string, x store.SubscriptionInput) {
+		t.Helper()
+		x.P256dh, x.Auth, x.At = "BP256-renewed-"+uuid.NewString(), "auth-renewed", at(time.Hour)
+		if r := subscribe(t, s, x); r.Created {
+			t.Fatalf("%s: Created = true", what)
+		}
+	}
+	again("same browser, new keys and country", func() store.SubscriptionInput { x := anon; x.Country = "US"; return x }())
+	again("anonymous browser logging in", func() store.SubscriptionInput { x := anon; x.ExternalID = "user-2"; return x }())
+	again("another person on the phone", func() store.SubscriptionInput { x := phone; x.ExternalID = "user-3"; return x }())
+	again("the other website's browser", foreign)
+	wantEvents(t, "events after known browsers registered again", webhookEvents(t, s, mark), nil)
+}
+
+// unsubscribedData is the exact data of a subscriber.unsubscribed event.
+func unsubscribedData(subscriberID, endpoint string) json.RawMessage {
+	return json.RawMessage(fmt.Sprintf(`{"subscriberId":%q,"endpoint":%q}`, subscriberID, endpoint))
+}
+
+// A visitor turning notifications off (DeleteSubscription) adds
+// subscriber.unsubscribed per browser; an endpoint pruned after the push
+// service dropped it, or erased with its person, adds nothing.
+func testSubscriberUnsubscribed(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w, other := newWebsite(t, s), newWebsite(t, s)
+	person := func(externalID string) store.SubscriptionInput {
+		x := subscription(w.Website.ID)
+		x.ExternalID = externalID
+		return x
+	}
+	laptop, phone, expired, erased := person("user-1"), person("user-1"), person(""), person("user-2")
+	foreign := subscription(other.Website.ID)
+	laptopRes, phoneRes := subscribe(t, s, laptop), subscribe(t, s, phone)
+	expiredRes, erasedRes := subscribe(t, s, expired), subscribe(t, s, erased)
+	subscribe(t, s, foreign)
+	mark := lastSeq(t, s)
+
+	// The person turns notifications off on one browser, then the other.
+	for _, x := range []store.SubscriptionInput{laptop, phone} {
+		_, err := s.DeleteSubscription(ctx, w.Website.ID, x.Endpoint)
+		noErr(t, "DeleteSubscription", err)
+	}
+	_, err := s.DeleteSubscription(ctx, w.Website.ID, laptop.Endpoint)
+	wantErr(t, "DeleteSubscription(again)", err, store.ErrNotFound)
+	_, err = s.DeleteSubscription(ctx, w.Website.ID, foreign.Endpoint)
+	wantErr(t, "DeleteSubscription(another website's)", err, store.ErrNotFound)
+
+	n := sending(t, s, w.Website.ID)
+	noErr(t, "RecordResults", s.RecordResults(ctx, n.ID, []store.PushResult{{EndpointID: expiredRes.EndpointID, Outcome: store.OutcomePruned}}))
+	_, err = s.Endpoint(ctx, w.Website.ID, expiredRes.EndpointID)
+	wantErr(t, "Endpoint(pruned)", err, store.ErrNotFound)
+	gone, err := s.ErasePeople(ctx, w.Website.ID, []string{erasedRes.SubscriberID})
+	noErr(t, "ErasePeople", err)
+	if len(gone) != 1 {
+		t.Fatalf("ErasePeople erased %d people, want 1", len(gone))
+	}
+
+	wantNewEvents(t, s, "events of unsubscribes", mark, []store.WebhookEvent{
+		{WebsiteID: w.Website.ID, Event: store.EventSubscriberUnsubscribed, Data: unsubscribedData(laptopRes.SubscriberID, laptop.Endpoint)},
+		{WebsiteID: w.Website.ID, Event: store.EventSubscriberUnsubscribed, Data: unsubscribedData(phoneRes.SubscriberID, phone.Endpoint)},
+	})
+}
+
+// clickedData is the exact data of a notification.clicked event; an empty
+// variant is null.
+func clickedData(notificationID, variant string) json.RawMessage {
+	v := "null"
+	if variant != "" {
+		v = fmt.Sprintf("%q", variant)
+	}
+	return json.RawMessage(fmt.Sprintf(`{"notificationId":%q,"variant":%s}`, notificationID, v))
+}
+
+func clickedEvent(notificationID, variant string) *store.WebhookEvent {
+	return &store.WebhookEvent{Event: store.EventNotificationClicked, Data: clickedData(notificationID, variant)}
+}
+
+// RecordInteraction adds the event it is given with a new interaction, and
+// only then.
+func testNotificationClicked(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w, other := newWebsite(t, s), newWebsite(t, s)
+	n := sending(t, s, w.Website.ID)
+	foreign := sending(t, s, other.Website.ID)
+	e := endpoints(t, s, w.Website.ID, 3)
+	mark := lastSeq(t, s)
+
+	f := func(what, notificationID, endpointID, kind string, event *store.WebhookEvent, want bool) {
+		t.Helper()
+		got, err := s.RecordInteraction(ctx, w.Website.ID, notificationID, endpointID, kind, at(time.Hour), event)
+		noErr(t, what, err)
+		if got != want {
+			t.Fatalf("%s: RecordInteraction = %v, want %v", what, got, want)
+		}
+	}
+	f("first click", n.ID, e[0], store.InteractionClicked, clickedEvent(n.ID, "b"), true)
+	f("repeated click", n.ID, e[0], store.InteractionClicked, clickedEvent(n.ID, "b"), false)
+	f("delivered", n.ID, e[0], store.InteractionDelivered, nil, true)
+	// An event's own id and time are kept; its website is the ping's.
+	given := clickedEvent(n.ID, "")
+	given.ID, given.WebsiteID, given.CreatedAt = uuid.NewString(), other.Website.ID, at(2*time.Hour)
+	f("click with an id and a time", n.ID, e[1], store.InteractionClicked, given, true)
+
+	_, err := s.RecordInteraction(ctx, w.Website.ID, foreign.ID, e[2], store.InteractionClicked, at(time.Hour), clickedEvent(foreign.ID, ""))
+	wantErr(t, "RecordInteraction(another website's send)", err, store.ErrNotFound)
+	_, err = s.RecordInteraction(ctx, w.Website.ID, uuid.NewString(), e[2], store.InteractionClicked, at(time.Hour), clickedEvent(n.ID, ""))
+	wantErr(t, "RecordInteraction(unknown send)", err, store.ErrNotFound)
+	bad := clickedEvent(n.ID, "")
+	bad.Data = json.RawMessage(`{"notificationId":`)
+	if _, err := s.RecordInteraction(ctx, w.Website.ID, n.ID, e[2], store.InteractionClicked, at(time.Hour), bad); err == nil {
+		t.Fatal("RecordInteraction(event data not JSON) succeeded")
+	}
+	f("click after a refused event", n.ID, e[2], store.InteractionClicked, nil, true)
+
+	wantNewEvents(t, s, "events of clicks", mark, []store.WebhookEvent{
+		{WebsiteID: w.Website.ID, Event: store.EventNotificationClicked, Data: clickedData(n.ID, "b"), CreatedAt: at(time.Hour)},
+		{ID: given.ID, WebsiteID: w.Website.ID, Event: store.EventNotificationClicked, Data: clickedData(n.ID, ""), CreatedAt: at(2 * time.Hour)},
+	})
+	if c := counters(t, s, n.ID); c.Clicked != 3 || c.Delivered != 1 {
+		t.Fatalf("counters after the clicks: clicked %d, delivered %d; want 3, 1", c.Clicked, c.Delivered)
+	}
+}
+
+// Of concurrent clicks of one browser, one records the click and its event.
+func testNotificationClickedConcurrent(t *testing.T, s store.Store) {
+	w := newWebsite(t, s)
+	n := sending(t, s, w.Website.ID)
+	e := endpoints(t, s, w.Website.ID, 2)
+	mark := lastSeq(t, s)
+	var wg sync.WaitGroup
+	errs, news := make([]error, 16), make([]bool, 16)
+	for i := range errs {
+		wg.Go(func() {
+			news[i], errs[i] = s.RecordInteraction(context.Background(), w.Website.ID, n.ID, e[i%2],
+				store.InteractionClicked, at(time.Hour), clickedEvent(n.ID, "a"))
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		noErr(t, "concurrent RecordInteraction", err)
+	}
+	if got := len(slices.DeleteFunc(news, func(b bool) bool { return !b })); got != 2 {
+		t.Fatalf("%d concurrent clicks were new, want 2", got)
+	}
+	click := store.WebhookEvent{WebsiteID: w.Website.ID, Event: store.EventNotificationClicked, Data: clickedData(n.ID, "a"), CreatedAt: at(time.Hour)}
+	wantNewEvents(t, s, "events of concurrent clicks", mark, []store.WebhookEvent{click, click})
+	if c := counters(t, s, n.ID); c.Clicked != 2 {
+		t.Fatalf("clicked %d, want 2", c.Clicked)
 	}
 }
