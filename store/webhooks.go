@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 )
 
@@ -179,4 +180,55 @@ type Webhooks interface {
 	ClaimEmails(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]Email, error)
 	// MarkEmailSent records that a message went out.
 	MarkEmailSent(ctx context.Context, id string, at time.Time) error
+}
+
+// EventsJSON is the stored form of a webhook's event names.
+func EventsJSON(events []string) (string, error) {
+	if events == nil {
+		events = []string{}
+	}
+	b, err := json.Marshal(events)
+	return string(b), err
+}
+
+// HeadersJSON is the stored form of request headers: NULL when none.
+func HeadersJSON(h map[string]string) (any, error) {
+	if h == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(h)
+	if err != nil {
+		return nil, err
+	}
+	return string(b), nil
+}
+
+// AttemptOutcome applies attempt a to a delivery that was OneShot or not
+// and had retries failed attempts of its schedule, and to its webhook w:
+// it returns the delivery's new status, retries and due time, and updates
+// w. A normal attempt does not retry while the webhook is off (spec 3.2),
+// whose waiting deliveries turning it off failed.
+func AttemptOutcome(a WebhookAttempt, oneShot bool, retries int, w *Webhook) (status string, newRetries int, next *time.Time) {
+	status = DeliveryFailed
+	switch {
+	case a.Succeeded:
+		status = DeliverySucceeded
+	case oneShot: // one attempt, no retry
+	case a.NextAttemptAt != nil && w.Enabled:
+		status, next = DeliveryRetrying, a.NextAttemptAt
+	}
+	w.LastStatus, w.LastFiredAt = &a.StatusCode, &a.At
+	switch {
+	case a.Succeeded:
+		w.ConsecutiveFailures, w.FailingSince = 0, nil
+	case !oneShot:
+		retries++
+		if w.FailingSince == nil {
+			w.FailingSince = &a.At
+		}
+		if status == DeliveryFailed {
+			w.ConsecutiveFailures++
+		}
+	}
+	return status, retries, next
 }

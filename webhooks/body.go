@@ -8,23 +8,24 @@ import (
 	"slices"
 	"time"
 
+	"github.com/relaybell/relaybell/notification"
 	"github.com/relaybell/relaybell/store"
 )
 
 // Event names of spec 6.2.
 const (
 	// EventSubscriberCreated: a new browser subscribed.
-	EventSubscriberCreated = "subscriber.created"
+	EventSubscriberCreated = store.EventSubscriberCreated
 	// EventSubscriberUnsubscribed: a visitor turned notifications off
 	// through the site.
-	EventSubscriberUnsubscribed = "subscriber.unsubscribed"
+	EventSubscriberUnsubscribed = store.EventSubscriberUnsubscribed
 	// EventNotificationSent: a send finished going out.
 	EventNotificationSent = store.EventNotificationSent
 	// EventNotificationClicked: someone clicked a notification.
-	EventNotificationClicked = "notification.clicked"
+	EventNotificationClicked = store.EventNotificationClicked
 	// EventTest is sent only on request (POST /webhooks/{id}/test), to one
 	// webhook, whatever it subscribes to; no webhook receives it otherwise.
-	EventTest = "webhook.test"
+	EventTest = store.EventWebhookTest
 )
 
 // Subscribable lists, in the spec's order, the events a webhook can
@@ -40,10 +41,6 @@ var Kinds = append(slices.Clip(Subscribable), EventTest)
 // IsKind reports whether name is an event kind of spec 6.2.
 func IsKind(name string) bool { return slices.Contains(Kinds, name) }
 
-// TimeLayout is how an event body writes its time: RFC 3339 in UTC with
-// milliseconds, the layout of every date-time of the API.
-const TimeLayout = "2006-01-02T15:04:05.000Z07:00"
-
 // body is the JSON of every event delivery (spec 6.1), members in the
 // spec's order.
 type body struct {
@@ -55,8 +52,9 @@ type body struct {
 
 // Body returns the body of an event delivery (spec 6.1):
 // {"event","data","projectId","at"}, with at, when the event happened, in
-// TimeLayout. data must be a JSON object; it is kept as given, except that
-// insignificant white space is removed. HTML characters are not escaped.
+// notification.TimeLayout, the API's date-time form. data must be a JSON
+// object; it is kept as given, except that insignificant white space is
+// removed. HTML characters are not escaped.
 // The result is the exact text every attempt signs and sends.
 func Body(event, projectID string, data json.RawMessage, at time.Time) ([]byte, error) {
 	if t := bytes.TrimSpace(data); len(t) == 0 || t[0] != '{' {
@@ -65,7 +63,7 @@ func Body(event, projectID string, data json.RawMessage, at time.Time) ([]byte, 
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	err := enc.Encode(body{Event: event, Data: data, ProjectID: projectID, At: at.UTC().Format(TimeLayout)})
+	err := enc.Encode(body{Event: event, Data: data, ProjectID: projectID, At: at.UTC().Format(notification.TimeLayout)})
 	if err != nil {
 		return nil, fmt.Errorf("building webhook body: %w", err)
 	}

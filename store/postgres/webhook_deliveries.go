@@ -3,7 +3,6 @@ package postgres
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -59,31 +58,9 @@ func emailDest(m *store.Email) []any {
 	return []any{&m.ID, &m.To, &m.Subject, &m.Body, &m.CreatedAt, &m.SentAt}
 }
 
-// eventsJSON is the stored form of a webhook's event names (text: pgx
-// would send bytes to a json column as a bytea).
-func eventsJSON(events []string) (string, error) {
-	if events == nil {
-		events = []string{}
-	}
-	b, err := json.Marshal(events)
-	return string(b), err
-}
-
-// headersJSON is the stored form of request headers: NULL when none.
-func headersJSON(h map[string]string) (any, error) {
-	if h == nil {
-		return nil, nil
-	}
-	b, err := json.Marshal(h)
-	if err != nil {
-		return nil, err
-	}
-	return string(b), nil
-}
-
 // CreateWebhook stores a new webhook; a zero CreatedAt is the current time.
 func (s *Store) CreateWebhook(ctx context.Context, w store.Webhook) error {
-	events, err := eventsJSON(w.Events)
+	events, err := store.EventsJSON(w.Events)
 	if err != nil {
 		return fmt.Errorf("creating webhook: %w", err)
 	}
@@ -154,7 +131,7 @@ func (s *Store) UpdateWebhook(ctx context.Context, websiteID, id string, change 
 		}
 		w.ID, w.WebsiteID, w.Secret, w.CreatedAt = old.ID, old.WebsiteID, old.Secret, old.CreatedAt
 		w.LastStatus, w.LastFiredAt = old.LastStatus, old.LastFiredAt
-		events, err := eventsJSON(w.Events)
+		events, err := store.EventsJSON(w.Events)
 		if err != nil {
 			return err
 		}
@@ -233,7 +210,7 @@ func newDelivery(d store.WebhookDelivery) store.WebhookDelivery {
 
 // deliveryArgs are insertDelivery's arguments for d.
 func deliveryArgs(d store.WebhookDelivery) ([]any, error) {
-	headers, err := headersJSON(d.RequestHeaders)
+	headers, err := store.HeadersJSON(d.RequestHeaders)
 	if err != nil {
 		return nil, err
 	}
@@ -326,42 +303,12 @@ func (s *Store) ClaimWebhookDeliveries(ctx context.Context, now time.Time, lease
 	return out, nil
 }
 
-// attemptOutcome applies attempt a to a delivery that was OneShot or not
-// and had retries failed attempts of its schedule, and to its webhook w:
-// it returns the delivery's new status, retries and due time, and updates
-// w. A normal attempt does not retry while the webhook is off (spec 3.2),
-// whose waiting deliveries turning it off failed.
-func attemptOutcome(a store.WebhookAttempt, oneShot bool, retries int, w *store.Webhook) (status string, newRetries int, next *time.Time) {
-	status = store.DeliveryFailed
-	switch {
-	case a.Succeeded:
-		status = store.DeliverySucceeded
-	case oneShot: // one attempt, no retry
-	case a.NextAttemptAt != nil && w.Enabled:
-		status, next = store.DeliveryRetrying, a.NextAttemptAt
-	}
-	at := ts(a.At)
-	w.LastStatus, w.LastFiredAt = &a.StatusCode, &at
-	switch {
-	case a.Succeeded:
-		w.ConsecutiveFailures, w.FailingSince = 0, nil
-	case !oneShot:
-		retries++
-		if w.FailingSince == nil {
-			w.FailingSince = &at
-		}
-		if status == store.DeliveryFailed {
-			w.ConsecutiveFailures++
-		}
-	}
-	return status, retries, next
-}
-
 // FinishWebhookAttempt records an attempt on the delivery and its webhook
 // in one transaction, holding the webhook's row (the failure count) and
 // then the delivery's.
 func (s *Store) FinishWebhookAttempt(ctx context.Context, a store.WebhookAttempt) (store.Webhook, error) {
-	headers, err := headersJSON(a.RequestHeaders)
+	a.At = ts(a.At) // the precision the webhook is returned with
+	headers, err := store.HeadersJSON(a.RequestHeaders)
 	if err != nil {
 		return store.Webhook{}, fmt.Errorf("finishing webhook attempt: %w", err)
 	}
@@ -386,7 +333,7 @@ func (s *Store) FinishWebhookAttempt(ctx context.Context, a store.WebhookAttempt
 			a.DeliveryID).Scan(&seq, &oneShot, &retries); err != nil {
 			return mapErr(err)
 		}
-		status, retries, next := attemptOutcome(a, oneShot, retries, &w)
+		status, retries, next := store.AttemptOutcome(a, oneShot, retries, &w)
 		var code, delivered any
 		if a.StatusCode != 0 {
 			code = a.StatusCode

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -46,30 +45,9 @@ func emailDest(m *store.Email) []any {
 	return []any{&m.ID, &m.To, &m.Subject, &m.Body, msTime{&m.CreatedAt}, msTimePtr{&m.SentAt}}
 }
 
-// eventsJSON is the stored form of a webhook's event names.
-func eventsJSON(events []string) (string, error) {
-	if events == nil {
-		events = []string{}
-	}
-	b, err := json.Marshal(events)
-	return string(b), err
-}
-
-// headersJSON is the stored form of request headers: NULL when none.
-func headersJSON(h map[string]string) (any, error) {
-	if h == nil {
-		return nil, nil
-	}
-	b, err := json.Marshal(h)
-	if err != nil {
-		return nil, err
-	}
-	return string(b), nil
-}
-
 // CreateWebhook stores a new webhook; a zero CreatedAt is the current time.
 func (s *Store) CreateWebhook(ctx context.Context, w store.Webhook) error {
-	events, err := eventsJSON(w.Events)
+	events, err := store.EventsJSON(w.Events)
 	if err != nil {
 		return fmt.Errorf("creating webhook: %w", err)
 	}
@@ -146,7 +124,7 @@ func (s *Store) UpdateWebhook(ctx context.Context, websiteID, id string, change 
 		}
 		w.ID, w.WebsiteID, w.Secret, w.CreatedAt = old.ID, old.WebsiteID, old.Secret, old.CreatedAt
 		w.LastStatus, w.LastFiredAt = old.LastStatus, old.LastFiredAt
-		events, err := eventsJSON(w.Events)
+		events, err := store.EventsJSON(w.Events)
 		if err != nil {
 			return err
 		}
@@ -229,7 +207,7 @@ func newDelivery(d store.WebhookDelivery) store.WebhookDelivery {
 
 // deliveryArgs are insertDelivery's arguments for d.
 func deliveryArgs(d store.WebhookDelivery) ([]any, error) {
-	headers, err := headersJSON(d.RequestHeaders)
+	headers, err := store.HeadersJSON(d.RequestHeaders)
 	if err != nil {
 		return nil, err
 	}
@@ -334,40 +312,10 @@ func (s *Store) ClaimWebhookDeliveries(ctx context.Context, now time.Time, lease
 	return out, nil
 }
 
-// attemptOutcome applies attempt a to a delivery that was OneShot or not
-// and had retries failed attempts of its schedule, and to its webhook w:
-// it returns the delivery's new status, retries and due time, and updates
-// w. A normal attempt does not retry while the webhook is off (spec 3.2),
-// whose waiting deliveries turning it off failed.
-func attemptOutcome(a store.WebhookAttempt, oneShot bool, retries int, w *store.Webhook) (status string, newRetries int, next *time.Time) {
-	status = store.DeliveryFailed
-	switch {
-	case a.Succeeded:
-		status = store.DeliverySucceeded
-	case oneShot: // one attempt, no retry
-	case a.NextAttemptAt != nil && w.Enabled:
-		status, next = store.DeliveryRetrying, a.NextAttemptAt
-	}
-	w.LastStatus, w.LastFiredAt = &a.StatusCode, &a.At
-	switch {
-	case a.Succeeded:
-		w.ConsecutiveFailures, w.FailingSince = 0, nil
-	case !oneShot:
-		retries++
-		if w.FailingSince == nil {
-			w.FailingSince = &a.At
-		}
-		if status == store.DeliveryFailed {
-			w.ConsecutiveFailures++
-		}
-	}
-	return status, retries, next
-}
-
 // FinishWebhookAttempt records an attempt on the delivery and its webhook
 // in one transaction.
 func (s *Store) FinishWebhookAttempt(ctx context.Context, a store.WebhookAttempt) (store.Webhook, error) {
-	headers, err := headersJSON(a.RequestHeaders)
+	headers, err := store.HeadersJSON(a.RequestHeaders)
 	if err != nil {
 		return store.Webhook{}, fmt.Errorf("finishing webhook attempt: %w", err)
 	}
@@ -387,7 +335,7 @@ func (s *Store) FinishWebhookAttempt(ctx context.Context, a store.WebhookAttempt
 		if err := tx.queryRow(`SELECT `+webhookCols+` FROM webhooks WHERE id = ?`, webhookID).Scan(webhookDest(&w)...); err != nil {
 			return notFound(err)
 		}
-		status, retries, next := attemptOutcome(a, oneShot, retries, &w)
+		status, retries, next := store.AttemptOutcome(a, oneShot, retries, &w)
 		var code, delivered any
 		if a.StatusCode != 0 {
 			code = a.StatusCode
