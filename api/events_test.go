@@ -47,8 +47,18 @@ func createdEvent(subscriberID, endpointID, externalID, device, country string) 
 		subscriberID, endpointID, externalID, device, country)}
 }
 
+// listen gives the website an enabled webhook: without one the service
+// stores none of its events.
+func (h *harness) listen(t *testing.T) {
+	t.Helper()
+	if r := h.do("POST", "/api/v1/webhooks", `{"url":"https://hooks.example/in"}`, auth(h.site.APIKey)...); r.status != 201 {
+		t.Fatalf("creating a webhook: %d %s", r.status, r.body)
+	}
+}
+
 func TestSubscriberEvents(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.CountryHeader = "CF-IPCountry" })
+	h.listen(t)
 	key := auth(h.site.APIKey)
 	path := "/api/v1/projects/" + h.site.ProjectID + "/subscriptions"
 
@@ -94,6 +104,7 @@ func TestSubscriberEvents(t *testing.T) {
 
 func TestClickedEvents(t *testing.T) {
 	h := newHarness(t)
+	h.listen(t)
 	key := auth(h.site.APIKey)
 	base := "/api/v1/projects/" + h.site.ProjectID
 	send := func(body string) string {

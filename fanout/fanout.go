@@ -174,16 +174,18 @@ func (f *Fanout) handleIntent(ctx context.Context, m bus.Message) error {
 	now := f.now()
 	var waves []time.Time
 	if n.Status == store.StatusQueued {
-		if reason, err := f.dispatchCheck(ctx, n); err != nil {
+		reason, w, err := f.dispatchCheck(ctx, n)
+		if err != nil {
 			return err
-		} else if reason != "" {
+		}
+		if reason != "" {
 			f.logger.Info("fanout: send failed at dispatch", "notification", n.ID, "reason", reason)
 			if err := f.store.FailNotification(ctx, n.ID, reason, now); err != nil && !errors.Is(err, store.ErrConflict) {
 				return err
 			}
 			return nil
 		}
-		if waves, err = f.waveDues(ctx, n, now); err != nil {
+		if waves, err = f.waveDues(ctx, n, w, now); err != nil {
 			return err
 		}
 	}
@@ -202,14 +204,10 @@ func (f *Fanout) handleIntent(ctx context.Context, m bus.Message) error {
 
 // waveDues returns the due moments of a send's waves when it goes out in
 // waves (nil otherwise), for a start at now.
-func (f *Fanout) waveDues(ctx context.Context, n store.Notification, now time.Time) ([]time.Time, error) {
+func (f *Fanout) waveDues(ctx context.Context, n store.Notification, w store.Website, now time.Time) ([]time.Time, error) {
 	c, err := notification.DecodeContent(n.Content)
 	if err != nil || !c.InWaves() {
 		return nil, nil // unreadable content fails as dispatch_error with the first shard
-	}
-	w, err := f.store.Website(ctx, n.WebsiteID)
-	if err != nil {
-		return nil, fmt.Errorf("loading website: %w", err)
 	}
 	p := notification.NewWavePlan(c, w.Timezone, now)
 	if p == nil {
@@ -224,32 +222,33 @@ func (f *Fanout) waveDues(ctx context.Context, n store.Notification, now time.Ti
 	return p.Dues(zones), nil
 }
 
-// dispatchCheck returns the spec 2.3 error a send fails with at dispatch, or "".
-func (f *Fanout) dispatchCheck(ctx context.Context, n store.Notification) (string, error) {
+// dispatchCheck returns the spec 2.3 error a send fails with at dispatch,
+// or "", and the send's website.
+func (f *Fanout) dispatchCheck(ctx context.Context, n store.Notification) (string, store.Website, error) {
 	w, err := f.store.Website(ctx, n.WebsiteID)
 	if err != nil {
-		return "", fmt.Errorf("loading website: %w", err)
+		return "", w, fmt.Errorf("loading website: %w", err)
 	}
 	a, err := f.store.Account(ctx, w.AccountID)
 	if err != nil {
-		return "", fmt.Errorf("loading account: %w", err)
+		return "", w, fmt.Errorf("loading account: %w", err)
 	}
 	switch {
 	case a.Suspended:
-		return "suspended", nil
+		return "suspended", w, nil
 	case !a.EmailVerified:
-		return "email_not_verified", nil
+		return "email_not_verified", w, nil
 	}
 	t, err := notification.DecodeTarget(n.Target)
 	if err != nil {
-		return "dispatch_error", nil
+		return "dispatch_error", w, nil
 	}
 	if _, err := audience.Compile(ctx, f.store, n.WebsiteID, t); errors.Is(err, audience.ErrSegmentMissing) {
-		return "segment_missing", nil
+		return "segment_missing", w, nil
 	} else if err != nil {
-		return "", err
+		return "", w, err
 	}
-	return "", nil
+	return "", w, nil
 }
 
 // errUnreadableTarget fails a send whose stored target does not decode.

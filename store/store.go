@@ -417,8 +417,9 @@ type Store interface {
 	// report, in the same transaction: notification.sent by ShardDone,
 	// subscriber.created by UpsertSubscription, subscriber.unsubscribed by
 	// DeleteSubscription, notification.clicked by RecordInteraction (the
-	// caller builds it). They are stored whether or not the website has a
-	// webhook that takes them.
+	// caller builds it). They are stored only when the website has an
+	// enabled webhook, since nothing could deliver them otherwise (and in
+	// PostgreSQL the outbox lock that orders them is then not taken).
 	//
 	// AddWebhookEvent stores one event and assigns its Seq; an empty ID gets
 	// a new UUID, a zero CreatedAt the current time. ErrNotFound for an

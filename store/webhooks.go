@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // Webhook is a customer's receiver of events (spec 2.9).
@@ -231,4 +233,25 @@ func AttemptOutcome(a WebhookAttempt, oneShot bool, retries int, w *Webhook) (st
 		}
 	}
 	return status, retries, next
+}
+
+// WithDefaults fills in what a new delivery may leave out: a new UUID for
+// an empty ID, createdAt (the store's reading of CreatedAt, the current
+// time when zero) as CreatedAt, status pending, CreatedAt as the due time
+// of a waiting attempt, and an empty body.
+func (d WebhookDelivery) WithDefaults(createdAt time.Time) WebhookDelivery {
+	if d.ID == "" {
+		d.ID = uuid.NewString()
+	}
+	d.CreatedAt = createdAt
+	if d.Status == "" {
+		d.Status = DeliveryPending
+	}
+	if d.NextAttemptAt == nil && (d.Status == DeliveryPending || d.Status == DeliveryRetrying) {
+		d.NextAttemptAt = &d.CreatedAt
+	}
+	if d.Body == nil {
+		d.Body = []byte{}
+	}
+	return d
 }

@@ -252,6 +252,9 @@ func (s *Store) RecordInteraction(ctx context.Context, websiteID, notificationID
 			if err := record(tx); err != nil || !isNew {
 				return err
 			}
+			if on, err := listened(ctx, tx, websiteID); err != nil || !on {
+				return err
+			}
 			e := *event
 			e.WebsiteID = websiteID
 			if e.CreatedAt.IsZero() {

@@ -188,26 +188,6 @@ const insertDelivery = `INSERT INTO webhook_deliveries (id, webhook_id, website_
 // delivery is left waiting on a disabled webhook.
 const queueDeliveryQuery = insertDelivery + ` AND w.enabled FOR SHARE ON CONFLICT DO NOTHING`
 
-// newDelivery fills in what a new delivery may leave out: a new UUID for
-// an empty ID, the current time for a zero CreatedAt, status pending, and
-// CreatedAt as the due time of a waiting attempt.
-func newDelivery(d store.WebhookDelivery) store.WebhookDelivery {
-	if d.ID == "" {
-		d.ID = uuid.NewString()
-	}
-	d.CreatedAt = now(d.CreatedAt)
-	if d.Status == "" {
-		d.Status = store.DeliveryPending
-	}
-	if d.NextAttemptAt == nil && (d.Status == store.DeliveryPending || d.Status == store.DeliveryRetrying) {
-		d.NextAttemptAt = &d.CreatedAt
-	}
-	if d.Body == nil {
-		d.Body = []byte{}
-	}
-	return d
-}
-
 // deliveryArgs are insertDelivery's arguments for d.
 func deliveryArgs(d store.WebhookDelivery) ([]any, error) {
 	headers, err := store.HeadersJSON(d.RequestHeaders)
@@ -227,7 +207,7 @@ func (s *Store) QueueWebhookDeliveries(ctx context.Context, from, to int64, ds [
 	args := make([][]any, len(ds))
 	for i, d := range ds {
 		var err error
-		if args[i], err = deliveryArgs(newDelivery(d)); err != nil {
+		if args[i], err = deliveryArgs(d.WithDefaults(now(d.CreatedAt))); err != nil {
 			return false, fmt.Errorf("queuing webhook deliveries: %w", err)
 		}
 	}
@@ -266,7 +246,7 @@ func (s *Store) QueueWebhookDeliveries(ctx context.Context, from, to int64, ds [
 // ErrNotFound when the webhook is gone, ErrConflict for a repeated id or
 // (webhook, event) pair.
 func (s *Store) AddWebhookDelivery(ctx context.Context, d store.WebhookDelivery) error {
-	args, err := deliveryArgs(newDelivery(d))
+	args, err := deliveryArgs(d.WithDefaults(now(d.CreatedAt)))
 	if err != nil {
 		return fmt.Errorf("adding webhook delivery: %w", err)
 	}

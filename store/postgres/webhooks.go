@@ -27,7 +27,8 @@ import (
 // waits while holding it and is held only for one insert and the commit.
 // It does serialize the commits of every transaction that adds an event:
 // new subscriptions, visitor unsubscribes, first clicks and finished sends
-// of the whole cluster commit one at a time.
+// of the websites that have an enabled webhook (listened) commit one at a
+// time across the cluster; other websites' never take it.
 const outboxLock = 0x5242574b // "RBWK"
 
 const insertWebhookEventQuery = `INSERT INTO webhook_events (id, website_id, event, data, created_at)
@@ -102,10 +103,23 @@ func addNotificationSent(ctx context.Context, tx pgx.Tx, notificationID string, 
 	return addEvent(ctx, tx, websiteID, store.EventNotificationSent, d, at)
 }
 
+// listened reports whether the website has an enabled webhook: the
+// service's own events are stored only then, since nothing else could ever
+// deliver them (an event is queued for the webhooks enabled when the engine
+// reads it), and outboxLock is taken only for websites that have one.
+func listened(ctx context.Context, tx pgx.Tx, websiteID string) (bool, error) {
+	var on bool
+	err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM webhooks WHERE website_id = $1 AND enabled)`, websiteID).Scan(&on)
+	return on, err
+}
+
 // addEvent adds one of the service's own events to the outbox in tx, with
 // data encoded as JSON, a new id and at as its time; as insertWebhookEvent,
 // it must be the transaction's last statement.
 func addEvent(ctx context.Context, tx pgx.Tx, websiteID, event string, data any, at time.Time) error {
+	if on, err := listened(ctx, tx, websiteID); err != nil || !on {
+		return err
+	}
 	b, err := json.Marshal(data)
 	if err != nil {
 		return fmt.Errorf("encoding %s event: %w", event, err)

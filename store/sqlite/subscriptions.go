@@ -238,6 +238,9 @@ func (s *Store) RecordInteraction(ctx context.Context, websiteID, notificationID
 		if event == nil {
 			return nil
 		}
+		if on, err := listened(tx, websiteID); err != nil || !on {
+			return err
+		}
 		e := *event
 		e.WebsiteID = websiteID
 		if e.CreatedAt.IsZero() {

@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"context"
 	"strings"
 	"testing"
 )
@@ -13,20 +12,7 @@ func TestWebhookQueryPlans(t *testing.T) {
 	s := openTest(t)
 	f := func(name, query, index string, args ...any) {
 		t.Helper()
-		rows, err := s.w.db.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+query, args...)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		defer rows.Close()
-		var plan []string
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			plan = append(plan, detail)
-		}
+		plan := queryPlan(t, s.w.db, name, query, args...)
 		all := strings.Join(plan, "\n")
 		for _, step := range plan {
 			// An ordered walk of the expected (partial) index is fine.

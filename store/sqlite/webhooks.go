@@ -39,9 +39,23 @@ func insertWebhookEvent(tx wtx, e store.WebhookEvent) error {
 	return err
 }
 
+// listened reports whether the website has an enabled webhook: the
+// service's own events are stored only then, since nothing else could ever
+// deliver them (an event is queued for the webhooks enabled when the engine
+// reads it).
+func listened(tx wtx, websiteID string) (bool, error) {
+	var on bool
+	err := tx.queryRow(`SELECT EXISTS (SELECT 1 FROM webhooks WHERE website_id = ? AND enabled)`, websiteID).Scan(&on)
+	return on, err
+}
+
 // addEvent adds one of the service's own events to the outbox in tx, with
-// data encoded as JSON, a new id and at (unix milliseconds) as its time.
+// data encoded as JSON, a new id and at (unix milliseconds) as its time,
+// when the website has an enabled webhook (listened).
 func addEvent(tx wtx, websiteID, event string, data any, at int64) error {
+	if on, err := listened(tx, websiteID); err != nil || !on {
+		return err
+	}
 	b, err := json.Marshal(data)
 	if err != nil {
 		return fmt.Errorf("encoding %s event: %w", event, err)

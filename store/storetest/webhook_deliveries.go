@@ -426,16 +426,7 @@ func testQueueDeliveriesConcurrent(t *testing.T, s store.Store) {
 	}
 	close(start)
 	wg.Wait()
-	n := 0
-	for i := range nodes {
-		noErr(t, "concurrent QueueWebhookDeliveries", errs[i])
-		if moved[i] {
-			n++
-		}
-	}
-	if n != 1 {
-		t.Fatalf("%d concurrent QueueWebhookDeliveries calls reported true, want 1", n)
-	}
+	exactlyOne(t, "concurrent QueueWebhookDeliveries", moved, errs)
 	ds, err := s.WebhookDeliveries(ctx, h.ID, 0, 0)
 	noErr(t, "WebhookDeliveries", err)
 	if len(ds) != 2 {
@@ -849,16 +840,7 @@ func testDisableWebhookConcurrent(t *testing.T, s store.Store) {
 		})
 	}
 	wg.Wait()
-	n := 0
-	for i := range callers {
-		noErr(t, "concurrent DisableWebhook", errs[i])
-		if oks[i] {
-			n++
-		}
-	}
-	if n != 1 {
-		t.Fatalf("%d concurrent DisableWebhook calls reported true, want 1", n)
-	}
+	exactlyOne(t, "concurrent DisableWebhook", oks, errs)
 	mails, err := s.Emails(ctx, false, 0)
 	noErr(t, "Emails", err)
 	if len(mails) != 1 {
@@ -1082,5 +1064,21 @@ func testClaimEmailsConcurrent(t *testing.T, s store.Store) {
 	}
 	if len(seen) != n {
 		t.Fatalf("%d e-mails claimed, want %d", len(seen), n)
+	}
+}
+
+// exactlyOne fails unless every concurrent call succeeded and exactly one
+// reported true.
+func exactlyOne(t *testing.T, what string, oks []bool, errs []error) {
+	t.Helper()
+	n := 0
+	for i := range oks {
+		noErr(t, what, errs[i])
+		if oks[i] {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%s: %d calls reported true, want 1", what, n)
 	}
 }

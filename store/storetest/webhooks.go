@@ -25,6 +25,55 @@ var webhookCases = []testCase{
 	{"SubscriberUnsubscribed", testSubscriberUnsubscribed},
 	{"NotificationClicked", testNotificationClicked},
 	{"NotificationClickedConcurrent", testNotificationClickedConcurrent},
+	{"EventsOnlyWithAWebhook", testEventsOnlyWithAWebhook},
+}
+
+// listenedWebsite is a new website with an enabled webhook, so that the
+// service stores its events.
+func listenedWebsite(t *testing.T, s store.Store) website {
+	t.Helper()
+	w := newWebsite(t, s)
+	noErr(t, "CreateWebhook", s.CreateWebhook(context.Background(), store.Webhook{ID: uuid.NewString(),
+		WebsiteID: w.Website.ID, URL: "https://hooks.example/in", Secret: "whsec_test", Enabled: true, CreatedAt: t0}))
+	return w
+}
+
+// The service's own events are stored only for a website with an enabled
+// webhook; AddWebhookEvent stores what it is given.
+func testEventsOnlyWithAWebhook(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	off := store.Webhook{ID: uuid.NewString(), WebsiteID: w.Website.ID, URL: "https://hooks.example/in",
+		Secret: "whsec_test", Enabled: false, CreatedAt: t0}
+	noErr(t, "CreateWebhook", s.CreateWebhook(ctx, off))
+	mark := lastSeq(t, s)
+	activity := func() {
+		t.Helper()
+		in := subscription(w.Website.ID)
+		res := subscribe(t, s, in)
+		n := sending(t, s, w.Website.ID)
+		_, err := s.RecordInteraction(ctx, w.Website.ID, n.ID, res.EndpointID, store.InteractionClicked, at(time.Hour), clickedEvent(n.ID, ""))
+		noErr(t, "RecordInteraction", err)
+		for shard := range store.Shards {
+			_, err := s.ShardDone(ctx, n.ID, shard, at(time.Hour))
+			noErr(t, "ShardDone", err)
+		}
+		_, err = s.DeleteSubscription(ctx, w.Website.ID, in.Endpoint)
+		noErr(t, "DeleteSubscription", err)
+	}
+	activity()
+	if got := webhookEvents(t, s, mark); len(got) != 0 {
+		t.Fatalf("%d events stored for a website whose only webhook is off", len(got))
+	}
+	_, err := s.UpdateWebhook(ctx, w.Website.ID, off.ID, func(h *store.Webhook) error { h.Enabled = true; return nil })
+	noErr(t, "UpdateWebhook", err)
+	activity()
+	var names []string
+	for _, e := range webhookEvents(t, s, mark) {
+		names = append(names, e.Event)
+	}
+	same(t, "events once the webhook is on", names, []string{store.EventSubscriberCreated,
+		store.EventNotificationClicked, store.EventNotificationSent, store.EventSubscriberUnsubscribed})
 }
 
 // webhookEvents reads the whole outbox after afterSeq.
@@ -128,7 +177,7 @@ func finishShards(t *testing.T, s store.Store, id string, when time.Time) int {
 
 func testNotificationSent(t *testing.T, s store.Store) {
 	ctx := context.Background()
-	w, other := newWebsite(t, s), newWebsite(t, s)
+	w, other := listenedWebsite(t, s), listenedWebsite(t, s)
 	n := sending(t, s, w.Website.ID)
 	unfinished := sending(t, s, other.Website.ID)
 	e := endpoints(t, s, w.Website.ID, 6)
@@ -180,7 +229,7 @@ func testNotificationSent(t *testing.T, s store.Store) {
 // Of concurrent reports of every shard, the one that finishes the send adds
 // the only event, with the counters of every batch recorded before.
 func testNotificationSentConcurrent(t *testing.T, s store.Store) {
-	w := newWebsite(t, s)
+	w := listenedWebsite(t, s)
 	n := sending(t, s, w.Website.ID)
 	e := endpoints(t, s, w.Website.ID, 4)
 	mark := lastSeq(t, s)
@@ -209,7 +258,7 @@ func testNotificationSentConcurrent(t *testing.T, s store.Store) {
 // next report.
 func testNotificationSentOnlyWhenSent(t *testing.T, s store.Store) {
 	ctx := context.Background()
-	w := newWebsite(t, s)
+	w := listenedWebsite(t, s)
 
 	failed := sending(t, s, w.Website.ID)
 	noErr(t, "FailNotification", s.FailNotification(ctx, failed.ID, "dispatch_error", at(time.Hour)))
@@ -243,7 +292,7 @@ func testNotificationSentOnlyWhenSent(t *testing.T, s store.Store) {
 
 func testWebhookEventsPaging(t *testing.T, s store.Store) {
 	ctx := context.Background()
-	w, other := newWebsite(t, s), newWebsite(t, s)
+	w, other := listenedWebsite(t, s), listenedWebsite(t, s)
 	// Data is kept byte for byte: key order, spaces, numbers as written.
 	datas := []string{
 		`{"b":1,"a":2}`,
@@ -309,7 +358,7 @@ func testWebhookEventsPaging(t *testing.T, s store.Store) {
 
 func testAddWebhookEventErrors(t *testing.T, s store.Store) {
 	ctx := context.Background()
-	w := newWebsite(t, s)
+	w := listenedWebsite(t, s)
 	e := store.WebhookEvent{
 		ID: uuid.NewString(), WebsiteID: w.Website.ID, Event: "test.event",
 		Data: json.RawMessage(`{"a":1}`), CreatedAt: at(time.Minute),
@@ -336,7 +385,7 @@ func testAddWebhookEventErrors(t *testing.T, s store.Store) {
 // events, sees every event exactly once: seqs commit in increasing order.
 func testWebhookEventsTail(t *testing.T, s store.Store) {
 	ctx := context.Background()
-	w := newWebsite(t, s)
+	w := listenedWebsite(t, s)
 	const writers, each = 8, 25
 	var wg sync.WaitGroup
 	errs := make([]error, writers)
@@ -407,7 +456,7 @@ func createdData(res store.SubscriptionResult, externalID, device, country strin
 // A new browser adds subscriber.created with its subscriber as stored; a
 // known one registering again (even moving to another person) adds nothing.
 func testSubscriberCreated(t *testing.T, s store.Store) {
-	w, other := newWebsite(t, s), newWebsite(t, s)
+	w, other := listenedWebsite(t, s), listenedWebsite(t, s)
 	created := func(websiteID string, res store.SubscriptionResult, externalID, device, country string, when time.Time) store.WebhookEvent {
 		return store.WebhookEvent{WebsiteID: websiteID, Event: store.EventSubscriberCreated,
 			Data: createdData(res, externalID, device, country), CreatedAt: when}
@@ -463,7 +512,7 @@ func unsubscribedData(subscriberID, endpoint string) json.RawMessage {
 // service dropped it, or erased with its person, adds nothing.
 func testSubscriberUnsubscribed(t *testing.T, s store.Store) {
 	ctx := context.Background()
-	w, other := newWebsite(t, s), newWebsite(t, s)
+	w, other := listenedWebsite(t, s), listenedWebsite(t, s)
 	person := func(externalID string) store.SubscriptionInput {
 		x := subscription(w.Website.ID)
 		x.ExternalID = externalID
@@ -520,7 +569,7 @@ func clickedEvent(notificationID, variant string) *store.WebhookEvent {
 // only then.
 func testNotificationClicked(t *testing.T, s store.Store) {
 	ctx := context.Background()
-	w, other := newWebsite(t, s), newWebsite(t, s)
+	w, other := listenedWebsite(t, s), listenedWebsite(t, s)
 	n := sending(t, s, w.Website.ID)
 	foreign := sending(t, s, other.Website.ID)
 	e := endpoints(t, s, w.Website.ID, 3)
@@ -564,7 +613,7 @@ func testNotificationClicked(t *testing.T, s store.Store) {
 
 // Of concurrent clicks of one browser, one records the click and its event.
 func testNotificationClickedConcurrent(t *testing.T, s store.Store) {
-	w := newWebsite(t, s)
+	w := listenedWebsite(t, s)
 	n := sending(t, s, w.Website.ID)
 	e := endpoints(t, s, w.Website.ID, 2)
 	mark := lastSeq(t, s)
