@@ -8,17 +8,16 @@ import (
 	"github.com/relaybell/relaybell/store"
 )
 
-// shardWalker serves every shard the same page of browsers, half in
-// French, and counts the shards read.
-type shardWalker struct{ reads int }
+// shardReader serves every shard the same ten people, half in French,
+// each with one browser, and counts the shards read.
+type shardReader struct{ reads int }
 
-func (w *shardWalker) Audience(_ context.Context, q store.AudienceQuery) ([]store.Recipient, error) {
-	w.reads++
-	out := make([]store.Recipient, 10)
-	for i := range out {
-		out[i].Subscriber.Language = []string{"fr", "en"}[i%2]
+func (r *shardReader) Reachable(_ context.Context, q store.ReachQuery, fn func(*store.Subscriber, int)) error {
+	r.reads++
+	for i := range 10 {
+		fn(&store.Subscriber{Language: []string{"fr", "en"}[i%2]}, 1)
 	}
-	return out, nil
+	return nil
 }
 
 func TestReaches(t *testing.T) {
@@ -35,7 +34,7 @@ func TestReaches(t *testing.T) {
 		{ForFilters("w", "", &fr), 321, false, store.Shards}, // 320 in all
 		{ForFilters("w", "", &fr), 320, true, store.Shards},
 	} {
-		w := &shardWalker{}
+		w := &shardReader{}
 		got, err := Reaches(ctx, w, c.sel, c.n)
 		if err != nil || got != c.want || w.reads != c.reads {
 			t.Errorf("Reaches(%d) = %v, %v after %d shard reads; want %v after %d", c.n, got, err, w.reads, c.want, c.reads)

@@ -113,19 +113,65 @@ func (s *Selector) Query(shard int, afterID string, limit int) store.AudienceQue
 	}
 }
 
-// Walker reads a send's audience.
-type Walker interface {
-	Audience(ctx context.Context, q store.AudienceQuery) ([]store.Recipient, error)
+// Reader reads who an audience reaches (store.Store is one).
+type Reader interface {
+	Reachable(ctx context.Context, q store.ReachQuery, fn func(sub *store.Subscriber, browsers int)) error
 }
 
-const countPage = 2000
+// reach is the store read of one shard of the people s selects: its
+// website, external ids and topic, narrowed by what its included filters
+// require (Selects still decides), with the tags when tags is set.
+func (s *Selector) reach(shard int, tags bool) store.ReachQuery {
+	q := store.ReachQuery{WebsiteID: s.WebsiteID, Shard: shard, ExternalIDs: s.ExternalIDs, Tags: tags}
+	if s.TopicID != "" {
+		q.Narrow.Topics = []string{s.TopicID}
+	}
+	for _, m := range s.include {
+		for _, r := range m.Requirements() {
+			switch {
+			case r.Tag == "":
+				if q.Narrow.Countries == nil { // one list; Selects checks the others
+					q.Narrow.Countries = r.Values
+				}
+			case len(r.Values) == 1:
+				q.Narrow.Tags = append(q.Narrow.Tags, store.TagCondition{Key: r.Tag, Value: r.Values[0], HasValue: true})
+			default:
+				q.Narrow.Tags = append(q.Narrow.Tags, store.TagCondition{Key: r.Tag})
+			}
+		}
+	}
+	return q
+}
 
-// Count walks the audience of base (its website, external ids and topic)
-// once and returns, for each selector, how many subscribed browsers it
-// selects; a person on two devices counts twice. The selectors' own website,
-// external ids and topic are ignored.
-func Count(ctx context.Context, w Walker, base *Selector, sels ...*Selector) ([]int64, error) {
+// usesTags reports whether any of the selectors' filters read tags.
+func usesTags(sels []*Selector) bool {
+	for _, s := range sels {
+		for _, m := range append(s.include[:len(s.include):len(s.include)], s.exclude...) {
+			if m.UsesTags() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Count walks the audience base selects (its website, external ids, topic
+// and filters) once and returns, for each selector, how many subscribed
+// browsers of it the selector's filters select; a person on two devices
+// counts twice. The selectors' own website, external ids and topic are
+// ignored. The store reads no endpoint, only people and their number of
+// browsers, and skips whom base's topic and filters cannot select.
+func Count(ctx context.Context, r Reader, base *Selector, sels ...*Selector) ([]int64, error) {
 	counts := make([]int64, len(sels))
+	tags := usesTags(append([]*Selector{base}, sels...))
+	if q := base.reach(store.AllShards, tags); q.Narrow.Countries != nil || q.Narrow.Topics != nil || q.Narrow.Tags != nil {
+		// The store reads only whom the conditions' indexes give, once
+		// for the whole website: less than every shard in parallel.
+		if err := countShard(ctx, r, base, q, sels, counts); err != nil {
+			return nil, err
+		}
+		return counts, nil
+	}
 	var (
 		mu       sync.Mutex
 		firstErr error
@@ -140,7 +186,7 @@ func Count(ctx context.Context, w Walker, base *Selector, sels ...*Selector) ([]
 		wg.Go(func() {
 			local := make([]int64, len(sels))
 			for shard := range shards {
-				if err := countShard(ctx, w, base, shard, sels, local); err != nil {
+				if err := countShard(ctx, r, base, base.reach(shard, tags), sels, local); err != nil {
 					mu.Lock()
 					firstErr = cmpErr(firstErr, err)
 					mu.Unlock()
@@ -162,12 +208,14 @@ func Count(ctx context.Context, w Walker, base *Selector, sels ...*Selector) ([]
 }
 
 // Reaches reports whether sel selects at least n subscribed browsers. It
-// walks the shards one by one and stops at the first shard that brings the
+// reads the shards one by one and stops at the first shard that brings the
 // count to n, so a large audience costs about n browsers read, not all.
-func Reaches(ctx context.Context, w Walker, sel *Selector, n int64) (bool, error) {
+func Reaches(ctx context.Context, r Reader, sel *Selector, n int64) (bool, error) {
 	counts := []int64{0}
+	sels := []*Selector{sel}
+	tags := usesTags(sels)
 	for shard := range store.Shards {
-		if err := countShard(ctx, w, sel, shard, []*Selector{sel}, counts); err != nil {
+		if err := countShard(ctx, r, sel, sel.reach(shard, tags), sels, counts); err != nil {
 			return false, err
 		}
 		if counts[0] >= n {
@@ -184,24 +232,19 @@ func cmpErr(first, err error) error {
 	return err
 }
 
-func countShard(ctx context.Context, w Walker, base *Selector, shard int, sels []*Selector, counts []int64) error {
-	after := ""
-	for {
-		page, err := w.Audience(ctx, base.Query(shard, after, countPage))
-		if err != nil {
-			return fmt.Errorf("counting audience: %w", err)
+func countShard(ctx context.Context, r Reader, base *Selector, q store.ReachQuery, sels []*Selector, counts []int64) error {
+	err := r.Reachable(ctx, q, func(sub *store.Subscriber, browsers int) {
+		if !base.Selects(sub) {
+			return
 		}
-		for i := range page {
-			sub := &page[i].Subscriber
-			for j, s := range sels {
-				if s.Selects(sub) {
-					counts[j]++
-				}
+		for j, s := range sels {
+			if s == base || s.Selects(sub) {
+				counts[j] += int64(browsers)
 			}
 		}
-		if len(page) < countPage {
-			return nil
-		}
-		after = page[len(page)-1].Endpoint.ID
+	})
+	if err != nil {
+		return fmt.Errorf("counting audience: %w", err)
 	}
+	return nil
 }

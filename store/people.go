@@ -67,6 +67,22 @@ type PeopleQuery struct {
 	Limit     int        // 0 or less: 1000
 }
 
+// AllShards is the ReachQuery.Shard of a read of the whole website.
+const AllShards = -1
+
+// ReachQuery selects the subscribed people of one shard of a website, or of
+// all of them, for Reachable.
+type ReachQuery struct {
+	WebsiteID   string
+	Shard       int      // AllShards for the whole website
+	ExternalIDs []string // when non-empty, only people with these external ids
+	// Narrow is what every person must pass as well; counting uses its
+	// Countries, Topics and Tags for what a send's filters and topic imply.
+	Narrow PeopleFilter
+	// Tags asks for the people's labels; without it Subscriber.Tags is nil.
+	Tags bool
+}
+
 // PeopleFilter selects people by the audience list's conditions (spec 4.5).
 // They combine with AND; within one list (countries, languages, devices,
 // topics) any element may match, while every tag condition must hold. The
@@ -164,6 +180,11 @@ type People interface {
 	People(ctx context.Context, q PeopleQuery) ([]Person, error)
 	// CountPeople counts the website's subscribers that pass f.
 	CountPeople(ctx context.Context, websiteID string, f PeopleFilter) (int64, error)
+	// Reachable calls fn, in no set order, for each subscribed person of
+	// q's shard (or website) who passes q and has at least one browser,
+	// with the number of their browsers: what counting an audience reads,
+	// without the endpoints themselves. fn must not call the store.
+	Reachable(ctx context.Context, q ReachQuery, fn func(sub *Subscriber, browsers int)) error
 	// Person finds one by subscriber id or external id.
 	Person(ctx context.Context, websiteID, idOrExternalID string) (Person, error)
 	// PersonEndpoints lists a subscriber's endpoints, most recently seen first.

@@ -17,6 +17,35 @@ type Dialect struct {
 	// ContainsFold is the condition that the text expression col contains
 	// the placeholder arg in any case.
 	ContainsFold func(col, arg string) string
+	// Labels is the expression that reads s.tags as a JSON object, NULL or
+	// '' when empty.
+	Labels string
+}
+
+// Reach writes the query of store.Reachable: one row per person of q, with
+// the columns id, external id (” for none), country, language, url, labels
+// (NULL unless q.Tags) and the number of the person's endpoints. People
+// without an endpoint come back with 0; the caller skips them.
+func Reach(d Dialect, q store.ReachQuery) (string, []any) {
+	w := &writer{d: d}
+	labels := "NULL"
+	if q.Tags {
+		labels = d.Labels
+	}
+	query := `SELECT s.id, coalesce(s.external_id, ''), s.country, s.language, s.url, ` + labels + `,
+		(SELECT count(*) FROM endpoints e WHERE e.subscriber_id = s.id)
+	FROM subscribers s
+	WHERE s.website_id = ` + w.arg(q.WebsiteID) + ` AND s.unsubscribed_at IS NULL`
+	if q.Shard != store.AllShards {
+		query += ` AND s.shard = ` + w.arg(q.Shard)
+	}
+	if len(q.ExternalIDs) > 0 {
+		query += ` AND s.external_id IN (` + w.list(q.ExternalIDs) + `)`
+	}
+	// Over a whole website a label condition reads its labels once (as a
+	// count does); within a shard it is a lookup per person.
+	where, args := where(d, q.WebsiteID, q.Narrow, w.args, q.Shard == store.AllShards)
+	return query + where, args
 }
 
 // And returns f as conditions on the website's subscribers (aliased s) to

@@ -222,6 +222,7 @@ func scanPerson(row pgx.Row, p *store.Person) error {
 // peopleSQL is how PostgreSQL writes a people filter.
 var peopleSQL = peoplesql.Dialect{
 	Placeholder:  func(n int) string { return "$" + strconv.Itoa(n) },
+	Labels:       `nullif(s.tags, '{}'::jsonb)`,
 	Time:         func(t time.Time) any { return t },
 	ContainsFold: func(col, arg string) string { return "strpos(lower(" + col + "), lower(" + arg + "::text)) > 0" },
 }
@@ -264,6 +265,49 @@ func (s *Store) CountPeople(ctx context.Context, websiteID string, f store.Peopl
 		return 0, fmt.Errorf("counting people: %w", err)
 	}
 	return n, nil
+}
+
+// Reachable calls fn for each person of q with a browser, with the number
+// of their browsers: a shard is one read of its range of
+// subscribers_website_shard, a website one read of what the narrowing
+// conditions' indexes give, and each person an index lookup of their
+// endpoints.
+func (s *Store) Reachable(ctx context.Context, q store.ReachQuery, fn func(sub *store.Subscriber, browsers int)) error {
+	query, args := peoplesql.Reach(peopleSQL, q)
+	rows, err := s.pool.Query(ctx, query, args...)
+	if err != nil {
+		return fmt.Errorf("reading reachable people: %w", err)
+	}
+	defer rows.Close()
+	var (
+		sub      store.Subscriber
+		tags     []byte
+		browsers int
+	)
+	dest := []any{&sub.ID, &sub.ExternalID, &sub.Country, &sub.Language, &sub.URL, &tags, &browsers}
+	for rows.Next() {
+		sub = store.Subscriber{WebsiteID: q.WebsiteID, Shard: q.Shard}
+		tags = tags[:0]
+		if err := rows.Scan(dest...); err != nil {
+			return fmt.Errorf("reading reachable people: %w", err)
+		}
+		if browsers == 0 {
+			continue
+		}
+		if q.Shard == store.AllShards {
+			sub.Shard = store.ShardOf(sub.ID)
+		}
+		if len(tags) > 0 {
+			if err := json.Unmarshal(tags, &sub.Tags); err != nil {
+				return fmt.Errorf("subscriber %s tags: %w", sub.ID, err)
+			}
+		}
+		fn(&sub, browsers)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("reading reachable people: %w", err)
+	}
+	return nil
 }
 
 // Person finds one of the website's people by subscriber id or external id.

@@ -53,7 +53,7 @@ func seedAudience(b *testing.B, s *Store, n int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := s.pool.Exec(ctx, "VACUUM ANALYZE subscribers, endpoints"); err != nil {
+	if _, err := s.pool.Exec(ctx, "VACUUM ANALYZE subscribers, endpoints, subscriber_labels"); err != nil {
 		b.Fatal(err)
 	}
 }

@@ -248,6 +248,7 @@ func splitList(s string) []string {
 // peopleSQL is how SQLite writes a people filter.
 var peopleSQL = peoplesql.Dialect{
 	Placeholder:  func(n int) string { return "?" + strconv.Itoa(n) },
+	Labels:       `s.tags`,
 	Time:         func(t time.Time) any { return ms(t) },
 	ContainsFold: func(col, arg string) string { return "instr(lower(" + col + "), lower(" + arg + ")) > 0" },
 }
@@ -290,6 +291,48 @@ func (s *Store) CountPeople(ctx context.Context, websiteID string, f store.Peopl
 		return 0, fmt.Errorf("counting people: %w", err)
 	}
 	return n, nil
+}
+
+// Reachable calls fn for each person of q with a browser, with the number
+// of their browsers: a shard is one read of its range of
+// subscribers_website_shard, a website one read of what the narrowing
+// conditions' indexes give, and each person an index lookup of their
+// endpoints.
+func (s *Store) Reachable(ctx context.Context, q store.ReachQuery, fn func(sub *store.Subscriber, browsers int)) error {
+	query, args := peoplesql.Reach(peopleSQL, q)
+	rows, err := s.r.query(ctx, query, args...)
+	if err != nil {
+		return fmt.Errorf("reading reachable people: %w", err)
+	}
+	defer rows.Close()
+	var (
+		sub      store.Subscriber
+		tags     sql.RawBytes
+		browsers int
+	)
+	dest := []any{&sub.ID, &sub.ExternalID, &sub.Country, &sub.Language, &sub.URL, &tags, &browsers}
+	for rows.Next() {
+		sub = store.Subscriber{WebsiteID: q.WebsiteID, Shard: q.Shard}
+		if err := rows.Scan(dest...); err != nil {
+			return fmt.Errorf("reading reachable people: %w", err)
+		}
+		if browsers == 0 {
+			continue
+		}
+		if q.Shard == store.AllShards {
+			sub.Shard = store.ShardOf(sub.ID)
+		}
+		if len(tags) > 2 { // not '{}'
+			if err := json.Unmarshal(tags, &sub.Tags); err != nil {
+				return fmt.Errorf("subscriber %s tags: %w", sub.ID, err)
+			}
+		}
+		fn(&sub, browsers)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("reading reachable people: %w", err)
+	}
+	return nil
 }
 
 // Person finds one of the website's people by subscriber id or external id.

@@ -5,8 +5,11 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -319,12 +322,63 @@ func BenchPeople(b *testing.B, s store.Store, total int) {
 			}
 		}
 	})
+	// preview against preview-walk, its baseline in the same run: the
+	// send engine's walk of every browser with its endpoint, on as many
+	// goroutines as Count uses (how preview counted before Reachable).
+	sel := audience.ForFilters(BenchWebsite, "", &pro)
+	wantPro := int64((total + 9) / 10)
+	b.Run("preview-walk", func(b *testing.B) {
+		for b.Loop() {
+			var n atomic.Int64
+			shards := make(chan int, store.Shards)
+			for shard := range store.Shards {
+				shards <- shard
+			}
+			close(shards)
+			var wg sync.WaitGroup
+			for range min(runtime.GOMAXPROCS(0)*2, 8) {
+				wg.Go(func() {
+					for shard := range shards {
+						for after := ""; ; {
+							page, err := s.Audience(ctx, store.AudienceQuery{WebsiteID: BenchWebsite, Shard: shard, AfterID: after, Limit: 2000})
+							if err != nil {
+								b.Error(err)
+								return
+							}
+							for i := range page {
+								if sel.Selects(&page[i].Subscriber) {
+									n.Add(1)
+								}
+							}
+							if len(page) < 2000 {
+								break
+							}
+							after = page[len(page)-1].Endpoint.ID
+						}
+					}
+				})
+			}
+			if wg.Wait(); n.Load() != wantPro {
+				b.Fatalf("walk counted %d, want %d", n.Load(), wantPro)
+			}
+		}
+	})
 	b.Run("preview", func(b *testing.B) {
-		sel := audience.ForFilters(BenchWebsite, "", &pro)
 		for b.Loop() {
 			n, err := audience.Count(ctx, s, sel, sel)
-			if err != nil || n[0] != int64((total+9)/10) {
-				b.Fatalf("Count = %v, %v; want %d", n, err, (total+9)/10)
+			if err != nil || n[0] != wantPro {
+				b.Fatalf("Count = %v, %v; want %d", n, err, wantPro)
+			}
+		}
+	})
+	// A filter no store condition narrows (language), over everyone.
+	fr := filter.Filters{Rules: []filter.Rule{{Field: "language", Op: filter.OpNeq, Value: filter.Text("xx")}}}
+	b.Run("preview-unnarrowed", func(b *testing.B) {
+		sel := audience.ForFilters(BenchWebsite, "", &fr)
+		for b.Loop() {
+			n, err := audience.Count(ctx, s, sel, sel)
+			if err != nil || n[0] != int64(total) {
+				b.Fatalf("Count = %v, %v; want %d", n, err, total)
 			}
 		}
 	})

@@ -17,6 +17,7 @@ var peopleCases = []testCase{
 	{"SegmentUses", testSegmentUses},
 	{"Topics", testTopics},
 	{"AudienceTopic", testAudienceTopic},
+	{"Reachable", testReachable},
 	{"PeoplePaging", testPeoplePaging},
 	{"PeopleFilter", testPeopleFilter},
 	{"Person", testPerson},
