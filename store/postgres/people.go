@@ -224,7 +224,11 @@ var peopleSQL = peoplesql.Dialect{
 	Placeholder:  func(n int) string { return "$" + strconv.Itoa(n) },
 	Labels:       `nullif(s.tags, '{}'::jsonb)`,
 	Time:         func(t time.Time) any { return t },
-	ContainsFold: func(col, arg string) string { return "strpos(lower(" + col + "), lower(" + arg + "::text)) > 0" },
+	// LIKE with the argument's wildcards escaped, which the trigram index
+	// of migration 0010 serves.
+	ContainsFold: func(col, arg string) string {
+		return "lower(" + col + `) LIKE ('%' || replace(replace(replace(lower(` + arg + `::text), '\', '\\'), '%', '\%'), '_', '\_') || '%')`
+	},
 }
 
 // People returns one page of the website's people that pass the filter,
