@@ -221,9 +221,9 @@ func scanPerson(row pgx.Row, p *store.Person) error {
 
 // peopleSQL is how PostgreSQL writes a people filter.
 var peopleSQL = peoplesql.Dialect{
-	Placeholder:  func(n int) string { return "$" + strconv.Itoa(n) },
-	Labels:       `nullif(s.tags, '{}'::jsonb)`,
-	Time:         func(t time.Time) any { return t },
+	Placeholder: func(n int) string { return "$" + strconv.Itoa(n) },
+	Labels:      `nullif(s.tags, '{}'::jsonb)`,
+	Time:        func(t time.Time) any { return t },
 	// LIKE with the argument's wildcards escaped, which the trigram index
 	// of migration 0010 serves.
 	ContainsFold: func(col, arg string) string {
