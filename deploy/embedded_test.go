@@ -1,0 +1,130 @@
+package deploy
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// embeddedUnrecordedAtKill bounds the pushes the embedded default can have
+// had acknowledged, or be sending, without having recorded them when it is
+// killed: its fan-out works on at most 8 shard workers x 4 batches at once,
+// each with at most pusher.Config.RecordEvery-1 (99) outcomes unrecorded,
+// and at most pusher.Config.Concurrency (512) pushes are in flight.
+const embeddedUnrecordedAtKill = 8*4*99 + 512
+
+// TestEmbeddedSurvivesKill9 is the fault test of the embedded default: one
+// process with every role on SQLite, broadcasting to 20,000 browsers of the
+// fake push service in its own process, is killed with SIGKILL in the
+// middle and started again on the same data directory. Every browser gets
+// the notification, the counters add up and the send ends sent.
+func TestEmbeddedSurvivesKill9(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binaries")
+	}
+	dir := t.TempDir()
+	for _, cmd := range []string{"relaybell", "fakepush"} {
+		if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, cmd), "../cmd/"+cmd).CombinedOutput(); err != nil {
+			t.Fatalf("building %s: %v\n%s", cmd, err, out)
+		}
+	}
+	pushAddr, httpAddr := freeAddr(t), freeAddr(t)
+	c := &cluster{t: t, dir: dir, apis: []string{"http://" + httpAddr, "http://" + httpAddr}, push: "http://" + pushAddr}
+	t.Cleanup(func() { // after the processes are gone
+		if t.Failed() {
+			c.dumpLogs()
+		}
+	})
+	c.run("fakepush", filepath.Join(dir, "fakepush"), "-addr", pushAddr)
+	waitHTTP(t, c.push+"/count")
+
+	serve := func() *exec.Cmd {
+		cmd := c.run("relaybell", filepath.Join(dir, "relaybell"), "serve", "--http", httpAddr, "--data", filepath.Join(dir, "data"),
+			"--admin-token", "test-admin-token", "--push-allow-hosts", pushAddr, "--log-level", "warn")
+		waitHTTP(t, c.apis[0]+"/readyz")
+		return cmd
+	}
+	node := serve()
+	var w website
+	if code := call(t, "POST", c.apis[0]+"/admin/v1/websites", "test-admin-token", map[string]any{"name": "Faults", "url": "https://faults.example"}, &w); code != 201 {
+		t.Fatalf("creating website: %d", code)
+	}
+	start := time.Now()
+	c.subscribe(w, audience, 20*time.Millisecond)
+	t.Logf("%d browsers subscribed in %s", audience, time.Since(start).Round(time.Millisecond))
+
+	base := c.pushes()
+	id := c.send(c.apis[0], w, "Survives kill -9")
+	c.waitPushes(base+audience/4, time.Minute)
+	if err := node.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	node.Wait()
+	t.Logf("killed after %d pushes", c.pushes()-base)
+	if got := c.stats(id).Browsers; got >= audience {
+		t.Fatalf("the broadcast was over (%d browsers) before the kill", got)
+	}
+	serve()
+	c.checkDelivered(c.apis[0], w, id, embeddedUnrecordedAtKill)
+}
+
+// run starts a process of the test with its output in the test's log
+// directory, and kills it when the test ends.
+func (c *cluster) run(name string, bin string, args ...string) *exec.Cmd {
+	c.t.Helper()
+	if err := os.MkdirAll(filepath.Join(c.dir, "logs"), 0o755); err != nil {
+		c.t.Fatal(err)
+	}
+	out, err := os.OpenFile(filepath.Join(c.dir, "logs", name+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "RELAYBELL_REVIEW_THRESHOLD=-1") // a 20,000-browser broadcast from a new account
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		c.t.Fatalf("starting %s: %v", name, err)
+	}
+	c.t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		out.Close()
+	})
+	return cmd
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// waitHTTP polls url until it answers 200.
+func waitHTTP(t *testing.T, url string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := http.Get(url)
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not answer: %v", url, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
