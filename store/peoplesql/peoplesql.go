@@ -23,19 +23,18 @@ type Dialect struct {
 }
 
 // Reach writes the query of store.Reachable: one row per person of q, with
-// the columns id, external id (” for none), country, language, url, labels
-// (NULL unless q.Tags) and the number of the person's endpoints. People
-// without an endpoint come back with 0; the caller skips them.
+// the columns id, external id (empty for none), country, language, url, labels
+// (NULL unless q.Tags) and the number of the person's endpoints (browsers,
+// which triggers keep).
 func Reach(d Dialect, q store.ReachQuery) (string, []any) {
 	w := &writer{d: d}
 	labels := "NULL"
 	if q.Tags {
 		labels = d.Labels
 	}
-	query := `SELECT s.id, coalesce(s.external_id, ''), s.country, s.language, s.url, ` + labels + `,
-		(SELECT count(*) FROM endpoints e WHERE e.subscriber_id = s.id)
+	query := `SELECT s.id, coalesce(s.external_id, ''), s.country, s.language, s.url, ` + labels + `, s.browsers
 	FROM subscribers s
-	WHERE s.website_id = ` + w.arg(q.WebsiteID) + ` AND s.unsubscribed_at IS NULL`
+	WHERE s.website_id = ` + w.arg(q.WebsiteID) + ` AND s.unsubscribed_at IS NULL AND s.browsers > 0`
 	if q.Shard != store.AllShards {
 		query += ` AND s.shard = ` + w.arg(q.Shard)
 	}

@@ -274,8 +274,8 @@ func (s *Store) CountPeople(ctx context.Context, websiteID string, f store.Peopl
 // Reachable calls fn for each person of q with a browser, with the number
 // of their browsers: a shard is one read of its range of
 // subscribers_website_shard, a website one read of what the narrowing
-// conditions' indexes give, and each person an index lookup of their
-// endpoints.
+// conditions' indexes give; the browsers column, which triggers keep, saves
+// looking up each person's endpoints.
 func (s *Store) Reachable(ctx context.Context, q store.ReachQuery, fn func(sub *store.Subscriber, browsers int)) error {
 	query, args := peoplesql.Reach(peopleSQL, q)
 	rows, err := s.pool.Query(ctx, query, args...)
@@ -294,9 +294,6 @@ func (s *Store) Reachable(ctx context.Context, q store.ReachQuery, fn func(sub *
 		tags = tags[:0]
 		if err := rows.Scan(dest...); err != nil {
 			return fmt.Errorf("reading reachable people: %w", err)
-		}
-		if browsers == 0 {
-			continue
 		}
 		if q.Shard == store.AllShards {
 			sub.Shard = store.ShardOf(sub.ID)

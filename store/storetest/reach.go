@@ -101,6 +101,49 @@ func testReachable(t *testing.T, s store.Store) {
 		same(t, k.name+", every shard at once", got, k.want)
 	}
 
+	// The browser counts follow endpoints going: a person loses one of two
+	// browsers, another is erased with both of theirs.
+	second := subscription(site)
+	second.ExternalID = "bob"
+	subscribe(t, s, second)
+	_, err = s.DeleteSubscription(ctx, site, second.Endpoint)
+	noErr(t, "DeleteSubscription", err)
+	var alice string
+	for id, name := range ids {
+		if name == "a" {
+			alice = id
+		}
+	}
+	_, err = s.ErasePeople(ctx, site, []string{alice})
+	noErr(t, "ErasePeople", err)
+	got := map[string]int{}
+	err = s.Reachable(ctx, store.ReachQuery{WebsiteID: site, Shard: store.AllShards}, func(sub *store.Subscriber, browsers int) {
+		got[ids[sub.ID]] = browsers
+	})
+	noErr(t, "Reachable", err)
+	same(t, "browsers after a deletion and an erasure", got, map[string]int{"b": 1, "c": 1})
+
+	// An anonymous browser that logs in as someone with a browser already:
+	// whatever the identity merge does, each person's count is their
+	// endpoints.
+	anon := subscription(site)
+	subscribe(t, s, anon)
+	anon.ExternalID = "bob"
+	subscribe(t, s, anon)
+	counts := map[string]int{}
+	err = s.Reachable(ctx, store.ReachQuery{WebsiteID: site, Shard: store.AllShards}, func(sub *store.Subscriber, browsers int) {
+		counts[sub.ID] = browsers
+	})
+	noErr(t, "Reachable", err)
+	total := 0
+	for id, n := range counts {
+		eps, err := s.PersonEndpoints(ctx, site, id)
+		noErr(t, "PersonEndpoints", err)
+		same(t, "browsers of "+id, n, len(eps))
+		total += n
+	}
+	same(t, "browsers in all", total, 3)
+
 	canceled, cancel := context.WithTimeout(ctx, -time.Second)
 	defer cancel()
 	if err := s.Reachable(canceled, store.ReachQuery{WebsiteID: site}, func(*store.Subscriber, int) {}); err == nil {
