@@ -3,6 +3,7 @@
 package peoplesql
 
 import (
+	"reflect"
 	"strings"
 	"time"
 
@@ -20,6 +21,9 @@ type Dialect struct {
 	// Labels is the expression that reads s.tags as a JSON object, NULL or
 	// '' when empty.
 	Labels string
+	// Everyone is the FROM clause (aliased s) that reads every subscriber
+	// of a website best, when nothing narrows the read.
+	Everyone string
 }
 
 // Reach writes the query of store.Reachable: one row per person of q, with
@@ -32,8 +36,12 @@ func Reach(d Dialect, q store.ReachQuery) (string, []any) {
 	if q.Tags {
 		labels = d.Labels
 	}
+	from := "subscribers s"
+	if q.Shard == store.AllShards && len(q.ExternalIDs) == 0 && reflect.ValueOf(q.Narrow).IsZero() {
+		from = d.Everyone
+	}
 	query := `SELECT s.id, coalesce(s.external_id, ''), s.country, s.language, s.url, ` + labels + `, s.browsers
-	FROM subscribers s
+	FROM ` + from + `
 	WHERE s.website_id = ` + w.arg(q.WebsiteID) + ` AND s.unsubscribed_at IS NULL AND s.browsers > 0`
 	if q.Shard != store.AllShards {
 		query += ` AND s.shard = ` + w.arg(q.Shard)

@@ -223,6 +223,7 @@ func scanPerson(row pgx.Row, p *store.Person) error {
 var peopleSQL = peoplesql.Dialect{
 	Placeholder: func(n int) string { return "$" + strconv.Itoa(n) },
 	Labels:      `nullif(s.tags, '{}'::jsonb)`,
+	Everyone:    `subscribers s`,
 	Time:        func(t time.Time) any { return t },
 	// LIKE with the argument's wildcards escaped, which the trigram index
 	// of migration 0010 serves.

@@ -323,8 +323,8 @@ func BenchPeople(b *testing.B, s store.Store, total int) {
 		}
 	})
 	// preview against preview-walk, its baseline in the same run: the
-	// send engine's walk of every browser with its endpoint, on as many
-	// goroutines as Count uses (how preview counted before Reachable).
+	// send engine's walk of every browser with its endpoint, shards read
+	// in parallel, which is how preview counted before Reachable.
 	sel := audience.ForFilters(BenchWebsite, "", &pro)
 	wantPro := int64((total + 9) / 10)
 	b.Run("preview-walk", func(b *testing.B) {
