@@ -314,12 +314,12 @@ func (c *cluster) send(api string, w website, title string) string {
 }
 
 // unrecordedAtKill bounds the pushes a pusher killed with SIGKILL can have
-// had acknowledged by the push service without having recorded them: they
-// are recorded every pusher.Config.RecordEvery (100) outcomes per batch,
-// and a pusher works on at most 2 fan-out nodes x 8 shard workers x 4
-// batches at once (fanout.Config defaults). Those, and only those, are
-// pushed again by the next owner; the test reports how many there were.
-const unrecordedAtKill = 2 * 8 * 4 * 99
+// sent without having recorded them: those in flight
+// (pusher.Config.Concurrency, 512) and the outcomes its recorder holds (at
+// most pusher.Config.RecordEvery, 500, gathering, as many being written
+// and as many queued). Those, and only those, are pushed again by the next
+// owner; the test reports how many there were.
+const unrecordedAtKill = 512 + 3*500
 
 // TestClusterSurvivesNodeLoss broadcasts to 20,000 browsers on the local
 // cluster three times: a pusher dies with SIGKILL during the first, a

@@ -12,13 +12,6 @@ import (
 	"time"
 )
 
-// embeddedUnrecordedAtKill bounds the pushes the embedded default can have
-// had acknowledged, or be sending, without having recorded them when it is
-// killed: its fan-out works on at most 8 shard workers x 4 batches at once,
-// each with at most pusher.Config.RecordEvery-1 (99) outcomes unrecorded,
-// and at most pusher.Config.Concurrency (512) pushes are in flight.
-const embeddedUnrecordedAtKill = 8*4*99 + 512
-
 // TestEmbeddedSurvivesKill9 is the fault test of the embedded default: one
 // process with every role on SQLite, broadcasting to 20,000 browsers of the
 // fake push service in its own process, is killed with SIGKILL in the
@@ -71,7 +64,7 @@ func TestEmbeddedSurvivesKill9(t *testing.T) {
 		t.Fatalf("the broadcast was over (%d browsers) before the kill", got)
 	}
 	serve()
-	c.checkDelivered(c.apis[0], w, id, embeddedUnrecordedAtKill)
+	c.checkDelivered(c.apis[0], w, id, unrecordedAtKill)
 }
 
 // run starts a process of the test with its output in the test's log

@@ -41,10 +41,14 @@ type Config struct {
 	Allow netpolicy.AllowList
 	// TLSConfig overrides the TLS settings (tests trust their fake push service).
 	TLSConfig *tls.Config
-	// RecordEvery is how many outcomes are recorded together while a batch
-	// is going out (default 100). Small chunks keep the pushes a crash
-	// leaves unrecorded, and so sent again, few.
+	// RecordEvery caps how many outcomes, of every batch going out, are
+	// recorded together (default 500).
 	RecordEvery int
+	// RecordAfter is how long an outcome waits for others before it is
+	// recorded (default 20ms). With RecordEvery it bounds the pushes a
+	// crash leaves unrecorded, and so sent again after it: those of the
+	// last RecordAfter and those in flight.
+	RecordAfter time.Duration
 }
 
 func (c *Config) applyDefaults() {
@@ -70,7 +74,10 @@ func (c *Config) applyDefaults() {
 		c.Subject = "mailto:push@relaybell.invalid"
 	}
 	if c.RecordEvery <= 0 {
-		c.RecordEvery = 100
+		c.RecordEvery = 500
+	}
+	if c.RecordAfter <= 0 {
+		c.RecordAfter = 20 * time.Millisecond
 	}
 }
 
@@ -112,6 +119,11 @@ type Pusher struct {
 	now       func() time.Time
 	sleep     func(ctx context.Context, d time.Duration) error
 
+	outcomes  chan outcome  // to the recorder (recordLoop)
+	closed    chan struct{} // closed by Close
+	closeOnce sync.Once
+	stopped   chan struct{} // closed when recordLoop has returned
+
 	mu       sync.Mutex
 	signers  map[string]*webpush.Signer // website id -> signer
 	contents map[string]*notification.Content
@@ -152,6 +164,9 @@ func New(cfg Config, st Store, an analytics.Store, logger *slog.Logger, reg prom
 		signers:   make(map[string]*webpush.Signer),
 		contents:  make(map[string]*notification.Content),
 		inflight:  make(map[inflightKey]chan struct{}),
+		outcomes:  make(chan outcome, cfg.RecordEvery),
+		closed:    make(chan struct{}),
+		stopped:   make(chan struct{}),
 		pushes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "relaybell_pusher_pushes_total", Help: "Pushes by outcome.",
 		}, []string{"outcome"}),
@@ -163,16 +178,22 @@ func New(cfg Config, st Store, an analytics.Store, logger *slog.Logger, reg prom
 	if reg != nil {
 		reg.MustRegister(p.pushes, p.attempts)
 	}
+	go p.recordLoop()
 	return p, nil
 }
 
-// Close releases idle connections.
-func (p *Pusher) Close() { p.client.Close() }
+// Close stops recording (batches still going out fail and are pushed again
+// elsewhere) and releases idle connections.
+func (p *Pusher) Close() {
+	p.closeOnce.Do(func() { close(p.closed) })
+	<-p.stopped
+	p.client.Close()
+}
 
 // Push delivers a batch and returns once every outcome is recorded. An error
 // means the batch is not done and must be pushed again (recorded endpoints
-// are skipped then). Outcomes are recorded in chunks of cfg.RecordEvery as
-// they come in. An endpoint that another batch of this process is pushing
+// are skipped then). Outcomes are recorded as they come in, together with
+// those of the other batches going out (see recordLoop). An endpoint that another batch of this process is pushing
 // right now (a batch redone while the first try is still going) is not
 // pushed again: Push waits for the other batch instead.
 func (p *Pusher) Push(ctx context.Context, b Batch) error {
@@ -265,8 +286,8 @@ func (p *Pusher) release(notificationID string, mine map[string]bool) {
 	}
 }
 
-// pushAll sends the batch's pushes to the endpoints in ids, recording the
-// outcomes chunk by chunk.
+// pushAll sends the batch's pushes to the endpoints in ids and waits until
+// their outcomes are recorded.
 func (p *Pusher) pushAll(ctx context.Context, b Batch, ids map[string]bool) error {
 	if len(ids) == 0 {
 		return nil
@@ -279,7 +300,7 @@ func (p *Pusher) pushAll(ctx context.Context, b Batch, ids map[string]bool) erro
 	if err != nil {
 		return err
 	}
-	rec := p.newRecording(ctx, b.NotificationID)
+	rec := p.newRecording()
 	var wg sync.WaitGroup
 	for _, r := range b.Recipients {
 		if !ids[r.Endpoint.ID] {
@@ -302,7 +323,7 @@ func (p *Pusher) pushAll(ctx context.Context, b Batch, ids map[string]bool) erro
 				return // not recorded: the batch will be pushed again
 			}
 			p.pushes.WithLabelValues(outcome).Inc()
-			rec.add(store.PushResult{EndpointID: r.Endpoint.ID, Outcome: outcome}, analytics.Event{
+			rec.add(b.NotificationID, store.PushResult{EndpointID: r.Endpoint.ID, Outcome: outcome}, analytics.Event{
 				Kind:           eventKind(outcome),
 				WebsiteID:      b.WebsiteID,
 				NotificationID: b.NotificationID,
@@ -323,81 +344,134 @@ func (p *Pusher) pushAll(ctx context.Context, b Batch, ids map[string]bool) erro
 	return ctx.Err()
 }
 
-// recording collects a batch's outcomes and records them chunk by chunk in
-// the background, so pushes never wait for the stores.
+// errClosed fails the batches whose outcomes were not recorded before Close.
+var errClosed = errors.New("pusher closed before recording the outcomes")
+
+// recording is a batch's share of what the recorder records: it counts the
+// batch's outcomes not yet recorded and keeps the first failure.
 type recording struct {
-	p              *Pusher
-	ctx            context.Context
+	p       *Pusher
+	pending sync.WaitGroup
+
+	mu  sync.Mutex
+	err error
+}
+
+// outcome is one push's result and event on its way to the recorder.
+type outcome struct {
+	rec            *recording
 	notificationID string
-
-	mu      sync.Mutex
-	results []store.PushResult
-	events  []analytics.Event
-
-	chunks chan chunk
-	done   chan struct{}
-	err    error // the first chunk that could not be recorded; read after done
+	result         store.PushResult
+	event          analytics.Event
 }
 
-type chunk struct {
-	results []store.PushResult
-	events  []analytics.Event
+func (p *Pusher) newRecording() *recording { return &recording{p: p} }
+
+// add hands an outcome to the recorder.
+func (rec *recording) add(notificationID string, r store.PushResult, e analytics.Event) {
+	rec.pending.Add(1)
+	select {
+	case rec.p.outcomes <- outcome{rec, notificationID, r, e}:
+	case <-rec.p.closed:
+		rec.done(errClosed)
+	}
 }
 
-func (p *Pusher) newRecording(ctx context.Context, notificationID string) *recording {
-	rec := &recording{p: p, ctx: ctx, notificationID: notificationID, chunks: make(chan chunk, 16), done: make(chan struct{})}
-	go func() {
-		defer close(rec.done)
-		for c := range rec.chunks {
-			if rec.err == nil {
-				rec.err = rec.record(c)
-			}
+func (rec *recording) done(err error) {
+	if err != nil {
+		rec.mu.Lock()
+		if rec.err == nil {
+			rec.err = err
 		}
-	}()
-	return rec
-}
-
-// add appends an outcome and hands a full chunk to the recorder.
-func (rec *recording) add(r store.PushResult, e analytics.Event) {
-	rec.mu.Lock()
-	rec.results = append(rec.results, r)
-	rec.events = append(rec.events, e)
-	if len(rec.results) < rec.p.cfg.RecordEvery {
 		rec.mu.Unlock()
-		return
 	}
-	c := chunk{rec.results, rec.events}
-	rec.results, rec.events = nil, nil
-	rec.mu.Unlock()
-	rec.chunks <- c
+	rec.pending.Done()
 }
 
-// finish records what is left and waits until every chunk is recorded;
-// it returns the first error.
+// finish waits until every outcome of the batch is recorded and returns
+// the first failure.
 func (rec *recording) finish() error {
-	rec.mu.Lock()
-	c := chunk{rec.results, rec.events}
-	rec.results, rec.events = nil, nil
-	rec.mu.Unlock()
-	if len(c.results) > 0 {
-		rec.chunks <- c
+	recorded := make(chan struct{})
+	go func() {
+		rec.pending.Wait()
+		close(recorded)
+	}()
+	select {
+	case <-recorded:
+	case <-rec.p.stopped:
+		return errClosed
 	}
-	close(rec.chunks)
-	<-rec.done
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
 	return rec.err
 }
 
-func (rec *recording) record(c chunk) error {
-	// Analytics first: if recording results fails the batch is redone and
-	// analytics may see a push twice, but a result is never recorded without
-	// its event.
-	if err := rec.p.analytics.Record(rec.ctx, c.events); err != nil {
-		return fmt.Errorf("recording push events: %w", err)
+// recordLoop is the recorder: it gathers the outcomes of every batch going
+// out, for at most RecordAfter or RecordEvery outcomes, and records them
+// together, one analytics write and one store write per send, so that few
+// pushes are ever sent but unrecorded, at a cost of a few writes a
+// second.
+func (p *Pusher) recordLoop() {
+	defer close(p.stopped)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-p.closed
+		cancel()
+	}()
+	for {
+		var gathered []outcome
+		select {
+		case o := <-p.outcomes:
+			gathered = append(gathered, o)
+		case <-p.closed:
+			return
+		}
+		timer := time.NewTimer(p.cfg.RecordAfter)
+	gather:
+		for len(gathered) < p.cfg.RecordEvery {
+			select {
+			case o := <-p.outcomes:
+				gathered = append(gathered, o)
+			case <-timer.C:
+				break gather
+			case <-p.closed:
+				timer.Stop()
+				return // the batches of gathered fail with errClosed
+			}
+		}
+		timer.Stop()
+		p.record(ctx, gathered)
 	}
-	if err := rec.p.store.RecordResults(rec.ctx, rec.notificationID, c.results); err != nil {
-		return fmt.Errorf("recording push results: %w", err)
+}
+
+// record writes gathered outcomes and tells their batches. Analytics go
+// first: if recording results fails the batch is pushed again and
+// analytics may see a push twice, but a result is never recorded without
+// its event.
+func (p *Pusher) record(ctx context.Context, gathered []outcome) {
+	events := make([]analytics.Event, len(gathered))
+	bySend := map[string][]store.PushResult{}
+	for i, o := range gathered {
+		events[i] = o.event
+		bySend[o.notificationID] = append(bySend[o.notificationID], o.result)
 	}
-	return nil
+	errs := map[string]error{}
+	if err := p.analytics.Record(ctx, events); err != nil {
+		err = fmt.Errorf("recording push events: %w", err)
+		for id := range bySend {
+			errs[id] = err
+		}
+	} else {
+		for id, results := range bySend {
+			if err := p.store.RecordResults(ctx, id, results); err != nil {
+				errs[id] = fmt.Errorf("recording push results: %w", err)
+			}
+		}
+	}
+	for _, o := range gathered {
+		o.rec.done(errs[o.notificationID])
+	}
 }
 
 func eventKind(outcome string) string {

@@ -3,6 +3,7 @@ package pusher
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/url"
 	"path/filepath"
@@ -238,5 +239,113 @@ func TestConcurrentRedoPushesOnce(t *testing.T) {
 	r.p.mu.Unlock()
 	if left != 0 {
 		t.Fatalf("%d endpoints still marked in flight", left)
+	}
+}
+
+// An outcome is recorded RecordAfter after it came in, while its batch is
+// still going out: a crash then sends it again only if it was that recent.
+func TestOutcomeRecordedWhileBatchGoesOut(t *testing.T) {
+	r := newRig(t, Config{RecordAfter: 10 * time.Millisecond})
+	_, fast := r.browser(webpushtest.Behavior{})
+	_, slow := r.browser(webpushtest.Behavior{Delay: time.Second})
+	pushed := make(chan error, 1)
+	go func() {
+		pushed <- r.p.Push(context.Background(), Batch{NotificationID: r.n.ID, WebsiteID: r.site.ID, Recipients: []store.Recipient{fast, slow}})
+	}()
+	deadline := time.Now().Add(800 * time.Millisecond)
+	for {
+		left, err := r.st.Undelivered(context.Background(), r.n.ID, []string{fast.Endpoint.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(left) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the fast browser's outcome was not recorded while the slow one was still being pushed")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	select {
+	case err := <-pushed:
+		t.Fatalf("Push returned (%v) before the slow browser answered", err)
+	default:
+	}
+	if err := <-pushed; err != nil {
+		t.Fatal(err)
+	}
+	if got, want := r.counters(), (store.Counters{Recipients: 2, Processed: 2, Sent: 2}); got != want {
+		t.Fatalf("counters %+v, want %+v", got, want)
+	}
+}
+
+// countingStore counts the writes of push results.
+type countingStore struct {
+	Store
+	mu     sync.Mutex
+	writes int
+}
+
+func (c *countingStore) RecordResults(ctx context.Context, id string, results []store.PushResult) error {
+	c.mu.Lock()
+	c.writes++
+	c.mu.Unlock()
+	return c.Store.RecordResults(ctx, id, results)
+}
+
+// Batches going out together share their writes: ten batches of twenty
+// browsers answering at once are recorded in a few writes, not one or more
+// per batch.
+func TestBatchesShareWrites(t *testing.T) {
+	r := newRig(t, Config{RecordAfter: 200 * time.Millisecond})
+	cs := &countingStore{Store: r.st}
+	r.p.store = cs
+	var batches []Batch
+	for range 10 {
+		b := Batch{NotificationID: r.n.ID, WebsiteID: r.site.ID}
+		for range 20 {
+			_, rc := r.browser(webpushtest.Behavior{})
+			b.Recipients = append(b.Recipients, rc)
+		}
+		batches = append(batches, b)
+	}
+	var wg sync.WaitGroup
+	for _, b := range batches {
+		wg.Go(func() {
+			if err := r.p.Push(context.Background(), b); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if got, want := r.counters(), (store.Counters{Recipients: 200, Processed: 200, Sent: 200}); got != want {
+		t.Fatalf("counters %+v, want %+v", got, want)
+	}
+	if cs.writes > 3 {
+		t.Fatalf("%d writes for 10 batches going out together, want at most 3", cs.writes)
+	}
+}
+
+// Close fails the batches whose outcomes it did not record, so that they
+// are pushed again, and does not hang.
+func TestCloseFailsUnrecordedBatches(t *testing.T) {
+	r := newRig(t, Config{RecordAfter: time.Hour})
+	_, rc := r.browser(webpushtest.Behavior{})
+	pushed := make(chan error, 1)
+	go func() {
+		pushed <- r.p.Push(context.Background(), Batch{NotificationID: r.n.ID, WebsiteID: r.site.ID, Recipients: []store.Recipient{rc}})
+	}()
+	time.Sleep(200 * time.Millisecond) // pushed, waiting for the hour to pass
+	r.p.Close()
+	select {
+	case err := <-pushed:
+		if !errors.Is(err, errClosed) {
+			t.Fatalf("Push = %v, want errClosed", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Push still waiting after Close")
+	}
+	if got := r.counters(); got.Sent != 0 {
+		t.Fatalf("counters %+v: recorded after Close", got)
 	}
 }
