@@ -132,7 +132,7 @@ func runOne(ctx context.Context, cfg Config, mode string, n int) (Result, error)
 	if err != nil {
 		return Result{}, err
 	}
-	fakeAddr, err := freeAddr()
+	fakeAddr, err := FreeAddr()
 	if err != nil {
 		return Result{}, err
 	}
@@ -142,7 +142,7 @@ func runOne(ctx context.Context, cfg Config, mode string, n int) (Result, error)
 	}
 	defer stopProcess(fake)
 	push := &client{base: "http://" + fakeAddr}
-	if err := waitHTTP(ctx, push.base+"/count"); err != nil {
+	if err := WaitHTTP(ctx, push.base+"/count"); err != nil {
 		return Result{}, err
 	}
 
@@ -241,7 +241,7 @@ const (
 )
 
 func startEmbedded(ctx context.Context, cfg Config, dir, fakeAddr string) (*deployment, error) {
-	addr, err := freeAddr()
+	addr, err := FreeAddr()
 	if err != nil {
 		return nil, err
 	}
@@ -252,7 +252,7 @@ func startEmbedded(ctx context.Context, cfg Config, dir, fakeAddr string) (*depl
 		return nil, err
 	}
 	d := &deployment{apis: []string{"http://" + addr}, procs: map[string]int{"relaybell": p.Pid}, stop: func() { stopProcess(p) }}
-	if err := waitHTTP(ctx, d.apis[0]+"/readyz"); err != nil {
+	if err := WaitHTTP(ctx, d.apis[0]+"/readyz"); err != nil {
 		d.stop()
 		return nil, err
 	}
@@ -525,7 +525,8 @@ func stopProcess(p *os.Process) {
 	}
 }
 
-func waitHTTP(ctx context.Context, u string) error {
+// WaitHTTP polls u until it answers 200, for at most 30 s.
+func WaitHTTP(ctx context.Context, u string) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		resp, err := http.Get(u)
@@ -543,7 +544,8 @@ func waitHTTP(ctx context.Context, u string) error {
 	}
 }
 
-func freeAddr() (string, error) {
+// FreeAddr returns a loopback address with a port free right now.
+func FreeAddr() (string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", err

@@ -1,15 +1,15 @@
 package deploy
 
 import (
-	"io"
-	"net"
-	"net/http"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/relaybell/relaybell/bench"
 )
 
 // TestEmbeddedSurvivesKill9 is the fault test of the embedded default: one
@@ -27,7 +27,14 @@ func TestEmbeddedSurvivesKill9(t *testing.T) {
 			t.Fatalf("building %s: %v\n%s", cmd, err, out)
 		}
 	}
-	pushAddr, httpAddr := freeAddr(t), freeAddr(t)
+	pushAddr, err := bench.FreeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	httpAddr, err := bench.FreeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
 	c := &cluster{t: t, dir: dir, apis: []string{"http://" + httpAddr, "http://" + httpAddr}, push: "http://" + pushAddr}
 	t.Cleanup(func() { // after the processes are gone
 		if t.Failed() {
@@ -35,12 +42,16 @@ func TestEmbeddedSurvivesKill9(t *testing.T) {
 		}
 	})
 	c.run("fakepush", filepath.Join(dir, "fakepush"), "-addr", pushAddr)
-	waitHTTP(t, c.push+"/count")
+	if err := bench.WaitHTTP(context.Background(), c.push+"/count"); err != nil {
+		t.Fatal(err)
+	}
 
 	serve := func() *exec.Cmd {
 		cmd := c.run("relaybell", filepath.Join(dir, "relaybell"), "serve", "--http", httpAddr, "--data", filepath.Join(dir, "data"),
 			"--admin-token", "test-admin-token", "--push-allow-hosts", pushAddr, "--log-level", "warn")
-		waitHTTP(t, c.apis[0]+"/readyz")
+		if err := bench.WaitHTTP(context.Background(), c.apis[0]+"/readyz"); err != nil {
+			t.Fatal(err)
+		}
 		return cmd
 	}
 	node := serve()
@@ -90,34 +101,4 @@ func (c *cluster) run(name string, bin string, args ...string) *exec.Cmd {
 		out.Close()
 	})
 	return cmd
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-// waitHTTP polls url until it answers 200.
-func waitHTTP(t *testing.T, url string) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		resp, err := http.Get(url)
-		if err == nil {
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not answer: %v", url, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
