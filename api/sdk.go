@@ -75,16 +75,38 @@ type subscriptionRequest struct {
 		P256dh string `json:"p256dh"`
 		Auth   string `json:"auth"`
 	} `json:"keys"`
-	ExternalID *string  `json:"externalId"`
-	Language   string   `json:"language"`
-	Timezone   string   `json:"timezone"`
-	UserAgent  string   `json:"userAgent"`
-	URL        string   `json:"url"`
-	Topics     []string `json:"topics"`
+	// Replaces is the endpoint URL this subscription renews
+	// (pushsubscriptionchange).
+	Replaces   string         `json:"replaces"`
+	ExternalID nullableString `json:"externalId"`
+	Language   string         `json:"language"`
+	Timezone   string         `json:"timezone"`
+	UserAgent  string         `json:"userAgent"`
+	URL        string         `json:"url"`
+	// Topics, when given (an array, even empty), is the subscriber's whole
+	// set of opt-ins; absent or null leaves them as they are.
+	Topics []string `json:"topics"`
+}
+
+// nullableString tells an explicit null (Null) from an absent member or a
+// string (Value).
+type nullableString struct {
+	Null  bool
+	Value string
+}
+
+func (n *nullableString) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		n.Null = true
+		return nil
+	}
+	return json.Unmarshal(b, &n.Value)
 }
 
 // handleSubscribe serves POST /api/v1/projects/{projectId}/subscriptions:
-// 201 for a new endpoint, 200 with the same ids for a known one.
+// 201 for a new endpoint, 200 with the same ids for a known one, including
+// one renewed through replaces or unlinked from its person by an
+// externalId of null.
 func (a *API) handleSubscribe(r *request) error {
 	w, err := a.project(r)
 	if err != nil {
@@ -129,12 +151,14 @@ func (a *API) subscriptionInput(r *request, w store.Website, in subscriptionRequ
 		return store.SubscriptionInput{}, errorf(CodeInvalidJSON, "keys.%s", strings.TrimPrefix(err.Error(), webpush.ErrInvalidSubscription.Error()+": "))
 	}
 	p256dh, auth := target.Keys()
-	externalID := ""
-	if in.ExternalID != nil {
-		externalID = *in.ExternalID
-		if len(externalID) > maxExternalIDLen || !utf8.ValidString(externalID) {
-			return store.SubscriptionInput{}, errorf(CodeInvalidJSON, "externalId must be text of at most %d bytes", maxExternalIDLen)
-		}
+	externalID := in.ExternalID.Value
+	if len(externalID) > maxExternalIDLen || !utf8.ValidString(externalID) {
+		return store.SubscriptionInput{}, errorf(CodeInvalidJSON, "externalId must be text of at most %d bytes", maxExternalIDLen)
+	}
+	// A replaced URL longer than any stored endpoint's cannot match one.
+	replaces := strings.TrimSpace(in.Replaces)
+	if len(replaces) > maxEndpointLen {
+		replaces = ""
 	}
 	ua := strings.TrimSpace(in.UserAgent)
 	if ua == "" {
@@ -148,9 +172,11 @@ func (a *API) subscriptionInput(r *request, w store.Website, in subscriptionRequ
 	return store.SubscriptionInput{
 		WebsiteID:  w.ID,
 		Endpoint:   endpoint,
+		Replaces:   replaces,
 		P256dh:     p256dh,
 		Auth:       auth,
 		ExternalID: externalID,
+		Logout:     in.ExternalID.Null,
 		Language:   normalizeLanguage(in.Language),
 		Timezone:   tz,
 		Country:    a.country(r),
@@ -158,6 +184,7 @@ func (a *API) subscriptionInput(r *request, w store.Website, in subscriptionRequ
 		Device:     deviceType(ua),
 		URL:        pageURL(in.URL),
 		Topics:     topicSlugs(in.Topics),
+		SetTopics:  in.Topics != nil,
 		At:         r.now.UTC(),
 	}, nil
 }
@@ -175,8 +202,8 @@ func pageURL(s string) string {
 	return s
 }
 
-// topicSlugs keeps up to 50 distinct lower-cased slugs; the store decides
-// which exist.
+// topicSlugs keeps the first 50 distinct lower-cased slugs; the store
+// decides which exist.
 func topicSlugs(in []string) []string {
 	var out []string
 	seen := make(map[string]bool)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/relaybell/relaybell/analytics"
 	"github.com/relaybell/relaybell/netpolicy"
@@ -265,5 +266,204 @@ func TestCountryHeader(t *testing.T) {
 	r := h2.do("POST", "/api/v1/projects/"+h2.site.ProjectID+"/subscriptions", subscribeBody(t, "https://push.example/z", ""), "CF-IPCountry", "FR")
 	if got := h2.subscriber(r.json(t)["subscriberId"].(string)).Country; got != "" {
 		t.Errorf("unconfigured header used: %q", got)
+	}
+}
+
+// profileParts reads a person's profile and returns its subscriber, tags,
+// endpoints and topics members as they were written.
+func (h *harness) profileParts(t *testing.T, idOrExternalID string) (subscriber, tags, endpoints, topics string) {
+	t.Helper()
+	r := h.do("GET", "/api/v1/subscribers/"+idOrExternalID+"/profile", "", auth(h.site.APIKey)...)
+	if r.status != 200 {
+		t.Fatalf("profile of %s: %d %s", idOrExternalID, r.status, r.body)
+	}
+	var p map[string]json.RawMessage
+	if err := json.Unmarshal(r.body, &p); err != nil {
+		t.Fatal(err)
+	}
+	return string(p["subscriber"]), string(p["tags"]), string(p["endpoints"]), string(p["topics"])
+}
+
+// idsBody is the body of a successful POST /subscriptions.
+func idsBody(subscriberID, endpointID string) string {
+	return fmt.Sprintf(`{"endpointId":%q,"subscriberId":%q}`, endpointID, subscriberID)
+}
+
+// createTopics creates topics through the API, each slug named after
+// itself, a second apart (topics list oldest first).
+func (h *harness) createTopics(t *testing.T, slugs ...string) {
+	t.Helper()
+	for _, slug := range slugs {
+		h.clock.Add(time.Second)
+		if r := h.do("POST", "/api/v1/topics", fmt.Sprintf(`{"name":%q,"slug":%q}`, slug, slug), auth(h.site.APIKey)...); r.status != 201 {
+			t.Fatalf("creating topic %s: %d %s", slug, r.status, r.body)
+		}
+	}
+}
+
+// TestSubscribeTopicsSet: topics, when given, are the subscriber's whole
+// set of opt-ins; absent or null they stay as they are.
+func TestSubscribeTopicsSet(t *testing.T) {
+	h := newHarness(t)
+	path := "/api/v1/projects/" + h.site.ProjectID + "/subscriptions"
+	h.createTopics(t, "news", "sale", "sports")
+	body := func(extra string) string { return subscribeBody(t, "https://push.example/reader", extra) }
+	r := h.do("POST", path, body(`,"topics":["news","sale"]`))
+	if r.status != 201 {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	ids := r.json(t)
+	subscriberID, endpointID := ids["subscriberId"].(string), ids["endpointId"].(string)
+	other := h.do("POST", path, subscribeBody(t, "https://push.example/other", `,"topics":["news"]`)).json(t)["subscriberId"].(string)
+
+	f := func(extra, want string) {
+		t.Helper()
+		r := h.do("POST", path, body(extra))
+		if r.status != 200 || string(r.body) != idsBody(subscriberID, endpointID) {
+			t.Fatalf("%s: %d %s", extra, r.status, r.body)
+		}
+		if _, _, _, topics := h.profileParts(t, subscriberID); topics != want {
+			t.Fatalf("%s: topics %s, want %s", extra, topics, want)
+		}
+	}
+	f(``, `[{"name":"news","slug":"news"},{"name":"sale","slug":"sale"}]`)
+	f(`,"topics":null`, `[{"name":"news","slug":"news"},{"name":"sale","slug":"sale"}]`)
+	f(`,"topics":["SALE","unknown"]`, `[{"name":"sale","slug":"sale"}]`)
+	f(`,"topics":["sports"," Sale "]`, `[{"name":"sale","slug":"sale"},{"name":"sports","slug":"sports"}]`)
+	f(`,"topics":[]`, `[]`)
+	// Only the first 50 slugs count.
+	fifty := ""
+	for i := range 50 {
+		fifty += fmt.Sprintf(`"unknown-%d",`, i)
+	}
+	f(`,"topics":[`+fifty+`"news"]`, `[]`)
+	f(`,"topics":[`+fifty[len(`"unknown-0",`):]+`"news"]`, `[{"name":"news","slug":"news"}]`)
+	if _, _, _, topics := h.profileParts(t, other); topics != `[{"name":"news","slug":"news"}]` {
+		t.Errorf("another subscriber's topics %s", topics)
+	}
+	expectError(t, h.do("POST", path, body(`,"topics":"news"`)), 400, "invalid_json", `,"message":"field topics has the wrong type (string)"`)
+	expectError(t, h.do("POST", path, body(`,"topics":[1]`)), 400, "invalid_json", `,"message":"field topics has the wrong type (number)"`)
+}
+
+// TestSubscribeLogout: an externalId of null unlinks the browser from its
+// person; absent or "" keeps the link.
+func TestSubscribeLogout(t *testing.T) {
+	h := newHarness(t)
+	h.listen(t)
+	path := "/api/v1/projects/" + h.site.ProjectID + "/subscriptions"
+	h.createTopics(t, "news")
+	laptop := func(extra string) string {
+		return subscribeBody(t, "https://fcm.googleapis.com/fcm/send/laptop", `,"language":"de-DE","timezone":"Europe/Berlin"`+extra)
+	}
+	phone := func(extra string) string { return subscribeBody(t, "https://fcm.googleapis.com/fcm/send/phone", extra) }
+	created := h.clock.Now().UTC().Format(time.RFC3339Nano)
+	r := h.do("POST", path, laptop(`,"externalId":"user-1","topics":["news"]`), "User-Agent", uaDesktop)
+	if r.status != 201 {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	person, laptopID := r.json(t)["subscriberId"].(string), r.json(t)["endpointId"].(string)
+	r = h.do("POST", path, phone(`,"externalId":"user-1"`), "User-Agent", uaAndroid)
+	phoneID := r.json(t)["endpointId"].(string)
+	if r.status != 201 || r.json(t)["subscriberId"] != person {
+		t.Fatalf("phone: %d %s", r.status, r.body)
+	}
+	if r := h.do("POST", "/api/v1/audience/subscribers/bulk-tag", fmt.Sprintf(`{"ids":[%q],"set":{"plan":"pro"}}`, person),
+		auth(h.site.APIKey)...); r.status != 200 {
+		t.Fatalf("bulk-tag: %d %s", r.status, r.body)
+	}
+	seq := h.outboxSeq(t)
+
+	h.clock.Add(time.Minute)
+	r = h.do("POST", path, laptop(`,"externalId":null`), "User-Agent", uaDesktop)
+	anon := r.json(t)["subscriberId"].(string)
+	if r.status != 200 || anon == person || string(r.body) != idsBody(anon, laptopID) {
+		t.Fatalf("logout: %d %s", r.status, r.body)
+	}
+	at := h.clock.Now().UTC().Format(time.RFC3339Nano)
+	sub, tags, eps, topics := h.profileParts(t, anon)
+	if want := fmt.Sprintf(`{"id":%q,"externalId":null,"country":"","language":"de-DE","timezone":"Europe/Berlin","createdAt":%q,"unsubscribedAt":null,"consentAt":%q}`,
+		anon, at, at); sub != want || tags != `[]` || topics != `[]` {
+		t.Errorf("new anonymous subscriber:\n%s %s %s\nwant\n%s [] []", sub, tags, topics, want)
+	}
+	if want := fmt.Sprintf(`[{"id":%q,"device":"desktop","user_agent":%q,"created_at":%q,"last_seen_at":%q}]`,
+		laptopID, uaDesktop, created, at); eps != want {
+		t.Errorf("its endpoints %s, want %s", eps, want)
+	}
+	// The person keeps the phone, tags and topics.
+	sub, tags, eps, topics = h.profileParts(t, "user-1")
+	if !strings.Contains(sub, fmt.Sprintf(`"id":%q,"externalId":"user-1"`, person)) || !strings.Contains(sub, `"unsubscribedAt":null`) ||
+		tags != `[{"key":"plan","value":"pro"}]` || topics != `[{"name":"news","slug":"news"}]` ||
+		!strings.HasPrefix(eps, fmt.Sprintf(`[{"id":%q,`, phoneID)) || strings.Count(eps, `"id"`) != 1 {
+		t.Errorf("the person after the logout: %s %s %s %s", sub, tags, eps, topics)
+	}
+	// Unlinking is not a new browser: no subscriber.created.
+	h.wantOutbox(t, "events of a logout", seq, time.Time{})
+
+	// Again, absent or "": the browser stays anonymous and where it is.
+	for _, extra := range []string{`,"externalId":null`, ``, `,"externalId":""`} {
+		if r := h.do("POST", path, laptop(extra)); r.status != 200 || string(r.body) != idsBody(anon, laptopID) {
+			t.Errorf("%q after logout: %d %s", extra, r.status, r.body)
+		}
+	}
+	// The person's last browser logs out: no device left, not unsubscribed.
+	r = h.do("POST", path, phone(`,"externalId":null`))
+	if r.status != 200 || r.json(t)["subscriberId"] == person || r.json(t)["endpointId"] != phoneID {
+		t.Fatalf("phone's logout: %d %s", r.status, r.body)
+	}
+	p, err := h.st.Person(context.Background(), h.site.WebsiteID, "user-1")
+	if err != nil || p.ID != person || p.Status() != "no_device" {
+		t.Errorf("person without browsers: %+v %s (%v)", p.Subscriber, p.Status(), err)
+	}
+	r = h.do("GET", "/api/v1/audience/subscribers?status=no_device", "", auth(h.site.APIKey)...)
+	if r.status != 200 || !strings.Contains(string(r.body), fmt.Sprintf(`"id":%q`, person)) {
+		t.Errorf("no_device list: %d %s", r.status, r.body)
+	}
+	// A login brings the laptop back to the person.
+	if r := h.do("POST", path, laptop(`,"externalId":"user-1"`)); r.status != 200 || string(r.body) != idsBody(person, laptopID) {
+		t.Errorf("login after logout: %d %s", r.status, r.body)
+	}
+	expectError(t, h.do("POST", path, laptop(`,"externalId":5`)), 400, "invalid_json", `,"message":"field externalId has the wrong type (number)"`)
+}
+
+// TestSubscribeReplaces: a renewed subscription naming the endpoint it
+// replaces takes that endpoint's place.
+func TestSubscribeReplaces(t *testing.T) {
+	h := newHarness(t)
+	path := "/api/v1/projects/" + h.site.ProjectID + "/subscriptions"
+	const oldURL, newURL = "https://updates.push.services.mozilla.com/wpush/v2/old", "https://updates.push.services.mozilla.com/wpush/v2/new"
+	r := h.do("POST", path, subscribeBody(t, oldURL, `,"externalId":"user-1"`))
+	if r.status != 201 {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	subscriberID, endpointID := r.json(t)["subscriberId"].(string), r.json(t)["endpointId"].(string)
+
+	p256dh, authKey := browserKeys(t)
+	renewed := fmt.Sprintf(`{"endpoint":%q,"keys":{"p256dh":%q,"auth":%q},"replaces":%q}`, newURL, p256dh, authKey, oldURL)
+	h.clock.Add(time.Minute)
+	r = h.do("POST", path, renewed)
+	if r.status != 200 || string(r.body) != idsBody(subscriberID, endpointID) {
+		t.Fatalf("renewed: %d %s", r.status, r.body)
+	}
+	ep, err := h.st.Endpoint(context.Background(), h.site.WebsiteID, endpointID)
+	if err != nil || ep.URL != newURL || ep.P256dh != p256dh || ep.Auth != authKey || ep.SubscriberID != subscriberID ||
+		!ep.LastSeenAt.Equal(testStart.Add(time.Minute)) || !ep.CreatedAt.Equal(testStart) {
+		t.Fatalf("renewed endpoint %+v (%v)", ep, err)
+	}
+	// Again (the worker retried): the new URL is known, nothing else moves.
+	if r := h.do("POST", path, renewed); r.status != 200 || string(r.body) != idsBody(subscriberID, endpointID) {
+		t.Fatalf("renewed again: %d %s", r.status, r.body)
+	}
+	// The old URL is gone; registering it again is a new browser of nobody.
+	r = h.do("POST", path, subscribeBody(t, oldURL, `,"replaces":"https://push.example/unknown"`))
+	if r.status != 201 || r.json(t)["endpointId"] == endpointID || r.json(t)["subscriberId"] == subscriberID {
+		t.Fatalf("old URL again: %d %s", r.status, r.body)
+	}
+	// The new URL must pass the check of every registration.
+	expectError(t, h.do("POST", path, subscribeBody(t, "https://127.0.0.1/x", fmt.Sprintf(`,"replaces":%q`, newURL))),
+		400, "invalid_url", `,"message":"endpoint refused: address is not public"`)
+	expectError(t, h.do("POST", path, subscribeBody(t, "https://push.example/x", `,"replaces":5`)),
+		400, "invalid_json", `,"message":"field replaces has the wrong type (number)"`)
+	if ep, err := h.st.Endpoint(context.Background(), h.site.WebsiteID, endpointID); err != nil || ep.URL != newURL {
+		t.Errorf("endpoint after refused renewals %+v (%v)", ep, err)
 	}
 }

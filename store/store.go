@@ -155,19 +155,34 @@ type Endpoint struct {
 
 // SubscriptionInput is what the browser SDK registers.
 type SubscriptionInput struct {
-	WebsiteID  string
-	Endpoint   string
-	P256dh     string
-	Auth       string
+	WebsiteID string
+	Endpoint  string
+	// Replaces is the URL of the endpoint this subscription replaces (the
+	// push service renewed it): when the website has that endpoint and
+	// Endpoint is not registered yet, the endpoint takes the new URL and
+	// keys in place and keeps its ids.
+	Replaces string
+	P256dh   string
+	Auth     string
+	// ExternalID links the browser to the website's user; "" keeps the
+	// link as it is.
 	ExternalID string
-	Language   string
-	Timezone   string
-	Country    string
-	UserAgent  string
-	Device     string
-	URL        string
-	Topics     []string // slugs
-	At         time.Time
+	// Logout unlinks the browser from its person (ExternalID is ""): an
+	// endpoint whose subscriber has an external id moves to a new anonymous
+	// subscriber, and the person keeps their other endpoints, tags and
+	// topics. It changes nothing for an anonymous one.
+	Logout    bool
+	Language  string
+	Timezone  string
+	Country   string
+	UserAgent string
+	Device    string
+	URL       string
+	Topics    []string // slugs
+	// SetTopics makes Topics the subscriber's whole set of opt-ins: opt-ins
+	// to other topics are removed. Without it Topics are only added.
+	SetTopics bool
+	At        time.Time
 }
 
 // SubscriptionResult tells which records the registration touched.
@@ -311,7 +326,9 @@ type Store interface {
 	// Browser subscriptions.
 	//
 	// UpsertSubscription registers a browser; a new endpoint (Created) adds
-	// the subscriber.created event in the same transaction.
+	// the subscriber.created event in the same transaction. Replaces,
+	// Logout and SetTopics are described at SubscriptionInput; an endpoint
+	// moved by Replaces or Logout is not Created.
 	UpsertSubscription(ctx context.Context, in SubscriptionInput) (SubscriptionResult, error)
 	// DeleteSubscription is a visitor turning notifications off through
 	// the site: it removes the endpoint, marks a subscriber left with no

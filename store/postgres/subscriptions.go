@@ -18,22 +18,31 @@ import (
 //
 //   - a known endpoint URL (per website) is updated in place, together with
 //     its subscriber, and keeps its ids (Created=false);
+//   - a new endpoint URL that Replaces a known one (the push service renewed
+//     the subscription) takes that endpoint's place: its URL and keys
+//     change, its ids stay (Created=false);
 //   - a new endpoint joins the subscriber holding ExternalID if there is one
 //     (one person, several browsers), otherwise a new subscriber;
 //   - a known endpoint registered with an ExternalID held by another
 //     subscriber moves to that subscriber; if its own subscriber has no
 //     external id yet it takes this one, and if it has a different one the
 //     endpoint moves to a new subscriber for the new id (another person
-//     logged in on that browser). A subscriber left without endpoints is
-//     marked unsubscribed.
+//     logged in on that browser). A subscriber left without endpoints so is
+//     marked unsubscribed;
+//   - Logout moves a known endpoint whose subscriber has an external id to
+//     a new anonymous subscriber; the person it leaves keeps its tags and
+//     topics and is not marked unsubscribed (with no endpoint left it has
+//     no device).
 //
 // Language, timezone, country, URL, device and user agent are only
 // overwritten when given. The subscriber becomes subscribed again and is
-// opted into every given topic slug that exists (any case). A new endpoint
-// adds the subscriber.created event.
+// opted into every given topic slug that exists (any case); with SetTopics
+// its other opt-ins are removed. A new endpoint adds the subscriber.created
+// event.
 //
 // Two registrations racing to create the same endpoint or the same external
-// id: the one that loses runs again and finds the other's rows.
+// id, or to give a replaced endpoint the new URL: the one that loses runs
+// again and finds the other's rows.
 func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInput) (store.SubscriptionResult, error) {
 	at := now(in.At)
 	slugs := lower(in.Topics)
@@ -43,16 +52,33 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 		var epID, curSub, curExt string
 		// The endpoint row stays locked: a concurrent registration of the
 		// same browser waits for this one.
-		err := tx.QueryRow(ctx, `SELECT e.id, e.subscriber_id, coalesce(s.external_id, '')
-			FROM endpoints e JOIN subscribers s ON s.id = e.subscriber_id
-			WHERE e.website_id = $1 AND e.url = $2 FOR UPDATE OF e`, in.WebsiteID, in.Endpoint).Scan(&epID, &curSub, &curExt)
-		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		find := func(url string) error {
+			err := tx.QueryRow(ctx, `SELECT e.id, e.subscriber_id, coalesce(s.external_id, '')
+				FROM endpoints e JOIN subscribers s ON s.id = e.subscriber_id
+				WHERE e.website_id = $1 AND e.url = $2 FOR UPDATE OF e`, in.WebsiteID, url).Scan(&epID, &curSub, &curExt)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return nil
+			}
 			return err
+		}
+		if err := find(in.Endpoint); err != nil {
+			return err
+		}
+		if epID == "" && in.Replaces != "" && in.Replaces != in.Endpoint {
+			if err := find(in.Replaces); err != nil {
+				return err
+			}
 		}
 
 		// Choose the subscriber the endpoint belongs to from now on.
-		target, setExternal := "", false
+		target, setExternal, detach := "", false, false
 		switch {
+		case in.Logout:
+			// A known endpoint of a person leaves it for a new subscriber.
+			detach = curExt != ""
+			if !detach {
+				target = curSub
+			}
 		case in.ExternalID == "" || (epID != "" && curExt == in.ExternalID):
 			target = curSub // "" for a new endpoint: new subscriber
 		default:
@@ -72,10 +98,12 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 			country = in.Country // the subscriber's, as stored
 		)
 		if target == "" {
+			// A new subscriber holds a browser from its start.
 			target = uuid.NewString()
 			shard = store.ShardOf(target)
 			if _, err := tx.Exec(ctx, `INSERT INTO subscribers (id, website_id, external_id, country,
-				language, timezone, url, shard, created_at, last_seen_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
+				language, timezone, url, shard, created_at, last_seen_at, consent_at)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $9)`,
 				target, in.WebsiteID, nullString(in.ExternalID), in.Country, in.Language, in.Timezone, in.URL,
 				shard, at); err != nil {
 				return err
@@ -112,21 +140,28 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 				return err
 			}
 		} else {
-			if _, err := tx.Exec(ctx, `UPDATE endpoints SET subscriber_id = $2, shard = $3, p256dh = $4, auth = $5,
-					device = CASE WHEN $6::text = '' THEN device ELSE $6 END,
-					user_agent = CASE WHEN $7::text = '' THEN user_agent ELSE $7 END,
-					last_seen_at = $8
+			if _, err := tx.Exec(ctx, `UPDATE endpoints SET subscriber_id = $2, shard = $3, url = $4, p256dh = $5, auth = $6,
+					device = CASE WHEN $7::text = '' THEN device ELSE $7 END,
+					user_agent = CASE WHEN $8::text = '' THEN user_agent ELSE $8 END,
+					last_seen_at = $9
 				WHERE id = $1`,
-				epID, target, shard, in.P256dh, in.Auth, in.Device, in.UserAgent, at); err != nil {
+				epID, target, shard, in.Endpoint, in.P256dh, in.Auth, in.Device, in.UserAgent, at); err != nil {
 				return err
 			}
-			if curSub != target {
+			if curSub != target && !detach {
 				if err := markUnsubscribedIfEmpty(ctx, tx, []string{curSub}, at); err != nil {
 					return err
 				}
 			}
 		}
 
+		if in.SetTopics {
+			if _, err := tx.Exec(ctx, `DELETE FROM topic_optins o WHERE o.subscriber_id = $1 AND NOT EXISTS
+				(SELECT 1 FROM topics t WHERE t.id = o.topic_id AND lower(t.slug) = ANY ($2::text[]))`,
+				target, slugs); err != nil {
+				return err
+			}
+		}
 		if len(slugs) > 0 {
 			if _, err := tx.Exec(ctx, `INSERT INTO topic_optins (topic_id, subscriber_id, created_at)
 				SELECT id, $1, $2 FROM topics WHERE website_id = $3 AND lower(slug) = ANY ($4::text[])

@@ -18,35 +18,60 @@ import (
 //
 //   - a known endpoint URL (per website) is updated in place, together with
 //     its subscriber, and keeps its ids (Created=false);
+//   - a new endpoint URL that Replaces a known one (the push service renewed
+//     the subscription) takes that endpoint's place: its URL and keys
+//     change, its ids stay (Created=false);
 //   - a new endpoint joins the subscriber holding ExternalID if there is one
 //     (one person, several browsers), otherwise a new subscriber;
 //   - a known endpoint registered with an ExternalID held by another
 //     subscriber moves to that subscriber; if its own subscriber has no
 //     external id yet it takes this one, and if it has a different one the
 //     endpoint moves to a new subscriber for the new id (another person
-//     logged in on that browser). A subscriber left without endpoints is
-//     marked unsubscribed.
+//     logged in on that browser). A subscriber left without endpoints so is
+//     marked unsubscribed;
+//   - Logout moves a known endpoint whose subscriber has an external id to
+//     a new anonymous subscriber; the person it leaves keeps its tags and
+//     topics and is not marked unsubscribed (with no endpoint left it has
+//     no device).
 //
 // Language, timezone, country, URL, device and user agent are only
 // overwritten when given. The subscriber becomes subscribed again and is
-// opted into every given topic slug that exists (any case). A new endpoint
-// adds the subscriber.created event.
+// opted into every given topic slug that exists (any case); with SetTopics
+// its other opt-ins are removed. A new endpoint adds the subscriber.created
+// event.
 func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInput) (store.SubscriptionResult, error) {
 	at := ms(now(in.At))
 	var res store.SubscriptionResult
 	err := s.write(ctx, func(tx wtx) error {
 		res = store.SubscriptionResult{}
 		var epID, curSub, curExt string
-		err := tx.queryRow(`SELECT e.id, e.subscriber_id, s.external_id
-			FROM endpoints e JOIN subscribers s ON s.id = e.subscriber_id
-			WHERE e.website_id = ? AND e.url = ?`, in.WebsiteID, in.Endpoint).Scan(&epID, &curSub, optString{&curExt})
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		find := func(url string) error {
+			err := tx.queryRow(`SELECT e.id, e.subscriber_id, s.external_id
+				FROM endpoints e JOIN subscribers s ON s.id = e.subscriber_id
+				WHERE e.website_id = ? AND e.url = ?`, in.WebsiteID, url).Scan(&epID, &curSub, optString{&curExt})
+			if errors.Is(err, sql.ErrNoRows) {
+				return nil
+			}
 			return err
+		}
+		if err := find(in.Endpoint); err != nil {
+			return err
+		}
+		if epID == "" && in.Replaces != "" && in.Replaces != in.Endpoint {
+			if err := find(in.Replaces); err != nil {
+				return err
+			}
 		}
 
 		// Choose the subscriber the endpoint belongs to from now on.
-		target, setExternal := "", false
+		target, setExternal, detach := "", false, false
 		switch {
+		case in.Logout:
+			// A known endpoint of a person leaves it for a new subscriber.
+			detach = curExt != ""
+			if !detach {
+				target = curSub
+			}
 		case in.ExternalID == "" || (epID != "" && curExt == in.ExternalID):
 			target = curSub // "" for a new endpoint: new subscriber
 		default:
@@ -66,12 +91,14 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 			country = in.Country // the subscriber's, as stored
 		)
 		if target == "" {
+			// A new subscriber holds a browser from its start.
 			target = uuid.NewString()
 			shard = store.ShardOf(target)
 			if _, err := tx.exec(`INSERT INTO subscribers (id, website_id, external_id, country,
-				language, timezone, url, tags, shard, created_at, last_seen_at) VALUES (?, ?, ?, ?, ?, ?, ?, '{}', ?, ?, ?)`,
+				language, timezone, url, tags, shard, created_at, last_seen_at, consent_at)
+				VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, '{}', ?8, ?9, ?9, ?9)`,
 				target, in.WebsiteID, nullString(in.ExternalID), in.Country, in.Language, in.Timezone, in.URL,
-				shard, at, at); err != nil {
+				shard, at); err != nil {
 				return err
 			}
 		} else {
@@ -106,21 +133,33 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 				return err
 			}
 		} else {
-			if _, err := tx.exec(`UPDATE endpoints SET subscriber_id = ?, shard = ?, p256dh = ?, auth = ?,
+			if _, err := tx.exec(`UPDATE endpoints SET subscriber_id = ?, shard = ?, url = ?, p256dh = ?, auth = ?,
 					device = CASE WHEN ? = '' THEN device ELSE ? END,
 					user_agent = CASE WHEN ? = '' THEN user_agent ELSE ? END,
 					last_seen_at = ?
 				WHERE id = ?`,
-				target, shard, in.P256dh, in.Auth, in.Device, in.Device, in.UserAgent, in.UserAgent, at, epID); err != nil {
+				target, shard, in.Endpoint, in.P256dh, in.Auth, in.Device, in.Device, in.UserAgent, in.UserAgent,
+				at, epID); err != nil {
 				return err
 			}
-			if curSub != target {
+			if curSub != target && !detach {
 				if err := markUnsubscribedIfEmpty(tx, curSub, at); err != nil {
 					return err
 				}
 			}
 		}
 
+		if in.SetTopics {
+			slugs, err := json.Marshal(append([]string{}, in.Topics...))
+			if err != nil {
+				return err
+			}
+			if _, err := tx.exec(`DELETE FROM topic_optins WHERE subscriber_id = ?1 AND topic_id NOT IN
+				(SELECT id FROM topics WHERE website_id = ?2 AND slug IN (SELECT value FROM json_each(?3)))`,
+				target, in.WebsiteID, string(slugs)); err != nil {
+				return err
+			}
+		}
 		for _, slug := range in.Topics {
 			if _, err := tx.exec(`INSERT OR IGNORE INTO topic_optins (topic_id, subscriber_id, created_at)
 				SELECT id, ?, ? FROM topics WHERE website_id = ? AND slug = ?`, target, at, in.WebsiteID, slug); err != nil {

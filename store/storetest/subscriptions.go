@@ -24,6 +24,9 @@ var subscriptionCases = []testCase{
 	{"DeleteSubscription", testDeleteSubscription},
 	{"Resubscribe", testResubscribe},
 	{"Topics", testSubscriptionTopics},
+	{"SetTopics", testSubscriptionSetTopics},
+	{"Logout", testLogout},
+	{"Replaces", testReplacesEndpoint},
 	{"Endpoint", testEndpointLookup},
 	{"UnsubscribedWithoutEndpoints", testUnsubscribedWithoutEndpoints},
 	{"ConcurrentRegistrations", testConcurrentRegistrations},
@@ -505,4 +508,232 @@ func testEndpointLookup(t *testing.T, s store.Store) {
 	e, err := s.Endpoint(ctx, w.Website.ID, res.EndpointID)
 	noErr(t, "Endpoint", err)
 	same(t, "Endpoint", e, wantRecipient(in, res).Endpoint)
+}
+
+// personTopics is the slugs of the topics the subscriber opted into, sorted.
+func personTopics(t *testing.T, s store.Store, websiteID, subscriberID string) []string {
+	t.Helper()
+	p, err := s.Person(context.Background(), websiteID, subscriberID)
+	noErr(t, "Person", err)
+	topics, err := s.ListTopics(context.Background(), websiteID)
+	noErr(t, "ListTopics", err)
+	out := []string{}
+	for _, tp := range topics {
+		if slices.Contains(p.Topics, tp.ID) {
+			out = append(out, tp.Slug)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// testSubscriptionSetTopics: with SetTopics the registration's topics are
+// the subscriber's whole set; without it they are added; an import adds
+// too, whatever the browser set.
+func testSubscriptionSetTopics(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	for _, slug := range []string{"news", "deals", "sports"} {
+		createTopic(t, s, w.Website.ID, slug, slug, t0)
+	}
+	other := newWebsite(t, s)
+	createTopic(t, s, other.Website.ID, "news", "news", t0)
+	in := subscription(w.Website.ID)
+	in.ExternalID = "reader"
+	res := subscribe(t, s, in)
+	bystander := subscription(w.Website.ID)
+	bystander.Topics = []string{"news"}
+	by := subscribe(t, s, bystander)
+	topics := func(what string, want ...string) {
+		t.Helper()
+		same(t, what, personTopics(t, s, w.Website.ID, res.SubscriberID), append([]string{}, want...))
+	}
+
+	steps := []struct {
+		what      string
+		topics    []string
+		setTopics bool
+		want      []string
+	}{
+		{"added", []string{"news", "deals"}, false, []string{"deals", "news"}},
+		{"added again", []string{"sports"}, false, []string{"deals", "news", "sports"}},
+		{"no topics: untouched", nil, false, []string{"deals", "news", "sports"}},
+		{"set: others removed", []string{"DEALS", "unknown"}, true, []string{"deals"}},
+		{"set: replaced", []string{"news", "sports"}, true, []string{"news", "sports"}},
+		{"set again", []string{"news", "sports"}, true, []string{"news", "sports"}},
+		{"set empty: none", []string{}, true, nil},
+		{"set nil: none", nil, true, nil},
+	}
+	for i, c := range steps {
+		step := in
+		step.Topics, step.SetTopics, step.At = c.topics, c.setTopics, at(time.Duration(i+1)*time.Minute)
+		got := subscribe(t, s, step)
+		same(t, c.what+": ids", got, store.SubscriptionResult{SubscriberID: res.SubscriberID, EndpointID: res.EndpointID})
+		topics(c.what, c.want...)
+	}
+	same(t, "another subscriber's topics", personTopics(t, s, w.Website.ID, by.SubscriberID), []string{"news"})
+
+	// An import adds to what the browser set; the browser's next set is the
+	// whole set again.
+	_, err := s.ImportPeople(ctx, w.Website.ID, []store.ImportRow{{ExternalID: "reader", Tags: map[string]string{}, Topics: []string{"news"}}}, at(time.Hour))
+	noErr(t, "ImportPeople", err)
+	step := in
+	step.Topics, step.SetTopics, step.At = []string{"deals"}, true, at(2*time.Hour)
+	subscribe(t, s, step)
+	_, err = s.ImportPeople(ctx, w.Website.ID, []store.ImportRow{{ExternalID: "reader", Tags: map[string]string{}, Topics: []string{"sports"}}}, at(3*time.Hour))
+	noErr(t, "ImportPeople", err)
+	topics("after set and import", "deals", "sports")
+	step.Topics, step.SetTopics, step.At = nil, false, at(4*time.Hour)
+	subscribe(t, s, step)
+	topics("registration without topics after import", "deals", "sports")
+
+	// A new browser of an imported person with a set: the person's set.
+	_, err = s.ImportPeople(ctx, w.Website.ID, []store.ImportRow{{ExternalID: "imported", Tags: map[string]string{}, Topics: []string{"news", "sports"}}}, at(time.Hour))
+	noErr(t, "ImportPeople", err)
+	fresh := subscription(w.Website.ID)
+	fresh.ExternalID, fresh.Topics, fresh.SetTopics = "imported", []string{"deals"}, true
+	f := subscribe(t, s, fresh)
+	same(t, "imported person's set", personTopics(t, s, w.Website.ID, f.SubscriberID), []string{"deals"})
+}
+
+// testLogout: Logout moves a person's browser to a new anonymous
+// subscriber; the person keeps the rest and, with no browser left, has no
+// device; an anonymous browser stays as it is.
+func testLogout(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	news := createTopic(t, s, w.Website.ID, "News", "news", t0)
+	laptop := subscription(w.Website.ID)
+	laptop.ExternalID, laptop.Topics = "alice", []string{"news"}
+	l := subscribe(t, s, laptop)
+	phone := subscription(w.Website.ID)
+	phone.ExternalID, phone.Device = "alice", "android"
+	p := subscribe(t, s, phone)
+	_, err := s.TagPeople(ctx, w.Website.ID, []string{l.SubscriberID}, map[string]string{"plan": "pro"}, nil)
+	noErr(t, "TagPeople", err)
+	alice, err := s.Person(ctx, w.Website.ID, "alice")
+	noErr(t, "Person(alice)", err)
+
+	out := store.SubscriptionInput{
+		WebsiteID: w.Website.ID, Endpoint: laptop.Endpoint, P256dh: laptop.P256dh, Auth: laptop.Auth,
+		Logout: true, Language: "en-GB", Timezone: "Europe/London", Country: "GB", URL: "https://example.com/bye",
+		At: at(time.Hour),
+	}
+	res := subscribe(t, s, out)
+	if res.Created || res.EndpointID != l.EndpointID || res.SubscriberID == l.SubscriberID || res.SubscriberID == "" {
+		t.Fatalf("logout = %+v, want endpoint %s under a new subscriber", res, l.EndpointID)
+	}
+	anon, err := s.Person(ctx, w.Website.ID, res.SubscriberID)
+	noErr(t, "Person(new)", err)
+	same(t, "anonymous subscriber", anon, store.Person{
+		Subscriber: store.Subscriber{ID: res.SubscriberID, WebsiteID: w.Website.ID, Country: "GB", Language: "en-GB",
+			Timezone: "Europe/London", URL: "https://example.com/bye", Tags: map[string]string{},
+			Shard: store.ShardOf(res.SubscriberID), CreatedAt: out.At, LastSeenAt: out.At},
+		ConsentAt: ptr(out.At),
+		Devices:   []string{"desktop"},
+	})
+	e, err := s.Endpoint(ctx, w.Website.ID, l.EndpointID)
+	noErr(t, "Endpoint", err)
+	want := wantRecipient(laptop, l).Endpoint
+	want.SubscriberID, want.LastSeenAt = res.SubscriberID, out.At
+	same(t, "endpoint after logout", e, want)
+	same(t, "recipient's shard", recipient(t, s, w.Website.ID, l.EndpointID).Subscriber.Shard, store.ShardOf(res.SubscriberID))
+
+	// alice keeps her phone, tags and topics.
+	kept, err := s.Person(ctx, w.Website.ID, "alice")
+	noErr(t, "Person(alice)", err)
+	alice.Devices = []string{"android"}
+	same(t, "alice after the laptop's logout", kept, alice)
+	same(t, "alice's topics", kept.Topics, []string{news.ID})
+	page, err := s.Audience(ctx, store.AudienceQuery{WebsiteID: w.Website.ID, Shard: store.ShardOf(l.SubscriberID),
+		Limit: 100, ExternalIDs: []string{"alice"}})
+	noErr(t, "Audience(alice)", err)
+	if len(page) != 1 || page[0].Endpoint.ID != p.EndpointID {
+		t.Fatalf("alice's audience = %+v, want only her phone", page)
+	}
+
+	// Her last browser logs out: she has no device, and is not unsubscribed.
+	last := phone
+	last.ExternalID, last.Logout, last.At = "", true, at(2*time.Hour)
+	ph := subscribe(t, s, last)
+	if ph.EndpointID != p.EndpointID || ph.SubscriberID == l.SubscriberID || ph.SubscriberID == res.SubscriberID {
+		t.Fatalf("phone's logout = %+v", ph)
+	}
+	kept, err = s.Person(ctx, w.Website.ID, "alice")
+	noErr(t, "Person(alice)", err)
+	same(t, "alice without browsers", []any{kept.ID, kept.Status(), kept.UnsubscribedAt, kept.Tags, kept.Topics},
+		[]any{l.SubscriberID, "no_device", (*time.Time)(nil), map[string]string{"plan": "pro"}, []string{news.ID}})
+
+	// Logging out an anonymous browser changes nothing but what is given.
+	again := out
+	again.At = at(3 * time.Hour)
+	same(t, "second logout", subscribe(t, s, again), store.SubscriptionResult{SubscriberID: res.SubscriberID, EndpointID: l.EndpointID})
+	// A browser RelayBell does not know yet: a new anonymous subscriber.
+	fresh := subscription(w.Website.ID)
+	fresh.Logout = true
+	f := subscribe(t, s, fresh)
+	r := recipient(t, s, w.Website.ID, f.EndpointID)
+	if !f.Created || r.Subscriber.ExternalID != "" || f.SubscriberID == l.SubscriberID {
+		t.Fatalf("logout of a new browser = %+v, %+v", f, r.Subscriber)
+	}
+
+	// alice logs in again on the laptop: it joins her once more.
+	back := laptop
+	back.Topics, back.At = nil, at(4*time.Hour)
+	same(t, "login after logout", subscribe(t, s, back), store.SubscriptionResult{SubscriberID: l.SubscriberID, EndpointID: l.EndpointID})
+	kept, err = s.Person(ctx, w.Website.ID, "alice")
+	noErr(t, "Person(alice)", err)
+	same(t, "alice's status", kept.Status(), "subscribed")
+	anon, err = s.Person(ctx, w.Website.ID, res.SubscriberID)
+	noErr(t, "Person(anonymous)", err)
+	same(t, "anonymous subscriber the laptop left", anon.Status(), "unsubscribed")
+}
+
+// testReplacesEndpoint: a subscription that replaces a known endpoint
+// takes its place (same ids, new URL and keys) unless its own URL is known.
+func testReplacesEndpoint(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	old := subscription(w.Website.ID)
+	old.ExternalID = "user-8"
+	first := subscribe(t, s, old)
+
+	renewed := subscription(w.Website.ID)
+	renewed.Replaces, renewed.At = old.Endpoint, at(time.Hour)
+	renewed.Language, renewed.UserAgent, renewed.Device = "", "", ""
+	res := subscribe(t, s, renewed)
+	same(t, "renewed subscription", res, store.SubscriptionResult{SubscriberID: first.SubscriberID, EndpointID: first.EndpointID})
+	want := wantRecipient(old, first)
+	want.Endpoint.URL, want.Endpoint.P256dh, want.Endpoint.Auth = renewed.Endpoint, renewed.P256dh, renewed.Auth
+	want.Endpoint.LastSeenAt, want.Subscriber.LastSeenAt = renewed.At, renewed.At
+	all := everyone(t, s, w.Website.ID)
+	if len(all) != 1 {
+		t.Fatalf("audience has %d endpoints, want 1", len(all))
+	}
+	same(t, "recipient", all[first.EndpointID], want)
+	_, err := s.DeleteSubscription(ctx, w.Website.ID, old.Endpoint)
+	wantErr(t, "DeleteSubscription(old URL)", err, store.ErrNotFound)
+
+	// The new URL registered already: that endpoint is updated, the
+	// replaced one stays.
+	known := subscription(w.Website.ID)
+	k := subscribe(t, s, known)
+	again := known
+	again.Replaces, again.At = renewed.Endpoint, at(2*time.Hour)
+	same(t, "replacing with a known URL", subscribe(t, s, again), store.SubscriptionResult{SubscriberID: k.SubscriberID, EndpointID: k.EndpointID})
+	if n := len(everyone(t, s, w.Website.ID)); n != 2 {
+		t.Fatalf("audience has %d endpoints, want 2", n)
+	}
+
+	// An unknown URL, or another website's, replaces nothing.
+	for _, replaces := range []string{"https://fcm.googleapis.com/fcm/send/unknown", renewed.Endpoint} {
+		in := subscription(newWebsite(t, s).Website.ID)
+		in.Replaces = replaces
+		if got := subscribe(t, s, in); !got.Created || got.EndpointID == first.EndpointID {
+			t.Fatalf("replacing %s = %+v, want a new endpoint", replaces, got)
+		}
+	}
+	e, err := s.Endpoint(ctx, w.Website.ID, first.EndpointID)
+	noErr(t, "Endpoint", err)
+	same(t, "replaced endpoint after the others", e.URL, renewed.Endpoint)
 }
