@@ -20,9 +20,21 @@
 //                      resolves to {subscriberId, endpointId}, or null when
 //                      the visitor said no
 //   login(externalId)  links this browser to the website's own user id
-//   setTopics(slugs)   opts into these topics
+//   logout()           unlinks it: the browser goes on as a new anonymous
+//                      subscriber (no external id, tags or topics) and the
+//                      user keeps their other browsers, tags and topics
+//   setTopics(slugs)   makes these topics (by slug) the subscriber's whole
+//                      set of opt-ins; [] opts out of every topic
 //   unsubscribe()      turns notifications off
 //   topics()           the website's topics, [{name, slug}]
+//
+// login, logout and setTopics save their change and, when the browser is
+// subscribed, register again and resolve to {subscriberId, endpointId}
+// (else to null; the change goes with the next registration). Once
+// setTopics was called, every registration carries the topics, so the set
+// made in this browser is the subscriber's, even after other changes. A
+// subscription that differs from the one registered last (renewed by the
+// push service) is registered with replaces, and keeps the endpoint's ids.
 (function () {
   'use strict';
   if (window.RelayBell) {
@@ -58,8 +70,9 @@
     return config;
   }
 
-  // The state ({externalId, topics, subscriberId, endpointId}) lives in the
-  // Cache API, which the worker can read too.
+  // The state ({externalId, topics, subscriberId, endpointId, endpoint})
+  // lives in the Cache API, which the worker reads too. externalId null is a
+  // logout not registered yet; topics, once set, is an array.
   async function loadState() {
     try {
       const res = await (await caches.open('relaybell')).match(STATE);
@@ -130,15 +143,24 @@
       userAgent: navigator.userAgent,
       url: location.href,
     };
-    if (st.externalId) {
+    // A subscription the push service renewed without the worker hearing
+    // of it takes the place of the one registered last.
+    if (st.endpoint && st.endpoint !== sub.endpoint) {
+      body.replaces = st.endpoint;
+    }
+    if (st.externalId || st.externalId === null) {
       body.externalId = st.externalId;
     }
-    if (st.topics && st.topics.length) {
+    if (Array.isArray(st.topics)) {
       body.topics = st.topics;
     }
     const ids = await call('POST', '/subscriptions', body);
     st.subscriberId = ids.subscriberId;
     st.endpointId = ids.endpointId;
+    st.endpoint = sub.endpoint;
+    if (st.externalId === null) {
+      delete st.externalId; // the logout is done
+    }
     await saveState(st);
     return ids;
   }
@@ -201,6 +223,10 @@
     ready: start(),
     subscribe,
     login: (externalId) => update((st) => { st.externalId = String(externalId); }),
+    logout: () => update((st) => {
+      st.externalId = null;
+      delete st.topics; // the user's choice, not the anonymous browser's
+    }),
     setTopics: (slugs) => update((st) => { st.topics = Array.from(slugs, String); }),
     unsubscribe,
     topics: async () => (await getConfig()).topics,

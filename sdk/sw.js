@@ -13,8 +13,14 @@
 // (a pusher that died after sending retries it), so the ids of the last
 // notifications handled are kept in memory and in the Cache API.
 //
-// self.relaybellHandleClick(data, action) is what a click does; it is
-// exposed so that tests, which cannot click a notification, can call it.
+// When the push service replaces the subscription (pushsubscriptionchange),
+// the new one is registered with `replaces` naming the old endpoint, so that
+// it keeps the browser's endpointId and subscriberId.
+//
+// self.relaybellHandleClick(data, action) is what a click does and
+// self.relaybellResubscribe(oldSubscription, newSubscription) what a
+// subscription change does; they are exposed so that tests, which can
+// neither click a notification nor fire that event, can call them.
 (function () {
   'use strict';
   const BASE = "__RELAYBELL_BASE__";
@@ -152,10 +158,11 @@
     event.waitUntil(handleClick(data, event.action));
   });
 
-  // The push service replaced the subscription (Firefox tells; Chrome
-  // rarely): register the new one, subscribing again when none was given.
-  async function resubscribe(event) {
-    let sub = event.newSubscription;
+  // resubscribe registers the subscription that replaced oldSub (either may
+  // be null: Chrome rarely gives them), subscribing again when none was
+  // given. The old endpoint is the event's, else the one last registered.
+  async function resubscribe(oldSub, newSub) {
+    let sub = newSub;
     if (!sub) {
       const res = await fetch(BASE + '/config');
       const key = (await res.json()).vapidPublicKey.replace(/-/g, '+').replace(/_/g, '/');
@@ -176,20 +183,32 @@
       timezone: Intl.DateTimeFormat().resolvedOptions().timeZone,
       userAgent: navigator.userAgent,
     };
-    if (st.externalId) {
+    const replaces = (oldSub && oldSub.endpoint) || st.endpoint;
+    if (replaces && replaces !== sub.endpoint) {
+      body.replaces = replaces;
+    }
+    if (st.externalId || st.externalId === null) {
       body.externalId = st.externalId;
     }
-    if (st.topics && st.topics.length) {
+    if (Array.isArray(st.topics)) {
       body.topics = st.topics;
     }
     const res = await post('/subscriptions', body);
-    if (res.ok) {
-      Object.assign(st, await res.json());
-      await cache.put(STATE, new Response(JSON.stringify(st), { headers: { 'Content-Type': 'application/json' } }));
+    if (!res.ok) {
+      throw new Error('RelayBell: POST /subscriptions answered ' + res.status);
     }
+    const ids = await res.json();
+    Object.assign(st, ids, { endpoint: sub.endpoint });
+    if (st.externalId === null) {
+      delete st.externalId;
+    }
+    await cache.put(STATE, new Response(JSON.stringify(st), { headers: { 'Content-Type': 'application/json' } }));
+    return ids;
   }
+  self.relaybellResubscribe = resubscribe;
 
   self.addEventListener('pushsubscriptionchange', (event) => {
-    event.waitUntil(resubscribe(event).catch((e) => console.warn('RelayBell: subscribing again:', e)));
+    event.waitUntil(resubscribe(event.oldSubscription, event.newSubscription)
+      .catch((e) => console.warn('RelayBell: subscribing again:', e)));
   });
 })();

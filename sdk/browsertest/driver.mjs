@@ -11,24 +11,28 @@ const registrations = new Map(); // registrationId -> {registrationId, scopeURL}
 // stubPush runs in the page before its scripts. Headless Chromium cannot
 // reach a push service, so PushManager.subscribe and getSubscription return
 // a subscription to the Go test's fake push service, with the keys the test
-// holds. Nothing else is stubbed.
+// holds. window.__replaceSubscription(s) stands for the push service
+// renewing it: getSubscription returns s from then on. Nothing else is
+// stubbed.
 function stubPush(s) {
   let current = null;
   const b64 = (buf) => btoa(String.fromCharCode(...new Uint8Array(buf)))
     .replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  const subscription = (s, key) => ({
+    endpoint: s.endpoint,
+    expirationTime: null,
+    options: { userVisibleOnly: true, applicationServerKey: key },
+    toJSON: () => ({ endpoint: s.endpoint, expirationTime: null, keys: { p256dh: s.p256dh, auth: s.auth } }),
+    unsubscribe: async () => { current = null; window.__unsubscribed = true; return true; },
+  });
   PushManager.prototype.subscribe = async function (options) {
     const key = new Uint8Array(options.applicationServerKey).slice().buffer;
     window.__subscribedWith = { userVisibleOnly: options.userVisibleOnly, applicationServerKey: b64(key) };
-    current = {
-      endpoint: s.endpoint,
-      expirationTime: null,
-      options: { userVisibleOnly: true, applicationServerKey: key },
-      toJSON: () => ({ endpoint: s.endpoint, expirationTime: null, keys: { p256dh: s.p256dh, auth: s.auth } }),
-      unsubscribe: async () => { current = null; window.__unsubscribed = true; return true; },
-    };
+    current = subscription(s, key);
     return current;
   };
   PushManager.prototype.getSubscription = async function () { return current; };
+  window.__replaceSubscription = (next) => { current = subscription(next, current.options.applicationServerKey); };
 }
 
 async function serviceWorker() {
