@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -378,5 +379,24 @@ func TestSubscriberDataAndErasure(t *testing.T) {
 	}
 	if r := h.do("GET", "/api/v1/audience/subscribers", "", key...); string(r.body) != `{"items":[],"nextCursor":null}` {
 		t.Fatalf("list after erasure: %s", r.body)
+	}
+}
+
+// A row with topics and no tags imports (it answered 500 when a missing
+// tags member reached the store as JSON null).
+func TestImportWithoutTags(t *testing.T) {
+	h := newHarness(t)
+	key := auth(h.site.APIKey)
+	h.do("POST", "/api/v1/topics", `{"name":"News"}`, key...)
+	if r := h.do("POST", "/api/v1/subscribers/import", `{"subscribers":[{"externalId":"dana","topics":["news"]}]}`, key...); r.status != 200 ||
+		string(r.body) != `{"ok":true,"processed":1}` {
+		t.Fatalf("import: %d %s", r.status, r.body)
+	}
+	r := h.do("GET", "/api/v1/subscribers/dana/profile", "", key...)
+	var profile struct {
+		Topics []map[string]string `json:"topics"`
+	}
+	if err := json.Unmarshal(r.body, &profile); err != nil || r.status != 200 || !reflect.DeepEqual(profile.Topics, []map[string]string{{"name": "News", "slug": "news"}}) {
+		t.Fatalf("profile: %d %s", r.status, r.body)
 	}
 }

@@ -352,9 +352,12 @@ func (s *Store) ImportPeople(ctx context.Context, websiteID string, rows []store
 			if r.ExternalID == "" {
 				continue
 			}
-			patch, err := json.Marshal(r.Tags)
-			if err != nil {
-				return err
+			patch := []byte("{}") // a row without labels changes none
+			if len(r.Tags) > 0 {
+				var err error
+				if patch, err = json.Marshal(r.Tags); err != nil {
+					return err
+				}
 			}
 			id := uuid.NewString()
 			if err := tx.QueryRow(ctx, `INSERT INTO subscribers (id, website_id, external_id, tags, shard, created_at, last_seen_at)

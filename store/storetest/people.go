@@ -382,6 +382,17 @@ func testImport(t *testing.T, s store.Store) {
 	p, err = s.Person(ctx, w.Website.ID, "new")
 	noErr(t, "Person(new)", err)
 	same(t, "person after opting in", []any{p.Status(), p.ConsentAt, p.Tags["plan"]}, []any{"subscribed", ptr(at(2 * time.Hour)), "trial"})
+
+	// Rows without labels, new and known.
+	n, err = s.ImportPeople(ctx, w.Website.ID, []store.ImportRow{{ExternalID: "bare", Topics: []string{"news"}}, {ExternalID: "new"}}, at(3*time.Hour))
+	noErr(t, "ImportPeople without tags", err)
+	same(t, "imported rows without tags", n, 2)
+	p, err = s.Person(ctx, w.Website.ID, "bare")
+	noErr(t, "Person(bare)", err)
+	same(t, "person imported without tags", []any{len(p.Tags), p.Topics}, []any{0, []string{tp.ID}})
+	p, err = s.Person(ctx, w.Website.ID, "new")
+	noErr(t, "Person(new)", err)
+	same(t, "tags kept by a row without tags", p.Tags, map[string]string{"plan": "trial"})
 }
 
 func testTagPeople(t *testing.T, s store.Store) {
