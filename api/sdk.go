@@ -76,13 +76,16 @@ type subscriptionRequest struct {
 		Auth   string `json:"auth"`
 	} `json:"keys"`
 	// Replaces is the endpoint URL this subscription renews
-	// (pushsubscriptionchange).
-	Replaces   string         `json:"replaces"`
-	ExternalID nullableString `json:"externalId"`
-	Language   string         `json:"language"`
-	Timezone   string         `json:"timezone"`
-	UserAgent  string         `json:"userAgent"`
-	URL        string         `json:"url"`
+	// (pushsubscriptionchange), and ReplacesAuth that endpoint's auth
+	// secret: only its browser knows it, so nobody else can take the
+	// endpoint over by naming its URL.
+	Replaces     string         `json:"replaces"`
+	ReplacesAuth string         `json:"replacesAuth"`
+	ExternalID   nullableString `json:"externalId"`
+	Language     string         `json:"language"`
+	Timezone     string         `json:"timezone"`
+	UserAgent    string         `json:"userAgent"`
+	URL          string         `json:"url"`
 	// Topics, when given (an array, even empty), is the subscriber's whole
 	// set of opt-ins; absent or null leaves them as they are.
 	Topics []string `json:"topics"`
@@ -155,10 +158,12 @@ func (a *API) subscriptionInput(r *request, w store.Website, in subscriptionRequ
 	if len(externalID) > maxExternalIDLen || !utf8.ValidString(externalID) {
 		return store.SubscriptionInput{}, errorf(CodeInvalidJSON, "externalId must be text of at most %d bytes", maxExternalIDLen)
 	}
-	// A replaced URL longer than any stored endpoint's cannot match one.
+	// A replaced URL longer than any stored endpoint's cannot match one,
+	// and one without its auth secret replaces nothing.
 	replaces := strings.TrimSpace(in.Replaces)
-	if len(replaces) > maxEndpointLen {
-		replaces = ""
+	replacesAuth, err := webpush.CanonicalKey(in.ReplacesAuth)
+	if len(replaces) > maxEndpointLen || err != nil || replacesAuth == "" {
+		replaces, replacesAuth = "", ""
 	}
 	ua := strings.TrimSpace(in.UserAgent)
 	if ua == "" {
@@ -170,22 +175,23 @@ func (a *API) subscriptionInput(r *request, w store.Website, in subscriptionRequ
 		tz = ""
 	}
 	return store.SubscriptionInput{
-		WebsiteID:  w.ID,
-		Endpoint:   endpoint,
-		Replaces:   replaces,
-		P256dh:     p256dh,
-		Auth:       auth,
-		ExternalID: externalID,
-		Logout:     in.ExternalID.Null,
-		Language:   normalizeLanguage(in.Language),
-		Timezone:   tz,
-		Country:    a.country(r),
-		UserAgent:  ua,
-		Device:     deviceType(ua),
-		URL:        pageURL(in.URL),
-		Topics:     topicSlugs(in.Topics),
-		SetTopics:  in.Topics != nil,
-		At:         r.now.UTC(),
+		WebsiteID:    w.ID,
+		Endpoint:     endpoint,
+		Replaces:     replaces,
+		ReplacesAuth: replacesAuth,
+		P256dh:       p256dh,
+		Auth:         auth,
+		ExternalID:   externalID,
+		Logout:       in.ExternalID.Null,
+		Language:     normalizeLanguage(in.Language),
+		Timezone:     tz,
+		Country:      a.country(r),
+		UserAgent:    ua,
+		Device:       deviceType(ua),
+		URL:          pageURL(in.URL),
+		Topics:       topicSlugs(in.Topics),
+		SetTopics:    in.Topics != nil,
+		At:           r.now.UTC(),
 	}, nil
 }
 

@@ -426,19 +426,35 @@ func TestSubscribeLogout(t *testing.T) {
 }
 
 // TestSubscribeReplaces: a renewed subscription naming the endpoint it
-// replaces takes that endpoint's place.
+// replaces, with that endpoint's auth secret, takes its place; without the
+// secret it is a browser of its own.
 func TestSubscribeReplaces(t *testing.T) {
 	h := newHarness(t)
 	path := "/api/v1/projects/" + h.site.ProjectID + "/subscriptions"
 	const oldURL, newURL = "https://updates.push.services.mozilla.com/wpush/v2/old", "https://updates.push.services.mozilla.com/wpush/v2/new"
-	r := h.do("POST", path, subscribeBody(t, oldURL, `,"externalId":"user-1"`))
+	oldP256dh, oldAuth := browserKeys(t)
+	r := h.do("POST", path, fmt.Sprintf(`{"endpoint":%q,"keys":{"p256dh":%q,"auth":%q},"externalId":"user-1"}`, oldURL, oldP256dh, oldAuth))
 	if r.status != 201 {
 		t.Fatalf("%d %s", r.status, r.body)
 	}
 	subscriberID, endpointID := r.json(t)["subscriberId"].(string), r.json(t)["endpointId"].(string)
 
+	// Someone who knows the URL but not the secret (or sends none, or one
+	// that is not base64) takes nothing over.
+	for i, proof := range []string{``, `,"replacesAuth":"c3RvbGVu"`, `,"replacesAuth":"!!"`} {
+		r := h.do("POST", path, subscribeBody(t, fmt.Sprintf("https://push.example/thief-%d", i), fmt.Sprintf(`,"replaces":%q%s`, oldURL, proof)))
+		if r.status != 201 || r.json(t)["endpointId"] == endpointID || r.json(t)["subscriberId"] == subscriberID {
+			t.Fatalf("replacing with proof %q: %d %s", proof, r.status, r.body)
+		}
+	}
+	if ep, err := h.st.Endpoint(context.Background(), h.site.WebsiteID, endpointID); err != nil || ep.URL != oldURL {
+		t.Fatalf("endpoint after replacing without its secret %+v (%v)", ep, err)
+	}
+
 	p256dh, authKey := browserKeys(t)
-	renewed := fmt.Sprintf(`{"endpoint":%q,"keys":{"p256dh":%q,"auth":%q},"replaces":%q}`, newURL, p256dh, authKey, oldURL)
+	// The secret in the standard alphabet with padding counts too.
+	stdAuth := strings.NewReplacer("-", "+", "_", "/").Replace(oldAuth) + "=="
+	renewed := fmt.Sprintf(`{"endpoint":%q,"keys":{"p256dh":%q,"auth":%q},"replaces":%q,"replacesAuth":%q}`, newURL, p256dh, authKey, oldURL, stdAuth)
 	h.clock.Add(time.Minute)
 	r = h.do("POST", path, renewed)
 	if r.status != 200 || string(r.body) != idsBody(subscriberID, endpointID) {

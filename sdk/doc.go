@@ -18,7 +18,8 @@
 //   - externalId after login; after logout an explicit null, kept until one
 //     registration took it, which moves the browser to a new anonymous
 //     subscriber (logout also forgets the topics);
-//   - replaces, the old endpoint URL, when the subscription is not the one
+//   - replaces, the old endpoint URL, with replacesAuth, its auth secret
+//     (proof that this browser held it), when the subscription is not the one
 //     registered last: from the worker on pushsubscriptionchange (the
 //     event's old subscription, else the saved URL) and from the page when
 //     it finds a renewal the worker did not hear of, so that the new

@@ -34,7 +34,8 @@
 // setTopics was called, every registration carries the topics, so the set
 // made in this browser is the subscriber's, even after other changes. A
 // subscription that differs from the one registered last (renewed by the
-// push service) is registered with replaces, and keeps the endpoint's ids.
+// push service) is registered with replaces and the old one's auth secret
+// (replacesAuth), and keeps the endpoint's ids.
 (function () {
   'use strict';
   if (window.RelayBell) {
@@ -145,8 +146,10 @@
     };
     // A subscription the push service renewed without the worker hearing
     // of it takes the place of the one registered last.
-    if (st.endpoint && st.endpoint !== sub.endpoint) {
+    // Its auth secret proves this browser held it.
+    if (st.endpoint && st.endpoint !== sub.endpoint && st.auth) {
       body.replaces = st.endpoint;
+      body.replacesAuth = st.auth;
     }
     if (st.externalId || st.externalId === null) {
       body.externalId = st.externalId;
@@ -158,6 +161,7 @@
     st.subscriberId = ids.subscriberId;
     st.endpointId = ids.endpointId;
     st.endpoint = sub.endpoint;
+    st.auth = keys.auth;
     if (st.externalId === null) {
       delete st.externalId; // the logout is done
     }

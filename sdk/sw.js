@@ -14,8 +14,9 @@
 // notifications handled are kept in memory and in the Cache API.
 //
 // When the push service replaces the subscription (pushsubscriptionchange),
-// the new one is registered with `replaces` naming the old endpoint, so that
-// it keeps the browser's endpointId and subscriberId.
+// the new one is registered with `replaces` naming the old endpoint and
+// `replacesAuth` its auth secret (the proof that this browser held it), so
+// that it keeps the browser's endpointId and subscriberId.
 //
 // self.relaybellHandleClick(data, action) is what a click does and
 // self.relaybellResubscribe(oldSubscription, newSubscription) what a
@@ -183,9 +184,13 @@
       timezone: Intl.DateTimeFormat().resolvedOptions().timeZone,
       userAgent: navigator.userAgent,
     };
-    const replaces = (oldSub && oldSub.endpoint) || st.endpoint;
-    if (replaces && replaces !== sub.endpoint) {
+    // The replaced endpoint with its auth secret, which proves this browser
+    // held it: the event's old subscription, else the one registered last.
+    const oldKeys = (oldSub && oldSub.endpoint && oldSub.toJSON && oldSub.toJSON().keys) || {};
+    const [replaces, replacesAuth] = oldKeys.auth ? [oldSub.endpoint, oldKeys.auth] : [st.endpoint, st.auth];
+    if (replaces && replacesAuth && replaces !== sub.endpoint) {
       body.replaces = replaces;
+      body.replacesAuth = replacesAuth;
     }
     if (st.externalId || st.externalId === null) {
       body.externalId = st.externalId;
@@ -198,7 +203,7 @@
       throw new Error('RelayBell: POST /subscriptions answered ' + res.status);
     }
     const ids = await res.json();
-    Object.assign(st, ids, { endpoint: sub.endpoint });
+    Object.assign(st, ids, { endpoint: sub.endpoint, auth: keys.auth });
     if (st.externalId === null) {
       delete st.externalId;
     }

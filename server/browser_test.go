@@ -266,8 +266,8 @@ func TestBrowserSDK(t *testing.T) {
 	var workerEnv []string
 	d.worker(`[navigator.language, Intl.DateTimeFormat().resolvedOptions().timeZone, navigator.userAgent]`, &workerEnv)
 	regs := rb.all("POST", base+"/subscriptions")
-	if want := fmt.Sprintf(`{"endpoint":%q,"keys":{"p256dh":%q,"auth":%q},"language":%q,"timezone":%q,"userAgent":%q,"replaces":%q,"externalId":"user-42","topics":["sale"]}`,
-		sub2.Endpoint, sub2.P256dh, sub2.Auth, workerEnv[0], workerEnv[1], workerEnv[2], sub.Endpoint); string(regs[len(regs)-1].Body) != want {
+	if want := fmt.Sprintf(`{"endpoint":%q,"keys":{"p256dh":%q,"auth":%q},"language":%q,"timezone":%q,"userAgent":%q,"replaces":%q,"replacesAuth":%q,"externalId":"user-42","topics":["sale"]}`,
+		sub2.Endpoint, sub2.P256dh, sub2.Auth, workerEnv[0], workerEnv[1], workerEnv[2], sub.Endpoint, sub.Auth); string(regs[len(regs)-1].Body) != want {
 		t.Fatalf("worker registered %s\nwant %s", regs[len(regs)-1].Body, want)
 	}
 	ep, err := ts.srv.store.Endpoint(context.Background(), w.WebsiteID, ready.EndpointID)
@@ -297,7 +297,7 @@ func TestBrowserSDK(t *testing.T) {
 	var got ids
 	d.page("RelayBell.setTopics(['sale'])", &got)
 	regs = rb.all("POST", base+"/subscriptions")
-	if want := pageRegistration(sub3, fmt.Sprintf(`,"replaces":%q,"externalId":"user-42","topics":["sale"]`, sub2.Endpoint)); got != same || string(regs[len(regs)-1].Body) != want {
+	if want := pageRegistration(sub3, fmt.Sprintf(`,"replaces":%q,"replacesAuth":%q,"externalId":"user-42","topics":["sale"]`, sub2.Endpoint, sub2.Auth)); got != same || string(regs[len(regs)-1].Body) != want {
 		t.Fatalf("registration of a renewal the page noticed: %+v %s\nwant %s", got, regs[len(regs)-1].Body, want)
 	}
 	if ep, err := ts.srv.store.Endpoint(context.Background(), w.WebsiteID, ready.EndpointID); err != nil || ep.URL != sub3.Endpoint || ep.P256dh != sub3.P256dh {
@@ -330,7 +330,7 @@ func TestBrowserSDK(t *testing.T) {
 	}
 	var state map[string]any
 	d.page(`caches.open('relaybell').then(async (c) => (await c.match((await c.keys()).find((r) => r.url.includes('/state')))).json())`, &state)
-	if !reflect.DeepEqual(state, map[string]any{"subscriberId": out.SubscriberID, "endpointId": out.EndpointID, "endpoint": sub3.Endpoint}) {
+	if !reflect.DeepEqual(state, map[string]any{"subscriberId": out.SubscriberID, "endpointId": out.EndpointID, "endpoint": sub3.Endpoint, "auth": sub3.Auth}) {
 		t.Errorf("SDK state after logout %v", state)
 	}
 

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"crypto/subtle"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -161,4 +162,11 @@ func SortZones(zs []Zone) {
 		}
 		return *a.SmartHour - *b.SmartHour
 	})
+}
+
+// ProvesEndpoint reports whether auth, given by a browser renewing its
+// subscription, is the stored auth secret of the endpoint it replaces, in
+// constant time.
+func ProvesEndpoint(stored, auth string) bool {
+	return auth != "" && subtle.ConstantTimeCompare([]byte(stored), []byte(auth)) == 1
 }

@@ -158,12 +158,14 @@ type SubscriptionInput struct {
 	WebsiteID string
 	Endpoint  string
 	// Replaces is the URL of the endpoint this subscription replaces (the
-	// push service renewed it): when the website has that endpoint and
-	// Endpoint is not registered yet, the endpoint takes the new URL and
-	// keys in place and keeps its ids.
-	Replaces string
-	P256dh   string
-	Auth     string
+	// push service renewed it): when the website has that endpoint, its
+	// auth secret is ReplacesAuth (proof that the caller is its browser)
+	// and Endpoint is not registered yet, the endpoint takes the new URL
+	// and keys in place and keeps its ids.
+	Replaces     string
+	ReplacesAuth string // unpadded base64url, as Auth
+	P256dh       string
+	Auth         string
 	// ExternalID links the browser to the website's user; "" keeps the
 	// link as it is.
 	ExternalID string

@@ -87,6 +87,17 @@ func (t *Target) Keys() (p256dh, auth string) {
 	return base64.RawURLEncoding.EncodeToString(t.uaPublic.Bytes()), base64.RawURLEncoding.EncodeToString(t.auth[:])
 }
 
+// CanonicalKey returns a subscription key (p256dh or auth), given in either
+// base64 alphabet with or without padding, in the unpadded base64url form
+// Keys stores.
+func CanonicalKey(s string) (string, error) {
+	raw, err := decodeBase64(s)
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", ErrInvalidSubscription, err)
+	}
+	return base64.RawURLEncoding.EncodeToString(raw), nil
+}
+
 // Endpoint returns the push service URL messages for this target go to.
 func (t *Target) Endpoint() string { return t.endpoint }
 

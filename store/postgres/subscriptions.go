@@ -49,13 +49,13 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 	var res store.SubscriptionResult
 	err := s.inTx(ctx, true, func(tx pgx.Tx) error {
 		res = store.SubscriptionResult{}
-		var epID, curSub, curExt string
+		var epID, curSub, curExt, curAuth string
 		// The endpoint row stays locked: a concurrent registration of the
 		// same browser waits for this one.
 		find := func(url string) error {
-			err := tx.QueryRow(ctx, `SELECT e.id, e.subscriber_id, coalesce(s.external_id, '')
+			err := tx.QueryRow(ctx, `SELECT e.id, e.subscriber_id, coalesce(s.external_id, ''), e.auth
 				FROM endpoints e JOIN subscribers s ON s.id = e.subscriber_id
-				WHERE e.website_id = $1 AND e.url = $2 FOR UPDATE OF e`, in.WebsiteID, url).Scan(&epID, &curSub, &curExt)
+				WHERE e.website_id = $1 AND e.url = $2 FOR UPDATE OF e`, in.WebsiteID, url).Scan(&epID, &curSub, &curExt, &curAuth)
 			if errors.Is(err, pgx.ErrNoRows) {
 				return nil
 			}
@@ -67,6 +67,9 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 		if epID == "" && in.Replaces != "" && in.Replaces != in.Endpoint {
 			if err := find(in.Replaces); err != nil {
 				return err
+			}
+			if !store.ProvesEndpoint(curAuth, in.ReplacesAuth) {
+				epID, curSub, curExt = "", "", "" // not its browser: a new endpoint
 			}
 		}
 

@@ -44,11 +44,11 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 	var res store.SubscriptionResult
 	err := s.write(ctx, func(tx wtx) error {
 		res = store.SubscriptionResult{}
-		var epID, curSub, curExt string
+		var epID, curSub, curExt, curAuth string
 		find := func(url string) error {
-			err := tx.queryRow(`SELECT e.id, e.subscriber_id, s.external_id
+			err := tx.queryRow(`SELECT e.id, e.subscriber_id, s.external_id, e.auth
 				FROM endpoints e JOIN subscribers s ON s.id = e.subscriber_id
-				WHERE e.website_id = ? AND e.url = ?`, in.WebsiteID, url).Scan(&epID, &curSub, optString{&curExt})
+				WHERE e.website_id = ? AND e.url = ?`, in.WebsiteID, url).Scan(&epID, &curSub, optString{&curExt}, &curAuth)
 			if errors.Is(err, sql.ErrNoRows) {
 				return nil
 			}
@@ -60,6 +60,9 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 		if epID == "" && in.Replaces != "" && in.Replaces != in.Endpoint {
 			if err := find(in.Replaces); err != nil {
 				return err
+			}
+			if !store.ProvesEndpoint(curAuth, in.ReplacesAuth) {
+				epID, curSub, curExt = "", "", "" // not its browser: a new endpoint
 			}
 		}
 

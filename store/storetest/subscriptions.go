@@ -698,8 +698,17 @@ func testReplacesEndpoint(t *testing.T, s store.Store) {
 	old.ExternalID = "user-8"
 	first := subscribe(t, s, old)
 
+	// Naming the endpoint without its auth secret takes nothing over.
+	thief := subscription(w.Website.ID)
+	thief.Replaces, thief.ReplacesAuth = old.Endpoint, "c3RvbGVu"
+	if got := subscribe(t, s, thief); !got.Created || got.EndpointID == first.EndpointID || got.SubscriberID == first.SubscriberID {
+		t.Fatalf("replacing without the auth secret = %+v, want a new endpoint of a new subscriber", got)
+	}
+	_, err := s.DeleteSubscription(ctx, w.Website.ID, thief.Endpoint)
+	noErr(t, "DeleteSubscription(thief)", err)
+
 	renewed := subscription(w.Website.ID)
-	renewed.Replaces, renewed.At = old.Endpoint, at(time.Hour)
+	renewed.Replaces, renewed.ReplacesAuth, renewed.At = old.Endpoint, old.Auth, at(time.Hour)
 	renewed.Language, renewed.UserAgent, renewed.Device = "", "", ""
 	res := subscribe(t, s, renewed)
 	same(t, "renewed subscription", res, store.SubscriptionResult{SubscriberID: first.SubscriberID, EndpointID: first.EndpointID})
@@ -711,7 +720,7 @@ func testReplacesEndpoint(t *testing.T, s store.Store) {
 		t.Fatalf("audience has %d endpoints, want 1", len(all))
 	}
 	same(t, "recipient", all[first.EndpointID], want)
-	_, err := s.DeleteSubscription(ctx, w.Website.ID, old.Endpoint)
+	_, err = s.DeleteSubscription(ctx, w.Website.ID, old.Endpoint)
 	wantErr(t, "DeleteSubscription(old URL)", err, store.ErrNotFound)
 
 	// The new URL registered already: that endpoint is updated, the
@@ -719,7 +728,7 @@ func testReplacesEndpoint(t *testing.T, s store.Store) {
 	known := subscription(w.Website.ID)
 	k := subscribe(t, s, known)
 	again := known
-	again.Replaces, again.At = renewed.Endpoint, at(2*time.Hour)
+	again.Replaces, again.ReplacesAuth, again.At = renewed.Endpoint, renewed.Auth, at(2*time.Hour)
 	same(t, "replacing with a known URL", subscribe(t, s, again), store.SubscriptionResult{SubscriberID: k.SubscriberID, EndpointID: k.EndpointID})
 	if n := len(everyone(t, s, w.Website.ID)); n != 2 {
 		t.Fatalf("audience has %d endpoints, want 2", n)
@@ -728,7 +737,7 @@ func testReplacesEndpoint(t *testing.T, s store.Store) {
 	// An unknown URL, or another website's, replaces nothing.
 	for _, replaces := range []string{"https://fcm.googleapis.com/fcm/send/unknown", renewed.Endpoint} {
 		in := subscription(newWebsite(t, s).Website.ID)
-		in.Replaces = replaces
+		in.Replaces, in.ReplacesAuth = replaces, renewed.Auth
 		if got := subscribe(t, s, in); !got.Created || got.EndpointID == first.EndpointID {
 			t.Fatalf("replacing %s = %+v, want a new endpoint", replaces, got)
 		}
