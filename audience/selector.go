@@ -164,7 +164,7 @@ func usesTags(sels []*Selector) bool {
 func Count(ctx context.Context, r Reader, base *Selector, sels ...*Selector) ([]int64, error) {
 	counts := make([]int64, len(sels))
 	q := base.reach(store.AllShards, usesTags(append([]*Selector{base}, sels...)))
-	if err := countShard(ctx, r, base, q, sels, counts); err != nil {
+	if err := countRead(ctx, r, base, q, sels, counts); err != nil {
 		return nil, err
 	}
 	return counts, nil
@@ -178,7 +178,7 @@ func Reaches(ctx context.Context, r Reader, sel *Selector, n int64) (bool, error
 	sels := []*Selector{sel}
 	tags := usesTags(sels)
 	for shard := range store.Shards {
-		if err := countShard(ctx, r, sel, sel.reach(shard, tags), sels, counts); err != nil {
+		if err := countRead(ctx, r, sel, sel.reach(shard, tags), sels, counts); err != nil {
 			return false, err
 		}
 		if counts[0] >= n {
@@ -188,7 +188,7 @@ func Reaches(ctx context.Context, r Reader, sel *Selector, n int64) (bool, error
 	return false, nil
 }
 
-func countShard(ctx context.Context, r Reader, base *Selector, q store.ReachQuery, sels []*Selector, counts []int64) error {
+func countRead(ctx context.Context, r Reader, base *Selector, q store.ReachQuery, sels []*Selector, counts []int64) error {
 	err := r.Reachable(ctx, q, func(sub *store.Subscriber, browsers int) {
 		if !base.Selects(sub) {
 			return

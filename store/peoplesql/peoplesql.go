@@ -80,14 +80,13 @@ func where(d Dialect, websiteID string, f store.PeopleFilter, args []any, count 
 		w.and("(s.id = " + w.arg(f.Q) + " OR s.id IN (SELECT x.id FROM subscribers x WHERE x.website_id = " + w.arg(websiteID) +
 			" AND x.external_id IS NOT NULL AND " + d.ContainsFold("x.external_id", w.arg(f.Q)) + "))")
 	}
-	const hasEndpoint = "EXISTS (SELECT 1 FROM endpoints e WHERE e.subscriber_id = s.id)"
 	switch f.Status {
 	case "unsubscribed":
 		w.and("s.unsubscribed_at IS NOT NULL")
 	case "subscribed":
-		w.and("s.unsubscribed_at IS NULL AND " + hasEndpoint)
+		w.and("s.unsubscribed_at IS NULL AND s.browsers > 0")
 	case "no_device":
-		w.and("s.unsubscribed_at IS NULL AND NOT " + hasEndpoint)
+		w.and("s.unsubscribed_at IS NULL AND s.browsers = 0")
 	}
 	if len(f.Countries) > 0 {
 		w.and("s.country IN (" + w.list(f.Countries) + ")")
