@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -71,6 +72,17 @@ type Result struct {
 	PeakRSSMiB   map[string]float64 // peak resident memory of each RelayBell process during the broadcast
 	PeakAnonMiB  map[string]float64 // the same without file pages (SQLite's memory-mapped database)
 	StartAnonMiB map[string]float64 // anonymous memory when the broadcast began
+	// CPU is the processor time each process used during the broadcast, in
+	// seconds: the RelayBell processes, the fake push service and, for the
+	// cluster, devkafka and ClickHouse.
+	CPU map[string]float64
+	// BusyCores is the machine's average number of busy cores during the
+	// broadcast (every process, PostgreSQL and the kernel included).
+	BusyCores float64
+	// BareCPU and BareBusyCores are the same for the bare sender's run
+	// ("bench" is the sender, this process).
+	BareCPU       map[string]float64
+	BareBusyCores float64
 }
 
 // Run measures a broadcast for each audience size and mode.
@@ -115,16 +127,27 @@ func (r Result) String() string {
 	for _, name := range slices.Sorted(maps.Keys(r.PeakRSSMiB)) {
 		mem = append(mem, fmt.Sprintf("%s %.0f (%.0f, from %.0f)", name, r.PeakRSSMiB[name], r.PeakAnonMiB[name], r.StartAnonMiB[name]))
 	}
-	return fmt.Sprintf("%-8s %8d  %8.0f/s  bare %6.0f/s  ratio %.2f  first push %6s  end-to-end %8s  subscribe %8s  peak RSS (anon, from) MiB: %s",
+	perPush := func(m map[string]float64) string {
+		var s []string
+		for _, name := range slices.Sorted(maps.Keys(m)) {
+			s = append(s, fmt.Sprintf("%s %.0fµs", name, m[name]/float64(r.Audience)*1e6))
+		}
+		return strings.Join(s, ", ")
+	}
+	return fmt.Sprintf("%-8s %8d  %8.0f/s  bare %6.0f/s  ratio %.2f  first push %6s  end-to-end %8s  subscribe %8s  peak RSS (anon, from) MiB: %s\n"+
+		"         busy cores %.2f, CPU per push: %s\n"+
+		"         bare sender: busy cores %.2f, CPU per push: %s",
 		r.Mode, r.Audience, r.PushesPerSec, r.BarePerSec, r.Ratio, r.FirstPush.Round(time.Millisecond),
-		r.EndToEnd.Round(time.Millisecond), r.Subscribe.Round(time.Millisecond), strings.Join(mem, ", "))
+		r.EndToEnd.Round(time.Millisecond), r.Subscribe.Round(time.Millisecond), strings.Join(mem, ", "),
+		r.BusyCores, perPush(r.CPU), r.BareBusyCores, perPush(r.BareCPU))
 }
 
 // deployment is RelayBell running in one of the modes.
 type deployment struct {
-	apis  []string
-	procs map[string]int // process name -> pid
-	stop  func()
+	apis   []string
+	procs  map[string]int // RelayBell processes: name -> pid
+	others map[string]int // the engines it runs on that the bench started
+	stop   func()
 }
 
 func runOne(ctx context.Context, cfg Config, mode string, n int) (Result, error) {
@@ -193,6 +216,9 @@ func runOne(ctx context.Context, cfg Config, mode string, n int) (Result, error)
 		_, res.StartAnonMiB[name] = residentMiB(pid)
 	}
 	mem := sampleMemory(d.procs)
+	others := map[string]int{"fakepush": fake.Pid}
+	maps.Copy(others, d.others)
+	cpu := startCPU(d.procs, others)
 	start = time.Now()
 	if err := api.do("POST", "/api/v1/notifications", site.APIKey, map[string]any{"title": broadcastTitle, "body": broadcastBody}, 202, &sent); err != nil {
 		return Result{}, err
@@ -223,12 +249,15 @@ func runOne(ctx context.Context, cfg Config, mode string, n int) (Result, error)
 		return Result{}, fmt.Errorf("%d of %d browsers got the broadcast", st.Browsers, n)
 	}
 	res.PeakRSSMiB, res.PeakAnonMiB = mem()
+	res.CPU, res.BusyCores = cpu()
 	res.FirstPush, res.EndToEnd = st.First.Sub(start), st.Last.Sub(start)
 	res.PushesPerSec = float64(n) / res.EndToEnd.Seconds()
 
+	bareCPU := startCPU(map[string]int{"fakepush": fake.Pid, "bench": os.Getpid()})
 	if res.Bare, err = bareSender(ctx, push, n, cfg.Concurrency); err != nil {
 		return Result{}, err
 	}
+	res.BareCPU, res.BareBusyCores = bareCPU()
 	res.BarePerSec = float64(n) / res.Bare.Seconds()
 	res.Ratio = res.PushesPerSec / res.BarePerSec
 	return res, nil
@@ -295,18 +324,22 @@ func startCluster(ctx context.Context, cfg Config, dir, fakeAddr string) (*deplo
 		return nil, err
 	}
 	d := &deployment{
-		apis:  []string{fmt.Sprintf("http://127.0.0.1:%d", base), fmt.Sprintf("http://127.0.0.1:%d", base+1)},
-		procs: map[string]int{},
-		stop:  stop,
+		apis:   []string{fmt.Sprintf("http://127.0.0.1:%d", base), fmt.Sprintf("http://127.0.0.1:%d", base+1)},
+		procs:  map[string]int{},
+		others: map[string]int{},
+		stop:   stop,
 	}
 	pids, _ := filepath.Glob(filepath.Join(dir, "cluster", "pids", "*.pid"))
+	pids = append(pids, filepath.Join(dir, "cluster", "clickhouse", "clickhouse.pid"))
 	for _, f := range pids {
 		name := strings.TrimSuffix(filepath.Base(f), ".pid")
-		if name == "devkafka" || name == "fakepush" {
-			continue // not RelayBell
-		}
 		raw, _ := os.ReadFile(f)
-		if pid, err := strconv.Atoi(strings.TrimSpace(string(raw))); err == nil {
+		pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+		switch {
+		case err != nil:
+		case name == "devkafka" || name == "clickhouse":
+			d.others[name] = pid
+		case name != "fakepush": // started by the bench, not the script
 			d.procs[name] = pid
 		}
 	}
@@ -470,6 +503,92 @@ func sampleMemory(procs map[string]int) func() (rss, anon map[string]float64) {
 		<-done
 		return rss, anon
 	}
+}
+
+// startCPU starts counting the processor time of the processes and of the
+// whole machine; the returned function gives each process's seconds since
+// then and the average number of busy cores.
+func startCPU(groups ...map[string]int) func() (map[string]float64, float64) {
+	before := map[string]float64{}
+	for _, g := range groups {
+		for name, pid := range g {
+			before[name] = cpuSeconds(pid)
+		}
+	}
+	pg0 := postgresSeconds()
+	busy0, total0 := machineTicks()
+	return func() (map[string]float64, float64) {
+		used := map[string]float64{}
+		for _, g := range groups {
+			for name, pid := range g {
+				used[name] = cpuSeconds(pid) - before[name]
+			}
+		}
+		for pid, sec := range postgresSeconds() {
+			used["postgres"] += sec - pg0[pid] // a backend started since counts whole
+		}
+		busy1, total1 := machineTicks()
+		cores := 0.0
+		if total1 > total0 {
+			cores = float64(busy1-busy0) / float64(total1-total0) * float64(runtime.NumCPU())
+		}
+		return used, cores
+	}
+}
+
+// cpuSeconds is the user and system time a process has used; 0 when unknown.
+func cpuSeconds(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The fields after the command name: state is the first, utime the 12th.
+	_, rest, _ := strings.Cut(string(b), ") ")
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return 0
+	}
+	user, _ := strconv.ParseFloat(f[11], 64)
+	sys, _ := strconv.ParseFloat(f[12], 64)
+	return (user + sys) / clockTicks
+}
+
+// postgresSeconds is the processor time of each PostgreSQL process on the
+// machine (the server and its backends), by pid.
+func postgresSeconds() map[int]float64 {
+	out := map[int]float64{}
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		if comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); strings.TrimSpace(string(comm)) == "postgres" {
+			out[pid] = cpuSeconds(pid)
+		}
+	}
+	return out
+}
+
+// clockTicks is USER_HZ, the unit of /proc's times: 100 on Linux.
+const clockTicks = 100
+
+// machineTicks reads the busy and total time of all cores from /proc/stat.
+func machineTicks() (busy, total uint64) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line) // cpu user nice system idle iowait irq softirq steal
+	for i, v := range f[1:] {
+		n, _ := strconv.ParseUint(v, 10, 64)
+		total += n
+		if i != 3 && i != 4 { // idle, iowait
+			busy += n
+		}
+	}
+	return busy, total
 }
 
 // residentMiB reads a process's resident memory (VmRSS) and its anonymous

@@ -41,13 +41,15 @@ type Config struct {
 	Allow netpolicy.AllowList
 	// TLSConfig overrides the TLS settings (tests trust their fake push service).
 	TLSConfig *tls.Config
-	// RecordEvery caps how many outcomes, of every batch going out, are
-	// recorded together (default 500).
+	// RecordEvery caps the outcomes, of every batch going out, that wait
+	// for a write while another goes on, and so how many one write records
+	// (default 2000). Pushes wait when that many are waiting.
 	RecordEvery int
-	// RecordAfter is how long an outcome waits for others before it is
-	// recorded (default 20ms). With RecordEvery it bounds the pushes a
-	// crash leaves unrecorded, and so sent again after it: those of the
-	// last RecordAfter and those in flight.
+	// RecordAfter is how long an outcome that finds the recorder idle waits
+	// for others before it is written (default 20ms). A crash leaves
+	// unrecorded, and so sent again after it, the pushes in flight, those
+	// waiting and those being written: at most Concurrency + 2*RecordEvery,
+	// in practice those of the last write's span (see recordLoop).
 	RecordAfter time.Duration
 }
 
@@ -74,7 +76,7 @@ func (c *Config) applyDefaults() {
 		c.Subject = "mailto:push@relaybell.invalid"
 	}
 	if c.RecordEvery <= 0 {
-		c.RecordEvery = 500
+		c.RecordEvery = 2000
 	}
 	if c.RecordAfter <= 0 {
 		c.RecordAfter = 20 * time.Millisecond
@@ -164,7 +166,7 @@ func New(cfg Config, st Store, an analytics.Store, logger *slog.Logger, reg prom
 		signers:   make(map[string]*webpush.Signer),
 		contents:  make(map[string]*notification.Content),
 		inflight:  make(map[inflightKey]chan struct{}),
-		outcomes:  make(chan outcome, cfg.RecordEvery),
+		outcomes:  make(chan outcome),
 		closed:    make(chan struct{}),
 		stopped:   make(chan struct{}),
 		pushes: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -407,41 +409,52 @@ func (rec *recording) finish() error {
 }
 
 // recordLoop is the recorder: it gathers the outcomes of every batch going
-// out, for at most RecordAfter or RecordEvery outcomes, and records them
-// together, one analytics write and one store write per send, so that few
-// pushes are ever sent but unrecorded, at a cost of a few writes a
-// second.
+// out and records them together, one analytics write and one store write
+// per send. One write goes on at a time; what comes in meanwhile goes in
+// the next one, as soon as it ends, so writes grow with the push rate and
+// their own latency instead of queueing up. An outcome that arrives while
+// nothing is being written waits RecordAfter for others. The recorder
+// holds at most RecordEvery outcomes besides those being written; past
+// that, pushes wait for it.
 func (p *Pusher) recordLoop() {
 	defer close(p.stopped)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go func() {
-		<-p.closed
-		cancel()
-	}()
+	var (
+		gathered []outcome
+		window   <-chan time.Time // ends an idle recorder's wait for more
+		writing  chan struct{}    // closed when the write going on ends
+	)
 	for {
-		var gathered []outcome
+		in := p.outcomes
+		if len(gathered) >= p.cfg.RecordEvery {
+			in = nil
+		}
 		select {
-		case o := <-p.outcomes:
+		case o := <-in:
 			gathered = append(gathered, o)
-		case <-p.closed:
-			return
-		}
-		timer := time.NewTimer(p.cfg.RecordAfter)
-	gather:
-		for len(gathered) < p.cfg.RecordEvery {
-			select {
-			case o := <-p.outcomes:
-				gathered = append(gathered, o)
-			case <-timer.C:
-				break gather
-			case <-p.closed:
-				timer.Stop()
-				return // the batches of gathered fail with errClosed
+			if len(gathered) == 1 && writing == nil {
+				window = time.After(p.cfg.RecordAfter)
 			}
+		case <-window:
+			window = nil
+		case <-writing:
+			writing, window = nil, nil
+		case <-p.closed:
+			cancel() // the write going on fails, and with it its batches
+			if writing != nil {
+				<-writing
+			}
+			return // the batches of gathered fail with errClosed
 		}
-		timer.Stop()
-		p.record(ctx, gathered)
+		if writing == nil && len(gathered) > 0 && (window == nil || len(gathered) >= p.cfg.RecordEvery) {
+			writing = make(chan struct{})
+			go func(batch []outcome, done chan struct{}) {
+				defer close(done)
+				p.record(ctx, batch)
+			}(gathered, writing)
+			gathered, window = nil, nil
+		}
 	}
 }
 

@@ -7,11 +7,13 @@ import (
 	"log/slog"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	analyticssqlite "github.com/relaybell/relaybell/analytics/sqlite"
 	"github.com/relaybell/relaybell/netpolicy"
@@ -347,5 +349,82 @@ func TestCloseFailsUnrecordedBatches(t *testing.T) {
 	}
 	if got := r.counters(); got.Sent != 0 {
 		t.Fatalf("counters %+v: recorded after Close", got)
+	}
+}
+
+// gatedStore holds the first write of push results until release is
+// closed, and tracks how many writes go on at once.
+type gatedStore struct {
+	Store
+	entered, release chan struct{}
+
+	mu             sync.Mutex
+	sizes          []int
+	active, atOnce int
+}
+
+func (g *gatedStore) RecordResults(ctx context.Context, id string, results []store.PushResult) error {
+	g.mu.Lock()
+	g.sizes = append(g.sizes, len(results))
+	first := len(g.sizes) == 1
+	g.active++
+	g.atOnce = max(g.atOnce, g.active)
+	g.mu.Unlock()
+	defer func() {
+		g.mu.Lock()
+		g.active--
+		g.mu.Unlock()
+	}()
+	if first {
+		close(g.entered)
+		<-g.release
+	}
+	return g.Store.RecordResults(ctx, id, results)
+}
+
+// One write goes on at a time, and the outcomes that come in during it go
+// together in the next one as soon as it ends, without waiting RecordAfter
+// again: a slow store makes writes larger, not more numerous or concurrent.
+func TestOutcomesGatherDuringAWrite(t *testing.T) {
+	r := newRig(t, Config{RecordEvery: 3, RecordAfter: time.Hour})
+	gs := &gatedStore{Store: r.st, entered: make(chan struct{}), release: make(chan struct{})}
+	r.p.store = gs
+	push := func(wg *sync.WaitGroup, n int) {
+		b := Batch{NotificationID: r.n.ID, WebsiteID: r.site.ID}
+		for range n {
+			_, rc := r.browser(webpushtest.Behavior{})
+			b.Recipients = append(b.Recipients, rc)
+		}
+		wg.Go(func() {
+			if err := r.p.Push(context.Background(), b); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	var wg sync.WaitGroup
+	push(&wg, 3) // RecordEvery outcomes: written at once, and held
+	<-gs.entered
+	push(&wg, 1)
+	push(&wg, 1)
+	sent := r.p.pushes.WithLabelValues(store.OutcomeSent)
+	for deadline := time.Now().Add(10 * time.Second); testutil.ToFloat64(sent) < 5; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%v of 5 pushes sent", testutil.ToFloat64(sent))
+		}
+	}
+	time.Sleep(200 * time.Millisecond) // each outcome goes to the recorder right after its push is counted
+	close(gs.release)
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the outcomes gathered during the first write were not written after it")
+	}
+	if got, want := r.counters(), (store.Counters{Recipients: 5, Processed: 5, Sent: 5}); got != want {
+		t.Fatalf("counters %+v, want %+v", got, want)
+	}
+	if !slices.Equal(gs.sizes, []int{3, 2}) || gs.atOnce != 1 {
+		t.Fatalf("writes of %v outcomes, %d at once; want [3 2], 1 at once", gs.sizes, gs.atOnce)
 	}
 }

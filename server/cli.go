@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -57,8 +58,20 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	cfg.RegisterFlags(fs)
 	level := fs.String("log-level", envOr("RELAYBELL_LOG_LEVEL", "info"), "debug, info, warn or error (env RELAYBELL_LOG_LEVEL)")
+	cpuProfile := fs.String("cpu-profile", os.Getenv("RELAYBELL_CPU_PROFILE"), "write a CPU profile of the whole run to this file, {node} standing for the node name (env RELAYBELL_CPU_PROFILE; for measuring)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(strings.ReplaceAll(*cpuProfile, "{node}", cfg.NodeName))
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(*level)); err != nil {

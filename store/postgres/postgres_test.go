@@ -186,3 +186,23 @@ func embeddedMigrations(t *testing.T) int {
 	}
 	return len(files)
 }
+
+// Every statement is planned for the tables as they are when it runs (see
+// Open), unless the DSN says otherwise.
+func TestPlanCacheMode(t *testing.T) {
+	ctx := context.Background()
+	show := func(s *Store) string {
+		var mode string
+		if err := s.pool.QueryRow(ctx, `SHOW plan_cache_mode`).Scan(&mode); err != nil {
+			t.Fatal(err)
+		}
+		return mode
+	}
+	dsn := testSchema(t)
+	if got := show(openAt(t, dsn)); got != "force_custom_plan" {
+		t.Fatalf("plan_cache_mode = %q, want force_custom_plan", got)
+	}
+	if got := show(openAt(t, dsn+"&plan_cache_mode=auto")); got != "auto" {
+		t.Fatalf("plan_cache_mode from the DSN = %q, want auto", got)
+	}
+}
