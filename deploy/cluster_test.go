@@ -316,10 +316,10 @@ func (c *cluster) send(api string, w website, title string) string {
 // unrecordedAtKill bounds the pushes a pusher killed with SIGKILL can have
 // sent without having recorded them: those in flight
 // (pusher.Config.Concurrency, 512) and the outcomes its recorder holds (at
-// most pusher.Config.RecordEvery, 500, gathering, as many being written
-// and as many queued). Those, and only those, are pushed again by the next
+// most pusher.Config.RecordEvery, 2000, being written and as many
+// gathering meanwhile). Those, and only those, are pushed again by the next
 // owner; the test reports how many there were.
-const unrecordedAtKill = 512 + 3*500
+const unrecordedAtKill = 512 + 2*2000
 
 // TestClusterSurvivesNodeLoss broadcasts to 20,000 browsers on the local
 // cluster three times: a pusher dies with SIGKILL during the first, a
