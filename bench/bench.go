@@ -253,8 +253,12 @@ func runOne(ctx context.Context, cfg Config, mode string, n int) (Result, error)
 	res.FirstPush, res.EndToEnd = st.First.Sub(start), st.Last.Sub(start)
 	res.PushesPerSec = float64(n) / res.EndToEnd.Seconds()
 
+	b, err := newBare(push, n)
+	if err != nil {
+		return Result{}, err
+	}
 	bareCPU := startCPU(map[string]int{"fakepush": fake.Pid, "bench": os.Getpid()})
-	if res.Bare, err = bareSender(ctx, push, n, cfg.Concurrency); err != nil {
+	if res.Bare, err = b.send(ctx, cfg.Concurrency); err != nil {
 		return Result{}, err
 	}
 	res.BareCPU, res.BareBusyCores = bareCPU()
@@ -395,19 +399,26 @@ func subscribe(ctx context.Context, apis []string, projectID string, subs []json
 	return firstErr
 }
 
-// bareSender drives the fake push service with the project's webpush code
-// alone: n browsers of a key of its own, concurrency pushes in flight over
-// one client, as the pusher does. It returns how long the n pushes took.
-func bareSender(ctx context.Context, push *client, n, concurrency int) (time.Duration, error) {
+// bare is the bare sender: the project's webpush code alone driving the
+// fake push service, as the pusher does, to browsers of a key of its own.
+type bare struct {
+	push    *client
+	targets []*webpush.Target
+	signer  *webpush.Signer
+	payload []byte
+}
+
+// newBare creates the bare sender's n browsers on the fake push service.
+func newBare(push *client, n int) (*bare, error) {
 	key, err := webpush.GenerateVAPIDKey()
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	raw, err := browsers(push, key.PublicKey(), n)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	targets := make([]*webpush.Target, n)
+	b := &bare{push: push, targets: make([]*webpush.Target, n)}
 	for i, r := range raw {
 		var s struct {
 			Endpoint string `json:"endpoint"`
@@ -417,31 +428,34 @@ func bareSender(ctx context.Context, push *client, n, concurrency int) (time.Dur
 			} `json:"keys"`
 		}
 		if err := json.Unmarshal(r, &s); err != nil {
-			return 0, err
+			return nil, err
 		}
-		if targets[i], err = webpush.ParseSubscription(webpush.Subscription{Endpoint: s.Endpoint, P256dh: s.Keys.P256dh, Auth: s.Keys.Auth}); err != nil {
-			return 0, err
+		if b.targets[i], err = webpush.ParseSubscription(webpush.Subscription{Endpoint: s.Endpoint, P256dh: s.Keys.P256dh, Auth: s.Keys.Auth}); err != nil {
+			return nil, err
 		}
 	}
+	if b.signer, err = webpush.NewSigner(key, "mailto:bench@relaybell.invalid"); err != nil {
+		return nil, err
+	}
+	// The payload RelayBell sends for the same broadcast.
+	content := notification.Content{Title: broadcastTitle, Body: broadcastBody, URL: "https://bench.example"}
+	b.payload, err = json.Marshal(content.Payload("00000000-0000-4000-8000-000000000000", &store.Recipient{Endpoint: store.Endpoint{ID: "00000000-0000-4000-8000-000000000001"}}, ""))
+	return b, err
+}
+
+// send pushes to every browser, concurrency pushes in flight over one
+// client, as the pusher does, and returns how long that took.
+func (b *bare) send(ctx context.Context, concurrency int) (time.Duration, error) {
 	c, err := webpush.NewClient(webpush.WithMaxPerOrigin(concurrency))
 	if err != nil {
 		return 0, err
 	}
 	defer c.Close()
-	signer, err := webpush.NewSigner(key, "mailto:bench@relaybell.invalid")
+	before, err := count(b.push)
 	if err != nil {
 		return 0, err
 	}
-	before, err := count(push)
-	if err != nil {
-		return 0, err
-	}
-	// The payload RelayBell sends for the same broadcast.
-	content := notification.Content{Title: broadcastTitle, Body: broadcastBody, URL: "https://bench.example"}
-	payload, err := json.Marshal(content.Payload("00000000-0000-4000-8000-000000000000", &store.Recipient{Endpoint: store.Endpoint{ID: "00000000-0000-4000-8000-000000000001"}}, ""))
-	if err != nil {
-		return 0, err
-	}
+	n := len(b.targets)
 	start := time.Now()
 	var next, failed atomic.Int64
 	var wg sync.WaitGroup
@@ -450,7 +464,7 @@ func bareSender(ctx context.Context, push *client, n, concurrency int) (time.Dur
 		go func() {
 			defer wg.Done()
 			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				res, err := c.Send(ctx, targets[i], webpush.Message{Payload: payload, TTL: 86400, Urgency: webpush.UrgencyNormal}, signer)
+				res, err := c.Send(ctx, b.targets[i], webpush.Message{Payload: b.payload, TTL: 86400, Urgency: webpush.UrgencyNormal}, b.signer)
 				if err != nil || res.StatusCode != http.StatusCreated {
 					failed.Add(1)
 				}
@@ -462,7 +476,7 @@ func bareSender(ctx context.Context, push *client, n, concurrency int) (time.Dur
 	if f := failed.Load(); f > 0 {
 		return 0, fmt.Errorf("bare sender: %d pushes failed", f)
 	}
-	if got, err := count(push); err != nil || got-before != n {
+	if got, err := count(b.push); err != nil || got-before != n {
 		return 0, fmt.Errorf("bare sender: push service got %d pushes, want %d (%v)", got-before, n, err)
 	}
 	return elapsed, nil
