@@ -19,6 +19,10 @@
 #   BIN_DIR             where the binaries are built (default CLUSTER_DIR/bin)
 #   FAKEPUSH_ADDR       an already running fake push service (host:port);
 #                       without it one is started on B+89
+#   NODE_GOMAXPROCS     GOMAXPROCS of each node (default 1: the seven nodes
+#                       share the machine, and with a P per core each their
+#                       schedulers spin for work while the others run;
+#                       "" keeps Go's default)
 #
 # Ports from BASE_PORT (B): api B+0..1, fanout B+10..11, pusher B+20..22
 # (HTTP) and B+30..32 (batches), gossip B+40.., devkafka B+92..94, fake push
@@ -34,6 +38,7 @@ B=${BASE_PORT:-18000}
 BIN=${BIN_DIR:-$DIR/bin}
 PG=${RELAYBELL_POSTGRES:-postgres://postgres@127.0.0.1:5432/test?sslmode=disable&search_path=relaybell_cluster}
 ADMIN_TOKEN=${RELAYBELL_ADMIN_TOKEN:-dev-admin-token}
+NODE_GOMAXPROCS=${NODE_GOMAXPROCS-1}
 CLUSTER_TOKEN=${RELAYBELL_CLUSTER_TOKEN:-dev-cluster-token}
 KAFKA="127.0.0.1:$((B + 92)),127.0.0.1:$((B + 93)),127.0.0.1:$((B + 94))"
 FAKEPUSH=${FAKEPUSH_ADDR:-127.0.0.1:$((B + 89))}
@@ -109,7 +114,7 @@ node() {
 		log "$name already runs (pid $pid)"
 		return 0
 	fi
-	launch "$name" "$BIN/relaybell" serve --roles "$roles" --node "$name" --http "127.0.0.1:$http" \
+	launch "$name" env ${NODE_GOMAXPROCS:+GOMAXPROCS=$NODE_GOMAXPROCS} "$BIN/relaybell" serve --roles "$roles" --node "$name" --http "127.0.0.1:$http" \
 		--postgres "$PG" --kafka "$KAFKA" --clickhouse "$(clickhouse_addr)" \
 		--admin-token "$ADMIN_TOKEN" --push-allow-hosts "$FAKEPUSH" --data "$DIR/data/$name" \
 		"${extra[@]}" ${RELAYBELL_NODE_FLAGS:-}
@@ -191,7 +196,7 @@ stop) stop ;;
 status) status ;;
 node) node "${2:?node name}" ;;
 *)
-	sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'
 	exit 2
 	;;
 esac
