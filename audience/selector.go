@@ -144,9 +144,11 @@ func (s *Selector) reach(shard int, tags bool) store.ReachQuery {
 // usesTags reports whether any of the selectors' filters read tags.
 func usesTags(sels []*Selector) bool {
 	for _, s := range sels {
-		for _, m := range append(s.include[:len(s.include):len(s.include)], s.exclude...) {
-			if m.UsesTags() {
-				return true
+		for _, ms := range [][]*filter.Matcher{s.include, s.exclude} {
+			for _, m := range ms {
+				if m.UsesTags() {
+					return true
+				}
 			}
 		}
 	}

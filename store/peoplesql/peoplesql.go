@@ -3,6 +3,8 @@
 package peoplesql
 
 import (
+	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"time"
@@ -18,8 +20,8 @@ type Dialect struct {
 	// ContainsFold is the condition that the text expression col contains
 	// the placeholder arg in any case.
 	ContainsFold func(col, arg string) string
-	// Labels is the expression that reads s.tags as a JSON object, NULL or
-	// '' when empty.
+	// Labels is the expression that reads s.tags as a JSON object, NULL
+	// when it has none.
 	Labels string
 	// Everyone is the FROM clause (aliased s) that reads every subscriber
 	// of a website best, when nothing narrows the read.
@@ -53,6 +55,45 @@ func Reach(d Dialect, q store.ReachQuery) (string, []any) {
 	// count does); within a shard it is a lookup per person.
 	where, args := where(d, q.WebsiteID, q.Narrow, w.args, q.Shard == store.AllShards)
 	return query + where, args
+}
+
+// Rows is what ScanReach reads of a query's result (pgx.Rows and
+// *sql.Rows are).
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// ScanReach reads the rows of the query Reach wrote for q and calls fn for
+// each person, as store.Reachable does.
+func ScanReach(rows Rows, q store.ReachQuery, fn func(sub *store.Subscriber, browsers int)) error {
+	var (
+		sub      store.Subscriber
+		tags     []byte
+		browsers int
+	)
+	dest := []any{&sub.ID, &sub.ExternalID, &sub.Country, &sub.Language, &sub.URL, &tags, &browsers}
+	for rows.Next() {
+		sub = store.Subscriber{WebsiteID: q.WebsiteID, Shard: q.Shard}
+		tags = tags[:0]
+		if err := rows.Scan(dest...); err != nil {
+			return fmt.Errorf("reading reachable people: %w", err)
+		}
+		if q.Shard == store.AllShards {
+			sub.Shard = store.ShardOf(sub.ID)
+		}
+		if len(tags) > 0 {
+			if err := json.Unmarshal(tags, &sub.Tags); err != nil {
+				return fmt.Errorf("subscriber %s tags: %w", sub.ID, err)
+			}
+		}
+		fn(&sub, browsers)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("reading reachable people: %w", err)
+	}
+	return nil
 }
 
 // And returns f as conditions on the website's subscribers (aliased s) to

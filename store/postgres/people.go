@@ -284,32 +284,7 @@ func (s *Store) Reachable(ctx context.Context, q store.ReachQuery, fn func(sub *
 		return fmt.Errorf("reading reachable people: %w", err)
 	}
 	defer rows.Close()
-	var (
-		sub      store.Subscriber
-		tags     []byte
-		browsers int
-	)
-	dest := []any{&sub.ID, &sub.ExternalID, &sub.Country, &sub.Language, &sub.URL, &tags, &browsers}
-	for rows.Next() {
-		sub = store.Subscriber{WebsiteID: q.WebsiteID, Shard: q.Shard}
-		tags = tags[:0]
-		if err := rows.Scan(dest...); err != nil {
-			return fmt.Errorf("reading reachable people: %w", err)
-		}
-		if q.Shard == store.AllShards {
-			sub.Shard = store.ShardOf(sub.ID)
-		}
-		if len(tags) > 0 {
-			if err := json.Unmarshal(tags, &sub.Tags); err != nil {
-				return fmt.Errorf("subscriber %s tags: %w", sub.ID, err)
-			}
-		}
-		fn(&sub, browsers)
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("reading reachable people: %w", err)
-	}
-	return nil
+	return peoplesql.ScanReach(rows, q, fn)
 }
 
 // Person finds one of the website's people by subscriber id or external id.
@@ -352,7 +327,7 @@ func (s *Store) ImportPeople(ctx context.Context, websiteID string, rows []store
 			if r.ExternalID == "" {
 				continue
 			}
-			patch := []byte("{}") // a row without labels changes none
+			var patch []byte // a row without labels: jsonOr's {} changes none
 			if len(r.Tags) > 0 {
 				var err error
 				if patch, err = json.Marshal(r.Tags); err != nil {

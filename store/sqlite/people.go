@@ -248,7 +248,7 @@ func splitList(s string) []string {
 // peopleSQL is how SQLite writes a people filter.
 var peopleSQL = peoplesql.Dialect{
 	Placeholder: func(n int) string { return "?" + strconv.Itoa(n) },
-	Labels:      `s.tags`,
+	Labels:      `nullif(s.tags, '{}')`,
 	// The table in id order reads each page once; the shard or website
 	// indexes would look every row up, 64 times per page over the shards.
 	Everyone:     `subscribers s NOT INDEXED`,
@@ -308,31 +308,7 @@ func (s *Store) Reachable(ctx context.Context, q store.ReachQuery, fn func(sub *
 		return fmt.Errorf("reading reachable people: %w", err)
 	}
 	defer rows.Close()
-	var (
-		sub      store.Subscriber
-		tags     sql.RawBytes
-		browsers int
-	)
-	dest := []any{&sub.ID, &sub.ExternalID, &sub.Country, &sub.Language, &sub.URL, &tags, &browsers}
-	for rows.Next() {
-		sub = store.Subscriber{WebsiteID: q.WebsiteID, Shard: q.Shard}
-		if err := rows.Scan(dest...); err != nil {
-			return fmt.Errorf("reading reachable people: %w", err)
-		}
-		if q.Shard == store.AllShards {
-			sub.Shard = store.ShardOf(sub.ID)
-		}
-		if len(tags) > 2 { // not '{}'
-			if err := json.Unmarshal(tags, &sub.Tags); err != nil {
-				return fmt.Errorf("subscriber %s tags: %w", sub.ID, err)
-			}
-		}
-		fn(&sub, browsers)
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("reading reachable people: %w", err)
-	}
-	return nil
+	return peoplesql.ScanReach(rows, q, fn)
 }
 
 // Person finds one of the website's people by subscriber id or external id.
@@ -377,7 +353,7 @@ func (s *Store) ImportPeople(ctx context.Context, websiteID string, rows []store
 			if r.ExternalID == "" {
 				continue
 			}
-			patch := []byte("{}") // a row without labels changes none
+			var patch []byte // a row without labels: jsonOr's {} changes none
 			if len(r.Tags) > 0 {
 				var err error
 				if patch, err = json.Marshal(r.Tags); err != nil {
