@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -230,8 +231,15 @@ func writeError(fc *fasthttp.RequestCtx, id string, e *Error) {
 }
 
 // transportError answers requests fasthttp could not hand to the handler:
-// a body far over the limit, an unreadable request, a timeout.
+// a body far over the limit, an unreadable request. A connection that sent
+// no whole request within the read timeout is closed without an answer, as
+// net/http does: a client's spare keep-alive connection that never carried
+// a request would otherwise get an unsolicited 400.
 func (a *API) transportError(fc *fasthttp.RequestCtx, err error) {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		fc.Conn().Close()
+		return
+	}
 	id := requestID(fc)
 	fc.Response.Reset()
 	fc.Response.Header.Set(headerRequestID, id)

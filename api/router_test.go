@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"errors"
+	"io"
 	"net"
 	"strings"
 	"testing"
@@ -176,5 +177,34 @@ func TestConfigValidate(t *testing.T) {
 	f(Config{CountryHeader: "bad header"}, false)
 	if d := (Config{}).withDefaults(); d.MaxBodyBytes != 1<<20 || d.KeyCacheTTL != 30*time.Second || d.KeyCacheSize != 10000 {
 		t.Errorf("defaults %+v", d)
+	}
+}
+
+// A connection that sends no whole request within the read timeout is
+// closed without an answer, whether it sent nothing or half a request.
+func TestReadTimeoutClosesWithoutAnswer(t *testing.T) {
+	h := newHarness(t)
+	srv := h.api.Server()
+	srv.ReadTimeout = 100 * time.Millisecond
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Shutdown() })
+	for _, sent := range []string{"", "GET /v1/notifications HTTP/1.1\r\nHost: x\r\n"} {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.WriteString(c, sent); err != nil {
+			t.Fatal(err)
+		}
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		got, err := io.ReadAll(c)
+		c.Close()
+		if err != nil || len(got) != 0 {
+			t.Errorf("after %q: read %q, %v; want the connection closed without an answer", sent, got, err)
+		}
 	}
 }
