@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/relaybell/relaybell/analytics"
 	"github.com/relaybell/relaybell/audience"
@@ -30,6 +31,11 @@ type Config struct {
 	BatchSize int
 	// InFlight is how many batches of one shard may be pushing at once (default 4).
 	InFlight int
+	// Held is how many recipients one node holds at most over all its shard
+	// tasks: read in a page and not yet past the selection, or in a batch
+	// not yet recorded (default 4 pages). It bounds the fan-out's memory
+	// whatever the audience's size; it must be at least PageSize.
+	Held int
 }
 
 func (c *Config) applyDefaults() {
@@ -45,12 +51,19 @@ func (c *Config) applyDefaults() {
 	if c.InFlight <= 0 {
 		c.InFlight = 4
 	}
+	if c.Held <= 0 {
+		c.Held = 4 * c.PageSize
+	}
 }
 
 // Validate checks the configuration; zero values take the defaults.
 func (c Config) Validate() error {
-	if c.ShardWorkers < 0 || c.PageSize < 0 || c.BatchSize < 0 || c.InFlight < 0 {
-		return errors.New("fanout: shard workers, page size, batch size and in-flight batches must not be negative")
+	if c.ShardWorkers < 0 || c.PageSize < 0 || c.BatchSize < 0 || c.InFlight < 0 || c.Held < 0 {
+		return errors.New("fanout: shard workers, page size, batch size, in-flight batches and held recipients must not be negative")
+	}
+	c.applyDefaults()
+	if c.Held < c.PageSize {
+		return fmt.Errorf("fanout: held recipients %d must be at least the page size %d", c.Held, c.PageSize)
 	}
 	return nil
 }
@@ -94,6 +107,9 @@ type Fanout struct {
 	mu    sync.Mutex
 	plans map[string]*sendPlan // notification id -> what its shards share
 
+	// held counts the recipients the node's shard tasks hold (Config.Held).
+	held *semaphore.Weighted
+
 	finished prometheus.Counter
 	expanded prometheus.Counter
 	capped   prometheus.Counter
@@ -120,6 +136,7 @@ func New(cfg Config, st Store, b bus.Bus, router Router, reports Reports, logger
 	f := &Fanout{
 		cfg: cfg, store: st, bus: b, router: router, reports: reports, logger: logger, now: time.Now,
 		plans:    make(map[string]*sendPlan),
+		held:     semaphore.NewWeighted(int64(cfg.Held)),
 		finished: prometheus.NewCounter(prometheus.CounterOpts{Name: "relaybell_fanout_sends_finished_total", Help: "Sends that finished going out."}),
 		expanded: prometheus.NewCounter(prometheus.CounterOpts{Name: "relaybell_fanout_recipients_total", Help: "Recipients handed to pushers."}),
 		capped:   prometheus.NewCounter(prometheus.CounterOpts{Name: "relaybell_fanout_capped_total", Help: "Browsers a non-transactional send skipped under the website's frequency cap."}),
@@ -409,6 +426,13 @@ func (x *expansion) selects(r *store.Recipient) bool {
 // expand streams one shard's audience and pushes it batch by batch, with up
 // to cfg.InFlight batches in flight, each without the browsers the send's
 // frequency cap skips. It returns once every batch is recorded.
+//
+// Each page is read against the node's budget of held recipients
+// (cfg.Held): a page takes PageSize of it, gives back at once what the
+// selection leaves out, and each batch gives back its recipients once it is
+// recorded or failed. A task that must wait for the budget first sends off
+// the batch it is filling, so that every recipient held is on its way to
+// being given back and the tasks cannot wait on each other.
 func (f *Fanout) expand(ctx context.Context, x expansion) error {
 	n, shard, p, a := x.n, x.shard, x.plan, x.plan.target
 	ctx, cancel := context.WithCancel(ctx)
@@ -418,11 +442,13 @@ func (f *Fanout) expand(ctx context.Context, x expansion) error {
 		errOnce  sync.Once
 		firstErr error
 		slots    = make(chan struct{}, f.cfg.InFlight)
+		pageSize = int64(f.cfg.PageSize)
 	)
 	fail := func(err error) {
 		errOnce.Do(func() { firstErr = err; cancel() })
 	}
 	flush := func(batch []store.Recipient) {
+		held := int64(len(batch))
 		b := pusher.Batch{NotificationID: n.ID, WebsiteID: n.WebsiteID, Recipients: batch, Winner: x.winner}
 		// Keyed by the batch as read, so a redone batch goes to the same
 		// pusher whatever the cap leaves of it.
@@ -430,12 +456,14 @@ func (f *Fanout) expand(ctx context.Context, x expansion) error {
 		select {
 		case slots <- struct{}{}:
 		case <-ctx.Done():
+			f.held.Release(held)
 			return
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer func() { <-slots }()
+			defer f.held.Release(held)
 			if p.cap != nil {
 				var err error
 				if b.Recipients, err = f.uncapped(ctx, n, p.cap, b.Recipients); err != nil {
@@ -455,28 +483,45 @@ func (f *Fanout) expand(ctx context.Context, x expansion) error {
 	batch := make([]store.Recipient, 0, f.cfg.BatchSize)
 	after := ""
 	for ctx.Err() == nil {
+		if !f.held.TryAcquire(pageSize) {
+			if len(batch) > 0 {
+				flush(batch)
+				batch = make([]store.Recipient, 0, f.cfg.BatchSize)
+			}
+			if err := f.held.Acquire(ctx, pageSize); err != nil {
+				break
+			}
+		}
 		page, err := f.store.Audience(ctx, a.Query(shard, after, f.cfg.PageSize))
 		if err != nil {
+			f.held.Release(pageSize)
 			fail(fmt.Errorf("reading audience: %w", err))
 			break
 		}
+		kept := 0
 		for _, r := range page {
 			if !x.selects(&r) {
 				continue
 			}
+			kept++
 			batch = append(batch, r)
 			if len(batch) == f.cfg.BatchSize {
 				flush(batch)
 				batch = make([]store.Recipient, 0, f.cfg.BatchSize)
 			}
 		}
+		f.held.Release(pageSize - int64(kept))
 		if len(page) < f.cfg.PageSize {
 			break
 		}
 		after = page[len(page)-1].Endpoint.ID
 	}
-	if len(batch) > 0 && ctx.Err() == nil {
-		flush(batch)
+	if len(batch) > 0 {
+		if ctx.Err() == nil {
+			flush(batch)
+		} else {
+			f.held.Release(int64(len(batch)))
+		}
 	}
 	wg.Wait()
 	if firstErr != nil {

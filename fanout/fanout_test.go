@@ -412,3 +412,57 @@ func TestFrequencyCapSkipsBrowsersAlreadyReached(t *testing.T) {
 	r.f.now = func() time.Time { return time.Now().Add(25 * time.Hour) }
 	check("send a day later", newSend("", false), all, 0)
 }
+
+// holding is a Router that counts the recipients inside Push at once.
+type holding struct {
+	inner    Router
+	cur, max atomic.Int64
+}
+
+func (h *holding) Push(ctx context.Context, key string, b pusher.Batch) error {
+	n := h.cur.Add(int64(len(b.Recipients)))
+	for m := h.max.Load(); n > m && !h.max.CompareAndSwap(m, n); m = h.max.Load() {
+	}
+	defer h.cur.Add(-int64(len(b.Recipients)))
+	time.Sleep(2 * time.Millisecond) // let the other tasks pile up
+	return h.inner.Push(ctx, key, b)
+}
+
+func TestShardTasksHoldAtMostTheBudget(t *testing.T) {
+	if err := (Config{PageSize: 10, Held: 9}).Validate(); err == nil {
+		t.Fatal("a budget smaller than a page passed validation")
+	}
+	if err := (Config{Held: 1999}).Validate(); err == nil {
+		t.Fatal("a budget smaller than the default page passed validation")
+	}
+	r := newRig(t)
+	h := &holding{inner: r.router}
+	var err error
+	r.f, err = New(Config{PageSize: 4, BatchSize: 3, Held: 5}, r.calls, r.bus, h, r.report, slog.New(slog.DiscardHandler), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 640 {
+		r.subscriber("en", "")
+	}
+	n := r.notification("")
+	r.intent(n)
+	// Every shard task at once, as a node's workers and the other nodes'
+	// would: without the budget they would hold 64 pages and batches.
+	var wg sync.WaitGroup
+	for _, m := range r.bus.out {
+		wg.Go(func() {
+			if err := r.f.handleShard(context.Background(), m); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if m := h.max.Load(); m > 5 || m == 0 {
+		t.Fatalf("%d recipients pushing at once, want 1 to 5", m)
+	}
+	done := r.get(n.ID)
+	if done.Status != store.StatusSent || done.Recipients != 640 || done.Sent != 640 {
+		t.Fatalf("send after shards: %s %+v", done.Status, done.Counters)
+	}
+}
