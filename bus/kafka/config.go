@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/relaybell/relaybell/bus"
+	"github.com/relaybell/relaybell/store"
 )
 
 // Config configures the Kafka bus.
@@ -21,7 +22,11 @@ type Config struct {
 	// bus.Intents and bus.Shards).
 	Topics []string
 	// Partitions is the partition count of topics created at Open (default
-	// 12). It bounds how many consumers of a group can share the work.
+	// store.Shards, 64). It bounds how many consumers of a group can share
+	// the work, and how evenly: a partition's records are handled one after
+	// another, so the shard tasks of one send, spread over as many
+	// partitions as there are shards, go out side by side rather than
+	// queued a few to a partition.
 	Partitions int
 	// ReplicationFactor of topics created at Open (default 1, which fits
 	// kfake and single-broker development clusters only: production needs 3
@@ -54,7 +59,7 @@ func (c Config) withDefaults() Config {
 		c.Topics = []string{bus.Intents, bus.Shards}
 	}
 	if c.Partitions == 0 {
-		c.Partitions = 12
+		c.Partitions = store.Shards
 	}
 	if c.ReplicationFactor == 0 {
 		c.ReplicationFactor = 1

@@ -204,9 +204,9 @@ func TestFailedMessageRetried(t *testing.T) {
 	for i := range others {
 		publish(fmt.Sprintf("website-%d", i), fmt.Sprintf("o-%d", i))
 	}
-	// Other partitions progress while "bad" keeps failing (about a third of
-	// the others could share its partition with 12 partitions and 36 keys;
-	// half is a safe bar).
+	// Other partitions progress while "bad" keeps failing (with 64
+	// partitions and 36 keys few others share its partition; half is a safe
+	// bar).
 	waitFor(t, "other partitions to progress", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
@@ -313,7 +313,7 @@ func TestConfigValidate(t *testing.T) {
 	f(Config{Seeds: []string{"k:9092"}, Topics: []string{""}}, true)
 
 	d := Config{}.withDefaults()
-	if d.TopicPrefix != "relaybell." || d.Partitions != 12 || d.ReplicationFactor != 1 || len(d.Topics) != 2 {
+	if d.TopicPrefix != "relaybell." || d.Partitions != 64 || d.ReplicationFactor != 1 || len(d.Topics) != 2 {
 		t.Errorf("defaults: %+v", d)
 	}
 }
