@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/relaybell/relaybell/store"
@@ -52,8 +53,13 @@ type ShardTask struct {
 
 // PublishShards publishes the tasks of every shard of a send (wave nil) or
 // of one of its waves. Keyed by shard, so the tasks spread over the
-// partitions and every fan-out node expands some of them at once.
+// partitions and every fan-out node expands some of them at once. They are
+// published together, not one acknowledgement after another, so that they
+// reach the consumers together: the first of them would otherwise start
+// alone, and the rest queue behind it.
 func PublishShards(ctx context.Context, b Bus, notificationID string, wave *store.Wave) error {
+	errs := make([]error, store.Shards)
+	var wg sync.WaitGroup
 	for shard := range store.Shards {
 		t := ShardTask{NotificationID: notificationID, Shard: shard}
 		key := notificationID + "/" + strconv.Itoa(shard)
@@ -61,7 +67,11 @@ func PublishShards(ctx context.Context, b Bus, notificationID string, wave *stor
 			t.Wave, t.Due = wave.Wave, &wave.Due
 			key = notificationID + "/" + strconv.Itoa(wave.Wave) + "/" + strconv.Itoa(shard)
 		}
-		if err := PublishJSON(ctx, b, Shards, key, t); err != nil {
+		wg.Go(func() { errs[shard] = PublishJSON(ctx, b, Shards, key, t) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
 			return err
 		}
 	}
