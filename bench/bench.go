@@ -83,6 +83,10 @@ type Result struct {
 	// ("bench" is the sender, this process).
 	BareCPU       map[string]float64
 	BareBusyCores float64
+	// Pace is the share of the pushes (%) that arrived in each tenth of the
+	// broadcast, from the POST to the last push: flat when the pipeline is
+	// busy throughout, low at the ends when it starts or finishes slowly.
+	Pace [10]float64
 }
 
 // Run measures a broadcast for each audience size and mode.
@@ -136,10 +140,49 @@ func (r Result) String() string {
 	}
 	return fmt.Sprintf("%-8s %8d  %8.0f/s  bare %6.0f/s  ratio %.2f  first push %6s  end-to-end %8s  subscribe %8s  peak RSS (anon, from) MiB: %s\n"+
 		"         busy cores %.2f, CPU per push: %s\n"+
-		"         bare sender: busy cores %.2f, CPU per push: %s",
+		"         bare sender: busy cores %.2f, CPU per push: %s\n"+
+		"         pace, %% of the pushes in each tenth of the broadcast: %s",
 		r.Mode, r.Audience, r.PushesPerSec, r.BarePerSec, r.Ratio, r.FirstPush.Round(time.Millisecond),
 		r.EndToEnd.Round(time.Millisecond), r.Subscribe.Round(time.Millisecond), strings.Join(mem, ", "),
-		r.BusyCores, perPush(r.CPU), r.BareBusyCores, perPush(r.BareCPU))
+		r.BusyCores, perPush(r.CPU), r.BareBusyCores, perPush(r.BareCPU), paceString(r.Pace))
+}
+
+func paceString(p [10]float64) string {
+	s := make([]string, len(p))
+	for i, v := range p {
+		s[i] = fmt.Sprintf("%.0f", v)
+	}
+	return strings.Join(s, " ")
+}
+
+// sample is the fake push service's count of a broadcast's pushes at a
+// moment after the POST.
+type sample struct {
+	at     time.Duration
+	pushes int
+}
+
+// pace returns the share of n pushes (%) counted in each tenth of total,
+// from samples in time order; a tenth takes the count of its last sample.
+func pace(samples []sample, total time.Duration, n int) [10]float64 {
+	var out [10]float64
+	prev, i := 0, 0
+	for tenth := range out {
+		end := total * time.Duration(tenth+1) / 10
+		for i < len(samples) && samples[i].at <= end {
+			i++
+		}
+		got := prev
+		if i > 0 {
+			got = samples[i-1].pushes
+		}
+		if tenth == len(out)-1 {
+			got = n // the last push ends the broadcast
+		}
+		out[tenth] = float64(got-prev) * 100 / float64(n)
+		prev = got
+	}
+	return out
 }
 
 // deployment is RelayBell running in one of the modes.
@@ -224,11 +267,13 @@ func runOne(ctx context.Context, cfg Config, mode string, n int) (Result, error)
 		return Result{}, err
 	}
 	deadline := time.Now().Add(time.Minute + time.Duration(n)*time.Millisecond)
+	var samples []sample
 	for {
 		got, err := count(push)
 		if err != nil {
 			return Result{}, err
 		}
+		samples = append(samples, sample{time.Since(start), got - before})
 		if got-before >= n {
 			break
 		}
@@ -252,6 +297,7 @@ func runOne(ctx context.Context, cfg Config, mode string, n int) (Result, error)
 	res.CPU, res.BusyCores = cpu()
 	res.FirstPush, res.EndToEnd = st.First.Sub(start), st.Last.Sub(start)
 	res.PushesPerSec = float64(n) / res.EndToEnd.Seconds()
+	res.Pace = pace(samples, res.EndToEnd, n)
 
 	b, err := newBare(push, n)
 	if err != nil {

@@ -33,6 +33,19 @@
 // send without a cap makes no call at all. The batch's ring key is taken
 // before the cap drops anything, so a redone batch goes to the same pusher.
 //
+// # Memory
+//
+// What a fan-out node holds does not grow with the audience: its shard
+// tasks share one budget of recipients (Config.Held, 4 pages of 2000 by
+// default). A page read takes a page's worth of it; what the target leaves
+// out is given back at once, and a batch's recipients when the batch is
+// recorded or fails. A task that finds the budget spent sends off the batch
+// it is filling before it waits, so the budget is always held by batches on
+// their way to a pusher and no task waits on another. In a cluster this
+// also bounds what the pushers hold for the node. Without it each of the 8
+// shard workers held up to a page and 5 batches (4,500 recipients), which
+// a large audience fills: 36 MB of live heap at 1M browsers, 9 at 10k.
+//
 // Every step is idempotent, because the bus redelivers whatever was not
 // acknowledged: the store's per-(notification, endpoint) results make a
 // redone batch skip what was already delivered. Fan-out never talks to push
