@@ -13,7 +13,7 @@ import (
 	"github.com/relaybell/relaybell/bus"
 )
 
-// pollRecords bounds the records one round takes from the client.
+// pollRecords bounds the records one poll takes from the client.
 const pollRecords = 500
 
 // maxBacklog is how many fetched records a partition may hold in memory
@@ -37,6 +37,7 @@ func (b *Bus) Consume(ctx context.Context, topic, group string, parallel int, h 
 		parallel: parallel,
 		h:        h,
 		parts:    make(map[int32]*partition),
+		idle:     make(chan struct{}, 1),
 	}
 	opts := append([]kgo.Opt{
 		kgo.SeedBrokers(b.cfg.Seeds...),
@@ -81,12 +82,14 @@ type consumer struct {
 	parallel int
 	h        bus.Handler
 
-	mu    sync.Mutex // held for a round and by the revoke/lost callbacks
-	parts map[int32]*partition
+	mu      sync.Mutex // guards parts, every partition's state and running
+	parts   map[int32]*partition
+	running int           // drainers working
+	idle    chan struct{} // a drainer ended (capacity 1): the loop may start another
+	drains  sync.WaitGroup
 }
 
-// partition is what the member holds of one partition. During a round only
-// the handler goroutine given the partition touches it.
+// partition is what the member holds of one partition.
 type partition struct {
 	backlog   []*kgo.Record // fetched, not yet done, in offset order
 	done      *kgo.Record   // last record done; every earlier one is done too
@@ -94,6 +97,11 @@ type partition struct {
 	attempts  int           // failed attempts of backlog[0]
 	retryAt   time.Time     // when backlog[0] may be retried
 	paused    bool
+	// draining is set while a drainer works through the backlog; stop asks
+	// it to end after its current record, and ended is closed once it has.
+	draining bool
+	stop     bool
+	ended    chan struct{}
 }
 
 func (c *consumer) part(p int32) *partition {
@@ -105,13 +113,24 @@ func (c *consumer) part(p int32) *partition {
 	return pt
 }
 
-// run polls and processes rounds until ctx ends or the client is closed.
+// run polls and hands ready partitions to drainers until ctx ends or the
+// client is closed, then waits for the drainers and commits what they did.
 func (c *consumer) run(ctx context.Context) {
+	closed := false
+	defer func() {
+		c.drains.Wait()
+		if !closed {
+			c.mu.Lock()
+			c.commitParts(c.cl, c.parts)
+			c.mu.Unlock()
+		}
+	}()
 	for ctx.Err() == nil {
 		pollCtx, cancel := c.pollContext(ctx)
 		fs := c.cl.PollRecords(pollCtx, pollRecords)
 		cancel()
 		if fs.IsClientClosed() {
+			closed = true
 			return
 		}
 		fetchErr := false
@@ -128,8 +147,8 @@ func (c *consumer) run(ctx context.Context) {
 			pt := c.part(r.Partition)
 			pt.backlog = append(pt.backlog, r)
 		})
-		c.process(ctx)
-		c.commit()
+		c.start(ctx)
+		c.commitParts(c.cl, c.parts)
 		c.pauseWaiting()
 		c.mu.Unlock()
 		c.cl.AllowRebalance()
@@ -143,71 +162,76 @@ func (c *consumer) run(ctx context.Context) {
 	}
 }
 
-// pollContext bounds the poll by the earliest retry due, so a waiting
-// record is retried on time even when nothing new arrives.
+// pollContext ends the poll when a drainer ends (another partition may
+// start) or at the earliest retry due, so a waiting record is retried on
+// time even when nothing new arrives.
 func (c *consumer) pollContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	now := time.Now()
 	var next time.Time
 	for _, pt := range c.parts {
-		if len(pt.backlog) > 0 && (next.IsZero() || pt.retryAt.Before(next)) {
+		if len(pt.backlog) > 0 && !pt.draining && pt.retryAt.After(now) && (next.IsZero() || pt.retryAt.Before(next)) {
 			next = pt.retryAt
 		}
 	}
-	if next.IsZero() {
-		return context.WithCancel(ctx)
+	c.mu.Unlock()
+	pollCtx, cancel := context.WithCancel(ctx)
+	if !next.IsZero() {
+		pollCtx, cancel = context.WithDeadline(ctx, next)
 	}
-	// At least 1 ms: a poll drains what is buffered before waiting, while
-	// an expired context returns nothing.
-	return context.WithTimeout(ctx, max(time.Until(next), time.Millisecond))
+	stop := make(chan struct{})
+	go func() {
+		select {
+		case <-c.idle:
+			cancel()
+		case <-stop:
+		}
+	}()
+	return pollCtx, func() { close(stop); cancel() }
 }
 
-// process runs the ready partitions' backlogs, up to c.parallel partitions
-// at once, and returns when all of them stopped: backlog drained, a handler
-// failed, or ctx ended.
-func (c *consumer) process(ctx context.Context) {
-	now := time.Now()
-	var ready []*partition
-	for _, pt := range c.parts {
-		if len(pt.backlog) > 0 && !now.Before(pt.retryAt) {
-			ready = append(ready, pt)
-		}
-	}
-	if len(ready) == 0 {
+// start hands ready partitions (a backlog, no retry pending, no drainer) to
+// new drainers, up to c.parallel at once. c.mu is held.
+func (c *consumer) start(ctx context.Context) {
+	if ctx.Err() != nil {
 		return
 	}
-	work := make(chan *partition, len(ready))
-	for _, pt := range ready {
-		work <- pt
+	now := time.Now()
+	for _, pt := range c.parts {
+		if c.running >= c.parallel {
+			return
+		}
+		if pt.draining || len(pt.backlog) == 0 || now.Before(pt.retryAt) {
+			continue
+		}
+		pt.draining, pt.stop, pt.ended = true, false, make(chan struct{})
+		c.running++
+		c.drains.Add(1)
+		go c.drain(ctx, pt)
 	}
-	close(work)
-	var wg sync.WaitGroup
-	for range min(c.parallel, len(ready)) {
-		wg.Go(func() {
-			for pt := range work {
-				c.drain(ctx, pt)
-			}
-		})
-	}
-	wg.Wait()
 }
 
-// drain handles pt's backlog in order until it is empty, a handler fails or
-// ctx ends.
+// drain handles pt's backlog in order until it is empty, a handler fails,
+// the partition leaves (stop) or ctx ends. Only the handler runs without
+// c.mu.
 func (c *consumer) drain(ctx context.Context, pt *partition) {
-	for len(pt.backlog) > 0 && ctx.Err() == nil {
+	defer c.drains.Done()
+	c.mu.Lock()
+	for !pt.stop && ctx.Err() == nil && len(pt.backlog) > 0 && !time.Now().Before(pt.retryAt) {
 		r := pt.backlog[0]
+		c.mu.Unlock()
 		err := c.h(ctx, bus.Message{Topic: c.busTopic, Key: string(r.Key), Value: r.Value})
+		c.mu.Lock()
 		if err != nil {
 			if ctx.Err() != nil {
-				return // shutting down: not done, redelivered later
+				break // shutting down: not done, redelivered later
 			}
 			pt.attempts++
 			delay := c.cfg.backoff(pt.attempts)
 			pt.retryAt = time.Now().Add(delay)
 			c.logger.Warn("kafka bus: handler failed, will retry", "partition", r.Partition, "offset", r.Offset,
 				"key", string(r.Key), "attempt", pt.attempts, "retry_in", delay, "err", err)
-			return
+			break
 		}
 		pt.done = r
 		pt.attempts = 0
@@ -215,15 +239,19 @@ func (c *consumer) drain(ctx context.Context, pt *partition) {
 		pt.backlog[0] = nil
 		pt.backlog = pt.backlog[1:]
 	}
+	pt.draining = false
+	c.running--
+	close(pt.ended)
+	c.mu.Unlock()
+	select {
+	case c.idle <- struct{}{}:
+	default:
+	}
 }
 
-// commit commits every partition's done prefix not committed yet. A failure
-// is logged and retried at the next round (or lost to a rebalance, which
-// only means redelivery).
-func (c *consumer) commit() {
-	c.commitParts(c.cl, c.parts)
-}
-
+// commitParts commits the done prefix of every partition of parts not
+// committed yet. c.mu is held. A failure is logged and retried at the next
+// loop (or lost to a rebalance, which only means redelivery).
 func (c *consumer) commitParts(cl *kgo.Client, parts map[int32]*partition) {
 	var recs []*kgo.Record
 	var pts []*partition
@@ -286,6 +314,20 @@ func (c *consumer) lost(_ context.Context, cl *kgo.Client, lost map[string][]int
 func (c *consumer) drop(cl *kgo.Client, ps []int32, commit bool) {
 	if len(ps) == 0 {
 		return
+	}
+	// A partition's drainer ends after its current record; what it did is
+	// committed (revoked) or redelivered to the next owner (lost).
+	c.mu.Lock()
+	var ended []chan struct{}
+	for _, p := range ps {
+		if pt, ok := c.parts[p]; ok && pt.draining {
+			pt.stop = true
+			ended = append(ended, pt.ended)
+		}
+	}
+	c.mu.Unlock()
+	for _, e := range ended {
+		<-e
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

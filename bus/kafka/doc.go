@@ -26,16 +26,21 @@
 //
 // # Concurrency
 //
-// A consumer loops: poll (kgo.BlockRebalanceOnPoll) -> run handlers for the
-// ready partitions and wait for them -> commit the done prefixes -> pause or
-// resume partitions -> AllowRebalance. kgo runs the revoke and lost callbacks
-// only while rebalancing is allowed, so they never overlap a round; they
-// commit what is done and drop the in-memory backlog of partitions that leave
-// (the next owner reads them again from the committed offset). consumer.mu is
-// held for a whole round and by the callbacks; handler goroutines touch only
-// their own partition's state, handed to them for the round. A round must end
-// within the group's rebalance timeout (kgo default 60 s), so handlers should
-// be short: a round holds at most pollRecords records.
+// A consumer loops: poll (kgo.BlockRebalanceOnPoll) -> hand ready
+// partitions to drainer goroutines, up to parallel at once -> commit the done
+// prefixes -> pause or resume partitions -> AllowRebalance. A drainer works
+// through one partition's backlog and ends when it is empty or its head
+// failed; its end wakes the poll, so another partition starts at once.
+// Drainers run across polls: records arriving on other partitions start as
+// soon as a drainer is free, not when the slowest of a batch of partitions
+// is done (a fan-out node's shard tasks go out side by side). consumer.mu
+// guards all partition state; a drainer holds it except while its handler
+// runs. kgo runs the revoke and lost callbacks only while rebalancing is
+// allowed; they ask the drainers of the leaving partitions to stop after
+// their current record, wait for them, commit what is done (revoke only)
+// and drop the in-memory backlog (the next owner reads it again from the
+// committed offset). A handler must end within the group's rebalance
+// timeout (kgo default 60 s), since a rebalance waits for it.
 //
 // Shutdown (Consume's context ends): no new records start, in-flight
 // handlers finish, done offsets are committed, the member leaves the group

@@ -244,6 +244,57 @@ func TestFailedMessageRetried(t *testing.T) {
 	t.Logf("bad attempted %d times", attempts.Load())
 }
 
+// TestPartitionsStartWhileOthersRun: a long handler on one partition does
+// not hold back records that arrive on other partitions meanwhile (a fan-out
+// node's shard tasks start as workers free up, not in rounds).
+func TestPartitionsStartWhileOthersRun(t *testing.T) {
+	b := openTest(t, testConfig(newCluster(t)))
+	started, release := make(chan struct{}), make(chan struct{})
+	var (
+		mu   sync.Mutex
+		fast []string
+	)
+	bustest.Consume(t, b, bus.Intents, "fanout", 4, func(ctx context.Context, m bus.Message) error {
+		if string(m.Value) == "slow" {
+			close(started)
+			select {
+			case <-release:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			return nil
+		}
+		mu.Lock()
+		fast = append(fast, string(m.Value))
+		mu.Unlock()
+		return nil
+	})
+	if err := b.Publish(context.Background(), bus.Intents, "website-slow", []byte("slow")); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	const others = 12
+	for i := range others {
+		if err := b.Publish(context.Background(), bus.Intents, fmt.Sprintf("website-%d", i), []byte(fmt.Sprintf("fast-%d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// With 64 partitions a few of the 12 keys may share the slow one's
+	// partition and wait for it; half is a safe bar.
+	waitFor(t, "other partitions handled while the slow handler runs", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(fast) >= others/2
+	})
+	close(release)
+	waitFor(t, "all handled", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(fast) == others
+	})
+	waitCommitted(t, b, bus.Intents, "fanout")
+}
+
 // TestPublishKeepsKeyOnOnePartition: records with one key share a partition
 // (intents of a website stay in order).
 func TestPublishKeepsKeyOnOnePartition(t *testing.T) {
