@@ -97,8 +97,9 @@ type partition struct {
 	attempts  int           // failed attempts of backlog[0]
 	retryAt   time.Time     // when backlog[0] may be retried
 	paused    bool
-	// draining is set while a drainer works through the backlog; stop asks
-	// it to end after its current record, and ended is closed once it has.
+	// draining is set while a drainer works through the backlog, and ended
+	// is closed once it stops. stop marks a partition leaving this member:
+	// its drainer ends after its current record and none starts again.
 	draining bool
 	stop     bool
 	ended    chan struct{}
@@ -201,10 +202,10 @@ func (c *consumer) start(ctx context.Context) {
 		if c.running >= c.parallel {
 			return
 		}
-		if pt.draining || len(pt.backlog) == 0 || now.Before(pt.retryAt) {
+		if pt.draining || pt.stop || len(pt.backlog) == 0 || now.Before(pt.retryAt) {
 			continue
 		}
-		pt.draining, pt.stop, pt.ended = true, false, make(chan struct{})
+		pt.draining, pt.ended = true, make(chan struct{})
 		c.running++
 		c.drains.Add(1)
 		go c.drain(ctx, pt)
@@ -315,14 +316,17 @@ func (c *consumer) drop(cl *kgo.Client, ps []int32, commit bool) {
 	if len(ps) == 0 {
 		return
 	}
-	// A partition's drainer ends after its current record; what it did is
-	// committed (revoked) or redelivered to the next owner (lost).
+	// A leaving partition starts no drainer again, and its drainer ends
+	// after its current record; what it did is committed (revoked) or
+	// redelivered to the next owner (lost).
 	c.mu.Lock()
 	var ended []chan struct{}
 	for _, p := range ps {
-		if pt, ok := c.parts[p]; ok && pt.draining {
+		if pt, ok := c.parts[p]; ok {
 			pt.stop = true
-			ended = append(ended, pt.ended)
+			if pt.draining {
+				ended = append(ended, pt.ended)
+			}
 		}
 	}
 	c.mu.Unlock()
