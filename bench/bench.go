@@ -640,8 +640,10 @@ func machineTicks() (busy, total uint64) {
 		return 0, 0
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
-	f := strings.Fields(line) // cpu user nice system idle iowait irq softirq steal
-	for i, v := range f[1:] {
+	// cpu user nice system idle iowait irq softirq steal [guest guest_nice],
+	// the guest times being part of user and nice already.
+	f := strings.Fields(line)
+	for i, v := range f[1:min(len(f), 9)] {
 		n, _ := strconv.ParseUint(v, 10, 64)
 		total += n
 		if i != 3 && i != 4 { // idle, iowait

@@ -37,7 +37,6 @@ func (b *Bus) Consume(ctx context.Context, topic, group string, parallel int, h 
 		parallel: parallel,
 		h:        h,
 		parts:    make(map[int32]*partition),
-		idle:     make(chan struct{}, 1),
 	}
 	opts := append([]kgo.Opt{
 		kgo.SeedBrokers(b.cfg.Seeds...),
@@ -84,9 +83,13 @@ type consumer struct {
 
 	mu      sync.Mutex // guards parts, every partition's state and running
 	parts   map[int32]*partition
-	running int           // drainers working
-	idle    chan struct{} // a drainer ended (capacity 1): the loop may start another
-	drains  sync.WaitGroup
+	running int // drainers working
+	// wakePoll ends the poll going on, nil between polls; woken records a
+	// drainer's end between polls, so the next poll returns at once. Either
+	// way the loop starts another partition without waiting for records.
+	wakePoll context.CancelFunc
+	woken    bool
+	drains   sync.WaitGroup
 }
 
 // partition is what the member holds of one partition.
@@ -144,6 +147,7 @@ func (c *consumer) run(ctx context.Context) {
 		})
 
 		c.mu.Lock()
+		c.wakePoll = nil
 		fs.EachRecord(func(r *kgo.Record) {
 			pt := c.part(r.Partition)
 			pt.backlog = append(pt.backlog, r)
@@ -168,6 +172,7 @@ func (c *consumer) run(ctx context.Context) {
 // time even when nothing new arrives.
 func (c *consumer) pollContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	now := time.Now()
 	var next time.Time
 	for _, pt := range c.parts {
@@ -175,20 +180,16 @@ func (c *consumer) pollContext(ctx context.Context) (context.Context, context.Ca
 			next = pt.retryAt
 		}
 	}
-	c.mu.Unlock()
 	pollCtx, cancel := context.WithCancel(ctx)
 	if !next.IsZero() {
 		pollCtx, cancel = context.WithDeadline(ctx, next)
 	}
-	stop := make(chan struct{})
-	go func() {
-		select {
-		case <-c.idle:
-			cancel()
-		case <-stop:
-		}
-	}()
-	return pollCtx, func() { close(stop); cancel() }
+	if c.woken {
+		c.woken = false
+		cancel()
+	}
+	c.wakePoll = cancel
+	return pollCtx, cancel
 }
 
 // start hands ready partitions (a backlog, no retry pending, no drainer) to
@@ -243,11 +244,12 @@ func (c *consumer) drain(ctx context.Context, pt *partition) {
 	pt.draining = false
 	c.running--
 	close(pt.ended)
-	c.mu.Unlock()
-	select {
-	case c.idle <- struct{}{}:
-	default:
+	if c.wakePoll != nil {
+		c.wakePoll()
+	} else {
+		c.woken = true
 	}
+	c.mu.Unlock()
 }
 
 // commitParts commits the done prefix of every partition of parts not

@@ -76,7 +76,6 @@ func ScanReach(rows Rows, q store.ReachQuery, fn func(sub *store.Subscriber, bro
 	dest := []any{&sub.ID, &sub.ExternalID, &sub.Country, &sub.Language, &sub.URL, &tags, &browsers}
 	for rows.Next() {
 		sub = store.Subscriber{WebsiteID: q.WebsiteID, Shard: q.Shard}
-		tags = tags[:0]
 		if err := rows.Scan(dest...); err != nil {
 			return fmt.Errorf("reading reachable people: %w", err)
 		}
