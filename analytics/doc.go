@@ -4,7 +4,9 @@
 // variants, languages and errors of the notification detail.
 //
 // Implementations: SQLite (package analytics/sqlite) for the embedded
-// default and ClickHouse for the cluster. Counters shown in lists live in the
+// default and ClickHouse for the cluster, where nodes record through a
+// Journal: the events go to Kafka first, and sinks move them to ClickHouse
+// in large batches, so none is lost when ClickHouse is down. Counters shown in lists live in the
 // store; analytics holds the event log the breakdowns come from, and never
 // decides delivery.
 package analytics

@@ -15,6 +15,7 @@ import (
 const (
 	Intents = "intents" // Intent, key = website id
 	Shards  = "shards"  // ShardTask, key = notification id
+	Events  = "events"  // a batch of analytics events (cluster only; see analytics.Journal)
 )
 
 // Message is one unit of work on a topic.

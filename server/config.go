@@ -109,6 +109,8 @@ func (c *Config) Validate() error {
 	switch {
 	case c.Join != "" && (c.Postgres == "" || c.Kafka == "" || c.ClickHouse == ""):
 		return errors.New("--join needs --postgres, --kafka and --clickhouse: the nodes of a cluster share their store, bus and analytics")
+	case c.ClickHouse != "" && c.Kafka == "":
+		return errors.New("--clickhouse needs --kafka: events reach ClickHouse through Kafka")
 	case c.Join != "" && (runs(Pusher) || runs(Fanout)) && c.ClusterToken == "":
 		return errors.New("--cluster-token is required on pusher and fan-out nodes of a cluster")
 	case c.Join != "" && runs(Pusher) && c.InternalAddr == "":

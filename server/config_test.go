@@ -24,6 +24,7 @@ func TestValidateClusterCombinations(t *testing.T) {
 		{"cluster api without ring", func(c *Config) { c.Join, c.ClusterToken = "", "" }, cluster("api"), ""},
 		{"join without clickhouse", func(c *Config) { c.ClickHouse = "" }, cluster("pusher"), "--join needs --postgres, --kafka and --clickhouse"},
 		{"join without postgres", func(c *Config) { c.Postgres = "" }, cluster("fanout"), "--join needs --postgres, --kafka and --clickhouse"},
+		{"clickhouse without kafka", func(c *Config) { c.Join, c.ClusterToken, c.Kafka = "", "", "" }, cluster("api,fanout,pusher"), "--clickhouse needs --kafka"},
 		{"pusher without token", func(c *Config) { c.ClusterToken = "" }, cluster("pusher"), "--cluster-token is required"},
 		{"fanout without token", func(c *Config) { c.ClusterToken = "" }, cluster("fanout"), "--cluster-token is required"},
 		{"pusher without internal", func(c *Config) { c.InternalAddr = "" }, cluster("pusher"), "needs --internal"},

@@ -54,7 +54,7 @@ const (
 // modules maps each module to the modules it needs (the dependency map).
 var modules = map[string][]string{
 	Store:     nil,
-	Analytics: nil,
+	Analytics: {Bus}, // a cluster journals events to Kafka
 	Bus:       nil,
 	Outbox:    {Store, Bus},
 	Pusher:    {Store, Analytics, Ring},
@@ -82,6 +82,7 @@ type Server struct {
 	store     store.Store
 	analytics analytics.Store
 	bus       bus.Bus
+	kafka     *kafka.Bus // the bus when it is Kafka (cluster)
 	outbox    *bus.Outbox
 	pusher    *pusher.Pusher
 	ring      ring.Ring
@@ -190,12 +191,17 @@ func (s *Server) initAnalytics(ctx context.Context) error {
 	var an analytics.Store
 	var gap time.Duration // SQLite: write back to back
 	if s.cfg.ClickHouse != "" {
-		gap = clickHouseGap
 		ch, err := analyticsclickhouse.Open(ctx, analyticsclickhouse.Config{Addr: s.cfg.ClickHouse}, s.logger)
 		if err != nil {
 			return err
 		}
-		an = ch
+		// Events go to Kafka and reach ClickHouse through the sinks, which
+		// fan-out nodes run beside their other background work.
+		j := analytics.NewJournal(ch, s.kafka, s.logger)
+		if s.cfg.runs(Fanout) {
+			s.services = append(s.services, serviceFunc(j.Sink))
+		}
+		an, gap = j, journalGap
 	} else {
 		path, err := s.dataFile("analytics.db")
 		if err != nil {
@@ -207,17 +213,17 @@ func (s *Server) initAnalytics(ctx context.Context) error {
 		}
 		an = lite
 	}
-	// Concurrent batches and pings share writes: a few large inserts, not
-	// one per chunk of outcomes.
+	// Concurrent batches and pings share writes: a few large ones, not one
+	// per chunk of outcomes.
 	b := analytics.NewBatched(an, gap, 0)
 	s.analytics = b
 	s.closers = append(s.closers, b.Close)
 	return nil
 }
 
-// clickHouseGap spaces a process's ClickHouse inserts: a few large ones a
-// second rather than one per chunk of outcomes.
-const clickHouseGap = 100 * time.Millisecond
+// journalGap spaces a process's journal writes: a few records a second,
+// each with many events, rather than one per chunk of outcomes.
+const journalGap = 100 * time.Millisecond
 
 func (s *Server) initBus(ctx context.Context) error {
 	if s.cfg.Kafka != "" {
@@ -228,7 +234,7 @@ func (s *Server) initBus(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		s.bus = b
+		s.bus, s.kafka = b, b
 		s.closers = append(s.closers, b.Close)
 		return nil
 	}

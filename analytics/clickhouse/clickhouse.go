@@ -17,7 +17,6 @@ type Store struct {
 	conn     driver.Conn
 	database string
 	table    string // `database`.events, where events are kept
-	buffer   string // `database`.events_buffer, where they are written and read
 	logger   *slog.Logger
 }
 
@@ -42,20 +41,11 @@ const createTable = `CREATE TABLE IF NOT EXISTS %s (
 PARTITION BY toYYYYMMDD(at)
 ORDER BY (website_id, notification_id, kind, endpoint_id)`
 
-// Events are written through a Buffer table in front of events: the
-// server holds them in memory and moves them into events as one part every
-// second or two, however many processes write. Each insert straight into a
-// MergeTree makes a part of its own, about 4-10 ms of server CPU on 18.16
-// and more merging later, and a cluster's pushers record every 100 ms each
-// (analytics.Batched), so that was a tenth of the whole cluster's CPU per
-// push; through the buffer an insert costs under 1 ms. Reads go through
-// the buffer too and see what it holds. What it holds is lost if the
-// ClickHouse server dies abruptly (not on a clean stop, which flushes it):
-// at most the last createBuffer max_time seconds of events. The delivery
-// results that decide what is pushed again are in the metadata store and
-// are not affected.
-const createBuffer = `CREATE TABLE IF NOT EXISTS %s AS %s
-ENGINE = Buffer(%s, events, 1, 1, 2, 100000, 1000000, 10000000, 100000000)`
+// Events used to be written through a Buffer table, events_buffer, which
+// held up to 2 s of them in the server's memory; Open drops it, which moves
+// what it holds into events. Writers now reach events through
+// analytics.Journal's sinks: about one insert a second from each.
+const dropBuffer = `DROP TABLE IF EXISTS %s`
 
 const insertColumns = `(website_id, notification_id, endpoint_id, subscriber_id, kind, device, language, variant, code, at)`
 
@@ -79,8 +69,7 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (*Store, error) 
 	if err != nil {
 		return nil, fmt.Errorf("opening clickhouse: %w", err)
 	}
-	s := &Store{conn: conn, database: cfg.Database, table: "`" + cfg.Database + "`.events",
-		buffer: "`" + cfg.Database + "`.events_buffer", logger: logger}
+	s := &Store{conn: conn, database: cfg.Database, table: "`" + cfg.Database + "`.events", logger: logger}
 	if err := s.migrate(ctx, cfg.Database); err != nil {
 		conn.Close()
 		return nil, err
@@ -107,8 +96,8 @@ func (s *Store) migrate(ctx context.Context, database string) error {
 	if err := s.conn.Exec(ctx, fmt.Sprintf(createTable, s.table)); err != nil {
 		return fmt.Errorf("creating analytics table: %w", err)
 	}
-	if err := s.conn.Exec(ctx, fmt.Sprintf(createBuffer, s.buffer, s.table, "`"+database+"`")); err != nil {
-		return fmt.Errorf("creating analytics buffer: %w", err)
+	if err := s.conn.Exec(ctx, fmt.Sprintf(dropBuffer, "`"+database+"`.events_buffer")); err != nil {
+		return fmt.Errorf("dropping the old analytics buffer: %w", err)
 	}
 	return nil
 }
@@ -118,7 +107,7 @@ func (s *Store) Record(ctx context.Context, events []analytics.Event) error {
 	if len(events) == 0 {
 		return nil
 	}
-	batch, err := s.conn.PrepareBatch(ctx, "INSERT INTO "+s.buffer+" "+insertColumns)
+	batch, err := s.conn.PrepareBatch(ctx, "INSERT INTO "+s.table+" "+insertColumns)
 	if err != nil {
 		return fmt.Errorf("recording events: %w", err)
 	}
@@ -141,9 +130,9 @@ func (s *Store) Report(ctx context.Context, websiteID, notificationID string) (a
 	var r analytics.Report
 	rows, err := s.conn.Query(ctx, `
 		SELECT device, language, variant, count(),
-			countIf(endpoint_id IN (SELECT endpoint_id FROM `+s.buffer+`
+			countIf(endpoint_id IN (SELECT endpoint_id FROM `+s.table+`
 				WHERE website_id = ? AND notification_id = ? AND kind = 'clicked'))
-		FROM `+s.buffer+`
+		FROM `+s.table+`
 		WHERE website_id = ? AND notification_id = ? AND kind = 'sent'
 		GROUP BY device, language, variant`, websiteID, notificationID, websiteID, notificationID)
 	if err != nil {
@@ -165,7 +154,7 @@ func (s *Store) Report(ctx context.Context, websiteID, notificationID string) (a
 	}
 	b.Fill(&r)
 
-	erows, err := s.conn.Query(ctx, `SELECT code, count() AS n FROM `+s.buffer+`
+	erows, err := s.conn.Query(ctx, `SELECT code, count() AS n FROM `+s.table+`
 		WHERE website_id = ? AND notification_id = ? AND kind IN ('failed', 'expired')
 		GROUP BY code ORDER BY n DESC, code`, websiteID, notificationID)
 	if err != nil {
@@ -200,7 +189,7 @@ func (s *Store) PersonEvents(ctx context.Context, websiteID string, subscriberID
 	}
 	rows, err := s.conn.Query(ctx, `SELECT website_id, notification_id, endpoint_id, subscriber_id, kind,
 			device, language, variant, code, at
-		FROM `+s.buffer+` WHERE website_id = ? AND has(?, subscriber_id)`+where+`
+		FROM `+s.table+` WHERE website_id = ? AND has(?, subscriber_id)`+where+`
 		ORDER BY at DESC LIMIT ?`, append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("reading person events: %w", err)
@@ -221,7 +210,7 @@ func (s *Store) PersonEvents(ctx context.Context, websiteID string, subscriberID
 
 // PersonCounts counts the events of the website's subscribers by kind.
 func (s *Store) PersonCounts(ctx context.Context, websiteID string, subscriberIDs []string) (map[string]int64, error) {
-	rows, err := s.conn.Query(ctx, `SELECT kind, count() FROM `+s.buffer+`
+	rows, err := s.conn.Query(ctx, `SELECT kind, count() FROM `+s.table+`
 		WHERE website_id = ? AND has(?, subscriber_id) GROUP BY kind`, websiteID, subscriberIDs)
 	if err != nil {
 		return nil, fmt.Errorf("counting person events: %w", err)
@@ -241,25 +230,12 @@ func (s *Store) PersonCounts(ctx context.Context, websiteID string, subscriberID
 	return out, rows.Err()
 }
 
-// flush moves what the buffer holds into events now.
-func (s *Store) flush(ctx context.Context) error {
-	if err := s.conn.Exec(ctx, `OPTIMIZE TABLE `+s.buffer); err != nil {
-		return fmt.Errorf("flushing the buffer: %w", err)
-	}
-	return nil
-}
-
-// Erase deletes every event of the website's subscribers. It first moves
-// what the buffer holds into events, so that none of their events is left
-// there, then ClickHouse runs the deletion as a mutation in the
-// background: the rows are gone from reads once it finishes, usually
-// within a second.
+// Erase deletes every event of the website's subscribers. ClickHouse runs
+// the deletion as a mutation in the background: the rows are gone from
+// reads once it finishes, usually within a second.
 func (s *Store) Erase(ctx context.Context, websiteID string, subscriberIDs []string) error {
 	if len(subscriberIDs) == 0 {
 		return nil
-	}
-	if err := s.flush(ctx); err != nil {
-		return fmt.Errorf("erasing events: %w", err)
 	}
 	if err := s.conn.Exec(ctx, `ALTER TABLE `+s.table+` DELETE WHERE website_id = ? AND has(?, subscriber_id)`,
 		websiteID, subscriberIDs); err != nil {

@@ -3,11 +3,13 @@
 //
 // It owns one database (Config.Database) holding one MergeTree table,
 // events, partitioned by UTC day so that retention is DROP PARTITION of whole
-// days (DropBefore), and a Buffer table in front of it, events_buffer,
-// through which events are written and read (see createBuffer: the
-// server turns the many small inserts of a cluster into a part every
-// second or two, and loses the last seconds' events only if it dies
-// abruptly). It must never decide delivery, and its schema and
+// days (DropBefore). A cluster writes it through analytics.Journal: the
+// nodes' events go to Kafka, and sinks insert them here about once a
+// second each, since every insert into a MergeTree makes a part of its own
+// (a few ms of server CPU, and merging later). An acknowledged insert is in
+// the table's files, so the server process's death loses nothing the sinks
+// wrote, and what they had not written waits in Kafka. It must never
+// decide delivery, and its schema and
 // queries stay in the subset both Debian's ClickHouse 18.16 and current
 // releases run: explicit column lists on every INSERT, no TTL, DateTime64,
 // Map, server-side parameters or async inserts. Reports are built with

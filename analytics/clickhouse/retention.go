@@ -12,9 +12,6 @@ import (
 // It returns the partitions it dropped (YYYYMMDD).
 func (s *Store) DropBefore(ctx context.Context, day time.Time) ([]uint32, error) {
 	limit := dayKey(day)
-	if err := s.flush(ctx); err != nil { // old days' events still buffered
-		return nil, err
-	}
 	rows, err := s.conn.Query(ctx, `SELECT DISTINCT partition FROM system.parts
 		WHERE database = ? AND table = ? AND active ORDER BY partition`, s.database, "events")
 	if err != nil {

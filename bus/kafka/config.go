@@ -19,7 +19,7 @@ type Config struct {
 	// (default "relaybell.").
 	TopicPrefix string
 	// Topics are the bus topics created at Open when missing (default
-	// bus.Intents and bus.Shards).
+	// bus.Intents, bus.Shards and bus.Events).
 	Topics []string
 	// Partitions is the partition count of topics created at Open (default
 	// store.Shards, 64). It bounds how many consumers of a group can share
@@ -56,7 +56,7 @@ func (c Config) withDefaults() Config {
 		c.TopicPrefix = "relaybell."
 	}
 	if len(c.Topics) == 0 {
-		c.Topics = []string{bus.Intents, bus.Shards}
+		c.Topics = []string{bus.Intents, bus.Shards, bus.Events}
 	}
 	if c.Partitions == 0 {
 		c.Partitions = store.Shards

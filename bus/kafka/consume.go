@@ -56,7 +56,7 @@ func (b *Bus) Consume(ctx context.Context, topic, group string, parallel int, h 
 	}
 	defer cl.Close()
 	if !b.track(cl) {
-		return errors.New("kafka bus closed")
+		return errClosed
 	}
 	defer b.untrack(cl)
 	c.cl = cl

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -81,31 +82,11 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // every partition of the topic: every message acknowledged and committed.
 func waitCommitted(t *testing.T, b *Bus, topic, group string) {
 	t.Helper()
-	adm := kadm.NewClient(b.prod)
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
-	var behind []string
-	waitFor(t, "offsets committed to the end", func() bool {
-		ends, err := adm.ListEndOffsets(ctx, b.topic(topic))
-		if err != nil {
-			t.Fatal(err)
-		}
-		committed, err := adm.FetchOffsets(ctx, b.cfg.TopicPrefix+group)
-		if err != nil {
-			t.Fatal(err)
-		}
-		behind = behind[:0]
-		ends.Each(func(o kadm.ListedOffset) {
-			if o.Offset == 0 {
-				return
-			}
-			c, ok := committed.Lookup(o.Topic, o.Partition)
-			if !ok || c.At != o.Offset {
-				behind = append(behind, fmt.Sprintf("p%d %d/%d", o.Partition, c.At, o.Offset))
-			}
-		})
-		return len(behind) == 0
-	})
+	if err := b.Drained(ctx, topic, group); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestRebalanceLosesNothing: consumer A is handling when B joins, then A
@@ -364,7 +345,7 @@ func TestConfigValidate(t *testing.T) {
 	f(Config{Seeds: []string{"k:9092"}, Topics: []string{""}}, true)
 
 	d := Config{}.withDefaults()
-	if d.TopicPrefix != "relaybell." || d.Partitions != 64 || d.ReplicationFactor != 1 || len(d.Topics) != 2 {
+	if d.TopicPrefix != "relaybell." || d.Partitions != 64 || d.ReplicationFactor != 1 || !slices.Equal(d.Topics, []string{bus.Intents, bus.Shards, bus.Events}) {
 		t.Errorf("defaults: %+v", d)
 	}
 }

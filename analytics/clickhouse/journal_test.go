@@ -1,0 +1,156 @@
+package clickhouse
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/relaybell/relaybell/analytics"
+	"github.com/relaybell/relaybell/bus"
+	"github.com/relaybell/relaybell/bus/kafka"
+)
+
+// downStore is a ClickHouse store whose first inserts fail, as when the
+// server is down.
+type downStore struct {
+	*Store
+	mu   sync.Mutex
+	down int // inserts left to fail
+}
+
+func (d *downStore) Record(ctx context.Context, events []analytics.Event) error {
+	d.mu.Lock()
+	if d.down > 0 {
+		d.down--
+		d.mu.Unlock()
+		return errors.New("clickhouse down")
+	}
+	d.mu.Unlock()
+	return d.Store.Record(ctx, events)
+}
+
+func openJournal(t *testing.T, st analytics.Store) (*analytics.Journal, *kafka.Bus) {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	b, err := kafka.Open(ctx, kafka.Config{Seeds: c.ListenAddrs(), RetryBackoff: 20 * time.Millisecond, MaxRetryBackoff: 100 * time.Millisecond,
+		GroupOpts: []kgo.Opt{kgo.HeartbeatInterval(100 * time.Millisecond), kgo.FetchMaxWait(200 * time.Millisecond)}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return analytics.NewJournal(st, b, slog.New(slog.DiscardHandler)), b
+}
+
+func runSink(t *testing.T, j *analytics.Journal) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- j.Sink(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("sink: %v", err)
+		}
+	})
+}
+
+func eventually(t *testing.T, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ok, state := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s; last: %s", what, state)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestJournalLosesNothing: events recorded while ClickHouse refuses
+// inserts wait in Kafka and all reach it, each once; a record that is not
+// events is dropped without holding the rest back.
+func TestJournalLosesNothing(t *testing.T) {
+	st := openStore(t)
+	defer st.Close()
+	down := &downStore{Store: st, down: 3}
+	j, b := openJournal(t, down)
+	ctx := context.Background()
+	at := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	const n = 2500 // three records of at most 1,000 in the first call
+	var events []analytics.Event
+	for i := range n {
+		device := "desktop"
+		if i%5 == 0 {
+			device = "android"
+		}
+		events = append(events, analytics.Event{Kind: analytics.KindSent, WebsiteID: "w1", NotificationID: "n1",
+			EndpointID: fmt.Sprintf("e%d", i), SubscriberID: fmt.Sprintf("s%d", i), Device: device, At: at})
+	}
+	if err := j.Record(ctx, events[:2100]); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Publish(ctx, bus.Events, "", []byte("not events")); err != nil {
+		t.Fatal(err)
+	}
+	runSink(t, j)
+	if err := j.Record(ctx, events[2100:]); err != nil {
+		t.Fatal(err)
+	}
+	want := []analytics.DeviceRow{{Device: "desktop", Sent: 2000}, {Device: "android", Sent: 500}}
+	eventually(t, "every event in ClickHouse", func() (bool, string) {
+		r, err := j.Report(ctx, "w1", "n1")
+		return err == nil && fmt.Sprint(r.Devices) == fmt.Sprint(want), fmt.Sprintf("%+v %v", r.Devices, err)
+	})
+	if down.down != 0 {
+		t.Fatalf("%d failing inserts left: the sink never met the outage", down.down)
+	}
+	// Nothing arrives twice later either.
+	time.Sleep(2 * analytics.SinkWindow)
+	if r, err := j.Report(ctx, "w1", "n1"); err != nil || fmt.Sprint(r.Devices) != fmt.Sprint(want) {
+		t.Fatalf("later: %+v %v, want %+v", r.Devices, err, want)
+	}
+}
+
+// TestJournalEraseCoversEventsOnTheirWay: an erasure right after a record
+// waits for the sink, so the event does not reach ClickHouse afterwards.
+func TestJournalEraseCoversEventsOnTheirWay(t *testing.T) {
+	st := openStore(t)
+	defer st.Close()
+	j, _ := openJournal(t, st)
+	runSink(t, j)
+	ctx := context.Background()
+	at := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	ev := func(sub string) analytics.Event {
+		return analytics.Event{Kind: analytics.KindSent, WebsiteID: "w1", NotificationID: "n1", EndpointID: "e-" + sub, SubscriberID: sub, At: at}
+	}
+	if err := j.Record(ctx, []analytics.Event{ev("gone"), ev("kept")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Erase(ctx, "w1", []string{"gone"}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the kept event, and the erased one gone", func() (bool, string) {
+		gone, err1 := j.PersonCounts(ctx, "w1", []string{"gone"})
+		kept, err2 := j.PersonCounts(ctx, "w1", []string{"kept"})
+		return len(gone) == 0 && kept[analytics.KindSent] == 1, fmt.Sprint(gone, kept, err1, err2)
+	})
+	time.Sleep(2 * analytics.SinkWindow)
+	if gone, err := j.PersonCounts(ctx, "w1", []string{"gone"}); err != nil || len(gone) != 0 {
+		t.Fatalf("after the erasure: %v %v", gone, err)
+	}
+}

@@ -1,0 +1,187 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/relaybell/relaybell/bus"
+)
+
+// errClosed reports a consumer whose bus was closed under it.
+var errClosed = errors.New("kafka bus closed")
+
+// ConsumeBatches joins group as one member and hands h the topic's records
+// in batches until ctx ends, for a sink that writes them elsewhere: a batch
+// is what arrives within window of its first record, at most max records,
+// and it is committed only once h returned nil. When h fails the member
+// leaves the group without committing and joins again after a backoff
+// (Config.RetryBackoff doubling up to MaxRetryBackoff), so the batch is read
+// again from the committed offsets, by this member or another: a sink that
+// cannot write holds nothing in memory meanwhile, and nothing is skipped.
+// Delivery is at-least-once: a member that dies between h and its commit
+// leaves the batch to be handed over again. Rebalances wait while a batch is
+// gathered and handled (window plus h), which must stay well within the
+// group's rebalance timeout.
+func (b *Bus) ConsumeBatches(ctx context.Context, topic, group string, window time.Duration, max int, h func(context.Context, []bus.Message) error) error {
+	if max < 1 {
+		max = 1
+	}
+	logger := b.logger.With("topic", topic, "group", group)
+	failures := 0
+	for {
+		handled, err := b.consumeBatches(ctx, topic, group, window, max, h)
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case errors.Is(err, errClosed):
+			return err
+		case handled:
+			failures = 0
+		}
+		failures++
+		delay := b.cfg.backoff(failures)
+		logger.Warn("kafka bus: batch not done; the member rejoins to read it again", "retry_in", delay, "err", err)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(delay):
+		}
+	}
+}
+
+// consumeBatches is one membership of ConsumeBatches: it returns when h
+// fails (reporting whether any batch was done before) or ctx ends.
+func (b *Bus) consumeBatches(ctx context.Context, topic, group string, window time.Duration, max int, h func(context.Context, []bus.Message) error) (handled bool, err error) {
+	opts := append([]kgo.Opt{
+		kgo.SeedBrokers(b.cfg.Seeds...),
+		kgo.ConsumerGroup(b.cfg.TopicPrefix + group),
+		kgo.ConsumeTopics(b.topic(topic)),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.DisableAutoCommit(),
+		kgo.BlockRebalanceOnPoll(),
+		kgo.WithLogger(kgoLogger{b.logger}),
+	}, b.cfg.Opts...)
+	cl, err := kgo.NewClient(append(opts, b.cfg.GroupOpts...)...)
+	if err != nil {
+		return false, fmt.Errorf("creating kafka consumer for %s: %w", topic, err)
+	}
+	defer cl.Close()
+	if !b.track(cl) {
+		return false, errClosed
+	}
+	defer b.untrack(cl)
+	defer func() {
+		// Leaving commits nothing: what was not committed is read again.
+		cl.AllowRebalance()
+		leave, cancel := context.WithTimeout(context.Background(), finishTimeout)
+		defer cancel()
+		if err := cl.LeaveGroupContext(leave); err != nil && !errors.Is(err, kgo.ErrClientClosed) {
+			b.logger.Warn("kafka bus: leaving group", "topic", topic, "group", group, "err", err)
+		}
+	}()
+
+	for {
+		recs, err := gather(ctx, cl, window, max)
+		if err != nil || ctx.Err() != nil {
+			return handled, err
+		}
+		if len(recs) == 0 {
+			cl.AllowRebalance()
+			continue
+		}
+		msgs := make([]bus.Message, len(recs))
+		for i, r := range recs {
+			msgs[i] = bus.Message{Topic: topic, Key: string(r.Key), Value: r.Value}
+		}
+		if err := h(ctx, msgs); err != nil {
+			return handled, err
+		}
+		handled = true
+		commit, cancel := context.WithTimeout(context.Background(), finishTimeout)
+		err = cl.CommitRecords(commit, recs...)
+		cancel()
+		if err != nil {
+			// The batch is written but may be handed over again.
+			return handled, fmt.Errorf("committing a written batch: %w", err)
+		}
+		cl.AllowRebalance()
+	}
+}
+
+// gather polls until a record arrives, then goes on polling for window or
+// until it holds max records. Rebalancing stays blocked from the first poll
+// until the caller allows it.
+func gather(ctx context.Context, cl *kgo.Client, window time.Duration, max int) ([]*kgo.Record, error) {
+	var recs []*kgo.Record
+	poll := ctx
+	for len(recs) < max {
+		fs := cl.PollRecords(poll, max-len(recs))
+		if fs.IsClientClosed() {
+			return nil, errClosed
+		}
+		var fetchErr error
+		fs.EachError(func(_ string, _ int32, err error) {
+			if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+				fetchErr = err
+			}
+		})
+		if fetchErr != nil {
+			return nil, fmt.Errorf("fetching: %w", fetchErr)
+		}
+		recs = append(recs, fs.Records()...)
+		if poll.Err() != nil || ctx.Err() != nil {
+			break
+		}
+		if poll == ctx && len(recs) > 0 {
+			var cancel context.CancelFunc
+			poll, cancel = context.WithTimeout(ctx, window)
+			defer cancel()
+		}
+	}
+	return recs, nil
+}
+
+// Drained returns once group has committed every record published to topic
+// before the call, or when ctx ends. A sink's readers use it to act on
+// everything sent its way so far (an erasure must not be followed by
+// events that were still on their way).
+func (b *Bus) Drained(ctx context.Context, topic, group string) error {
+	adm := kadm.NewClient(b.prod)
+	ends, err := adm.ListEndOffsets(ctx, b.topic(topic))
+	if err == nil {
+		err = ends.Error()
+	}
+	if err != nil {
+		return fmt.Errorf("listing the end of %s: %w", topic, err)
+	}
+	for {
+		committed, err := adm.FetchOffsets(ctx, b.cfg.TopicPrefix+group)
+		if errors.Is(err, kerr.GroupIDNotFound) {
+			committed, err = nil, nil // no member ever joined: nothing committed
+		}
+		if err != nil {
+			return fmt.Errorf("fetching the offsets of %s: %w", group, err)
+		}
+		behind := false
+		ends.Each(func(end kadm.ListedOffset) {
+			c, ok := committed.Lookup(end.Topic, end.Partition)
+			if end.Offset > 0 && (!ok || c.Err != nil || c.At < end.Offset) {
+				behind = true
+			}
+		})
+		if !behind {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s to read %s: %w", group, topic, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
