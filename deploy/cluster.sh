@@ -8,6 +8,8 @@
 #   deploy/cluster.sh stop      stop everything this script started
 #   deploy/cluster.sh status    which processes are up
 #   deploy/cluster.sh node NAME (re)start one node, e.g. pusher-1
+#   deploy/cluster.sh clickhouse start the cluster's ClickHouse again on its
+#                               ports (after a kill)
 #
 # Settings (environment):
 #   CLUSTER_DIR         state, logs and pid files (default ./.cluster)
@@ -184,6 +186,16 @@ stop() {
 	log "stopped"
 }
 
+# restart_clickhouse: start the cluster's own ClickHouse again, on the ports
+# it had, keeping its data.
+restart_clickhouse() {
+	[ -f "$DIR/clickhouse.addr" ] || { log "this cluster runs no ClickHouse of its own"; exit 1; }
+	local tcp http
+	tcp=$(sed 's/.*://' "$DIR/clickhouse.addr")
+	http=$(sed -n 's|.*<http_port>\([0-9]*\)</http_port>.*|\1|p' "$DIR/clickhouse/config.xml")
+	CLICKHOUSE_TCP_PORT=$tcp CLICKHOUSE_HTTP_PORT=$http deploy/clickhouse/start.sh "$DIR/clickhouse" >/dev/null
+}
+
 status() {
 	for n in devkafka fakepush $NODES; do
 		if pid=$(pidof_node "$n"); then echo "$n up (pid $pid)"; else echo "$n down"; fi
@@ -195,8 +207,9 @@ start) start ;;
 stop) stop ;;
 status) status ;;
 node) node "${2:?node name}" ;;
+clickhouse) restart_clickhouse ;;
 *)
-	sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'
 	exit 2
 	;;
 esac

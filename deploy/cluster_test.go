@@ -119,10 +119,15 @@ func (c *cluster) dumpLogs() {
 	}
 }
 
-// kill9 kills a node with SIGKILL and waits until it is gone.
+// kill9 kills a node, or ClickHouse ("clickhouse"), with SIGKILL and waits
+// until it is gone.
 func (c *cluster) kill9(name string) {
 	c.t.Helper()
-	b, err := os.ReadFile(filepath.Join(c.dir, "pids", name+".pid"))
+	pidFile := filepath.Join(c.dir, "pids", name+".pid")
+	if name == "clickhouse" {
+		pidFile = filepath.Join(c.dir, "clickhouse", "clickhouse.pid")
+	}
+	b, err := os.ReadFile(pidFile)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -260,6 +265,10 @@ type detail struct {
 	Funnel struct {
 		Sent int `json:"sent"`
 	} `json:"funnel"`
+	Devices []struct {
+		Device string `json:"device"`
+		Sent   int    `json:"sent"`
+	} `json:"devices"`
 }
 
 // waitSent polls an API node until the send is sent (or failed).
@@ -299,6 +308,24 @@ func (c *cluster) checkDelivered(api string, w website, id string, maxDuplicates
 	}
 	if d.Funnel.Sent < audience {
 		c.t.Fatalf("funnel sent %d, want at least %d", d.Funnel.Sent, audience)
+	}
+	// The devices breakdown comes from ClickHouse, which the sinks fill
+	// from Kafka about a second behind: every push must reach it.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		sent := 0
+		for _, r := range d.Devices {
+			sent += r.Sent
+		}
+		if sent >= audience {
+			c.t.Logf("send %s: %d sent events in ClickHouse", id, sent)
+			break
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("ClickHouse holds %d sent events of %d pushes: %+v", sent, audience, d.Devices)
+		}
+		time.Sleep(200 * time.Millisecond)
+		d = c.waitSent(api, w, id, time.Minute)
 	}
 }
 
@@ -349,14 +376,20 @@ func TestClusterSurvivesNodeLoss(t *testing.T) {
 
 	// A fan-out node dies while a broadcast goes out: the other takes its
 	// shards over; the pushers finish and record what it had handed them,
-	// and nothing is pushed twice.
+	// and nothing is pushed twice. ClickHouse dies too, and comes back only
+	// once the pushes are done: the events wait in Kafka meanwhile.
 	base = c.pushes()
 	id = c.send(c.apis[1], w, "Survives a fan-out node's death")
 	c.waitPushes(base+audience/4, time.Minute)
 	c.kill9("fanout-0")
-	t.Logf("fanout-0 killed after %d pushes", c.pushes()-base)
+	c.kill9("clickhouse")
+	t.Logf("ClickHouse and fanout-0 killed after %d pushes", c.pushes()-base)
 	if got := c.stats(id).Browsers; got >= audience {
 		t.Fatalf("the broadcast was over (%d browsers) before the fan-out node died", got)
+	}
+	c.waitPushes(base+audience, time.Minute)
+	if err := c.script("clickhouse"); err != nil {
+		t.Fatalf("restarting ClickHouse: %v", err)
 	}
 	c.checkDelivered(c.apis[0], w, id, 0)
 
