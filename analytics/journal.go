@@ -45,7 +45,7 @@ const (
 	SinkWindow = time.Second
 	// sinkRecords bounds the log records of one write (each holds at most
 	// recordEvents events).
-	sinkRecords = 200
+	sinkRecords = 100
 	// recordEvents bounds the events of one log record, keeping it well
 	// under Kafka's default 1 MB record limit (about 200 bytes an event).
 	recordEvents = 1000

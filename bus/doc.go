@@ -1,6 +1,7 @@
 // Package bus carries work between roles: send intents from api to fanout
 // (topic Intents, keyed by website id) and per-shard expansion tasks among
-// fanout workers (topic Shards). A handler that returns nil acknowledges its
+// fanout workers (topic Shards); in a cluster also analytics events on their
+// way to ClickHouse (topic Events, see analytics.Journal). A handler that returns nil acknowledges its
 // message; an error, or a crash before returning, gets it delivered again, so
 // handlers must be idempotent.
 //

@@ -24,6 +24,11 @@
 // Records are redelivered after a crash or a rebalance (handlers are
 // idempotent).
 //
+// ConsumeBatches is the other way to read a topic, for a sink that writes
+// records elsewhere in bulk: it hands over what arrived within a window,
+// commits it once written, and on a failed write leaves the group and
+// rejoins to read the batch again (see its doc).
+//
 // # Concurrency
 //
 // A consumer loops: poll (kgo.BlockRebalanceOnPoll) -> hand ready
