@@ -40,9 +40,9 @@ bench: build
 	$(GO) build -o bin/fakepush ./cmd/fakepush
 	./$(BIN) bench --modes $(MODES) --audience $(AUDIENCE)
 
-## bench-micro: encrypt-and-sign per push (ours against webpush-go), the stores' hot paths, the filter engine
+## bench-micro: encrypt-and-sign per push (ours against webpush-go), the stores' hot paths, the filter engine, the batch wire
 bench-micro:
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./webpush/ ./store/sqlite/ ./filter/
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./webpush/ ./store/sqlite/ ./filter/ ./pusher/
 
 ## lint: formatting and vet
 lint:
@@ -57,6 +57,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseHeader -fuzztime 30s ./webhooks/signature/
 	$(GO) test -run '^$$' -fuzz FuzzVerify -fuzztime 30s ./webhooks/signature/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeEvents -fuzztime 30s ./analytics/
+	$(GO) test -run '^$$' -fuzz FuzzDecodeBatch -fuzztime 30s ./pusher/
 
 clean:
 	rm -rf bin relaybell-data

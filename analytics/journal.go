@@ -49,6 +49,8 @@ const (
 	// recordEvents bounds the events of one log record, keeping it well
 	// under Kafka's default 1 MB record limit (about 200 bytes an event).
 	recordEvents = 1000
+	// eraseWait bounds how long an erasure waits for the sinks.
+	eraseWait = 30 * time.Second
 	// sinkGroup is the sinks' consumer group.
 	sinkGroup = "analytics-sink"
 )
@@ -89,12 +91,16 @@ func (j *Journal) Record(ctx context.Context, events []Event) error {
 
 // Erase waits until the sinks have written every event recorded before
 // the call, then erases from the store: otherwise events still in the log
-// would reach the store after the erasure.
+// would reach the store after the erasure. It fails, erasing nothing, when
+// the sinks are more than eraseWait behind (none running, or ClickHouse
+// down), so the caller can try again later.
 func (j *Journal) Erase(ctx context.Context, websiteID string, subscriberIDs []string) error {
 	if len(subscriberIDs) == 0 {
 		return nil
 	}
-	if err := j.log.Drained(ctx, bus.Events, sinkGroup); err != nil {
+	wait, cancel := context.WithTimeout(ctx, eraseWait)
+	defer cancel()
+	if err := j.log.Drained(wait, bus.Events, sinkGroup); err != nil {
 		return fmt.Errorf("erasing events: %w", err)
 	}
 	return j.Store.Erase(ctx, websiteID, subscriberIDs)

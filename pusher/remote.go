@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/subtle"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,7 +14,7 @@ import (
 // BatchPath is where a pusher node takes batches from fan-out nodes.
 const BatchPath = "/internal/v1/batches"
 
-// maxBatchBody bounds a batch request (500 recipients are about 400 KB).
+// maxBatchBody bounds a batch request (500 recipients are about 200 KB).
 const maxBatchBody = 16 << 20
 
 // Handler serves BatchPath: it pushes the posted batch and answers 204 once
@@ -33,9 +32,17 @@ func Handler(p *Pusher, token string) http.Handler {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
-		var b Batch
-		dec := json.NewDecoder(io.LimitReader(r.Body, maxBatchBody))
-		if err := dec.Decode(&b); err != nil || b.NotificationID == "" || b.WebsiteID == "" {
+		data, err := io.ReadAll(io.LimitReader(r.Body, maxBatchBody+1))
+		if err != nil {
+			http.Error(w, "batch not read", http.StatusBadRequest)
+			return
+		}
+		if len(data) > maxBatchBody {
+			http.Error(w, "batch too large", http.StatusRequestEntityTooLarge)
+			return
+		}
+		b, err := decodeBatch(data)
+		if err != nil || b.NotificationID == "" || b.WebsiteID == "" {
 			http.Error(w, "bad batch", http.StatusBadRequest)
 			return
 		}
@@ -74,15 +81,11 @@ func NewRemote(baseURL, token string, client *http.Client) *Remote {
 
 // Push delivers b through the remote node; nil means every outcome is recorded.
 func (r *Remote) Push(ctx context.Context, b Batch) error {
-	body, err := json.Marshal(b)
-	if err != nil {
-		return fmt.Errorf("encoding batch: %w", err)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url, bytes.NewReader(encodeBatch(nil, b)))
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Type", batchContentType)
 	req.Header.Set("Authorization", "Bearer "+r.token)
 	resp, err := r.client.Do(req)
 	if err != nil {

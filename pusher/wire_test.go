@@ -1,0 +1,93 @@
+package pusher
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/relaybell/relaybell/notification"
+	"github.com/relaybell/relaybell/store"
+)
+
+// carried is r as it arrives through the wire: what a pusher reads, and
+// nothing else.
+func carried(r store.Recipient, websiteID string) store.Recipient {
+	e, s := r.Endpoint, r.Subscriber
+	return store.Recipient{
+		Endpoint: store.Endpoint{ID: e.ID, SubscriberID: s.ID, WebsiteID: websiteID, URL: e.URL, P256dh: e.P256dh, Auth: e.Auth, Device: e.Device},
+		Subscriber: store.Subscriber{ID: s.ID, WebsiteID: websiteID, ExternalID: s.ExternalID, Country: s.Country,
+			Language: s.Language, Timezone: s.Timezone, Tags: s.Tags},
+	}
+}
+
+// TestBatchWireCarriesWhatPushingReads: a batch read back has the fields a
+// pusher uses, and a payload built from it (every merge tag) is the one
+// built from the recipient the fan-out read.
+func TestBatchWireCarriesWhatPushingReads(t *testing.T) {
+	hour := 9
+	now := time.Now()
+	full := store.Recipient{
+		Endpoint: store.Endpoint{ID: "e1", SubscriberID: "s1", WebsiteID: "w", URL: "https://push.example/abc?x=1", P256dh: "BPk", Auth: "au",
+			Device: "android", UserAgent: "Mozilla/5.0", CreatedAt: now, LastSeenAt: now},
+		Subscriber: store.Subscriber{ID: "s1", WebsiteID: "w", ExternalID: "user-7", Country: "FR", Language: "fr", Timezone: "Europe/Paris",
+			URL: "https://shop.example/cart", Tags: map[string]string{"plan": "pro", "Name": "Ada", "empty": ""}, SmartHour: &hour, Shard: 12,
+			CreatedAt: now, LastSeenAt: now},
+	}
+	bare := store.Recipient{Endpoint: store.Endpoint{ID: "e2", URL: "https://push.example/def", P256dh: "BQ", Auth: "x"}, Subscriber: store.Subscriber{ID: "s2"}}
+	in := Batch{NotificationID: "n", WebsiteID: "w", Winner: "b", Recipients: []store.Recipient{full, bare}}
+
+	got, err := decodeBatch(encodeBatch(nil, in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Batch{NotificationID: "n", WebsiteID: "w", Winner: "b", Recipients: []store.Recipient{carried(full, "w"), carried(bare, "w")}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("read back\n got  %+v\n want %+v", got, want)
+	}
+	c := notification.Content{Title: "{external_id} {country} {language} {timezone} {device} {subscriber_id}",
+		Body: "{plan} {name} {empty}", URL: "https://shop.example/{plan}"}
+	for i := range in.Recipients {
+		a, _ := json.Marshal(c.Payload("n", &in.Recipients[i], "b"))
+		b, _ := json.Marshal(c.Payload("n", &got.Recipients[i], "b"))
+		if string(a) != string(b) {
+			t.Fatalf("recipient %d: payload\n %s\nthrough the wire\n %s", i, a, b)
+		}
+	}
+}
+
+// TestDecodeBatchRefusesTruncated: every strict prefix of a batch that
+// cuts a field is refused, never read as a shorter batch with a cut string.
+func TestDecodeBatchRefusesTruncated(t *testing.T) {
+	data := encodeBatch(nil, Batch{NotificationID: "n", WebsiteID: "w",
+		Recipients: []store.Recipient{{Endpoint: store.Endpoint{ID: "e", URL: "https://p.example/1"}, Subscriber: store.Subscriber{ID: "s"}}}})
+	for n := range len(data) {
+		b, err := decodeBatch(data[:n])
+		if err == nil && len(b.Recipients) == 1 {
+			t.Fatalf("prefix %d of %d read as a whole batch: %+v", n, len(data), b)
+		}
+	}
+}
+
+// FuzzDecodeBatch: any bytes are refused or read into a batch that encodes
+// back to the same batch; never a panic.
+func FuzzDecodeBatch(f *testing.F) {
+	f.Add(encodeBatch(nil, Batch{NotificationID: "n", WebsiteID: "w", Winner: "a", Recipients: []store.Recipient{
+		{Endpoint: store.Endpoint{ID: "e", URL: "https://p.example/1", P256dh: "k", Auth: "a", Device: "desktop"},
+			Subscriber: store.Subscriber{ID: "s", Tags: map[string]string{"plan": "pro"}}}}}))
+	f.Add([]byte(`{"notificationId":"n"}`))
+	f.Add([]byte{0x22, 0xff, 0xff, 0xff, 0xff, 0x0f})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		b, err := decodeBatch(data)
+		if err != nil {
+			return
+		}
+		again, err := decodeBatch(encodeBatch(nil, b))
+		if err != nil {
+			t.Fatalf("re-reading: %v", err)
+		}
+		if !reflect.DeepEqual(again, b) {
+			t.Fatalf("round trip\n got  %+v\n want %+v", again, b)
+		}
+	})
+}
