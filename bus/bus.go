@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"sync"
 	"time"
 
@@ -14,7 +13,7 @@ import (
 // Topics.
 const (
 	Intents = "intents" // Intent, key = website id
-	Shards  = "shards"  // ShardTask, key = notification id
+	Shards  = "shards"  // ShardTask, no key
 	Events  = "events"  // a batch of analytics events (cluster only; see analytics.Journal)
 )
 
@@ -53,22 +52,21 @@ type ShardTask struct {
 }
 
 // PublishShards publishes the tasks of every shard of a send (wave nil) or
-// of one of its waves. Keyed by shard, so the tasks spread over the
-// partitions and every fan-out node expands some of them at once. They are
-// published together, not one acknowledgement after another, so that they
-// reach the consumers together: the first of them would otherwise start
-// alone, and the rest queue behind it.
+// of one of its waves. Without a key, so the tasks go to the partitions in
+// turn and every fan-out node expands some of them at once, each task on a
+// partition of its own when there are as many partitions as shards. They
+// are published together, not one acknowledgement after another, so that
+// they reach the consumers together: the first of them would otherwise
+// start alone, and the rest queue behind it.
 func PublishShards(ctx context.Context, b Bus, notificationID string, wave *store.Wave) error {
 	errs := make([]error, store.Shards)
 	var wg sync.WaitGroup
 	for shard := range store.Shards {
 		t := ShardTask{NotificationID: notificationID, Shard: shard}
-		key := notificationID + "/" + strconv.Itoa(shard)
 		if wave != nil {
 			t.Wave, t.Due = wave.Wave, &wave.Due
-			key = notificationID + "/" + strconv.Itoa(wave.Wave) + "/" + strconv.Itoa(shard)
 		}
-		wg.Go(func() { errs[shard] = PublishJSON(ctx, b, Shards, key, t) })
+		wg.Go(func() { errs[shard] = PublishJSON(ctx, b, Shards, "", t) })
 	}
 	wg.Wait()
 	for _, err := range errs {

@@ -42,6 +42,7 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (*Bus, error) {
 		kgo.SeedBrokers(cfg.Seeds...),
 		kgo.RequiredAcks(kgo.AllISRAcks()), // the default, and required by idempotence; stated for readers
 		kgo.ProducerLinger(cfg.Linger),
+		kgo.RecordPartitioner(partitioner{keyed: kgo.StickyKeyPartitioner(nil), unkeyed: kgo.RoundRobinPartitioner()}),
 		kgo.WithLogger(kgoLogger{logger}),
 	}, cfg.Opts...)
 	prod, err := kgo.NewClient(opts...)
@@ -80,7 +81,9 @@ func (b *Bus) createTopics(ctx context.Context) error {
 }
 
 // Publish produces the record keyed by key and returns once all in-sync
-// replicas acknowledged it. The topic should be one of Config.Topics: others
+// replicas acknowledged it. Records with the same key go to the same
+// partition, in order; records without a key ("") go to the partitions in
+// turn. The topic should be one of Config.Topics: others
 // exist only if the cluster creates topics on use.
 func (b *Bus) Publish(ctx context.Context, topic, key string, value []byte) error {
 	r := &kgo.Record{Topic: b.topic(topic), Value: value}
@@ -124,6 +127,30 @@ func (b *Bus) Close() error {
 		b.prod.Close()
 	})
 	return nil
+}
+
+// partitioner keeps a key's records on one partition (Kafka's own murmur2
+// hash of the key, as other Kafka clients do) and deals records without a
+// key to the partitions in turn. The shard tasks of a send go without a
+// key: published together, they then land on as many partitions as there
+// are tasks, and are expanded side by side. Hashing their 64 keys onto 64
+// partitions left about a third of them queued behind another task of the
+// same send on a shared partition.
+type partitioner struct{ keyed, unkeyed kgo.Partitioner }
+
+func (p partitioner) ForTopic(topic string) kgo.TopicPartitioner {
+	return topicPartitioner{p.keyed.ForTopic(topic), p.unkeyed.ForTopic(topic)}
+}
+
+type topicPartitioner struct{ keyed, unkeyed kgo.TopicPartitioner }
+
+func (p topicPartitioner) RequiresConsistency(r *kgo.Record) bool { return r.Key != nil }
+
+func (p topicPartitioner) Partition(r *kgo.Record, n int) int {
+	if r.Key != nil {
+		return p.keyed.Partition(r, n)
+	}
+	return p.unkeyed.Partition(r, n)
 }
 
 // kgoLogger sends franz-go's warnings and errors to slog.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/relaybell/relaybell/bus"
 	"github.com/relaybell/relaybell/bus/bustest"
+	"github.com/relaybell/relaybell/store"
 )
 
 const testTimeout = 30 * time.Second
@@ -309,6 +310,38 @@ func TestPublishKeepsKeyOnOnePartition(t *testing.T) {
 	}
 	if len(parts) != 1 {
 		t.Errorf("one key spread over partitions %v", parts)
+	}
+}
+
+// TestShardTasksOfASendGetAPartitionEach: the 64 shard tasks of a send,
+// published together, land on 64 distinct partitions, so no task of the
+// send waits behind another.
+func TestShardTasksOfASendGetAPartitionEach(t *testing.T) {
+	c := newCluster(t)
+	b := openTest(t, testConfig(c))
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	if err := bus.PublishShards(ctx, b, "n1", nil); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.ConsumeTopics(b.topic(bus.Shards)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	parts := map[int32]int{}
+	for got := 0; got < store.Shards; {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			t.Fatal(err)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			parts[r.Partition]++
+			got++
+		})
+	}
+	if len(parts) != store.Shards {
+		t.Fatalf("%d shard tasks on %d partitions: %v", store.Shards, len(parts), parts)
 	}
 }
 
