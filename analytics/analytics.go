@@ -67,7 +67,8 @@ type ErrorRow struct {
 }
 
 // Store records send events and reads them back per notification.
-// Implementations: SQLite (embedded default) and ClickHouse (cluster).
+// Implementations: SQLite (embedded default) and ClickHouse (cluster, where
+// nodes record through a Journal).
 type Store interface {
 	Record(ctx context.Context, events []Event) error
 	Report(ctx context.Context, websiteID, notificationID string) (Report, error)

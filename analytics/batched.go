@@ -12,8 +12,8 @@ import (
 // write; max waiting events end the gap early. An idle store writes at
 // once. Record still returns only once a write
 // holding its events succeeded, so a caller that records results after its
-// events never has a result without its event. ClickHouse wants this: it
-// handles a few large inserts far better than many small ones.
+// events never has a result without its event. Fewer, larger writes cost
+// less: one SQLite transaction, or one Kafka record, per write.
 type Batched struct {
 	Store
 	gap time.Duration
@@ -29,8 +29,8 @@ type Batched struct {
 }
 
 // NewBatched wraps s; gap is the least time between the starts of two
-// writes (0: back to back; ClickHouse wants a few inserts a second, not
-// hundreds) and max the waiting events that end a gap (default 20,000).
+// writes (0: back to back; a gap gathers more events per write, and delays
+// each Record by up to that much) and max the waiting events that end a gap (default 20,000).
 func NewBatched(s Store, gap time.Duration, max int) *Batched {
 	if max <= 0 {
 		max = 20_000

@@ -49,8 +49,11 @@ const (
 	// recordEvents bounds the events of one log record, keeping it well
 	// under Kafka's default 1 MB record limit (about 200 bytes an event).
 	recordEvents = 1000
-	// eraseWait bounds how long an erasure waits for the sinks.
-	eraseWait = 30 * time.Second
+	// eraseWait bounds how long an erasure waits for the sinks (within the
+	// API's 30 s per request).
+	eraseWait = 15 * time.Second
+	// publishTimeout bounds Record: the producer itself retries forever.
+	publishTimeout = 30 * time.Second
 	// sinkGroup is the sinks' consumer group.
 	sinkGroup = "analytics-sink"
 )
@@ -64,8 +67,12 @@ func NewJournal(st Store, log Log, logger *slog.Logger) *Journal {
 }
 
 // Record publishes the events to the log, a record per recordEvents, and
-// returns once the log acknowledged them all.
+// returns once the log acknowledged them all, or fails after
+// publishTimeout (a node shutting down while Kafka is unreachable must not
+// wait for it forever).
 func (j *Journal) Record(ctx context.Context, events []Event) error {
+	ctx, cancel := context.WithTimeout(ctx, publishTimeout)
+	defer cancel()
 	var chunks [][]Event
 	for len(events) > 0 {
 		n := min(len(events), recordEvents)

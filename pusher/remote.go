@@ -14,8 +14,8 @@ import (
 // BatchPath is where a pusher node takes batches from fan-out nodes.
 const BatchPath = "/internal/v1/batches"
 
-// maxBatchBody bounds a batch request (500 recipients are about 200 KB).
-const maxBatchBody = 16 << 20
+// maxBatchBody bounds a batch request (500 recipients are about 170 KB).
+const maxBatchBody = 8 << 20
 
 // Handler serves BatchPath: it pushes the posted batch and answers 204 once
 // every outcome is recorded, 401 without the cluster token, and 503 when

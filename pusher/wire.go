@@ -3,6 +3,7 @@ package pusher
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"google.golang.org/protobuf/encoding/protowire"
 
@@ -82,11 +83,16 @@ func appendString(dst []byte, num protowire.Number, v string) []byte {
 	return protowire.AppendString(dst, v)
 }
 
-// decodeBatch reads an encoded batch. Its strings share one copy of data.
+// maxBatchRecipients bounds the recipients of a batch a pusher takes: a
+// fan-out sends BatchSize (500 by default).
+const maxBatchRecipients = 10_000
+
+// decodeBatch reads an encoded batch. The recipients' strings share one
+// copy of data.
 func decodeBatch(data []byte) (Batch, error) {
 	d := decoder{all: string(data)}
 	var b Batch
-	b.Recipients = make([]store.Recipient, 0, len(data)/250)
+	b.Recipients = make([]store.Recipient, 0, min(len(data)/250, maxBatchRecipients))
 	err := d.fields(data, func(num protowire.Number, v []byte, at int) error {
 		switch num {
 		case 1:
@@ -96,6 +102,9 @@ func decodeBatch(data []byte) (Batch, error) {
 		case 3:
 			b.Winner = d.str(v, at)
 		case 4:
+			if len(b.Recipients) == maxBatchRecipients {
+				return fmt.Errorf("more than %d recipients", maxBatchRecipients)
+			}
 			r, err := d.recipient(v, at)
 			if err != nil {
 				return err
@@ -107,6 +116,9 @@ func decodeBatch(data []byte) (Batch, error) {
 	if err != nil {
 		return Batch{}, fmt.Errorf("decoding batch: %w", err)
 	}
+	// These outlive the batch as keys of the pusher's caches: copies, so
+	// they do not hold the whole body.
+	b.NotificationID, b.WebsiteID, b.Winner = strings.Clone(b.NotificationID), strings.Clone(b.WebsiteID), strings.Clone(b.Winner)
 	for i := range b.Recipients {
 		b.Recipients[i].Endpoint.WebsiteID = b.WebsiteID
 		b.Recipients[i].Subscriber.WebsiteID = b.WebsiteID

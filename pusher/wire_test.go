@@ -56,16 +56,40 @@ func TestBatchWireCarriesWhatPushingReads(t *testing.T) {
 	}
 }
 
-// TestDecodeBatchRefusesTruncated: every strict prefix of a batch that
-// cuts a field is refused, never read as a shorter batch with a cut string.
+// TestDecodeBatchRefusesTruncated: a prefix of a batch is refused unless
+// it ends between two top-level fields, and then it reads as exactly the
+// fields it holds: a cut field is never read as a shorter one.
 func TestDecodeBatchRefusesTruncated(t *testing.T) {
-	data := encodeBatch(nil, Batch{NotificationID: "n", WebsiteID: "w",
-		Recipients: []store.Recipient{{Endpoint: store.Endpoint{ID: "e", URL: "https://p.example/1"}, Subscriber: store.Subscriber{ID: "s"}}}})
-	for n := range len(data) {
+	data := encodeBatch(nil, Batch{NotificationID: "n", WebsiteID: "w", Winner: "a",
+		Recipients: []store.Recipient{{Endpoint: store.Endpoint{ID: "e", URL: "https://p.example/1"}, Subscriber: store.Subscriber{ID: "s", Tags: map[string]string{"k": "v"}}}}})
+	// The top-level fields end after "n", "w", "a" (3 bytes each) and the
+	// recipient.
+	ends := map[int]bool{0: true, 3: true, 6: true, 9: true, len(data): true}
+	for n := range len(data) + 1 {
 		b, err := decodeBatch(data[:n])
-		if err == nil && len(b.Recipients) == 1 {
-			t.Fatalf("prefix %d of %d read as a whole batch: %+v", n, len(data), b)
+		switch {
+		case ends[n] && err != nil:
+			t.Fatalf("prefix %d of %d, on a field boundary: %v", n, len(data), err)
+		case ends[n] && string(encodeBatch(nil, b)) != string(data[:n]):
+			t.Fatalf("prefix %d of %d read as %+v", n, len(data), b)
+		case !ends[n] && err == nil:
+			t.Fatalf("prefix %d of %d, cutting a field, read as %+v", n, len(data), b)
 		}
+	}
+}
+
+// TestDecodeBatchBoundsRecipients: a batch of more recipients than any
+// fan-out sends is refused before they are all held.
+func TestDecodeBatchBoundsRecipients(t *testing.T) {
+	var data []byte
+	for range maxBatchRecipients + 1 {
+		data = append(data, 4<<3|2, 0) // field 4, length 0: an empty recipient
+	}
+	if _, err := decodeBatch(data[:2*maxBatchRecipients]); err != nil {
+		t.Fatalf("%d recipients: %v", maxBatchRecipients, err)
+	}
+	if b, err := decodeBatch(data); err == nil {
+		t.Fatalf("%d recipients read", len(b.Recipients))
 	}
 }
 

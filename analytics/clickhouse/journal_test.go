@@ -116,8 +116,11 @@ func TestJournalLosesNothing(t *testing.T) {
 		r, err := j.Report(ctx, "w1", "n1")
 		return err == nil && fmt.Sprint(r.Devices) == fmt.Sprint(want), fmt.Sprintf("%+v %v", r.Devices, err)
 	})
-	if down.down != 0 {
-		t.Fatalf("%d failing inserts left: the sink never met the outage", down.down)
+	down.mu.Lock()
+	left := down.down
+	down.mu.Unlock()
+	if left != 0 {
+		t.Fatalf("%d failing inserts left: the sink never met the outage", left)
 	}
 	// Nothing arrives twice later either.
 	time.Sleep(2 * analytics.SinkWindow)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -12,6 +13,10 @@ import (
 
 	"github.com/relaybell/relaybell/bus"
 )
+
+// batchTimeout bounds a batch's handler: rebalances wait for it, and kgo's
+// default rebalance timeout is a minute.
+const batchTimeout = 30 * time.Second
 
 // errClosed reports a consumer whose bus was closed under it.
 var errClosed = errors.New("kafka bus closed")
@@ -26,8 +31,8 @@ var errClosed = errors.New("kafka bus closed")
 // cannot write holds nothing in memory meanwhile, and nothing is skipped.
 // Delivery is at-least-once: a member that dies between h and its commit
 // leaves the batch to be handed over again. Rebalances wait while a batch is
-// gathered and handled (window plus h), which must stay well within the
-// group's rebalance timeout.
+// gathered and handled (window plus h); h's context ends after
+// batchTimeout, well within the group's rebalance timeout.
 func (b *Bus) ConsumeBatches(ctx context.Context, topic, group string, window time.Duration, max int, h func(context.Context, []bus.Message) error) error {
 	if max < 1 {
 		max = 1
@@ -62,7 +67,7 @@ func (b *Bus) consumeBatches(ctx context.Context, topic, group string, window ti
 		kgo.SeedBrokers(b.cfg.Seeds...),
 		kgo.ConsumerGroup(b.cfg.TopicPrefix + group),
 		kgo.ConsumeTopics(b.topic(topic)),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.ConsumeStartOffset(kgo.NewOffset().AtStart()), // as Consume
 		kgo.DisableAutoCommit(),
 		kgo.BlockRebalanceOnPoll(),
 		kgo.WithLogger(kgoLogger{b.logger}),
@@ -87,7 +92,7 @@ func (b *Bus) consumeBatches(ctx context.Context, topic, group string, window ti
 	}()
 
 	for {
-		recs, err := gather(ctx, cl, window, max)
+		recs, err := gather(ctx, cl, b.logger, window, max)
 		if err != nil || ctx.Err() != nil {
 			return handled, err
 		}
@@ -99,7 +104,10 @@ func (b *Bus) consumeBatches(ctx context.Context, topic, group string, window ti
 		for i, r := range recs {
 			msgs[i] = bus.Message{Topic: topic, Key: string(r.Key), Value: r.Value}
 		}
-		if err := h(ctx, msgs); err != nil {
+		hctx, cancel := context.WithTimeout(ctx, batchTimeout)
+		err = h(hctx, msgs)
+		cancel()
+		if err != nil {
 			return handled, err
 		}
 		handled = true
@@ -117,7 +125,7 @@ func (b *Bus) consumeBatches(ctx context.Context, topic, group string, window ti
 // gather polls until a record arrives, then goes on polling for window or
 // until it holds max records. Rebalancing stays blocked from the first poll
 // until the caller allows it.
-func gather(ctx context.Context, cl *kgo.Client, window time.Duration, max int) ([]*kgo.Record, error) {
+func gather(ctx context.Context, cl *kgo.Client, logger *slog.Logger, window time.Duration, max int) ([]*kgo.Record, error) {
 	var recs []*kgo.Record
 	poll := ctx
 	for len(recs) < max {
@@ -126,8 +134,15 @@ func gather(ctx context.Context, cl *kgo.Client, window time.Duration, max int) 
 			return nil, errClosed
 		}
 		var fetchErr error
-		fs.EachError(func(_ string, _ int32, err error) {
-			if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		fs.EachError(func(topic string, p int32, err error) {
+			var lost *kgo.ErrDataLoss
+			switch {
+			case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+			case errors.As(err, &lost):
+				// The broker lost records: kgo has moved on already, and
+				// failing the batch would only meet the loss again.
+				logger.Error("kafka bus: the broker lost records", "topic", topic, "partition", p, "err", err)
+			default:
 				fetchErr = err
 			}
 		})

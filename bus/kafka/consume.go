@@ -42,7 +42,7 @@ func (b *Bus) Consume(ctx context.Context, topic, group string, parallel int, h 
 		kgo.SeedBrokers(b.cfg.Seeds...),
 		kgo.ConsumerGroup(b.cfg.TopicPrefix + group),
 		kgo.ConsumeTopics(c.topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), // a new group reads everything: nothing published is skipped
+		kgo.ConsumeStartOffset(kgo.NewOffset().AtStart()), // a new group reads everything: nothing published is skipped
 		kgo.DisableAutoCommit(),
 		kgo.BlockRebalanceOnPoll(),
 		kgo.OnPartitionsRevoked(c.revoked),

@@ -1,7 +1,7 @@
 // Package kafka is the cluster implementation of bus.Bus on Apache Kafka
 // (franz-go). It owns the bus topics (created at Open when missing), one
 // idempotent producer shared by every Publish, and one consumer-group member
-// per Consume call. It must never hold state a restart needs: everything
+// per Consume or ConsumeBatches call. It must never hold state a restart needs: everything
 // durable lives in Kafka (records and committed group offsets).
 //
 // # Delivery

@@ -15,7 +15,7 @@ import (
 )
 
 // Bus is the Kafka bus: one producer client, plus one consumer-group client
-// per running Consume.
+// per running Consume or ConsumeBatches.
 type Bus struct {
 	cfg    Config
 	logger *slog.Logger
@@ -132,8 +132,10 @@ func (b *Bus) Close() error {
 // partitioner keeps a key's records on one partition (Kafka's own murmur2
 // hash of the key, as other Kafka clients do) and deals records without a
 // key to the partitions in turn. The shard tasks of a send go without a
-// key: published together, they then land on as many partitions as there
-// are tasks, and are expanded side by side. Hashing their 64 keys onto 64
+// key: published together by one producer, they then land on as many
+// partitions as there are tasks (when every partition takes writes, and
+// less evenly when the same producer's other sends interleave), and are
+// expanded side by side. Hashing their 64 keys onto 64
 // partitions left about a third of them queued behind another task of the
 // same send on a shared partition.
 type partitioner struct{ keyed, unkeyed kgo.Partitioner }
