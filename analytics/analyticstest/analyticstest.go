@@ -25,6 +25,7 @@ func Run(t *testing.T, open func(t *testing.T) analytics.Store) {
 		{"Isolation", testIsolation},
 		{"RecordAppends", testRecordAppends},
 		{"ClickWithoutSend", testClickWithoutSend},
+		{"DuplicatesCountOnce", testDuplicatesCountOnce},
 		{"PersonEventsAndErase", testPersonEventsAndErase},
 	}
 	for _, tt := range tests {
@@ -145,6 +146,26 @@ func testRecordAppends(t *testing.T, s analytics.Store) {
 		Devices:   []analytics.DeviceRow{{Device: "other", Sent: 2, Clicked: 1}},
 		Languages: []analytics.LanguageRow{{Language: "pt", Sent: 2, Clicked: 1}},
 		Errors:    []analytics.ErrorRow{{Code: "410", Count: 1}, {Code: "timeout", Count: 1}},
+	})
+}
+
+// testDuplicatesCountOnce: an event recorded again (a sink's batch written
+// twice, a batch pushed again after its pusher died) counts once: the
+// breakdowns count browsers, as the funnel does.
+func testDuplicatesCountOnce(t *testing.T, s analytics.Store) {
+	events := []analytics.Event{
+		ev(analytics.KindSent, "e1", "desktop", "en", "a", ""),
+		ev(analytics.KindSent, "e2", "desktop", "en", "a", ""),
+		ev(analytics.KindFailed, "e3", "desktop", "en", "a", "500"),
+		ev(analytics.KindClicked, "e1", "desktop", "", "", ""),
+	}
+	record(t, s, events)
+	record(t, s, events)
+	check(t, s, "w1", "n1", analytics.Report{
+		Devices:   []analytics.DeviceRow{{Device: "desktop", Sent: 2, Clicked: 1}},
+		Variants:  []analytics.VariantRow{{Variant: "a", Sent: 2, Clicked: 1, Ctr: 50}},
+		Languages: []analytics.LanguageRow{{Language: "en", Sent: 2, Clicked: 1}},
+		Errors:    []analytics.ErrorRow{{Code: "500", Count: 1}},
 	})
 }
 

@@ -126,11 +126,14 @@ func (s *Store) Record(ctx context.Context, events []analytics.Event) error {
 
 // Report reads one notification's breakdowns. Clicks are attributed to the
 // device, language and variant of the push that was sent to that endpoint.
+// Browsers are counted, not events: the sinks are at-least-once, and a
+// pusher that dies after journaling its events but before recording its
+// results has its batch pushed again, so an event may be there twice.
 func (s *Store) Report(ctx context.Context, websiteID, notificationID string) (analytics.Report, error) {
 	var r analytics.Report
 	rows, err := s.conn.Query(ctx, `
-		SELECT device, language, variant, count(),
-			countIf(endpoint_id IN (SELECT endpoint_id FROM `+s.table+`
+		SELECT device, language, variant, uniqExact(endpoint_id),
+			uniqExactIf(endpoint_id, endpoint_id IN (SELECT endpoint_id FROM `+s.table+`
 				WHERE website_id = ? AND notification_id = ? AND kind = 'clicked'))
 		FROM `+s.table+`
 		WHERE website_id = ? AND notification_id = ? AND kind = 'sent'
@@ -154,7 +157,7 @@ func (s *Store) Report(ctx context.Context, websiteID, notificationID string) (a
 	}
 	b.Fill(&r)
 
-	erows, err := s.conn.Query(ctx, `SELECT code, count() AS n FROM `+s.table+`
+	erows, err := s.conn.Query(ctx, `SELECT code, uniqExact(endpoint_id) AS n FROM `+s.table+`
 		WHERE website_id = ? AND notification_id = ? AND kind IN ('failed', 'expired')
 		GROUP BY code ORDER BY n DESC, code`, websiteID, notificationID)
 	if err != nil {

@@ -81,13 +81,14 @@ func (s *Store) Record(ctx context.Context, events []analytics.Event) error {
 
 // Report reads one notification's breakdowns. Clicks are attributed to the
 // device, language and variant of the push that was sent to that endpoint.
+// Browsers are counted, not events: an event recorded twice counts once.
 func (s *Store) Report(ctx context.Context, websiteID, notificationID string) (analytics.Report, error) {
 	var r analytics.Report
 	rows, err := s.db.QueryContext(ctx, `
 		SELECT p.device, p.language, p.variant,
-			SUM(CASE WHEN p.kind = 'sent' THEN 1 ELSE 0 END),
-			SUM(CASE WHEN p.kind = 'sent' AND EXISTS (SELECT 1 FROM events c
-				WHERE c.notification_id = p.notification_id AND c.website_id = p.website_id AND c.kind = 'clicked' AND c.endpoint_id = p.endpoint_id) THEN 1 ELSE 0 END)
+			COUNT(DISTINCT p.endpoint_id),
+			COUNT(DISTINCT CASE WHEN EXISTS (SELECT 1 FROM events c
+				WHERE c.notification_id = p.notification_id AND c.website_id = p.website_id AND c.kind = 'clicked' AND c.endpoint_id = p.endpoint_id) THEN p.endpoint_id END)
 		FROM events p
 		WHERE p.notification_id = ? AND p.website_id = ? AND p.kind = 'sent'
 		GROUP BY p.device, p.language, p.variant`, notificationID, websiteID)
@@ -110,9 +111,9 @@ func (s *Store) Report(ctx context.Context, websiteID, notificationID string) (a
 	}
 	b.Fill(&r)
 
-	erows, err := s.db.QueryContext(ctx, `SELECT code, count(*) FROM events
+	erows, err := s.db.QueryContext(ctx, `SELECT code, COUNT(DISTINCT endpoint_id) AS n FROM events
 		WHERE notification_id = ? AND website_id = ? AND kind IN ('failed', 'expired')
-		GROUP BY code ORDER BY count(*) DESC, code`, notificationID, websiteID)
+		GROUP BY code ORDER BY n DESC, code`, notificationID, websiteID)
 	if err != nil {
 		return r, fmt.Errorf("reading errors: %w", err)
 	}
