@@ -297,6 +297,28 @@ func TestPartitionsStartWhileOthersRun(t *testing.T) {
 	waitCommitted(t, b, bus.Intents, "fanout")
 }
 
+// readRecords reads the first n records of the bus topic, in the order a
+// plain (non-group) consumer gets them.
+func readRecords(t *testing.T, c *kfake.Cluster, b *Bus, topic string, n int) []*kgo.Record {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.ConsumeTopics(b.topic(topic)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	var recs []*kgo.Record
+	for len(recs) < n {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, fs.Records()...)
+	}
+	return recs
+}
+
 // TestPublishKeepsKeyOnOnePartition: records with one key share a partition
 // (intents of a website stay in order).
 func TestPublishKeepsKeyOnOnePartition(t *testing.T) {
@@ -307,26 +329,12 @@ func TestPublishKeepsKeyOnOnePartition(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.ConsumeTopics(b.topic(bus.Intents)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
 	parts := map[int32]int{}
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
-	for got := 0; got < 20; {
-		fs := cl.PollFetches(ctx)
-		if err := ctx.Err(); err != nil {
-			t.Fatal(err)
+	for i, r := range readRecords(t, c, b, bus.Intents, 20) {
+		if string(r.Value) != fmt.Sprint(i) {
+			t.Errorf("record %d is %q: out of order", i, r.Value)
 		}
-		fs.EachRecord(func(r *kgo.Record) {
-			if string(r.Value) != fmt.Sprint(got) {
-				t.Errorf("record %d is %q: out of order", got, r.Value)
-			}
-			parts[r.Partition]++
-			got++
-		})
+		parts[r.Partition]++
 	}
 	if len(parts) != 1 {
 		t.Errorf("one key spread over partitions %v", parts)
@@ -344,21 +352,9 @@ func TestShardTasksOfASendGetAPartitionEach(t *testing.T) {
 	if err := bus.PublishShards(ctx, b, "n1", nil); err != nil {
 		t.Fatal(err)
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.ConsumeTopics(b.topic(bus.Shards)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
 	parts := map[int32]int{}
-	for got := 0; got < store.Shards; {
-		fs := cl.PollFetches(ctx)
-		if err := ctx.Err(); err != nil {
-			t.Fatal(err)
-		}
-		fs.EachRecord(func(r *kgo.Record) {
-			parts[r.Partition]++
-			got++
-		})
+	for _, r := range readRecords(t, c, b, bus.Shards, store.Shards) {
+		parts[r.Partition]++
 	}
 	if len(parts) != store.Shards {
 		t.Fatalf("%d shard tasks on %d partitions: %v", store.Shards, len(parts), parts)
