@@ -10,6 +10,9 @@
 // then failed. A browser gets a notification once: endpoints that already
 // have a recorded result for the notification are skipped.
 //
+// In a cluster, fan-out nodes post batches to BatchPath (Handler, Remote) in
+// protobuf's wire format (see wire.go), carrying only what a pusher reads.
+//
 // The pusher never decides who receives a send (fanout does) and never dials
 // a non-public address unless it is allow-listed (netpolicy).
 package pusher
