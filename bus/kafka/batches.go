@@ -63,36 +63,14 @@ func (b *Bus) ConsumeBatches(ctx context.Context, topic, group string, window ti
 // consumeBatches is one membership of ConsumeBatches: it returns when h
 // fails (reporting whether any batch was done before) or ctx ends.
 func (b *Bus) consumeBatches(ctx context.Context, topic, group string, window time.Duration, max int, h func(context.Context, []bus.Message) error) (handled bool, err error) {
-	opts := append([]kgo.Opt{
-		kgo.SeedBrokers(b.cfg.Seeds...),
-		kgo.ConsumerGroup(b.cfg.TopicPrefix + group),
-		kgo.ConsumeTopics(b.topic(topic)),
-		kgo.ConsumeStartOffset(kgo.NewOffset().AtStart()), // as Consume
-		kgo.DisableAutoCommit(),
-		kgo.BlockRebalanceOnPoll(),
-		kgo.WithLogger(kgoLogger{b.logger}),
-	}, b.cfg.Opts...)
-	cl, err := kgo.NewClient(append(opts, b.cfg.GroupOpts...)...)
+	cl, leave, err := b.join(topic, group)
 	if err != nil {
-		return false, fmt.Errorf("creating kafka consumer for %s: %w", topic, err)
+		return false, err
 	}
-	defer cl.Close()
-	if !b.track(cl) {
-		return false, errClosed
-	}
-	defer b.untrack(cl)
-	defer func() {
-		// Leaving commits nothing: what was not committed is read again.
-		cl.AllowRebalance()
-		leave, cancel := context.WithTimeout(context.Background(), finishTimeout)
-		defer cancel()
-		if err := cl.LeaveGroupContext(leave); err != nil && !errors.Is(err, kgo.ErrClientClosed) {
-			b.logger.Warn("kafka bus: leaving group", "topic", topic, "group", group, "err", err)
-		}
-	}()
-
+	defer leave() // commits nothing: what was not committed is read again
+	logger := b.logger.With("topic", topic, "group", group)
 	for {
-		recs, err := gather(ctx, cl, b.logger, window, max)
+		recs, err := gather(ctx, cl, logger, window, max)
 		if err != nil || ctx.Err() != nil {
 			return handled, err
 		}
@@ -133,21 +111,8 @@ func gather(ctx context.Context, cl *kgo.Client, logger *slog.Logger, window tim
 		if fs.IsClientClosed() {
 			return nil, errClosed
 		}
-		var fetchErr error
-		fs.EachError(func(topic string, p int32, err error) {
-			var lost *kgo.ErrDataLoss
-			switch {
-			case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
-			case errors.As(err, &lost):
-				// The broker lost records: kgo has moved on already, and
-				// failing the batch would only meet the loss again.
-				logger.Error("kafka bus: the broker lost records", "topic", topic, "partition", p, "err", err)
-			default:
-				fetchErr = err
-			}
-		})
-		if fetchErr != nil {
-			return nil, fmt.Errorf("fetching: %w", fetchErr)
+		if err := fetchError(fs, logger); err != nil {
+			return nil, fmt.Errorf("fetching: %w", err)
 		}
 		recs = append(recs, fs.Records()...)
 		if poll.Err() != nil || ctx.Err() != nil {
@@ -160,6 +125,60 @@ func gather(ctx context.Context, cl *kgo.Client, logger *slog.Logger, window tim
 		}
 	}
 	return recs, nil
+}
+
+// join makes the client of a new member of group on the bus topic. It
+// commits only when told (no autocommit) and holds rebalances back from a
+// poll until AllowRebalance (the consumers commit what they did first); a
+// new group starts at the log start, so nothing published is skipped. The
+// client is tracked, so Close ends it; leave leaves the group, committing
+// nothing, and closes it.
+func (b *Bus) join(topic, group string, opts ...kgo.Opt) (cl *kgo.Client, leave func(), err error) {
+	opts = append(append([]kgo.Opt{
+		kgo.SeedBrokers(b.cfg.Seeds...),
+		kgo.ConsumerGroup(b.cfg.TopicPrefix + group),
+		kgo.ConsumeTopics(b.topic(topic)),
+		kgo.ConsumeStartOffset(kgo.NewOffset().AtStart()),
+		kgo.DisableAutoCommit(),
+		kgo.BlockRebalanceOnPoll(),
+		kgo.WithLogger(kgoLogger{b.logger}),
+	}, opts...), b.cfg.Opts...)
+	cl, err = kgo.NewClient(append(opts, b.cfg.GroupOpts...)...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("creating kafka consumer for %s: %w", topic, err)
+	}
+	if !b.track(cl) {
+		cl.Close()
+		return nil, nil, errClosed
+	}
+	return cl, func() {
+		defer cl.Close()
+		defer b.untrack(cl)
+		cl.AllowRebalance()
+		ctx, cancel := context.WithTimeout(context.Background(), finishTimeout)
+		defer cancel()
+		if err := cl.LeaveGroupContext(ctx); err != nil && !errors.Is(err, kgo.ErrClientClosed) {
+			b.logger.Warn("kafka bus: leaving group", "topic", topic, "group", group, "err", err)
+		}
+	}, nil
+}
+
+// fetchError is the first error of a poll that is not the poll's context
+// ending. A broker's data loss is logged, not returned: kgo has moved past
+// it already, and failing on it would only meet it again.
+func fetchError(fs kgo.Fetches, logger *slog.Logger) error {
+	var first error
+	fs.EachError(func(topic string, p int32, err error) {
+		var lost *kgo.ErrDataLoss
+		switch {
+		case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		case errors.As(err, &lost):
+			logger.Error("kafka bus: the broker lost records", "partition", p, "err", err)
+		case first == nil:
+			first = fmt.Errorf("partition %d: %w", p, err)
+		}
+	})
+	return first
 }
 
 // Drained returns once group has committed every record published to topic

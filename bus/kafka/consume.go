@@ -2,8 +2,6 @@ package kafka
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -38,36 +36,13 @@ func (b *Bus) Consume(ctx context.Context, topic, group string, parallel int, h 
 		h:        h,
 		parts:    make(map[int32]*partition),
 	}
-	opts := append([]kgo.Opt{
-		kgo.SeedBrokers(b.cfg.Seeds...),
-		kgo.ConsumerGroup(b.cfg.TopicPrefix + group),
-		kgo.ConsumeTopics(c.topic),
-		kgo.ConsumeStartOffset(kgo.NewOffset().AtStart()), // a new group reads everything: nothing published is skipped
-		kgo.DisableAutoCommit(),
-		kgo.BlockRebalanceOnPoll(),
-		kgo.OnPartitionsRevoked(c.revoked),
-		kgo.OnPartitionsLost(c.lost),
-		kgo.WithLogger(kgoLogger{b.logger}),
-	}, b.cfg.Opts...)
-	opts = append(opts, b.cfg.GroupOpts...)
-	cl, err := kgo.NewClient(opts...)
+	cl, leave, err := b.join(topic, group, kgo.OnPartitionsRevoked(c.revoked), kgo.OnPartitionsLost(c.lost))
 	if err != nil {
-		return fmt.Errorf("creating kafka consumer for %s: %w", topic, err)
+		return err
 	}
-	defer cl.Close()
-	if !b.track(cl) {
-		return errClosed
-	}
-	defer b.untrack(cl)
+	defer leave()
 	c.cl = cl
-
 	c.run(ctx)
-
-	leave, cancel := context.WithTimeout(context.Background(), finishTimeout)
-	defer cancel()
-	if err := cl.LeaveGroupContext(leave); err != nil && !errors.Is(err, kgo.ErrClientClosed) {
-		c.logger.Warn("kafka bus: leaving group", "err", err)
-	}
 	return nil
 }
 
@@ -137,14 +112,10 @@ func (c *consumer) run(ctx context.Context) {
 			closed = true
 			return
 		}
-		fetchErr := false
-		fs.EachError(func(t string, p int32, err error) {
-			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-				return
-			}
-			fetchErr = true
-			c.logger.Warn("kafka bus: fetching", "partition", p, "err", err)
-		})
+		err := fetchError(fs, c.logger)
+		if err != nil {
+			c.logger.Warn("kafka bus: fetching", "err", err)
+		}
 
 		c.mu.Lock()
 		c.wakePoll = nil
@@ -158,7 +129,7 @@ func (c *consumer) run(ctx context.Context) {
 		c.mu.Unlock()
 		c.cl.AllowRebalance()
 
-		if fetchErr && fs.NumRecords() == 0 {
+		if err != nil && fs.NumRecords() == 0 {
 			select { // do not spin on a persistent fetch error
 			case <-ctx.Done():
 			case <-time.After(250 * time.Millisecond):
