@@ -65,13 +65,20 @@ func encodeRecipient(dst []byte, r *store.Recipient) []byte {
 	for i, v := range [...]string{e.ID, e.URL, e.P256dh, e.Auth, e.Device, s.ID, s.ExternalID, s.Country, s.Language, s.Timezone} {
 		dst = appendString(dst, protowire.Number(i+1), v)
 	}
-	var tag []byte
 	for k, v := range s.Tags {
-		tag = appendString(appendString(tag[:0], 1, k), 2, v)
 		dst = protowire.AppendTag(dst, 11, protowire.BytesType)
-		dst = protowire.AppendBytes(dst, tag)
+		dst = protowire.AppendVarint(dst, uint64(stringSize(1, k)+stringSize(2, v)))
+		dst = appendString(appendString(dst, 1, k), 2, v)
 	}
 	return dst
+}
+
+// stringSize is what appendString appends.
+func stringSize(num protowire.Number, v string) int {
+	if v == "" {
+		return 0
+	}
+	return protowire.SizeTag(num) + protowire.SizeBytes(len(v))
 }
 
 // appendString appends field num unless v is empty (proto3's default).
@@ -93,7 +100,7 @@ func decodeBatch(data []byte) (Batch, error) {
 	d := decoder{all: string(data)}
 	var b Batch
 	b.Recipients = make([]store.Recipient, 0, min(len(data)/250, maxBatchRecipients))
-	err := d.fields(data, func(num protowire.Number, v []byte, at int) error {
+	err := d.fields(data, 0, func(num protowire.Number, v []byte, at int) error {
 		switch num {
 		case 1:
 			b.NotificationID = d.str(v, at)
@@ -132,26 +139,26 @@ type decoder struct {
 	all string
 }
 
-// str is v, found at offset at of the buffer, as a substring of all.
+// str is v, found at offset at of all, as a substring of all.
 func (d decoder) str(v []byte, at int) string { return d.all[at : at+len(v)] }
 
+// recipient reads a Recipient message found at offset base of all.
 func (d decoder) recipient(data []byte, base int) (store.Recipient, error) {
 	var r store.Recipient
 	e, s := &r.Endpoint, &r.Subscriber
 	strs := [...]*string{&e.ID, &e.URL, &e.P256dh, &e.Auth, &e.Device, &s.ID, &s.ExternalID, &s.Country, &s.Language, &s.Timezone}
-	err := d.fields(data, func(num protowire.Number, v []byte, at int) error {
-		at += base
+	err := d.fields(data, base, func(num protowire.Number, v []byte, at int) error {
 		switch {
 		case int(num) <= len(strs):
 			*strs[num-1] = d.str(v, at)
 		case num == 11:
 			var k, val string
-			err := d.fields(v, func(num protowire.Number, v []byte, vat int) error {
+			err := d.fields(v, at, func(num protowire.Number, v []byte, at int) error {
 				switch num {
 				case 1:
-					k = d.str(v, at+vat)
+					k = d.str(v, at)
 				case 2:
-					val = d.str(v, at+vat)
+					val = d.str(v, at)
 				}
 				return nil
 			})
@@ -170,9 +177,10 @@ func (d decoder) recipient(data []byte, base int) (store.Recipient, error) {
 }
 
 // fields calls f with each length-delimited field of the message data,
-// and the value's offset in data. Fields of other wire types are skipped
-// (none is defined); a truncated field is an error.
-func (d decoder) fields(data []byte, f func(num protowire.Number, v []byte, at int) error) error {
+// found at offset base of all, and the value's offset in all. Fields of
+// other wire types are skipped (none is defined); a truncated field is an
+// error.
+func (d decoder) fields(data []byte, base int, f func(num protowire.Number, v []byte, at int) error) error {
 	off := 0
 	for off < len(data) {
 		num, typ, n := protowire.ConsumeTag(data[off:])
@@ -191,7 +199,7 @@ func (d decoder) fields(data []byte, f func(num protowire.Number, v []byte, at i
 		if n < 0 {
 			return protowire.ParseError(n)
 		}
-		if err := f(num, v, off+n-len(v)); err != nil {
+		if err := f(num, v, base+off+n-len(v)); err != nil {
 			return err
 		}
 		off += n
