@@ -119,14 +119,12 @@ func (j *Journal) Sink(ctx context.Context) error {
 	return j.log.ConsumeBatches(ctx, bus.Events, sinkGroup, SinkWindow, sinkRecords, func(ctx context.Context, msgs []bus.Message) error {
 		var events []Event
 		for _, m := range msgs {
-			evs, err := decodeEvents(m.Value)
-			if err != nil {
+			var err error
+			if events, err = appendEvents(events, m.Value); err != nil {
 				// Not ours, or damaged: it can never be written, so it must
 				// not hold back the rest.
 				j.logger.Error("analytics sink: dropping an unreadable record", "key", m.Key, "bytes", len(m.Value), "err", err)
-				continue
 			}
-			events = append(events, evs...)
 		}
 		return j.Store.Record(ctx, events)
 	})
@@ -166,21 +164,22 @@ func encodeEvents(events []Event) ([]byte, error) {
 	return json.Marshal(w)
 }
 
-// decodeEvents reads a log record. A record with an event no store could
-// hold (an unknown kind, a time out of range) is refused whole.
-func decodeEvents(data []byte) ([]Event, error) {
+// appendEvents appends the events of a log record to dst. A record with an
+// event no store could hold (an unknown kind, a time out of range) is
+// refused whole: dst comes back as it was.
+func appendEvents(dst []Event, data []byte) ([]Event, error) {
 	var w []wireEvent
 	if err := json.Unmarshal(data, &w); err != nil {
-		return nil, fmt.Errorf("decoding events: %w", err)
+		return dst, fmt.Errorf("decoding events: %w", err)
 	}
-	events := make([]Event, len(w))
+	n := len(dst)
 	for i, e := range w {
 		at := time.UnixMilli(e.At).UTC()
 		if !kinds[e.Kind] || at.Before(minAt) || at.After(maxAt) {
-			return nil, fmt.Errorf("decoding events: event %d: kind %q at %d cannot be stored", i, e.Kind, e.At)
+			return dst[:n], fmt.Errorf("decoding events: event %d: kind %q at %d cannot be stored", i, e.Kind, e.At)
 		}
-		events[i] = Event{Kind: e.Kind, WebsiteID: e.WebsiteID, NotificationID: e.NotificationID, EndpointID: e.EndpointID,
-			SubscriberID: e.SubscriberID, Device: e.Device, Language: e.Language, Variant: e.Variant, Code: e.Code, At: at}
+		dst = append(dst, Event{Kind: e.Kind, WebsiteID: e.WebsiteID, NotificationID: e.NotificationID, EndpointID: e.EndpointID,
+			SubscriberID: e.SubscriberID, Device: e.Device, Language: e.Language, Variant: e.Variant, Code: e.Code, At: at})
 	}
-	return events, nil
+	return dst, nil
 }

@@ -17,11 +17,12 @@ func TestEventsRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := decodeEvents(data)
+	prior := Event{Kind: KindClicked, EndpointID: "e0", At: at}
+	out, err := appendEvents([]Event{prior}, data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(out, in) {
+	if !reflect.DeepEqual(out, append([]Event{prior}, in...)) {
 		t.Fatalf("round trip\n got  %+v\n want %+v", out, in)
 	}
 }
@@ -37,8 +38,13 @@ func TestDecodeRefusesWhatNoStoreHolds(t *testing.T) {
 		`[{"k":"sent","t":0},{"k":"x","t":0}]`,
 		`[{"k":"sent","t":"soon"}]`,
 	} {
-		if evs, err := decodeEvents([]byte(rec)); err == nil {
-			t.Errorf("decodeEvents(%s) = %+v, want an error", rec, evs)
+		prior := []Event{{Kind: KindSent, EndpointID: "e0"}}
+		evs, err := appendEvents(prior, []byte(rec))
+		if err == nil {
+			t.Errorf("appendEvents(%s) = %+v, want an error", rec, evs)
+		}
+		if !reflect.DeepEqual(evs, prior) {
+			t.Errorf("appendEvents(%s) refused, but left %+v", rec, evs)
 		}
 	}
 }
@@ -51,7 +57,7 @@ func FuzzDecodeEvents(f *testing.F) {
 	f.Add([]byte(`[{"k":"clicked","t":0,"c":"\u0000"}]`))
 	f.Add([]byte(strings.Repeat("[", 100)))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		evs, err := decodeEvents(data)
+		evs, err := appendEvents(nil, data)
 		if err != nil {
 			return
 		}
@@ -59,7 +65,7 @@ func FuzzDecodeEvents(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		back, err := decodeEvents(again)
+		back, err := appendEvents(nil, again)
 		if err != nil {
 			t.Fatalf("re-decoding %s: %v", again, err)
 		}
