@@ -222,7 +222,10 @@ func (s *Server) initAnalytics(ctx context.Context) error {
 }
 
 // journalGap spaces a process's journal writes: a few records a second,
-// each with many events, rather than one per chunk of outcomes.
+// each with many events, rather than one per chunk of outcomes. A pusher
+// records its outcomes after their events, so the gap also paces its
+// PostgreSQL writes: without it (tried at 10k) they came smaller and more
+// often, and PostgreSQL's CPU per push doubled.
 const journalGap = 100 * time.Millisecond
 
 func (s *Server) initBus(ctx context.Context) error {
