@@ -24,10 +24,15 @@ const recipientCols = `e.id, e.subscriber_id, e.url, e.p256dh, e.auth, e.device,
 
 // audienceQuery walks one shard of a website in endpoint id order: one
 // range of the endpoints_audience index (keyset paging on e.id), and a
-// primary-key lookup of each endpoint's subscriber.
+// primary-key lookup of each endpoint's subscriber. The lookup is a LATERAL
+// subquery with OFFSET 0 so that it stays one: written as a plain join, it
+// was planned as a hash join over a sequential scan of every subscriber of
+// the store, per page (27 ms against 5 ms a page of 1,500 at 100k
+// subscribers, and a cost per page growing with the audience).
 const audienceQuery = `SELECT ` + recipientCols + `
-	FROM endpoints e JOIN subscribers s ON s.id = e.subscriber_id
-	WHERE e.website_id = $1 AND e.shard = $2 AND e.id > $3 AND s.unsubscribed_at IS NULL
+	FROM endpoints e CROSS JOIN LATERAL (SELECT * FROM subscribers s
+		WHERE s.id = e.subscriber_id AND s.unsubscribed_at IS NULL OFFSET 0) AS s
+	WHERE e.website_id = $1 AND e.shard = $2 AND e.id > $3
 	  AND ($5::text = '' OR EXISTS (SELECT 1 FROM topic_optins o WHERE o.topic_id = $5 AND o.subscriber_id = e.subscriber_id))
 	ORDER BY e.id LIMIT $4`
 

@@ -17,7 +17,7 @@ import (
 
 // benchStore opens a store in a schema of its own with storetest's bench
 // website.
-func benchStore(b *testing.B) *Store {
+func benchStore(b testing.TB) *Store {
 	b.Helper()
 	s := openTest(b)
 	storetest.BenchSetup(b, s)
@@ -26,7 +26,7 @@ func benchStore(b *testing.B) *Store {
 
 // seedAudience loads storetest.SeedRows(n) with COPY, in arrival order
 // (endpoint ids random).
-func seedAudience(b *testing.B, s *Store, n int) {
+func seedAudience(b testing.TB, s *Store, n int) {
 	b.Helper()
 	ctx := context.Background()
 	subs := make([][]any, 0, n)

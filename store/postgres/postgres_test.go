@@ -231,6 +231,37 @@ func TestUndeliveredLooksEachIDUp(t *testing.T) {
 	walk(plan[0]["Plan"].(map[string]any))
 }
 
+// A page of the audience looks each endpoint's subscriber up by key,
+// whatever the statistics: over 50,000 analyzed subscribers, a page of the
+// fan-out's size (2,000) was planned as a hash join over every subscriber.
+func TestAudienceLooksEachSubscriberUp(t *testing.T) {
+	ctx := context.Background()
+	s := benchStore(t)
+	seedAudience(t, s, 50_000)
+	var plan []map[string]any
+	if err := s.pool.QueryRow(ctx, "EXPLAIN (ANALYZE, FORMAT JSON) "+audienceQuery, storetest.BenchWebsite, 5, "", 2000, "").Scan(&plan); err != nil {
+		t.Fatal(err)
+	}
+	lookups := 0
+	var walk func(node map[string]any)
+	walk = func(node map[string]any) {
+		if node["Relation Name"] == "subscribers" {
+			if node["Index Name"] != "subscribers_pkey" || node["Actual Rows"].(float64) > 1 {
+				t.Fatalf("%s on subscribers (%v) read %v rows a loop; want one key lookup per endpoint:\n%v", node["Node Type"], node["Index Name"], node["Actual Rows"], plan)
+			}
+			lookups = int(node["Actual Loops"].(float64))
+		}
+		children, _ := node["Plans"].([]any)
+		for _, c := range children {
+			walk(c.(map[string]any))
+		}
+	}
+	walk(plan[0]["Plan"].(map[string]any))
+	if lookups < 500 {
+		t.Fatalf("%d subscriber lookups; want one per endpoint of the shard's page (about 780)", lookups)
+	}
+}
+
 // embeddedMigrations counts the migration files (numbered from 1).
 func embeddedMigrations(t *testing.T) int {
 	t.Helper()

@@ -28,7 +28,7 @@ import (
 const BenchWebsite = "bench-website"
 
 // BenchSetup creates BenchWebsite in an empty store.
-func BenchSetup(b *testing.B, s store.Store) {
+func BenchSetup(b testing.TB, s store.Store) {
 	b.Helper()
 	acc := store.Account{ID: "bench-account", OwnerEmail: "o@example.com"}
 	web := store.Website{ID: BenchWebsite, AccountID: acc.ID, ProjectID: "prj", Name: "bench", URL: "https://example.com", Timezone: "UTC"}
@@ -101,12 +101,13 @@ func SeedRows(n int) []SeedRow {
 	return rows
 }
 
-// WalkAudience reads every shard of BenchWebsite in pages of 500, as fan-out
-// does for one send, and returns how many recipients it read.
+// WalkAudience reads every shard of BenchWebsite in pages of 2000 (the
+// fan-out's page size), as fan-out does for one send, and returns how many
+// recipients it read.
 func WalkAudience(b *testing.B, s store.Store) int {
 	n := 0
 	for shard := range store.Shards {
-		q := store.AudienceQuery{WebsiteID: BenchWebsite, Shard: shard, Limit: 500}
+		q := store.AudienceQuery{WebsiteID: BenchWebsite, Shard: shard, Limit: 2000}
 		for {
 			page, err := s.Audience(context.Background(), q)
 			if err != nil {
