@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -56,6 +57,10 @@ type Config struct {
 	WorkDir string
 	// Log receives progress lines (default discarded).
 	Log io.Writer
+	// CPUProfile, when set, is where the bare sender's CPU profile is
+	// written, {node} standing for "bare-<mode>-<audience>" (the RelayBell
+	// nodes write theirs when RELAYBELL_CPU_PROFILE is set; see serve).
+	CPUProfile string
 }
 
 // Result is what one broadcast measured.
@@ -303,8 +308,14 @@ func runOne(ctx context.Context, cfg Config, mode string, n int) (Result, error)
 	if err != nil {
 		return Result{}, err
 	}
+	stopProfile, err := startProfile(cfg.CPUProfile, "bare-"+mode+"-"+strconv.Itoa(n))
+	if err != nil {
+		return Result{}, err
+	}
 	bareCPU := startCPU(map[string]int{"fakepush": fake.Pid, "bench": os.Getpid()})
-	if res.Bare, err = b.send(ctx, cfg.Concurrency); err != nil {
+	res.Bare, err = b.send(ctx, cfg.Concurrency)
+	stopProfile()
+	if err != nil {
 		return Result{}, err
 	}
 	res.BareCPU, res.BareBusyCores = bareCPU()
@@ -526,6 +537,26 @@ func (b *bare) send(ctx context.Context, concurrency int) (time.Duration, error)
 		return 0, fmt.Errorf("bare sender: push service got %d pushes, want %d (%v)", got-before, n, err)
 	}
 	return elapsed, nil
+}
+
+// startProfile starts a CPU profile written to path, {node} replaced by
+// node, and returns what stops it; nothing when path is empty.
+func startProfile(path, node string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(strings.ReplaceAll(path, "{node}", node))
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 func count(push *client) (int, error) {

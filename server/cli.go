@@ -101,7 +101,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cfg := bench.Config{FakePush: *fakepush, ClusterScript: *script, Postgres: *pg, Concurrency: *concurrency, WorkDir: *workdir, Log: stderr}
+	cfg := bench.Config{FakePush: *fakepush, ClusterScript: *script, Postgres: *pg, Concurrency: *concurrency, WorkDir: *workdir, Log: stderr, CPUProfile: os.Getenv("RELAYBELL_CPU_PROFILE")}
 	for _, m := range splitList(*modes) {
 		if m != bench.Embedded && m != bench.Cluster {
 			return fmt.Errorf("unknown mode %q (want embedded or cluster)", m)

@@ -25,6 +25,7 @@ import (
 	"flag"
 	"log"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"github.com/relaybell/relaybell/webpush/webpushtest"
@@ -36,6 +37,7 @@ func main() {
 	push := webpushtest.NewHandler("http://" + *addr)
 	mux := http.NewServeMux()
 	mux.Handle("/push/", push)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("POST /browsers", func(w http.ResponseWriter, r *http.Request) {
 		var in struct {
 			ApplicationServerKey string `json:"applicationServerKey"`
