@@ -40,7 +40,7 @@ bench: build
 	$(GO) build -o bin/fakepush ./cmd/fakepush
 	./$(BIN) bench --modes $(MODES) --audience $(AUDIENCE)
 
-## bench-micro: encrypt-and-sign per push (ours against webpush-go), the stores' hot paths, the filter engine, the batch wire
+## bench-micro: encrypt-and-sign per push (ours against webpush-go), the stores' hot paths, the filter engine, the batch wire, the pusher against bare sends
 bench-micro:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./webpush/ ./store/sqlite/ ./filter/ ./pusher/
 

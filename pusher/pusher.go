@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -289,7 +290,9 @@ func (p *Pusher) release(notificationID string, mine map[string]bool) {
 }
 
 // pushAll sends the batch's pushes to the endpoints in ids and waits until
-// their outcomes are recorded.
+// their outcomes are recorded. Each slot the batch gets (Concurrency over
+// all batches) is a goroutine that pushes to the batch's next endpoint until
+// none is left, as a sender's loop does, rather than a goroutine per push.
 func (p *Pusher) pushAll(ctx context.Context, b Batch, ids map[string]bool) error {
 	if len(ids) == 0 {
 		return nil
@@ -303,11 +306,37 @@ func (p *Pusher) pushAll(ctx context.Context, b Batch, ids map[string]bool) erro
 		return err
 	}
 	rec := p.newRecording()
-	var wg sync.WaitGroup
-	for _, r := range b.Recipients {
-		if !ids[r.Endpoint.ID] {
-			continue
+	var next atomic.Int64 // index in b.Recipients of the next endpoint to take
+	take := func() *store.Recipient {
+		for i := int(next.Add(1) - 1); i < len(b.Recipients); i = int(next.Add(1) - 1) {
+			if r := &b.Recipients[i]; ids[r.Endpoint.ID] {
+				return r
+			}
 		}
+		return nil
+	}
+	push := func(r *store.Recipient) {
+		variant := content.Variant(b.NotificationID, r.Endpoint.ID, b.Winner)
+		outcome, code := p.deliver(ctx, b.NotificationID, r, content, variant, signer)
+		if ctx.Err() != nil {
+			return // not recorded: the batch will be pushed again
+		}
+		p.pushes.WithLabelValues(outcome).Inc()
+		rec.add(b.NotificationID, store.PushResult{EndpointID: r.Endpoint.ID, Outcome: outcome}, analytics.Event{
+			Kind:           eventKind(outcome),
+			WebsiteID:      b.WebsiteID,
+			NotificationID: b.NotificationID,
+			EndpointID:     r.Endpoint.ID,
+			SubscriberID:   r.Subscriber.ID,
+			Device:         r.Endpoint.Device,
+			Language:       r.Subscriber.Language,
+			Variant:        variant,
+			Code:           code,
+			At:             p.now().UTC(),
+		})
+	}
+	var wg sync.WaitGroup
+	for left := len(ids); left > 0; left-- {
 		select {
 		case p.slots <- struct{}{}:
 		case <-ctx.Done():
@@ -315,29 +344,17 @@ func (p *Pusher) pushAll(ctx context.Context, b Batch, ids map[string]bool) erro
 			rec.finish()
 			return ctx.Err()
 		}
-		wg.Add(1)
-		go func(r store.Recipient) {
-			defer wg.Done()
+		r := take()
+		if r == nil { // the goroutines running took the rest
+			<-p.slots
+			break
+		}
+		wg.Go(func() {
 			defer func() { <-p.slots }()
-			variant := content.Variant(b.NotificationID, r.Endpoint.ID, b.Winner)
-			outcome, code := p.deliver(ctx, b.NotificationID, r, content, variant, signer)
-			if ctx.Err() != nil {
-				return // not recorded: the batch will be pushed again
+			for ; r != nil && ctx.Err() == nil; r = take() {
+				push(r)
 			}
-			p.pushes.WithLabelValues(outcome).Inc()
-			rec.add(b.NotificationID, store.PushResult{EndpointID: r.Endpoint.ID, Outcome: outcome}, analytics.Event{
-				Kind:           eventKind(outcome),
-				WebsiteID:      b.WebsiteID,
-				NotificationID: b.NotificationID,
-				EndpointID:     r.Endpoint.ID,
-				SubscriberID:   r.Subscriber.ID,
-				Device:         r.Endpoint.Device,
-				Language:       r.Subscriber.Language,
-				Variant:        variant,
-				Code:           code,
-				At:             p.now().UTC(),
-			})
-		}(r)
+		})
 	}
 	wg.Wait()
 	if err := rec.finish(); err != nil {
@@ -393,6 +410,12 @@ func (rec *recording) done(err error) {
 // finish waits until every outcome of the batch is recorded and returns
 // the first failure.
 func (rec *recording) finish() error {
+	// Nothing of the batch is left to push: its outcomes' write should not
+	// wait out the analytics store's gap between writes. At the end of a
+	// send's rounds, the fan-out's shard tasks wait for it.
+	if h, ok := rec.p.analytics.(hurrier); ok {
+		h.Hurry()
+	}
 	recorded := make(chan struct{})
 	go func() {
 		rec.pending.Wait()
@@ -487,6 +510,10 @@ func (p *Pusher) record(ctx context.Context, gathered []outcome) {
 	}
 }
 
+// hurrier is an analytics store that spaces its writes and can be told
+// not to (analytics.Batched).
+type hurrier interface{ Hurry() }
+
 func eventKind(outcome string) string {
 	switch outcome {
 	case store.OutcomeSent:
@@ -500,12 +527,12 @@ func eventKind(outcome string) string {
 
 // deliver sends one push with retries and classifies the outcome. code is
 // the push service's answer for failures ("expired" for pruned).
-func (p *Pusher) deliver(ctx context.Context, notificationID string, r store.Recipient, c *notification.Content, variant string, signer *webpush.Signer) (outcome, code string) {
+func (p *Pusher) deliver(ctx context.Context, notificationID string, r *store.Recipient, c *notification.Content, variant string, signer *webpush.Signer) (outcome, code string) {
 	target, err := webpush.ParseSubscription(webpush.Subscription{Endpoint: r.Endpoint.URL, P256dh: r.Endpoint.P256dh, Auth: r.Endpoint.Auth})
 	if err != nil {
 		return store.OutcomeFailed, "invalid_subscription"
 	}
-	payload, err := json.Marshal(c.Payload(notificationID, &r, variant))
+	payload, err := json.Marshal(c.Payload(notificationID, r, variant))
 	if err != nil {
 		return store.OutcomeFailed, "payload"
 	}
