@@ -22,7 +22,7 @@ type Batched struct {
 	mu      sync.Mutex
 	pending []Event
 	waiters []chan error
-	full    chan struct{} // ends a gap: pending reached max, or Hurry
+	full    chan struct{} // signalled when pending reaches max
 	wake    chan struct{} // signalled when pending stops being empty
 	closed  bool
 	done    chan struct{}
@@ -30,8 +30,7 @@ type Batched struct {
 
 // NewBatched wraps s; gap is the least time between the starts of two
 // writes (0: back to back; a gap gathers more events per write, and delays
-// each Record by up to that much) and max the waiting events that end a gap
-// (default 20,000). Hurry ends a gap too.
+// each Record by up to that much) and max the waiting events that end a gap (default 20,000).
 func NewBatched(s Store, gap time.Duration, max int) *Batched {
 	if max <= 0 {
 		max = 20_000
@@ -41,12 +40,6 @@ func NewBatched(s Store, gap time.Duration, max int) *Batched {
 	go b.run()
 	return b
 }
-
-// Hurry ends the gap going on, or the next one: the events waiting, or the
-// next to come, are written without waiting for the rest of it. A caller
-// calls it when something waits for their write (a pusher's batch that has
-// pushed everything and waits for its outcomes).
-func (b *Batched) Hurry() { signal(b.full) }
 
 // Record queues events for the next write and waits for its outcome. If
 // ctx ends first Record returns ctx.Err(); the events may still be written.

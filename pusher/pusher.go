@@ -10,7 +10,6 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -290,9 +289,7 @@ func (p *Pusher) release(notificationID string, mine map[string]bool) {
 }
 
 // pushAll sends the batch's pushes to the endpoints in ids and waits until
-// their outcomes are recorded. Each slot the batch gets (Concurrency over
-// all batches) is a goroutine that pushes to the batch's next endpoint until
-// none is left, as a sender's loop does, rather than a goroutine per push.
+// their outcomes are recorded.
 func (p *Pusher) pushAll(ctx context.Context, b Batch, ids map[string]bool) error {
 	if len(ids) == 0 {
 		return nil
@@ -306,37 +303,11 @@ func (p *Pusher) pushAll(ctx context.Context, b Batch, ids map[string]bool) erro
 		return err
 	}
 	rec := p.newRecording()
-	var next atomic.Int64 // index in b.Recipients of the next endpoint to take
-	take := func() *store.Recipient {
-		for i := int(next.Add(1) - 1); i < len(b.Recipients); i = int(next.Add(1) - 1) {
-			if r := &b.Recipients[i]; ids[r.Endpoint.ID] {
-				return r
-			}
-		}
-		return nil
-	}
-	push := func(r *store.Recipient) {
-		variant := content.Variant(b.NotificationID, r.Endpoint.ID, b.Winner)
-		outcome, code := p.deliver(ctx, b.NotificationID, r, content, variant, signer)
-		if ctx.Err() != nil {
-			return // not recorded: the batch will be pushed again
-		}
-		p.pushes.WithLabelValues(outcome).Inc()
-		rec.add(b.NotificationID, store.PushResult{EndpointID: r.Endpoint.ID, Outcome: outcome}, analytics.Event{
-			Kind:           eventKind(outcome),
-			WebsiteID:      b.WebsiteID,
-			NotificationID: b.NotificationID,
-			EndpointID:     r.Endpoint.ID,
-			SubscriberID:   r.Subscriber.ID,
-			Device:         r.Endpoint.Device,
-			Language:       r.Subscriber.Language,
-			Variant:        variant,
-			Code:           code,
-			At:             p.now().UTC(),
-		})
-	}
 	var wg sync.WaitGroup
-	for left := len(ids); left > 0; left-- {
+	for _, r := range b.Recipients {
+		if !ids[r.Endpoint.ID] {
+			continue
+		}
 		select {
 		case p.slots <- struct{}{}:
 		case <-ctx.Done():
@@ -344,17 +315,29 @@ func (p *Pusher) pushAll(ctx context.Context, b Batch, ids map[string]bool) erro
 			rec.finish()
 			return ctx.Err()
 		}
-		r := take()
-		if r == nil { // the goroutines running took the rest
-			<-p.slots
-			break
-		}
-		wg.Go(func() {
+		wg.Add(1)
+		go func(r store.Recipient) {
+			defer wg.Done()
 			defer func() { <-p.slots }()
-			for ; r != nil && ctx.Err() == nil; r = take() {
-				push(r)
+			variant := content.Variant(b.NotificationID, r.Endpoint.ID, b.Winner)
+			outcome, code := p.deliver(ctx, b.NotificationID, r, content, variant, signer)
+			if ctx.Err() != nil {
+				return // not recorded: the batch will be pushed again
 			}
-		})
+			p.pushes.WithLabelValues(outcome).Inc()
+			rec.add(b.NotificationID, store.PushResult{EndpointID: r.Endpoint.ID, Outcome: outcome}, analytics.Event{
+				Kind:           eventKind(outcome),
+				WebsiteID:      b.WebsiteID,
+				NotificationID: b.NotificationID,
+				EndpointID:     r.Endpoint.ID,
+				SubscriberID:   r.Subscriber.ID,
+				Device:         r.Endpoint.Device,
+				Language:       r.Subscriber.Language,
+				Variant:        variant,
+				Code:           code,
+				At:             p.now().UTC(),
+			})
+		}(r)
 	}
 	wg.Wait()
 	if err := rec.finish(); err != nil {
@@ -410,12 +393,6 @@ func (rec *recording) done(err error) {
 // finish waits until every outcome of the batch is recorded and returns
 // the first failure.
 func (rec *recording) finish() error {
-	// Nothing of the batch is left to push: its outcomes' write should not
-	// wait out the analytics store's gap between writes. At the end of a
-	// send's rounds, the fan-out's shard tasks wait for it.
-	if h, ok := rec.p.analytics.(hurrier); ok {
-		h.Hurry()
-	}
 	recorded := make(chan struct{})
 	go func() {
 		rec.pending.Wait()
@@ -510,10 +487,6 @@ func (p *Pusher) record(ctx context.Context, gathered []outcome) {
 	}
 }
 
-// hurrier is an analytics store that spaces its writes and can be told
-// not to (analytics.Batched).
-type hurrier interface{ Hurry() }
-
 func eventKind(outcome string) string {
 	switch outcome {
 	case store.OutcomeSent:
@@ -527,12 +500,12 @@ func eventKind(outcome string) string {
 
 // deliver sends one push with retries and classifies the outcome. code is
 // the push service's answer for failures ("expired" for pruned).
-func (p *Pusher) deliver(ctx context.Context, notificationID string, r *store.Recipient, c *notification.Content, variant string, signer *webpush.Signer) (outcome, code string) {
+func (p *Pusher) deliver(ctx context.Context, notificationID string, r store.Recipient, c *notification.Content, variant string, signer *webpush.Signer) (outcome, code string) {
 	target, err := webpush.ParseSubscription(webpush.Subscription{Endpoint: r.Endpoint.URL, P256dh: r.Endpoint.P256dh, Auth: r.Endpoint.Auth})
 	if err != nil {
 		return store.OutcomeFailed, "invalid_subscription"
 	}
-	payload, err := json.Marshal(c.Payload(notificationID, r, variant))
+	payload, err := json.Marshal(c.Payload(notificationID, &r, variant))
 	if err != nil {
 		return store.OutcomeFailed, "payload"
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/url"
 	"path/filepath"
@@ -426,5 +427,74 @@ func TestOutcomesGatherDuringAWrite(t *testing.T) {
 	}
 	if !slices.Equal(gs.sizes, []int{3, 2}) || gs.atOnce != 1 {
 		t.Fatalf("writes of %v outcomes, %d at once; want [3 2], 1 at once", gs.sizes, gs.atOnce)
+	}
+}
+
+// A batch's slots each push to its next endpoint until none is left: with
+// one slot, or with part of the batch recorded already, every endpoint
+// still to do is pushed exactly once and the recorded ones not again.
+func TestPushAllTakesEachEndpointOnce(t *testing.T) {
+	for _, concurrency := range []int{1, 3, 512} {
+		t.Run(fmt.Sprint(concurrency), func(t *testing.T) {
+			r := newRig(t, Config{Concurrency: concurrency})
+			var browsers []*webpushtest.Browser
+			batch := Batch{NotificationID: r.n.ID, WebsiteID: r.site.ID}
+			for range 12 {
+				br, rc := r.browser(webpushtest.Behavior{})
+				browsers = append(browsers, br)
+				batch.Recipients = append(batch.Recipients, rc)
+			}
+			var done []store.PushResult // every third, recorded by an earlier try
+			for i := 0; i < len(batch.Recipients); i += 3 {
+				done = append(done, store.PushResult{EndpointID: batch.Recipients[i].Endpoint.ID, Outcome: store.OutcomeSent})
+			}
+			if err := r.st.RecordResults(context.Background(), r.n.ID, done); err != nil {
+				t.Fatal(err)
+			}
+			if err := r.p.Push(context.Background(), batch); err != nil {
+				t.Fatal(err)
+			}
+			for i, br := range browsers {
+				want := 1
+				if i%3 == 0 {
+					want = 0
+				}
+				if got := len(br.Received()); got != want {
+					t.Errorf("browser %d received %d pushes, want %d", i, got, want)
+				}
+			}
+			if got, want := r.counters(), (store.Counters{Recipients: 12, Processed: 12, Sent: 12}); got != want {
+				t.Fatalf("counters %+v, want %+v", got, want)
+			}
+			if n := len(r.p.slots); n != 0 {
+				t.Fatalf("%d slots still taken after the batch", n)
+			}
+		})
+	}
+}
+
+// A batch whose context ends while it goes out returns the context's error
+// at once and gives every slot back.
+func TestPushAllCanceled(t *testing.T) {
+	r := newRig(t, Config{Concurrency: 2})
+	batch := Batch{NotificationID: r.n.ID, WebsiteID: r.site.ID}
+	for range 6 {
+		_, rc := r.browser(webpushtest.Behavior{Delay: time.Minute})
+		batch.Recipients = append(batch.Recipients, rc)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if err := r.p.Push(ctx, batch); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Push = %v, want the context's deadline", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("Push returned %s after its context ended", d)
+	}
+	if n := len(r.p.slots); n != 0 {
+		t.Fatalf("%d slots still taken after the batch", n)
+	}
+	if got := r.counters(); got.Processed != 0 {
+		t.Fatalf("counters %+v: canceled pushes recorded", got)
 	}
 }

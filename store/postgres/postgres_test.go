@@ -235,6 +235,9 @@ func TestUndeliveredLooksEachIDUp(t *testing.T) {
 // whatever the statistics: over 50,000 analyzed subscribers, a page of the
 // fan-out's size (2,000) was planned as a hash join over every subscriber.
 func TestAudienceLooksEachSubscriberUp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("seeds 50,000 subscribers")
+	}
 	ctx := context.Background()
 	s := benchStore(t)
 	seedAudience(t, s, 50_000)
