@@ -9,7 +9,10 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/protobuf/encoding/protowire"
+
 	"github.com/relaybell/relaybell/bus"
+	"github.com/relaybell/relaybell/wire"
 )
 
 // Log is the durable log a Journal writes events to and its sink reads
@@ -130,9 +133,117 @@ func (j *Journal) Sink(ctx context.Context) error {
 	})
 }
 
-// wireEvent is an Event in the log, with short names: a broadcast puts
-// every one of its pushes there.
-type wireEvent struct {
+// The times an event may carry: what every store can hold (ClickHouse's
+// DateTime ends in 2106).
+var (
+	minAt = time.Unix(0, 0)
+	maxAt = time.Date(2105, 12, 31, 0, 0, 0, 0, time.UTC)
+)
+
+// kinds are the event kinds a log record may carry.
+var kinds = map[string]bool{KindSent: true, KindFailed: true, KindExpired: true, KindDelivered: true, KindClicked: true}
+
+// Events travel in the log in protobuf's wire format (package wire), a
+// record holding at most recordEvents of them:
+//
+//	message Events { repeated Event events = 1; }
+//	message Event {
+//	  string kind = 1;
+//	  string website_id = 2;
+//	  string notification_id = 3;
+//	  string endpoint_id = 4;
+//	  string subscriber_id = 5;
+//	  string device = 6;
+//	  string language = 7;
+//	  string variant = 8;
+//	  string code = 9;
+//	  int64 at = 10; // Unix milliseconds
+//	}
+//
+// A broadcast puts every one of its pushes there, and the sinks decoding
+// JSON instead took about a quarter of the fan-out nodes' CPU. Records in
+// JSON, from a version before, are still read (appendJSONEvents).
+
+func encodeEvents(events []Event) ([]byte, error) {
+	dst := make([]byte, 0, 200*len(events))
+	var e []byte
+	for i := range events {
+		e = appendEvent(e[:0], &events[i])
+		dst = protowire.AppendTag(dst, 1, protowire.BytesType)
+		dst = protowire.AppendBytes(dst, e)
+	}
+	return dst, nil
+}
+
+func appendEvent(dst []byte, e *Event) []byte {
+	for i, v := range [...]string{e.Kind, e.WebsiteID, e.NotificationID, e.EndpointID, e.SubscriberID, e.Device, e.Language, e.Variant, e.Code} {
+		dst = wire.AppendString(dst, protowire.Number(i+1), v)
+	}
+	return wire.AppendVarint(dst, 10, uint64(e.At.UnixMilli()))
+}
+
+// appendEvents appends the events of a log record to dst; their strings
+// share one copy of data. A record with an event no store could hold (an
+// unknown kind, a time out of range) is refused whole: dst comes back as
+// it was.
+func appendEvents(dst []Event, data []byte) ([]Event, error) {
+	if len(data) > 0 && data[0] == '[' { // a message starts with a field tag, never '['
+		return appendJSONEvents(dst, data)
+	}
+	n := len(dst)
+	d := wire.NewDecoder(data)
+	err := d.Fields(data, 0, func(num protowire.Number, v []byte, at int) error {
+		if num != 1 {
+			return nil
+		}
+		e, err := decodeEvent(d, v, at)
+		if err != nil {
+			return fmt.Errorf("event %d: %w", len(dst)-n, err)
+		}
+		dst = append(dst, e)
+		return nil
+	}, nil)
+	if err != nil {
+		return dst[:n], fmt.Errorf("decoding events: %w", err)
+	}
+	return dst, nil
+}
+
+// decodeEvent reads an Event message found at offset base of d.All.
+func decodeEvent(d wire.Decoder, data []byte, base int) (Event, error) {
+	var e Event
+	var ms int64
+	strs := [...]*string{&e.Kind, &e.WebsiteID, &e.NotificationID, &e.EndpointID, &e.SubscriberID, &e.Device, &e.Language, &e.Variant, &e.Code}
+	err := d.Fields(data, base, func(num protowire.Number, v []byte, at int) error {
+		if int(num) <= len(strs) {
+			*strs[num-1] = d.Str(v, at)
+		}
+		return nil
+	}, func(num protowire.Number, v uint64) error {
+		if num == 10 {
+			ms = int64(v)
+		}
+		return nil
+	})
+	if err != nil {
+		return Event{}, err
+	}
+	return e, storable(&e, ms)
+}
+
+// storable sets e.At from Unix milliseconds and checks that every store
+// can hold e.
+func storable(e *Event, ms int64) error {
+	e.At = time.UnixMilli(ms).UTC()
+	if !kinds[e.Kind] || e.At.Before(minAt) || e.At.After(maxAt) {
+		return fmt.Errorf("kind %q at %d cannot be stored", e.Kind, ms)
+	}
+	return nil
+}
+
+// jsonEvent is an Event in a log record in JSON, as versions before the
+// wire format wrote them.
+type jsonEvent struct {
 	Kind           string `json:"k"`
 	WebsiteID      string `json:"w"`
 	NotificationID string `json:"n"`
@@ -145,41 +256,20 @@ type wireEvent struct {
 	At             int64  `json:"t"` // Unix milliseconds
 }
 
-// The times an event may carry: what every store can hold (ClickHouse's
-// DateTime ends in 2106).
-var (
-	minAt = time.Unix(0, 0)
-	maxAt = time.Date(2105, 12, 31, 0, 0, 0, 0, time.UTC)
-)
-
-// kinds are the event kinds a log record may carry.
-var kinds = map[string]bool{KindSent: true, KindFailed: true, KindExpired: true, KindDelivered: true, KindClicked: true}
-
-func encodeEvents(events []Event) ([]byte, error) {
-	w := make([]wireEvent, len(events))
-	for i, e := range events {
-		w[i] = wireEvent{e.Kind, e.WebsiteID, e.NotificationID, e.EndpointID, e.SubscriberID,
-			e.Device, e.Language, e.Variant, e.Code, e.At.UnixMilli()}
-	}
-	return json.Marshal(w)
-}
-
-// appendEvents appends the events of a log record to dst. A record with an
-// event no store could hold (an unknown kind, a time out of range) is
-// refused whole: dst comes back as it was.
-func appendEvents(dst []Event, data []byte) ([]Event, error) {
-	var w []wireEvent
+// appendJSONEvents is appendEvents for a record in JSON.
+func appendJSONEvents(dst []Event, data []byte) ([]Event, error) {
+	var w []jsonEvent
 	if err := json.Unmarshal(data, &w); err != nil {
 		return dst, fmt.Errorf("decoding events: %w", err)
 	}
 	n := len(dst)
-	for i, e := range w {
-		at := time.UnixMilli(e.At).UTC()
-		if !kinds[e.Kind] || at.Before(minAt) || at.After(maxAt) {
-			return dst[:n], fmt.Errorf("decoding events: event %d: kind %q at %d cannot be stored", i, e.Kind, e.At)
+	for i, j := range w {
+		e := Event{Kind: j.Kind, WebsiteID: j.WebsiteID, NotificationID: j.NotificationID, EndpointID: j.EndpointID,
+			SubscriberID: j.SubscriberID, Device: j.Device, Language: j.Language, Variant: j.Variant, Code: j.Code}
+		if err := storable(&e, j.At); err != nil {
+			return dst[:n], fmt.Errorf("decoding events: event %d: %w", i, err)
 		}
-		dst = append(dst, Event{Kind: e.Kind, WebsiteID: e.WebsiteID, NotificationID: e.NotificationID, EndpointID: e.EndpointID,
-			SubscriberID: e.SubscriberID, Device: e.Device, Language: e.Language, Variant: e.Variant, Code: e.Code, At: at})
+		dst = append(dst, e)
 	}
 	return dst, nil
 }

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/relaybell/relaybell/store"
+	"github.com/relaybell/relaybell/wire"
 )
 
 // A batch travels from a fan-out node to a pusher node in protobuf's wire
@@ -48,9 +49,9 @@ const batchContentType = "application/x-protobuf"
 // encodeBatch appends b's encoding to dst.
 func encodeBatch(dst []byte, b Batch) []byte {
 	dst = slices.Grow(dst, 100+300*len(b.Recipients)) // a recipient takes about 250 bytes
-	dst = appendString(dst, 1, b.NotificationID)
-	dst = appendString(dst, 2, b.WebsiteID)
-	dst = appendString(dst, 3, b.Winner)
+	dst = wire.AppendString(dst, 1, b.NotificationID)
+	dst = wire.AppendString(dst, 2, b.WebsiteID)
+	dst = wire.AppendString(dst, 3, b.Winner)
 	var r []byte
 	for i := range b.Recipients {
 		r = encodeRecipient(r[:0], &b.Recipients[i])
@@ -63,31 +64,14 @@ func encodeBatch(dst []byte, b Batch) []byte {
 func encodeRecipient(dst []byte, r *store.Recipient) []byte {
 	e, s := &r.Endpoint, &r.Subscriber
 	for i, v := range [...]string{e.ID, e.URL, e.P256dh, e.Auth, e.Device, s.ID, s.ExternalID, s.Country, s.Language, s.Timezone} {
-		dst = appendString(dst, protowire.Number(i+1), v)
+		dst = wire.AppendString(dst, protowire.Number(i+1), v)
 	}
 	for k, v := range s.Tags {
 		dst = protowire.AppendTag(dst, 11, protowire.BytesType)
-		dst = protowire.AppendVarint(dst, uint64(stringSize(1, k)+stringSize(2, v)))
-		dst = appendString(appendString(dst, 1, k), 2, v)
+		dst = protowire.AppendVarint(dst, uint64(wire.StringSize(1, k)+wire.StringSize(2, v)))
+		dst = wire.AppendString(wire.AppendString(dst, 1, k), 2, v)
 	}
 	return dst
-}
-
-// stringSize is what appendString appends.
-func stringSize(num protowire.Number, v string) int {
-	if v == "" {
-		return 0
-	}
-	return protowire.SizeTag(num) + protowire.SizeBytes(len(v))
-}
-
-// appendString appends field num unless v is empty (proto3's default).
-func appendString(dst []byte, num protowire.Number, v string) []byte {
-	if v == "" {
-		return dst
-	}
-	dst = protowire.AppendTag(dst, num, protowire.BytesType)
-	return protowire.AppendString(dst, v)
 }
 
 // maxBatchRecipients bounds the recipients of a batch a pusher takes: a
@@ -97,29 +81,29 @@ const maxBatchRecipients = 10_000
 // decodeBatch reads an encoded batch. The recipients' strings share one
 // copy of data.
 func decodeBatch(data []byte) (Batch, error) {
-	d := decoder{all: string(data)}
+	d := wire.NewDecoder(data)
 	var b Batch
 	b.Recipients = make([]store.Recipient, 0, min(len(data)/250, maxBatchRecipients))
-	err := d.fields(data, 0, func(num protowire.Number, v []byte, at int) error {
+	err := d.Fields(data, 0, func(num protowire.Number, v []byte, at int) error {
 		switch num {
 		case 1:
-			b.NotificationID = d.str(v, at)
+			b.NotificationID = d.Str(v, at)
 		case 2:
-			b.WebsiteID = d.str(v, at)
+			b.WebsiteID = d.Str(v, at)
 		case 3:
-			b.Winner = d.str(v, at)
+			b.Winner = d.Str(v, at)
 		case 4:
 			if len(b.Recipients) == maxBatchRecipients {
 				return fmt.Errorf("more than %d recipients", maxBatchRecipients)
 			}
-			r, err := d.recipient(v, at)
+			r, err := recipient(d, v, at)
 			if err != nil {
 				return err
 			}
 			b.Recipients = append(b.Recipients, r)
 		}
 		return nil
-	})
+	}, nil)
 	if err != nil {
 		return Batch{}, fmt.Errorf("decoding batch: %w", err)
 	}
@@ -133,35 +117,26 @@ func decodeBatch(data []byte) (Batch, error) {
 	return b, nil
 }
 
-// decoder reads nested messages of one buffer, turning their strings into
-// substrings of all (one allocation for the whole batch).
-type decoder struct {
-	all string
-}
-
-// str is v, found at offset at of all, as a substring of all.
-func (d decoder) str(v []byte, at int) string { return d.all[at : at+len(v)] }
-
-// recipient reads a Recipient message found at offset base of all.
-func (d decoder) recipient(data []byte, base int) (store.Recipient, error) {
+// recipient reads a Recipient message found at offset base of d.All.
+func recipient(d wire.Decoder, data []byte, base int) (store.Recipient, error) {
 	var r store.Recipient
 	e, s := &r.Endpoint, &r.Subscriber
 	strs := [...]*string{&e.ID, &e.URL, &e.P256dh, &e.Auth, &e.Device, &s.ID, &s.ExternalID, &s.Country, &s.Language, &s.Timezone}
-	err := d.fields(data, base, func(num protowire.Number, v []byte, at int) error {
+	err := d.Fields(data, base, func(num protowire.Number, v []byte, at int) error {
 		switch {
 		case int(num) <= len(strs):
-			*strs[num-1] = d.str(v, at)
+			*strs[num-1] = d.Str(v, at)
 		case num == 11:
 			var k, val string
-			err := d.fields(v, at, func(num protowire.Number, v []byte, at int) error {
+			err := d.Fields(v, at, func(num protowire.Number, v []byte, at int) error {
 				switch num {
 				case 1:
-					k = d.str(v, at)
+					k = d.Str(v, at)
 				case 2:
-					val = d.str(v, at)
+					val = d.Str(v, at)
 				}
 				return nil
-			})
+			}, nil)
 			if err != nil {
 				return err
 			}
@@ -171,38 +146,7 @@ func (d decoder) recipient(data []byte, base int) (store.Recipient, error) {
 			s.Tags[k] = val
 		}
 		return nil
-	})
+	}, nil)
 	e.SubscriberID = s.ID
 	return r, err
-}
-
-// fields calls f with each length-delimited field of the message data,
-// found at offset base of all, and the value's offset in all. Fields of
-// other wire types are skipped (none is defined); a truncated field is an
-// error.
-func (d decoder) fields(data []byte, base int, f func(num protowire.Number, v []byte, at int) error) error {
-	off := 0
-	for off < len(data) {
-		num, typ, n := protowire.ConsumeTag(data[off:])
-		if n < 0 {
-			return protowire.ParseError(n)
-		}
-		off += n
-		if typ != protowire.BytesType {
-			if n = protowire.ConsumeFieldValue(num, typ, data[off:]); n < 0 {
-				return protowire.ParseError(n)
-			}
-			off += n
-			continue
-		}
-		v, n := protowire.ConsumeBytes(data[off:])
-		if n < 0 {
-			return protowire.ParseError(n)
-		}
-		if err := f(num, v, base+off+n-len(v)); err != nil {
-			return err
-		}
-		off += n
-	}
-	return nil
 }
