@@ -15,10 +15,7 @@ func TestEventsRoundTrip(t *testing.T) {
 		{Kind: KindSent, WebsiteID: "w", NotificationID: "n", EndpointID: "e1", SubscriberID: "s1", Device: "desktop", Language: "fr", Variant: "b", At: at},
 		{Kind: KindFailed, WebsiteID: "w", NotificationID: "n", EndpointID: "e2", SubscriberID: "s2", Code: "500", At: at.Add(time.Second)},
 	}
-	data, err := encodeEvents(in)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := encodeEvents(in)
 	prior := Event{Kind: KindClicked, EndpointID: "e0", At: at}
 	out, err := appendEvents([]Event{prior}, data)
 	if err != nil {
@@ -34,13 +31,7 @@ func TestEventsRoundTrip(t *testing.T) {
 func TestDecodeRefusesWhatNoStoreHolds(t *testing.T) {
 	at := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	ok := Event{Kind: KindSent, WebsiteID: "w", EndpointID: "e", At: at}
-	record := func(events ...Event) string {
-		data, err := encodeEvents(events)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(data)
-	}
+	record := func(events ...Event) string { return string(encodeEvents(events)) }
 	unknown, early, late := ok, ok, ok
 	unknown.Kind = "opened"
 	early.At = time.Unix(-1, 0)
@@ -100,10 +91,7 @@ func BenchmarkEventsDecode(b *testing.B) {
 		events[i] = e
 		js[i] = jsonEvent{e.Kind, e.WebsiteID, e.NotificationID, e.EndpointID, e.SubscriberID, e.Device, e.Language, e.Variant, e.Code, e.At.UnixMilli()}
 	}
-	wired, err := encodeEvents(events)
-	if err != nil {
-		b.Fatal(err)
-	}
+	wired := encodeEvents(events)
 	jsoned, err := json.Marshal(js)
 	if err != nil {
 		b.Fatal(err)
@@ -127,9 +115,7 @@ func BenchmarkEventsDecode(b *testing.B) {
 	b.Run("wire-encode", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := encodeEvents(events); err != nil {
-				b.Fatal(err)
-			}
+			encodeEvents(events)
 		}
 	})
 	b.Run("json-encode", func(b *testing.B) {
@@ -155,10 +141,7 @@ func FuzzDecodeEvents(f *testing.F) {
 		if err != nil {
 			return
 		}
-		again, err := encodeEvents(evs)
-		if err != nil {
-			t.Fatal(err)
-		}
+		again := encodeEvents(evs)
 		back, err := appendEvents(nil, again)
 		if err != nil {
 			t.Fatalf("re-decoding %s: %v", again, err)

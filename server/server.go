@@ -82,7 +82,6 @@ type Server struct {
 	store     store.Store
 	analytics analytics.Store
 	bus       bus.Bus
-	kafka     *kafka.Bus // the bus when it is Kafka (cluster)
 	outbox    *bus.Outbox
 	pusher    *pusher.Pusher
 	ring      ring.Ring
@@ -197,7 +196,7 @@ func (s *Server) initAnalytics(ctx context.Context) error {
 		}
 		// Events go to Kafka and reach ClickHouse through the sinks, which
 		// fan-out nodes run beside their other background work.
-		j := analytics.NewJournal(ch, s.kafka, s.logger)
+		j := analytics.NewJournal(ch, s.bus.(*kafka.Bus), s.logger) // --clickhouse needs --kafka (Validate)
 		if s.cfg.runs(Fanout) {
 			s.services = append(s.services, serviceFunc(j.Sink))
 		}
@@ -237,7 +236,7 @@ func (s *Server) initBus(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		s.bus, s.kafka = b, b
+		s.bus = b
 		s.closers = append(s.closers, b.Close)
 		return nil
 	}
