@@ -6,6 +6,7 @@ package analyticstest
 import (
 	"context"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -151,7 +152,8 @@ func testRecordAppends(t *testing.T, s analytics.Store) {
 
 // testDuplicatesCountOnce: an event recorded again (a sink's batch written
 // twice, a batch pushed again after its pusher died) counts once: the
-// breakdowns count browsers, as the funnel does.
+// breakdowns count browsers, as the funnel does, and a person's events and
+// counts hold it once.
 func testDuplicatesCountOnce(t *testing.T, s analytics.Store) {
 	events := []analytics.Event{
 		ev(analytics.KindSent, "e1", "desktop", "en", "a", ""),
@@ -167,6 +169,26 @@ func testDuplicatesCountOnce(t *testing.T, s analytics.Store) {
 		Languages: []analytics.LanguageRow{{Language: "en", Sent: 2, Clicked: 1}},
 		Errors:    []analytics.ErrorRow{{Code: "500", Count: 1}},
 	})
+	ctx := context.Background()
+	counts, err := s.PersonCounts(ctx, "w1", []string{"s-e1"})
+	if want := map[string]int64{analytics.KindSent: 1, analytics.KindClicked: 1}; err != nil || !reflect.DeepEqual(counts, want) {
+		t.Fatalf("PersonCounts = %v, %v; want %v", counts, err, want)
+	}
+	evs, err := s.PersonEvents(ctx, "w1", []string{"s-e1"}, nil, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, e := range evs {
+		if e.NotificationID != "n1" || e.EndpointID != "e1" || e.SubscriberID != "s-e1" || e.Device != "desktop" || !e.At.Equal(at) {
+			t.Fatalf("PersonEvents: %+v", e)
+		}
+		kinds = append(kinds, e.Kind)
+	}
+	slices.Sort(kinds)
+	if want := []string{analytics.KindClicked, analytics.KindSent}; !slices.Equal(kinds, want) {
+		t.Fatalf("PersonEvents kinds = %v, want each once: %v", kinds, want)
+	}
 }
 
 // testClickWithoutSend: a click whose push was not recorded as sent (failed,

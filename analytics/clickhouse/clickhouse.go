@@ -184,16 +184,19 @@ func (s *Store) Report(ctx context.Context, websiteID, notificationID string) (a
 // Close closes the connections.
 func (s *Store) Close() error { return s.conn.Close() }
 
-// PersonEvents lists the events of the website's subscribers, newest first.
+// PersonEvents lists the events of the website's subscribers, newest first,
+// each once.
 func (s *Store) PersonEvents(ctx context.Context, websiteID string, subscriberIDs, kinds []string, limit int) ([]analytics.Event, error) {
 	where, args := "", []any{websiteID, subscriberIDs}
 	if len(kinds) > 0 {
 		where, args = " AND has(?, kind)", append(args, kinds)
 	}
-	rows, err := s.conn.Query(ctx, `SELECT website_id, notification_id, endpoint_id, subscriber_id, kind,
-			device, language, variant, code, at
+	// An event written twice (the sinks are at-least-once) is listed once.
+	rows, err := s.conn.Query(ctx, `SELECT website_id, notification_id, endpoint_id, any(subscriber_id), kind,
+			any(device), any(language), any(variant), any(code), min(at) AS first
 		FROM `+s.table+` WHERE website_id = ? AND has(?, subscriber_id)`+where+`
-		ORDER BY at DESC LIMIT ?`, append(args, limit)...)
+		GROUP BY website_id, notification_id, endpoint_id, kind
+		ORDER BY first DESC LIMIT ?`, append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("reading person events: %w", err)
 	}
@@ -211,9 +214,10 @@ func (s *Store) PersonEvents(ctx context.Context, websiteID string, subscriberID
 	return out, rows.Err()
 }
 
-// PersonCounts counts the events of the website's subscribers by kind.
+// PersonCounts counts the events of the website's subscribers by kind, an
+// event written twice once.
 func (s *Store) PersonCounts(ctx context.Context, websiteID string, subscriberIDs []string) (map[string]int64, error) {
-	rows, err := s.conn.Query(ctx, `SELECT kind, count() FROM `+s.table+`
+	rows, err := s.conn.Query(ctx, `SELECT kind, uniqExact(notification_id, endpoint_id) FROM `+s.table+`
 		WHERE website_id = ? AND has(?, subscriber_id) GROUP BY kind`, websiteID, subscriberIDs)
 	if err != nil {
 		return nil, fmt.Errorf("counting person events: %w", err)

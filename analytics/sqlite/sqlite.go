@@ -134,7 +134,8 @@ func (s *Store) Report(ctx context.Context, websiteID, notificationID string) (a
 // Close closes the file.
 func (s *Store) Close() error { return s.db.Close() }
 
-// PersonEvents lists the events of the website's subscribers, newest first.
+// PersonEvents lists the events of the website's subscribers, newest first,
+// each once.
 func (s *Store) PersonEvents(ctx context.Context, websiteID string, subscriberIDs, kinds []string, limit int) ([]analytics.Event, error) {
 	ids, err := json.Marshal(subscriberIDs)
 	if err != nil {
@@ -144,11 +145,14 @@ func (s *Store) PersonEvents(ctx context.Context, websiteID string, subscriberID
 	if err != nil {
 		return nil, err
 	}
+	// An event recorded twice is listed once (the other columns come from
+	// the row of the first time, SQLite's rule for MIN).
 	rows, err := s.db.QueryContext(ctx, `SELECT website_id, notification_id, endpoint_id, subscriber_id, kind,
-			device, language, variant, code, at
+			device, language, variant, code, MIN(at) AS first
 		FROM events WHERE subscriber_id IN (SELECT value FROM json_each(?1)) AND website_id = ?2
 			AND (json_array_length(?3) = 0 OR kind IN (SELECT value FROM json_each(?3)))
-		ORDER BY at DESC, rowid DESC LIMIT ?4`, string(ids), websiteID, string(kindList), limit)
+		GROUP BY notification_id, endpoint_id, kind
+		ORDER BY first DESC, MAX(rowid) DESC LIMIT ?4`, string(ids), websiteID, string(kindList), limit)
 	if err != nil {
 		return nil, fmt.Errorf("reading person events: %w", err)
 	}
@@ -169,13 +173,14 @@ func (s *Store) PersonEvents(ctx context.Context, websiteID string, subscriberID
 	return out, rows.Err()
 }
 
-// PersonCounts counts the events of the website's subscribers by kind.
+// PersonCounts counts the events of the website's subscribers by kind, an
+// event recorded twice once.
 func (s *Store) PersonCounts(ctx context.Context, websiteID string, subscriberIDs []string) (map[string]int64, error) {
 	ids, err := json.Marshal(subscriberIDs)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT kind, count(*) FROM events
+	rows, err := s.db.QueryContext(ctx, `SELECT kind, COUNT(DISTINCT notification_id || ' ' || endpoint_id) FROM events
 		WHERE subscriber_id IN (SELECT value FROM json_each(?)) AND website_id = ? GROUP BY kind`, string(ids), websiteID)
 	if err != nil {
 		return nil, fmt.Errorf("counting person events: %w", err)
