@@ -33,12 +33,13 @@ test:
 test-short:
 	$(GO) test -short -count=1 ./...
 
-## bench: broadcasts from POST to the last push on the embedded default and the local cluster, against the bare sender (AUDIENCE=10000,100000,1000000 for all sizes)
+## bench: broadcasts from POST to the last push on the embedded default and the local cluster, against the bare sender (AUDIENCE=10000,100000,1000000 for all sizes; ROUNDS=5 for the median of 5 broadcasts)
 AUDIENCE ?= 10000,100000
 MODES ?= embedded,cluster
+ROUNDS ?= 1
 bench: build
 	$(GO) build -o bin/fakepush ./cmd/fakepush
-	./$(BIN) bench --modes $(MODES) --audience $(AUDIENCE)
+	./$(BIN) bench --modes $(MODES) --audience $(AUDIENCE) --rounds $(ROUNDS)
 
 ## bench-micro: encrypt-and-sign per push (ours against webpush-go), the stores' hot paths, the filter engine, the batch wire, the pusher against bare sends
 bench-micro:

@@ -2,8 +2,10 @@ package bench
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -57,13 +59,22 @@ type Config struct {
 	WorkDir string
 	// Log receives progress lines (default discarded).
 	Log io.Writer
+	// PushHTTP1 has the fake push service speak plain HTTP/1.1 instead of
+	// HTTPS with HTTP/2, as real push services do (FCM, Mozilla, Apple).
+	PushHTTP1 bool
+	// Rounds is how many broadcasts, each followed by a bare sender's run,
+	// are measured per mode and audience size on the same subscribers
+	// (default 1). The result is the round of the median ratio, so that one
+	// disturbed round does not make the figure.
+	Rounds int
 	// CPUProfile, when set, is where the bare sender's CPU profile is
-	// written, {node} standing for "bare-<mode>-<audience>" (the RelayBell
+	// written (the first round's), {node} standing for "bare-<mode>-<audience>" (the RelayBell
 	// nodes write theirs when RELAYBELL_CPU_PROFILE is set; see serve).
 	CPUProfile string
 }
 
-// Result is what one broadcast measured.
+// Result is what one broadcast measured: with several rounds, the one of
+// the median ratio, with the peak memory of all.
 type Result struct {
 	Mode         string
 	Audience     int
@@ -74,6 +85,7 @@ type Result struct {
 	Bare         time.Duration      // the bare sender, same audience, same fake service
 	BarePerSec   float64            // Audience / Bare
 	Ratio        float64            // PushesPerSec / BarePerSec
+	Ratios       []float64          // every round's ratio, in the order measured
 	PeakRSSMiB   map[string]float64 // peak resident memory of each RelayBell process during the broadcast
 	PeakAnonMiB  map[string]float64 // the same without file pages (SQLite's memory-mapped database)
 	StartAnonMiB map[string]float64 // anonymous memory when the broadcast began
@@ -143,11 +155,19 @@ func (r Result) String() string {
 		}
 		return strings.Join(s, ", ")
 	}
-	return fmt.Sprintf("%-8s %8d  %8.0f/s  bare %6.0f/s  ratio %.2f  first push %6s  end-to-end %8s  subscribe %8s  peak RSS (anon, from) MiB: %s\n"+
+	ratio := fmt.Sprintf("%.2f", r.Ratio)
+	if len(r.Ratios) > 1 {
+		var all []string
+		for _, v := range r.Ratios {
+			all = append(all, fmt.Sprintf("%.2f", v))
+		}
+		ratio += " (median of " + strings.Join(all, " ") + ")"
+	}
+	return fmt.Sprintf("%-8s %8d  %8.0f/s  bare %6.0f/s  ratio %s  first push %6s  end-to-end %8s  subscribe %8s  peak RSS (anon, from) MiB: %s\n"+
 		"         busy cores %.2f, CPU per push: %s\n"+
 		"         bare sender: busy cores %.2f, CPU per push: %s\n"+
 		"         pace, %% of the pushes in each tenth of the broadcast: %s",
-		r.Mode, r.Audience, r.PushesPerSec, r.BarePerSec, r.Ratio, r.FirstPush.Round(time.Millisecond),
+		r.Mode, r.Audience, r.PushesPerSec, r.BarePerSec, ratio, r.FirstPush.Round(time.Millisecond),
 		r.EndToEnd.Round(time.Millisecond), r.Subscribe.Round(time.Millisecond), strings.Join(mem, ", "),
 		r.BusyCores, perPush(r.CPU), r.BareBusyCores, perPush(r.BareCPU), paceString(r.Pace))
 }
@@ -207,22 +227,35 @@ func runOne(ctx context.Context, cfg Config, mode string, n int) (Result, error)
 	if err != nil {
 		return Result{}, err
 	}
-	fake, err := startProcess(filepath.Join(dir, "fakepush.log"), nil, cfg.FakePush, "-addr", fakeAddr)
+	push := &client{base: "http://" + fakeAddr, hc: http.DefaultClient}
+	args := []string{"-addr", fakeAddr}
+	var nodeEnv []string // what the RelayBell processes need to reach it
+	var pushTLSConfig *tls.Config
+	if !cfg.PushHTTP1 {
+		t, err := newPushTLS(dir)
+		if err != nil {
+			return Result{}, err
+		}
+		push = &client{base: "https://" + fakeAddr, hc: &http.Client{Transport: &http.Transport{TLSClientConfig: t.config}}}
+		args = append(args, "-tls-cert", t.certFile, "-tls-key", t.keyFile)
+		nodeEnv = append(nodeEnv, "SSL_CERT_FILE="+t.certFile)
+		pushTLSConfig = t.config
+	}
+	fake, err := startProcess(filepath.Join(dir, "fakepush.log"), nil, cfg.FakePush, args...)
 	if err != nil {
 		return Result{}, fmt.Errorf("starting the fake push service: %w", err)
 	}
 	defer stopProcess(fake)
-	push := &client{base: "http://" + fakeAddr}
-	if err := WaitHTTP(ctx, push.base+"/count"); err != nil {
+	if err := waitHTTP(ctx, push.hc, push.base+"/count"); err != nil {
 		return Result{}, err
 	}
 
 	var d *deployment
 	switch mode {
 	case Embedded:
-		d, err = startEmbedded(ctx, cfg, dir, fakeAddr)
+		d, err = startEmbedded(ctx, cfg, dir, fakeAddr, nodeEnv)
 	case Cluster:
-		d, err = startCluster(ctx, cfg, dir, fakeAddr)
+		d, err = startCluster(ctx, cfg, dir, fakeAddr, nodeEnv)
 	default:
 		err = fmt.Errorf("unknown mode %q", mode)
 	}
@@ -231,7 +264,7 @@ func runOne(ctx context.Context, cfg Config, mode string, n int) (Result, error)
 	}
 	defer d.stop()
 
-	api := &client{base: d.apis[0]}
+	api := &client{base: d.apis[0], hc: http.DefaultClient}
 	var site struct {
 		ProjectID      string `json:"projectId"`
 		APIKey         string `json:"apiKey"`
@@ -252,38 +285,77 @@ func runOne(ctx context.Context, cfg Config, mode string, n int) (Result, error)
 	res.Subscribe = time.Since(start)
 	fmt.Fprintf(cfg.Log, "%s %d: subscribed in %s\n", mode, n, res.Subscribe.Round(time.Millisecond))
 
-	before, err := count(push)
+	b, err := newBare(push, n)
 	if err != nil {
 		return Result{}, err
+	}
+	rounds := make([]Result, max(cfg.Rounds, 1))
+	for i := range rounds {
+		rounds[i] = res
+		r := &rounds[i]
+		if err := broadcast(ctx, r, api, site.APIKey, push, d, fake.Pid); err != nil {
+			return Result{}, err
+		}
+		profile := ""
+		if i == 0 {
+			profile = cfg.CPUProfile
+		}
+		stopProfile, err := startProfile(profile, "bare-"+mode+"-"+strconv.Itoa(n))
+		if err != nil {
+			return Result{}, err
+		}
+		bareCPU := startCPU(map[string]int{"fakepush": fake.Pid, "bench": os.Getpid()})
+		r.Bare, err = b.send(ctx, cfg.Concurrency, pushTLSConfig)
+		stopProfile()
+		if err != nil {
+			return Result{}, err
+		}
+		r.BareCPU, r.BareBusyCores = bareCPU()
+		r.BarePerSec = float64(n) / r.Bare.Seconds()
+		r.Ratio = r.PushesPerSec / r.BarePerSec
+		if len(rounds) > 1 {
+			fmt.Fprintf(cfg.Log, "%s %d: round %d of %d: ratio %.2f\n", mode, n, i+1, len(rounds), r.Ratio)
+		}
+	}
+	return medianRound(rounds), nil
+}
+
+// broadcast sends a broadcast to every subscriber of the website and
+// measures it into r, until the fake push service has received them all.
+func broadcast(ctx context.Context, r *Result, api *client, apiKey string, push *client, d *deployment, fakePid int) error {
+	n := r.Audience
+	before, err := count(push)
+	if err != nil {
+		return err
 	}
 	var sent struct {
 		NotificationID string `json:"notificationId"`
 	}
-	res.StartAnonMiB = map[string]float64{}
+	r.StartAnonMiB = map[string]float64{}
 	for name, pid := range d.procs {
-		_, res.StartAnonMiB[name] = residentMiB(pid)
+		_, r.StartAnonMiB[name] = residentMiB(pid)
 	}
 	mem := sampleMemory(d.procs)
-	others := map[string]int{"fakepush": fake.Pid}
+	others := map[string]int{"fakepush": fakePid}
 	maps.Copy(others, d.others)
 	cpu := startCPU(d.procs, others)
-	start = time.Now()
-	if err := api.do("POST", "/api/v1/notifications", site.APIKey, map[string]any{"title": broadcastTitle, "body": broadcastBody}, 202, &sent); err != nil {
-		return Result{}, err
+	start := time.Now()
+	if err := api.do("POST", "/api/v1/notifications", apiKey, map[string]any{"title": broadcastTitle, "body": broadcastBody}, 202, &sent); err != nil {
+		return err
 	}
 	deadline := time.Now().Add(time.Minute + time.Duration(n)*time.Millisecond)
 	var samples []sample
 	for {
 		got, err := count(push)
 		if err != nil {
-			return Result{}, err
+			return err
 		}
 		samples = append(samples, sample{time.Since(start), got - before})
 		if got-before >= n {
 			break
 		}
 		if time.Now().After(deadline) {
-			return Result{}, fmt.Errorf("only %d of %d pushes arrived", got-before, n)
+			return fmt.Errorf("only %d of %d pushes arrived", got-before, n)
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
@@ -293,35 +365,37 @@ func runOne(ctx context.Context, cfg Config, mode string, n int) (Result, error)
 		Last     time.Time `json:"last"`
 	}
 	if err := push.do("GET", "/stats?notification="+sent.NotificationID, "", nil, 200, &st); err != nil {
-		return Result{}, err
+		return err
 	}
 	if st.Browsers != n {
-		return Result{}, fmt.Errorf("%d of %d browsers got the broadcast", st.Browsers, n)
+		return fmt.Errorf("%d of %d browsers got the broadcast", st.Browsers, n)
 	}
-	res.PeakRSSMiB, res.PeakAnonMiB = mem()
-	res.CPU, res.BusyCores = cpu()
-	res.FirstPush, res.EndToEnd = st.First.Sub(start), st.Last.Sub(start)
-	res.PushesPerSec = float64(n) / res.EndToEnd.Seconds()
-	res.Pace = pace(samples, res.EndToEnd, n)
+	r.PeakRSSMiB, r.PeakAnonMiB = mem()
+	r.CPU, r.BusyCores = cpu()
+	r.FirstPush, r.EndToEnd = st.First.Sub(start), st.Last.Sub(start)
+	r.PushesPerSec = float64(n) / r.EndToEnd.Seconds()
+	r.Pace = pace(samples, r.EndToEnd, n)
+	return nil
+}
 
-	b, err := newBare(push, n)
-	if err != nil {
-		return Result{}, err
+// medianRound returns the round of the median ratio (the lower of the two
+// middle ones for an even count) with every round's ratio and the peak
+// memory of all of them.
+func medianRound(rounds []Result) Result {
+	byRatio := slices.Clone(rounds)
+	slices.SortStableFunc(byRatio, func(a, b Result) int { return cmp.Compare(a.Ratio, b.Ratio) })
+	out := byRatio[(len(byRatio)-1)/2]
+	out.PeakRSSMiB, out.PeakAnonMiB = map[string]float64{}, map[string]float64{}
+	for _, r := range rounds {
+		out.Ratios = append(out.Ratios, r.Ratio)
+		for name, v := range r.PeakRSSMiB {
+			out.PeakRSSMiB[name] = max(out.PeakRSSMiB[name], v)
+		}
+		for name, v := range r.PeakAnonMiB {
+			out.PeakAnonMiB[name] = max(out.PeakAnonMiB[name], v)
+		}
 	}
-	stopProfile, err := startProfile(cfg.CPUProfile, "bare-"+mode+"-"+strconv.Itoa(n))
-	if err != nil {
-		return Result{}, err
-	}
-	bareCPU := startCPU(map[string]int{"fakepush": fake.Pid, "bench": os.Getpid()})
-	res.Bare, err = b.send(ctx, cfg.Concurrency)
-	stopProfile()
-	if err != nil {
-		return Result{}, err
-	}
-	res.BareCPU, res.BareBusyCores = bareCPU()
-	res.BarePerSec = float64(n) / res.Bare.Seconds()
-	res.Ratio = res.PushesPerSec / res.BarePerSec
-	return res, nil
+	return out
 }
 
 const (
@@ -330,12 +404,12 @@ const (
 	broadcastBody  = "A broadcast"
 )
 
-func startEmbedded(ctx context.Context, cfg Config, dir, fakeAddr string) (*deployment, error) {
+func startEmbedded(ctx context.Context, cfg Config, dir, fakeAddr string, env []string) (*deployment, error) {
 	addr, err := FreeAddr()
 	if err != nil {
 		return nil, err
 	}
-	p, err := startProcess(filepath.Join(dir, "relaybell.log"), nil, cfg.Relaybell, "serve",
+	p, err := startProcess(filepath.Join(dir, "relaybell.log"), env, cfg.Relaybell, "serve",
 		"--http", addr, "--data", filepath.Join(dir, "data"), "--admin-token", adminToken,
 		"--push-allow-hosts", fakeAddr, "--log-level", "warn", "--review-threshold", "-1")
 	if err != nil {
@@ -349,7 +423,7 @@ func startEmbedded(ctx context.Context, cfg Config, dir, fakeAddr string) (*depl
 	return d, nil
 }
 
-func startCluster(ctx context.Context, cfg Config, dir, fakeAddr string) (*deployment, error) {
+func startCluster(ctx context.Context, cfg Config, dir, fakeAddr string, nodeEnv []string) (*deployment, error) {
 	b := make([]byte, 5)
 	rand.Read(b)
 	schema := "rb_bench_" + hex.EncodeToString(b)
@@ -367,6 +441,7 @@ func startCluster(ctx context.Context, cfg Config, dir, fakeAddr string) (*deplo
 		"RELAYBELL_LOG_LEVEL=warn",
 		"RELAYBELL_REVIEW_THRESHOLD=-1", // a benchmark's broadcast is not held for review
 	}
+	env = append(env, nodeEnv...)
 	script := func(arg string) error {
 		cmd := exec.CommandContext(ctx, cfg.ClusterScript, arg)
 		cmd.Env = append(os.Environ(), env...)
@@ -501,9 +576,14 @@ func newBare(push *client, n int) (*bare, error) {
 }
 
 // send pushes to every browser, concurrency pushes in flight over one
-// client, as the pusher does, and returns how long that took.
-func (b *bare) send(ctx context.Context, concurrency int) (time.Duration, error) {
-	c, err := webpush.NewClient(webpush.WithMaxPerOrigin(concurrency))
+// client, as the pusher does, and returns how long that took. tlsConfig
+// is the client's (nil: the system's roots).
+func (b *bare) send(ctx context.Context, concurrency int, tlsConfig *tls.Config) (time.Duration, error) {
+	opts := []webpush.Option{webpush.WithMaxPerOrigin(concurrency)}
+	if tlsConfig != nil {
+		opts = append(opts, webpush.WithTLSConfig(tlsConfig))
+	}
+	c, err := webpush.NewClient(opts...)
 	if err != nil {
 		return 0, err
 	}
@@ -739,9 +819,13 @@ func stopProcess(p *os.Process) {
 
 // WaitHTTP polls u until it answers 200, for at most 30 s.
 func WaitHTTP(ctx context.Context, u string) error {
+	return waitHTTP(ctx, http.DefaultClient, u)
+}
+
+func waitHTTP(ctx context.Context, hc *http.Client, u string) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		resp, err := http.Get(u)
+		resp, err := hc.Get(u)
 		if err == nil {
 			io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
@@ -766,7 +850,10 @@ func FreeAddr() (string, error) {
 	return ln.Addr().String(), nil
 }
 
-type client struct{ base string }
+type client struct {
+	base string
+	hc   *http.Client
+}
 
 func (c *client) do(method, path, token string, body any, want int, out any) error {
 	var rd io.Reader
@@ -785,7 +872,7 @@ func (c *client) do(method, path, token string, body any, want int, out any) err
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := c.hc.Do(req)
 	if err != nil {
 		return err
 	}

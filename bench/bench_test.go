@@ -4,6 +4,7 @@ import (
 	"context"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 )
@@ -20,26 +21,60 @@ func TestBenchMeasuresEmbeddedBroadcast(t *testing.T) {
 			t.Fatalf("building %s: %v\n%s", cmd, err, out)
 		}
 	}
-	results, err := Run(context.Background(), Config{
-		Modes: []string{Embedded}, Audiences: []int{300},
-		Relaybell: filepath.Join(dir, "relaybell"), FakePush: filepath.Join(dir, "fakepush"), Concurrency: 32,
-	})
-	if err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		name   string
+		http1  bool
+		rounds int
+	}{
+		{"HTTPS and HTTP/2, two rounds", false, 2},
+		{"HTTP/1.1", true, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			results, err := Run(context.Background(), Config{
+				Modes: []string{Embedded}, Audiences: []int{300}, Rounds: tc.rounds, PushHTTP1: tc.http1,
+				Relaybell: filepath.Join(dir, "relaybell"), FakePush: filepath.Join(dir, "fakepush"), Concurrency: 32,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := results[0]
+			if len(results) != 1 || r.Mode != Embedded || r.Audience != 300 || r.PushesPerSec <= 0 || r.BarePerSec <= 0 ||
+				r.FirstPush <= 0 || r.FirstPush > r.EndToEnd || r.PeakRSSMiB["relaybell"] <= 0 || r.PeakAnonMiB["relaybell"] <= 0 {
+				t.Fatalf("results %+v", results)
+			}
+			if len(r.Ratios) != tc.rounds || !slices.Contains(r.Ratios, r.Ratio) || r.Ratio != r.PushesPerSec/r.BarePerSec {
+				t.Fatalf("ratio %v of rounds %v (%v/s against %v/s)", r.Ratio, r.Ratios, r.PushesPerSec, r.BarePerSec)
+			}
+			var paced float64
+			for _, v := range r.Pace {
+				paced += v
+			}
+			if paced < 99.99 || paced > 100.01 {
+				t.Fatalf("pace %v adds up to %v%%", r.Pace, paced)
+			}
+			t.Log(r)
+		})
 	}
-	r := results[0]
-	if len(results) != 1 || r.Mode != Embedded || r.Audience != 300 || r.PushesPerSec <= 0 || r.BarePerSec <= 0 ||
-		r.FirstPush <= 0 || r.FirstPush > r.EndToEnd || r.PeakRSSMiB["relaybell"] <= 0 || r.PeakAnonMiB["relaybell"] <= 0 {
-		t.Fatalf("results %+v", results)
+}
+
+func TestMedianRound(t *testing.T) {
+	rounds := []Result{
+		{Ratio: 0.9, PeakAnonMiB: map[string]float64{"a": 10}, PeakRSSMiB: map[string]float64{"a": 20}},
+		{Ratio: 0.5, PeakAnonMiB: map[string]float64{"a": 30}, PeakRSSMiB: map[string]float64{"a": 40}},
+		{Ratio: 0.7, FirstPush: time.Second, PeakAnonMiB: map[string]float64{"a": 5}, PeakRSSMiB: map[string]float64{"a": 50}},
+		{Ratio: 0.6, PeakAnonMiB: map[string]float64{"a": 1}, PeakRSSMiB: map[string]float64{"a": 1}},
 	}
-	var paced float64
-	for _, v := range r.Pace {
-		paced += v
+	got := medianRound(rounds)
+	if got.Ratio != 0.6 || !slices.Equal(got.Ratios, []float64{0.9, 0.5, 0.7, 0.6}) ||
+		got.PeakAnonMiB["a"] != 30 || got.PeakRSSMiB["a"] != 50 {
+		t.Fatalf("median of 4: %+v", got)
 	}
-	if paced < 99.99 || paced > 100.01 {
-		t.Fatalf("pace %v adds up to %v%%", r.Pace, paced)
+	if got := medianRound(rounds[:3]); got.Ratio != 0.7 || got.FirstPush != time.Second {
+		t.Fatalf("median of 3: %+v", got)
 	}
-	t.Log(r)
+	if rounds[2].PeakAnonMiB["a"] != 5 {
+		t.Fatal("medianRound changed a round's memory")
+	}
 }
 
 func TestPace(t *testing.T) {

@@ -98,10 +98,12 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	pg := fs.String("postgres", envOr("RELAYBELL_POSTGRES", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "PostgreSQL of cluster runs (a schema per run, dropped after)")
 	concurrency := fs.Int("concurrency", 256, "the bare sender's pushes in flight (the pusher's per-origin limit)")
 	workdir := fs.String("workdir", "", "keep each run's data and logs here (default: a temporary directory)")
+	rounds := fs.Int("rounds", 1, "broadcasts (each with a bare sender's run) per mode and audience size, on the same subscribers; the median ratio's round is reported")
+	http1 := fs.Bool("push-http1", false, "the fake push service speaks plain HTTP/1.1 (default: HTTPS with HTTP/2, as real push services)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cfg := bench.Config{FakePush: *fakepush, ClusterScript: *script, Postgres: *pg, Concurrency: *concurrency, WorkDir: *workdir, Log: stderr, CPUProfile: os.Getenv("RELAYBELL_CPU_PROFILE")}
+	cfg := bench.Config{FakePush: *fakepush, ClusterScript: *script, Postgres: *pg, Concurrency: *concurrency, WorkDir: *workdir, PushHTTP1: *http1, Rounds: *rounds, Log: stderr, CPUProfile: os.Getenv("RELAYBELL_CPU_PROFILE")}
 	for _, m := range splitList(*modes) {
 		if m != bench.Embedded && m != bench.Cluster {
 			return fmt.Errorf("unknown mode %q (want embedded or cluster)", m)

@@ -16,7 +16,9 @@
 //	     browsers got notification ID, how often, and when the first and last
 //	     arrived (RFC 3339, nanoseconds)
 //
-// It serves plain HTTP on loopback, so start RelayBell with
+// It serves plain HTTP on loopback, or HTTPS with HTTP/2 as real push
+// services do when given -tls-cert and -tls-key (clients must trust the
+// certificate: RelayBell reads SSL_CERT_FILE). Start RelayBell with
 // RELAYBELL_PUSH_ALLOW_HOSTS set to its address.
 package main
 
@@ -33,8 +35,17 @@ import (
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8089", "listen address")
+	certFile := flag.String("tls-cert", "", "serve HTTPS and HTTP/2 with this certificate (PEM), as real push services do")
+	keyFile := flag.String("tls-key", "", "the certificate's private key (PEM)")
 	flag.Parse()
-	push := webpushtest.NewHandler("http://" + *addr)
+	if (*certFile == "") != (*keyFile == "") {
+		log.Fatal("-tls-cert and -tls-key go together")
+	}
+	scheme := "http"
+	if *certFile != "" {
+		scheme = "https"
+	}
+	push := webpushtest.NewHandler(scheme + "://" + *addr)
 	mux := http.NewServeMux()
 	mux.Handle("/push/", push)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
@@ -95,7 +106,10 @@ func main() {
 		enc.SetIndent("", "  ")
 		enc.Encode(out)
 	})
-	log.Printf("fake push service on http://%s", *addr)
+	log.Printf("fake push service on %s://%s", scheme, *addr)
+	if *certFile != "" {
+		log.Fatal(http.ListenAndServeTLS(*addr, *certFile, *keyFile, mux))
+	}
 	log.Fatal(http.ListenAndServe(*addr, mux))
 }
 
