@@ -86,6 +86,7 @@ type Result struct {
 	BarePerSec   float64            // Audience / Bare
 	Ratio        float64            // PushesPerSec / BarePerSec
 	Ratios       []float64          // every round's ratio, in the order measured
+	Protocols    map[string]int     // the broadcast's pushes by HTTP version, as the fake service got them
 	PeakRSSMiB   map[string]float64 // peak resident memory of each RelayBell process during the broadcast
 	PeakAnonMiB  map[string]float64 // the same without file pages (SQLite's memory-mapped database)
 	StartAnonMiB map[string]float64 // anonymous memory when the broadcast began
@@ -166,10 +167,10 @@ func (r Result) String() string {
 	return fmt.Sprintf("%-8s %8d  %8.0f/s  bare %6.0f/s  ratio %s  first push %6s  end-to-end %8s  subscribe %8s  peak RSS (anon, from) MiB: %s\n"+
 		"         busy cores %.2f, CPU per push: %s\n"+
 		"         bare sender: busy cores %.2f, CPU per push: %s\n"+
-		"         pace, %% of the pushes in each tenth of the broadcast: %s",
+		"         pace, %% of the pushes in each tenth of the broadcast: %s; pushes by protocol %v",
 		r.Mode, r.Audience, r.PushesPerSec, r.BarePerSec, ratio, r.FirstPush.Round(time.Millisecond),
 		r.EndToEnd.Round(time.Millisecond), r.Subscribe.Round(time.Millisecond), strings.Join(mem, ", "),
-		r.BusyCores, perPush(r.CPU), r.BareBusyCores, perPush(r.BareCPU), paceString(r.Pace))
+		r.BusyCores, perPush(r.CPU), r.BareBusyCores, perPush(r.BareCPU), paceString(r.Pace), r.Protocols)
 }
 
 func paceString(p [10]float64) string {
@@ -360,9 +361,10 @@ func broadcast(ctx context.Context, r *Result, api *client, apiKey string, push 
 		time.Sleep(25 * time.Millisecond)
 	}
 	var st struct {
-		Browsers int       `json:"browsers"`
-		First    time.Time `json:"first"`
-		Last     time.Time `json:"last"`
+		Browsers  int            `json:"browsers"`
+		Protocols map[string]int `json:"protocols"`
+		First     time.Time      `json:"first"`
+		Last      time.Time      `json:"last"`
 	}
 	if err := push.do("GET", "/stats?notification="+sent.NotificationID, "", nil, 200, &st); err != nil {
 		return err
@@ -370,6 +372,7 @@ func broadcast(ctx context.Context, r *Result, api *client, apiKey string, push 
 	if st.Browsers != n {
 		return fmt.Errorf("%d of %d browsers got the broadcast", st.Browsers, n)
 	}
+	r.Protocols = st.Protocols
 	r.PeakRSSMiB, r.PeakAnonMiB = mem()
 	r.CPU, r.BusyCores = cpu()
 	r.FirstPush, r.EndToEnd = st.First.Sub(start), st.Last.Sub(start)

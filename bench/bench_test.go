@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"maps"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -25,9 +26,10 @@ func TestBenchMeasuresEmbeddedBroadcast(t *testing.T) {
 		name   string
 		http1  bool
 		rounds int
+		proto  string
 	}{
-		{"HTTPS and HTTP/2, two rounds", false, 2},
-		{"HTTP/1.1", true, 1},
+		{"HTTPS and HTTP/2, two rounds", false, 2, "HTTP/2.0"},
+		{"HTTP/1.1", true, 1, "HTTP/1.1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			results, err := Run(context.Background(), Config{
@@ -44,6 +46,9 @@ func TestBenchMeasuresEmbeddedBroadcast(t *testing.T) {
 			}
 			if len(r.Ratios) != tc.rounds || !slices.Contains(r.Ratios, r.Ratio) || r.Ratio != r.PushesPerSec/r.BarePerSec {
 				t.Fatalf("ratio %v of rounds %v (%v/s against %v/s)", r.Ratio, r.Ratios, r.PushesPerSec, r.BarePerSec)
+			}
+			if !maps.Equal(r.Protocols, map[string]int{tc.proto: 300}) {
+				t.Fatalf("pushes by protocol %v, want all 300 over %s", r.Protocols, tc.proto)
 			}
 			var paced float64
 			for _, v := range r.Pace {

@@ -12,9 +12,10 @@
 //	GET  /deliveries -> [{browserId, payload, ttl, urgency}] decrypted pushes
 //	GET  /count -> {"pushes": N}: accepted pushes so far (cheap to poll)
 //	GET  /stats?notification=ID -> {"pushes", "browsers", "deliveries",
-//	     "duplicates", "first", "last"}: all accepted pushes, and how many
-//	     browsers got notification ID, how often, and when the first and last
-//	     arrived (RFC 3339, nanoseconds)
+//	     "duplicates", "protocols", "first", "last"}: all accepted pushes,
+//	     and how many browsers got notification ID, how often, over which
+//	     HTTP versions, and when the first and last arrived (RFC 3339,
+//	     nanoseconds)
 //
 // It serves plain HTTP on loopback, or HTTPS with HTTP/2 as real push
 // services do when given -tls-cert and -tls-key (clients must trust the
@@ -115,18 +116,19 @@ func main() {
 
 // Stats is what GET /stats answers.
 type Stats struct {
-	Pushes     int        `json:"pushes"`
-	Browsers   int        `json:"browsers"`
-	Deliveries int        `json:"deliveries"`
-	Duplicates int        `json:"duplicates"`
-	First      *time.Time `json:"first"`
-	Last       *time.Time `json:"last"`
+	Pushes     int            `json:"pushes"`
+	Browsers   int            `json:"browsers"`
+	Deliveries int            `json:"deliveries"`
+	Duplicates int            `json:"duplicates"`
+	Protocols  map[string]int `json:"protocols"` // deliveries by HTTP version, "HTTP/2.0": N
+	First      *time.Time     `json:"first"`
+	Last       *time.Time     `json:"last"`
 }
 
 // stats counts the deliveries of one notification, found by the
 // notificationId of the decrypted payload RelayBell sends.
 func stats(all []webpushtest.Delivery, notificationID string) Stats {
-	st := Stats{Pushes: len(all)}
+	st := Stats{Pushes: len(all), Protocols: map[string]int{}}
 	seen := map[string]bool{}
 	for _, d := range all {
 		var p struct {
@@ -136,6 +138,7 @@ func stats(all []webpushtest.Delivery, notificationID string) Stats {
 			continue
 		}
 		st.Deliveries++
+		st.Protocols[d.Proto]++
 		if seen[d.BrowserID] {
 			st.Duplicates++
 		}
