@@ -2,6 +2,7 @@ package analytics
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -27,6 +28,37 @@ type Event struct {
 	Variant        string // "a", "b" or "" when not an A/B send
 	Code           string // push service answer for failed/expired: "413", "500", "timeout", ...
 	At             time.Time
+}
+
+// The times an event may carry: what every store can hold (ClickHouse's
+// DateTime ends in 2106).
+var (
+	minAt = time.Unix(0, 0)
+	maxAt = time.Date(2105, 12, 31, 0, 0, 0, 0, time.UTC)
+)
+
+// kinds are the event kinds a store holds.
+var kinds = map[string]bool{KindSent: true, KindFailed: true, KindExpired: true, KindDelivered: true, KindClicked: true}
+
+// Check returns an error for the first of events that no store can hold:
+// an unknown kind, or a time before 1970 or after 2105. Every Record
+// refuses such a batch whole before writing any of it, so that one bad
+// event cannot fail the others it would have shared a write, a journal
+// record or a group commit with.
+func Check(events []Event) error {
+	for i := range events {
+		if err := events[i].check(); err != nil {
+			return fmt.Errorf("event %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+func (e *Event) check() error {
+	if !kinds[e.Kind] || e.At.Before(minAt) || e.At.After(maxAt) {
+		return fmt.Errorf("kind %q at %s cannot be stored", e.Kind, e.At.Format(time.RFC3339Nano))
+	}
+	return nil
 }
 
 // Report is what the notification detail shows from the event log.
@@ -70,6 +102,8 @@ type ErrorRow struct {
 // Implementations: SQLite (embedded default) and ClickHouse (cluster, where
 // nodes record through a Journal).
 type Store interface {
+	// Record writes the events, all or none; a batch with an event Check
+	// refuses is refused whole.
 	Record(ctx context.Context, events []Event) error
 	Report(ctx context.Context, websiteID, notificationID string) (Report, error)
 	// PersonEvents lists the events of the website's subscribers, newest

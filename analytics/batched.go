@@ -2,6 +2,7 @@ package analytics
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -43,9 +44,14 @@ func NewBatched(s Store, gap time.Duration, max int) *Batched {
 
 // Record queues events for the next write and waits for its outcome. If
 // ctx ends first Record returns ctx.Err(); the events may still be written.
+// Events Check refuses are refused here, so they never fail the write of
+// the others queued with them.
 func (b *Batched) Record(ctx context.Context, events []Event) error {
 	if len(events) == 0 {
 		return nil
+	}
+	if err := Check(events); err != nil {
+		return fmt.Errorf("recording events: %w", err)
 	}
 	ch := make(chan error, 1)
 	b.mu.Lock()

@@ -3,6 +3,7 @@ package analytics
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -26,6 +27,52 @@ func (s *countingStore) Record(_ context.Context, events []Event) error {
 func (s *countingStore) Report(context.Context, string, string) (Report, error) { return Report{}, nil }
 func (s *countingStore) Close() error                                           { s.closed = true; return nil }
 
+var batchedAt = time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+
+// events returns n events of kind.
+func events(kind string, n int) []Event {
+	out := make([]Event, n)
+	for i := range out {
+		out[i] = Event{Kind: kind, At: batchedAt}
+	}
+	return out
+}
+
+// TestBatchedRefusesBadEventsAlone: a Record holding an event no store can
+// hold is refused at once, and the Records queued with it are written.
+func TestBatchedRefusesBadEventsAlone(t *testing.T) {
+	under := &countingStore{}
+	b := NewBatched(under, 50*time.Millisecond, 1000)
+	defer b.Close()
+	// The first write goes at once; the next ones wait out the gap together.
+	if err := b.Record(t.Context(), events(KindSent, 1)); err != nil {
+		t.Fatal(err)
+	}
+	bad := events(KindDelivered, 2)
+	bad[1].Kind = "opened"
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	for i, evs := range [][]Event{events(KindClicked, 3), bad, events(KindExpired, 1)} {
+		wg.Go(func() { errs[i] = b.Record(t.Context(), evs) })
+	}
+	wg.Wait()
+	if errs[0] != nil || errs[1] == nil || errs[2] != nil {
+		t.Fatalf("errors %v; want only the second Record refused", errs)
+	}
+	under.mu.Lock()
+	defer under.mu.Unlock()
+	var kinds []string
+	for _, w := range under.writes {
+		for _, e := range w {
+			kinds = append(kinds, e.Kind)
+		}
+	}
+	slices.Sort(kinds)
+	if want := []string{KindClicked, KindClicked, KindClicked, KindExpired, KindSent}; !slices.Equal(kinds, want) {
+		t.Fatalf("written %v, want %v", kinds, want)
+	}
+}
+
 func TestBatchedSharesWrites(t *testing.T) {
 	under := &countingStore{}
 	b := NewBatched(under, 50*time.Millisecond, 1000)
@@ -36,7 +83,7 @@ func TestBatchedSharesWrites(t *testing.T) {
 			defer wg.Done()
 			events := make([]Event, 10)
 			for j := range events {
-				events[j] = Event{Kind: KindSent, EndpointID: string(rune('a' + i))}
+				events[j] = Event{Kind: KindSent, EndpointID: string(rune('a' + i)), At: batchedAt}
 			}
 			if err := b.Record(t.Context(), events); err != nil {
 				t.Error(err)
@@ -56,7 +103,7 @@ func TestBatchedSharesWrites(t *testing.T) {
 
 	// A failed write fails every Record it held.
 	under.err = errors.New("clickhouse down")
-	if err := b.Record(t.Context(), []Event{{Kind: KindSent}}); !errors.Is(err, under.err) {
+	if err := b.Record(t.Context(), events(KindSent, 1)); !errors.Is(err, under.err) {
 		t.Fatalf("err = %v", err)
 	}
 	under.err = nil
@@ -64,10 +111,10 @@ func TestBatchedSharesWrites(t *testing.T) {
 	// An idle store writes at once; max waiting events end the gap.
 	slow := NewBatched(&countingStore{}, time.Hour, 5)
 	start := time.Now()
-	if err := slow.Record(t.Context(), make([]Event, 1)); err != nil {
+	if err := slow.Record(t.Context(), events(KindSent, 1)); err != nil {
 		t.Fatal(err)
 	}
-	if err := slow.Record(t.Context(), make([]Event, 5)); err != nil || time.Since(start) > 10*time.Second {
+	if err := slow.Record(t.Context(), events(KindSent, 5)); err != nil || time.Since(start) > 10*time.Second {
 		t.Fatalf("a full batch waited: %v after %s", err, time.Since(start))
 	}
 	slow.Close()
@@ -76,12 +123,12 @@ func TestBatchedSharesWrites(t *testing.T) {
 	// the store.
 	lazy := &countingStore{}
 	lb := NewBatched(lazy, time.Hour, 1000)
-	if err := lb.Record(t.Context(), []Event{{Kind: KindSent}}); err != nil {
+	if err := lb.Record(t.Context(), events(KindSent, 1)); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 	defer cancel()
-	if err := lb.Record(ctx, []Event{{Kind: KindClicked}}); !errors.Is(err, context.DeadlineExceeded) {
+	if err := lb.Record(ctx, events(KindClicked, 1)); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Record during the gap: %v", err)
 	}
 	if err := lb.Close(); err != nil {

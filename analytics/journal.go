@@ -74,6 +74,9 @@ func NewJournal(st Store, log Log, logger *slog.Logger) *Journal {
 // publishTimeout (a node shutting down while Kafka is unreachable must not
 // wait for it forever).
 func (j *Journal) Record(ctx context.Context, events []Event) error {
+	if err := Check(events); err != nil {
+		return fmt.Errorf("journaling events: %w", err)
+	}
 	ctx, cancel := context.WithTimeout(ctx, publishTimeout)
 	defer cancel()
 	var chunks [][]Event
@@ -128,16 +131,6 @@ func (j *Journal) Sink(ctx context.Context) error {
 		return j.Store.Record(ctx, events)
 	})
 }
-
-// The times an event may carry: what every store can hold (ClickHouse's
-// DateTime ends in 2106).
-var (
-	minAt = time.Unix(0, 0)
-	maxAt = time.Date(2105, 12, 31, 0, 0, 0, 0, time.UTC)
-)
-
-// kinds are the event kinds a log record may carry.
-var kinds = map[string]bool{KindSent: true, KindFailed: true, KindExpired: true, KindDelivered: true, KindClicked: true}
 
 // Events travel in the log in protobuf's wire format (package wire), a
 // record holding at most recordEvents of them:
@@ -231,10 +224,7 @@ func decodeEvent(d wire.Decoder, data []byte, base int) (Event, error) {
 // can hold e.
 func storable(e *Event, ms int64) error {
 	e.At = time.UnixMilli(ms).UTC()
-	if !kinds[e.Kind] || e.At.Before(minAt) || e.At.After(maxAt) {
-		return fmt.Errorf("kind %q at %d cannot be stored", e.Kind, ms)
-	}
-	return nil
+	return e.check()
 }
 
 // jsonEvent is an Event in a log record in JSON, as versions before the

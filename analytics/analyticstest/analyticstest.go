@@ -25,6 +25,7 @@ func Run(t *testing.T, open func(t *testing.T) analytics.Store) {
 		{"Empty", testEmpty},
 		{"Isolation", testIsolation},
 		{"RecordAppends", testRecordAppends},
+		{"RecordRefusesWhatNoStoreHolds", testRecordRefuses},
 		{"ClickWithoutSend", testClickWithoutSend},
 		{"DuplicatesCountOnce", testDuplicatesCountOnce},
 		{"PersonEventsAndErase", testPersonEventsAndErase},
@@ -101,6 +102,28 @@ func testReport(t *testing.T, s analytics.Store) {
 		Languages: []analytics.LanguageRow{{Language: "unknown", Sent: 1}},
 	})
 	check(t, s, "w2", "n2", analytics.Report{})
+}
+
+// testRecordRefuses: a batch holding an event no store can hold is refused
+// whole, with nothing of it written.
+func testRecordRefuses(t *testing.T, s analytics.Store) {
+	ok := ev(analytics.KindSent, "e1", "desktop", "en", "", "")
+	unknown, early, late, zero := ok, ok, ok, ok
+	unknown.Kind = "opened"
+	early.At = time.Unix(-1, 0)
+	late.At = time.Date(2106, 1, 1, 0, 0, 0, 0, time.UTC)
+	zero.At = time.Time{}
+	for _, bad := range []analytics.Event{unknown, early, late, zero} {
+		if err := s.Record(context.Background(), []analytics.Event{ok, bad}); err == nil {
+			t.Errorf("recording kind %q at %v: no error", bad.Kind, bad.At)
+		}
+	}
+	check(t, s, "w1", "n1", analytics.Report{})
+	record(t, s, []analytics.Event{ok})
+	check(t, s, "w1", "n1", analytics.Report{
+		Devices:   []analytics.DeviceRow{{Device: "desktop", Sent: 1}},
+		Languages: []analytics.LanguageRow{{Language: "en", Sent: 1}},
+	})
 }
 
 func testEmpty(t *testing.T, s analytics.Store) {

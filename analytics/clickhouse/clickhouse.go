@@ -107,6 +107,9 @@ func (s *Store) Record(ctx context.Context, events []analytics.Event) error {
 	if len(events) == 0 {
 		return nil
 	}
+	if err := analytics.Check(events); err != nil {
+		return fmt.Errorf("recording events: %w", err)
+	}
 	batch, err := s.conn.PrepareBatch(ctx, "INSERT INTO "+s.table+" "+insertColumns)
 	if err != nil {
 		return fmt.Errorf("recording events: %w", err)

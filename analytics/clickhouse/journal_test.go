@@ -83,7 +83,8 @@ func eventually(t *testing.T, what string, cond func() (bool, string)) {
 
 // TestJournalLosesNothing: events recorded while ClickHouse refuses
 // inserts wait in Kafka and all reach it, each once; a record that is not
-// events is dropped without holding the rest back.
+// events is dropped without holding the rest back, and a batch with an
+// event no store holds is refused by Record.
 func TestJournalLosesNothing(t *testing.T) {
 	st := openStore(t)
 	defer st.Close()
@@ -121,6 +122,15 @@ func TestJournalLosesNothing(t *testing.T) {
 	down.mu.Unlock()
 	if left != 0 {
 		t.Fatalf("%d failing inserts left: the sink never met the outage", left)
+	}
+	// A batch holding an event no store can hold is refused before it is
+	// journaled: its good event never arrives.
+	bad := events[0]
+	bad.Kind = "opened"
+	good := events[0]
+	good.EndpointID = "e-good"
+	if err := j.Record(ctx, []analytics.Event{good, bad}); err == nil {
+		t.Fatal("recording an unknown kind: no error")
 	}
 	// Nothing arrives twice later either.
 	time.Sleep(2 * analytics.SinkWindow)

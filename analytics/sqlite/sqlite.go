@@ -58,6 +58,9 @@ func (s *Store) Record(ctx context.Context, events []analytics.Event) error {
 	if len(events) == 0 {
 		return nil
 	}
+	if err := analytics.Check(events); err != nil {
+		return fmt.Errorf("recording events: %w", err)
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("recording events: %w", err)
