@@ -123,12 +123,12 @@ func (a *API) handleSubscribe(r *request) error {
 	if apiErr != nil {
 		return apiErr
 	}
+	// The SDK registers on every page view of a subscribed visitor: a visit.
+	sub.Visit = store.VisitWeight
 	res, err := a.st.UpsertSubscription(r.ctx, sub)
 	if err != nil {
 		return fmt.Errorf("storing subscription: %w", err)
 	}
-	// The SDK registers on every page view of a subscribed visitor: a visit.
-	a.learnActivity(r, res.SubscriberID, store.VisitWeight)
 	status := http.StatusOK
 	if res.Created {
 		status = http.StatusCreated

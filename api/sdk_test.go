@@ -76,6 +76,11 @@ func TestSubscribe(t *testing.T) {
 	if sub.Language != "en-US" || sub.Timezone != "Europe/Paris" || sub.Country != "DE" || sub.URL != "https://shop.example/p" || sub.ExternalID != "user-1" {
 		t.Errorf("subscriber %+v", sub)
 	}
+	// Each registration is a visit, learned for smart delivery: 12:00 UTC
+	// is 13:00 in Paris.
+	if sub.SmartHour == nil || *sub.SmartHour != 13 {
+		t.Errorf("smart hour %v, want 13", sub.SmartHour)
+	}
 
 	// Same person on a phone: same subscriber, a second endpoint.
 	r = h.do("POST", path, subscribeBody(t, "https://web.push.apple.com/QGx",

@@ -184,7 +184,11 @@ type SubscriptionInput struct {
 	// SetTopics makes Topics the subscriber's whole set of opt-ins: opt-ins
 	// to other topics are removed. Without it Topics are only added.
 	SetTopics bool
-	At        time.Time
+	// Visit, when positive, is the weight of the visit this registration
+	// counts as (VisitWeight), learned into the subscriber's activity as
+	// LearnActivity does, in the registration's transaction.
+	Visit int
+	At    time.Time
 }
 
 // SubscriptionResult tells which records the registration touched.
@@ -329,7 +333,7 @@ type Store interface {
 	//
 	// UpsertSubscription registers a browser; a new endpoint (Created) adds
 	// the subscriber.created event in the same transaction. Replaces,
-	// Logout and SetTopics are described at SubscriptionInput; an endpoint
+	// Logout, SetTopics and Visit are described at SubscriptionInput; an endpoint
 	// moved by Replaces or Logout is not Created.
 	UpsertSubscription(ctx context.Context, in SubscriptionInput) (SubscriptionResult, error)
 	// DeleteSubscription is a visitor turning notifications off through

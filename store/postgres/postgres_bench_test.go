@@ -158,6 +158,12 @@ func (s *Store) recordResultsClient(ctx context.Context, notificationID string, 
 	})
 }
 
+// BenchmarkSubscribe runs storetest's registrations, with the visit
+// learned in a transaction of its own and in the registration's.
+func BenchmarkSubscribe(b *testing.B) {
+	storetest.BenchSubscribe(b, benchStore(b))
+}
+
 // BenchmarkPeople runs storetest's audience-view benchmarks
 // (RELAYBELL_BENCH_PEOPLE subscribers, default 100,000).
 func BenchmarkPeople(b *testing.B) {

@@ -100,7 +100,8 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 			shard   int
 			country = in.Country // the subscriber's, as stored
 		)
-		if target == "" {
+		newSubscriber := target == ""
+		if newSubscriber {
 			// A new subscriber holds a browser from its start.
 			target = uuid.NewString()
 			shard = store.ShardOf(target)
@@ -138,9 +139,11 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 				return err
 			}
 			res.Created = true
-			if _, err := tx.Exec(ctx, `UPDATE subscribers SET consent_at = $2 WHERE id = $1 AND consent_at IS NULL`,
-				target, at); err != nil {
-				return err
+			if !newSubscriber { // a new one has it already
+				if _, err := tx.Exec(ctx, `UPDATE subscribers SET consent_at = $2 WHERE id = $1 AND consent_at IS NULL`,
+					target, at); err != nil {
+					return err
+				}
 			}
 		} else {
 			if _, err := tx.Exec(ctx, `UPDATE endpoints SET subscriber_id = $2, shard = $3, url = $4, p256dh = $5, auth = $6,
@@ -169,6 +172,11 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 			if _, err := tx.Exec(ctx, `INSERT INTO topic_optins (topic_id, subscriber_id, created_at)
 				SELECT id, $1, $2 FROM topics WHERE website_id = $3 AND lower(slug) = ANY ($4::text[])
 				ON CONFLICT DO NOTHING`, target, at, in.WebsiteID, slugs); err != nil {
+				return err
+			}
+		}
+		if in.Visit > 0 {
+			if err := learnActivity(ctx, tx, target, at, in.Visit); err != nil {
 				return err
 			}
 		}

@@ -93,27 +93,30 @@ func (s *Store) AudienceZones(ctx context.Context, websiteID string) ([]store.Zo
 // smart_hour the heaviest hour. The subscriber row is locked first, so
 // concurrent visits of one subscriber count one after the other.
 func (s *Store) LearnActivity(ctx context.Context, subscriberID string, at time.Time, weight int) error {
-	err := s.inTx(ctx, false, func(tx pgx.Tx) error {
-		var subTZ, siteTZ string
-		err := tx.QueryRow(ctx, `SELECT s.timezone, w.timezone FROM subscribers s JOIN websites w ON w.id = s.website_id
-			WHERE s.id = $1 FOR UPDATE OF s`, subscriberID).Scan(&subTZ, &siteTZ)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO subscriber_activity (subscriber_id, hour, weight) VALUES ($1, $2, $3)
-			ON CONFLICT (subscriber_id, hour) DO UPDATE SET weight = subscriber_activity.weight + excluded.weight`,
-			subscriberID, store.LocalHour(at, subTZ, siteTZ), weight); err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, `UPDATE subscribers SET smart_hour = (SELECT hour FROM subscriber_activity
-			WHERE subscriber_id = $1 ORDER BY weight DESC, hour LIMIT 1) WHERE id = $1`, subscriberID)
-		return err
-	})
+	err := s.inTx(ctx, false, func(tx pgx.Tx) error { return learnActivity(ctx, tx, subscriberID, at, weight) })
 	if err != nil {
 		return fmt.Errorf("learning activity: %w", err)
 	}
 	return nil
+}
+
+// learnActivity is LearnActivity in tx.
+func learnActivity(ctx context.Context, tx pgx.Tx, subscriberID string, at time.Time, weight int) error {
+	var subTZ, siteTZ string
+	err := tx.QueryRow(ctx, `SELECT s.timezone, w.timezone FROM subscribers s JOIN websites w ON w.id = s.website_id
+		WHERE s.id = $1 FOR UPDATE OF s`, subscriberID).Scan(&subTZ, &siteTZ)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO subscriber_activity (subscriber_id, hour, weight) VALUES ($1, $2, $3)
+		ON CONFLICT (subscriber_id, hour) DO UPDATE SET weight = subscriber_activity.weight + excluded.weight`,
+		subscriberID, store.LocalHour(at, subTZ, siteTZ), weight); err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, `UPDATE subscribers SET smart_hour = (SELECT hour FROM subscriber_activity
+		WHERE subscriber_id = $1 ORDER BY weight DESC, hour LIMIT 1) WHERE id = $1`, subscriberID)
+	return err
 }

@@ -250,6 +250,12 @@ func (s *Store) recordResultsLoop(ctx context.Context, notificationID string, re
 	})
 }
 
+// BenchmarkSubscribe runs storetest's registrations, with the visit
+// learned in a transaction of its own and in the registration's.
+func BenchmarkSubscribe(b *testing.B) {
+	storetest.BenchSubscribe(b, benchStore(b))
+}
+
 // BenchmarkPeople runs storetest's audience-view benchmarks
 // (RELAYBELL_BENCH_PEOPLE subscribers, default 100,000).
 func BenchmarkPeople(b *testing.B) {

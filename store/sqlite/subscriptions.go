@@ -93,7 +93,8 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 			shard   int
 			country = in.Country // the subscriber's, as stored
 		)
-		if target == "" {
+		newSubscriber := target == ""
+		if newSubscriber {
 			// A new subscriber holds a browser from its start.
 			target = uuid.NewString()
 			shard = store.ShardOf(target)
@@ -132,8 +133,10 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 				return err
 			}
 			res.Created = true
-			if _, err := tx.exec(`UPDATE subscribers SET consent_at = ? WHERE id = ? AND consent_at IS NULL`, at, target); err != nil {
-				return err
+			if !newSubscriber { // a new one has it already
+				if _, err := tx.exec(`UPDATE subscribers SET consent_at = ? WHERE id = ? AND consent_at IS NULL`, at, target); err != nil {
+					return err
+				}
 			}
 		} else {
 			if _, err := tx.exec(`UPDATE endpoints SET subscriber_id = ?, shard = ?, url = ?, p256dh = ?, auth = ?,
@@ -166,6 +169,11 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 		for _, slug := range in.Topics {
 			if _, err := tx.exec(`INSERT OR IGNORE INTO topic_optins (topic_id, subscriber_id, created_at)
 				SELECT id, ?, ? FROM topics WHERE website_id = ? AND slug = ?`, target, at, in.WebsiteID, slug); err != nil {
+				return err
+			}
+		}
+		if in.Visit > 0 {
+			if err := learnActivity(tx, target, now(in.At), in.Visit); err != nil {
 				return err
 			}
 		}

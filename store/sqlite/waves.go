@@ -114,27 +114,29 @@ func (s *Store) AudienceZones(ctx context.Context, websiteID string) ([]store.Zo
 // LearnActivity adds weight to the subscriber's local hour of at and keeps
 // smart_hour the heaviest hour.
 func (s *Store) LearnActivity(ctx context.Context, subscriberID string, at time.Time, weight int) error {
-	err := s.write(ctx, func(tx wtx) error {
-		var subTZ, siteTZ string
-		err := tx.queryRow(`SELECT s.timezone, w.timezone FROM subscribers s JOIN websites w ON w.id = s.website_id
-			WHERE s.id = ?`, subscriberID).Scan(&subTZ, &siteTZ)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if _, err := tx.exec(`INSERT INTO subscriber_activity (subscriber_id, hour, weight) VALUES (?, ?, ?)
-			ON CONFLICT (subscriber_id, hour) DO UPDATE SET weight = weight + excluded.weight`,
-			subscriberID, store.LocalHour(at, subTZ, siteTZ), weight); err != nil {
-			return err
-		}
-		_, err = tx.exec(`UPDATE subscribers SET smart_hour = (SELECT hour FROM subscriber_activity
-			WHERE subscriber_id = ?1 ORDER BY weight DESC, hour LIMIT 1) WHERE id = ?1`, subscriberID)
-		return err
-	})
-	if err != nil {
+	if err := s.write(ctx, func(tx wtx) error { return learnActivity(tx, subscriberID, at, weight) }); err != nil {
 		return fmt.Errorf("learning activity: %w", err)
 	}
 	return nil
+}
+
+// learnActivity is LearnActivity in tx.
+func learnActivity(tx wtx, subscriberID string, at time.Time, weight int) error {
+	var subTZ, siteTZ string
+	err := tx.queryRow(`SELECT s.timezone, w.timezone FROM subscribers s JOIN websites w ON w.id = s.website_id
+		WHERE s.id = ?`, subscriberID).Scan(&subTZ, &siteTZ)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := tx.exec(`INSERT INTO subscriber_activity (subscriber_id, hour, weight) VALUES (?, ?, ?)
+		ON CONFLICT (subscriber_id, hour) DO UPDATE SET weight = weight + excluded.weight`,
+		subscriberID, store.LocalHour(at, subTZ, siteTZ), weight); err != nil {
+		return err
+	}
+	_, err = tx.exec(`UPDATE subscribers SET smart_hour = (SELECT hour FROM subscriber_activity
+		WHERE subscriber_id = ?1 ORDER BY weight DESC, hour LIMIT 1) WHERE id = ?1`, subscriberID)
+	return err
 }

@@ -397,3 +397,38 @@ func PeopleBenchSize(b *testing.B) int {
 	}
 	return 100_000
 }
+
+// BenchSubscribe registers new browsers from 32 goroutines at once, as the
+// SDK route does under a wave of visitors, each registration counting as a
+// visit: "separate" learns the visit in a transaction of its own after the
+// registration (as the API did before SubscriptionInput.Visit), "visit" in
+// the registration's.
+func BenchSubscribe(b *testing.B, s store.Store) {
+	ctx := context.Background()
+	for _, bc := range []struct {
+		name     string
+		separate bool
+	}{{"separate", true}, {"visit", false}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetParallelism(max(1, 32/runtime.GOMAXPROCS(0)))
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					in := subscription(BenchWebsite)
+					in.Visit = store.VisitWeight
+					if bc.separate {
+						in.Visit = 0
+					}
+					res, err := s.UpsertSubscription(ctx, in)
+					if err == nil && bc.separate {
+						err = s.LearnActivity(ctx, res.SubscriberID, in.At, store.VisitWeight)
+					}
+					if err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
+}

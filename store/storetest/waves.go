@@ -246,4 +246,28 @@ func testLearnActivity(t *testing.T, s store.Store) {
 	same(t, "website zone", hour(site), ptr(7))
 	// Unknown subscribers are ignored.
 	noErr(t, "LearnActivity(unknown)", s.LearnActivity(ctx, uuid.NewString(), t0, 1))
+
+	// A registration with Visit learns it in its own transaction, the
+	// first one included; one without learns nothing.
+	visit := func(in store.SubscriptionInput, utc string, weight int) store.SubscriptionResult {
+		t.Helper()
+		when, err := time.Parse(time.DateTime, utc)
+		noErr(t, "parse", err)
+		in.At, in.Visit = when, weight
+		return subscribe(t, s, in)
+	}
+	first := subscription(w.Website.ID)
+	first.Timezone = "America/New_York"
+	v := visit(first, "2025-07-01 13:10:00", store.VisitWeight)
+	same(t, "after registering", hour(v), ptr(9))
+	visit(first, "2025-07-02 23:30:00", store.VisitWeight)
+	visit(first, "2025-07-03 23:10:00", store.VisitWeight)
+	same(t, "after two visits at 19:xx", hour(v), ptr(19))
+	visit(first, "2025-07-04 13:10:00", 0)
+	visit(first, "2025-07-05 13:10:00", 0)
+	same(t, "after registrations without a visit", hour(v), ptr(19))
+	quiet := visit(subscription(w.Website.ID), "2025-07-01 13:10:00", 0)
+	if h := hour(quiet); h != nil {
+		t.Fatalf("smart hour %d after a registration without a visit", *h)
+	}
 }
