@@ -33,10 +33,10 @@ test:
 test-short:
 	$(GO) test -short -count=1 ./...
 
-## bench: broadcasts from POST to the last push on the embedded default and the local cluster, against the bare sender (AUDIENCE=10000,100000,1000000 for all sizes; ROUNDS=5 for the median of 5 broadcasts)
+## bench: broadcasts from POST to the last push on the embedded default and the local cluster, against the bare sender (AUDIENCE=10000,100000,1000000 for all sizes; ROUNDS=N for the median of N broadcasts, default 3)
 AUDIENCE ?= 10000,100000
 MODES ?= embedded,cluster
-ROUNDS ?= 1
+ROUNDS ?= 3
 bench: build
 	$(GO) build -o bin/fakepush ./cmd/fakepush
 	./$(BIN) bench --modes $(MODES) --audience $(AUDIENCE) --rounds $(ROUNDS)
