@@ -42,9 +42,11 @@ var kinds = map[string]bool{KindSent: true, KindFailed: true, KindExpired: true,
 
 // Check returns an error for the first of events that no store can hold:
 // an unknown kind, or a time before 1970 or after 2105. Every Record
-// refuses such a batch whole before writing any of it, so that one bad
-// event cannot fail the others it would have shared a write, a journal
-// record or a group commit with.
+// refuses such a batch whole before writing or journaling any of it, so
+// that it cannot fail the events of other Record calls it would have
+// shared a journal record or a group commit with (a caller that puts the
+// events of several pieces of work in one call, as the pusher's recorder
+// does, still has them all refused together).
 func Check(events []Event) error {
 	for i := range events {
 		if err := events[i].check(); err != nil {
@@ -102,8 +104,8 @@ type ErrorRow struct {
 // Implementations: SQLite (embedded default) and ClickHouse (cluster, where
 // nodes record through a Journal).
 type Store interface {
-	// Record writes the events, all or none; a batch with an event Check
-	// refuses is refused whole.
+	// Record writes the events; a batch with an event Check refuses is
+	// refused whole, with nothing written.
 	Record(ctx context.Context, events []Event) error
 	Report(ctx context.Context, websiteID, notificationID string) (Report, error)
 	// PersonEvents lists the events of the website's subscribers, newest

@@ -381,9 +381,10 @@ func (a *API) handlePing(kind string) func(r *request) error {
 	}
 }
 
-// learnActivity counts a visit or click toward the subscriber's most
-// active hour (smart time). The request's own work is stored already, so a
-// failure here is logged, not answered.
+// learnActivity counts a click toward the subscriber's most active hour
+// (smart time). The click is stored already, so a failure here is logged,
+// not answered. (A registration's visit is learned in its own transaction:
+// SubscriptionInput.Visit.)
 func (a *API) learnActivity(r *request, subscriberID string, weight int) {
 	if err := a.st.LearnActivity(r.ctx, subscriberID, r.now, weight); err != nil {
 		a.log.Warn("learning activity", "request_id", r.id, "subscriber_id", subscriberID, "err", err)

@@ -17,8 +17,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
-	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,10 +24,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/relaybell/relaybell/notification"
-	"github.com/relaybell/relaybell/store"
 	"github.com/relaybell/relaybell/store/postgres"
-	"github.com/relaybell/relaybell/webpush"
 )
 
 // Modes a run can measure.
@@ -74,22 +69,27 @@ type Config struct {
 }
 
 // Result is what one broadcast measured: with several rounds, the one of
-// the median ratio, with the peak memory of all.
+// the median ratio, with the peak memory of all. Each broadcast and each
+// bare sender's run starts once the work before it is done and the
+// machine is quiet.
 type Result struct {
 	Mode         string
 	Audience     int
-	Subscribe    time.Duration      // subscribing the audience through the SDK route
-	FirstPush    time.Duration      // POST to the first push the fake service received
-	EndToEnd     time.Duration      // POST to the last push received
-	PushesPerSec float64            // Audience / EndToEnd
-	Bare         time.Duration      // the bare sender, same audience, same fake service
-	BarePerSec   float64            // Audience / Bare
-	Ratio        float64            // PushesPerSec / BarePerSec
-	Ratios       []float64          // every round's ratio, in the order measured
-	Protocols    map[string]int     // the broadcast's pushes by HTTP version, as the fake service got them
-	PeakRSSMiB   map[string]float64 // peak resident memory of each RelayBell process during the broadcast
-	PeakAnonMiB  map[string]float64 // the same without file pages (SQLite's memory-mapped database)
-	StartAnonMiB map[string]float64 // anonymous memory when the broadcast began
+	Subscribe    time.Duration  // subscribing the audience through the SDK route
+	FirstPush    time.Duration  // POST to the first push the fake service received
+	EndToEnd     time.Duration  // POST to the last push received
+	PushesPerSec float64        // Audience / EndToEnd
+	Bare         time.Duration  // the bare sender, same audience, same fake service
+	BarePerSec   float64        // Audience / Bare
+	Ratio        float64        // PushesPerSec / BarePerSec
+	Ratios       []float64      // every round's ratio, in the order measured
+	Protocols    map[string]int // the broadcast's pushes by HTTP version, as the fake service got them
+	// BareProtocols is the same for the bare sender's pushes (of every
+	// round so far).
+	BareProtocols map[string]int
+	PeakRSSMiB    map[string]float64 // peak resident memory of each RelayBell process during the broadcasts
+	PeakAnonMiB   map[string]float64 // the same without file pages (SQLite's memory-mapped database)
+	StartAnonMiB  map[string]float64 // anonymous memory when the first broadcast began
 	// CPU is the processor time each process used during the broadcast, in
 	// seconds: the RelayBell processes, the fake push service and, for the
 	// cluster, devkafka and ClickHouse.
@@ -166,11 +166,11 @@ func (r Result) String() string {
 	}
 	return fmt.Sprintf("%-8s %8d  %8.0f/s  bare %6.0f/s  ratio %s  first push %6s  end-to-end %8s  subscribe %8s  peak RSS (anon, from) MiB: %s\n"+
 		"         busy cores %.2f, CPU per push: %s\n"+
-		"         bare sender: busy cores %.2f, CPU per push: %s\n"+
+		"         bare sender: busy cores %.2f, CPU per push: %s; pushes by protocol %v\n"+
 		"         pace, %% of the pushes in each tenth of the broadcast: %s; pushes by protocol %v",
 		r.Mode, r.Audience, r.PushesPerSec, r.BarePerSec, ratio, r.FirstPush.Round(time.Millisecond),
 		r.EndToEnd.Round(time.Millisecond), r.Subscribe.Round(time.Millisecond), strings.Join(mem, ", "),
-		r.BusyCores, perPush(r.CPU), r.BareBusyCores, perPush(r.BareCPU), paceString(r.Pace), r.Protocols)
+		r.BusyCores, perPush(r.CPU), r.BareBusyCores, perPush(r.BareCPU), r.BareProtocols, paceString(r.Pace), r.Protocols)
 }
 
 func paceString(p [10]float64) string {
@@ -286,15 +286,28 @@ func runOne(ctx context.Context, cfg Config, mode string, n int) (Result, error)
 	res.Subscribe = time.Since(start)
 	fmt.Fprintf(cfg.Log, "%s %d: subscribed in %s\n", mode, n, res.Subscribe.Round(time.Millisecond))
 
-	b, err := newBare(push, n)
+	b, err := newBare(push, n, cfg.Concurrency, pushTLSConfig)
 	if err != nil {
 		return Result{}, err
 	}
+	defer b.client.Close()
 	rounds := make([]Result, max(cfg.Rounds, 1))
 	for i := range rounds {
 		rounds[i] = res
 		r := &rounds[i]
-		if err := broadcast(ctx, r, api, site.APIKey, push, d, fake.Pid); err != nil {
+		if err := quiet(ctx, cfg.Log); err != nil {
+			return Result{}, err
+		}
+		id, err := broadcast(ctx, r, api, site.APIKey, push, d, fake.Pid)
+		if err != nil {
+			return Result{}, err
+		}
+		// What RelayBell does after the last push (recording results and
+		// events) must not run into the bare sender's time.
+		if err := finished(ctx, api, site.APIKey, id, n); err != nil {
+			return Result{}, err
+		}
+		if err := quiet(ctx, cfg.Log); err != nil {
 			return Result{}, err
 		}
 		profile := ""
@@ -306,7 +319,7 @@ func runOne(ctx context.Context, cfg Config, mode string, n int) (Result, error)
 			return Result{}, err
 		}
 		bareCPU := startCPU(map[string]int{"fakepush": fake.Pid, "bench": os.Getpid()})
-		r.Bare, err = b.send(ctx, cfg.Concurrency, pushTLSConfig)
+		r.Bare, r.BareProtocols, err = b.send(ctx)
 		stopProfile()
 		if err != nil {
 			return Result{}, err
@@ -322,12 +335,13 @@ func runOne(ctx context.Context, cfg Config, mode string, n int) (Result, error)
 }
 
 // broadcast sends a broadcast to every subscriber of the website and
-// measures it into r, until the fake push service has received them all.
-func broadcast(ctx context.Context, r *Result, api *client, apiKey string, push *client, d *deployment, fakePid int) error {
+// measures it into r, until the fake push service has received them all;
+// it returns the notification's id.
+func broadcast(ctx context.Context, r *Result, api *client, apiKey string, push *client, d *deployment, fakePid int) (string, error) {
 	n := r.Audience
 	before, err := count(push)
 	if err != nil {
-		return err
+		return "", err
 	}
 	var sent struct {
 		NotificationID string `json:"notificationId"`
@@ -342,21 +356,21 @@ func broadcast(ctx context.Context, r *Result, api *client, apiKey string, push 
 	cpu := startCPU(d.procs, others)
 	start := time.Now()
 	if err := api.do("POST", "/api/v1/notifications", apiKey, map[string]any{"title": broadcastTitle, "body": broadcastBody}, 202, &sent); err != nil {
-		return err
+		return "", err
 	}
 	deadline := time.Now().Add(time.Minute + time.Duration(n)*time.Millisecond)
 	var samples []sample
 	for {
 		got, err := count(push)
 		if err != nil {
-			return err
+			return "", err
 		}
 		samples = append(samples, sample{time.Since(start), got - before})
 		if got-before >= n {
 			break
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("only %d of %d pushes arrived", got-before, n)
+			return "", fmt.Errorf("only %d of %d pushes arrived", got-before, n)
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
@@ -367,10 +381,10 @@ func broadcast(ctx context.Context, r *Result, api *client, apiKey string, push 
 		Last      time.Time      `json:"last"`
 	}
 	if err := push.do("GET", "/stats?notification="+sent.NotificationID, "", nil, 200, &st); err != nil {
-		return err
+		return "", err
 	}
 	if st.Browsers != n {
-		return fmt.Errorf("%d of %d browsers got the broadcast", st.Browsers, n)
+		return "", fmt.Errorf("%d of %d browsers got the broadcast", st.Browsers, n)
 	}
 	r.Protocols = st.Protocols
 	r.PeakRSSMiB, r.PeakAnonMiB = mem()
@@ -378,16 +392,41 @@ func broadcast(ctx context.Context, r *Result, api *client, apiKey string, push 
 	r.FirstPush, r.EndToEnd = st.First.Sub(start), st.Last.Sub(start)
 	r.PushesPerSec = float64(n) / r.EndToEnd.Seconds()
 	r.Pace = pace(samples, r.EndToEnd, n)
-	return nil
+	return sent.NotificationID, nil
+}
+
+// finished waits until the notification is sent with all of its n pushes
+// recorded.
+func finished(ctx context.Context, api *client, apiKey, id string, n int) error {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var d struct {
+			Notification struct {
+				Status string `json:"status"`
+				Sent   int    `json:"sent"`
+			} `json:"notification"`
+		}
+		if err := api.do("GET", "/api/v1/notifications/"+id, apiKey, nil, 200, &d); err != nil {
+			return err
+		}
+		if d.Notification.Status == "sent" && d.Notification.Sent == n {
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("notification %s is %s with %d of %d pushes recorded", id, d.Notification.Status, d.Notification.Sent, n)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // medianRound returns the round of the median ratio (the lower of the two
-// middle ones for an even count) with every round's ratio and the peak
-// memory of all of them.
+// middle ones for an even count) with every round's ratio, the peak memory
+// over all of them and the memory before the first.
 func medianRound(rounds []Result) Result {
 	byRatio := slices.Clone(rounds)
 	slices.SortStableFunc(byRatio, func(a, b Result) int { return cmp.Compare(a.Ratio, b.Ratio) })
 	out := byRatio[(len(byRatio)-1)/2]
+	out.StartAnonMiB = rounds[0].StartAnonMiB
 	out.PeakRSSMiB, out.PeakAnonMiB = map[string]float64{}, map[string]float64{}
 	for _, r := range rounds {
 		out.Ratios = append(out.Ratios, r.Ratio)
@@ -534,258 +573,12 @@ func subscribe(ctx context.Context, apis []string, projectID string, subs []json
 	return firstErr
 }
 
-// bare is the bare sender: the project's webpush code alone driving the
-// fake push service, as the pusher does, to browsers of a key of its own.
-type bare struct {
-	push    *client
-	targets []*webpush.Target
-	signer  *webpush.Signer
-	payload []byte
-}
-
-// newBare creates the bare sender's n browsers on the fake push service.
-func newBare(push *client, n int) (*bare, error) {
-	key, err := webpush.GenerateVAPIDKey()
-	if err != nil {
-		return nil, err
-	}
-	raw, err := browsers(push, key.PublicKey(), n)
-	if err != nil {
-		return nil, err
-	}
-	b := &bare{push: push, targets: make([]*webpush.Target, n)}
-	for i, r := range raw {
-		var s struct {
-			Endpoint string `json:"endpoint"`
-			Keys     struct {
-				P256dh string `json:"p256dh"`
-				Auth   string `json:"auth"`
-			} `json:"keys"`
-		}
-		if err := json.Unmarshal(r, &s); err != nil {
-			return nil, err
-		}
-		if b.targets[i], err = webpush.ParseSubscription(webpush.Subscription{Endpoint: s.Endpoint, P256dh: s.Keys.P256dh, Auth: s.Keys.Auth}); err != nil {
-			return nil, err
-		}
-	}
-	if b.signer, err = webpush.NewSigner(key, "mailto:bench@relaybell.invalid"); err != nil {
-		return nil, err
-	}
-	// The payload RelayBell sends for the same broadcast.
-	content := notification.Content{Title: broadcastTitle, Body: broadcastBody, URL: "https://bench.example"}
-	b.payload, err = json.Marshal(content.Payload("00000000-0000-4000-8000-000000000000", &store.Recipient{Endpoint: store.Endpoint{ID: "00000000-0000-4000-8000-000000000001"}}, ""))
-	return b, err
-}
-
-// send pushes to every browser, concurrency pushes in flight over one
-// client, as the pusher does, and returns how long that took. tlsConfig
-// is the client's (nil: the system's roots).
-func (b *bare) send(ctx context.Context, concurrency int, tlsConfig *tls.Config) (time.Duration, error) {
-	opts := []webpush.Option{webpush.WithMaxPerOrigin(concurrency)}
-	if tlsConfig != nil {
-		opts = append(opts, webpush.WithTLSConfig(tlsConfig))
-	}
-	c, err := webpush.NewClient(opts...)
-	if err != nil {
-		return 0, err
-	}
-	defer c.Close()
-	before, err := count(b.push)
-	if err != nil {
-		return 0, err
-	}
-	n := len(b.targets)
-	start := time.Now()
-	var next, failed atomic.Int64
-	var wg sync.WaitGroup
-	for range concurrency {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				res, err := c.Send(ctx, b.targets[i], webpush.Message{Payload: b.payload, TTL: 86400, Urgency: webpush.UrgencyNormal}, b.signer)
-				if err != nil || res.StatusCode != http.StatusCreated {
-					failed.Add(1)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	if f := failed.Load(); f > 0 {
-		return 0, fmt.Errorf("bare sender: %d pushes failed", f)
-	}
-	if got, err := count(b.push); err != nil || got-before != n {
-		return 0, fmt.Errorf("bare sender: push service got %d pushes, want %d (%v)", got-before, n, err)
-	}
-	return elapsed, nil
-}
-
-// startProfile starts a CPU profile written to path, {node} replaced by
-// node, and returns what stops it; nothing when path is empty.
-func startProfile(path, node string) (stop func(), err error) {
-	if path == "" {
-		return func() {}, nil
-	}
-	f, err := os.Create(strings.ReplaceAll(path, "{node}", node))
-	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() {
-		pprof.StopCPUProfile()
-		f.Close()
-	}, nil
-}
-
 func count(push *client) (int, error) {
 	var c struct {
 		Pushes int `json:"pushes"`
 	}
 	err := push.do("GET", "/count", "", nil, 200, &c)
 	return c.Pushes, err
-}
-
-// sampleMemory samples the resident memory of each process every 50ms
-// until the returned function is called; it returns the peaks in MiB, all
-// pages and anonymous pages only.
-func sampleMemory(procs map[string]int) func() (rss, anon map[string]float64) {
-	rss, anon := map[string]float64{}, map[string]float64{}
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(50 * time.Millisecond)
-		defer t.Stop()
-		for {
-			for name, pid := range procs {
-				r, a := residentMiB(pid)
-				rss[name], anon[name] = max(rss[name], r), max(anon[name], a)
-			}
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return func() (map[string]float64, map[string]float64) {
-		close(stop)
-		<-done
-		return rss, anon
-	}
-}
-
-// startCPU starts counting the processor time of the processes and of the
-// whole machine; the returned function gives each process's seconds since
-// then and the average number of busy cores.
-func startCPU(groups ...map[string]int) func() (map[string]float64, float64) {
-	before := map[string]float64{}
-	for _, g := range groups {
-		for name, pid := range g {
-			before[name] = cpuSeconds(pid)
-		}
-	}
-	pg0 := postgresSeconds()
-	busy0, total0 := machineTicks()
-	return func() (map[string]float64, float64) {
-		used := map[string]float64{}
-		for _, g := range groups {
-			for name, pid := range g {
-				used[name] = cpuSeconds(pid) - before[name]
-			}
-		}
-		for pid, sec := range postgresSeconds() {
-			used["postgres"] += sec - pg0[pid] // a backend started since counts whole
-		}
-		busy1, total1 := machineTicks()
-		cores := 0.0
-		if total1 > total0 {
-			cores = float64(busy1-busy0) / float64(total1-total0) * float64(runtime.NumCPU())
-		}
-		return used, cores
-	}
-}
-
-// cpuSeconds is the user and system time a process has used; 0 when unknown.
-func cpuSeconds(pid int) float64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	// The fields after the command name: state is the first, utime the 12th.
-	_, rest, _ := strings.Cut(string(b), ") ")
-	f := strings.Fields(rest)
-	if len(f) < 13 {
-		return 0
-	}
-	user, _ := strconv.ParseFloat(f[11], 64)
-	sys, _ := strconv.ParseFloat(f[12], 64)
-	return (user + sys) / clockTicks
-}
-
-// postgresSeconds is the processor time of each PostgreSQL process on the
-// machine (the server and its backends), by pid.
-func postgresSeconds() map[int]float64 {
-	out := map[int]float64{}
-	dirs, _ := os.ReadDir("/proc")
-	for _, d := range dirs {
-		pid, err := strconv.Atoi(d.Name())
-		if err != nil {
-			continue
-		}
-		if comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); strings.TrimSpace(string(comm)) == "postgres" {
-			out[pid] = cpuSeconds(pid)
-		}
-	}
-	return out
-}
-
-// clockTicks is USER_HZ, the unit of /proc's times: 100 on Linux.
-const clockTicks = 100
-
-// machineTicks reads the busy and total time of all cores from /proc/stat.
-func machineTicks() (busy, total uint64) {
-	b, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return 0, 0
-	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	// cpu user nice system idle iowait irq softirq steal [guest guest_nice],
-	// the guest times being part of user and nice already.
-	f := strings.Fields(line)
-	for i, v := range f[1:min(len(f), 9)] {
-		n, _ := strconv.ParseUint(v, 10, 64)
-		total += n
-		if i != 3 && i != 4 { // idle, iowait
-			busy += n
-		}
-	}
-	return busy, total
-}
-
-// residentMiB reads a process's resident memory (VmRSS) and its anonymous
-// part (RssAnon) in MiB; 0 when unknown.
-func residentMiB(pid int) (rss, anon float64) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, 0
-	}
-	kib := func(v string) float64 {
-		n, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
-		return float64(n) / 1024
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			rss = kib(v)
-		} else if v, ok := strings.CutPrefix(line, "RssAnon:"); ok {
-			anon = kib(v)
-		}
-	}
-	return rss, anon
 }
 
 func startProcess(logPath string, env []string, bin string, args ...string) (*os.Process, error) {

@@ -50,6 +50,9 @@ func TestBenchMeasuresEmbeddedBroadcast(t *testing.T) {
 			if !maps.Equal(r.Protocols, map[string]int{tc.proto: 300}) {
 				t.Fatalf("pushes by protocol %v, want all 300 over %s", r.Protocols, tc.proto)
 			}
+			if len(r.BareProtocols) != 1 || r.BareProtocols[tc.proto] < 300 {
+				t.Fatalf("bare sender's pushes by protocol %v, want all over %s", r.BareProtocols, tc.proto)
+			}
 			var paced float64
 			for _, v := range r.Pace {
 				paced += v
@@ -64,14 +67,14 @@ func TestBenchMeasuresEmbeddedBroadcast(t *testing.T) {
 
 func TestMedianRound(t *testing.T) {
 	rounds := []Result{
-		{Ratio: 0.9, PeakAnonMiB: map[string]float64{"a": 10}, PeakRSSMiB: map[string]float64{"a": 20}},
+		{Ratio: 0.9, StartAnonMiB: map[string]float64{"a": 2}, PeakAnonMiB: map[string]float64{"a": 10}, PeakRSSMiB: map[string]float64{"a": 20}},
 		{Ratio: 0.5, PeakAnonMiB: map[string]float64{"a": 30}, PeakRSSMiB: map[string]float64{"a": 40}},
 		{Ratio: 0.7, FirstPush: time.Second, PeakAnonMiB: map[string]float64{"a": 5}, PeakRSSMiB: map[string]float64{"a": 50}},
-		{Ratio: 0.6, PeakAnonMiB: map[string]float64{"a": 1}, PeakRSSMiB: map[string]float64{"a": 1}},
+		{Ratio: 0.6, StartAnonMiB: map[string]float64{"a": 9}, PeakAnonMiB: map[string]float64{"a": 1}, PeakRSSMiB: map[string]float64{"a": 1}},
 	}
 	got := medianRound(rounds)
 	if got.Ratio != 0.6 || !slices.Equal(got.Ratios, []float64{0.9, 0.5, 0.7, 0.6}) ||
-		got.PeakAnonMiB["a"] != 30 || got.PeakRSSMiB["a"] != 50 {
+		got.PeakAnonMiB["a"] != 30 || got.PeakRSSMiB["a"] != 50 || got.StartAnonMiB["a"] != 2 {
 		t.Fatalf("median of 4: %+v", got)
 	}
 	if got := medianRound(rounds[:3]); got.Ratio != 0.7 || got.FirstPush != time.Second {

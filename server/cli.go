@@ -22,7 +22,7 @@ import (
 
 const usage = `usage:
   relaybell serve [flags]                      run the service (embedded default: every role in one process)
-  relaybell bench [--modes embedded,cluster] [--audience 10000,100000,1000000]
+  relaybell bench [--modes embedded,cluster] [--audience 10000,100000,1000000] [--rounds N] [--push-http1]
                                                measure broadcasts end to end against the bare sender
                                                (run from the repository: needs bin/fakepush and deploy/cluster.sh)
   relaybell admin website create --name N --url U [--owner-email E] [--timezone TZ] [--data DIR]
@@ -104,6 +104,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	cfg := bench.Config{FakePush: *fakepush, ClusterScript: *script, Postgres: *pg, Concurrency: *concurrency, WorkDir: *workdir, PushHTTP1: *http1, Rounds: *rounds, Log: stderr, CPUProfile: os.Getenv("RELAYBELL_CPU_PROFILE")}
+	if *rounds < 1 {
+		return fmt.Errorf("--rounds %d: at least 1", *rounds)
+	}
 	for _, m := range splitList(*modes) {
 		if m != bench.Embedded && m != bench.Cluster {
 			return fmt.Errorf("unknown mode %q (want embedded or cluster)", m)

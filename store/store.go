@@ -186,7 +186,8 @@ type SubscriptionInput struct {
 	SetTopics bool
 	// Visit, when positive, is the weight of the visit this registration
 	// counts as (VisitWeight), learned into the subscriber's activity as
-	// LearnActivity does, in the registration's transaction.
+	// LearnActivity does, in the registration's transaction: the two are
+	// stored, or fail, together.
 	Visit int
 	At    time.Time
 }

@@ -161,7 +161,7 @@ func (s *Store) recordResultsClient(ctx context.Context, notificationID string, 
 // BenchmarkSubscribe runs storetest's registrations, with the visit
 // learned in a transaction of its own and in the registration's.
 func BenchmarkSubscribe(b *testing.B) {
-	storetest.BenchSubscribe(b, benchStore(b))
+	storetest.BenchSubscribe(b, func(tb testing.TB) store.Store { return benchStore(tb) })
 }
 
 // BenchmarkPeople runs storetest's audience-view benchmarks

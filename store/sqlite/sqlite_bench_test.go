@@ -13,7 +13,7 @@ import (
 )
 
 // benchStore opens a store with storetest's bench website.
-func benchStore(b *testing.B) *Store {
+func benchStore(b testing.TB) *Store {
 	b.Helper()
 	s, err := Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"), nil)
 	if err != nil {
@@ -253,7 +253,7 @@ func (s *Store) recordResultsLoop(ctx context.Context, notificationID string, re
 // BenchmarkSubscribe runs storetest's registrations, with the visit
 // learned in a transaction of its own and in the registration's.
 func BenchmarkSubscribe(b *testing.B) {
-	storetest.BenchSubscribe(b, benchStore(b))
+	storetest.BenchSubscribe(b, func(tb testing.TB) store.Store { return benchStore(tb) })
 }
 
 // BenchmarkPeople runs storetest's audience-view benchmarks

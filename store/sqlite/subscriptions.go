@@ -40,7 +40,8 @@ import (
 // its other opt-ins are removed. A new endpoint adds the subscriber.created
 // event.
 func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInput) (store.SubscriptionResult, error) {
-	at := ms(now(in.At))
+	when := now(in.At)
+	at := ms(when)
 	var res store.SubscriptionResult
 	err := s.write(ctx, func(tx wtx) error {
 		res = store.SubscriptionResult{}
@@ -173,7 +174,7 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 			}
 		}
 		if in.Visit > 0 {
-			if err := learnActivity(tx, target, now(in.At), in.Visit); err != nil {
+			if err := learnActivity(tx, target, when, in.Visit); err != nil {
 				return err
 			}
 		}
