@@ -44,8 +44,8 @@ func TestBenchMeasuresEmbeddedBroadcast(t *testing.T) {
 				r.FirstPush <= 0 || r.FirstPush > r.EndToEnd || r.PeakRSSMiB["relaybell"] <= 0 || r.PeakAnonMiB["relaybell"] <= 0 {
 				t.Fatalf("results %+v", results)
 			}
-			if len(r.Ratios) != tc.rounds || !slices.Contains(r.Ratios, r.Ratio) || r.Ratio != r.PushesPerSec/r.BarePerSec {
-				t.Fatalf("ratio %v of rounds %v (%v/s against %v/s)", r.Ratio, r.Ratios, r.PushesPerSec, r.BarePerSec)
+			if len(r.Ratios) != tc.rounds || !slices.Contains(r.Ratios, r.Ratio) {
+				t.Fatalf("ratio %v of rounds %v", r.Ratio, r.Ratios)
 			}
 			if !maps.Equal(r.Protocols, map[string]int{tc.proto: 300}) {
 				t.Fatalf("pushes by protocol %v, want all 300 over %s", r.Protocols, tc.proto)

@@ -48,11 +48,7 @@ func quiet(ctx context.Context, log io.Writer) error {
 			return ctx.Err()
 		case <-time.After(250 * time.Millisecond):
 		}
-		busy1, total1 := machineTicks()
-		cores := 0.0
-		if total1 > total0 {
-			cores = float64(busy1-busy0) / float64(total1-total0) * float64(runtime.NumCPU())
-		}
+		cores := busyCores(busy0, total0)
 		if cores < 0.25 {
 			return nil
 		}
@@ -114,12 +110,7 @@ func startCPU(groups ...map[string]int) func() (map[string]float64, float64) {
 		for pid, sec := range postgresSeconds() {
 			used["postgres"] += sec - pg0[pid] // a backend started since counts whole
 		}
-		busy1, total1 := machineTicks()
-		cores := 0.0
-		if total1 > total0 {
-			cores = float64(busy1-busy0) / float64(total1-total0) * float64(runtime.NumCPU())
-		}
-		return used, cores
+		return used, busyCores(busy0, total0)
 	}
 }
 
@@ -159,6 +150,16 @@ func postgresSeconds() map[int]float64 {
 
 // clockTicks is USER_HZ, the unit of /proc's times: 100 on Linux.
 const clockTicks = 100
+
+// busyCores is the machine's average number of busy cores since
+// machineTicks read busy0 and total0.
+func busyCores(busy0, total0 uint64) float64 {
+	busy1, total1 := machineTicks()
+	if total1 <= total0 {
+		return 0
+	}
+	return float64(busy1-busy0) / float64(total1-total0) * float64(runtime.NumCPU())
+}
 
 // machineTicks reads the busy and total time of all cores from /proc/stat.
 func machineTicks() (busy, total uint64) {
