@@ -133,7 +133,9 @@ start() {
 
 	if [ -z "${CLICKHOUSE_ADDR:-}" ] && ! [ -f "$DIR/clickhouse.addr" ]; then
 		log "starting ClickHouse"
-		addr=$(deploy/clickhouse/start.sh "$DIR/clickhouse" | sed -n 's/^CLICKHOUSE_ADDR=//p')
+		# On the cluster's own ports: a free port picked at random could be
+		# one of this cluster's nodes', not yet listening.
+		addr=$(CLICKHOUSE_TCP_PORT=$((B + 95)) CLICKHOUSE_HTTP_PORT=$((B + 96)) deploy/clickhouse/start.sh "$DIR/clickhouse" | sed -n 's/^CLICKHOUSE_ADDR=//p')
 		[ -n "$addr" ] || { log "ClickHouse did not start"; exit 1; }
 		echo "$addr" >"$DIR/clickhouse.addr"
 	fi
