@@ -76,6 +76,7 @@ type Result struct {
 	Mode         string
 	Audience     int
 	Subscribe    time.Duration  // subscribing the audience through the SDK route
+	Settle       time.Duration  // vacuuming, analyzing and checkpointing PostgreSQL after it (cluster)
 	FirstPush    time.Duration  // POST to the first push the fake service received
 	EndToEnd     time.Duration  // POST to the last push received
 	PushesPerSec float64        // Audience / EndToEnd
@@ -164,12 +165,12 @@ func (r Result) String() string {
 		}
 		ratio += " (median of " + strings.Join(all, " ") + ")"
 	}
-	return fmt.Sprintf("%-8s %8d  %8.0f/s  bare %6.0f/s  ratio %s  first push %6s  end-to-end %8s  subscribe %8s  peak RSS (anon, from) MiB: %s\n"+
+	return fmt.Sprintf("%-8s %8d  %8.0f/s  bare %6.0f/s  ratio %s  first push %6s  end-to-end %8s  subscribe %8s (settle %s)  peak RSS (anon, from) MiB: %s\n"+
 		"         busy cores %.2f, CPU per push: %s\n"+
 		"         bare sender: busy cores %.2f, CPU per push: %s; pushes by protocol %v\n"+
 		"         pace, %% of the pushes in each tenth of the broadcast: %s; pushes by protocol %v",
 		r.Mode, r.Audience, r.PushesPerSec, r.BarePerSec, ratio, r.FirstPush.Round(time.Millisecond),
-		r.EndToEnd.Round(time.Millisecond), r.Subscribe.Round(time.Millisecond), strings.Join(mem, ", "),
+		r.EndToEnd.Round(time.Millisecond), r.Subscribe.Round(time.Millisecond), r.Settle.Round(time.Millisecond), strings.Join(mem, ", "),
 		r.BusyCores, perPush(r.CPU), r.BareBusyCores, perPush(r.BareCPU), r.BareProtocols, paceString(r.Pace), r.Protocols)
 }
 
@@ -216,6 +217,9 @@ type deployment struct {
 	apis   []string
 	procs  map[string]int // RelayBell processes: name -> pid
 	others map[string]int // the engines it runs on that the bench started
+	// settle, if set, brings the engines to the state they would reach on
+	// their own after the audience subscribed (see settle in postgres.go).
+	settle func(context.Context) error
 	stop   func()
 }
 
@@ -285,6 +289,14 @@ func runOne(ctx context.Context, cfg Config, mode string, n int) (Result, error)
 	}
 	res.Subscribe = time.Since(start)
 	fmt.Fprintf(cfg.Log, "%s %d: subscribed in %s\n", mode, n, res.Subscribe.Round(time.Millisecond))
+	if d.settle != nil {
+		start := time.Now()
+		if err := d.settle(ctx); err != nil {
+			return Result{}, err
+		}
+		res.Settle = time.Since(start)
+		fmt.Fprintf(cfg.Log, "%s %d: settled in %s\n", mode, n, res.Settle.Round(time.Millisecond))
+	}
 
 	b, err := newBare(push, n, cfg.Concurrency, pushTLSConfig)
 	if err != nil {
@@ -505,6 +517,7 @@ func startCluster(ctx context.Context, cfg Config, dir, fakeAddr string, nodeEnv
 		apis:   []string{fmt.Sprintf("http://127.0.0.1:%d", base), fmt.Sprintf("http://127.0.0.1:%d", base+1)},
 		procs:  map[string]int{},
 		others: map[string]int{},
+		settle: func(ctx context.Context) error { return settle(ctx, cfg.Postgres, schema) },
 		stop:   stop,
 	}
 	pids, _ := filepath.Glob(filepath.Join(dir, "cluster", "pids", "*.pid"))

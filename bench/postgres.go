@@ -2,6 +2,8 @@ package bench
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -15,4 +17,41 @@ func dropSchema(dsn, schema string) {
 	}
 	defer conn.Close(ctx)
 	conn.Exec(ctx, `DROP SCHEMA IF EXISTS `+pgx.Identifier{schema}.Sanitize()+` CASCADE`)
+}
+
+// settle does to a cluster run's schema, once its audience has subscribed,
+// what a PostgreSQL left to its defaults does on its own after a bulk of
+// inserts: autovacuum vacuums and analyzes the tables that grew (setting hint
+// bits and the visibility map, and giving the planner statistics), and the
+// checkpointer writes the dirty buffers out. The test machines run
+// PostgreSQL with autovacuum off, so without this the first broadcast after
+// a million registrations would pay for them.
+func settle(ctx context.Context, dsn, schema string) error {
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, `SELECT tablename FROM pg_tables WHERE schemaname = $1 ORDER BY tablename`, schema)
+	if err != nil {
+		return err
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	if len(names) == 0 {
+		return fmt.Errorf("settle: schema %s has no tables", schema)
+	}
+	tables := make([]string, len(names))
+	for i, n := range names {
+		tables[i] = pgx.Identifier{schema, n}.Sanitize()
+	}
+	if _, err := conn.Exec(ctx, `VACUUM (ANALYZE) `+strings.Join(tables, ", ")); err != nil {
+		return fmt.Errorf("settle: vacuum: %w", err)
+	}
+	if _, err := conn.Exec(ctx, `CHECKPOINT`); err != nil {
+		return fmt.Errorf("settle: checkpoint: %w", err)
+	}
+	return nil
 }
