@@ -340,7 +340,7 @@ func runOne(ctx context.Context, cfg Config, mode string, n int) (Result, error)
 		r.BarePerSec = float64(n) / r.Bare.Seconds()
 		r.Ratio = r.PushesPerSec / r.BarePerSec
 		if len(rounds) > 1 {
-			fmt.Fprintf(cfg.Log, "%s %d: round %d of %d: ratio %.2f\n", mode, n, i+1, len(rounds), r.Ratio)
+			fmt.Fprintf(cfg.Log, "%s %d: round %d of %d: ratio %.2f, first push %s\n", mode, n, i+1, len(rounds), r.Ratio, r.FirstPush.Round(time.Millisecond))
 		}
 	}
 	return medianRound(rounds), nil
