@@ -277,3 +277,75 @@ func TestParseRetryAfter(t *testing.T) {
 	f("Sun Mar  1 13:00:00 2026", time.Hour)            // asctime
 	f("Sun, 01 Mar 2026 11:00:00 GMT", 0)               // past
 }
+
+// countDials returns a dial option that counts its dials and fails the
+// ones fail says to.
+func countDials(dials *atomic.Int32, fail func(n int32) bool) webpush.Option {
+	return webpush.WithDialContext(func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if n := dials.Add(1); fail != nil && fail(n) {
+			return nil, errors.New("dial refused by the test")
+		}
+		return (&net.Dialer{}).DialContext(ctx, network, addr)
+	})
+}
+
+// sendAtOnce sends n pushes to target at once and returns how many had a
+// 201.
+func sendAtOnce(f *fixture, target *webpush.Target, n int) int {
+	var ok atomic.Int32
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			if res, err := f.client.Send(context.Background(), target, webpush.Message{}, f.signer); err == nil && res.StatusCode == 201 {
+				ok.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	return int(ok.Load())
+}
+
+// A cold origin gets one connection, shared over HTTP/2 by the requests
+// that waited for it; and again once its connections went idle. (200 at
+// once: the test server allows 250 streams a connection, and requests past
+// that open new connections, as they must.)
+func TestClientColdOriginDialsOnce(t *testing.T) {
+	var dials atomic.Int32
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	var clock atomic.Pointer[time.Time]
+	clock.Store(&now)
+	f := newFixture(t, webpush.WithMaxPerOrigin(256), countDials(&dials, nil),
+		webpush.WithClientClock(func() time.Time { return *clock.Load() }))
+	_, target := f.browser(t)
+	if got := sendAtOnce(f, target, 200); got != 200 {
+		t.Fatalf("%d of 200 delivered", got)
+	}
+	if n := dials.Load(); n != 1 {
+		t.Errorf("200 sends at once to a new origin dialed %d times, want 1", n)
+	}
+
+	// Its connection closed and the idle time passed: cold again.
+	f.client.Close()
+	later := now.Add(91 * time.Second)
+	clock.Store(&later)
+	if got := sendAtOnce(f, target, 64); got != 64 {
+		t.Fatalf("%d of 64 delivered", got)
+	}
+	if n := dials.Load(); n != 2 {
+		t.Errorf("after the idle time, dialed %d times in all, want 2", n)
+	}
+}
+
+// When the request probing a cold origin fails, the ones waiting for it go
+// out on their own.
+func TestClientColdOriginProbeFails(t *testing.T) {
+	var dials atomic.Int32
+	f := newFixture(t, webpush.WithMaxPerOrigin(8), countDials(&dials, func(n int32) bool { return n == 1 }))
+	_, target := f.browser(t)
+	if got := sendAtOnce(f, target, 8); got != 7 {
+		t.Errorf("%d of 8 delivered, want all but the probe", got)
+	}
+	if f.server.Count() != 7 {
+		t.Errorf("the push service got %d, want 7", f.server.Count())
+	}
+}

@@ -17,3 +17,6 @@ func EncryptWith(t *Target, payload, ephemeralPrivate, salt []byte) ([]byte, err
 
 // ParseRetryAfter exposes parseRetryAfter.
 func ParseRetryAfter(v string, now time.Time) time.Duration { return parseRetryAfter(v, now) }
+
+// WithClientClock sets the Client's clock.
+func WithClientClock(now func() time.Time) Option { return func(c *Client) { c.now = now } }
