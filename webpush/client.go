@@ -63,20 +63,27 @@ type originPool struct {
 	// answered is when a request last had an answer (unix nanoseconds).
 	answered atomic.Int64
 	mu       sync.Mutex
-	probe    chan struct{} // closed when the request probing a cold origin has its outcome; nil when none is out
+	probe    chan struct{} // closed when the request probing a cold origin has its answer or failed; nil when none is out
 }
 
 // idleTimeout is how long an unused connection to a push service is kept.
 // An origin that answered within it has a connection to reuse.
 const idleTimeout = 90 * time.Second
 
-// do sends req. A cold origin, one without an answer within idleTimeout and
-// so without a connection to reuse, gets one request at a time until the
-// first has its outcome: the others wait for it, and then share the
-// connection it opened (over HTTP/2). Otherwise each request waiting for a
-// connection dials its own, and all but one of the connections are thrown
-// away after their TLS handshake: 256 requests at once to a new HTTP/2
-// origin made 216 dials. If the probe fails, the waiters go as before.
+// probeWait bounds how long requests to a cold origin wait for the first
+// one's answer: a slow answer must not hold up the others for long.
+const probeWait = time.Second
+
+// do sends req. A cold origin, one that answered no request within
+// idleTimeout and so has no connection to reuse, gets one request at a
+// time until the first has its answer (or fails), at most probeWait: the
+// others wait for it and then share the connection it opened over HTTP/2.
+// Otherwise each request waiting for a connection dials its own, and all
+// but one of the connections are thrown away after their TLS handshake:
+// 256 requests at once to a new HTTP/2 origin made 204-216 dials. The
+// answer, not the connection, is what to wait for: until the server's
+// settings arrive, an HTTP/2 connection takes 100 streams, and requests
+// past those dial anew.
 func (p *originPool) do(req *http.Request) (*http.Response, error) {
 	if p.now().UnixNano()-p.answered.Load() >= int64(idleTimeout) {
 		p.mu.Lock()
@@ -93,11 +100,15 @@ func (p *originPool) do(req *http.Request) (*http.Response, error) {
 			}()
 		} else {
 			p.mu.Unlock()
+			t := time.NewTimer(probeWait)
 			select {
 			case <-wait:
+			case <-t.C:
 			case <-req.Context().Done():
+				t.Stop()
 				return nil, req.Context().Err()
 			}
+			t.Stop()
 		}
 	}
 	resp, err := p.client.Do(req)

@@ -325,7 +325,9 @@ func TestClientColdOriginDialsOnce(t *testing.T) {
 	}
 
 	// Its connection closed and the idle time passed: cold again.
+	f.server.CloseClientConnections()
 	f.client.Close()
+	time.Sleep(50 * time.Millisecond) // for the client to see the close
 	later := now.Add(91 * time.Second)
 	clock.Store(&later)
 	if got := sendAtOnce(f, target, 64); got != 64 {

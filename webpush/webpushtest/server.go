@@ -46,3 +46,7 @@ func (s *Server) HTTPClient() *http.Client { return s.srv.Client() }
 
 // Close shuts the server down, closing its connections.
 func (s *Server) Close() { s.srv.Close() }
+
+// CloseClientConnections closes every connection clients have open to the
+// server.
+func (s *Server) CloseClientConnections() { s.srv.CloseClientConnections() }
