@@ -2,8 +2,6 @@ package bench
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"maps"
 	"testing"
 
@@ -15,22 +13,17 @@ import (
 // TestSettleVacuumsAndAnalyzesTheRunsTables requires settle to vacuum and
 // analyze every table of the run's schema, and no table of another schema.
 func TestSettleVacuumsAndAnalyzesTheRunsTables(t *testing.T) {
+	schemas := []string{storetest.PostgresSchema(t), storetest.PostgresSchema(t)}
 	ctx := context.Background()
 	dsn := storetest.PostgresDSN()
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
-		t.Fatalf("PostgreSQL is needed (set RELAYBELL_TEST_POSTGRES): %v", err)
+		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	schemas := make([]string, 2)
-	for i := range schemas {
-		b := make([]byte, 5)
-		rand.Read(b)
-		schemas[i] = "rb_settle_" + hex.EncodeToString(b)
-		s := pgx.Identifier{schemas[i]}.Sanitize()
-		t.Cleanup(func() { conn.Exec(ctx, `DROP SCHEMA IF EXISTS `+s+` CASCADE`) })
+	for _, schema := range schemas {
+		s := pgx.Identifier{schema}.Sanitize()
 		for _, q := range []string{
-			`CREATE SCHEMA ` + s,
 			`CREATE TABLE ` + s + `.a (id int PRIMARY KEY)`,
 			`CREATE TABLE ` + s + `."B" (id int PRIMARY KEY)`,
 			`INSERT INTO ` + s + `.a SELECT generate_series(1, 1000)`,

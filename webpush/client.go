@@ -49,6 +49,7 @@ type Client struct {
 	timeout      time.Duration
 	dial         func(ctx context.Context, network, addr string) (net.Conn, error)
 	now          func() time.Time
+	probeWait    time.Duration
 
 	mu    sync.Mutex // guards pools; never held during I/O
 	pools map[string]*originPool
@@ -60,19 +61,25 @@ type originPool struct {
 	slots     chan struct{} // one token per request in flight
 	now       func() time.Time
 
+	probeWait time.Duration
+
 	// answered is when a request last had an answer (unix nanoseconds).
 	answered atomic.Int64
-	mu       sync.Mutex
-	probe    chan struct{} // closed when the request probing a cold origin has its answer or failed; nil when none is out
+	// http1 is set once the origin answered over HTTP/1.x: its requests
+	// don't share connections, so they don't wait for a probe.
+	http1 atomic.Bool
+	mu    sync.Mutex
+	probe chan struct{} // closed when the request probing a cold origin has its answer or failed; nil when none is out
 }
 
 // idleTimeout is how long an unused connection to a push service is kept.
-// An origin that answered within it has a connection to reuse.
+// An origin that answered within it most likely has a connection to reuse
+// (unless the push service closed it).
 const idleTimeout = 90 * time.Second
 
-// probeWait bounds how long requests to a cold origin wait for the first
-// one's answer: a slow answer must not hold up the others for long.
-const probeWait = time.Second
+// defaultProbeWait bounds how long requests to a cold origin wait for the
+// first one's answer: a slow answer must not hold up the others for long.
+const defaultProbeWait = time.Second
 
 // do sends req. A cold origin, one that answered no request within
 // idleTimeout and so has no connection to reuse, gets one request at a
@@ -85,7 +92,7 @@ const probeWait = time.Second
 // settings arrive, an HTTP/2 connection takes 100 streams, and requests
 // past those dial anew.
 func (p *originPool) do(req *http.Request) (*http.Response, error) {
-	if p.now().UnixNano()-p.answered.Load() >= int64(idleTimeout) {
+	if !p.http1.Load() && p.now().UnixNano()-p.answered.Load() >= int64(idleTimeout) {
 		p.mu.Lock()
 		wait := p.probe
 		if wait == nil {
@@ -100,7 +107,7 @@ func (p *originPool) do(req *http.Request) (*http.Response, error) {
 			}()
 		} else {
 			p.mu.Unlock()
-			t := time.NewTimer(probeWait)
+			t := time.NewTimer(p.probeWait)
 			select {
 			case <-wait:
 			case <-t.C:
@@ -114,6 +121,9 @@ func (p *originPool) do(req *http.Request) (*http.Response, error) {
 	resp, err := p.client.Do(req)
 	if err == nil {
 		p.answered.Store(p.now().UnixNano())
+		if resp.ProtoMajor < 2 && !p.http1.Load() {
+			p.http1.Store(true)
+		}
 	}
 	return resp, err
 }
@@ -153,6 +163,7 @@ func NewClient(opts ...Option) (*Client, error) {
 		timeout:      DefaultTimeout,
 		dial:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		now:          time.Now,
+		probeWait:    defaultProbeWait,
 		pools:        make(map[string]*originPool),
 	}
 	for _, opt := range opts {
@@ -213,8 +224,9 @@ func (c *Client) newPool() *originPool {
 			// A push service answers; it does not redirect. Report a 3xx as is.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
-		slots: make(chan struct{}, c.maxPerOrigin),
-		now:   c.now,
+		slots:     make(chan struct{}, c.maxPerOrigin),
+		now:       c.now,
+		probeWait: c.probeWait,
 	}
 }
 
@@ -279,11 +291,12 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 }
 
 // Close closes idle connections to every push service. Sends in flight
-// finish; a later Send opens new connections.
+// finish; a later Send opens new connections (each origin cold again).
 func (c *Client) Close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, p := range c.pools {
 		p.transport.CloseIdleConnections()
+		p.answered.Store(0)
 	}
 }

@@ -2,9 +2,12 @@ package webpush_test
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -314,7 +317,7 @@ func TestClientColdOriginDialsOnce(t *testing.T) {
 	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	var clock atomic.Pointer[time.Time]
 	clock.Store(&now)
-	f := newFixture(t, webpush.WithMaxPerOrigin(256), countDials(&dials, nil),
+	f := newFixture(t, webpush.WithMaxPerOrigin(256), countDials(&dials, nil), webpush.WithProbeWait(time.Minute),
 		webpush.WithClientClock(func() time.Time { return *clock.Load() }))
 	_, target := f.browser(t)
 	if got := sendAtOnce(f, target, 200); got != 200 {
@@ -324,10 +327,10 @@ func TestClientColdOriginDialsOnce(t *testing.T) {
 		t.Errorf("200 sends at once to a new origin dialed %d times, want 1", n)
 	}
 
-	// Its connection closed and the idle time passed: cold again.
+	// Its connections closed by the server, and the idle time passed: cold
+	// again. (Not Client.Close, which makes the origin cold by itself.)
 	f.server.CloseClientConnections()
-	f.client.Close()
-	time.Sleep(50 * time.Millisecond) // for the client to see the close
+	time.Sleep(50 * time.Millisecond) // for the client to see the close: a request sent on the dying connection fails
 	later := now.Add(91 * time.Second)
 	clock.Store(&later)
 	if got := sendAtOnce(f, target, 64); got != 64 {
@@ -339,15 +342,78 @@ func TestClientColdOriginDialsOnce(t *testing.T) {
 }
 
 // When the request probing a cold origin fails, the ones waiting for it go
-// out on their own.
+// out then, not after the probe wait.
 func TestClientColdOriginProbeFails(t *testing.T) {
 	var dials atomic.Int32
-	f := newFixture(t, webpush.WithMaxPerOrigin(8), countDials(&dials, func(n int32) bool { return n == 1 }))
+	f := newFixture(t, webpush.WithMaxPerOrigin(8), webpush.WithProbeWait(time.Minute),
+		countDials(&dials, func(n int32) bool {
+			if n == 1 {
+				time.Sleep(200 * time.Millisecond) // the others are waiting by then
+			}
+			return n == 1
+		}))
 	_, target := f.browser(t)
+	start := time.Now()
 	if got := sendAtOnce(f, target, 8); got != 7 {
 		t.Errorf("%d of 8 delivered, want all but the probe", got)
+	}
+	if took := time.Since(start); took > 30*time.Second {
+		t.Errorf("took %s: the waiters were not released when the probe failed", took)
 	}
 	if f.server.Count() != 7 {
 		t.Errorf("the push service got %d, want 7", f.server.Count())
 	}
+}
+
+// An origin that answers over HTTP/1.1 shares no connection, so its
+// requests don't wait for a probe: a slow answer holds up no other.
+func TestClientHTTP1OriginIsNotProbed(t *testing.T) {
+	srv := httptest.NewUnstartedServer(nil)
+	h := webpushtest.NewHandler("https://" + srv.Listener.Addr().String())
+	srv.Config.Handler = h
+	srv.StartTLS() // HTTP/1.1 only
+	t.Cleanup(srv.Close)
+	roots := x509.NewCertPool()
+	roots.AddCert(srv.Certificate())
+	client, err := webpush.NewClient(webpush.WithTLSConfig(&tls.Config{RootCAs: roots}), webpush.WithProbeWait(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(client.Close)
+	key, err := webpush.GenerateVAPIDKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := webpush.NewSigner(key, "mailto:ops@relaybell.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := func(b *webpushtest.Browser) *webpush.Target {
+		tg, err := webpush.ParseSubscription(b.Subscription())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tg
+	}
+	slowBrowser, fastBrowser := h.NewBrowser(key.PublicKey()), h.NewBrowser(key.PublicKey())
+	slow, fast := target(slowBrowser), target(fastBrowser)
+	if res, err := client.Send(context.Background(), slow, webpush.Message{}, signer); err != nil || res.StatusCode != 201 {
+		t.Fatalf("Send = %+v, %v", res, err)
+	}
+	client.Close() // cold again
+	slowBrowser.SetBehavior(webpushtest.Behavior{Delay: 2 * time.Second})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		client.Send(context.Background(), slow, webpush.Message{}, signer)
+	}()
+	time.Sleep(100 * time.Millisecond) // the slow one is out
+	start := time.Now()
+	if res, err := client.Send(context.Background(), fast, webpush.Message{}, signer); err != nil || res.StatusCode != 201 {
+		t.Fatalf("Send = %+v, %v", res, err)
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("the second request took %s: it waited for the slow one", took)
+	}
+	<-done
 }

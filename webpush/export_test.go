@@ -20,3 +20,7 @@ func ParseRetryAfter(v string, now time.Time) time.Duration { return parseRetryA
 
 // WithClientClock sets the Client's clock.
 func WithClientClock(now func() time.Time) Option { return func(c *Client) { c.now = now } }
+
+// WithProbeWait sets how long requests to a cold origin wait for the first
+// one's answer.
+func WithProbeWait(d time.Duration) Option { return func(c *Client) { c.probeWait = d } }
