@@ -27,10 +27,9 @@ type fixture struct {
 	signer *webpush.Signer
 }
 
-func newFixture(t *testing.T, opts ...webpush.Option) *fixture {
+// newSigner makes a VAPID key and a Signer for it.
+func newSigner(t *testing.T) (*webpush.VAPIDKey, *webpush.Signer) {
 	t.Helper()
-	server := webpushtest.NewServer()
-	t.Cleanup(server.Close)
 	key, err := webpush.GenerateVAPIDKey()
 	if err != nil {
 		t.Fatal(err)
@@ -39,6 +38,14 @@ func newFixture(t *testing.T, opts ...webpush.Option) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return key, signer
+}
+
+func newFixture(t *testing.T, opts ...webpush.Option) *fixture {
+	t.Helper()
+	server := webpushtest.NewServer()
+	t.Cleanup(server.Close)
+	key, signer := newSigner(t)
 	client, err := webpush.NewClient(append([]webpush.Option{webpush.WithTLSConfig(server.TLSConfig())}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
@@ -380,14 +387,7 @@ func TestClientHTTP1OriginIsNotProbed(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(client.Close)
-	key, err := webpush.GenerateVAPIDKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	signer, err := webpush.NewSigner(key, "mailto:ops@relaybell.example")
-	if err != nil {
-		t.Fatal(err)
-	}
+	key, signer := newSigner(t)
 	target := func(b *webpushtest.Browser) *webpush.Target {
 		tg, err := webpush.ParseSubscription(b.Subscription())
 		if err != nil {
