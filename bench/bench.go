@@ -165,12 +165,16 @@ func (r Result) String() string {
 		}
 		ratio += " (median of " + strings.Join(all, " ") + ")"
 	}
-	return fmt.Sprintf("%-8s %8d  %8.0f/s  bare %6.0f/s  ratio %s  first push %6s  end-to-end %8s  subscribe %8s (settle %s)  peak RSS (anon, from) MiB: %s\n"+
+	settled := ""
+	if r.Settle > 0 {
+		settled = " (settle " + r.Settle.Round(time.Millisecond).String() + ")"
+	}
+	return fmt.Sprintf("%-8s %8d  %8.0f/s  bare %6.0f/s  ratio %s  first push %6s  end-to-end %8s  subscribe %8s%s  peak RSS (anon, from) MiB: %s\n"+
 		"         busy cores %.2f, CPU per push: %s\n"+
 		"         bare sender: busy cores %.2f, CPU per push: %s; pushes by protocol %v\n"+
 		"         pace, %% of the pushes in each tenth of the broadcast: %s; pushes by protocol %v",
 		r.Mode, r.Audience, r.PushesPerSec, r.BarePerSec, ratio, r.FirstPush.Round(time.Millisecond),
-		r.EndToEnd.Round(time.Millisecond), r.Subscribe.Round(time.Millisecond), r.Settle.Round(time.Millisecond), strings.Join(mem, ", "),
+		r.EndToEnd.Round(time.Millisecond), r.Subscribe.Round(time.Millisecond), settled, strings.Join(mem, ", "),
 		r.BusyCores, perPush(r.CPU), r.BareBusyCores, perPush(r.BareCPU), r.BareProtocols, paceString(r.Pace), r.Protocols)
 }
 

@@ -63,7 +63,9 @@ type originPool struct {
 
 	probeWait time.Duration
 
-	// answered is when a request last had an answer (unix nanoseconds).
+	// answered is the start (unix nanoseconds) of a request that had an
+	// answer, renewed at most once a second: about when the origin last
+	// answered.
 	answered atomic.Int64
 	// http1 is set once the origin answered over HTTP/1.x: its requests
 	// don't share connections, so they don't wait for a probe.
@@ -92,40 +94,56 @@ const defaultProbeWait = time.Second
 // settings arrive, an HTTP/2 connection takes 100 streams, and requests
 // past those dial anew.
 func (p *originPool) do(req *http.Request) (*http.Response, error) {
-	if !p.http1.Load() && p.now().UnixNano()-p.answered.Load() >= int64(idleTimeout) {
-		p.mu.Lock()
-		wait := p.probe
-		if wait == nil {
-			probe := make(chan struct{})
-			p.probe = probe
-			p.mu.Unlock()
-			defer func() {
-				p.mu.Lock()
-				p.probe = nil
-				p.mu.Unlock()
-				close(probe)
-			}()
-		} else {
-			p.mu.Unlock()
-			t := time.NewTimer(p.probeWait)
-			select {
-			case <-wait:
-			case <-t.C:
-			case <-req.Context().Done():
-				t.Stop()
-				return nil, req.Context().Err()
-			}
-			t.Stop()
+	now := p.now().UnixNano()
+	if !p.http1.Load() && now-p.answered.Load() >= int64(idleTimeout) {
+		release, err := p.admitCold(req.Context())
+		if err != nil {
+			return nil, err
 		}
+		defer release()
 	}
 	resp, err := p.client.Do(req)
 	if err == nil {
-		p.answered.Store(p.now().UnixNano())
+		// Every request in flight to the origin shares these words: write
+		// them when they change, not on every push.
+		if now-p.answered.Load() >= int64(time.Second) {
+			p.answered.Store(now)
+		}
 		if resp.ProtoMajor < 2 && !p.http1.Load() {
 			p.http1.Store(true)
 		}
 	}
 	return resp, err
+}
+
+// admitCold lets a request to a cold origin go out: the first one at once,
+// as the probe, with a release that ends the probe once it has its answer;
+// the others once the probe ended, or after probeWait, with nothing to
+// release.
+func (p *originPool) admitCold(ctx context.Context) (release func(), err error) {
+	p.mu.Lock()
+	wait := p.probe
+	if wait == nil {
+		probe := make(chan struct{})
+		p.probe = probe
+		p.mu.Unlock()
+		return func() {
+			p.mu.Lock()
+			p.probe = nil
+			p.mu.Unlock()
+			close(probe)
+		}, nil
+	}
+	p.mu.Unlock()
+	t := time.NewTimer(p.probeWait)
+	defer t.Stop()
+	select {
+	case <-wait:
+	case <-t.C:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return func() {}, nil
 }
 
 // Option changes a Client's defaults.
