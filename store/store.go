@@ -283,7 +283,9 @@ type ListQuery struct {
 	// From and To bound the creation time, half-open [From, To); zero is
 	// unbounded.
 	From, To time.Time
-	Q        string // part of the title or the body, in any case
+	// Q is part of the title or of the body, in any case: both sides are
+	// compared folded (FoldSearch), the same way on every engine.
+	Q string
 }
 
 // Outcome of one push attempt, as fan-out and pusher record it.
@@ -318,6 +320,20 @@ type Store interface {
 	Account(ctx context.Context, id string) (Account, error)
 	SetAccountSuspended(ctx context.Context, id string, suspended bool) error
 	SetAccountEmailVerified(ctx context.Context, id string) error
+	// AuthVersion is the auth version: a counter that moves, in the same
+	// transaction, with every change to what KeyOwner answers (accounts,
+	// websites and api_keys rows: a suspension, an e-mail verification, a
+	// website's settings, a key created, changed, revoked or deleted,
+	// a cascade included), and never for last_used_at alone. API nodes
+	// poll it to drop their key caches, so a change made through one node
+	// holds on every node: after a read that saw the version move, KeyOwner
+	// sees the change. The engines move it by triggers (their migrations
+	// 0012 and 0013 auth_version), so a store method has nothing to do for
+	// it: a key revocation (RevokeAPIKey, setting api_keys.revoked_at or
+	// deleting the row) moves it as it is. Only a new column or table that
+	// KeyOwner reads must be added to those triggers. Reading it is one
+	// primary-key row.
+	AuthVersion(ctx context.Context) (int64, error)
 
 	// UpdateWebsite changes a website's time zone and settings in one
 	// transaction: change gets the stored website and may edit Timezone and

@@ -153,3 +153,15 @@ func (s *Store) SetAccountEmailVerified(ctx context.Context, id string) error {
 	}
 	return nil
 }
+
+// AuthVersion reads the auth version, which triggers move with every
+// change to what KeyOwner answers (migrations/0013_auth_version.sql): a
+// method that changes accounts, websites or api_keys (a key revocation
+// included) moves it without doing anything for it.
+func (s *Store) AuthVersion(ctx context.Context) (int64, error) {
+	var v int64
+	if err := s.pool.QueryRow(ctx, `SELECT version FROM auth_version WHERE id`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("reading auth version: %w", err)
+	}
+	return v, nil
+}

@@ -66,15 +66,15 @@ func (s *Store) CreateNotification(ctx context.Context, n *store.Notification) e
 		if err := tx.QueryRow(ctx, `INSERT INTO notifications (id, website_id, status, title, body, content,
 		target, target_summary, send_body, transactional, ab, automation, created_at, scheduled_at, started_at,
 		finished_at, published_at, error, recipients, processed, sent, delivered, failed, pruned, clicked,
-		conversions, revenue)
+		conversions, revenue, search)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
-			$22, $23, $24, $25, $26, $27)
+			$22, $23, $24, $25, $26, $27, $28)
 		RETURNING seq`,
 			n.ID, n.WebsiteID, n.Status, n.Title, n.Body, jsonDoc(n.Content), jsonDoc(n.Target),
 			n.TargetSummary, jsonDoc(n.SendBody), n.Transactional, n.AB, n.Automation, ts(n.CreatedAt),
 			tsPtr(n.ScheduledAt), tsPtr(n.StartedAt), tsPtr(n.FinishedAt), tsPtr(n.PublishedAt), n.Error,
 			n.Recipients, n.Processed, n.Sent, n.Delivered, n.Failed, n.Pruned, n.Clicked, n.Conversions,
-			n.Revenue).Scan(&seq); err != nil {
+			n.Revenue, store.SearchText(n.Title, n.Body)).Scan(&seq); err != nil {
 			return err
 		}
 		if len(n.Segments) == 0 {
@@ -114,9 +114,10 @@ func (s *Store) ReplaceDraft(ctx context.Context, n *store.Notification) error {
 		}
 		if err := tx.QueryRow(ctx, `UPDATE notifications SET `+seq+`status = $1, title = $2, body = $3, content = $4,
 			target = $5, target_summary = $6, send_body = $7, transactional = $8, ab = $9, created_at = $10,
-			scheduled_at = $11 WHERE id = $12 RETURNING seq`,
+			scheduled_at = $11, search = $13 WHERE id = $12 RETURNING seq`,
 			n.Status, n.Title, n.Body, jsonDoc(n.Content), jsonDoc(n.Target), n.TargetSummary, jsonDoc(n.SendBody),
-			n.Transactional, n.AB, ts(n.CreatedAt), tsPtr(n.ScheduledAt), n.ID).Scan(&n.Seq); err != nil {
+			n.Transactional, n.AB, ts(n.CreatedAt), tsPtr(n.ScheduledAt), n.ID,
+			store.SearchText(n.Title, n.Body)).Scan(&n.Seq); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM notification_segments WHERE notification_id = $1`, n.ID); err != nil {
@@ -206,7 +207,8 @@ func limitArg(limit int) any {
 }
 
 // ListNotifications pages a website's notifications newest first. A Limit of
-// 0 or less means no limit.
+// 0 or less means no limit. Q is looked for in the search column
+// (store.SearchText), folded in Go, so the database's ctype plays no part.
 func (s *Store) ListNotifications(ctx context.Context, q store.ListQuery) ([]store.Notification, error) {
 	var (
 		rows pgx.Rows
@@ -230,8 +232,8 @@ func (s *Store) ListNotifications(ctx context.Context, q store.ListQuery) ([]sto
 	rows, err = s.pool.Query(ctx, `SELECT `+notificationCols+` FROM notifications n
 		WHERE n.website_id = $1 AND n.seq < $2 AND `+statusFilter+`
 			AND ($5::timestamptz IS NULL OR n.created_at >= $5) AND ($6::timestamptz IS NULL OR n.created_at < $6)
-			AND ($7 = '' OR strpos(lower(n.title), lower($7)) > 0 OR strpos(lower(n.body), lower($7)) > 0)
-		ORDER BY n.seq DESC LIMIT $3`, q.WebsiteID, before, limitArg(q.Limit), q.Statuses, from, to, q.Q)
+			AND ($7 = '' OR strpos(n.search, $7) > 0)
+		ORDER BY n.seq DESC LIMIT $3`, q.WebsiteID, before, limitArg(q.Limit), q.Statuses, from, to, store.FoldSearch(q.Q))
 	if err != nil {
 		return nil, fmt.Errorf("listing notifications: %w", err)
 	}

@@ -100,6 +100,10 @@ func Open(ctx context.Context, dsn string, logger *slog.Logger) (*Store, error) 
 		pool.Close()
 		return nil, err
 	}
+	if err := s.backfillSearch(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
 	return s, nil
 }
 

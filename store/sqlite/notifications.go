@@ -63,14 +63,14 @@ func (s *Store) CreateNotification(ctx context.Context, n *store.Notification) e
 		if err := tx.queryRow(`INSERT INTO notifications (id, website_id, status, title, body, content,
 			target, target_summary, send_body, transactional, ab, automation, created_at, scheduled_at, started_at,
 			finished_at, published_at, error, recipients, processed, sent, delivered, failed, pruned, clicked,
-			conversions, revenue)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			conversions, revenue, search)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			RETURNING seq`,
 			n.ID, n.WebsiteID, n.Status, n.Title, n.Body, nullBytes(n.Content), nullBytes(n.Target),
 			n.TargetSummary, nullBytes(n.SendBody), n.Transactional, n.AB, n.Automation, ms(n.CreatedAt),
 			msPtr(n.ScheduledAt), msPtr(n.StartedAt), msPtr(n.FinishedAt), msPtr(n.PublishedAt), n.Error,
 			n.Recipients, n.Processed, n.Sent, n.Delivered, n.Failed, n.Pruned, n.Clicked, n.Conversions,
-			n.Revenue).Scan(&seq); err != nil {
+			n.Revenue, store.SearchText(n.Title, n.Body)).Scan(&seq); err != nil {
 			return err
 		}
 		for _, id := range n.Segments {
@@ -110,10 +110,11 @@ func (s *Store) ReplaceDraft(ctx context.Context, n *store.Notification) error {
 			seq = "(SELECT max(seq) + 1 FROM notifications)"
 		}
 		if err := tx.queryRow(`UPDATE notifications SET seq = `+seq+`, status = ?, title = ?, body = ?, content = ?,
-			target = ?, target_summary = ?, send_body = ?, transactional = ?, ab = ?, created_at = ?, scheduled_at = ?
-			WHERE id = ? RETURNING seq`,
+			target = ?, target_summary = ?, send_body = ?, transactional = ?, ab = ?, created_at = ?, scheduled_at = ?,
+			search = ? WHERE id = ? RETURNING seq`,
 			n.Status, n.Title, n.Body, nullBytes(n.Content), nullBytes(n.Target), n.TargetSummary, nullBytes(n.SendBody),
-			n.Transactional, n.AB, ms(n.CreatedAt), msPtr(n.ScheduledAt), n.ID).Scan(&n.Seq); err != nil {
+			n.Transactional, n.AB, ms(n.CreatedAt), msPtr(n.ScheduledAt), store.SearchText(n.Title, n.Body),
+			n.ID).Scan(&n.Seq); err != nil {
 			return err
 		}
 		if _, err := tx.exec(`DELETE FROM notification_segments WHERE notification_id = ?`, n.ID); err != nil {
@@ -199,7 +200,8 @@ func (s *Store) NotificationByID(ctx context.Context, id string) (store.Notifica
 }
 
 // ListNotifications pages a website's notifications newest first. A Limit of
-// 0 or less means no limit.
+// 0 or less means no limit. Q is looked for in the search column
+// (store.SearchText), folded in Go: SQLite's lower() folds ASCII only.
 func (s *Store) ListNotifications(ctx context.Context, q store.ListQuery) ([]store.Notification, error) {
 	before := q.BeforeSeq
 	if before <= 0 {
@@ -226,8 +228,8 @@ func (s *Store) ListNotifications(ctx context.Context, q store.ListQuery) ([]sto
 	}
 	rows, err := s.r.query(ctx, `SELECT `+notificationCols+` FROM notifications n
 		WHERE n.website_id = ?1 AND n.seq < ?2 AND `+statusFilter+` AND n.created_at >= ?5 AND n.created_at < ?6
-			AND (?7 = '' OR instr(lower(n.title), lower(?7)) > 0 OR instr(lower(n.body), lower(?7)) > 0)
-		ORDER BY n.seq DESC LIMIT ?4`, q.WebsiteID, before, nullBytes(statuses), limit, from, to, q.Q)
+			AND (?7 = '' OR instr(n.search, ?7) > 0)
+		ORDER BY n.seq DESC LIMIT ?4`, q.WebsiteID, before, nullBytes(statuses), limit, from, to, store.FoldSearch(q.Q))
 	if err != nil {
 		return nil, fmt.Errorf("listing notifications: %w", err)
 	}

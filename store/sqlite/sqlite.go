@@ -65,6 +65,10 @@ func Open(ctx context.Context, path string, logger *slog.Logger) (*Store, error)
 		s.w.close()
 		return nil, err
 	}
+	if err := s.backfillSearch(ctx); err != nil {
+		s.w.close()
+		return nil, err
+	}
 	r, err := openDB(ctx, path, true)
 	if err != nil {
 		s.w.close()

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -19,6 +20,7 @@ var accountCases = []testCase{
 	{"CreateAPIKey", testCreateAPIKey},
 	{"TouchAPIKey", testTouchAPIKey},
 	{"AccountFlags", testAccountFlags},
+	{"AuthVersion", testAuthVersion},
 }
 
 func testCreateWebsiteRoundTrip(t *testing.T, s store.Store) {
@@ -216,4 +218,75 @@ func testAccountFlags(t *testing.T, s store.Store) {
 	f("after verify", unverified.ID, false, true)
 	noErr(t, "verify again", s.SetAccountEmailVerified(ctx, unverified.ID))
 	f("after verify again", unverified.ID, false, true)
+}
+
+// Every change to what KeyOwner answers moves the auth version, visibly to
+// the next read; reads, last-use writes and changes that fail do not. A
+// key revocation (RevokeAPIKey, with DELETE /keys/{id}) belongs here too:
+// the store's triggers move the version for it as they do for the rest.
+func testAuthVersion(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	v, err := s.AuthVersion(ctx)
+	noErr(t, "AuthVersion", err)
+	moved := func(step string, want bool) {
+		t.Helper()
+		got, err := s.AuthVersion(ctx)
+		noErr(t, step+": AuthVersion", err)
+		switch {
+		case want && got <= v:
+			t.Fatalf("%s: auth version %d, want more than %d", step, got, v)
+		case !want && got != v:
+			t.Fatalf("%s: auth version moved from %d to %d", step, v, got)
+		}
+		v = got
+	}
+	moved("nothing", false)
+
+	w := newWebsite(t, s)
+	moved("CreateWebsite", true)
+	_, err = s.KeyOwner(ctx, w.Key.Hash)
+	noErr(t, "KeyOwner", err)
+	moved("KeyOwner", false)
+	noErr(t, "TouchAPIKey", s.TouchAPIKey(ctx, w.Key.ID, at(time.Hour)))
+	moved("TouchAPIKey", false)
+
+	k := newKey(w.Website.ID, []string{"send"})
+	noErr(t, "CreateAPIKey", s.CreateAPIKey(ctx, k))
+	moved("CreateAPIKey", true)
+	dup := newKey(w.Website.ID, nil)
+	dup.Hash = k.Hash
+	wantErr(t, "CreateAPIKey(same hash)", s.CreateAPIKey(ctx, dup), store.ErrConflict)
+	moved("CreateAPIKey(same hash)", false)
+	wantErr(t, "CreateAPIKey(unknown website)", s.CreateAPIKey(ctx, newKey(uuid.NewString(), nil)), store.ErrNotFound)
+	moved("CreateAPIKey(unknown website)", false)
+
+	noErr(t, "suspend", s.SetAccountSuspended(ctx, w.Account.ID, true))
+	moved("suspend", true)
+	noErr(t, "unsuspend", s.SetAccountSuspended(ctx, w.Account.ID, false))
+	moved("unsuspend", true)
+	wantErr(t, "suspend(unknown)", s.SetAccountSuspended(ctx, uuid.NewString(), true), store.ErrNotFound)
+	moved("suspend(unknown)", false)
+
+	unverified := store.Account{ID: uuid.NewString(), OwnerEmail: "new@example.com", CreatedAt: t0}
+	ws := w.Website
+	ws.ID, ws.ProjectID, ws.AccountID = uuid.NewString(), "prj_"+uuid.NewString()[:12], unverified.ID
+	noErr(t, "CreateWebsite(unverified)", s.CreateWebsite(ctx, unverified, ws, newKey(ws.ID, nil)))
+	moved("CreateWebsite(unverified)", true)
+	noErr(t, "verify", s.SetAccountEmailVerified(ctx, unverified.ID))
+	moved("verify", true)
+
+	// The key cache holds the website too.
+	_, err = s.UpdateWebsite(ctx, w.Website.ID, func(w *store.Website) error {
+		w.Settings.UTMCampaign = "summer"
+		return nil
+	})
+	noErr(t, "UpdateWebsite", err)
+	moved("UpdateWebsite", true)
+	refused := errors.New("refused")
+	_, err = s.UpdateWebsite(ctx, w.Website.ID, func(w *store.Website) error {
+		w.Timezone = "UTC"
+		return refused
+	})
+	wantErr(t, "UpdateWebsite(refused)", err, refused)
+	moved("UpdateWebsite(refused)", false)
 }

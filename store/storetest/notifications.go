@@ -17,6 +17,7 @@ var notificationCases = []testCase{
 	{"WebsiteIsolation", testNotificationIsolation},
 	{"CreateConflicts", testNotificationConflicts},
 	{"List", testListNotifications},
+	{"Search", testSearchNotifications},
 	{"Outbox", testOutbox},
 	{"DueScheduled", testDueScheduled},
 	{"DueScheduledConcurrent", testDueScheduledConcurrent},

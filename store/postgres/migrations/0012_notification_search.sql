@@ -1,0 +1,12 @@
+-- Version 12: the notification search (q) folded in Go (store.FoldSearch),
+-- the same way as the SQLite store and whatever the database's ctype, in
+-- place of lower() on the title and the body.
+--
+-- search is store.SearchText(title, body), written with them, never empty.
+-- Rows written before it hold '' until Open fills them in (backfillSearch),
+-- which notifications_search_pending finds without reading the table; once
+-- they are done the index is empty, and the store's own writes never add to
+-- it.
+ALTER TABLE notifications ADD COLUMN search text NOT NULL DEFAULT '';
+
+CREATE INDEX notifications_search_pending ON notifications (seq) WHERE search = '';
