@@ -228,7 +228,9 @@ func (a *API) handleAdminCreateKey(r *request) error {
 }
 
 // accountAction serves POST /admin/v1/accounts/{accountId}/<action>. Every
-// change purges the key cache so it holds on this node at once.
+// change purges the key cache so it holds on this node at once; the store
+// moves its auth version with the change, so other nodes drop theirs
+// within Config.AuthPoll (authwatch.go).
 func (a *API) accountAction(action string, change func(ctx context.Context, id string) error) func(r *request) error {
 	return func(r *request) error {
 		id := r.param("accountId")

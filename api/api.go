@@ -24,6 +24,7 @@ const (
 	DefaultMaxBodyBytes = 1 << 20 // spec 8.2: request body 1 MB
 	DefaultKeyCacheTTL  = 30 * time.Second
 	DefaultKeyCacheSize = 10000
+	DefaultAuthPoll     = 500 * time.Millisecond
 )
 
 // requestTimeout bounds the work of one request on the store and analytics.
@@ -41,11 +42,21 @@ type Config struct {
 	// payload_too_large. Default 1 MB (spec 8.2).
 	MaxBodyBytes int
 	// KeyCacheTTL is how long a resolved API key is trusted without asking
-	// the store again. Default 30s. Admin calls on this node purge the
-	// cache at once; other nodes see changes within this time.
+	// the store again. Default 30s. A change to what keys resolve to
+	// (suspension, verification, settings, keys created or revoked) drops
+	// the cache of the node that made it at once, and of every other node
+	// within about AuthPoll.
 	KeyCacheTTL time.Duration
 	// KeyCacheSize bounds the number of cached keys. Default 10000.
 	KeyCacheSize int
+	// AuthPoll is how often the node reads the store's auth version, which
+	// every change to what keys resolve to moves, on any node, and drops
+	// its key cache when it moved (authwatch.go). A node that cannot read
+	// it for 4 polls (at least 1 s) stops using its key cache until it
+	// can. Default 500ms. Negative turns polling off: changes made through
+	// other nodes then show within KeyCacheTTL (for tests and tools that
+	// run a single node alone on its store).
+	AuthPoll time.Duration
 	// CountryHeader names a header set by a trusted proxy that carries the
 	// visitor's 2-letter country (e.g. "CF-IPCountry"). Default none: the
 	// country is looked up from the visitor's IP address.
@@ -75,6 +86,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.KeyCacheSize == 0 {
 		c.KeyCacheSize = DefaultKeyCacheSize
+	}
+	if c.AuthPoll == 0 {
+		c.AuthPoll = DefaultAuthPoll
 	}
 	if c.ReviewThreshold == 0 {
 		c.ReviewThreshold = DefaultReviewThreshold
@@ -157,6 +171,8 @@ type API struct {
 	touches sync.WaitGroup
 	// touchSlots bounds the last_used_at updates in flight.
 	touchSlots chan struct{}
+	// watchDone is closed when the auth version poller has stopped.
+	watchDone chan struct{}
 }
 
 // New builds the API. st and an are required; d may be nil, which leaves
@@ -207,16 +223,19 @@ func New(cfg Config, st store.Store, an analytics.Store, d Dispatcher, logger *s
 	a.keys = newKeyCache(cfg.KeyCacheTTL, cfg.KeyCacheSize)
 	a.base, a.cancel = context.WithCancel(context.Background())
 	a.router = a.routes()
+	a.startAuthWatch()
 	return a, nil
 }
 
 // SetReady flips /readyz between 200 (true) and 503 (false, the start).
 func (a *API) SetReady(ready bool) { a.ready.Store(ready) }
 
-// Close stops background work (last-used updates) and waits for it.
+// Close stops background work (last-used updates, the auth version
+// poller) and waits for it.
 func (a *API) Close() error {
 	a.cancel()
 	a.touches.Wait()
+	<-a.watchDone
 	return nil
 }
 
@@ -228,7 +247,8 @@ func (a *API) Handler() fasthttp.RequestHandler { return a.serve }
 const bodySlack = 64 << 10
 
 // Server returns a server preconfigured with the handler, timeouts and the
-// body limit; the caller Serve()s a listener and Shutdown()s it.
+// body limit; the caller serves it srv.Serve(Linger(ln)), so that a client
+// still sending a refused body reads its answer, and Shutdown()s it.
 func (a *API) Server() *fasthttp.Server {
 	return &fasthttp.Server{
 		Handler:                      a.serve,

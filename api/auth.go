@@ -81,22 +81,25 @@ func (a *API) authenticate(r *request) error {
 }
 
 // lookupKey answers from the cache or the store; store failures are not
-// cached and answer 500.
+// cached and answer 500. What the store answers is cached under the cache
+// generation of before the read, so an answer read before a purge is not
+// kept after it (see keyCache).
 func (a *API) lookupKey(ctx context.Context, hash string, now time.Time) (store.KeyOwner, bool, error) {
 	if owner, found, ok := a.keys.get(hash, now); ok {
 		a.metrics.keyCache.WithLabelValues("hit").Inc()
 		return owner, found, nil
 	}
 	a.metrics.keyCache.WithLabelValues("miss").Inc()
+	gen := a.keys.generation()
 	owner, err := a.st.KeyOwner(ctx, hash)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		a.keys.put(hash, store.KeyOwner{}, false, now)
+		a.keys.put(hash, store.KeyOwner{}, false, now, gen)
 		return store.KeyOwner{}, false, nil
 	case err != nil:
 		return store.KeyOwner{}, false, fmt.Errorf("looking up api key: %w", err)
 	}
-	a.keys.put(hash, owner, true, now)
+	a.keys.put(hash, owner, true, now, gen)
 	return owner, true, nil
 }
 
@@ -164,13 +167,29 @@ func plausibleKey(tok []byte) bool {
 
 // keyCache remembers resolved keys (and, briefly, unknown ones) by hash,
 // and when each key's last use was last written.
+//
+// Every node of a cluster drops its entries when the store's auth version
+// moves (authwatch.go), and a node drops them at once after a change it
+// made itself (purge). A lookup that read the store before such a purge
+// and comes back after it must not put what it read back: every purge
+// moves the generation, a lookup takes the generation before it reads the
+// store, and put keeps only answers of the current generation.
+//
+// With trustFor set (the auth version is polled), entries are served only
+// until trustFor after the start of the last successful read of the auth
+// version: a node that cannot read it asks the store for every key, and
+// so cannot miss a change for longer than that.
 type keyCache struct {
 	ttl, negTTL time.Duration
 	max         int
+	trustFor    time.Duration // 0: no bound (the auth version is not polled)
 
-	mu      sync.Mutex
-	entries map[string]keyEntry
-	touched map[string]time.Time // key id -> last last_used_at write
+	mu         sync.Mutex
+	entries    map[string]keyEntry
+	touched    map[string]time.Time // key id -> last last_used_at write
+	gen        uint64               // moves with every purge
+	version    int64                // the store's auth version last read (0: none yet)
+	trustUntil time.Time            // with trustFor: entries are served before it
 }
 
 type keyEntry struct {
@@ -189,10 +208,14 @@ func newKeyCache(ttl time.Duration, max int) *keyCache {
 	}
 }
 
-// get returns a live entry; ok is false on a miss.
+// get returns a live entry; ok is false on a miss, and on every lookup
+// while the auth version has not been read for too long.
 func (c *keyCache) get(hash string, now time.Time) (owner store.KeyOwner, found, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.trustFor > 0 && !now.Before(c.trustUntil) {
+		return store.KeyOwner{}, false, false
+	}
 	e, ok := c.entries[hash]
 	if !ok || !now.Before(e.expires) {
 		return store.KeyOwner{}, false, false
@@ -200,7 +223,17 @@ func (c *keyCache) get(hash string, now time.Time) (owner store.KeyOwner, found,
 	return e.owner, e.found, true
 }
 
-func (c *keyCache) put(hash string, owner store.KeyOwner, found bool, now time.Time) {
+// generation is the cache generation to give put for what the store
+// answers from now on.
+func (c *keyCache) generation() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gen
+}
+
+// put caches a store answer read in generation gen; an answer read before
+// the last purge is dropped.
+func (c *keyCache) put(hash string, owner store.KeyOwner, found bool, now time.Time, gen uint64) {
 	ttl := c.ttl
 	if !found {
 		ttl = c.negTTL
@@ -210,6 +243,9 @@ func (c *keyCache) put(hash string, owner store.KeyOwner, found bool, now time.T
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if gen != c.gen {
+		return
+	}
 	if len(c.entries) >= c.max {
 		c.evict(now)
 	}
@@ -234,11 +270,35 @@ func (c *keyCache) evict(now time.Time) {
 	}
 }
 
-// purge forgets every key, so account and key changes take effect at once.
+// purge forgets every key, so account and key changes take effect at once:
+// lookups in flight do not put what they read back.
 func (c *keyCache) purge() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.purgeLocked()
+}
+
+func (c *keyCache) purgeLocked() {
 	clear(c.entries)
+	c.gen++
+}
+
+// observe records the auth version v, read by a read that started at
+// start: when it is not the one last read the cache is purged (changed).
+// Either way the entries are trusted until start + trustFor. Only one
+// goroutine at a time calls it (New, then the poller).
+func (c *keyCache) observe(v int64, start time.Time) (changed bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if v != c.version {
+		c.version = v
+		c.purgeLocked()
+		changed = true
+	}
+	if until := start.Add(c.trustFor); until.After(c.trustUntil) {
+		c.trustUntil = until
+	}
+	return changed
 }
 
 // shouldTouch reports whether key id's last use is due to be written, and

@@ -12,10 +12,12 @@
 // a queued send is handed to a Dispatcher after it is committed), decide
 // what a send request means (package notification validates and renders
 // it), keep state a second API node would need (every node answers the same
-// from the store; only the key cache is local and short-lived), or reach
-// into another role's configuration.
+// from the store; only the key cache is local, and every node drops it
+// within Config.AuthPoll of a change made through any node: authwatch.go),
+// or reach into another role's configuration.
 //
 // Concurrency: handlers run on fasthttp's goroutines and share only the key
 // cache (one mutex, never held across I/O) and atomics. last_used_at
-// updates run in goroutines bounded by a semaphore; Close waits for them.
+// updates run in goroutines bounded by a semaphore; one goroutine polls
+// the store's auth version (authwatch.go); Close waits for them all.
 package api

@@ -15,6 +15,7 @@ type metrics struct {
 	requests         *prometheus.CounterVec
 	duration         *prometheus.HistogramVec
 	keyCache         *prometheus.CounterVec
+	authPolls        *prometheus.CounterVec
 	dispatchFailures prometheus.Counter
 }
 
@@ -33,13 +34,17 @@ func newMetrics(regs ...prometheus.Registerer) (*metrics, error) {
 			Name: "relaybell_api_key_cache_total",
 			Help: "API key lookups by cache result (hit, miss).",
 		}, []string{"result"}),
+		authPolls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "relaybell_api_auth_version_reads_total",
+			Help: "Reads of the store's auth version by result (unchanged; changed: the key cache was dropped; error).",
+		}, []string{"result"}),
 		dispatchFailures: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "relaybell_api_dispatch_failures_total",
 			Help: "Committed sends whose intent could not be published at once (the outbox sweep re-drives them).",
 		}),
 	}
 	for _, reg := range regs {
-		for _, c := range []prometheus.Collector{m.requests, m.duration, m.keyCache, m.dispatchFailures} {
+		for _, c := range []prometheus.Collector{m.requests, m.duration, m.keyCache, m.authPolls, m.dispatchFailures} {
 			if err := reg.Register(c); err != nil {
 				return nil, err
 			}

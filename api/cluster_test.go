@@ -1,0 +1,184 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/valyala/fasthttp"
+
+	ansqlite "github.com/relaybell/relaybell/analytics/sqlite"
+	"github.com/relaybell/relaybell/store"
+	"github.com/relaybell/relaybell/store/postgres"
+	"github.com/relaybell/relaybell/store/storetest"
+)
+
+// clusterDeadline is how long a change made through one node may take to
+// hold on another. The nodes poll every 500 ms (the default), so a change
+// shows in about that; this bound is generous on purpose (the test is not
+// a speed test), yet below both the key cache's TTL (30 s) and its TTL for
+// unknown keys (5 s), which is what a node without the version check takes.
+const clusterDeadline = 3 * time.Second
+
+// clusterNode is one API node of a cluster test, served on its own
+// 127.0.0.1 listener over a store (connection pool) of its own.
+type clusterNode struct {
+	t    *testing.T
+	name string
+	api  *API
+	st   store.Store
+	base string
+	c    *fasthttp.Client
+}
+
+// clusterPostgres returns the DSN of a new schema of its own in the test
+// PostgreSQL. It skips under -short, and when PostgreSQL is unreachable
+// unless CI is set (then it fails).
+func clusterPostgres(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("two-node test on PostgreSQL (-short)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, storetest.PostgresDSN())
+	if err != nil {
+		if os.Getenv("CI") == "" {
+			t.Skipf("PostgreSQL unreachable: %v", err)
+		}
+		t.Fatalf("PostgreSQL unreachable (CI is set): %v", err)
+	}
+	conn.Close(ctx)
+	dsn, err := postgres.WithSearchPath(storetest.PostgresDSN(), storetest.PostgresSchema(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dsn
+}
+
+// newClusterNode starts an API node over the store at dsn with cfg (the
+// admin token is set).
+func newClusterNode(t *testing.T, name, dsn string, cfg Config) *clusterNode {
+	t.Helper()
+	ctx := context.Background()
+	st, err := postgres.Open(ctx, dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	an, err := ansqlite.Open(ctx, filepath.Join(t.TempDir(), "analytics.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { an.Close() })
+	cfg.AdminToken = testAdminToken
+	a, err := New(cfg, st, an, nil, nil, prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := a.Server()
+	go srv.Serve(Linger(ln)) //nolint:errcheck // ends with Shutdown
+	t.Cleanup(func() { srv.Shutdown() })
+	a.SetReady(true)
+	return &clusterNode{t: t, name: name, api: a, st: st, base: "http://" + ln.Addr().String(),
+		c: &fasthttp.Client{ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second}}
+}
+
+// call sends a request to the node and returns the status and the error
+// code of the answer ("" when none).
+func (n *clusterNode) call(method, path, token, body string, out any) (int, string) {
+	n.t.Helper()
+	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.SetRequestURI(n.base + path)
+	req.Header.SetMethod(method)
+	req.Header.Set("Authorization", "Bearer "+token)
+	if body != "" {
+		req.Header.SetContentType("application/json")
+		req.SetBodyString(body)
+	}
+	if err := n.c.DoTimeout(req, resp, 5*time.Second); err != nil {
+		n.t.Fatalf("node %s: %s %s: %v", n.name, method, path, err)
+	}
+	var e struct {
+		Error string `json:"error"`
+	}
+	json.Unmarshal(resp.Body(), &e) //nolint:errcheck // not every answer is an object
+	if out != nil && resp.StatusCode() < 300 {
+		if err := json.Unmarshal(resp.Body(), out); err != nil {
+			n.t.Fatalf("node %s: %s %s: %s: %v", n.name, method, path, resp.Body(), err)
+		}
+	}
+	return resp.StatusCode(), e.Error
+}
+
+// await asks the node with key until it answers status and code, and
+// fails when that takes longer than clusterDeadline. It returns how long
+// it took.
+func (n *clusterNode) await(what, key string, status int, code string) time.Duration {
+	n.t.Helper()
+	start := time.Now()
+	for {
+		got, gotCode := n.call("GET", "/api/v1/notifications", key, "", nil)
+		if got == status && gotCode == code {
+			took := time.Since(start)
+			n.t.Logf("%s: node %s answered %d %s after %s", what, n.name, status, code, took.Round(time.Millisecond))
+			return took
+		}
+		if time.Since(start) > clusterDeadline {
+			n.t.Fatalf("%s: node %s still answers %d %q after %s, want %d %q",
+				what, n.name, got, gotCode, clusterDeadline, status, code)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestClusterAuthChanges runs two API nodes over one PostgreSQL store: a
+// suspension, a reinstatement and a new key made through node A hold on
+// node B within a second or so, though node B has the key cached.
+func TestClusterAuthChanges(t *testing.T) {
+	dsn := clusterPostgres(t)
+	a := newClusterNode(t, "A", dsn, Config{})
+	b := newClusterNode(t, "B", dsn, Config{})
+
+	var site WebsiteCreated
+	if s, code := a.call("POST", "/admin/v1/websites", testAdminToken,
+		`{"name":"Shop","url":"https://shop.example"}`, &site); s != 201 {
+		t.Fatalf("creating website on A: %d %s", s, code)
+	}
+	b.await("warm", site.APIKey, 200, "") // B has the key cached from here on
+
+	if s, code := a.call("POST", "/admin/v1/accounts/"+site.AccountID+"/suspend", testAdminToken, "", nil); s != 200 {
+		t.Fatalf("suspending on A: %d %s", s, code)
+	}
+	b.await("suspend", site.APIKey, 403, CodeAccountSuspended)
+
+	if s, code := a.call("POST", "/admin/v1/accounts/"+site.AccountID+"/unsuspend", testAdminToken, "", nil); s != 200 {
+		t.Fatalf("unsuspending on A: %d %s", s, code)
+	}
+	b.await("unsuspend", site.APIKey, 200, "")
+
+	// A key B has looked up before it existed (so B remembers it as
+	// unknown), then made through node A's store, as POST /keys will.
+	secret, key, err := NewAPIKey(site.WebsiteID, "second", []string{ScopeFull}, nil, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.await("unknown", secret, 401, CodeInvalidAPIKey)
+	if err := a.st.CreateAPIKey(context.Background(), key); err != nil {
+		t.Fatal(err)
+	}
+	b.await("new key", secret, 200, "")
+}
