@@ -444,7 +444,9 @@ func (s *Server) Run(ctx context.Context) error {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		if err := srv.Serve(s.listener); err != nil {
+		// Closed connections linger, so that a client still sending a body
+		// the API refused reads the 413 rather than a reset.
+		if err := srv.Serve(api.Linger(s.listener)); err != nil {
 			errs <- fmt.Errorf("serving HTTP: %w", err)
 			cancel()
 		}
