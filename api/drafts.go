@@ -119,10 +119,18 @@ func (a *API) loadDraft(r *request) (store.Notification, error) {
 	return n, nil
 }
 
-// mergeSendBody applies patch, send-request fields where null clears one,
-// to a draft's saved send body; "draft" in the patch is dropped (the route
-// decides). Both are checked as send requests first.
-func mergeSendBody(saved, patch []byte) ([]byte, error) {
+// How a request body's null members apply to a draft's saved fields.
+const (
+	nullClears = true  // PATCH: null clears the member (spec 3.1)
+	nullIsNull = false // send: the body's members go out as sent, null included
+)
+
+// mergeSendBody applies patch, send-request fields, to a draft's saved
+// send body: a null member clears the saved one when nullClears, and
+// replaces it with null otherwise, so that the send is checked with the
+// null (a null externalIds never sends to everyone). "draft" in the patch is
+// dropped (the route decides). Both are checked as send requests first.
+func mergeSendBody(saved, patch []byte, clears bool) ([]byte, error) {
 	if err := decodeJSON(patch, new(notification.Request), strict); err != nil {
 		return nil, err
 	}
@@ -137,7 +145,7 @@ func mergeSendBody(saved, patch []byte) ([]byte, error) {
 		return nil, fmt.Errorf("reading a checked patch: %w", err)
 	}
 	for k, v := range changes {
-		if bytes.Equal(bytes.TrimSpace(v), []byte("null")) {
+		if clears && bytes.Equal(bytes.TrimSpace(v), []byte("null")) {
 			delete(fields, k)
 		} else {
 			fields[k] = v
@@ -149,11 +157,11 @@ func mergeSendBody(saved, patch []byte) ([]byte, error) {
 
 // draftRequest is the draft's saved fields with the request body applied
 // (an empty body changes nothing), as a send request, and its size.
-func (a *API) draftRequest(r *request, draft store.Notification) (*notification.Request, int, error) {
+func (a *API) draftRequest(r *request, draft store.Notification, clears bool) (*notification.Request, int, error) {
 	merged := draft.SendBody
 	if body := bytes.TrimSpace(r.fc.Request.Body()); len(body) > 0 {
 		var err error
-		if merged, err = mergeSendBody(draft.SendBody, body); err != nil {
+		if merged, err = mergeSendBody(draft.SendBody, body, clears); err != nil {
 			return nil, 0, err
 		}
 	}
@@ -175,7 +183,7 @@ func (a *API) handlePatchDraft(r *request) error {
 	if len(bytes.TrimSpace(r.fc.Request.Body())) == 0 {
 		return errorf(CodeInvalidJSON, "a JSON object body is required")
 	}
-	req, size, err := a.draftRequest(r, draft)
+	req, size, err := a.draftRequest(r, draft, nullClears)
 	if err != nil {
 		return err
 	}
@@ -199,7 +207,7 @@ func (a *API) handleSendDraft(r *request) error {
 	if err != nil {
 		return err
 	}
-	req, size, err := a.draftRequest(r, draft)
+	req, size, err := a.draftRequest(r, draft, nullIsNull)
 	if err != nil {
 		return err
 	}

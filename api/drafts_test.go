@@ -45,9 +45,24 @@ func TestDraftLifecycle(t *testing.T) {
 		t.Fatalf("a refused send was dispatched")
 	}
 
+	// In a send's body null is no clearing: a targeting member sent as null
+	// is refused as in any send, and nothing changes.
+	expectError(t, h.do("POST", "/api/v1/notifications/"+id+"/send", `{"topicId":null}`, key...), 400, "unknown_topic",
+		`,"message":"topicId is empty; leave it out instead"`)
+	expectError(t, h.do("POST", "/api/v1/notifications/"+id+"/send", `{"topicId":"news","externalIds":null}`, key...), 400, "external_ids_empty",
+		`,"message":"externalIds names no one; it never sends to everyone (leave it out to send to everyone)"`)
+	if again, _ := h.st.Notification(context.Background(), h.site.WebsiteID, id); string(again.SendBody) != string(n.SendBody) || again.Status != store.StatusDraft {
+		t.Fatalf("a refused send changed the draft: %s %s", again.Status, again.SendBody)
+	}
+	// PATCH clears it.
+	r = h.do("PATCH", "/api/v1/notifications/"+id, `{"topicId":null}`, key...)
+	if r.status != 200 {
+		t.Fatalf("PATCH: %d %s", r.status, r.body)
+	}
+
 	// Send with a body replacing fields: same id, the send moment as its date.
 	h.clock.Add(time.Minute)
-	r = h.do("POST", "/api/v1/notifications/"+id+"/send", `{"topicId":null,"body":"Today only"}`, key...)
+	r = h.do("POST", "/api/v1/notifications/"+id+"/send", `{"body":"Today only"}`, key...)
 	if want := `{"ok":true,"notificationId":"` + id + `","status":"queued"}`; r.status != 202 || string(r.body) != want {
 		t.Fatalf("send: %d %s", r.status, r.body)
 	}

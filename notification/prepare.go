@@ -150,8 +150,8 @@ func validate(ctx context.Context, r *Request, w store.Website, lk Lookup, targe
 	if strings.TrimSpace(str(r.Title)) == "" {
 		return &Error{Code: "title_required", Message: "a title is required to send"}
 	}
-	if r.ExternalIDs != nil && len(*r.ExternalIDs) == 0 {
-		return &Error{Code: "external_ids_empty", Message: "externalIds is empty; it never sends to everyone"}
+	if err := checkTargeting(r); err != nil {
+		return err
 	}
 	if _, ok := ClockTime(str(r.LocalTime)); r.LocalTime != nil && boolean(r.PerTimezone) && !ok {
 		return &Error{Code: "invalid_json", Message: "localTime must be H:MM or HH:MM"}
@@ -159,25 +159,25 @@ func validate(ctx context.Context, r *Request, w store.Website, lk Lookup, targe
 	if boolean(r.PerTimezone) && r.LocalTime == nil {
 		return &Error{Code: "invalid_json", Message: "perTimezone needs localTime (H:MM or HH:MM)"}
 	}
-	for _, id := range []*string{r.SegmentID, r.ExcludeSegmentID} {
-		if id == nil || *id == "" {
+	for _, id := range []string{target.SegmentID, target.ExcludeSegmentID} {
+		if id == "" {
 			continue
 		}
 		err := store.ErrNotFound
-		if _, perr := uuid.Parse(*id); perr == nil {
-			_, err = lk.Segment(ctx, w.ID, *id)
+		if isUUID(id) {
+			_, err = lk.Segment(ctx, w.ID, id)
 		}
 		if errors.Is(err, store.ErrNotFound) {
-			return &Error{Code: "segment_not_found", Message: "no segment " + *id + " on this website"}
+			return &Error{Code: "segment_not_found", Message: "no segment " + id + " on this website"}
 		}
 		if err != nil {
 			return fmt.Errorf("looking up segment: %w", err)
 		}
 	}
-	if r.TopicID != nil && *r.TopicID != "" {
-		t, err := lk.Topic(ctx, w.ID, *r.TopicID)
+	if target.TopicID != "" {
+		t, err := lk.Topic(ctx, w.ID, target.TopicID)
 		if errors.Is(err, store.ErrNotFound) {
-			return &Error{Code: "unknown_topic", Message: "no topic " + *r.TopicID + " on this website"}
+			return &Error{Code: "unknown_topic", Message: "no topic " + target.TopicID + " on this website"}
 		}
 		if err != nil {
 			return fmt.Errorf("looking up topic: %w", err)
@@ -185,6 +185,80 @@ func validate(ctx context.Context, r *Request, w store.Website, lk Lookup, targe
 		target.TopicID = t.ID
 	}
 	return nil
+}
+
+// checkTargeting refuses a targeting member that is present but names no
+// one: sent as null, empty, or filters without a complete rule. Left out, a
+// member does not narrow the audience, so such a mistake would otherwise
+// send to everyone (or exclude no one), which a send for specific people
+// must never do:
+//   - externalIds null, empty or only blank ids, or (without externalIds)
+//     externalId null or blank: 400 external_ids_empty;
+//   - segmentId or excludeSegmentId null or blank: 400 segment_not_found;
+//   - topicId null or blank: 400 unknown_topic;
+//   - filters or excludeFilters null, or without a complete rule (spec 2.5:
+//     a field, with its key for tag:, and a value unless exists or
+//     not_exists): 400 invalid_filters.
+func checkTargeting(r *Request) error {
+	switch {
+	case r.ExternalIDs.Set:
+		if len(externalIDs(r)) == 0 {
+			return &Error{Code: "external_ids_empty", Message: "externalIds names no one; it never sends to everyone (leave it out to send to everyone)"}
+		}
+	case r.ExternalID.Set:
+		if len(externalIDs(r)) == 0 {
+			return &Error{Code: "external_ids_empty", Message: "externalId is empty; it never sends to everyone (leave it out to send to everyone)"}
+		}
+	}
+	for _, m := range []struct {
+		name string
+		v    Nullable[string]
+		code string
+	}{
+		{"segmentId", r.SegmentID, "segment_not_found"},
+		{"excludeSegmentId", r.ExcludeSegmentID, "segment_not_found"},
+		{"topicId", r.TopicID, "unknown_topic"},
+	} {
+		if m.v.Set && strings.TrimSpace(m.v.Value) == "" {
+			return &Error{Code: m.code, Message: m.name + " is empty; leave it out instead"}
+		}
+	}
+	for _, m := range []struct {
+		name string
+		v    Nullable[filter.Filters]
+	}{{"filters", r.Filters}, {"excludeFilters", r.ExcludeFilters}} {
+		if m.v.Set && !m.v.Value.Complete() {
+			return &Error{Code: "invalid_filters", Message: m.name + " needs at least one complete rule (a field and a value); leave it out instead"}
+		}
+	}
+	return nil
+}
+
+// externalIDs returns the users a request names, without blanks or
+// repeats: externalIds when present, else externalId.
+func externalIDs(r *Request) []string {
+	ids := r.ExternalIDs.Value
+	if !r.ExternalIDs.Set {
+		ids = []string{r.ExternalID.Value}
+	}
+	seen := make(map[string]bool, len(ids))
+	out := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if strings.TrimSpace(id) != "" && !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// isUUID reports whether s is a UUID in its 36-character form.
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	_, err := uuid.Parse(s)
+	return err == nil
 }
 
 func resolveContent(r *Request, w store.Website) (Content, error) {
@@ -268,38 +342,33 @@ func clampDefault(v *int64, lo, hi, def int64) int {
 	return int(min(max(*v, lo), hi))
 }
 
+// resolveTarget is the request's target as stored. A UUID segment id is
+// kept in its canonical lower case, so the id matches in any letter case.
 func resolveTarget(r *Request) Target {
 	var t Target
-	switch {
-	case r.ExternalIDs != nil:
-		t.ExternalIDs = dedupe(*r.ExternalIDs)
-	case r.ExternalID != nil && *r.ExternalID != "":
-		t.ExternalIDs = []string{*r.ExternalID}
+	if r.ExternalIDs.Set || r.ExternalID.Set {
+		t.ExternalIDs = externalIDs(r)
 	}
-	t.SegmentID = str(r.SegmentID)
-	t.TopicID = str(r.TopicID)
-	t.ExcludeSegmentID = str(r.ExcludeSegmentID)
-	if r.Filters != nil && !r.Filters.Empty() {
-		f := r.Filters.Normalize()
+	t.SegmentID = canonicalID(r.SegmentID.Value)
+	t.TopicID = r.TopicID.Value
+	t.ExcludeSegmentID = canonicalID(r.ExcludeSegmentID.Value)
+	if f := r.Filters.Value; !f.Empty() {
+		f = f.Normalize()
 		t.Filters = &f
 	}
-	if r.ExcludeFilters != nil && !r.ExcludeFilters.Empty() {
-		f := r.ExcludeFilters.Normalize()
+	if f := r.ExcludeFilters.Value; !f.Empty() {
+		f = f.Normalize()
 		t.ExcludeFilters = &f
 	}
 	return t
 }
 
-func dedupe(ids []string) []string {
-	seen := make(map[string]bool, len(ids))
-	out := make([]string, 0, len(ids))
-	for _, id := range ids {
-		if !seen[id] {
-			seen[id] = true
-			out = append(out, id)
-		}
+// canonicalID lower-cases a UUID; anything else is returned as it is.
+func canonicalID(s string) string {
+	if isUUID(s) {
+		return strings.ToLower(s)
 	}
-	return out
+	return s
 }
 
 // parseSendAt reads sendAt; anything unreadable means "now".

@@ -210,7 +210,64 @@ func TestPrepareTargets(t *testing.T) {
 		`{"excludeFilters":{"match":"any","rules":[{"field":"tag:vip","op":"exists"},{"field":"language","op":"eq","value":"fr"}]}}`,
 		"All subscribers, excluding 2 filters")
 	f(`{"title":"a","topicId":"NEWS"}`, `{"topicId":"topic-news"}`, "All subscribers, in topic NEWS")
-	f(`{"title":"a","filters":{"rules":[]}}`, ``, "All subscribers")
+	f(`{"title":"a","externalIds":["u1",""," ","u1"]}`, `{"externalIds":["u1"]}`, "User u1")
+	f(`{"title":"a","segmentId":"6F1C2A9E-0000-4000-8000-000000000001"}`, `{"segmentId":"6f1c2a9e-0000-4000-8000-000000000001"}`,
+		"Segment 6f1c2a9e-0000-4000-8000-000000000001")
+	f(`{"title":"a"}`, ``, "All subscribers")
+}
+
+// TestPrepareNeverWidens: a targeting member that is present but names no
+// one is refused, never read as "everyone" (issue 21).
+func TestPrepareNeverWidens(t *testing.T) {
+	f := func(body, code string) {
+		t.Helper()
+		_, err := prepare(t, body)
+		var e *Error
+		if !errors.As(err, &e) || e.Code != code {
+			t.Fatalf("body %s: got %v, want %s", body, err, code)
+		}
+	}
+	f(`{"title":"a","externalIds":null}`, "external_ids_empty")
+	f(`{"title":"a","externalIds":[""]}`, "external_ids_empty")
+	f(`{"title":"a","externalIds":["  "]}`, "external_ids_empty")
+	f(`{"title":"a","externalIds":null,"externalId":"u1"}`, "external_ids_empty")
+	f(`{"title":"a","externalId":""}`, "external_ids_empty")
+	f(`{"title":"a","externalId":null}`, "external_ids_empty")
+	f(`{"title":"a","externalId":" "}`, "external_ids_empty")
+	f(`{"title":"a","segmentId":null}`, "segment_not_found")
+	f(`{"title":"a","segmentId":""}`, "segment_not_found")
+	f(`{"title":"a","excludeSegmentId":null}`, "segment_not_found")
+	f(`{"title":"a","excludeSegmentId":""}`, "segment_not_found")
+	f(`{"title":"a","topicId":null}`, "unknown_topic")
+	f(`{"title":"a","topicId":""}`, "unknown_topic")
+	f(`{"title":"a","filters":null}`, "invalid_filters")
+	f(`{"title":"a","filters":{}}`, "invalid_filters")
+	f(`{"title":"a","filters":{"rules":[]}}`, "invalid_filters")
+	f(`{"title":"a","filters":{"rules":[{"field":"country"}]}}`, "invalid_filters")
+	f(`{"title":"a","filters":{"rules":[{"field":"tag:","op":"exists"}]}}`, "invalid_filters")
+	f(`{"title":"a","excludeFilters":null}`, "invalid_filters")
+	f(`{"title":"a","excludeFilters":{"match":"any","rules":[]}}`, "invalid_filters")
+	f(`{"title":"a","excludeFilters":{"rules":[{"field":"language","value":[""]}]}}`, "invalid_filters")
+}
+
+// TestDraftKeepsNulls: a draft saves an explicit null as null, so sending
+// it later is checked like any send instead of reaching everyone.
+func TestDraftKeepsNulls(t *testing.T) {
+	n, err := prepare(t, `{"draft":true,"title":"a","externalIds":null,"segmentId":"x"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"title":"a","externalIds":null,"segmentId":"x"}`; string(n.SendBody) != want {
+		t.Fatalf("send body %s, want %s", n.SendBody, want)
+	}
+	r, err := decodeStrict(n.SendBody)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e *Error
+	if _, err := Prepare(context.Background(), r, website, lookup, now); !errors.As(err, &e) || e.Code != "external_ids_empty" {
+		t.Fatalf("sending the draft: %v, want external_ids_empty", err)
+	}
 }
 
 func TestDraftSkipsChecks(t *testing.T) {

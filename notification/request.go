@@ -1,8 +1,10 @@
 package notification
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 
 	"github.com/relaybell/relaybell/filter"
 )
@@ -25,35 +27,78 @@ func errorf(code, format string, args ...any) *Error {
 }
 
 // Request is the send request of spec 2.1 as the client sent it. Pointers
-// tell a field that was left out from one set to its zero value.
+// tell a field that was left out from one set to its zero value. The
+// targeting members are Nullable, which also tells an explicit null: left
+// out, a member does not narrow the audience, but a null or empty one is a
+// mistake that must never widen a send to everyone (Prepare refuses it).
 type Request struct {
-	Title              *string                `json:"title,omitempty"`
-	Body               *string                `json:"body,omitempty"`
-	URL                *string                `json:"url,omitempty"`
-	Icon               *string                `json:"icon,omitempty"`
-	Image              *string                `json:"image,omitempty"`
-	Badge              *string                `json:"badge,omitempty"`
-	Actions            []Action               `json:"actions,omitempty"`
-	RequireInteraction *bool                  `json:"requireInteraction,omitempty"`
-	Tag                *string                `json:"tag,omitempty"`
-	ExternalID         *string                `json:"externalId,omitempty"`
-	ExternalIDs        *[]string              `json:"externalIds,omitempty"`
-	Transactional      *bool                  `json:"transactional,omitempty"`
-	SegmentID          *string                `json:"segmentId,omitempty"`
-	Filters            *filter.Filters        `json:"filters,omitempty"`
-	TopicID            *string                `json:"topicId,omitempty"`
-	ExcludeSegmentID   *string                `json:"excludeSegmentId,omitempty"`
-	ExcludeFilters     *filter.Filters        `json:"excludeFilters,omitempty"`
-	SendAt             json.RawMessage        `json:"sendAt,omitempty"`
-	PerTimezone        *bool                  `json:"perTimezone,omitempty"`
-	LocalTime          *string                `json:"localTime,omitempty"`
-	SmartTime          *bool                  `json:"smartTime,omitempty"`
-	TTL                *int64                 `json:"ttl,omitempty"`
-	Translations       map[string]Translation `json:"translations,omitempty"`
-	AB                 *AB                    `json:"ab,omitempty"`
-	ABTest             *ABTest                `json:"abTest,omitempty"`
-	Draft              *bool                  `json:"draft,omitempty"`
+	Title              *string                  `json:"title,omitempty"`
+	Body               *string                  `json:"body,omitempty"`
+	URL                *string                  `json:"url,omitempty"`
+	Icon               *string                  `json:"icon,omitempty"`
+	Image              *string                  `json:"image,omitempty"`
+	Badge              *string                  `json:"badge,omitempty"`
+	Actions            []Action                 `json:"actions,omitempty"`
+	RequireInteraction *bool                    `json:"requireInteraction,omitempty"`
+	Tag                *string                  `json:"tag,omitempty"`
+	ExternalID         Nullable[string]         `json:"externalId,omitzero"`
+	ExternalIDs        Nullable[[]string]       `json:"externalIds,omitzero"`
+	Transactional      *bool                    `json:"transactional,omitempty"`
+	SegmentID          Nullable[string]         `json:"segmentId,omitzero"`
+	Filters            Nullable[filter.Filters] `json:"filters,omitzero"`
+	TopicID            Nullable[string]         `json:"topicId,omitzero"`
+	ExcludeSegmentID   Nullable[string]         `json:"excludeSegmentId,omitzero"`
+	ExcludeFilters     Nullable[filter.Filters] `json:"excludeFilters,omitzero"`
+	SendAt             json.RawMessage          `json:"sendAt,omitempty"`
+	PerTimezone        *bool                    `json:"perTimezone,omitempty"`
+	LocalTime          *string                  `json:"localTime,omitempty"`
+	SmartTime          *bool                    `json:"smartTime,omitempty"`
+	TTL                *int64                   `json:"ttl,omitempty"`
+	Translations       map[string]Translation   `json:"translations,omitempty"`
+	AB                 *AB                      `json:"ab,omitempty"`
+	ABTest             *ABTest                  `json:"abTest,omitempty"`
+	Draft              *bool                    `json:"draft,omitempty"`
 }
+
+// Nullable is a member that is left out (the zero Nullable), sent as null,
+// or sent with a value. It marshals back as it came: left out, null, or
+// the value (with the `omitzero` option).
+type Nullable[T any] struct {
+	Value T
+	Set   bool // the member was in the body, null or not
+	Null  bool // it was null
+}
+
+// Of returns a Nullable holding v.
+func Of[T any](v T) Nullable[T] { return Nullable[T]{Value: v, Set: true} }
+
+// Valued reports whether the member holds a value: present and not null.
+func (n Nullable[T]) Valued() bool { return n.Set && !n.Null }
+
+// IsZero reports whether the member was left out (for `omitzero`).
+func (n Nullable[T]) IsZero() bool { return !n.Set }
+
+// UnmarshalJSON records that the member was present, and whether it was null.
+func (n *Nullable[T]) UnmarshalJSON(b []byte) error {
+	*n = Nullable[T]{Set: true}
+	if bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
+		n.Null = true
+		return nil
+	}
+	return json.Unmarshal(b, &n.Value)
+}
+
+// MarshalJSON writes null for a null member, else the value.
+func (n Nullable[T]) MarshalJSON() ([]byte, error) {
+	if n.Null || !n.Set {
+		return []byte("null"), nil
+	}
+	return json.Marshal(n.Value)
+}
+
+// JSONShape is the type whose JSON form the member holds, for decoders
+// that check member names before decoding (the API's strict decoding).
+func (Nullable[T]) JSONShape() reflect.Type { return reflect.TypeFor[T]() }
 
 // Action is one notification button.
 type Action struct {
@@ -105,8 +150,8 @@ func boolean(p *bool) bool { return p != nil && *p }
 // externalIds, or it is transactional and goes to a segment or filters.
 // Every other send is a broadcast.
 func (r *Request) SpecificUsers() bool {
-	if r.ExternalIDs != nil || str(r.ExternalID) != "" {
+	if r.ExternalIDs.Set || r.ExternalID.Set {
 		return true
 	}
-	return boolean(r.Transactional) && (str(r.SegmentID) != "" || (r.Filters != nil && !r.Filters.Empty()))
+	return boolean(r.Transactional) && (r.SegmentID.Set || r.Filters.Set)
 }
