@@ -50,7 +50,7 @@ lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
 	$(GO) vet ./...
 
-## fuzz: a short run of every fuzz target
+## fuzz: a short run of every fuzz target, and a longer randomized run of the API robustness suite
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./filter/
 	$(GO) test -run '^$$' -fuzz FuzzParseSubscription -fuzztime 30s ./webpush/
@@ -59,6 +59,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzVerify -fuzztime 30s ./webhooks/signature/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeEvents -fuzztime 30s ./analytics/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeBatch -fuzztime 30s ./pusher/
+	$(GO) test -run '^$$' -fuzz FuzzFoldSearch -fuzztime 30s ./store/
+	$(GO) test -run '^$$' -fuzz FuzzRobustness -fuzztime 3m ./api/
 
 clean:
 	rm -rf bin relaybell-data

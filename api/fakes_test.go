@@ -34,19 +34,28 @@ import (
 // runs the package both ways).
 func openStores(t testing.TB) (store.Store, analytics.Store) {
 	t.Helper()
+	st, an, _ := openDumpableStores(t)
+	return st, an
+}
+
+// openDumpableStores is openStores that also returns a snapshot of
+// everything both stores hold (see dumpStores).
+func openDumpableStores(t testing.TB) (store.Store, analytics.Store, *storeDump) {
+	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
 	var (
-		st  store.Store
-		err error
+		st   store.Store
+		err  error
+		dump = &storeDump{analytics: filepath.Join(dir, "analytics.db")}
 	)
 	switch kind := os.Getenv("RELAYBELL_TEST_STORE"); kind {
 	case "", "sqlite":
-		st, err = sqlite.Open(ctx, filepath.Join(dir, "store.db"), nil)
+		dump.sqlite = filepath.Join(dir, "store.db")
+		st, err = sqlite.Open(ctx, dump.sqlite, nil)
 	case "postgres":
-		var dsn string
-		if dsn, err = postgres.WithSearchPath(storetest.PostgresDSN(), storetest.PostgresSchema(t)); err == nil {
-			st, err = postgres.Open(ctx, dsn, nil)
+		if dump.postgres, err = postgres.WithSearchPath(storetest.PostgresDSN(), storetest.PostgresSchema(t)); err == nil {
+			st, err = postgres.Open(ctx, dump.postgres, nil)
 		}
 	default:
 		t.Fatalf("RELAYBELL_TEST_STORE=%q: want sqlite or postgres", kind)
@@ -55,12 +64,12 @@ func openStores(t testing.TB) (store.Store, analytics.Store) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	an, err := ansqlite.Open(ctx, filepath.Join(dir, "analytics.db"))
+	an, err := ansqlite.Open(ctx, dump.analytics)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { an.Close() })
-	return st, an
+	return st, an, dump
 }
 
 // failStore is the real store with failures injected into the methods
@@ -226,15 +235,16 @@ type harness struct {
 	clock *testClock
 	reg   *prometheus.Registry
 	site  WebsiteCreated
+	dump  *storeDump
 }
 
 const testAdminToken = "test-admin-token-0123456789"
 
 func newHarness(t testing.TB, mutate ...func(*Config)) *harness {
 	t.Helper()
-	st, an := openStores(t)
+	st, an, dump := openDumpableStores(t)
 	h := &harness{t: t, st: &failStore{Store: st}, an: &failAnalytics{Store: an}, disp: &memDispatcher{},
-		clock: &testClock{now: testStart}, reg: prometheus.NewRegistry()}
+		clock: &testClock{now: testStart}, reg: prometheus.NewRegistry(), dump: dump}
 	cfg := Config{AdminToken: testAdminToken}
 	for _, f := range mutate {
 		f(&cfg)
@@ -272,7 +282,7 @@ type response struct {
 	body   []byte
 }
 
-func (r response) json(t *testing.T) map[string]any {
+func (r response) json(t testing.TB) map[string]any {
 	t.Helper()
 	var v map[string]any
 	if err := json.Unmarshal(r.body, &v); err != nil {

@@ -203,14 +203,6 @@ func (a *API) handleNotificationExport(r *request) error {
 	return nil
 }
 
-// csvSafe keeps a spreadsheet from reading a cell as a formula.
-func csvSafe(s string) string {
-	if s != "" && strings.ContainsRune("=+-@", rune(s[0])) {
-		return "'" + s
-	}
-	return s
-}
-
 // pageSize reads `limit` (spec 8.2: 1-100, default 25). Values out of range
 // are clamped into it; what is not an integer gets the default.
 func pageSize(s string) int {

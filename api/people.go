@@ -86,8 +86,15 @@ func firstDevice(p *store.Person) *string {
 }
 
 // personKey loads the {externalId} person (an external id or a subscriber id).
+// An external id is matched exactly; a subscriber id in any letter case.
 func (a *API) personKey(r *request) (store.Person, error) {
-	p, err := a.st.Person(r.ctx, r.owner.Website.ID, r.param("externalId"))
+	key := r.param("externalId")
+	p, err := a.st.Person(r.ctx, r.owner.Website.ID, key)
+	if lower := strings.ToLower(key); errors.Is(err, store.ErrNotFound) && lower != key && isUUID(key) {
+		if p, err = a.st.Person(r.ctx, r.owner.Website.ID, lower); err == nil && p.ID != lower {
+			err = store.ErrNotFound // an external id equal to the lower-cased text is not this one
+		}
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		return store.Person{}, errorf(CodeNotFound, "no subscriber with that external id or id")
 	}
@@ -243,8 +250,8 @@ func (a *API) handleExport(r *request) error {
 					return
 				}
 				p := &page[i]
-				_ = w.Write([]string{p.ID, p.ExternalID, p.Country, p.Language, p.Timezone, p.Status(),
-					csvTime(p.ConsentAt), strings.Join(p.Devices, "|"), csvTags(p.Tags), csvTime(&p.CreatedAt)})
+				_ = w.Write([]string{p.ID, csvSafe(p.ExternalID), csvSafe(p.Country), csvSafe(p.Language), csvSafe(p.Timezone),
+					p.Status(), csvTime(p.ConsentAt), csvSafe(strings.Join(p.Devices, "|")), csvTags(p.Tags), csvTime(&p.CreatedAt)})
 				rows++
 			}
 			w.Flush()
@@ -270,6 +277,9 @@ func csvTime(t *time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
+// csvTags writes a person's tags as key=value;... with each key and value
+// through csvSafe: the first key starts the cell, and a spreadsheet told to
+// split on ';' starts a cell with each key.
 func csvTags(tags map[string]string) string {
 	parts := make([]string, 0, len(tags))
 	for _, l := range labels(tags, false) {
@@ -277,7 +287,7 @@ func csvTags(tags map[string]string) string {
 		if l.Value != nil {
 			v = *l.Value
 		}
-		parts = append(parts, l.Key+"="+v)
+		parts = append(parts, csvSafe(l.Key)+"="+csvSafe(v))
 	}
 	return strings.Join(parts, ";")
 }
@@ -495,6 +505,7 @@ func bulkIDs(ids *[]string) ([]string, *Error) {
 		if !isUUID(id) {
 			return nil, errorf(CodeInvalidID, "%q is not a subscriber id", cut(id, 64))
 		}
+		id = strings.ToLower(id)
 		if !slices.Contains(out, id) {
 			out = append(out, id)
 		}

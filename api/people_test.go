@@ -12,7 +12,7 @@ import (
 
 // subscribeAs registers a browser on the harness website with extra
 // subscription fields and a user agent; it returns the subscriber id.
-func (h *harness) subscribeAs(t *testing.T, endpoint, extra, ua string) string {
+func (h *harness) subscribeAs(t testing.TB, endpoint, extra, ua string) string {
 	t.Helper()
 	r := h.do("POST", "/api/v1/projects/"+h.site.ProjectID+"/subscriptions", subscribeBody(t, endpoint, extra), "User-Agent", ua)
 	if r.status != 201 && r.status != 200 {

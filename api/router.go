@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/valyala/fasthttp"
 
@@ -126,6 +128,53 @@ func (a *API) routes() *router {
 	return rt
 }
 
+// cleanText replaces what no stored text holds and what PostgreSQL refuses
+// in a text parameter, invalid UTF-8 and NUL, with U+FFFD. A path segment
+// or query value holding them then matches nothing instead of failing the
+// query.
+func cleanText(s string) string {
+	if utf8.ValidString(s) && strings.IndexByte(s, 0) < 0 {
+		return s
+	}
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
+}
+
+// cleanQuery applies cleanText to the query's names and values, keeping
+// repeated parameters.
+func cleanQuery(args *fasthttp.Args) {
+	dirty := false
+	for k, v := range args.All() {
+		if !utf8.Valid(k) || !utf8.Valid(v) || bytes.IndexByte(k, 0) >= 0 || bytes.IndexByte(v, 0) >= 0 {
+			dirty = true
+			break
+		}
+	}
+	if !dirty {
+		return
+	}
+	var clean fasthttp.Args
+	for k, v := range args.All() {
+		clean.Add(cleanText(string(k)), cleanText(string(v)))
+	}
+	clean.CopyTo(args)
+}
+
+// canonicalIDs lower-cases the path's UUIDs: a UUID names the same thing
+// in any letter case (RFC 9562), and the store holds them in lower case.
+// {externalId} is the customer's own id, exact and case-sensitive, so it is
+// kept as sent (personKey tries a UUID there both ways). Any other value
+// goes through cleanText.
+func canonicalIDs(params []param) {
+	for i, p := range params {
+		switch {
+		case p.name != "externalId" && isUUID(p.value):
+			params[i].value = strings.ToLower(p.value)
+		default:
+			params[i].value = cleanText(p.value)
+		}
+	}
+}
+
 // request is what a handler works with.
 type request struct {
 	fc     *fasthttp.RequestCtx
@@ -188,6 +237,8 @@ func (a *API) serve(fc *fasthttp.RequestCtx) {
 		return
 	}
 	label = rt.pattern
+	canonicalIDs(params)
+	cleanQuery(fc.QueryArgs())
 
 	ctx, cancel := context.WithTimeout(a.base, requestTimeout)
 	defer cancel()

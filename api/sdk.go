@@ -330,6 +330,7 @@ func (a *API) handlePing(kind string) func(r *request) error {
 		if !isUUID(in.NotificationID) || !isUUID(in.EndpointID) {
 			return r.noContent()
 		}
+		in.NotificationID, in.EndpointID = strings.ToLower(in.NotificationID), strings.ToLower(in.EndpointID)
 		ep, err := a.st.Endpoint(r.ctx, w.ID, in.EndpointID)
 		if errors.Is(err, store.ErrNotFound) {
 			return r.noContent()

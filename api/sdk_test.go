@@ -15,7 +15,7 @@ import (
 	"github.com/relaybell/relaybell/store"
 )
 
-func subscribeBody(t *testing.T, endpoint, extra string) string {
+func subscribeBody(t testing.TB, endpoint, extra string) string {
 	t.Helper()
 	p256dh, authKey := browserKeys(t)
 	return fmt.Sprintf(`{"endpoint":%q,"keys":{"p256dh":%q,"auth":%q}%s}`, endpoint, p256dh, authKey, extra)
