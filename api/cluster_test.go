@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -83,15 +82,9 @@ func newClusterNode(t *testing.T, name, dsn string, cfg Config) *clusterNode {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Close() })
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := a.Server()
-	go srv.Serve(Linger(ln)) //nolint:errcheck // ends with Shutdown
-	t.Cleanup(func() { srv.Shutdown() })
+	base := serveLingering(t, a)
 	a.SetReady(true)
-	return &clusterNode{t: t, name: name, api: a, st: st, base: "http://" + ln.Addr().String(),
+	return &clusterNode{t: t, name: name, api: a, st: st, base: base,
 		c: &fasthttp.Client{ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second}}
 }
 

@@ -20,7 +20,7 @@ import (
 
 // serveLingering runs the API's server as production does: on a loopback
 // TCP listener wrapped by Linger. It returns the base URL.
-func serveLingering(t *testing.T, a *API) string {
+func serveLingering(t testing.TB, a *API) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

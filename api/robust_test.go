@@ -423,15 +423,8 @@ type robustSuite struct {
 
 func newRobustSuite(t testing.TB) *robustSuite {
 	h := newHarness(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := h.api.Server()
 	h.api.SetReady(true)
-	go srv.Serve(Linger(ln))
-	t.Cleanup(func() { srv.Shutdown() })
-	s := &robustSuite{h: h, base: "http://" + ln.Addr().String(), key: h.site.APIKey,
+	s := &robustSuite{h: h, base: serveLingering(t, h.api), key: h.site.APIKey,
 		client: &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: 4}}}
 	r := h.do("GET", "/api/v1/openapi.json", "")
 	if err := json.Unmarshal(r.body, &s.doc); err != nil {

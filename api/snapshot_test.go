@@ -10,8 +10,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
+	_ "modernc.org/sqlite"             // the "sqlite" database/sql driver
 )
 
 // storeDump reads back everything the metadata store and the analytics
@@ -22,20 +22,20 @@ type storeDump struct {
 	// analytics is the SQLite analytics store's file.
 	analytics string
 
-	mu   sync.Mutex
-	dbs  map[string]*sqliteDump
-	conn *pgx.Conn
-	// lsn and last are PostgreSQL's WAL insert position at the last dump
-	// and that dump: no change is committed without moving it.
-	lsn, last string
+	mu  sync.Mutex
+	dbs []*dumpedDB
 }
 
-// sqliteDump reads one SQLite file over one connection, and dumps it again
-// only when another connection committed since (PRAGMA data_version).
-type sqliteDump struct {
-	db      *sql.DB
-	version int64
-	last    string
+// dumpedDB is one database read over one connection. It is dumped again
+// only when its change marker moved: SQLite's data_version (per connection,
+// moved by every commit of another one) or PostgreSQL's WAL insert position
+// (no commit leaves it in place).
+type dumpedDB struct {
+	db     *sql.DB
+	marker string // the query reading the change marker
+	tables string // the query listing the tables
+	seen   string // the marker at the last dump
+	last   string
 }
 
 var dumpSeed = maphash.MakeSeed()
@@ -46,111 +46,62 @@ var dumpSeed = maphash.MakeSeed()
 // rate limit.
 var volatile = map[string]bool{"api_keys.last_used_at": true, "rate_counters": true}
 
+// open opens the databases on first use.
+func (d *storeDump) open(t testing.TB) {
+	if d.dbs != nil {
+		return
+	}
+	add := func(driver, dsn, marker, tables string) {
+		db, err := sql.Open(driver, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		db.SetMaxOpenConns(1) // data_version is per connection
+		t.Cleanup(func() { db.Close() })
+		d.dbs = append(d.dbs, &dumpedDB{db: db, marker: marker, tables: tables})
+	}
+	if d.postgres != "" {
+		add("pgx", d.postgres, `SELECT pg_current_wal_insert_lsn()::text`, `SELECT table_name FROM information_schema.tables
+			WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY 1`)
+	}
+	for _, file := range []string{d.sqlite, d.analytics} {
+		if file != "" {
+			add("sqlite", "file:"+file+"?mode=ro", `PRAGMA data_version`,
+				`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY 1`)
+		}
+	}
+}
+
 // take returns every table's rows, sorted, as text.
 func (d *storeDump) take(t testing.TB) string {
 	t.Helper()
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.open(t)
 	ctx := context.Background()
 	var b strings.Builder
-	if d.postgres != "" {
-		if d.conn == nil {
-			conn, err := pgx.Connect(ctx, d.postgres)
-			if err != nil {
-				t.Fatal(err)
+	for _, db := range d.dbs {
+		var marker string
+		if err := db.db.QueryRowContext(ctx, db.marker).Scan(&marker); err != nil {
+			t.Fatalf("reading the change marker: %v", err)
+		}
+		if marker != db.seen || db.last == "" {
+			var tb strings.Builder
+			if err := dumpTables(ctx, db.db, db.tables, &tb); err != nil {
+				t.Fatalf("dumping: %v", err)
 			}
-			d.conn = conn
-			t.Cleanup(func() { conn.Close(context.Background()) })
+			db.seen, db.last = marker, tb.String()
 		}
-		var lsn string
-		if err := d.conn.QueryRow(ctx, `SELECT pg_current_wal_insert_lsn()::text`).Scan(&lsn); err != nil {
-			t.Fatalf("reading PostgreSQL's WAL position: %v", err)
-		}
-		if lsn != d.lsn {
-			var pb strings.Builder
-			if err := dumpPostgres(ctx, d.conn, &pb); err != nil {
-				t.Fatalf("dumping PostgreSQL: %v", err)
-			}
-			d.lsn, d.last = lsn, pb.String()
-		}
-		b.WriteString(d.last)
-	}
-	for _, file := range []string{d.sqlite, d.analytics} {
-		if file == "" {
-			continue
-		}
-		sd := d.dbs[file]
-		if sd == nil {
-			db, err := sql.Open("sqlite", "file:"+file+"?mode=ro")
-			if err != nil {
-				t.Fatal(err)
-			}
-			db.SetMaxOpenConns(1) // data_version is per connection
-			if d.dbs == nil {
-				d.dbs = map[string]*sqliteDump{}
-			}
-			sd = &sqliteDump{db: db, version: -1}
-			d.dbs[file] = sd
-			t.Cleanup(func() { db.Close() })
-		}
-		var version int64
-		if err := sd.db.QueryRowContext(ctx, `PRAGMA data_version`).Scan(&version); err != nil {
-			t.Fatalf("reading %s: %v", file, err)
-		}
-		if version != sd.version {
-			var fb strings.Builder
-			if err := dumpSQLite(ctx, sd.db, &fb); err != nil {
-				t.Fatalf("dumping %s: %v", file, err)
-			}
-			sd.version, sd.last = version, fb.String()
-		}
-		b.WriteString(sd.last)
+		b.WriteString(db.last)
 	}
 	return b.String()
 }
 
-func dumpPostgres(ctx context.Context, conn *pgx.Conn, b *strings.Builder) error {
-	rows, err := conn.Query(ctx, `SELECT table_name FROM information_schema.tables
-		WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY 1`)
-	if err != nil {
-		return err
-	}
-	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return err
-	}
-	for _, table := range tables {
-		if volatile[table] {
-			continue
-		}
-		rows, err := conn.Query(ctx, `SELECT * FROM `+pgx.Identifier{table}.Sanitize())
-		if err != nil {
-			return err
-		}
-		var cols []string
-		for _, f := range rows.FieldDescriptions() {
-			cols = append(cols, f.Name)
-		}
-		var lines []string
-		for rows.Next() {
-			vals, err := rows.Values()
-			if err != nil {
-				rows.Close()
-				return err
-			}
-			lines = append(lines, dumpRow(table, cols, vals))
-		}
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		writeTable(b, table, lines)
-	}
-	return nil
-}
-
-func dumpSQLite(ctx context.Context, db *sql.DB, b *strings.Builder) error {
+// dumpTables writes the rows of every table the query lists, but the
+// volatile ones.
+func dumpTables(ctx context.Context, db *sql.DB, list string, b *strings.Builder) error {
 	var tables []string
-	rows, err := db.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY 1`)
+	rows, err := db.QueryContext(ctx, list)
 	if err != nil {
 		return err
 	}
@@ -194,7 +145,12 @@ func dumpSQLite(ctx context.Context, db *sql.DB, b *strings.Builder) error {
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		writeTable(b, table, lines)
+		slices.Sort(lines)
+		fmt.Fprintf(b, "== %s (%d)\n", table, len(lines))
+		for _, l := range lines {
+			b.WriteString(l)
+			b.WriteByte('\n')
+		}
 	}
 	return nil
 }
@@ -220,11 +176,32 @@ func dumpRow(table string, cols []string, vals []any) string {
 	return strings.Join(parts, " ")
 }
 
-func writeTable(b *strings.Builder, table string, lines []string) {
-	slices.Sort(lines)
-	fmt.Fprintf(b, "== %s (%d)\n", table, len(lines))
-	for _, l := range lines {
-		b.WriteString(l)
-		b.WriteByte('\n')
+// TestStoreDumpSeesChanges: the dump the robustness suite compares moves
+// with a change on either store, and only then.
+func TestStoreDumpSeesChanges(t *testing.T) {
+	h := newHarness(t)
+	key := auth(h.site.APIKey)
+	before := h.dump.take(t)
+	expectCode(t, h.do("POST", "/api/v1/segments", `{"name":""}`, key...), 400, "name_required")
+	if after := h.dump.take(t); after != before {
+		t.Fatalf("a refused request moved the dump:\n%s", dumpDiff(before, after))
+	}
+	if r := h.do("PUT", "/api/v1/settings", `{"timezone":"Europe/Paris"}`, key...); r.status != 200 {
+		t.Fatalf("settings: %d %s", r.status, r.body)
+	}
+	after := h.dump.take(t)
+	if after == before || !strings.Contains(dumpDiff(before, after), "Europe/Paris") {
+		t.Fatalf("a change to a website did not move the dump:\n%s", dumpDiff(before, after))
+	}
+	// A title over 100 bytes is kept as a hash, which still moves.
+	long := strings.Repeat("x", 300)
+	r := h.do("POST", "/api/v1/notifications", `{"draft":true,"title":"`+long+`"}`, key...)
+	id := r.json(t)["notificationId"].(string)
+	before = h.dump.take(t)
+	if r := h.do("PATCH", "/api/v1/notifications/"+id, `{"title":"`+long[:299]+`y"}`, key...); r.status != 200 {
+		t.Fatalf("PATCH: %d %s", r.status, r.body)
+	}
+	if after := h.dump.take(t); after == before {
+		t.Fatal("changing the end of a long title did not move the dump")
 	}
 }

@@ -92,6 +92,29 @@ func TestPrepareErrors(t *testing.T) {
 	f(`{"title":"a","perTimezone":true,"localTime":"25:00"}`, "invalid_json")
 	f(`{"title":"a","perTimezone":true,"localTime":"9:5"}`, "invalid_json")
 	f(`{"title":"a","perTimezone":true}`, "invalid_json")
+	// A targeting member that is present but names no one is refused,
+	// never read as "everyone" (issue 21).
+	f(`{"title":"a","externalIds":null}`, "external_ids_empty")
+	f(`{"title":"a","externalIds":[""]}`, "external_ids_empty")
+	f(`{"title":"a","externalIds":["  "]}`, "external_ids_empty")
+	f(`{"title":"a","externalIds":null,"externalId":"u1"}`, "external_ids_empty")
+	f(`{"title":"a","externalId":""}`, "external_ids_empty")
+	f(`{"title":"a","externalId":null}`, "external_ids_empty")
+	f(`{"title":"a","externalId":" "}`, "external_ids_empty")
+	f(`{"title":"a","segmentId":null}`, "segment_not_found")
+	f(`{"title":"a","segmentId":""}`, "segment_not_found")
+	f(`{"title":"a","excludeSegmentId":null}`, "segment_not_found")
+	f(`{"title":"a","excludeSegmentId":""}`, "segment_not_found")
+	f(`{"title":"a","topicId":null}`, "unknown_topic")
+	f(`{"title":"a","topicId":""}`, "unknown_topic")
+	f(`{"title":"a","filters":null}`, "invalid_filters")
+	f(`{"title":"a","filters":{}}`, "invalid_filters")
+	f(`{"title":"a","filters":{"rules":[]}}`, "invalid_filters")
+	f(`{"title":"a","filters":{"rules":[{"field":"country"}]}}`, "invalid_filters")
+	f(`{"title":"a","filters":{"rules":[{"field":"tag:","op":"exists"}]}}`, "invalid_filters")
+	f(`{"title":"a","excludeFilters":null}`, "invalid_filters")
+	f(`{"title":"a","excludeFilters":{"match":"any","rules":[]}}`, "invalid_filters")
+	f(`{"title":"a","excludeFilters":{"rules":[{"field":"language","value":[""]}]}}`, "invalid_filters")
 }
 
 func content(t *testing.T, n *store.Notification) Content {
@@ -214,40 +237,6 @@ func TestPrepareTargets(t *testing.T) {
 	f(`{"title":"a","segmentId":"6F1C2A9E-0000-4000-8000-000000000001"}`, `{"segmentId":"6f1c2a9e-0000-4000-8000-000000000001"}`,
 		"Segment 6f1c2a9e-0000-4000-8000-000000000001")
 	f(`{"title":"a"}`, ``, "All subscribers")
-}
-
-// TestPrepareNeverWidens: a targeting member that is present but names no
-// one is refused, never read as "everyone" (issue 21).
-func TestPrepareNeverWidens(t *testing.T) {
-	f := func(body, code string) {
-		t.Helper()
-		_, err := prepare(t, body)
-		var e *Error
-		if !errors.As(err, &e) || e.Code != code {
-			t.Fatalf("body %s: got %v, want %s", body, err, code)
-		}
-	}
-	f(`{"title":"a","externalIds":null}`, "external_ids_empty")
-	f(`{"title":"a","externalIds":[""]}`, "external_ids_empty")
-	f(`{"title":"a","externalIds":["  "]}`, "external_ids_empty")
-	f(`{"title":"a","externalIds":null,"externalId":"u1"}`, "external_ids_empty")
-	f(`{"title":"a","externalId":""}`, "external_ids_empty")
-	f(`{"title":"a","externalId":null}`, "external_ids_empty")
-	f(`{"title":"a","externalId":" "}`, "external_ids_empty")
-	f(`{"title":"a","segmentId":null}`, "segment_not_found")
-	f(`{"title":"a","segmentId":""}`, "segment_not_found")
-	f(`{"title":"a","excludeSegmentId":null}`, "segment_not_found")
-	f(`{"title":"a","excludeSegmentId":""}`, "segment_not_found")
-	f(`{"title":"a","topicId":null}`, "unknown_topic")
-	f(`{"title":"a","topicId":""}`, "unknown_topic")
-	f(`{"title":"a","filters":null}`, "invalid_filters")
-	f(`{"title":"a","filters":{}}`, "invalid_filters")
-	f(`{"title":"a","filters":{"rules":[]}}`, "invalid_filters")
-	f(`{"title":"a","filters":{"rules":[{"field":"country"}]}}`, "invalid_filters")
-	f(`{"title":"a","filters":{"rules":[{"field":"tag:","op":"exists"}]}}`, "invalid_filters")
-	f(`{"title":"a","excludeFilters":null}`, "invalid_filters")
-	f(`{"title":"a","excludeFilters":{"match":"any","rules":[]}}`, "invalid_filters")
-	f(`{"title":"a","excludeFilters":{"rules":[{"field":"language","value":[""]}]}}`, "invalid_filters")
 }
 
 // TestDraftKeepsNulls: a draft saves an explicit null as null, so sending
