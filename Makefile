@@ -60,6 +60,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecodeEvents -fuzztime 30s ./analytics/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeBatch -fuzztime 30s ./pusher/
 	$(GO) test -run '^$$' -fuzz FuzzFoldSearch -fuzztime 30s ./store/
+	$(GO) test -run '^$$' -fuzz FuzzDecodeJSON -fuzztime 30s ./api/
 	$(GO) test -run '^$$' -fuzz FuzzRobustness -fuzztime 3m ./api/
 
 clean:

@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"reflect"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/valyala/fasthttp"
@@ -35,7 +33,7 @@ const (
 // in letter case still answers unknown_field (encoding/json alone would take
 // it for the known one).
 func decodeJSON(body []byte, v any, mode decodeMode) *Error {
-	body = bytes.TrimSpace(body)
+	body = bytes.Trim(body, " \t\r\n") // JSON white space only (RFC 8259 section 2)
 	if len(body) == 0 {
 		return errorf(CodeInvalidJSON, "a JSON object body is required")
 	}
@@ -59,196 +57,6 @@ func decodeJSON(body []byte, v any, mode decodeMode) *Error {
 		return errorf(CodeInvalidJSON, "unexpected data after the JSON object")
 	}
 	return nil
-}
-
-// maxJSONDepth bounds how deeply a body's objects and arrays nest; no
-// request of the API needs more than a few levels.
-const maxJSONDepth = 32
-
-// checkMembers walks body's tokens beside the Go type it decodes into and
-// refuses what encoding/json would let through: member names that match a
-// field only without regard to letter case (strict: any unknown name),
-// duplicate names, NUL characters, and excessive nesting. Malformed JSON
-// is left to the decoder, whose errors name the position.
-func checkMembers(body []byte, t reflect.Type, mode decodeMode) *Error {
-	c := memberCheck{dec: json.NewDecoder(bytes.NewReader(body)), mode: mode}
-	c.dec.UseNumber()
-	if err := c.value(t, "", 0); err != errMalformed {
-		return err
-	}
-	return nil
-}
-
-type memberCheck struct {
-	dec  *json.Decoder
-	mode decodeMode
-}
-
-// errMalformed stops the walk at malformed JSON; the decoder reports it.
-var errMalformed = &Error{}
-
-func (c *memberCheck) value(t reflect.Type, path string, depth int) *Error {
-	tok, err := c.dec.Token()
-	if err != nil {
-		return errMalformed
-	}
-	switch tok := tok.(type) {
-	case json.Delim:
-		if depth == maxJSONDepth {
-			return errorf(CodeInvalidJSON, "the JSON nests deeper than %d levels", maxJSONDepth)
-		}
-		t = jsonShape(t)
-		if tok == '{' {
-			return c.object(t, path, depth+1)
-		}
-		var elem reflect.Type
-		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
-			elem = t.Elem()
-		}
-		for i := 0; c.dec.More(); i++ {
-			if err := c.value(elem, fmt.Sprintf("%s[%d]", path, i), depth+1); err != nil {
-				return err
-			}
-		}
-		if _, err := c.dec.Token(); err != nil {
-			return errMalformed
-		}
-	case string:
-		if strings.IndexByte(tok, 0) >= 0 {
-			return errorf(CodeInvalidJSON, "field %s holds a NUL character", path)
-		}
-	}
-	return nil
-}
-
-func (c *memberCheck) object(t reflect.Type, path string, depth int) *Error {
-	var (
-		fields map[string]reflect.Type
-		elem   reflect.Type
-	)
-	if t != nil {
-		switch t.Kind() {
-		case reflect.Struct:
-			fields = structMembers(t)
-		case reflect.Map:
-			elem = t.Elem()
-		}
-	}
-	seen := map[string]bool{}
-	for c.dec.More() {
-		tok, err := c.dec.Token()
-		if err != nil {
-			return errMalformed
-		}
-		name, _ := tok.(string)
-		member := name
-		if path != "" {
-			member = path + "." + name
-		}
-		if strings.IndexByte(name, 0) >= 0 {
-			return errorf(CodeInvalidJSON, "a member name holds a NUL character")
-		}
-		if seen[name] {
-			return errorf(CodeInvalidJSON, "duplicate field %q", member)
-		}
-		seen[name] = true
-		vt := elem
-		if fields != nil {
-			ft, ok := fields[name]
-			if !ok && (c.mode == strict || foldsToAny(name, fields)) {
-				return errorf(CodeUnknownField, "unknown field %q", member)
-			}
-			vt = ft
-		}
-		if err := c.value(vt, member, depth); err != nil {
-			return err
-		}
-	}
-	if _, err := c.dec.Token(); err != nil {
-		return errMalformed
-	}
-	return nil
-}
-
-// foldsToAny reports whether name equals a member name but for letter case.
-func foldsToAny(name string, fields map[string]reflect.Type) bool {
-	for f := range fields {
-		if strings.EqualFold(f, name) {
-			return true
-		}
-	}
-	return false
-}
-
-var (
-	unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
-	shaperType      = reflect.TypeFor[jsonShaper]()
-)
-
-// jsonShaper is a type with its own UnmarshalJSON that holds the JSON form
-// of another type (notification.Nullable): its members are that type's.
-type jsonShaper interface{ JSONShape() reflect.Type }
-
-// jsonShape is the type whose members a JSON value decoded into t has:
-// pointers are followed, a jsonShaper is replaced by its shape, and any
-// other type with its own UnmarshalJSON gives nil (its members are not
-// checked, only its strings, names and depth).
-func jsonShape(t reflect.Type) reflect.Type {
-	for t != nil {
-		switch {
-		case t.Kind() == reflect.Pointer:
-			t = t.Elem()
-		case t.Implements(shaperType):
-			t = reflect.Zero(t).Interface().(jsonShaper).JSONShape()
-		case reflect.PointerTo(t).Implements(unmarshalerType):
-			return nil
-		default:
-			return t
-		}
-	}
-	return nil
-}
-
-// structMembers maps a struct's JSON member names to their types, as
-// encoding/json names them (tags, untagged exported fields, embedded
-// structs' members promoted).
-var structMembersCache sync.Map // reflect.Type -> map[string]reflect.Type
-
-func structMembers(t reflect.Type) map[string]reflect.Type {
-	if m, ok := structMembersCache.Load(t); ok {
-		return m.(map[string]reflect.Type)
-	}
-	m := map[string]reflect.Type{}
-	for f := range t.Fields() {
-		tag := f.Tag.Get("json")
-		if tag == "-" {
-			continue
-		}
-		name, _, _ := strings.Cut(tag, ",")
-		if f.Anonymous && name == "" {
-			ft := f.Type
-			if ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
-			if ft.Kind() == reflect.Struct {
-				for n, mt := range structMembers(ft) {
-					if _, ok := m[n]; !ok {
-						m[n] = mt
-					}
-				}
-				continue
-			}
-		}
-		if !f.IsExported() {
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		m[name] = f.Type
-	}
-	structMembersCache.Store(t, m)
-	return m
 }
 
 // jsonError turns an encoding/json error into the catalog's code.

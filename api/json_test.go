@@ -56,6 +56,15 @@ func TestDecodeJSON(t *testing.T) {
 	f(`{"other":`+strings.Repeat("[", 40)+strings.Repeat("]", 40)+`}`, lenient, "invalid_json", "the JSON nests deeper than 32 levels")
 	f(`{"other":`+strings.Repeat("[", 10000)+strings.Repeat("]", 10000)+`}`, lenient, "invalid_json", "the JSON nests deeper than 32 levels")
 	f(`{"other":`+strings.Repeat("[", 10000)+`}`, lenient, "invalid_json", "the JSON nests deeper than 32 levels")
+	// Escapes are read as the decoder reads them.
+	f(`{"\u004eAME":"a"}`, strict, "unknown_field", `unknown field "NAME"`)
+	f(`{"n\u0061me":"a","name":"b"}`, lenient, "invalid_json", `duplicate field "name"`)
+	f(`{"name":"a \"quoted\" \\ \u00fc","scopes":[ ],"n" : 1 }`, strict, "", "")
+	f(`{"other":{}, "more":[[],{},[{"x":[1,"\u0000"]}]]}`, lenient, "invalid_json", "field more[2][0].x[1] holds a NUL character")
+	f(`{"other":{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"j":10,"k":11,"l":12,"m":13,"n":14,"o":15,"p":16,"q":17,"c":18}}`,
+		lenient, "invalid_json", `duplicate field "other.c"`)
+	f(`{"name":"a`, strict, "invalid_json", "the JSON ends too early")
+	f(`{"name" "a"}`, strict, "invalid_json", "malformed JSON at byte 9")
 	f(`{"n":1e999}`, strict, "invalid_json", "field n has the wrong type (number 1e999)")
 	f(`{"n":123456789012345678901234567890}`, strict, "invalid_json", "field n has the wrong type (number 123456789012345678901234567890)")
 }
