@@ -353,4 +353,3 @@ func structMembers(t reflect.Type) map[string]reflect.Type {
 	structMembersCache.Store(t, m)
 	return m
 }
-
