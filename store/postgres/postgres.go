@@ -5,11 +5,8 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"net/url"
-	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -19,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/relaybell/relaybell/store"
+	"github.com/relaybell/relaybell/store/sqlstore"
 )
 
 var _ store.Store = (*Store)(nil)
@@ -26,17 +24,14 @@ var _ store.Store = (*Store)(nil)
 //go:embed migrations/*.sql
 var migrations embed.FS
 
-// migrationLock is the first key of the advisory lock that serializes
-// migrations; the second is a hash of the schema, so stores in different
-// schemas of one database don't wait for each other.
-const migrationLock = 0x52424d47 // "RBMG"
-
 // maxAttempts bounds how often a transaction is run again after a deadlock
 // or serialization failure.
 const maxAttempts = 4
 
 // Store is the PostgreSQL implementation of store.Store, over a pgxpool.
 type Store struct {
+	*sqlstore.Store
+
 	pool   *pgxpool.Pool
 	logger *slog.Logger
 }
@@ -96,7 +91,8 @@ func Open(ctx context.Context, dsn string, logger *slog.Logger) (*Store, error) 
 			return nil, fmt.Errorf("creating schema %s: %w", name, err)
 		}
 	}
-	if err := s.migrate(ctx); err != nil {
+	s.Store = sqlstore.New(&db{pool: pool, s: s}, dialect, logger)
+	if err := s.Migrate(ctx, migrations); err != nil {
 		pool.Close()
 		return nil, err
 	}
@@ -127,93 +123,6 @@ func WithSearchPath(dsn, schema string) (string, error) {
 // Close closes the pool, waiting for connections in use to be returned.
 func (s *Store) Close() error {
 	s.pool.Close()
-	return nil
-}
-
-type migration struct {
-	version int
-	name    string
-}
-
-// migrationList returns the embedded migrations in version order.
-func migrationList() ([]migration, error) {
-	files, err := fs.Glob(migrations, "migrations/*.sql")
-	if err != nil {
-		return nil, fmt.Errorf("listing migrations: %w", err)
-	}
-	var list []migration
-	for _, f := range files {
-		base := strings.TrimPrefix(f, "migrations/")
-		num, _, ok := strings.Cut(base, "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil || v <= 0 {
-			return nil, fmt.Errorf("migration %s: name must start with a positive version and '_'", base)
-		}
-		list = append(list, migration{v, f})
-	}
-	sort.Slice(list, func(i, j int) bool { return list[i].version < list[j].version })
-	for i := 1; i < len(list); i++ {
-		if list[i].version == list[i-1].version {
-			return nil, fmt.Errorf("migrations %s and %s share a version", list[i-1].name, list[i].name)
-		}
-	}
-	return list, nil
-}
-
-// migrate applies the embedded migrations newer than the recorded version,
-// all in one transaction holding an advisory lock, so that nodes starting
-// together apply each migration once and none sees a half-made schema.
-func (s *Store) migrate(ctx context.Context) error {
-	list, err := migrationList()
-	if err != nil {
-		return err
-	}
-	var applied []migration
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		applied = nil
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))`, migrationLock); err != nil {
-			return fmt.Errorf("locking: %w", err)
-		}
-		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-			version    integer PRIMARY KEY,
-			applied_at timestamptz NOT NULL
-		)`); err != nil {
-			return fmt.Errorf("creating schema_migrations: %w", err)
-		}
-		var newest int
-		if err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&newest); err != nil {
-			return fmt.Errorf("reading schema version: %w", err)
-		}
-		// A database migrated by a newer binary may hold what this one can't read.
-		if len(list) > 0 && newest > list[len(list)-1].version {
-			return fmt.Errorf("database schema version %d is newer than this binary's %d", newest, list[len(list)-1].version)
-		}
-		for _, m := range list {
-			if m.version <= newest {
-				continue
-			}
-			body, err := migrations.ReadFile(m.name)
-			if err != nil {
-				return fmt.Errorf("reading migration %s: %w", m.name, err)
-			}
-			// No arguments: pgx sends it over the simple protocol, which
-			// runs several statements.
-			if _, err := tx.Exec(ctx, string(body)); err != nil {
-				return fmt.Errorf("applying migration %s: %w", m.name, err)
-			}
-			if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES ($1, now())`, m.version); err != nil {
-				return fmt.Errorf("recording migration %s: %w", m.name, err)
-			}
-			applied = append(applied, m)
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("migrating postgres schema: %w", err)
-	}
-	for _, m := range applied {
-		s.logger.Info("applied postgres migration", "version", m.version, "file", m.name)
-	}
 	return nil
 }
 

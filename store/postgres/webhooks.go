@@ -15,7 +15,7 @@ import (
 
 // outboxLock is the first key of the advisory lock that every insert into
 // webhook_events holds until it commits; the second is a hash of the schema,
-// as for migrationLock.
+// so stores in different schemas of one database do not wait for each other.
 //
 // An identity value is taken when a row is inserted, not when it commits, so
 // without the lock an event could commit after one with a greater seq that

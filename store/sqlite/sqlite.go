@@ -6,11 +6,9 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"net/url"
 	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -19,6 +17,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/relaybell/relaybell/store"
+	"github.com/relaybell/relaybell/store/sqlstore"
 )
 
 var _ store.Store = (*Store)(nil)
@@ -34,6 +33,8 @@ const busyTimeout = 10 * time.Second
 // connection (SQLite allows one writer at a time; queuing in Go avoids
 // SQLITE_BUSY), reads through a pool of read-only connections.
 type Store struct {
+	*sqlstore.Store
+
 	w      *pool // exactly one connection, BEGIN IMMEDIATE
 	r      *pool // read-only connections
 	logger *slog.Logger
@@ -61,7 +62,9 @@ func Open(ctx context.Context, path string, logger *slog.Logger) (*Store, error)
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
 	s.w = newPool(w)
-	if err := s.migrate(ctx); err != nil {
+	conns := &db{w: s.w, writer: s}
+	s.Store = sqlstore.New(conns, dialect, logger)
+	if err := s.Migrate(ctx, migrations); err != nil {
 		s.w.close()
 		return nil, err
 	}
@@ -79,6 +82,7 @@ func Open(ctx context.Context, path string, logger *slog.Logger) (*Store, error)
 	r.SetMaxIdleConns(readers)
 	r.SetConnMaxIdleTime(0)
 	s.r = newPool(r)
+	conns.r = s.r
 	return s, nil
 }
 
@@ -117,83 +121,6 @@ func (s *Store) Close() error {
 	}
 	errs = append(errs, s.w.close())
 	return errors.Join(errs...)
-}
-
-// migrate applies the embedded migrations newer than the recorded version,
-// each in its own transaction.
-func (s *Store) migrate(ctx context.Context) error {
-	if _, err := s.w.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-		version    INTEGER PRIMARY KEY,
-		applied_at INTEGER NOT NULL
-	)`); err != nil {
-		return fmt.Errorf("creating schema_migrations: %w", err)
-	}
-	files, err := fs.Glob(migrations, "migrations/*.sql")
-	if err != nil {
-		return fmt.Errorf("listing migrations: %w", err)
-	}
-	type migration struct {
-		version int
-		name    string
-	}
-	var list []migration
-	for _, f := range files {
-		base := strings.TrimPrefix(f, "migrations/")
-		num, _, ok := strings.Cut(base, "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil || v <= 0 {
-			return fmt.Errorf("migration %s: name must start with a positive version and '_'", base)
-		}
-		list = append(list, migration{v, f})
-	}
-	sort.Slice(list, func(i, j int) bool { return list[i].version < list[j].version })
-	for i := 1; i < len(list); i++ {
-		if list[i].version == list[i-1].version {
-			return fmt.Errorf("migrations %s and %s share a version", list[i-1].name, list[i].name)
-		}
-	}
-	// A file migrated by a newer binary may hold what this one can't read.
-	var newest sql.NullInt64
-	if err := s.w.db.QueryRowContext(ctx, `SELECT max(version) FROM schema_migrations`).Scan(&newest); err != nil {
-		return fmt.Errorf("reading schema version: %w", err)
-	}
-	if len(list) > 0 && newest.Int64 > int64(list[len(list)-1].version) {
-		return fmt.Errorf("database schema version %d is newer than this binary's %d", newest.Int64, list[len(list)-1].version)
-	}
-	for _, m := range list {
-		body, err := migrations.ReadFile(m.name)
-		if err != nil {
-			return fmt.Errorf("reading migration %s: %w", m.name, err)
-		}
-		applied := false
-		err = s.write(ctx, func(tx wtx) error {
-			// Re-checked inside the immediate transaction: another process
-			// opening the same file may have applied it meanwhile.
-			var n int
-			if err := tx.tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE version = ?`, m.version).Scan(&n); err != nil {
-				return err
-			}
-			if n > 0 {
-				return nil
-			}
-			// A migration is several statements: not for the statement cache.
-			if _, err := tx.tx.ExecContext(ctx, string(body)); err != nil {
-				return err
-			}
-			if _, err := tx.tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, m.version, ms(time.Now())); err != nil {
-				return err
-			}
-			applied = true
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("applying migration %s: %w", m.name, err)
-		}
-		if applied {
-			s.logger.Info("applied sqlite migration", "version", m.version, "file", m.name)
-		}
-	}
-	return nil
 }
 
 // write runs fn in a write transaction on the single writer connection,

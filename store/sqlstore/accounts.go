@@ -1,8 +1,7 @@
-package sqlite
+package sqlstore
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -13,32 +12,32 @@ import (
 // unless an account with that id exists already (a second website of the same
 // account). A duplicate website, project id or key is store.ErrConflict.
 func (s *Store) CreateWebsite(ctx context.Context, a store.Account, w store.Website, k store.APIKey) error {
-	settings, err := json.Marshal(w.Settings)
+	settings, err := jsonText(w.Settings)
 	if err != nil {
 		return fmt.Errorf("creating website: %w", err)
 	}
-	err = s.write(ctx, func(tx wtx) error {
-		if _, err := tx.exec(`INSERT INTO accounts (id, owner_email, email_verified, suspended, created_at)
-			VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
-			a.ID, a.OwnerEmail, a.EmailVerified, a.Suspended, ms(now(a.CreatedAt))); err != nil {
+	if w.AccountID == "" {
+		w.AccountID = a.ID
+	}
+	if k.WebsiteID == "" {
+		k.WebsiteID = w.ID
+	}
+	err = s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO accounts (id, owner_email, email_verified, suspended, created_at)
+			VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING`,
+			a.ID, a.OwnerEmail, a.EmailVerified, a.Suspended, s.now(a.CreatedAt)); err != nil {
 			return err
 		}
-		if w.AccountID == "" {
-			w.AccountID = a.ID
-		}
-		if _, err := tx.exec(`INSERT INTO websites (id, account_id, project_id, name, url, timezone,
-			vapid_public_key, vapid_private_key, settings, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		if _, err := tx.Exec(ctx, `INSERT INTO websites (id, account_id, project_id, name, url, timezone,
+			vapid_public_key, vapid_private_key, settings, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
 			w.ID, w.AccountID, w.ProjectID, w.Name, w.URL, w.Timezone, w.VAPIDPublicKey, w.VAPIDPrivateKey,
-			string(settings), ms(now(w.CreatedAt))); err != nil {
+			settings, s.now(w.CreatedAt)); err != nil {
 			return err
 		}
-		if k.WebsiteID == "" {
-			k.WebsiteID = w.ID
-		}
-		return insertAPIKey(tx, k)
+		return s.insertAPIKey(ctx, tx, k)
 	})
 	if err != nil {
-		return fmt.Errorf("creating website: %w", mapErr(err))
+		return fmt.Errorf("creating website: %w", s.mapErr(err))
 	}
 	return nil
 }
@@ -46,26 +45,25 @@ func (s *Store) CreateWebsite(ctx context.Context, a store.Account, w store.Webs
 // CreateAPIKey stores a key of an existing website (store.ErrNotFound
 // otherwise). A duplicate id or hash is store.ErrConflict.
 func (s *Store) CreateAPIKey(ctx context.Context, k store.APIKey) error {
-	err := s.write(ctx, func(tx wtx) error { return insertAPIKey(tx, k) })
-	if err != nil {
-		return fmt.Errorf("creating api key: %w", mapErr(err))
+	if err := s.insertAPIKey(ctx, s.db.Write(), k); err != nil {
+		return fmt.Errorf("creating api key: %w", s.mapErr(err))
 	}
 	return nil
 }
 
-func insertAPIKey(tx wtx, k store.APIKey) error {
+func (s *Store) insertAPIKey(ctx context.Context, c Conn, k store.APIKey) error {
 	scopes := k.Scopes
 	if scopes == nil {
 		scopes = []string{}
 	}
-	js, err := json.Marshal(scopes)
+	js, err := jsonText(scopes)
 	if err != nil {
 		return err
 	}
-	_, err = tx.exec(`INSERT INTO api_keys (id, website_id, name, prefix, hash, scopes,
-		expires_at, created_at, last_used_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		k.ID, k.WebsiteID, k.Name, k.Prefix, k.Hash, string(js),
-		msPtr(k.ExpiresAt), ms(now(k.CreatedAt)), msPtr(k.LastUsedAt), msPtr(k.RevokedAt))
+	_, err = c.Exec(ctx, `INSERT INTO api_keys (id, website_id, name, prefix, hash, scopes,
+		expires_at, created_at, last_used_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		k.ID, k.WebsiteID, k.Name, k.Prefix, k.Hash, js,
+		s.timePtr(k.ExpiresAt), s.now(k.CreatedAt), s.timePtr(k.LastUsedAt), s.timePtr(k.RevokedAt))
 	return err
 }
 
@@ -74,13 +72,13 @@ const websiteCols = `w.id, w.account_id, w.project_id, w.name, w.url, w.timezone
 
 func websiteDest(w *store.Website) []any {
 	return []any{&w.ID, &w.AccountID, &w.ProjectID, &w.Name, &w.URL, &w.Timezone,
-		&w.VAPIDPublicKey, &w.VAPIDPrivateKey, jsonText{&w.Settings}, msTime{&w.CreatedAt}}
+		&w.VAPIDPublicKey, &w.VAPIDPrivateKey, jsonDest{&w.Settings}, timeDest{&w.CreatedAt}}
 }
 
 const accountCols = `a.id, a.owner_email, a.email_verified, a.suspended, a.created_at`
 
 func accountDest(a *store.Account) []any {
-	return []any{&a.ID, &a.OwnerEmail, &a.EmailVerified, &a.Suspended, msTime{&a.CreatedAt}}
+	return []any{&a.ID, &a.OwnerEmail, &a.EmailVerified, &a.Suspended, timeDest{&a.CreatedAt}}
 }
 
 // KeyOwner resolves an unrevoked key by the hex SHA-256 of its secret.
@@ -88,29 +86,25 @@ func accountDest(a *store.Account) []any {
 func (s *Store) KeyOwner(ctx context.Context, hash string) (store.KeyOwner, error) {
 	var o store.KeyOwner
 	k := &o.Key
-	dest := []any{&k.ID, &k.WebsiteID, &k.Name, &k.Prefix, &k.Hash, jsonText{&k.Scopes},
-		msTimePtr{&k.ExpiresAt}, msTime{&k.CreatedAt}, msTimePtr{&k.LastUsedAt}, msTimePtr{&k.RevokedAt}}
+	dest := []any{&k.ID, &k.WebsiteID, &k.Name, &k.Prefix, &k.Hash, jsonDest{&k.Scopes},
+		timePtrDest{&k.ExpiresAt}, timeDest{&k.CreatedAt}, timePtrDest{&k.LastUsedAt}, timePtrDest{&k.RevokedAt}}
 	dest = append(dest, websiteDest(&o.Website)...)
 	dest = append(dest, accountDest(&o.Account)...)
-	err := s.r.queryRow(ctx, `SELECT k.id, k.website_id, k.name, k.prefix, k.hash, k.scopes,
+	err := s.db.Read().QueryRow(ctx, `SELECT k.id, k.website_id, k.name, k.prefix, k.hash, k.scopes,
 			k.expires_at, k.created_at, k.last_used_at, k.revoked_at, `+websiteCols+`, `+accountCols+`
 		FROM api_keys k
 		JOIN websites w ON w.id = k.website_id
 		JOIN accounts a ON a.id = w.account_id
-		WHERE k.hash = ? AND k.revoked_at IS NULL`, hash).Scan(dest...)
+		WHERE k.hash = $1 AND k.revoked_at IS NULL`, hash).Scan(dest...)
 	if err != nil {
-		return store.KeyOwner{}, fmt.Errorf("resolving api key: %w", notFound(err))
+		return store.KeyOwner{}, fmt.Errorf("resolving api key: %w", s.mapErr(err))
 	}
 	return o, nil
 }
 
 // TouchAPIKey records when a key was last used.
 func (s *Store) TouchAPIKey(ctx context.Context, id string, at time.Time) error {
-	res, err := s.w.exec(ctx, `UPDATE api_keys SET last_used_at = ? WHERE id = ?`, ms(now(at)), id)
-	if err == nil {
-		err = affected(res)
-	}
-	if err != nil {
+	if err := affected(s.db.Write().Exec(ctx, `UPDATE api_keys SET last_used_at = $1 WHERE id = $2`, s.now(at), id)); err != nil {
 		return fmt.Errorf("touching api key: %w", err)
 	}
 	return nil
@@ -118,19 +112,19 @@ func (s *Store) TouchAPIKey(ctx context.Context, id string, at time.Time) error 
 
 // Website returns a website by id.
 func (s *Store) Website(ctx context.Context, id string) (store.Website, error) {
-	return s.website(ctx, `w.id = ?`, id)
+	return s.website(ctx, `w.id = $1`, id)
 }
 
 // WebsiteByProjectID returns a website by its public project id.
 func (s *Store) WebsiteByProjectID(ctx context.Context, projectID string) (store.Website, error) {
-	return s.website(ctx, `w.project_id = ?`, projectID)
+	return s.website(ctx, `w.project_id = $1`, projectID)
 }
 
 func (s *Store) website(ctx context.Context, where, arg string) (store.Website, error) {
 	var w store.Website
-	err := s.r.queryRow(ctx, `SELECT `+websiteCols+` FROM websites w WHERE `+where, arg).Scan(websiteDest(&w)...)
+	err := s.db.Read().QueryRow(ctx, `SELECT `+websiteCols+` FROM websites w WHERE `+where, arg).Scan(websiteDest(&w)...)
 	if err != nil {
-		return store.Website{}, fmt.Errorf("loading website: %w", notFound(err))
+		return store.Website{}, fmt.Errorf("loading website: %w", s.mapErr(err))
 	}
 	return w, nil
 }
@@ -138,20 +132,16 @@ func (s *Store) website(ctx context.Context, where, arg string) (store.Website, 
 // Account returns an account by id.
 func (s *Store) Account(ctx context.Context, id string) (store.Account, error) {
 	var a store.Account
-	err := s.r.queryRow(ctx, `SELECT `+accountCols+` FROM accounts a WHERE a.id = ?`, id).Scan(accountDest(&a)...)
+	err := s.db.Read().QueryRow(ctx, `SELECT `+accountCols+` FROM accounts a WHERE a.id = $1`, id).Scan(accountDest(&a)...)
 	if err != nil {
-		return store.Account{}, fmt.Errorf("loading account: %w", notFound(err))
+		return store.Account{}, fmt.Errorf("loading account: %w", s.mapErr(err))
 	}
 	return a, nil
 }
 
 // SetAccountSuspended suspends or reinstates an account.
 func (s *Store) SetAccountSuspended(ctx context.Context, id string, suspended bool) error {
-	res, err := s.w.exec(ctx, `UPDATE accounts SET suspended = ? WHERE id = ?`, suspended, id)
-	if err == nil {
-		err = affected(res)
-	}
-	if err != nil {
+	if err := affected(s.db.Write().Exec(ctx, `UPDATE accounts SET suspended = $1 WHERE id = $2`, suspended, id)); err != nil {
 		return fmt.Errorf("suspending account: %w", err)
 	}
 	return nil
@@ -159,45 +149,20 @@ func (s *Store) SetAccountSuspended(ctx context.Context, id string, suspended bo
 
 // SetAccountEmailVerified marks the owner's e-mail verified.
 func (s *Store) SetAccountEmailVerified(ctx context.Context, id string) error {
-	res, err := s.w.exec(ctx, `UPDATE accounts SET email_verified = 1 WHERE id = ?`, id)
-	if err == nil {
-		err = affected(res)
-	}
-	if err != nil {
+	if err := affected(s.db.Write().Exec(ctx, `UPDATE accounts SET email_verified = true WHERE id = $1`, id)); err != nil {
 		return fmt.Errorf("verifying account e-mail: %w", err)
 	}
 	return nil
 }
 
 // AuthVersion reads the auth version, which triggers move with every
-// change to what KeyOwner answers (migrations/0012_auth_version.sql): a
+// change to what KeyOwner answers (each engine's auth_version migration): a
 // method that changes accounts, websites or api_keys (a key revocation
 // included) moves it without doing anything for it.
 func (s *Store) AuthVersion(ctx context.Context) (int64, error) {
 	var v int64
-	if err := s.r.queryRow(ctx, `SELECT version FROM auth_version WHERE id = 1`).Scan(&v); err != nil {
+	if err := s.db.Read().QueryRow(ctx, `SELECT version FROM auth_version`).Scan(&v); err != nil {
 		return 0, fmt.Errorf("reading auth version: %w", err)
 	}
 	return v, nil
-}
-
-// jsonText scans a JSON TEXT column into v; NULL or "" leaves v untouched.
-type jsonText struct{ v any }
-
-func (j jsonText) Scan(src any) error {
-	var b []byte
-	switch x := src.(type) {
-	case nil:
-		return nil
-	case string:
-		b = []byte(x)
-	case []byte:
-		b = x
-	default:
-		return fmt.Errorf("scanning json: unexpected %T", src)
-	}
-	if len(b) == 0 {
-		return nil
-	}
-	return json.Unmarshal(b, j.v)
 }

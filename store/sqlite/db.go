@@ -1,0 +1,120 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"time"
+
+	"github.com/relaybell/relaybell/store/sqlstore"
+)
+
+// db is the store's connections as sqlstore.DB: the one writer, and the
+// read-only pool. Both reuse prepared statements (pool, wtx).
+type db struct {
+	w, r   *pool
+	writer *Store // for write, which prepares what a transaction missed
+}
+
+func (d *db) Read() sqlstore.Conn  { return poolConn{d.r} }
+func (d *db) Write() sqlstore.Conn { return poolConn{d.w} }
+
+// Tx runs fn in a write transaction on the writer. SQLite's one writer
+// never deadlocks or loses a race, so fn runs once.
+func (d *db) Tx(ctx context.Context, _ sqlstore.TxOptions, fn func(tx sqlstore.Conn) error) error {
+	return d.writer.write(ctx, func(tx wtx) error { return fn(txConn{tx}) })
+}
+
+func (d *db) Close() error { return d.writer.Close() }
+
+// poolConn runs statements on a pool, prepared once per text. A statement
+// without arguments runs unprepared: it may be a script of several.
+type poolConn struct{ p *pool }
+
+func (c poolConn) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	var (
+		res sql.Result
+		err error
+	)
+	if len(args) == 0 {
+		res, err = c.p.db.ExecContext(ctx, query)
+	} else {
+		res, err = c.p.exec(ctx, query, args...)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+func (c poolConn) Query(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
+	rows, err := c.p.query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return sqlRows{rows}, nil
+}
+
+func (c poolConn) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
+	return c.p.queryRow(ctx, query, args...)
+}
+
+// txConn runs statements in a write transaction.
+type txConn struct{ tx wtx }
+
+func (c txConn) Exec(_ context.Context, query string, args ...any) (int64, error) {
+	var (
+		res sql.Result
+		err error
+	)
+	if len(args) == 0 {
+		res, err = c.tx.tx.ExecContext(c.tx.ctx, query)
+	} else {
+		res, err = c.tx.exec(query, args...)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+func (c txConn) Query(_ context.Context, query string, args ...any) (sqlstore.Rows, error) {
+	rows, err := c.tx.query(query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return sqlRows{rows}, nil
+}
+
+func (c txConn) QueryRow(_ context.Context, query string, args ...any) sqlstore.Row {
+	return c.tx.queryRow(query, args...)
+}
+
+// sqlRows is *sql.Rows as sqlstore.Rows.
+type sqlRows struct{ *sql.Rows }
+
+func (r sqlRows) Close() { r.Rows.Close() }
+
+// dialect is SQLite's sqlstore.Dialect.
+var dialect = sqlstore.Dialect{
+	Engine:   "sqlite",
+	Time:     func(t time.Time) any { return t.UnixMilli() },
+	TimeType: "INTEGER",
+	List: func(ss []string) any {
+		if ss == nil {
+			return "[]"
+		}
+		b, _ := json.Marshal(ss) // strings always encode
+		return string(b)
+	},
+	In:         func(col, arg string) string { return col + " IN (SELECT value FROM json_each(" + arg + "))" },
+	Elems:      func(arg string) string { return "json_each(" + arg + ")" },
+	ForUpdate:  func(...string) string { return "" },
+	SkipLocked: func(...string) string { return "" },
+	Lock:       func(context.Context, sqlstore.Conn, int64) error { return nil },
+	// lower() folds ASCII only: the store's notification search is folded
+	// in Go (store.FoldSearch) for that reason.
+	ContainsFold: func(col, arg string) string { return "instr(lower(" + col + "), lower(" + arg + ")) > 0" },
+	MapErr:       mapErr,
+}
+

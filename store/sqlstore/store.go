@@ -1,0 +1,109 @@
+package sqlstore
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"database/sql"
+
+	"github.com/relaybell/relaybell/store"
+)
+
+// Store is the one implementation of store.Store, over an engine's DB and
+// Dialect (store/sqlite, store/postgres).
+type Store struct {
+	db  DB
+	d   Dialect
+	log *slog.Logger
+}
+
+// New returns the store over db. The engine's Open makes db and d, and
+// migrates the schema (Migrate) before handing the store out.
+func New(db DB, d Dialect, logger *slog.Logger) *Store {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Store{db: db, d: d, log: logger}
+}
+
+// Close closes the engine's connections. No call may be in progress or
+// follow.
+func (s *Store) Close() error { return s.db.Close() }
+
+// DB returns the engine's connections, for the engine's own fast paths and
+// tests.
+func (s *Store) DB() DB { return s.db }
+
+// time is the stored form of t.
+func (s *Store) time(t time.Time) any { return s.d.Time(t) }
+
+// timePtr is the stored form of an optional time: NULL or the time.
+func (s *Store) timePtr(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return s.d.Time(*t)
+}
+
+// now is the stored form of t, or of the current time when t is zero.
+func (s *Store) now(t time.Time) any { return s.d.Time(nowOr(t)) }
+
+// nowOr returns t, or the current time when t is zero.
+func nowOr(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Now()
+	}
+	return t
+}
+
+// mapErr turns no row into store.ErrNotFound and constraint violations
+// into the store's sentinels (Dialect.MapErr).
+func (s *Store) mapErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.ErrNotFound
+	}
+	return s.d.MapErr(err)
+}
+
+// affected returns store.ErrNotFound when a statement changed no row.
+func affected(n int64, err error) error {
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return store.ErrNotFound
+	}
+	return nil
+}
+
+// nullString stores "" as NULL.
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// nullBytes stores a nil slice as NULL.
+func nullBytes(b []byte) any {
+	if b == nil {
+		return nil
+	}
+	return string(b)
+}
+
+// jsonText is the stored form of v as JSON text, which both engines take
+// for a JSON column.
+func jsonText(v any) (string, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", fmt.Errorf("encoding JSON: %w", err)
+	}
+	return string(b), nil
+}
