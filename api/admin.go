@@ -45,7 +45,7 @@ const maxWebsiteNameChars = 200
 // CreateWebsite validates in and stores a new account with one website, its
 // VAPID key pair, a public project id and a full-scope API key. Validation
 // failures are *Error (name_required, invalid_url, invalid_tz, invalid_json).
-func CreateWebsite(ctx context.Context, st store.Store, in NewWebsite, now time.Time) (WebsiteCreated, error) {
+func CreateWebsite(ctx context.Context, st store.Accounts, in NewWebsite, now time.Time) (WebsiteCreated, error) {
 	name := strings.TrimSpace(in.Name)
 	if name == "" {
 		return WebsiteCreated{}, errorf(CodeNameRequired, "name is required")

@@ -142,6 +142,19 @@ type Dispatcher interface {
 	Dispatch(ctx context.Context, n store.Notification) error
 }
 
+// Store is what the API reads and writes of the store: every feature but
+// the delivery path's (audience walks, waves, push results), which are the
+// fan-out's and the pushers'.
+type Store interface {
+	store.Accounts
+	store.Limits
+	store.Subscriptions
+	store.People
+	store.Notifications
+	store.Review
+	store.Webhooks
+}
+
 // Option changes how New builds the API.
 type Option func(*API)
 
@@ -155,7 +168,7 @@ func WithClock(now func() time.Time) Option {
 // API, health, readiness and metrics.
 type API struct {
 	cfg      Config
-	st       store.Store
+	st       Store
 	an       analytics.Store
 	disp     Dispatcher
 	log      *slog.Logger
@@ -178,7 +191,7 @@ type API struct {
 // New builds the API. st and an are required; d may be nil, which leaves
 // every queued send to the outbox sweep. reg may be nil (no metrics
 // registered anywhere but the API's own registry).
-func New(cfg Config, st store.Store, an analytics.Store, d Dispatcher, logger *slog.Logger, reg prometheus.Registerer, opts ...Option) (*API, error) {
+func New(cfg Config, st Store, an analytics.Store, d Dispatcher, logger *slog.Logger, reg prometheus.Registerer, opts ...Option) (*API, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("api config: %w", err)

@@ -307,10 +307,28 @@ const (
 	InteractionClicked   = "clicked"
 )
 
-// Store holds RelayBell's metadata. Implementations: SQLite (embedded
-// default) and PostgreSQL (cluster). Every method is safe for concurrent use.
+// Store holds RelayBell's metadata. Implementations: one, store/sqlstore,
+// over SQLite (embedded default) and PostgreSQL (cluster). Every method is
+// safe for concurrent use. It is the sum of the small interfaces below, one
+// per feature: a caller takes the ones it uses.
 type Store interface {
-	// Accounts, websites and keys.
+	Accounts
+	Limits
+	Subscriptions
+	Audiences
+	People
+	Notifications
+	Review
+	Waves
+	Delivery
+	Outbox
+	Webhooks
+	Close() error
+}
+
+// Accounts holds accounts, their websites and API keys, and what the
+// key caches of every API node watch.
+type Accounts interface {
 	CreateWebsite(ctx context.Context, a Account, w Website, k APIKey) error
 	CreateAPIKey(ctx context.Context, k APIKey) error
 	KeyOwner(ctx context.Context, hash string) (KeyOwner, error)
@@ -334,20 +352,26 @@ type Store interface {
 	// KeyOwner reads must be added to those triggers. Reading it is one
 	// primary-key row.
 	AuthVersion(ctx context.Context) (int64, error)
-
 	// UpdateWebsite changes a website's time zone and settings in one
 	// transaction: change gets the stored website and may edit Timezone and
 	// Settings; its error aborts the update and is returned as is. It
 	// returns the website as stored. ErrNotFound for an unknown id.
 	UpdateWebsite(ctx context.Context, id string, change func(*Website) error) (Website, error)
+}
+
+// Limits counts uses against rate limits and send budgets, across every
+// process sharing the store.
+type Limits interface {
 	// TakeRateLimits counts n uses against every limit when each has room
 	// for them in its current window, and none otherwise (taken false). It
 	// returns each window's uses after the call. n = 0 reads the counts. It
 	// is atomic across every process sharing the store.
 	TakeRateLimits(ctx context.Context, limits []RateLimit, n int64, now time.Time) (used []int64, taken bool, err error)
+}
 
-	// Browser subscriptions.
-	//
+// Subscriptions holds browsers as they register, turn notifications
+// off and report what they showed and clicked.
+type Subscriptions interface {
 	// UpsertSubscription registers a browser; a new endpoint (Created) adds
 	// the subscriber.created event in the same transaction. Replaces,
 	// Logout, SetTopics and Visit are described at SubscriptionInput; an endpoint
@@ -367,14 +391,25 @@ type Store interface {
 	// the same transaction, with websiteID as its website; an empty ID
 	// gets a new UUID, a zero CreatedAt at.
 	RecordInteraction(ctx context.Context, websiteID, notificationID, endpointID, kind string, at time.Time, event *WebhookEvent) (bool, error)
+	// LearnActivity counts a visit or a click (weight) of a subscriber in
+	// the local hour of at (the subscriber's time zone, else the
+	// website's), and keeps the subscriber's SmartHour the hour with the
+	// most weight (the earliest of equals). An unknown subscriber is a
+	// no-op.
+	LearnActivity(ctx context.Context, subscriberID string, at time.Time, weight int) error
+}
 
-	// Audience of a send.
+// Audiences walks the browsers a send reaches, shard by shard.
+type Audiences interface {
 	Audience(ctx context.Context, q AudienceQuery) ([]Recipient, error)
+	// AudienceZones lists the distinct (time zone, smart hour) pairs of
+	// the website's subscribed subscribers: the moments a per-time-zone or
+	// smart-time send has to go out at.
+	AudienceZones(ctx context.Context, websiteID string) ([]Zone, error)
+}
 
-	// Segments, topics and people.
-	People
-
-	// Notifications.
+// Notifications holds sends and drafts through their states.
+type Notifications interface {
 	CreateNotification(ctx context.Context, n *Notification) error
 	Notification(ctx context.Context, websiteID, id string) (Notification, error)
 	NotificationByID(ctx context.Context, id string) (Notification, error)
@@ -392,14 +427,6 @@ type Store interface {
 	// CancelNotification turns one of the website's scheduled or held sends
 	// into canceled; ErrNotFound for any other.
 	CancelNotification(ctx context.Context, websiteID, id string, at time.Time) error
-	// ReviewNotification decides a send held for review. Approved, it is
-	// scheduled when it has a schedule time (a past one is released by the
-	// next sweep) and queued otherwise; rejected, it fails with
-	// review_rejected. ErrNotFound unless it is held.
-	ReviewNotification(ctx context.Context, id string, approve bool, at time.Time) (Notification, error)
-	// HeldForReview lists the sends of every website held for review,
-	// oldest first.
-	HeldForReview(ctx context.Context, limit int) ([]Notification, error)
 	// LargestSend is the most recipients a sending or sent notification of
 	// the website reached (0 when none).
 	LargestSend(ctx context.Context, websiteID string) (int64, error)
@@ -416,6 +443,27 @@ type Store interface {
 	// recorded (and Waves set) with the move, once; a call that finds the
 	// send already sending ignores them.
 	StartSending(ctx context.Context, id string, at time.Time, waves ...time.Time) (Notification, error)
+	// FailNotification turns a send that has not finished into failed with a reason.
+	FailNotification(ctx context.Context, id, reason string, at time.Time) error
+	// SetABWinner records the winning variant of an auto-winner send once
+	// and returns the one stored: the first call decides.
+	SetABWinner(ctx context.Context, id, variant string) (string, error)
+}
+
+// Review holds the sends held for the operator's review.
+type Review interface {
+	// ReviewNotification decides a send held for review. Approved, it is
+	// scheduled when it has a schedule time (a past one is released by the
+	// next sweep) and queued otherwise; rejected, it fails with
+	// review_rejected. ErrNotFound unless it is held.
+	ReviewNotification(ctx context.Context, id string, approve bool, at time.Time) (Notification, error)
+	// HeldForReview lists the sends of every website held for review,
+	// oldest first.
+	HeldForReview(ctx context.Context, limit int) ([]Notification, error)
+}
+
+// Waves releases the parts of a send that go out at their own moments.
+type Waves interface {
 	// DueWaves leases up to limit unpublished waves of sending
 	// notifications that are due at now and not leased, until now+lease,
 	// earliest due first; a lease that ran out (its node died) is taken
@@ -423,21 +471,11 @@ type Store interface {
 	DueWaves(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]Wave, error)
 	// MarkWavePublished records that a wave's shard tasks reached the bus.
 	MarkWavePublished(ctx context.Context, notificationID string, wave int, at time.Time) error
-	// SetABWinner records the winning variant of an auto-winner send once
-	// and returns the one stored: the first call decides.
-	SetABWinner(ctx context.Context, id, variant string) (string, error)
-	// AudienceZones lists the distinct (time zone, smart hour) pairs of
-	// the website's subscribed subscribers: the moments a per-time-zone or
-	// smart-time send has to go out at.
-	AudienceZones(ctx context.Context, websiteID string) ([]Zone, error)
-	// LearnActivity counts a visit or a click (weight) of a subscriber in
-	// the local hour of at (the subscriber's time zone, else the
-	// website's), and keeps the subscriber's SmartHour the hour with the
-	// most weight (the earliest of equals). An unknown subscriber is a
-	// no-op.
-	LearnActivity(ctx context.Context, subscriberID string, at time.Time, weight int) error
-	// FailNotification turns a send that has not finished into failed with a reason.
-	FailNotification(ctx context.Context, id, reason string, at time.Time) error
+}
+
+// Delivery records what each push did, once per (notification,
+// endpoint), and what the frequency cap reads of it.
+type Delivery interface {
 	// Undelivered returns which of the endpoints have no recorded result for
 	// the notification yet (the dedupe per (notification, endpoint)).
 	Undelivered(ctx context.Context, notificationID string, endpointIDs []string) ([]string, error)
@@ -452,7 +490,26 @@ type Store interface {
 	// Waves*Shards tasks, task w*Shards+s being shard s of wave w; any
 	// other send Shards. It reports whether the send finished.
 	ShardDone(ctx context.Context, notificationID string, shard int, at time.Time) (finished bool, err error)
+	// CappedEndpoints returns, in input order, those of endpointIDs that
+	// already have at least max results with outcome sent of the website's
+	// other non-transactional notifications started (started_at) at or
+	// after since: the browsers the website's frequency cap keeps a
+	// non-transactional send from. Failed and pruned results, transactional
+	// sends, other websites' sends and notificationID itself never count,
+	// so a redone batch of a send is not capped by its own pushes. max
+	// below 1 caps every endpoint.
+	CappedEndpoints(ctx context.Context, websiteID, notificationID string, endpointIDs []string, since time.Time, max int) ([]string, error)
+}
 
+// Outbox holds the webhook events of spec 6.2. The events are added by
+// the changes they report, in the same transaction: notification.sent by
+// ShardDone, subscriber.created by UpsertSubscription,
+// subscriber.unsubscribed by DeleteSubscription, notification.clicked by
+// RecordInteraction (the caller builds it). They are stored only when the
+// website has an enabled webhook, since nothing could deliver them
+// otherwise (and in PostgreSQL the outbox lock that orders them is then not
+// taken).
+type Outbox interface {
 	// Webhook outbox. The events of spec 6.2 are added by the changes they
 	// report, in the same transaction: notification.sent by ShardDone,
 	// subscriber.created by UpsertSubscription, subscriber.unsubscribed by
@@ -470,19 +527,6 @@ type Store interface {
 	// committed in increasing order, so a reader that remembers the last Seq
 	// it handled misses none.
 	WebhookEvents(ctx context.Context, afterSeq int64, limit int) ([]WebhookEvent, error)
-	Webhooks
-
-	// CappedEndpoints returns, in input order, those of endpointIDs that
-	// already have at least max results with outcome sent of the website's
-	// other non-transactional notifications started (started_at) at or
-	// after since: the browsers the website's frequency cap keeps a
-	// non-transactional send from. Failed and pruned results, transactional
-	// sends, other websites' sends and notificationID itself never count,
-	// so a redone batch of a send is not capped by its own pushes. max
-	// below 1 caps every endpoint.
-	CappedEndpoints(ctx context.Context, websiteID, notificationID string, endpointIDs []string, since time.Time, max int) ([]string, error)
-
-	Close() error
 }
 
 // Wave is one part of a send that goes out at its own moment: the
