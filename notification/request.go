@@ -3,7 +3,6 @@ package notification
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"reflect"
 
 	"github.com/relaybell/relaybell/filter"
@@ -20,10 +19,6 @@ func (e *Error) Error() string {
 		return e.Code
 	}
 	return e.Code + ": " + e.Message
-}
-
-func errorf(code, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
 // Request is the send request of spec 2.1 as the client sent it. Pointers

@@ -81,4 +81,19 @@ var dialect = sqlstore.Dialect{
 		return "lower(" + col + `) LIKE ('%' || replace(replace(replace(lower(` + arg + `::text), '\', '\\'), '%', '\%'), '_', '\_') || '%')`
 	},
 	MapErr: mapErr,
+	LockRows: func(strength string, of ...string) string {
+		if len(of) == 0 {
+			return "FOR " + strength
+		}
+		return "FOR " + strength + " OF " + strings.Join(of, ", ")
+	},
+	MergeJSON: func(a, b string) string { return a + " || " + b },
+	NewSeq:    func(string) string { return "DEFAULT" },
+	Contains:  func(col, arg string) string { return "strpos(" + col + ", " + arg + ") > 0" },
+	// The fast paths a benchmark justifies (fast_*.go).
+	AudienceFrom:  audienceFrom,
+	RecordResults: recordResults,
+	CappedQuery:   cappedQuery,
+	ExecBatch:     execBatch,
+	ScanTime:      scanTime,
 }

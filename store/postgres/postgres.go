@@ -96,7 +96,7 @@ func Open(ctx context.Context, dsn string, logger *slog.Logger) (*Store, error) 
 		pool.Close()
 		return nil, err
 	}
-	if err := s.backfillSearch(ctx); err != nil {
+	if err := s.BackfillSearch(ctx); err != nil {
 		pool.Close()
 		return nil, err
 	}
@@ -180,42 +180,7 @@ func mapErr(err error) error {
 	return err
 }
 
-// affected returns store.ErrNotFound when the command changed no row.
-func affected(tag pgconn.CommandTag, err error) error {
-	if err != nil {
-		return err
-	}
-	if tag.RowsAffected() == 0 {
-		return store.ErrNotFound
-	}
-	return nil
-}
-
 // ts is the stored form of a time: UTC, rounded to the microsecond that
 // timestamptz keeps (pgx would truncate; rounding matches PostgreSQL's own
 // parsing of text times).
 func ts(t time.Time) time.Time { return t.Round(time.Microsecond).UTC() }
-
-// tsPtr is the stored form of an optional time.
-func tsPtr(t *time.Time) any {
-	if t == nil {
-		return nil
-	}
-	return ts(*t)
-}
-
-// now returns t, or the current time when t is zero, in stored form.
-func now(t time.Time) time.Time {
-	if t.IsZero() {
-		t = time.Now()
-	}
-	return ts(t)
-}
-
-// nullString stores "" as NULL.
-func nullString(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}

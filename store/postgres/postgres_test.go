@@ -174,9 +174,9 @@ func TestQueryPlans(t *testing.T) {
 			}
 		}
 	}
-	f("audience", audienceQuery, "w", 1, "", 10, "")
-	f("audience of a topic", audienceQuery, "w", 1, "", 10, "t")
-	f("undelivered", undeliveredQuery, "n", []string{"a"})
+	f("audience", sqlstore.AudienceSQL(dialect, false), "w", 1, "", 10, "")
+	f("audience of a topic", sqlstore.AudienceSQL(dialect, false), "w", 1, "", 10, "t")
+	f("undelivered", sqlstore.UndeliveredQuery(dialect), "n", []string{"a"})
 }
 
 // Undelivered looks each id of a batch up, whatever the statistics: the
@@ -214,7 +214,7 @@ func TestUndeliveredLooksEachIDUp(t *testing.T) {
 		t.Fatalf("Undelivered = %d ids, %v; want %d", len(got), err, len(want))
 	}
 	var plan []map[string]any
-	if err := s.pool.QueryRow(ctx, "EXPLAIN (ANALYZE, FORMAT JSON) "+undeliveredQuery, n.ID, ids).Scan(&plan); err != nil {
+	if err := s.pool.QueryRow(ctx, "EXPLAIN (ANALYZE, FORMAT JSON) "+sqlstore.UndeliveredQuery(dialect), n.ID, ids).Scan(&plan); err != nil {
 		t.Fatal(err)
 	}
 	// Every node reading deliveries' key returns at most one row a loop.
@@ -249,7 +249,7 @@ func TestAudienceLooksEachSubscriberUp(t *testing.T) {
 	s := benchStore(t)
 	seedAudience(t, s, 50_000)
 	var plan []map[string]any
-	if err := s.pool.QueryRow(ctx, "EXPLAIN (ANALYZE, FORMAT JSON) "+audienceQuery, storetest.BenchWebsite, 5, "", 2000, "").Scan(&plan); err != nil {
+	if err := s.pool.QueryRow(ctx, "EXPLAIN (ANALYZE, FORMAT JSON) "+sqlstore.AudienceSQL(dialect, false), storetest.BenchWebsite, 5, "", 2000, "").Scan(&plan); err != nil {
 		t.Fatal(err)
 	}
 	lookups := 0

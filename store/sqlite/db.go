@@ -116,5 +116,8 @@ var dialect = sqlstore.Dialect{
 	// in Go (store.FoldSearch) for that reason.
 	ContainsFold: func(col, arg string) string { return "instr(lower(" + col + "), lower(" + arg + ")) > 0" },
 	MapErr:       mapErr,
+	LockRows:     func(string, ...string) string { return "" },
+	MergeJSON:    func(a, b string) string { return "json_patch(" + a + ", " + b + ")" },
+	NewSeq:       func(table string) string { return "(SELECT max(seq) + 1 FROM " + table + ")" },
+	Contains:     func(col, arg string) string { return "instr(" + col + ", " + arg + ") > 0" },
 }
-

@@ -27,7 +27,7 @@ func BenchmarkCappedEndpoints(b *testing.B) {
 	exec(`WITH RECURSIVE i (n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM i WHERE n < ?1 - 1)
 		INSERT INTO notifications (id, website_id, status, created_at, started_at)
 		SELECT 'old-' || n, ?2, 'sent', ?3 + n * 86400000 / ?4, ?3 + n * 86400000 / ?4 FROM i`,
-		storetest.CapBenchOld, storetest.BenchWebsite, ms(storetest.CapBenchOldStart), storetest.CapBenchSingles)
+		storetest.CapBenchOld, storetest.BenchWebsite, storetest.CapBenchOldStart.UnixMilli(), storetest.CapBenchSingles)
 	exec(`ANALYZE`)
 	b.Run("year", func(b *testing.B) { storetest.BenchCapped(b, s.CappedEndpoints) })
 	exec(`DROP INDEX notifications_started`)

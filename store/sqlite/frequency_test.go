@@ -1,10 +1,11 @@
 package sqlite
 
 import (
-	"context"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/relaybell/relaybell/store/sqlstore"
 )
 
 // TestCappedQueryPlan keeps the frequency-cap check on its keys: the recent
@@ -12,23 +13,7 @@ import (
 // deliveries per (send, endpoint), never a scan of either table.
 func TestCappedQueryPlan(t *testing.T) {
 	s := openTest(t)
-	rows, err := s.r.db.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+cappedQuery, "w", 1, "n", `["a"]`, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var plan []string
-	for rows.Next() {
-		var id, parent, unused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, detail)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
+	plan := queryPlan(t, s.r.db, "capped", sqlstore.CappedEndpointsQuery(dialect), "w", 1, "n", `["a"]`, 1)
 	for _, want := range []string{
 		"SEARCH deliveries USING PRIMARY KEY (notification_seq=? AND endpoint_id=?)",
 		"SEARCH notifications USING INDEX notifications_started (website_id=? AND started_at>?)",

@@ -5,6 +5,10 @@ import (
 	"database/sql"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/relaybell/relaybell/store"
+	"github.com/relaybell/relaybell/store/sqlstore"
 )
 
 // queryPlan returns the steps of SQLite's plan for query.
@@ -40,11 +44,28 @@ func TestQueryPlans(t *testing.T) {
 			}
 		}
 	}
-	f("audience", audienceQuery, "w", 1, "", 10, "")
-	f("audience of a topic", audienceQuery, "w", 1, "", 10, "t")
-	f("audience by external id", audienceExternalQuery, "w", 1, "", 10, `["a"]`, "")
-	f("people", `SELECT `+personCols+` FROM subscribers s
-		WHERE s.website_id = ? AND (s.created_at, s.id) < (?, ?)
-		ORDER BY s.created_at DESC, s.id DESC LIMIT ?`, "w", 1, "", 10)
-	f("undelivered", undeliveredQuery, "n", `["a"]`)
+	f("audience", sqlstore.AudienceSQL(dialect, false), "w", 1, "", 10, "")
+	f("audience of a topic", sqlstore.AudienceSQL(dialect, false), "w", 1, "", 10, "t")
+	f("audience by external id", sqlstore.AudienceSQL(dialect, true), "w", 1, "", 10, "", `["a"]`)
+	f("undelivered", sqlstore.UndeliveredQuery(dialect), "n", `["a"]`)
+	people := func(name string, q store.PeopleQuery) {
+		t.Helper()
+		q.WebsiteID = "w"
+		query, args := sqlstore.PeopleSQL(dialect, q, 25)
+		f(name, query, args...)
+	}
+	people("people", store.PeopleQuery{})
+	people("people after", store.PeopleQuery{After: &store.PersonKey{CreatedAt: time.Now(), ID: "a"}})
+	people("people with a label", store.PeopleQuery{Filter: store.PeopleFilter{Tags: []store.TagCondition{{Key: "plan"}}}})
+	people("people searched", store.PeopleQuery{Filter: store.PeopleFilter{Q: "user"}})
+	reach := func(name string, q store.ReachQuery) {
+		t.Helper()
+		q.WebsiteID = "w"
+		query, args := sqlstore.ReachSQL(dialect, q)
+		f(name, query, args...)
+	}
+	reach("reach of a shard", store.ReachQuery{Shard: 3, Tags: true})
+	reach("reach by external id", store.ReachQuery{Shard: store.AllShards, ExternalIDs: []string{"a", "b"}})
+	reach("reach of a label", store.ReachQuery{Shard: store.AllShards,
+		Narrow: store.PeopleFilter{Tags: []store.TagCondition{{Key: "plan", Value: "pro", HasValue: true}}}})
 }

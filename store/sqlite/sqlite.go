@@ -68,7 +68,7 @@ func Open(ctx context.Context, path string, logger *slog.Logger) (*Store, error)
 		s.w.close()
 		return nil, err
 	}
-	if err := s.backfillSearch(ctx); err != nil {
+	if err := s.BackfillSearch(ctx); err != nil {
 		s.w.close()
 		return nil, err
 	}
@@ -171,107 +171,4 @@ func mapErr(err error) error {
 		return fmt.Errorf("%w: %w", store.ErrNotFound, err)
 	}
 	return err
-}
-
-// notFound maps sql.ErrNoRows to store.ErrNotFound.
-func notFound(err error) error {
-	if errors.Is(err, sql.ErrNoRows) {
-		return store.ErrNotFound
-	}
-	return err
-}
-
-// affected returns store.ErrNotFound when res changed no row.
-func affected(res sql.Result) error {
-	n, err := res.RowsAffected()
-	if err != nil {
-		return err
-	}
-	if n == 0 {
-		return store.ErrNotFound
-	}
-	return nil
-}
-
-// ms is t as unix milliseconds (the stored form of every time).
-func ms(t time.Time) int64 { return t.UnixMilli() }
-
-// msPtr is the stored form of an optional time: NULL or unix milliseconds.
-func msPtr(t *time.Time) any {
-	if t == nil {
-		return nil
-	}
-	return t.UnixMilli()
-}
-
-// now returns t, or the current time when t is zero.
-func now(t time.Time) time.Time {
-	if t.IsZero() {
-		return time.Now()
-	}
-	return t
-}
-
-// nullString stores "" as NULL.
-func nullString(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
-
-// nullBytes stores a nil slice as NULL.
-func nullBytes(b []byte) any {
-	if b == nil {
-		return nil
-	}
-	return b
-}
-
-// msTime scans unix milliseconds into a UTC time; NULL leaves the zero time.
-type msTime struct{ t *time.Time }
-
-func (m msTime) Scan(v any) error {
-	switch x := v.(type) {
-	case nil:
-		*m.t = time.Time{}
-	case int64:
-		*m.t = time.UnixMilli(x).UTC()
-	default:
-		return fmt.Errorf("scanning time: unexpected %T", v)
-	}
-	return nil
-}
-
-// msTimePtr scans nullable unix milliseconds into a *time.Time.
-type msTimePtr struct{ p **time.Time }
-
-func (m msTimePtr) Scan(v any) error {
-	switch x := v.(type) {
-	case nil:
-		*m.p = nil
-	case int64:
-		t := time.UnixMilli(x).UTC()
-		*m.p = &t
-	default:
-		return fmt.Errorf("scanning time: unexpected %T", v)
-	}
-	return nil
-}
-
-// optString scans a nullable TEXT into a string ("" for NULL).
-type optString struct{ s *string }
-
-func (o optString) Scan(v any) error {
-	switch x := v.(type) {
-	case nil:
-		*o.s = ""
-	case string:
-		*o.s = x
-	case []byte:
-		*o.s = string(x)
-	default:
-		return fmt.Errorf("scanning text: unexpected %T", v)
-	}
-	return nil
 }

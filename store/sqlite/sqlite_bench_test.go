@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/relaybell/relaybell/store"
+	"github.com/relaybell/relaybell/store/sqlstore"
 	"github.com/relaybell/relaybell/store/storetest"
 )
 
@@ -46,11 +46,11 @@ func seedAudience(b *testing.B, s *Store, n int) {
 				ext = r.ExternalID
 			}
 			if _, err := subStmt.ExecContext(ctx, r.SubscriberID, storetest.BenchWebsite, ext, r.Country,
-				r.Language, storetest.SeedTimezone, storetest.SeedPageURL, string(r.Tags), r.Shard, ms(r.At), ms(r.At)); err != nil {
+				r.Language, storetest.SeedTimezone, storetest.SeedPageURL, string(r.Tags), r.Shard, r.At.UnixMilli(), r.At.UnixMilli()); err != nil {
 				return err
 			}
 			if _, err := epStmt.ExecContext(ctx, r.EndpointID, storetest.BenchWebsite, r.SubscriberID, r.URL, r.P256dh, r.Auth,
-				r.Device, r.UserAgent, r.Shard, ms(r.At), ms(r.At)); err != nil {
+				r.Device, r.UserAgent, r.Shard, r.At.UnixMilli(), r.At.UnixMilli()); err != nil {
 				return err
 			}
 		}
@@ -74,43 +74,23 @@ func BenchmarkAudience(b *testing.B) {
 	seedAudience(b, s, total)
 	storetest.BenchAudience(b, s, total)
 	b.Run("all-unclustered", func(b *testing.B) {
+		// The same rows in random order in an ordinary rowid table, with an
+		// index for the walk, in the place of endpoints while it runs.
 		ctx := context.Background()
-		for _, q := range []string{
-			`CREATE TABLE IF NOT EXISTS endpoints_heap AS SELECT * FROM endpoints ORDER BY random()`,
-			`CREATE INDEX IF NOT EXISTS endpoints_heap_audience ON endpoints_heap (website_id, shard, id)`,
-			`PRAGMA wal_checkpoint(TRUNCATE)`,
-		} {
-			if _, err := s.w.db.ExecContext(ctx, q); err != nil {
-				b.Fatal(err)
-			}
-		}
-		query := strings.Replace(audienceQuery, "FROM endpoints e", "FROM endpoints_heap e", 1)
-		b.ReportAllocs()
-		for b.Loop() {
-			n := 0
-			for shard := range store.Shards {
-				q := store.AudienceQuery{WebsiteID: storetest.BenchWebsite, Shard: shard, Limit: 500}
-				for {
-					rows, err := s.r.query(ctx, query, q.WebsiteID, q.Shard, q.AfterID, q.Limit, "")
-					if err != nil {
-						b.Fatal(err)
-					}
-					page, err := scanRecipients(rows, q, q.Limit)
-					if err != nil {
-						b.Fatal(err)
-					}
-					n += len(page)
-					if len(page) < q.Limit {
-						break
-					}
-					q.AfterID = page[len(page)-1].Endpoint.ID
+		exec := func(queries ...string) {
+			for _, q := range queries {
+				if _, err := s.w.db.ExecContext(ctx, q); err != nil {
+					b.Fatal(err)
 				}
 			}
-			if n != total {
-				b.Fatalf("walked %d recipients, want %d", n, total)
-			}
 		}
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*total), "ns/recipient")
+		exec(`CREATE TABLE IF NOT EXISTS endpoints_heap AS SELECT * FROM endpoints ORDER BY random()`,
+			`CREATE INDEX IF NOT EXISTS endpoints_heap_audience ON endpoints_heap (website_id, shard, id)`,
+			`ALTER TABLE endpoints RENAME TO endpoints_clustered`,
+			`ALTER TABLE endpoints_heap RENAME TO endpoints`,
+			`PRAGMA wal_checkpoint(TRUNCATE)`)
+		defer exec(`ALTER TABLE endpoints RENAME TO endpoints_heap`, `ALTER TABLE endpoints_clustered RENAME TO endpoints`)
+		storetest.BenchWalk(b, s, total)
 	})
 }
 
@@ -119,19 +99,21 @@ func BenchmarkAudience(b *testing.B) {
 // implementation (one INSERT ... SELECT FROM json_each per outcome); it is
 // measured against one INSERT for the whole batch with RETURNING to tell
 // the new rows apart (returning), and one prepared INSERT per result
-// (stmt-loop).
+// (stmt-loop), each as the store's Dialect.RecordResults.
 func BenchmarkRecordResults(b *testing.B) {
 	for _, impl := range []struct {
 		name   string
-		record func(s *Store) storetest.RecordFunc
+		record sqlstore.RecordResultsFunc
 	}{
-		{"by-outcome", func(s *Store) storetest.RecordFunc { return s.RecordResults }},
-		{"returning", func(s *Store) storetest.RecordFunc { return s.recordResultsReturning }},
-		{"stmt-loop", func(s *Store) storetest.RecordFunc { return s.recordResultsLoop }},
+		{"by-outcome", nil},
+		{"returning", recordResultsReturning},
+		{"stmt-loop", recordResultsLoop},
 	} {
 		b.Run(impl.name, func(b *testing.B) {
 			s := benchStore(b)
-			storetest.BenchRecordResults(b, s, impl.record(s))
+			d := dialect
+			d.RecordResults = impl.record
+			storetest.BenchRecordResults(b, s, sqlstore.New(s.DB(), d, nil).RecordResults)
 		})
 	}
 	b.Run("replay", func(b *testing.B) { storetest.BenchReplay(b, benchStore(b)) })
@@ -140,114 +122,66 @@ func BenchmarkRecordResults(b *testing.B) {
 // recordResultsReturning is the returning alternative: the whole batch as a
 // JSON array of [endpointId, outcome] pairs in one INSERT, whose RETURNING
 // rows are the new results.
-func (s *Store) recordResultsReturning(ctx context.Context, notificationID string, results []store.PushResult) error {
-	pairs := make([][2]string, len(results))
-	var pruned []string
-	for i, r := range results {
+func recordResultsReturning(ctx context.Context, tx sqlstore.Conn, notificationID string, rs []store.PushResult, at time.Time) (bool, error) {
+	pairs := make([][2]string, len(rs))
+	for i, r := range rs {
 		pairs[i] = [2]string{r.EndpointID, r.Outcome}
-		if r.Outcome == store.OutcomePruned {
-			pruned = append(pruned, r.EndpointID)
-		}
 	}
 	batch, err := json.Marshal(pairs)
 	if err != nil {
-		return err
+		return false, err
 	}
-	prunedList, err := json.Marshal(pruned)
-	if err != nil {
-		return err
-	}
-	at := ms(time.Now())
-	return s.write(ctx, func(tx wtx) error {
-		var seq int64
-		if err := tx.queryRow(`SELECT seq FROM notifications WHERE id = ?`, notificationID).Scan(&seq); err != nil {
-			return notFound(err)
-		}
-		rows, err := tx.query(`INSERT OR IGNORE INTO deliveries (notification_seq, endpoint_id, outcome, at)
-			SELECT ?1, value ->> 0, value ->> 1, ?2 FROM json_each(?3)
-			RETURNING outcome`, seq, at, string(batch))
+	return recordCounted(ctx, tx, notificationID, func(seq int64, added map[string]int64) error {
+		rows, err := tx.Query(ctx, `INSERT OR IGNORE INTO deliveries (notification_seq, endpoint_id, outcome, at)
+			SELECT $1, value ->> 0, value ->> 1, $2 FROM json_each($3)
+			RETURNING outcome`, seq, at.UnixMilli(), string(batch))
 		if err != nil {
 			return err
 		}
-		var added [len(outcomes)]int64
+		defer rows.Close()
+		var outcome string
 		for rows.Next() {
-			var outcome string
 			if err := rows.Scan(&outcome); err != nil {
-				rows.Close()
 				return err
 			}
-			switch outcome {
-			case store.OutcomeSent:
-				added[0]++
-			case store.OutcomeFailed:
-				added[1]++
-			case store.OutcomePruned:
-				added[2]++
-			}
+			added[outcome]++
 		}
-		if err := rows.Close(); err != nil {
-			return err
-		}
-		if n := added[0] + added[1] + added[2]; n > 0 {
-			if _, err := tx.exec(addCountersQuery, seq, n, added[0], added[1], added[2]); err != nil {
-				return err
-			}
-		}
-		if len(pruned) == 0 {
-			return nil
-		}
-		return pruneEndpoints(tx, string(prunedList), at)
+		return rows.Err()
 	})
 }
 
 // recordResultsLoop is the stmt-loop alternative: one prepared INSERT OR
 // IGNORE per result.
-func (s *Store) recordResultsLoop(ctx context.Context, notificationID string, results []store.PushResult) error {
-	at := ms(time.Now())
-	var pruned []string
-	for _, r := range results {
-		if r.Outcome == store.OutcomePruned {
-			pruned = append(pruned, r.EndpointID)
-		}
-	}
-	prunedList, err := json.Marshal(pruned)
-	if err != nil {
-		return err
-	}
-	return s.write(ctx, func(tx wtx) error {
-		var seq int64
-		if err := tx.queryRow(`SELECT seq FROM notifications WHERE id = ?`, notificationID).Scan(&seq); err != nil {
-			return notFound(err)
-		}
-		var added [len(outcomes)]int64
-		for _, r := range results {
-			res, err := tx.exec(`INSERT OR IGNORE INTO deliveries (notification_seq, endpoint_id, outcome, at)
-				VALUES (?, ?, ?, ?)`, seq, r.EndpointID, r.Outcome, at)
+func recordResultsLoop(ctx context.Context, tx sqlstore.Conn, notificationID string, rs []store.PushResult, at time.Time) (bool, error) {
+	return recordCounted(ctx, tx, notificationID, func(seq int64, added map[string]int64) error {
+		for _, r := range rs {
+			n, err := tx.Exec(ctx, `INSERT OR IGNORE INTO deliveries (notification_seq, endpoint_id, outcome, at)
+				VALUES ($1, $2, $3, $4)`, seq, r.EndpointID, r.Outcome, at.UnixMilli())
 			if err != nil {
 				return err
 			}
-			if n, _ := res.RowsAffected(); n == 0 {
-				continue
-			}
-			switch r.Outcome {
-			case store.OutcomeSent:
-				added[0]++
-			case store.OutcomeFailed:
-				added[1]++
-			case store.OutcomePruned:
-				added[2]++
-			}
+			added[r.Outcome] += n
 		}
-		if n := added[0] + added[1] + added[2]; n > 0 {
-			if _, err := tx.exec(addCountersQuery, seq, n, added[0], added[1], added[2]); err != nil {
-				return err
-			}
-		}
-		if len(pruned) == 0 {
-			return nil
-		}
-		return pruneEndpoints(tx, string(prunedList), at)
+		return nil
 	})
+}
+
+// recordCounted looks the send's seq up, has insert store the batch and
+// count the new results of each outcome, and adds them to the counters.
+func recordCounted(ctx context.Context, tx sqlstore.Conn, notificationID string, insert func(seq int64, added map[string]int64) error) (bool, error) {
+	var seq int64
+	if err := tx.QueryRow(ctx, `SELECT seq FROM notifications WHERE id = $1`, notificationID).Scan(&seq); err != nil {
+		return false, err
+	}
+	added := map[string]int64{}
+	if err := insert(seq, added); err != nil {
+		return false, err
+	}
+	sent, failed, pruned := added[store.OutcomeSent], added[store.OutcomeFailed], added[store.OutcomePruned]
+	_, err := tx.Exec(ctx, `UPDATE notifications SET recipients = recipients + $2, processed = processed + $2,
+		sent = sent + $3, failed = failed + $4, pruned = pruned + $5 WHERE seq = $1`,
+		seq, sent+failed+pruned, sent, failed, pruned)
+	return true, err
 }
 
 // BenchmarkSubscribe runs storetest's registrations, with the visit

@@ -1,13 +1,13 @@
 package sqlstore
 
 import (
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"time"
-
-	"database/sql"
 
 	"github.com/relaybell/relaybell/store"
 )
@@ -106,4 +106,34 @@ func jsonText(v any) (string, error) {
 		return "", fmt.Errorf("encoding JSON: %w", err)
 	}
 	return string(b), nil
+}
+
+// limitArg is the argument of a LIMIT: the limit, or for 0 or less no
+// limit (the largest bigint, which both engines take; SQLite refuses NULL
+// and PostgreSQL a negative limit).
+func limitArg(limit int) int64 {
+	if limit <= 0 {
+		return math.MaxInt64
+	}
+	return int64(limit)
+}
+
+// collectRows reads every row of a query into a T, scanning each into
+// dest(&t), and closes rows. It takes Query's results as they are, so that
+// `rows, err := c.Query(…); out, err := collectRows(rows, err, dest)` needs
+// no check in between.
+func collectRows[T any](rows Rows, err error, dest func(*T) []any) ([]T, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		var t T
+		if err := rows.Scan(dest(&t)...); err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
 }

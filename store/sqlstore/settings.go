@@ -1,9 +1,8 @@
-package sqlite
+package sqlstore
 
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -12,22 +11,24 @@ import (
 )
 
 // UpdateWebsite changes a website's time zone and settings in one
-// transaction.
+// transaction, holding the website's row (PostgreSQL) from the read to the
+// write.
 func (s *Store) UpdateWebsite(ctx context.Context, id string, change func(*store.Website) error) (store.Website, error) {
 	var w store.Website
-	err := s.write(ctx, func(tx wtx) error {
+	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
 		w = store.Website{}
-		if err := tx.queryRow(`SELECT `+websiteCols+` FROM websites w WHERE w.id = ?`, id).Scan(websiteDest(&w)...); err != nil {
-			return notFound(err)
+		if err := tx.QueryRow(ctx, `SELECT `+websiteCols+` FROM websites w WHERE w.id = $1 `+s.d.ForUpdate(), id).
+			Scan(websiteDest(&w)...); err != nil {
+			return s.mapErr(err)
 		}
 		if err := change(&w); err != nil {
 			return err
 		}
-		settings, err := json.Marshal(w.Settings)
+		settings, err := jsonText(w.Settings)
 		if err != nil {
 			return err
 		}
-		_, err = tx.exec(`UPDATE websites SET timezone = ?, settings = ? WHERE id = ?`, w.Timezone, string(settings), id)
+		_, err = tx.Exec(ctx, `UPDATE websites SET timezone = $1, settings = $2 WHERE id = $3`, w.Timezone, settings, id)
 		return err
 	})
 	if err != nil {
@@ -39,18 +40,21 @@ func (s *Store) UpdateWebsite(ctx context.Context, id string, change func(*store
 // errNoRoom rolls back a take that found a limit without room.
 var errNoRoom = errors.New("no room")
 
-// TakeRateLimits counts n uses against every limit, all or none.
+// TakeRateLimits counts n uses against every limit, all or none. On
+// PostgreSQL the upsert holds each counter's row until the transaction
+// ends, so concurrent takes on several API nodes never overrun a limit; a
+// take that lost the race to insert a window's row runs again.
 func (s *Store) TakeRateLimits(ctx context.Context, limits []store.RateLimit, n int64, now time.Time) ([]int64, bool, error) {
 	used := make([]int64, len(limits))
-	err := s.write(ctx, func(tx wtx) error {
+	err := s.db.Tx(ctx, TxOptions{RetryUnique: true}, func(tx Conn) error {
 		for i, l := range limits {
 			start := windowStart(l, now)
-			if _, err := tx.exec(`DELETE FROM rate_counters WHERE key = ? AND window_start < ?`, l.Key, start); err != nil {
+			if _, err := tx.Exec(ctx, `DELETE FROM rate_counters WHERE key = $1 AND window_start < $2`, l.Key, start); err != nil {
 				return err
 			}
-			err := tx.queryRow(`INSERT INTO rate_counters (key, window_start, count) VALUES (?, ?, ?)
-				ON CONFLICT (key, window_start) DO UPDATE SET count = count + excluded.count
-				WHERE count + excluded.count <= ? RETURNING count`, l.Key, start, n, l.Max).Scan(&used[i])
+			err := tx.QueryRow(ctx, `INSERT INTO rate_counters (key, window_start, count) VALUES ($1, $2, $3)
+				ON CONFLICT (key, window_start) DO UPDATE SET count = rate_counters.count + excluded.count
+				WHERE rate_counters.count + excluded.count <= $4 RETURNING count`, l.Key, start, n, l.Max).Scan(&used[i])
 			if errors.Is(err, sql.ErrNoRows) || (err == nil && used[i] > l.Max) {
 				return errNoRoom
 			}
@@ -62,7 +66,7 @@ func (s *Store) TakeRateLimits(ctx context.Context, limits []store.RateLimit, n 
 	})
 	if errors.Is(err, errNoRoom) {
 		for i, l := range limits {
-			err := s.r.queryRow(ctx, `SELECT count FROM rate_counters WHERE key = ? AND window_start = ?`,
+			err := s.db.Read().QueryRow(ctx, `SELECT count FROM rate_counters WHERE key = $1 AND window_start = $2`,
 				l.Key, windowStart(l, now)).Scan(&used[i])
 			if errors.Is(err, sql.ErrNoRows) {
 				used[i] = 0
@@ -78,6 +82,7 @@ func (s *Store) TakeRateLimits(ctx context.Context, limits []store.RateLimit, n 
 	return used, true, nil
 }
 
+// windowStart is the unix second l's window at at began.
 func windowStart(l store.RateLimit, at time.Time) int64 {
 	return l.WindowEnd(at).Unix() - int64(l.Window/time.Second)
 }

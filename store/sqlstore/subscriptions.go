@@ -1,4 +1,4 @@
-package sqlite
+package sqlstore
 
 import (
 	"context"
@@ -39,17 +39,29 @@ import (
 // opted into every given topic slug that exists (any case); with SetTopics
 // its other opt-ins are removed. A new endpoint adds the subscriber.created
 // event.
+//
+// On PostgreSQL the endpoint's row stays locked from the first read, so a
+// concurrent registration of the same browser waits for this one; two
+// registrations racing to create the same endpoint or the same external
+// id, or to give a replaced endpoint the new URL: the one that loses runs
+// again (RetryUnique) and finds the other's rows. The event is the last
+// statement: on PostgreSQL it takes the outbox lock (insertWebhookEvent).
 func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInput) (store.SubscriptionResult, error) {
-	when := now(in.At)
-	at := ms(when)
+	when := nowOr(in.At)
+	at := s.time(when)
+	var slugs any
+	if in.SetTopics || len(in.Topics) > 0 {
+		slugs = s.d.List(lowerSlugs(in.Topics))
+	}
 	var res store.SubscriptionResult
-	err := s.write(ctx, func(tx wtx) error {
+	err := s.db.Tx(ctx, TxOptions{RetryUnique: true}, func(tx Conn) error {
 		res = store.SubscriptionResult{}
 		var epID, curSub, curExt, curAuth string
 		find := func(url string) error {
-			err := tx.queryRow(`SELECT e.id, e.subscriber_id, s.external_id, e.auth
+			err := tx.QueryRow(ctx, `SELECT e.id, e.subscriber_id, coalesce(s.external_id, ''), e.auth
 				FROM endpoints e JOIN subscribers s ON s.id = e.subscriber_id
-				WHERE e.website_id = ? AND e.url = ?`, in.WebsiteID, url).Scan(&epID, &curSub, optString{&curExt}, &curAuth)
+				WHERE e.website_id = $1 AND e.url = $2 `+s.d.ForUpdate("e"),
+				in.WebsiteID, url).Scan(&epID, &curSub, &curExt, &curAuth)
 			if errors.Is(err, sql.ErrNoRows) {
 				return nil
 			}
@@ -79,7 +91,7 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 		case in.ExternalID == "" || (epID != "" && curExt == in.ExternalID):
 			target = curSub // "" for a new endpoint: new subscriber
 		default:
-			err := tx.queryRow(`SELECT id FROM subscribers WHERE website_id = ? AND external_id = ?`,
+			err := tx.QueryRow(ctx, `SELECT id FROM subscribers WHERE website_id = $1 AND external_id = $2`,
 				in.WebsiteID, in.ExternalID).Scan(&target)
 			switch {
 			case err == nil:
@@ -99,9 +111,9 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 			// A new subscriber holds a browser from its start.
 			target = uuid.NewString()
 			shard = store.ShardOf(target)
-			if _, err := tx.exec(`INSERT INTO subscribers (id, website_id, external_id, country,
-				language, timezone, url, tags, shard, created_at, last_seen_at, consent_at)
-				VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, '{}', ?8, ?9, ?9, ?9)`,
+			if _, err := tx.Exec(ctx, `INSERT INTO subscribers (id, website_id, external_id, country,
+				language, timezone, url, shard, created_at, last_seen_at, consent_at)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $9)`,
 				target, in.WebsiteID, nullString(in.ExternalID), in.Country, in.Language, in.Timezone, in.URL,
 				shard, at); err != nil {
 				return err
@@ -111,16 +123,16 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 			if setExternal {
 				ext = in.ExternalID
 			}
-			err := tx.queryRow(`UPDATE subscribers SET
-					external_id = coalesce(?, external_id),
-					country = CASE WHEN ? = '' THEN country ELSE ? END,
-					language = CASE WHEN ? = '' THEN language ELSE ? END,
-					timezone = CASE WHEN ? = '' THEN timezone ELSE ? END,
-					url = CASE WHEN ? = '' THEN url ELSE ? END,
-					last_seen_at = ?, unsubscribed_at = NULL
-				WHERE id = ? RETURNING shard, country`,
-				ext, in.Country, in.Country, in.Language, in.Language, in.Timezone, in.Timezone, in.URL, in.URL,
-				at, target).Scan(&shard, &country)
+			// An empty value keeps the stored one (nullif).
+			err := tx.QueryRow(ctx, `UPDATE subscribers SET
+					external_id = coalesce($2, external_id),
+					country = coalesce(nullif($3, ''), country),
+					language = coalesce(nullif($4, ''), language),
+					timezone = coalesce(nullif($5, ''), timezone),
+					url = coalesce(nullif($6, ''), url),
+					last_seen_at = $7, unsubscribed_at = NULL
+				WHERE id = $1 RETURNING shard, country`,
+				target, ext, in.Country, in.Language, in.Timezone, in.URL, at).Scan(&shard, &country)
 			if err != nil {
 				return err
 			}
@@ -128,53 +140,50 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 
 		if epID == "" {
 			epID = uuid.NewString()
-			if _, err := tx.exec(`INSERT INTO endpoints (id, website_id, subscriber_id, url, p256dh, auth,
-				device, user_agent, shard, created_at, last_seen_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-				epID, in.WebsiteID, target, in.Endpoint, in.P256dh, in.Auth, in.Device, in.UserAgent, shard, at, at); err != nil {
+			if _, err := tx.Exec(ctx, `INSERT INTO endpoints (id, website_id, subscriber_id, url, p256dh, auth,
+				device, user_agent, shard, created_at, last_seen_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)`,
+				epID, in.WebsiteID, target, in.Endpoint, in.P256dh, in.Auth, in.Device, in.UserAgent, shard, at); err != nil {
 				return err
 			}
 			res.Created = true
 			if !newSubscriber { // a new one has it already
-				if _, err := tx.exec(`UPDATE subscribers SET consent_at = ? WHERE id = ? AND consent_at IS NULL`, at, target); err != nil {
+				if _, err := tx.Exec(ctx, `UPDATE subscribers SET consent_at = $2 WHERE id = $1 AND consent_at IS NULL`,
+					target, at); err != nil {
 					return err
 				}
 			}
 		} else {
-			if _, err := tx.exec(`UPDATE endpoints SET subscriber_id = ?, shard = ?, url = ?, p256dh = ?, auth = ?,
-					device = CASE WHEN ? = '' THEN device ELSE ? END,
-					user_agent = CASE WHEN ? = '' THEN user_agent ELSE ? END,
-					last_seen_at = ?
-				WHERE id = ?`,
-				target, shard, in.Endpoint, in.P256dh, in.Auth, in.Device, in.Device, in.UserAgent, in.UserAgent,
-				at, epID); err != nil {
+			if _, err := tx.Exec(ctx, `UPDATE endpoints SET subscriber_id = $2, shard = $3, url = $4, p256dh = $5, auth = $6,
+					device = coalesce(nullif($7, ''), device),
+					user_agent = coalesce(nullif($8, ''), user_agent),
+					last_seen_at = $9
+				WHERE id = $1`,
+				epID, target, shard, in.Endpoint, in.P256dh, in.Auth, in.Device, in.UserAgent, at); err != nil {
 				return err
 			}
 			if curSub != target && !detach {
-				if err := markUnsubscribedIfEmpty(tx, curSub, at); err != nil {
+				if err := s.markUnsubscribedIfEmpty(ctx, tx, []string{curSub}, when); err != nil {
 					return err
 				}
 			}
 		}
 
 		if in.SetTopics {
-			slugs, err := json.Marshal(append([]string{}, in.Topics...))
-			if err != nil {
-				return err
-			}
-			if _, err := tx.exec(`DELETE FROM topic_optins WHERE subscriber_id = ?1 AND topic_id NOT IN
-				(SELECT id FROM topics WHERE website_id = ?2 AND slug IN (SELECT value FROM json_each(?3)))`,
-				target, in.WebsiteID, string(slugs)); err != nil {
+			if _, err := tx.Exec(ctx, `DELETE FROM topic_optins WHERE subscriber_id = $1 AND NOT EXISTS
+				(SELECT 1 FROM topics t WHERE t.id = topic_optins.topic_id AND `+s.d.In("lower(t.slug)", "$2")+`)`,
+				target, slugs); err != nil {
 				return err
 			}
 		}
-		for _, slug := range in.Topics {
-			if _, err := tx.exec(`INSERT OR IGNORE INTO topic_optins (topic_id, subscriber_id, created_at)
-				SELECT id, ?, ? FROM topics WHERE website_id = ? AND slug = ?`, target, at, in.WebsiteID, slug); err != nil {
+		if len(in.Topics) > 0 {
+			if _, err := tx.Exec(ctx, `INSERT INTO topic_optins (topic_id, subscriber_id, created_at)
+				SELECT id, $1, $2 FROM topics WHERE website_id = $3 AND `+s.d.In("lower(slug)", "$4")+`
+				ON CONFLICT DO NOTHING`, target, at, in.WebsiteID, slugs); err != nil {
 				return err
 			}
 		}
 		if in.Visit > 0 {
-			if err := learnActivity(tx, target, when, in.Visit); err != nil {
+			if err := s.learnActivity(ctx, tx, target, when, in.Visit); err != nil {
 				return err
 			}
 		}
@@ -188,19 +197,40 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 		if ext := in.ExternalID; ext != "" {
 			d.ExternalID = &ext
 		}
-		return addEvent(tx, in.WebsiteID, store.EventSubscriberCreated, d, at)
+		return s.addEvent(ctx, tx, in.WebsiteID, store.EventSubscriberCreated, d, when)
 	})
 	if err != nil {
-		return store.SubscriptionResult{}, fmt.Errorf("upserting subscription: %w", mapErr(err))
+		return store.SubscriptionResult{}, fmt.Errorf("upserting subscription: %w", s.mapErr(err))
 	}
 	return res, nil
 }
 
-// markUnsubscribedIfEmpty marks a subscriber without endpoints unsubscribed.
-func markUnsubscribedIfEmpty(tx wtx, subscriberID string, at int64) error {
-	_, err := tx.exec(`UPDATE subscribers SET unsubscribed_at = ?
-		WHERE id = ? AND unsubscribed_at IS NULL
-		AND NOT EXISTS (SELECT 1 FROM endpoints WHERE subscriber_id = ?)`, at, subscriberID, subscriberID)
+// lowerSlugs returns the topic slugs in lower case, which the queries
+// compare with lower(slug): slugs match in any case.
+func lowerSlugs(slugs []string) []string {
+	out := make([]string, len(slugs))
+	for i, slug := range slugs {
+		out[i] = strings.ToLower(slug)
+	}
+	return out
+}
+
+// markUnsubscribedIfEmpty marks the subscribers left without endpoints
+// unsubscribed. On PostgreSQL it locks them first (in id order) and checks
+// in a statement of its own, whose snapshot sees the endpoints that a
+// registration holding the lock meanwhile added: checking in the UPDATE
+// alone could miss them. SQLite's one writer needs no lock.
+func (s *Store) markUnsubscribedIfEmpty(ctx context.Context, tx Conn, subscriberIDs []string, at time.Time) error {
+	ids := s.d.List(subscriberIDs)
+	if lock := s.d.ForUpdate(); lock != "" {
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM subscribers WHERE `+s.d.In("id", "$1")+` ORDER BY id `+lock,
+			ids); err != nil {
+			return err
+		}
+	}
+	_, err := tx.Exec(ctx, `UPDATE subscribers SET unsubscribed_at = $2
+		WHERE `+s.d.In("id", "$1")+` AND unsubscribed_at IS NULL
+		AND NOT EXISTS (SELECT 1 FROM endpoints e WHERE e.subscriber_id = subscribers.id)`, ids, s.time(at))
 	return err
 }
 
@@ -212,7 +242,7 @@ var endpointReturning = strings.ReplaceAll(endpointCols, "e.", "")
 
 func endpointDest(e *store.Endpoint) []any {
 	return []any{&e.ID, &e.SubscriberID, &e.WebsiteID, &e.URL, &e.P256dh, &e.Auth, &e.Device, &e.UserAgent,
-		msTime{&e.CreatedAt}, msTime{&e.LastSeenAt}}
+		timeDest{&e.CreatedAt}, timeDest{&e.LastSeenAt}}
 }
 
 // DeleteSubscription removes the website's endpoint with that URL, marks
@@ -220,17 +250,17 @@ func endpointDest(e *store.Endpoint) []any {
 // subscriber.unsubscribed event: the visitor turned notifications off.
 func (s *Store) DeleteSubscription(ctx context.Context, websiteID, endpointURL string) (store.Endpoint, error) {
 	var e store.Endpoint
-	err := s.write(ctx, func(tx wtx) error {
-		err := tx.queryRow(`DELETE FROM endpoints WHERE website_id = ? AND url = ?
+	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
+		err := tx.QueryRow(ctx, `DELETE FROM endpoints WHERE website_id = $1 AND url = $2
 			RETURNING `+endpointReturning, websiteID, endpointURL).Scan(endpointDest(&e)...)
 		if err != nil {
-			return notFound(err)
+			return s.mapErr(err)
 		}
-		at := ms(time.Now())
-		if err := markUnsubscribedIfEmpty(tx, e.SubscriberID, at); err != nil {
+		at := time.Now()
+		if err := s.markUnsubscribedIfEmpty(ctx, tx, []string{e.SubscriberID}, at); err != nil {
 			return err
 		}
-		return addEvent(tx, websiteID, store.EventSubscriberUnsubscribed,
+		return s.addEvent(ctx, tx, websiteID, store.EventSubscriberUnsubscribed,
 			store.SubscriberUnsubscribed{SubscriberID: e.SubscriberID, Endpoint: e.URL}, at)
 	})
 	if err != nil {
@@ -242,10 +272,10 @@ func (s *Store) DeleteSubscription(ctx context.Context, websiteID, endpointURL s
 // Endpoint returns one of the website's endpoints by id.
 func (s *Store) Endpoint(ctx context.Context, websiteID, id string) (store.Endpoint, error) {
 	var e store.Endpoint
-	err := s.r.queryRow(ctx, `SELECT `+endpointCols+` FROM endpoints e WHERE e.id = ? AND e.website_id = ?`,
+	err := s.db.Read().QueryRow(ctx, `SELECT `+endpointCols+` FROM endpoints e WHERE e.id = $1 AND e.website_id = $2`,
 		id, websiteID).Scan(endpointDest(&e)...)
 	if err != nil {
-		return store.Endpoint{}, fmt.Errorf("loading endpoint: %w", notFound(err))
+		return store.Endpoint{}, fmt.Errorf("loading endpoint: %w", s.mapErr(err))
 	}
 	return e, nil
 }
@@ -254,7 +284,8 @@ func (s *Store) Endpoint(ctx context.Context, websiteID, id string) (store.Endpo
 // (notification, endpoint, kind) and adds event, if any, to the outbox
 // when the ping is new. A notification of another website is
 // store.ErrNotFound. The endpoint need not exist any more (it may have been
-// pruned or unsubscribed since the push).
+// pruned or unsubscribed since the push). One transaction records the
+// interaction, the counter it adds to and the event.
 func (s *Store) RecordInteraction(ctx context.Context, websiteID, notificationID, endpointID, kind string, at time.Time, event *store.WebhookEvent) (bool, error) {
 	counter, err := store.InteractionCounter(kind)
 	if err != nil {
@@ -263,33 +294,32 @@ func (s *Store) RecordInteraction(ctx context.Context, websiteID, notificationID
 	if event != nil && !json.Valid(event.Data) {
 		return false, errors.New("recording interaction: event data is not JSON")
 	}
+	at = nowOr(at)
 	var isNew bool
-	err = s.write(ctx, func(tx wtx) error {
+	err = s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
 		isNew = false
-		var n int
-		if err := tx.queryRow(`SELECT count(*) FROM notifications WHERE id = ? AND website_id = ?`,
-			notificationID, websiteID).Scan(&n); err != nil {
-			return err
-		}
-		if n == 0 {
-			return store.ErrNotFound
-		}
-		res, err := tx.exec(`INSERT OR IGNORE INTO interactions (notification_id, endpoint_id, kind, at)
-			VALUES (?, ?, ?, ?)`, notificationID, endpointID, kind, ms(now(at)))
+		n, err := tx.Exec(ctx, `INSERT INTO interactions (notification_id, endpoint_id, kind, at)
+			SELECT id, $3, $4, $5 FROM notifications WHERE id = $1 AND website_id = $2
+			ON CONFLICT DO NOTHING`, notificationID, websiteID, endpointID, kind, s.time(at))
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil || n == 0 {
-			return err
+		if n == 0 { // counted before, or no notification of the website
+			var found bool
+			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM notifications WHERE id = $1 AND website_id = $2)`,
+				notificationID, websiteID).Scan(&found); err != nil || found {
+				return err
+			}
+			return store.ErrNotFound
 		}
 		isNew = true
-		if _, err := tx.exec(`UPDATE notifications SET `+counter+` = `+counter+` + 1 WHERE id = ?`, notificationID); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE notifications SET `+counter+` = `+counter+` + 1 WHERE id = $1`, notificationID); err != nil {
 			return err
 		}
 		if event == nil {
 			return nil
 		}
-		if on, err := listened(tx, websiteID); err != nil || !on {
+		if on, err := s.listened(ctx, tx, websiteID); err != nil || !on {
 			return err
 		}
 		e := *event
@@ -297,10 +327,10 @@ func (s *Store) RecordInteraction(ctx context.Context, websiteID, notificationID
 		if e.CreatedAt.IsZero() {
 			e.CreatedAt = at
 		}
-		return insertWebhookEvent(tx, e)
+		return s.insertWebhookEvent(ctx, tx, e)
 	})
 	if err != nil {
-		return false, fmt.Errorf("recording interaction: %w", err)
+		return false, fmt.Errorf("recording interaction: %w", s.mapErr(err))
 	}
 	return isNew, nil
 }

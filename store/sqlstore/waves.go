@@ -1,38 +1,33 @@
-package postgres
+package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/relaybell/relaybell/store"
 )
 
 // DueWaves leases the unpublished waves of sending notifications that are
-// due, earliest first; SKIP LOCKED lets sweepers on other nodes lease the
-// next ones instead of waiting.
+// due, earliest first (a limit of 0 or less: all), in one statement. On
+// PostgreSQL the picked waves are locked with SKIP LOCKED, so sweepers on
+// other nodes lease the next ones instead of waiting; SQLite's one writer
+// runs the statement alone.
 func (s *Store) DueWaves(ctx context.Context, at time.Time, lease time.Duration, limit int) ([]store.Wave, error) {
-	t := now(at)
-	rows, err := s.pool.Query(ctx, `UPDATE notification_waves w SET leased_until = $2
-		FROM (SELECT w.notification_id, w.wave
+	at = nowOr(at)
+	rows, err := s.db.Write().Query(ctx, `UPDATE notification_waves SET leased_until = $2
+		FROM (SELECT w.notification_id AS due_id, w.wave AS due_wave
 			FROM notification_waves w JOIN notifications n ON n.id = w.notification_id
 			WHERE w.published_at IS NULL AND w.due_at <= $1
 			  AND (w.leased_until IS NULL OR w.leased_until <= $1) AND n.status = 'sending'
 			ORDER BY w.due_at, w.notification_id, w.wave LIMIT $3
-			FOR UPDATE OF w SKIP LOCKED) due
-		WHERE w.notification_id = due.notification_id AND w.wave = due.wave
-		RETURNING w.notification_id, w.wave, w.due_at`, t, t.Add(lease), limit)
-	if err != nil {
-		return nil, fmt.Errorf("leasing due waves: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.Wave, error) {
-		var w store.Wave
-		err := r.Scan(&w.NotificationID, &w.Wave, &w.Due)
-		w.Due = w.Due.UTC()
-		return w, err
+			`+s.d.SkipLocked("w")+`) due
+		WHERE notification_id = due.due_id AND wave = due.due_wave
+		RETURNING notification_id, wave, due_at`, s.time(at), s.time(at.Add(lease)), limitArg(limit))
+	out, err := collectRows(rows, err, func(w *store.Wave) []any {
+		return []any{&w.NotificationID, &w.Wave, timeDest{&w.Due}}
 	})
 	if err != nil {
 		return nil, fmt.Errorf("leasing due waves: %w", err)
@@ -44,27 +39,26 @@ func (s *Store) DueWaves(ctx context.Context, at time.Time, lease time.Duration,
 
 // MarkWavePublished records that a wave's shard tasks reached the bus.
 func (s *Store) MarkWavePublished(ctx context.Context, notificationID string, wave int, at time.Time) error {
-	tag, err := s.pool.Exec(ctx, `UPDATE notification_waves SET published_at = $1 WHERE notification_id = $2 AND wave = $3`,
-		now(at), notificationID, wave)
-	if err == nil && tag.RowsAffected() == 0 {
-		err = store.ErrNotFound
-	}
-	if err != nil {
+	if err := affected(s.db.Write().Exec(ctx, `UPDATE notification_waves SET published_at = $1
+		WHERE notification_id = $2 AND wave = $3`, s.now(at), notificationID, wave)); err != nil {
 		return fmt.Errorf("marking wave published: %w", err)
 	}
 	return nil
 }
 
-// SetABWinner records the winner once; the first call decides.
+// SetABWinner records the winner once; the first call decides. The UPDATE
+// is conditional on no winner yet, which PostgreSQL checks again on the row
+// it locks, so of concurrent calls one sets it; a winner is never changed,
+// so the one read after finding it set is final.
 func (s *Store) SetABWinner(ctx context.Context, id, variant string) (string, error) {
 	var winner string
-	err := s.pool.QueryRow(ctx, `WITH upd AS (
-			UPDATE notifications SET ab_winner = $2 WHERE id = $1 AND ab_winner = '' RETURNING ab_winner
-		)
-		SELECT ab_winner FROM upd UNION ALL SELECT ab_winner FROM notifications WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM upd)`,
-		id, variant).Scan(&winner)
+	err := s.db.Write().QueryRow(ctx, `UPDATE notifications SET ab_winner = $1 WHERE id = $2 AND ab_winner = ''
+		RETURNING ab_winner`, variant, id).Scan(&winner)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = s.db.Read().QueryRow(ctx, `SELECT ab_winner FROM notifications WHERE id = $1`, id).Scan(&winner)
+	}
 	if err != nil {
-		return "", fmt.Errorf("setting A/B winner: %w", mapErr(err))
+		return "", fmt.Errorf("setting A/B winner: %w", s.mapErr(err))
 	}
 	return winner, nil
 }
@@ -72,16 +66,9 @@ func (s *Store) SetABWinner(ctx context.Context, id, variant string) (string, er
 // AudienceZones lists the distinct (time zone, smart hour) pairs of the
 // website's subscribed subscribers.
 func (s *Store) AudienceZones(ctx context.Context, websiteID string) ([]store.Zone, error) {
-	rows, err := s.pool.Query(ctx, `SELECT DISTINCT timezone, smart_hour FROM subscribers
+	rows, err := s.db.Read().Query(ctx, `SELECT DISTINCT timezone, smart_hour FROM subscribers
 		WHERE website_id = $1 AND unsubscribed_at IS NULL`, websiteID)
-	if err != nil {
-		return nil, fmt.Errorf("listing audience zones: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.Zone, error) {
-		var z store.Zone
-		err := r.Scan(&z.Timezone, &z.SmartHour)
-		return z, err
-	})
+	out, err := collectRows(rows, err, func(z *store.Zone) []any { return []any{&z.Timezone, &z.SmartHour} })
 	if err != nil {
 		return nil, fmt.Errorf("listing audience zones: %w", err)
 	}
@@ -90,22 +77,23 @@ func (s *Store) AudienceZones(ctx context.Context, websiteID string) ([]store.Zo
 }
 
 // LearnActivity adds weight to the subscriber's local hour of at and keeps
-// smart_hour the heaviest hour. The subscriber row is locked first, so
-// concurrent visits of one subscriber count one after the other.
+// smart_hour the heaviest hour.
 func (s *Store) LearnActivity(ctx context.Context, subscriberID string, at time.Time, weight int) error {
-	err := s.inTx(ctx, false, func(tx pgx.Tx) error { return learnActivity(ctx, tx, subscriberID, at, weight) })
+	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error { return s.learnActivity(ctx, tx, subscriberID, at, weight) })
 	if err != nil {
 		return fmt.Errorf("learning activity: %w", err)
 	}
 	return nil
 }
 
-// learnActivity is LearnActivity in tx.
-func learnActivity(ctx context.Context, tx pgx.Tx, subscriberID string, at time.Time, weight int) error {
+// learnActivity is LearnActivity in tx (a registration's, with its visit).
+// On PostgreSQL the subscriber's row is locked first, so concurrent visits
+// of one subscriber count one after the other.
+func (s *Store) learnActivity(ctx context.Context, tx Conn, subscriberID string, at time.Time, weight int) error {
 	var subTZ, siteTZ string
 	err := tx.QueryRow(ctx, `SELECT s.timezone, w.timezone FROM subscribers s JOIN websites w ON w.id = s.website_id
-		WHERE s.id = $1 FOR UPDATE OF s`, subscriberID).Scan(&subTZ, &siteTZ)
-	if errors.Is(err, pgx.ErrNoRows) {
+		WHERE s.id = $1 `+s.d.ForUpdate("s"), subscriberID).Scan(&subTZ, &siteTZ)
+	if errors.Is(err, sql.ErrNoRows) {
 		return nil
 	}
 	if err != nil {

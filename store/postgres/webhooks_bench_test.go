@@ -1,0 +1,54 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/relaybell/relaybell/store"
+	"github.com/relaybell/relaybell/store/sqlstore"
+	"github.com/relaybell/relaybell/store/storetest"
+)
+
+// BenchmarkQueueWebhookDeliveries queues what one step of the webhook
+// engine's Queue does at most: the deliveries of 500 outbox events to one
+// webhook, in one transaction. batch is the store as it is (the dialect's
+// ExecBatch), loop the generic Exec of one delivery after another.
+func BenchmarkQueueWebhookDeliveries(b *testing.B) {
+	loop := dialect
+	loop.ExecBatch = nil
+	for _, bc := range []struct {
+		name string
+		d    sqlstore.Dialect
+	}{{"batch", dialect}, {"loop", loop}} {
+		b.Run(bc.name, func(b *testing.B) {
+			s := benchStore(b)
+			s.Store = sqlstore.New(s.DB(), bc.d, nil)
+			benchQueueWebhookDeliveries(b, s)
+		})
+	}
+}
+
+func benchQueueWebhookDeliveries(b *testing.B, s store.Store) {
+	ctx := context.Background()
+	if err := s.CreateWebhook(ctx, store.Webhook{ID: "wh", WebsiteID: storetest.BenchWebsite,
+		URL: "https://example.com/hook", Secret: "whsec_x", Enabled: true}); err != nil {
+		b.Fatal(err)
+	}
+	const events = 500
+	body := []byte(`{"type":"subscriber.created","data":{"subscriber_id":"0b9f3c1e-6d7a-4f0e-9c2b-5a8d7e6f1a2b"}}`)
+	ds := make([]store.WebhookDelivery, events)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for j := range ds {
+			ds[j] = store.WebhookDelivery{WebhookID: "wh", Event: "subscriber.created",
+				EventID: fmt.Sprintf("e%d-%d", i, j), Body: body}
+		}
+		moved, err := s.QueueWebhookDeliveries(ctx, int64(i), int64(i+1), ds)
+		if err != nil || !moved {
+			b.Fatalf("queuing: moved %v, %v", moved, err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*events), "ns/delivery")
+}

@@ -1,0 +1,136 @@
+package sqlstore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/relaybell/relaybell/store"
+)
+
+// defaultAudienceLimit is the page size when a query gives none.
+const defaultAudienceLimit = 1000
+
+// recipientCols leaves out what the query fixes (website, shard, and
+// unsubscribed_at, which is NULL): the columns cost more to read than the
+// rows to find. NULLs come back as values that scan without a wrapper or
+// an allocation: no external id as the empty text, no smart hour as -1,
+// and empty tags as NULL.
+const recipientCols = `e.id, e.subscriber_id, e.url, e.p256dh, e.auth, e.device, e.user_agent,
+	e.created_at, e.last_seen_at,
+	coalesce(s.external_id, ''), s.country, s.language, s.timezone, s.url, nullif(s.tags, '{}'),
+	s.created_at, s.last_seen_at, coalesce(s.smart_hour, -1)`
+
+// audienceFrom is the FROM clause of a walk of a shard, unless the dialect
+// has its own (Dialect.AudienceFrom): endpoints e joined to their
+// subscribers s.
+const audienceFrom = `endpoints e JOIN subscribers s ON s.id = e.subscriber_id`
+
+// audienceTopic keeps the recipients opted into the topic $5, unless $5 is
+// empty.
+const audienceTopic = `($5 = '' OR EXISTS (SELECT 1 FROM topic_optins o WHERE o.topic_id = $5 AND o.subscriber_id = e.subscriber_id))`
+
+// AudienceSQL is the query of a page of Audience on d, exported for the
+// engines' plan tests. Its arguments are the website ($1), the shard ($2),
+// the endpoint id to continue after ($3), the limit ($4), the topic id or ""
+// ($5) and, with byExternalIDs, the external ids as d.List ($6).
+//
+// A walk of a shard reads one range of the endpoints' (website_id, shard,
+// id) key or index in endpoint id order (keyset paging), and looks each
+// endpoint's subscriber up by its key. A page of named users starts from the
+// listed external ids through the (website_id, external_id) index instead
+// of scanning the shard (the API bounds the list); CROSS JOIN fixes that
+// join order on SQLite, and the ids are made distinct so that a repeated one
+// does not repeat rows.
+func AudienceSQL(d Dialect, byExternalIDs bool) string {
+	if byExternalIDs {
+		return `SELECT ` + recipientCols + `
+	FROM (SELECT DISTINCT value FROM ` + d.Elems("$6") + `) x
+	CROSS JOIN subscribers s
+	CROSS JOIN endpoints e
+	WHERE s.website_id = $1 AND s.external_id = x.value AND s.external_id IS NOT NULL
+	  AND s.shard = $2 AND s.unsubscribed_at IS NULL
+	  AND e.subscriber_id = s.id AND e.id > $3
+	  AND ` + audienceTopic + `
+	ORDER BY e.id LIMIT $4`
+	}
+	from := audienceFrom
+	if d.AudienceFrom != "" {
+		from = d.AudienceFrom
+	}
+	return `SELECT ` + recipientCols + `
+	FROM ` + from + `
+	WHERE e.website_id = $1 AND e.shard = $2 AND e.id > $3 AND s.unsubscribed_at IS NULL
+	  AND ` + audienceTopic + `
+	ORDER BY e.id LIMIT $4`
+}
+
+// Audience returns one page of the subscribed endpoints of one shard of a
+// website, ordered by endpoint id, with their subscribers. A Limit of 0 or
+// less means 1000.
+func (s *Store) Audience(ctx context.Context, q store.AudienceQuery) ([]store.Recipient, error) {
+	limit := q.Limit
+	if limit <= 0 {
+		limit = defaultAudienceLimit
+	}
+	args := []any{q.WebsiteID, q.Shard, q.AfterID, limit, q.TopicID}
+	// A page of a shard is usually full; a page of named users rarely.
+	size := min(limit, 1024)
+	byExternalIDs := len(q.ExternalIDs) > 0
+	if byExternalIDs {
+		args = append(args, s.d.List(q.ExternalIDs))
+		size = min(limit, 2*len(q.ExternalIDs), 64)
+	}
+	rows, err := s.db.Read().Query(ctx, AudienceSQL(s.d, byExternalIDs), args...)
+	if err != nil {
+		return nil, fmt.Errorf("loading audience: %w", err)
+	}
+	out, err := s.scanRecipients(rows, q, size)
+	if err != nil {
+		return nil, fmt.Errorf("loading audience: %w", err)
+	}
+	return out, nil
+}
+
+// scanRecipients reads the recipientCols rows of an audience query and
+// closes rows.
+func (s *Store) scanRecipients(rows Rows, q store.AudienceQuery, size int) ([]store.Recipient, error) {
+	defer rows.Close()
+	out := make([]store.Recipient, 0, size)
+	// One destination list for every row, of destinations that scan
+	// without an allocation (Dialect.ScanTime).
+	var (
+		r         store.Recipient
+		tags      []byte
+		smartHour int64
+	)
+	scanTime := func(t *time.Time) any { return timeDest{t} }
+	if s.d.ScanTime != nil {
+		scanTime = s.d.ScanTime
+	}
+	e, sub := &r.Endpoint, &r.Subscriber
+	dest := []any{&e.ID, &e.SubscriberID, &e.URL, &e.P256dh, &e.Auth, &e.Device, &e.UserAgent,
+		scanTime(&e.CreatedAt), scanTime(&e.LastSeenAt),
+		&sub.ExternalID, &sub.Country, &sub.Language, &sub.Timezone, &sub.URL, &tags,
+		scanTime(&sub.CreatedAt), scanTime(&sub.LastSeenAt), &smartHour}
+	for rows.Next() {
+		r = store.Recipient{}
+		if err := rows.Scan(dest...); err != nil {
+			return nil, err
+		}
+		e.WebsiteID = q.WebsiteID
+		sub.ID, sub.WebsiteID, sub.Shard = e.SubscriberID, q.WebsiteID, q.Shard
+		if smartHour >= 0 {
+			h := int(smartHour)
+			sub.SmartHour = &h
+		}
+		if len(tags) > 0 {
+			if err := json.Unmarshal(tags, &sub.Tags); err != nil {
+				return nil, fmt.Errorf("subscriber %s tags: %w", sub.ID, err)
+			}
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,233 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/relaybell/relaybell/store"
+)
+
+var _ store.Delivery = (*Store)(nil)
+
+// UndeliveredQuery is Undelivered's query on d, for the engines' plan
+// tests: it looks each endpoint of the batch ($2) up in deliveries' primary
+// key, whatever the statistics say. Written as notification_seq = … AND
+// endpoint_id = ANY (the batch), it was planned by PostgreSQL, without
+// statistics on deliveries (a new store, or autovacuum not run yet:
+// deliveries grows through a send), as a walk over every result of the
+// send so far, filtered against the batch: a cost per batch that grew with
+// the send, so a broadcast's cost grew with the square of its audience
+// (about 11,000 buffers and 65 ms per batch of 500 at 500k results, against
+// 1,600 buffers and 1 ms this way). PostgreSQL never turns a scalar
+// subquery into a join, so both engines run this one once per id of the
+// batch, a lookup of the key (TestUndeliveredLooksEachIDUp, TestQueryPlans).
+func UndeliveredQuery(d Dialect) string {
+	return `SELECT value FROM (SELECT seq FROM notifications WHERE id = $1) AS n, ` + d.Elems("$2") + `
+		WHERE (SELECT true FROM deliveries WHERE notification_seq = n.seq AND endpoint_id = value)`
+}
+
+// Undelivered returns, in input order, the endpoint ids that have no
+// recorded result for the notification.
+func (s *Store) Undelivered(ctx context.Context, notificationID string, endpointIDs []string) ([]string, error) {
+	if len(endpointIDs) == 0 {
+		return nil, nil
+	}
+	rows, err := s.db.Read().Query(ctx, UndeliveredQuery(s.d), notificationID, s.d.List(endpointIDs))
+	done, err := collectIDSet(rows, err)
+	if err != nil {
+		return nil, fmt.Errorf("checking deliveries: %w", err)
+	}
+	return store.Without(endpointIDs, done), nil
+}
+
+// collectIDSet reads the ids a query returns into a set, and closes rows.
+// Taking Query's results as they are, as collectRows does, it scans every
+// row into one string: the rows of a batch are up to one an endpoint.
+func collectIDSet(rows Rows, err error) (map[string]struct{}, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	set := make(map[string]struct{})
+	var id string
+	for rows.Next() {
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		set[id] = struct{}{}
+	}
+	return set, rows.Err()
+}
+
+// RecordResults stores a batch of push results once per (notification,
+// endpoint), adds the new ones to the counters (each new result is one more
+// recipient and one more processed), and deletes the endpoints the push
+// service pruned, all in one transaction. An unknown notification is
+// store.ErrNotFound. Within a batch the first result of an endpoint counts.
+//
+// The batch goes in sorted by endpoint id, so that on PostgreSQL concurrent
+// overlapping batches (a redelivered batch racing its first delivery) wait
+// for each other's rows in the same order instead of deadlocking; ON
+// CONFLICT DO NOTHING makes a concurrent duplicate wait for the first and
+// then skips it, so it is counted once. The insert is Dialect.RecordResults
+// where the engine has one (PostgreSQL's single statement over unnest),
+// else recordResultsByOutcome.
+func (s *Store) RecordResults(ctx context.Context, notificationID string, results []store.PushResult) error {
+	if len(results) == 0 {
+		return nil
+	}
+	rs, err := store.FirstResults(results)
+	if err != nil {
+		return fmt.Errorf("recording results: %w", err)
+	}
+	var pruned []string // sorted, as rs is
+	for _, r := range rs {
+		if r.Outcome == store.OutcomePruned {
+			pruned = append(pruned, r.EndpointID)
+		}
+	}
+	record := s.d.RecordResults
+	if record == nil {
+		record = s.recordResultsByOutcome
+	}
+	at := time.Now()
+	err = s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
+		if found, err := record(ctx, tx, notificationID, rs, at); err != nil {
+			return err
+		} else if !found {
+			return store.ErrNotFound
+		}
+		// Deleting is idempotent: a replayed pruned result finds nothing.
+		return s.pruneEndpoints(ctx, tx, pruned, at)
+	})
+	if err != nil {
+		return fmt.Errorf("recording results: %w", err)
+	}
+	return nil
+}
+
+// RecordResultsFunc stores a batch of results in tx (rs: one per
+// endpoint, sorted by endpoint id, as store.FirstResults returns them;
+// the time at) once per (notification, endpoint), and adds the new ones
+// to the notification's counters. It reports false for an unknown
+// notification.
+type RecordResultsFunc func(ctx context.Context, tx Conn, notificationID string, rs []store.PushResult, at time.Time) (bool, error)
+
+// resultOutcomes are the push outcomes in the order
+// recordResultsByOutcome inserts them.
+var resultOutcomes = [...]string{store.OutcomeSent, store.OutcomeFailed, store.OutcomePruned}
+
+// recordResultsByOutcome is RecordResults' insert without a
+// Dialect.RecordResults: the endpoints of each outcome in one INSERT ...
+// SELECT over the list, whose rows changed are the new results, the ones
+// to count; then one UPDATE of the counters. On SQLite one statement for
+// the whole batch with RETURNING to tell the new rows apart, or one INSERT
+// per result, costs twice as much (BenchmarkRecordResults).
+func (s *Store) recordResultsByOutcome(ctx context.Context, tx Conn, notificationID string, rs []store.PushResult, at time.Time) (bool, error) {
+	var seq int64
+	if err := tx.QueryRow(ctx, `SELECT seq FROM notifications WHERE id = $1`, notificationID).Scan(&seq); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return false, nil
+		}
+		return false, err
+	}
+	var byOutcome [len(resultOutcomes)][]string
+	for _, r := range rs {
+		i := slices.Index(resultOutcomes[:], r.Outcome)
+		byOutcome[i] = append(byOutcome[i], r.EndpointID)
+	}
+	var added [len(resultOutcomes)]int64
+	for i, ids := range byOutcome {
+		if len(ids) == 0 {
+			continue
+		}
+		// WHERE true: SQLite would read ON CONFLICT as the join's ON.
+		n, err := tx.Exec(ctx, `INSERT INTO deliveries (notification_seq, endpoint_id, outcome, at)
+			SELECT $1, value, $2, $3 FROM `+s.d.Elems("$4")+` WHERE true ON CONFLICT DO NOTHING`,
+			seq, resultOutcomes[i], s.time(at), s.d.List(ids))
+		if err != nil {
+			return false, err
+		}
+		added[i] = n
+	}
+	if n := added[0] + added[1] + added[2]; n > 0 {
+		if _, err := tx.Exec(ctx, `UPDATE notifications SET recipients = recipients + $2, processed = processed + $2,
+			sent = sent + $3, failed = failed + $4, pruned = pruned + $5 WHERE seq = $1`,
+			seq, n, added[0], added[1], added[2]); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// pruneEndpoints deletes the endpoints the push service reported gone (ids
+// sorted: PostgreSQL locks the rows in that order) and marks subscribers
+// left without any unsubscribed.
+func (s *Store) pruneEndpoints(ctx context.Context, tx Conn, ids []string, at time.Time) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	rows, err := tx.Query(ctx, `DELETE FROM endpoints WHERE `+s.d.In("id", "$1")+` RETURNING subscriber_id`, s.d.List(ids))
+	subs, err := collectRows(rows, err, func(id *string) []any { return []any{id} })
+	if err != nil || len(subs) == 0 {
+		return err
+	}
+	slices.Sort(subs)
+	return s.markUnsubscribedIfEmpty(ctx, tx, slices.Compact(subs), at)
+}
+
+// ShardDone marks one shard of a send done. The call that completes the last
+// shard of a sending notification turns it sent, adds its notification.sent
+// webhook event in the same transaction, and alone reports finished=true;
+// later calls for a finished send report false.
+//
+// The finishing UPDATE is conditional (status still sending, every shard
+// counted): on PostgreSQL, of concurrent calls, the first to take the row
+// lock changes it, and the others, re-checking the condition on the changed
+// row, don't; so exactly one adds the event.
+func (s *Store) ShardDone(ctx context.Context, notificationID string, shard int, at time.Time) (bool, error) {
+	t := nowOr(at)
+	var finished bool
+	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
+		finished = false
+		var waves int
+		if err := tx.QueryRow(ctx, `SELECT waves FROM notifications WHERE id = $1`, notificationID).Scan(&waves); err != nil {
+			return err
+		}
+		if tasks := max(waves, 1) * store.Shards; shard < 0 || shard >= tasks {
+			return fmt.Errorf("shard task %d out of range [0, %d)", shard, tasks)
+		}
+		n, err := tx.Exec(ctx, `INSERT INTO notification_shards (notification_id, shard, done_at)
+			VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, notificationID, shard, s.time(t))
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			if _, err := tx.Exec(ctx, `UPDATE notifications SET shards_done = shards_done + 1 WHERE id = $1`,
+				notificationID); err != nil {
+				return err
+			}
+		}
+		// Also on a repeated shard: a send whose shards all finished before
+		// it was marked sending completes on the next report. Every shard
+		// counted is shards_done >= max(waves, 1) * Shards, written as two
+		// comparisons (SQLite's max is PostgreSQL's greatest).
+		n, err = tx.Exec(ctx, `UPDATE notifications SET status = 'sent', finished_at = $2
+			WHERE id = $1 AND status = 'sending' AND shards_done >= waves * $3 AND shards_done >= $3`,
+			notificationID, s.time(t), store.Shards)
+		if err != nil || n == 0 {
+			return err
+		}
+		// The call that finishes the send, and only it, adds the event.
+		finished = true
+		return s.addNotificationSent(ctx, tx, notificationID, t)
+	})
+	if err != nil {
+		return false, fmt.Errorf("marking shard done: %w", s.mapErr(err))
+	}
+	return finished, nil
+}

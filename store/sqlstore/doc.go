@@ -1,0 +1,102 @@
+// Package sqlstore is the one implementation of store.Store, written once
+// and run on both engines: store/sqlite (the embedded default) and
+// store/postgres (the cluster). An engine hands it a DB, its connections,
+// and a Dialect, what differs between the engines; every query, column
+// list, scan, transaction and rule is here, once. Both engines pass
+// store/storetest, the conformance suite, with this code.
+//
+// # Connections
+//
+// Reads go to DB.Read (SQLite's read-only connections, PostgreSQL's pool),
+// a single write to DB.Write (SQLite's one writer), and anything that reads
+// then writes to DB.Tx: one IMMEDIATE transaction on SQLite's writer, one
+// read-committed transaction on PostgreSQL that is run again after a
+// deadlock or a serialization failure (and, with TxOptions.RetryUnique,
+// after losing a race to insert the same key). A function given to Tx may
+// therefore run more than once: it must not change anything outside the
+// transaction. Placeholders are $1…$n on both engines.
+//
+// # Stored forms
+//
+// Times are written through Dialect.Time (unix milliseconds on SQLite, a
+// timestamptz rounded to the microsecond on PostgreSQL) and read through
+// the scanners of scan.go, which read either form. Booleans are INTEGER 0/1
+// on SQLite and boolean on PostgreSQL; both drivers write and scan a Go
+// bool. JSON is TEXT on SQLite and json or jsonb on PostgreSQL; the store
+// writes it as text and reads it with jsonDest or rawJSONDest. Lists of
+// strings are a JSON array on SQLite and a text[] on PostgreSQL
+// (Dialect.List, In, Elems). Upserts are INSERT … ON CONFLICT and
+// RETURNING, which both engines have.
+//
+// # Concurrency
+//
+// SQLite has one writer: its transactions run one at a time and need no
+// locks. On PostgreSQL every node writes at once, so every conditional
+// change is one statement whose condition is re-checked on the row it
+// locks, or a transaction that locks first (Dialect.ForUpdate, LockRows,
+// SkipLocked, Lock; "" or nothing on SQLite):
+//
+//   - DueScheduled picks due sends with FOR UPDATE SKIP LOCKED inside its
+//     UPDATE: each send goes to exactly one caller, and callers don't wait
+//     for each other.
+//   - ShardDone finishes a send with an UPDATE conditional on status
+//     sending and every shard counted: exactly one call reports finished.
+//   - RecordResults and RecordInteraction insert with ON CONFLICT DO
+//     NOTHING: a concurrent duplicate waits for the first and is then
+//     skipped, so it is counted once.
+//   - Every insert into the webhook outbox holds webhookOutboxLock (an
+//     advisory lock) from before the insert until it commits, so events
+//     commit in seq order and a reader that continues after the last seq
+//     it read misses none. It is taken last, after any row lock.
+//   - A subscriber is marked unsubscribed only after locking its row and
+//     re-reading its endpoints (markUnsubscribedIfEmpty), so a
+//     registration adding an endpoint at the same time is never overlooked.
+//
+// Row locks are taken endpoints before subscribers, and where one statement
+// locks several rows of a table, in id order.
+//
+// # Migrations
+//
+// Migrate applies, in one transaction under an advisory lock on
+// PostgreSQL, the engine's own history (SQLite's versions 1–12 and
+// PostgreSQL's 1–13, in each engine's migrations folder) and then the shared files of migrations/ from version
+// 14: NNNN_name.sql for both engines, or NNNN_name.sqlite.sql and
+// NNNN_name.postgres.sql where the DDL really differs. An engine with no
+// file of a version has nothing to do for it. Shipped migrations are never
+// edited.
+//
+// # Engine-specific code
+//
+// The Dialect's members are the differences in SQL every engine has: the
+// stored time (Time, TimeType), lists (List, In, Elems), row locks
+// (ForUpdate, LockRows, SkipLocked), the advisory lock (Lock), search
+// (ContainsFold, Contains: instr on SQLite, strpos on PostgreSQL), JSON
+// merge (MergeJSON), a new identity value (NewSeq) and errors (MapErr).
+//
+// Beyond those, an engine may only replace a query with one of its own
+// where a benchmark shows the generic one falls short on it. These are the
+// hooks, all PostgreSQL's (store/postgres/fast_*.go); nil or "" is the
+// generic query, which SQLite runs:
+//
+//   - AudienceFrom: an audience page looks each endpoint's subscriber up by
+//     key (LATERAL … OFFSET 0) instead of a hash join over every subscriber
+//     of the store. BenchmarkAudience/all at 100k recipients: 12 µs a
+//     recipient against 30; TestAudienceLooksEachSubscriberUp checks the
+//     plan.
+//   - ScanTime: pgx scans a timestamptz into a *time.Time without the three
+//     allocations of a sql.Scanner (BenchmarkAudience).
+//   - RecordResults: a batch of push results in one statement, an INSERT
+//     over unnest of two arrays ON CONFLICT DO NOTHING RETURNING the new
+//     rows, counted into the notification by the same statement.
+//     BenchmarkRecordResults: one-statement against generic.
+//   - CappedQuery: the frequency cap reads the recent sends' results one
+//     send at a time by deliveries' key (LATERAL … OFFSET 0), where the
+//     generic IN list was planned as a read of the whole table.
+//     BenchmarkCappedEndpoints: year against year-generic.
+//   - ExecBatch: the webhook deliveries of an event are queued in one round
+//     trip (a pgx batch) instead of one Exec after another.
+//     BenchmarkQueueWebhookDeliveries: batch against loop.
+//
+// A new hook needs the same: a benchmark in the engine's package that runs
+// the generic query beside it, and a line here.
+package sqlstore
