@@ -61,6 +61,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecodeBatch -fuzztime 30s ./pusher/
 	$(GO) test -run '^$$' -fuzz FuzzFoldSearch -fuzztime 30s ./store/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeJSON -fuzztime 30s ./api/
+	$(GO) test -run '^$$' -fuzz FuzzTakeMember -fuzztime 30s ./api/
+	$(GO) test -run '^$$' -fuzz FuzzParseHash -fuzztime 30s ./accounts/
 	$(GO) test -run '^$$' -fuzz FuzzRobustness -fuzztime 3m ./api/
 
 clean:

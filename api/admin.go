@@ -1,9 +1,7 @@
 package api
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -46,54 +44,22 @@ const maxWebsiteNameChars = 200
 // VAPID key pair, a public project id and a full-scope API key. Validation
 // failures are *Error (name_required, invalid_url, invalid_tz, invalid_json).
 func CreateWebsite(ctx context.Context, st store.Accounts, in NewWebsite, now time.Time) (WebsiteCreated, error) {
-	name := strings.TrimSpace(in.Name)
-	if name == "" {
-		return WebsiteCreated{}, errorf(CodeNameRequired, "name is required")
-	}
-	if utf8.RuneCountInString(name) > maxWebsiteNameChars {
-		name = string([]rune(name)[:maxWebsiteNameChars])
-	}
-	siteURL, apiErr := websiteURL(in.URL)
-	if apiErr != nil {
-		return WebsiteCreated{}, apiErr
-	}
-	tz := strings.TrimSpace(in.Timezone)
-	if tz == "" {
-		tz = "UTC"
-	}
-	if !validTimezone(tz) {
-		return WebsiteCreated{}, errorf(CodeInvalidTZ, "unknown time zone %q", tz)
-	}
 	email := strings.TrimSpace(in.OwnerEmail)
 	if email != "" {
 		if addr, err := mail.ParseAddress(email); err != nil || addr.Address != email {
 			return WebsiteCreated{}, errorf(CodeInvalidJSON, "ownerEmail is not an e-mail address")
 		}
 	}
-	verified := in.EmailVerified == nil || *in.EmailVerified
-
-	vapid, err := webpush.GenerateVAPIDKey()
-	if err != nil {
-		return WebsiteCreated{}, fmt.Errorf("generating vapid key: %w", err)
-	}
 	now = now.UTC()
 	acc := store.Account{
 		ID:            uuid.NewString(),
 		OwnerEmail:    email,
-		EmailVerified: verified,
+		EmailVerified: in.EmailVerified == nil || *in.EmailVerified,
 		CreatedAt:     now,
 	}
-	w := store.Website{
-		ID:              uuid.NewString(),
-		AccountID:       acc.ID,
-		ProjectID:       uuid.NewString(),
-		Name:            name,
-		URL:             siteURL,
-		Timezone:        tz,
-		VAPIDPublicKey:  vapid.PublicKey(),
-		VAPIDPrivateKey: vapid.PrivateKey(),
-		Settings:        store.Settings{CommerceSecret: newCommerceSecret()},
-		CreatedAt:       now,
+	w, err := newWebsite(acc.ID, in.Name, in.URL, in.Timezone, now)
+	if err != nil {
+		return WebsiteCreated{}, err
 	}
 	secret, key, err := NewAPIKey(w.ID, defaultKeyName, []string{ScopeFull}, nil, now)
 	if err != nil {
@@ -109,6 +75,56 @@ func CreateWebsite(ctx context.Context, st store.Accounts, in NewWebsite, now ti
 		APIKey:         secret,
 		VAPIDPublicKey: w.VAPIDPublicKey,
 	}, nil
+}
+
+// newWebsite validates a website's name, URL and time zone (default UTC)
+// and makes its record for accountID: ids, a VAPID key pair, a commerce
+// secret. Failures are *Error (name_required, invalid_url, invalid_tz).
+func newWebsite(accountID, name, rawURL, tz string, now time.Time) (store.Website, error) {
+	name, apiErr := websiteName(name)
+	if apiErr != nil {
+		return store.Website{}, apiErr
+	}
+	siteURL, apiErr := websiteURL(rawURL)
+	if apiErr != nil {
+		return store.Website{}, apiErr
+	}
+	tz = strings.TrimSpace(tz)
+	if tz == "" {
+		tz = "UTC"
+	}
+	if !validTimezone(tz) {
+		return store.Website{}, errorf(CodeInvalidTZ, "unknown time zone %q", tz)
+	}
+	vapid, err := webpush.GenerateVAPIDKey()
+	if err != nil {
+		return store.Website{}, fmt.Errorf("generating vapid key: %w", err)
+	}
+	return store.Website{
+		ID:              uuid.NewString(),
+		AccountID:       accountID,
+		ProjectID:       uuid.NewString(),
+		Name:            name,
+		URL:             siteURL,
+		Timezone:        tz,
+		VAPIDPublicKey:  vapid.PublicKey(),
+		VAPIDPrivateKey: vapid.PrivateKey(),
+		Settings:        store.Settings{CommerceSecret: newCommerceSecret()},
+		CreatedAt:       now.UTC(),
+	}, nil
+}
+
+// websiteName trims a website's name, required, and cuts it to 200
+// characters.
+func websiteName(name string) (string, *Error) {
+	name = strings.TrimSpace(name)
+	if name == "" {
+		return "", errorf(CodeNameRequired, "name is required")
+	}
+	if utf8.RuneCountInString(name) > maxWebsiteNameChars {
+		name = string([]rune(name)[:maxWebsiteNameChars])
+	}
+	return name, nil
 }
 
 // websiteURL accepts an absolute http(s) URL with a host and no user info.
@@ -168,43 +184,11 @@ func (a *API) handleAdminCreateWebsite(r *request) error {
 	return r.json(http.StatusCreated, out)
 }
 
-// keyRequest is the body of POST /admin/v1/websites/{websiteId}/keys (the
-// rules of spec 4.7 POST /keys).
-type keyRequest struct {
-	Name      *string         `json:"name"`
-	Scopes    json.RawMessage `json:"scopes"`
-	ExpiresAt json.RawMessage `json:"expiresAt"`
-}
-
 // handleAdminCreateKey serves POST /admin/v1/websites/{websiteId}/keys.
 func (a *API) handleAdminCreateKey(r *request) error {
 	websiteID := r.param("websiteId")
 	if !isUUID(websiteID) {
 		return errCode(CodeNotFound)
-	}
-	var in keyRequest
-	if body := bytes.TrimSpace(r.fc.Request.Body()); len(body) > 0 {
-		if err := decodeJSON(body, &in, strict); err != nil {
-			return err
-		}
-	}
-	var scopes []string
-	if raw := bytes.TrimSpace(in.Scopes); len(raw) > 0 && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &scopes); err != nil {
-			return errorf(CodeInvalidScopes, "scopes must be an array of strings")
-		}
-	}
-	scopes, apiErr := NormalizeScopes(scopes)
-	if apiErr != nil {
-		return apiErr
-	}
-	expires, apiErr := parseExpiry(in.ExpiresAt, r.now)
-	if apiErr != nil {
-		return apiErr
-	}
-	name := ""
-	if in.Name != nil {
-		name = *in.Name
 	}
 	if _, err := a.st.Website(r.ctx, websiteID); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
@@ -212,19 +196,7 @@ func (a *API) handleAdminCreateKey(r *request) error {
 		}
 		return fmt.Errorf("loading website: %w", err)
 	}
-	secret, key, err := NewAPIKey(websiteID, normalizeKeyName(name), scopes, expires, r.now)
-	if err != nil {
-		return err
-	}
-	if err := a.st.CreateAPIKey(r.ctx, key); err != nil {
-		return fmt.Errorf("creating api key: %w", err)
-	}
-	a.keys.purge()
-	a.log.Info("api key created", "request_id", r.id, "website_id", websiteID, "key_id", key.ID, "scopes", strings.Join(scopes, ","))
-	return r.json(http.StatusCreated, map[string]any{
-		"apiKey": secret,
-		"key":    NewKeyView(key, false, r.now),
-	})
+	return a.createKey(r, websiteID)
 }
 
 // accountAction serves POST /admin/v1/accounts/{accountId}/<action>. Every

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fasthttp"
 
+	"github.com/relaybell/relaybell/accounts"
 	"github.com/relaybell/relaybell/analytics"
 	"github.com/relaybell/relaybell/netpolicy"
 	"github.com/relaybell/relaybell/store"
@@ -74,6 +75,12 @@ type Config struct {
 	// account's first broadcast is held for review (RELAYBELL_REVIEW_THRESHOLD).
 	// Default 10000; negative turns review off.
 	ReviewThreshold int
+	// SessionIdle ends a dashboard session not used for that long
+	// (RELAYBELL_SESSION_IDLE). Default 7 days.
+	SessionIdle time.Duration
+	// SessionMaxAge ends every dashboard session that long after sign-in
+	// (RELAYBELL_SESSION_MAX_AGE). Default 30 days.
+	SessionMaxAge time.Duration
 }
 
 // withDefaults fills unset fields.
@@ -104,6 +111,9 @@ func (c Config) Validate() error {
 	}
 	if c.KeyCacheTTL < 0 {
 		return fmt.Errorf("key cache ttl %s: must not be negative", c.KeyCacheTTL)
+	}
+	if c.SessionIdle < 0 || c.SessionMaxAge < 0 {
+		return errors.New("session lifetimes must not be negative")
 	}
 	if c.KeyCacheSize < 0 {
 		return fmt.Errorf("key cache size %d: must not be negative", c.KeyCacheSize)
@@ -147,12 +157,14 @@ type Dispatcher interface {
 // fan-out's and the pushers'.
 type Store interface {
 	store.Accounts
+	store.Users
 	store.Limits
 	store.Subscriptions
 	store.People
 	store.Notifications
 	store.Review
 	store.Webhooks
+	store.Identity
 }
 
 // Option changes how New builds the API.
@@ -176,6 +188,7 @@ type API struct {
 	gatherer prometheus.Gatherer
 	metrics  *metrics
 	keys     *keyCache
+	accounts *accounts.Service
 	router   *router
 	ready    atomic.Bool
 
@@ -234,6 +247,7 @@ func New(cfg Config, st Store, an analytics.Store, d Dispatcher, logger *slog.Lo
 	}
 	a.metrics = m
 	a.keys = newKeyCache(cfg.KeyCacheTTL, cfg.KeyCacheSize)
+	a.accounts = accounts.New(st, accounts.Config{IdleTimeout: cfg.SessionIdle, MaxAge: cfg.SessionMaxAge}, logger)
 	a.base, a.cancel = context.WithCancel(context.Background())
 	a.router = a.routes()
 	a.startAuthWatch()

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -174,4 +175,105 @@ func TestClusterAuthChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.await("new key", secret, 200, "")
+}
+
+// sessionCall is call with a session cookie (and the CSRF header) instead
+// of a key, naming the project when it is not "".
+func (n *clusterNode) sessionCall(method, path, token, project, body string) (int, []byte) {
+	n.t.Helper()
+	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.SetRequestURI(n.base + path)
+	req.Header.SetMethod(method)
+	req.Header.SetCookie(sessionCookie, token)
+	req.Header.Set(csrfHeader, "1")
+	if project != "" {
+		req.Header.Set(projectHeader, project)
+	}
+	if body != "" {
+		req.Header.SetContentType("application/json")
+		req.SetBodyString(body)
+	}
+	if err := n.c.DoTimeout(req, resp, 5*time.Second); err != nil {
+		n.t.Fatalf("node %s: %s %s: %v", n.name, method, path, err)
+	}
+	return resp.StatusCode(), bytes.Clone(resp.Body())
+}
+
+// TestClusterSessionAndKeyRevocation runs two API nodes over one
+// PostgreSQL store: a session revoked through node A is refused by node B
+// at its next request, and a key revoked through A within about a second
+// though B has it cached.
+func TestClusterSessionAndKeyRevocation(t *testing.T) {
+	dsn := clusterPostgres(t)
+	a := newClusterNode(t, "A", dsn, Config{})
+	b := newClusterNode(t, "B", dsn, Config{})
+	var site WebsiteCreated
+	if s, code := a.call("POST", "/admin/v1/websites", testAdminToken, `{"name":"Shop","url":"https://shop.example"}`, &site); s != 201 {
+		t.Fatalf("creating website on A: %d %s", s, code)
+	}
+	ctx := context.Background()
+	u, _, err := a.api.accounts.CreateUser(ctx, "ann@example.com", "correct horse battery", "Ann", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.st.SetMember(ctx, store.Member{AccountID: site.AccountID, UserID: u.ID, Role: store.RoleOwner}); err != nil {
+		t.Fatal(err)
+	}
+	login := func(n *clusterNode) string {
+		req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+		defer fasthttp.ReleaseRequest(req)
+		defer fasthttp.ReleaseResponse(resp)
+		req.SetRequestURI(n.base + "/api/v1/auth/login")
+		req.Header.SetMethod("POST")
+		req.Header.Set(csrfHeader, "1")
+		req.SetBodyString(`{"email":"ann@example.com","password":"correct horse battery"}`)
+		if err := n.c.DoTimeout(req, resp, 5*time.Second); err != nil || resp.StatusCode() != 200 {
+			t.Fatalf("login on %s: %v %d %s", n.name, err, resp.StatusCode(), resp.Body())
+		}
+		var c fasthttp.Cookie
+		if err := c.ParseBytes(resp.Header.PeekCookie(sessionCookie)); err != nil {
+			t.Fatal(err)
+		}
+		return string(c.Value())
+	}
+	first, second := login(a), login(b)
+	if s, body := b.sessionCall("GET", "/api/v1/notifications", second, site.ProjectID, ""); s != 200 {
+		t.Fatalf("B with the second session: %d %s", s, body)
+	}
+
+	// The first session, through A, revokes the second; B refuses it at once.
+	_, body := a.sessionCall("GET", "/api/v1/auth/sessions", first, "", "")
+	var list struct{ Sessions []sessionView }
+	if err := json.Unmarshal(body, &list); err != nil || len(list.Sessions) != 2 {
+		t.Fatalf("sessions %s %v", body, err)
+	}
+	var secondID string
+	for _, s := range list.Sessions {
+		if !s.Current {
+			secondID = s.ID
+		}
+	}
+	if s, body := a.sessionCall("DELETE", "/api/v1/auth/sessions/"+secondID, first, "", ""); s != 200 {
+		t.Fatalf("revoking on A: %d %s", s, body)
+	}
+	if s, body := b.sessionCall("GET", "/api/v1/notifications", second, site.ProjectID, ""); s != 401 {
+		t.Fatalf("B with the revoked session: %d %s", s, body)
+	}
+
+	// A key made and revoked from the session through A; B has it cached.
+	s, body := a.sessionCall("POST", "/api/v1/keys", first, site.ProjectID, `{"name":"server"}`)
+	var made struct {
+		APIKey string  `json:"apiKey"`
+		Key    KeyView `json:"key"`
+	}
+	if s != 201 || json.Unmarshal(body, &made) != nil {
+		t.Fatalf("POST /keys on A: %d %s", s, body)
+	}
+	b.await("warm", made.APIKey, 200, "")
+	if s, body := a.sessionCall("DELETE", "/api/v1/keys/"+made.Key.ID, first, site.ProjectID, ""); s != 200 {
+		t.Fatalf("revoking the key on A: %d %s", s, body)
+	}
+	b.await("revoked key", made.APIKey, 401, CodeInvalidAPIKey)
 }

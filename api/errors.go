@@ -64,6 +64,30 @@ const (
 	CodeInternal         = "internal_error"
 )
 
+// Codes of RelayBell's own routes for people who sign in, and of session
+// calls (spec 4.8), which section 7 leaves to the service.
+const (
+	CodeInvalidEmail       = "invalid_email"
+	CodeInvalidPassword    = "invalid_password"
+	CodeInvalidName        = "invalid_name"
+	CodeInvalidToken       = "invalid_token"
+	CodeInvalidRole        = "invalid_role"
+	CodeProjectRequired    = "project_required"
+	CodeInvalidCredentials = "invalid_credentials"
+	CodeWrongPassword      = "wrong_password"
+	CodeInsufficientRole   = "insufficient_role"
+	CodeCSRFFailed         = "csrf_failed"
+	CodeLastOwner          = "last_owner"
+)
+
+// Codes of identity verification (GET and PUT /identity, and a browser
+// linking an external id), which section 7 leaves to the service.
+const (
+	CodeInvalidExternalIDHash = "invalid_external_id_hash"
+	CodeTooManySecrets        = "too_many_secrets"
+	CodeSecretRequired        = "secret_required"
+)
+
 // catalog maps every error code to its HTTP status. It is the only place a
 // status is chosen for an error.
 var catalog = map[string]int{
@@ -119,6 +143,22 @@ var catalog = map[string]int{
 	CodeRateLimited:      http.StatusTooManyRequests,
 	CodeSendLimitReached: http.StatusTooManyRequests,
 
+	CodeInvalidEmail:       http.StatusBadRequest,
+	CodeInvalidPassword:    http.StatusBadRequest,
+	CodeInvalidName:        http.StatusBadRequest,
+	CodeInvalidToken:       http.StatusBadRequest,
+	CodeInvalidRole:        http.StatusBadRequest,
+	CodeProjectRequired:    http.StatusBadRequest,
+	CodeInvalidCredentials: http.StatusUnauthorized,
+	CodeWrongPassword:      http.StatusForbidden,
+	CodeInsufficientRole:   http.StatusForbidden,
+	CodeCSRFFailed:         http.StatusForbidden,
+	CodeLastOwner:          http.StatusConflict,
+
+	CodeInvalidExternalIDHash: http.StatusForbidden,
+	CodeTooManySecrets:        http.StatusConflict,
+	CodeSecretRequired:        http.StatusConflict,
+
 	CodeMethodNotAllowed: http.StatusMethodNotAllowed,
 	CodeBadRequest:       http.StatusBadRequest,
 	CodeInternal:         http.StatusInternalServerError,
@@ -129,7 +169,8 @@ var catalog = map[string]int{
 type Error struct {
 	Code    string `json:"error"`
 	Message string `json:"message,omitempty"`
-	// Required is the scope an insufficient_scope call lacked.
+	// Required is the scope an insufficient_scope call lacked, or the
+	// role an insufficient_role one did.
 	Required string `json:"required,omitempty"`
 	// Limit, Kind and RetryAfter describe a send_limit_reached.
 	Limit      *int   `json:"limit,omitempty"`

@@ -31,10 +31,12 @@ func TestCatalogHoldsSection7(t *testing.T) {
 			}
 		}
 	}
+	// Codes beyond section 7 are the transport's, or RelayBell's own
+	// routes' and features', each described in the OpenAPI document.
 	extra := map[string]bool{CodeMethodNotAllowed: true, CodeBadRequest: true, CodeInternal: true}
 	for code := range catalog {
-		if !spec[code] && !extra[code] {
-			t.Errorf("catalog code %s is not in spec section 7", code)
+		if !spec[code] && !extra[code] && !strings.Contains(string(openAPIDoc), " "+code) {
+			t.Errorf("catalog code %s is neither in spec section 7 nor described in openapi.json", code)
 		}
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -165,3 +167,123 @@ func NewKeyView(k store.APIKey, current bool, now time.Time) KeyView {
 }
 
 // timeString writes a date-time the way every API answer does, or null.
+
+// keyRequest is the body of POST /keys and of POST
+// /admin/v1/websites/{websiteId}/keys (spec 4.7). preset "cms" is the CMS
+// plugin's key (spec 5, rule 6): send and events:write only.
+type keyRequest struct {
+	Name      *string         `json:"name"`
+	Scopes    json.RawMessage `json:"scopes"`
+	ExpiresAt json.RawMessage `json:"expiresAt"`
+	Preset    *string         `json:"preset"`
+}
+
+// presetCMS is the preset of the CMS plugin's key.
+const presetCMS = "cms"
+
+// createKey reads a key request, stores the key for websiteID and answers
+// 201 {apiKey, key}: the only time the key is visible.
+func (a *API) createKey(r *request, websiteID string) error {
+	var in keyRequest
+	if body := bytes.TrimSpace(r.fc.Request.Body()); len(body) > 0 {
+		if err := decodeJSON(body, &in, strict); err != nil {
+			return err
+		}
+	}
+	var scopes []string
+	if raw := bytes.TrimSpace(in.Scopes); len(raw) > 0 && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &scopes); err != nil {
+			return errorf(CodeInvalidScopes, "scopes must be an array of strings")
+		}
+	}
+	name := ""
+	if in.Name != nil {
+		name = *in.Name
+	}
+	if in.Preset != nil {
+		if *in.Preset != presetCMS {
+			return errorf(CodeInvalidScopes, "unknown preset %q: the one preset is %q", *in.Preset, presetCMS)
+		}
+		if scopes != nil {
+			return errorf(CodeInvalidScopes, "give a preset or scopes, not both")
+		}
+		scopes = []string{ScopeSend, ScopeEventsWrite}
+		if strings.TrimSpace(name) == "" {
+			name = "CMS plugin"
+		}
+	}
+	scopes, apiErr := NormalizeScopes(scopes)
+	if apiErr != nil {
+		return apiErr
+	}
+	expires, apiErr := parseExpiry(in.ExpiresAt, r.now)
+	if apiErr != nil {
+		return apiErr
+	}
+	secret, key, err := NewAPIKey(websiteID, normalizeKeyName(name), scopes, expires, r.now)
+	if err != nil {
+		return err
+	}
+	if err := a.st.CreateAPIKey(r.ctx, key); err != nil {
+		return fmt.Errorf("creating api key: %w", err)
+	}
+	a.keys.purge()
+	a.log.Info("api key created", "request_id", r.id, "website_id", websiteID, "key_id", key.ID, "scopes", strings.Join(scopes, ","))
+	return r.json(http.StatusCreated, map[string]any{
+		"apiKey": secret,
+		"key":    NewKeyView(key, false, r.now),
+	})
+}
+
+// keyRoutes are the API key routes of spec 4.7.
+func (a *API) keyRoutes(rt *router) {
+	rt.add(&route{method: http.MethodPost, pattern: "/api/v1/keys", auth: authKey, sessionOnly: true, handle: a.handleCreateKey})
+	rt.add(&route{method: http.MethodGet, pattern: "/api/v1/keys", auth: authKey, scope: ScopeFull, role: store.RoleAdmin, handle: a.handleListKeys})
+	rt.add(&route{method: http.MethodDelete, pattern: "/api/v1/keys/{id}", auth: authKey, handle: a.handleRevokeKey})
+}
+
+// handleCreateKey serves POST /api/v1/keys: a dashboard session only (a
+// key's call is refused before it gets here, 403 session_required).
+func (a *API) handleCreateKey(r *request) error {
+	return a.createKey(r, r.owner.Website.ID)
+}
+
+// handleListKeys serves GET /api/v1/keys: the website's keys, never the
+// keys themselves, and every scope name.
+func (a *API) handleListKeys(r *request) error {
+	ks, err := a.st.APIKeys(r.ctx, r.owner.Website.ID)
+	if err != nil {
+		return err
+	}
+	views := make([]KeyView, 0, len(ks))
+	for _, k := range ks {
+		views = append(views, NewKeyView(k, !r.bySession() && k.ID == r.owner.Key.ID, r.now))
+	}
+	return r.json(http.StatusOK, map[string]any{"keys": views, "scopes": Scopes()})
+}
+
+// handleRevokeKey serves DELETE /api/v1/keys/{id}: a session revokes any
+// key of the website; a key only itself, by its id or "current" (spec
+// 4.7), any other id answering 403 session_required. The store moves the
+// auth version, so every API node refuses the key within a poll.
+func (a *API) handleRevokeKey(r *request) error {
+	id := r.param("id")
+	if !r.bySession() {
+		if id != "current" && id != r.owner.Key.ID {
+			return errorf(CodeSessionRequired, "a key may revoke only itself; revoke other keys from the dashboard")
+		}
+		id = r.owner.Key.ID
+	}
+	if !isUUID(id) {
+		return errCode(CodeNotFound)
+	}
+	if err := a.st.RevokeAPIKey(r.ctx, r.owner.Website.ID, id, r.now); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return errCode(CodeNotFound)
+		}
+		return err
+	}
+	a.keys.purge()
+	a.log.Info("api key revoked", "request_id", r.id, "website_id", r.owner.Website.ID, "key_id", id)
+	return r.json(http.StatusOK, okBody)
+}

@@ -24,11 +24,16 @@ const (
 	kindSpecificUsers = "specific_users"
 )
 
-// keyLimits are the request rates of the key a send comes with.
-func keyLimits(keyID string) []store.RateLimit {
+// keyLimits are the request rates of the key a send comes with; a
+// dashboard send counts against its account's (spec 8.1).
+func keyLimits(r *request) []store.RateLimit {
+	who := "key:" + r.owner.Key.ID
+	if r.bySession() {
+		who = "account:" + r.owner.Account.ID
+	}
 	return []store.RateLimit{
-		{Key: "send:key:" + keyID + ":1m", Window: time.Minute, Max: sendsPerMinute},
-		{Key: "send:key:" + keyID + ":1h", Window: time.Hour, Max: sendsPerHour},
+		{Key: "send:" + who + ":1m", Window: time.Minute, Max: sendsPerMinute},
+		{Key: "send:" + who + ":1h", Window: time.Hour, Max: sendsPerHour},
 	}
 }
 
@@ -49,7 +54,7 @@ func budgetOf(websiteID string, req *notification.Request) (store.RateLimit, str
 // would not help); one over a request rate 429 rate_limited. A draft save
 // (count false) counts nothing and only reports the key's rates.
 func (a *API) takeSendLimits(r *request, req *notification.Request, count bool) error {
-	limits := keyLimits(r.owner.Key.ID)
+	limits := keyLimits(r)
 	kind := ""
 	n := int64(0)
 	if count {

@@ -17,6 +17,7 @@ type metrics struct {
 	keyCache         *prometheus.CounterVec
 	authPolls        *prometheus.CounterVec
 	dispatchFailures prometheus.Counter
+	identityFailures *prometheus.CounterVec
 }
 
 func newMetrics(regs ...prometheus.Registerer) (*metrics, error) {
@@ -42,9 +43,13 @@ func newMetrics(regs ...prometheus.Registerer) (*metrics, error) {
 			Name: "relaybell_api_dispatch_failures_total",
 			Help: "Committed sends whose intent could not be published at once (the outbox sweep re-drives them).",
 		}),
+		identityFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "relaybell_api_identity_verification_failures_total",
+			Help: "Browser registrations linking an external id without a valid externalIdHash, by the website's mode (report: let through and logged; enforce: refused) and reason (missing, malformed, mismatch).",
+		}, []string{"mode", "reason"}),
 	}
 	for _, reg := range regs {
-		for _, c := range []prometheus.Collector{m.requests, m.duration, m.keyCache, m.authPolls, m.dispatchFailures} {
+		for _, c := range []prometheus.Collector{m.requests, m.duration, m.keyCache, m.authPolls, m.dispatchFailures, m.identityFailures} {
 			if err := reg.Register(c); err != nil {
 				return nil, err
 			}

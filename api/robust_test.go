@@ -3,6 +3,7 @@ package api
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -416,7 +417,10 @@ type robustSuite struct {
 	client *http.Client
 	doc    openAPI
 	key    string
-	ids    map[string]string // path parameter (or path prefix + parameter) -> a real id
+	// session is the token of a session of the website's owner, who signs
+	// in with robustPassword.
+	session string
+	ids     map[string]string // path parameter (or path prefix + parameter) -> a real id
 
 	requests, refused int
 }
@@ -438,11 +442,21 @@ func newRobustSuite(t testing.TB) *robustSuite {
 func (s *robustSuite) seed(t testing.TB) {
 	ids := map[string]string{"projectId": s.h.site.ProjectID, "websiteId": s.h.site.WebsiteID, "accountId": s.h.site.AccountID}
 	s.ids = ids
+	owner := s.h.member(t, robustOwner, robustPassword, s.h.site.AccountID, "owner")
+	s.session = s.h.sessionOf(t, owner.ID)
+	ids["userId"] = s.h.member(t, "member@robust.example", robustPassword, s.h.site.AccountID, "viewer").ID
 	for _, k := range []string{"externalId", "/api/v1/notifications/ id", "/api/v1/segments/ id", "/api/v1/topics/ id",
-		"/api/v1/webhooks/ id", "deliveryId", "/admin/v1/notifications/ id"} {
+		"/api/v1/webhooks/ id", "deliveryId", "/admin/v1/notifications/ id", "/api/v1/keys/ id",
+		"/api/v1/websites/ id", "/api/v1/auth/sessions/ id", "email"} {
 		ids[k] = s.make(t, k)
 	}
 }
+
+// The website's owner in the robustness suite.
+const (
+	robustOwner    = "owner@robust.example"
+	robustPassword = "robust password"
+)
 
 // reseed makes again what a route's success used up: the resources its
 // path names.
@@ -491,6 +505,27 @@ func (s *robustSuite) make(t testing.TB, k string) string {
 		return id(h.do("POST", "/api/v1/webhooks/"+s.ids["/api/v1/webhooks/ id"]+"/test", ``, key...), "delivery", "id")
 	case "/admin/v1/notifications/ id":
 		return id(h.do("POST", "/api/v1/notifications", `{"title":"Later","sendAt":"2030-01-01T00:00:00Z"}`, key...), "notificationId")
+	case "/api/v1/keys/ id":
+		_, k, err := NewAPIKey(h.site.WebsiteID, "spare", []string{ScopeSend}, nil, h.clock.Now())
+		if err != nil || h.st.CreateAPIKey(context.Background(), k) != nil {
+			t.Fatalf("seeding a key: %v", err)
+		}
+		return k.ID
+	case "/api/v1/websites/ id":
+		return id(h.do("POST", "/api/v1/websites", `{"name":"Spare","url":"https://spare.example"}`, s.sessionHeaders()...), "website", "id")
+	case "/api/v1/auth/sessions/ id":
+		u, err := h.st.UserByEmail(context.Background(), robustOwner)
+		if err != nil {
+			t.Fatal(err)
+		}
+		se, _, err := h.st.SessionByHash(context.Background(), hashOfToken(h.sessionOf(t, u.ID)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return se.ID
+	case "email":
+		h.do("POST", "/api/v1/members", `{"email":"invited@robust.example","role":"viewer"}`, s.sessionHeaders()...)
+		return "invited@robust.example"
 	}
 	return ""
 }
@@ -519,6 +554,17 @@ func (s *robustSuite) bodies(t testing.TB) map[string]any {
 		"DELETE /api/v1/projects/{projectId}/subscriptions": map[string]any{"endpoint": "https://fcm.googleapis.com/fcm/send/none"},
 		"POST /admin/v1/websites":                           map[string]any{"name": "Robust", "url": "https://robust.example"},
 		"POST /admin/v1/websites/{websiteId}/keys":          map[string]any{"name": "robust", "scopes": []any{"send"}},
+		"POST /api/v1/auth/signup":                          map[string]any{"email": "new@robust.example", "password": robustPassword, "name": "New"},
+		"POST /api/v1/auth/login":                           map[string]any{"email": robustOwner, "password": robustPassword},
+		"POST /api/v1/auth/verify-email":                    map[string]any{"token": "no-such-token"},
+		"POST /api/v1/auth/password/forgot":                 map[string]any{"email": robustOwner},
+		"POST /api/v1/auth/password/reset":                  map[string]any{"token": "no-such-token", "password": robustPassword},
+		"POST /api/v1/auth/password":                        map[string]any{"currentPassword": robustPassword, "password": robustPassword},
+		"POST /api/v1/keys":                                 map[string]any{"name": "robust", "scopes": []any{"send"}},
+		"POST /api/v1/websites":                             map[string]any{"name": "Robust", "url": "https://robust.example"},
+		"PUT /api/v1/websites/{id}":                         map[string]any{"name": "Robust"},
+		"POST /api/v1/members":                              map[string]any{"email": "invite@robust.example", "role": "viewer"},
+		"PUT /api/v1/members/{userId}":                      map[string]any{"role": "viewer"},
 	}
 }
 
@@ -623,7 +669,12 @@ func (s *robustSuite) send(t testing.TB, rc *routeCase, v variant, before string
 		req.Header.Set("Authorization", "Bearer "+s.key)
 	case "adminToken":
 		req.Header.Set("Authorization", "Bearer "+testAdminToken)
+	case "session":
+		for i, hs := 0, s.sessionHeaders(); i < len(hs); i += 2 {
+			req.Header.Set(hs[i], hs[i+1])
+		}
 	}
+	req.Header.Set(csrfHeader, "1") // as the dashboard sends it: the variants are hostile in other ways
 	switch v.contentType {
 	case "":
 		req.Header.Set("Content-Type", "application/json")
@@ -820,4 +871,10 @@ func FuzzRobustness(f *testing.F) {
 		}
 		before = s.send(t, rc, v, before)
 	})
+}
+
+// sessionHeaders are the owner's session cookie, the CSRF header and the
+// website's project.
+func (s *robustSuite) sessionHeaders() []string {
+	return []string{"Cookie", sessionCookie + "=" + s.session, csrfHeader, "1", projectHeader, s.h.site.ProjectID}
 }

@@ -24,9 +24,11 @@ import (
 type authKind int
 
 const (
-	authNone  authKind = iota // public (health, metrics, SDK routes)
-	authKey                   // Bearer API key, scope checked (spec 5)
-	authAdmin                 // Bearer operator admin token
+	authNone    authKind = iota // public (health, metrics, SDK routes)
+	authKey                     // Bearer API key, scope checked (spec 5), or a session naming a website, role checked (spec 4.8)
+	authAdmin                   // Bearer operator admin token
+	authSession                 // a signed-in person's session, naming no website
+	authPerson                  // no credentials, but the CSRF defence of a session (sign-up, login…)
 )
 
 // route is one entry of the route table.
@@ -35,9 +37,12 @@ type route struct {
 	pattern string // e.g. /api/v1/notifications/{id}; also the metrics label
 	auth    authKind
 	scope   string // authKey only; "" = any valid key
-	cors    bool   // browser SDK route: open CORS, answers preflight
-	handle  func(r *request) error
-	segs    []string
+	role    string // the least role of a session call; "" = viewer to read, admin to change
+	// sessionOnly: a key's call answers 403 session_required (spec 4.7).
+	sessionOnly bool
+	cors        bool // browser SDK route: open CORS, answers preflight
+	handle      func(r *request) error
+	segs        []string
 }
 
 // router matches method and path against the route table. Patterns are
@@ -123,6 +128,10 @@ func (a *API) routes() *router {
 	a.settingsRoutes(rt)
 	a.peopleRoutes(rt)
 	a.webhookRoutes(rt)
+	a.sessionRoutes(rt)
+	a.keyRoutes(rt)
+	a.websiteRoutes(rt)
+	a.identityRoutes(rt)
 	a.sdkRoutes(rt)
 	a.adminRoutes(rt)
 	return rt
@@ -183,8 +192,15 @@ type request struct {
 	now    time.Time
 	route  *route
 	params []param
-	owner  store.KeyOwner // the key's owner on authKey routes
+	owner  store.KeyOwner // the website and account called on: the key's, or the session's project's
+	// session is the signed-in person when the call carries a dashboard
+	// session instead of an API key (sessions.go); nil for key calls.
+	session *caller
 }
+
+// bySession reports whether the call came from a signed-in person (the
+// dashboard's session cookie) rather than an API key.
+func (r *request) bySession() bool { return r.session != nil }
 
 // param returns the value of a {name} segment of the route.
 func (r *request) param(name string) string {
@@ -255,7 +271,24 @@ func (a *API) run(r *request) error {
 	}
 	switch r.route.auth {
 	case authKey:
-		if err := a.authenticate(r); err != nil {
+		// A call with an Authorization header is a key's, whatever
+		// cookie rides along; one with only the session cookie a person's.
+		if len(r.fc.Request.Header.Peek("Authorization")) == 0 && sessionToken(r) != "" {
+			if err := a.authenticateSession(r, true); err != nil {
+				return err
+			}
+		} else if err := a.authenticate(r); err != nil {
+			return err
+		}
+		if r.route.sessionOnly && !r.bySession() {
+			return errorf(CodeSessionRequired, "only the signed-in dashboard can do this")
+		}
+	case authSession:
+		if err := a.authenticateSession(r, false); err != nil {
+			return err
+		}
+	case authPerson:
+		if err := a.checkCSRF(r); err != nil {
 			return err
 		}
 	case authAdmin:

@@ -89,6 +89,10 @@ type subscriptionRequest struct {
 	// Topics, when given (an array, even empty), is the subscriber's whole
 	// set of opt-ins; absent or null leaves them as they are.
 	Topics []string `json:"topics"`
+	// ExternalIDHash is the hex HMAC-SHA256 of ExternalID under one of the
+	// website's identity secrets, computed by the customer's server: the
+	// proof identity verification asks of a link (identity.go).
+	ExternalIDHash string `json:"externalIdHash"`
 }
 
 // nullableString tells an explicit null (Null) from an absent member or a
@@ -122,6 +126,13 @@ func (a *API) handleSubscribe(r *request) error {
 	sub, apiErr := a.subscriptionInput(r, w, in)
 	if apiErr != nil {
 		return apiErr
+	}
+	// Linking an external id is refused as a whole without a valid hash
+	// when the website enforces identity verification: nothing is stored.
+	if sub.ExternalID != "" {
+		if err := a.verifyExternalID(r, w, sub.ExternalID, in.ExternalIDHash); err != nil {
+			return err
+		}
 	}
 	// The SDK registers on every page view of a subscribed visitor: a visit.
 	sub.Visit = store.VisitWeight

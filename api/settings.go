@@ -111,7 +111,7 @@ func (a *API) handlePutSettings(r *request) error {
 }
 
 func mayReadSecret(r *request) bool {
-	return hasScope(r.owner.Key.Scopes, ScopeSettingsWrite)
+	return r.may(ScopeSettingsWrite)
 }
 
 func viewSettings(r *request, w store.Website) settingsView {

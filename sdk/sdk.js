@@ -19,7 +19,10 @@
 //   subscribe()        asks for permission, subscribes and registers;
 //                      resolves to {subscriberId, endpointId}, or null when
 //                      the visitor said no
-//   login(externalId)  links this browser to the website's own user id
+//   login(externalId, hash)
+//                      links this browser to the website's own user id;
+//                      hash is the id's HMAC from the website's server when
+//                      it verifies identities (externalIdHash), else omitted
 //   logout()           unlinks it: the browser goes on as a new anonymous
 //                      subscriber (no external id, tags or topics) and the
 //                      user keeps their other browsers, tags and topics
@@ -30,7 +33,12 @@
 //
 // login, logout and setTopics save their change and, when the browser is
 // subscribed, register again and resolve to {subscriberId, endpointId}
-// (else to null; the change goes with the next registration). Once
+// (else to null; the change goes with the next registration). A login
+// the website's identity verification refuses (403
+// invalid_external_id_hash) is forgotten: the browser registers again
+// without it, staying as it was (anonymous unless linked before), and the
+// call rejects with an Error whose code is the error's (ready reports it in
+// error). Once
 // setTopics was called, every registration carries the topics, so the set
 // made in this browser is the subscriber's, even after other changes. A
 // subscription that differs from the one registered last (renewed by the
@@ -58,7 +66,12 @@
     }
     const res = await fetch(BASE + path, init);
     if (!res.ok) {
-      throw new Error('RelayBell: ' + method + ' ' + path + ' answered ' + res.status);
+      const body = await res.json().catch(() => ({}));
+      const err = new Error('RelayBell: ' + method + ' ' + path + ' answered ' + res.status +
+        (body.error ? ' ' + body.error + (body.message ? ': ' + body.message : '') : ''));
+      err.status = res.status;
+      err.code = body.error;
+      throw err;
     }
     return res.status === 204 ? null : res.json();
   }
@@ -71,9 +84,10 @@
     return config;
   }
 
-  // The state ({externalId, topics, subscriberId, endpointId, endpoint})
-  // lives in the Cache API, which the worker reads too. externalId null is a
-  // logout not registered yet; topics, once set, is an array.
+  // The state ({externalId, externalIdHash, topics, subscriberId,
+  // endpointId, endpoint, auth}) lives in the Cache API, which the worker
+  // reads too. externalId null is a logout not registered yet; topics, once
+  // set, is an array.
   async function loadState() {
     try {
       const res = await (await caches.open('relaybell')).match(STATE);
@@ -154,10 +168,30 @@
     if (st.externalId || st.externalId === null) {
       body.externalId = st.externalId;
     }
+    if (st.externalId && st.externalIdHash) {
+      body.externalIdHash = st.externalIdHash;
+    }
     if (Array.isArray(st.topics)) {
       body.topics = st.topics;
     }
-    const ids = await call('POST', '/subscriptions', body);
+    let ids;
+    let refused = null;
+    try {
+      ids = await call('POST', '/subscriptions', body);
+    } catch (e) {
+      if (e.code !== 'invalid_external_id_hash' || !st.externalId) {
+        throw e;
+      }
+      // Identity verification refused the link, and nothing was stored:
+      // forget the id, so that later registrations are not refused too,
+      // and register the browser without it.
+      refused = e;
+      delete st.externalId;
+      delete st.externalIdHash;
+      delete body.externalId;
+      delete body.externalIdHash;
+      ids = await call('POST', '/subscriptions', body);
+    }
     st.subscriberId = ids.subscriberId;
     st.endpointId = ids.endpointId;
     st.endpoint = sub.endpoint;
@@ -166,6 +200,11 @@
       delete st.externalId; // the logout is done
     }
     await saveState(st);
+    if (refused) {
+      refused.subscriberId = ids.subscriberId;
+      refused.endpointId = ids.endpointId;
+      throw refused;
+    }
     return ids;
   }
 
@@ -217,6 +256,10 @@
       }
     } catch (e) {
       out.error = String(e);
+      if (e.endpointId) {
+        // Registered, but without the external id identity verification refused.
+        Object.assign(out, { subscribed: true, subscriberId: e.subscriberId, endpointId: e.endpointId });
+      }
       console.warn(e);
     }
     out.permission = Notification.permission;
@@ -226,9 +269,17 @@
   window.RelayBell = {
     ready: start(),
     subscribe,
-    login: (externalId) => update((st) => { st.externalId = String(externalId); }),
+    login: (externalId, hash) => update((st) => {
+      st.externalId = String(externalId);
+      if (hash === undefined || hash === null) {
+        delete st.externalIdHash;
+      } else {
+        st.externalIdHash = String(hash);
+      }
+    }),
     logout: () => update((st) => {
       st.externalId = null;
+      delete st.externalIdHash;
       delete st.topics; // the user's choice, not the anonymous browser's
     }),
     setTopics: (slugs) => update((st) => { st.topics = Array.from(slugs, String); }),

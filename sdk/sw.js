@@ -195,10 +195,24 @@
     if (st.externalId || st.externalId === null) {
       body.externalId = st.externalId;
     }
+    if (st.externalId && st.externalIdHash) {
+      body.externalIdHash = st.externalIdHash;
+    }
     if (Array.isArray(st.topics)) {
       body.topics = st.topics;
     }
-    const res = await post('/subscriptions', body);
+    let res = await post('/subscriptions', body);
+    if (res.status === 403 && st.externalId &&
+      (await res.clone().json().catch(() => ({}))).error === 'invalid_external_id_hash') {
+      // Identity verification refused the link and nothing was stored (a
+      // removed secret's hash): forget the id, as the page does, and
+      // register the renewed subscription without it.
+      delete st.externalId;
+      delete st.externalIdHash;
+      delete body.externalId;
+      delete body.externalIdHash;
+      res = await post('/subscriptions', body);
+    }
     if (!res.ok) {
       throw new Error('RelayBell: POST /subscriptions answered ' + res.status);
     }

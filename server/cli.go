@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,8 +16,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/relaybell/relaybell/accounts"
 	"github.com/relaybell/relaybell/api"
 	"github.com/relaybell/relaybell/bench"
+	"github.com/relaybell/relaybell/store"
 	storesqlite "github.com/relaybell/relaybell/store/sqlite"
 )
 
@@ -27,6 +30,9 @@ const usage = `usage:
                                                (run from the repository: needs bin/fakepush and deploy/cluster.sh)
   relaybell admin website create --name N --url U [--owner-email E] [--timezone TZ] [--data DIR]
                                                create a website and print its ids, API key and VAPID public key
+  relaybell admin user create --email E [--name N] [--data DIR] < password
+                                               create a verified person who signs in to the dashboard, owner of an
+                                               account of their own; the password is the first line of standard input
 Run "relaybell serve -h" for the serve flags.`
 
 // Main runs the command line.
@@ -43,6 +49,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "admin":
 		if len(args) >= 3 && args[1] == "website" && args[2] == "create" {
 			return createWebsite(ctx, args[3:], stdout, stderr)
+		}
+		if len(args) >= 3 && args[1] == "user" && args[2] == "create" {
+			return createUser(ctx, args[3:], os.Stdin, stdout, stderr)
 		}
 	case "help", "-h", "--help":
 		fmt.Fprintln(stdout, usage)
@@ -155,4 +164,41 @@ func createWebsite(ctx context.Context, args []string, stdout, stderr io.Writer)
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
+}
+
+// createUser is relaybell admin user create: the first owner, made from
+// the shell, verified, with an account of their own. The password is read
+// from in (its first line), so it shows in no process list.
+func createUser(ctx context.Context, args []string, in io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("admin user create", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	email := fs.String("email", "", "the person's e-mail address (required)")
+	name := fs.String("name", "", "the person's name")
+	dataDir := fs.String("data", envOr("RELAYBELL_DATA_DIR", "./relaybell-data"), "directory of the embedded storage (env RELAYBELL_DATA_DIR)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	line, err := bufio.NewReader(io.LimitReader(in, accounts.MaxPasswordBytes+2)).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("reading the password: %w", err)
+	}
+	password := strings.TrimRight(line, "\r\n")
+	if err := os.MkdirAll(*dataDir, 0o755); err != nil {
+		return err
+	}
+	st, err := storesqlite.Open(ctx, filepath.Join(*dataDir, "relaybell.db"), slog.New(slog.NewTextHandler(stderr, nil)))
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	u, acc, err := accounts.New(st, accounts.Config{}, nil).CreateUser(ctx, *email, password, *name, time.Now())
+	if errors.Is(err, store.ErrConflict) {
+		return fmt.Errorf("%s has an account already", *email)
+	}
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(map[string]string{"userId": u.ID, "accountId": acc.ID, "email": u.Email})
 }

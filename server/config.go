@@ -35,6 +35,8 @@ type Config struct {
 	ShutdownGrace                                  time.Duration
 	// ReviewThreshold: see api.Config.ReviewThreshold.
 	ReviewThreshold int
+	// SessionIdle, SessionMaxAge: see api.Config.
+	SessionIdle, SessionMaxAge time.Duration
 
 	// Cluster backends; empty means the embedded default.
 	Postgres   string
@@ -93,6 +95,10 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.KafkaSessionTimeout, "kafka-session-timeout", session, "how long a silent fan-out node keeps its Kafka partitions (env RELAYBELL_KAFKA_SESSION_TIMEOUT)")
 	review, _ := strconv.Atoi(envOr("RELAYBELL_REVIEW_THRESHOLD", strconv.Itoa(api.DefaultReviewThreshold)))
 	fs.IntVar(&c.ReviewThreshold, "review-threshold", review, "audience in browsers from which a new account's first broadcast is held for review; negative turns review off (env RELAYBELL_REVIEW_THRESHOLD)")
+	idle, _ := time.ParseDuration(envOr("RELAYBELL_SESSION_IDLE", "168h"))
+	fs.DurationVar(&c.SessionIdle, "session-idle", idle, "a dashboard session not used for this long ends (env RELAYBELL_SESSION_IDLE)")
+	maxAge, _ := time.ParseDuration(envOr("RELAYBELL_SESSION_MAX_AGE", "720h"))
+	fs.DurationVar(&c.SessionMaxAge, "session-max-age", maxAge, "every dashboard session ends this long after sign-in (env RELAYBELL_SESSION_MAX_AGE)")
 	grace, _ := time.ParseDuration(envOr("RELAYBELL_SHUTDOWN_GRACE", "10s"))
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", grace, "time to finish requests on shutdown (env RELAYBELL_SHUTDOWN_GRACE)")
 }

@@ -394,6 +394,8 @@ func (s *Server) initAPI(context.Context) error {
 		TrustProxy:      s.cfg.TrustProxy,
 		PublicURL:       s.cfg.PublicURL,
 		ReviewThreshold: s.cfg.ReviewThreshold,
+		SessionIdle:     s.cfg.SessionIdle,
+		SessionMaxAge:   s.cfg.SessionMaxAge,
 	}, s.store, s.analytics, s.dispatcher(), s.logger, s.reg)
 	if err != nil {
 		return err

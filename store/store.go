@@ -313,6 +313,7 @@ const (
 // per feature: a caller takes the ones it uses.
 type Store interface {
 	Accounts
+	Users
 	Limits
 	Subscriptions
 	Audiences
@@ -323,14 +324,28 @@ type Store interface {
 	Delivery
 	Outbox
 	Webhooks
+	Identity
 	Close() error
 }
 
 // Accounts holds accounts, their websites and API keys, and what the
 // key caches of every API node watch.
 type Accounts interface {
+	// CreateWebsite stores a website, its account unless it exists, and
+	// its first API key unless k.ID is "".
 	CreateWebsite(ctx context.Context, a Account, w Website, k APIKey) error
+	// EditWebsite sets a website's name, URL and time zone and returns it
+	// as stored. ErrNotFound for an unknown id.
+	EditWebsite(ctx context.Context, id, name, url, timezone string) (Website, error)
+	// DeleteWebsite deletes a website and everything of it (its keys,
+	// subscribers, notifications, webhooks…). ErrNotFound for none.
+	DeleteWebsite(ctx context.Context, id string) error
 	CreateAPIKey(ctx context.Context, k APIKey) error
+	// APIKeys lists a website's unrevoked keys, newest first.
+	APIKeys(ctx context.Context, websiteID string) ([]APIKey, error)
+	// RevokeAPIKey revokes a website's key at at; ErrNotFound for no
+	// such unrevoked key of that website.
+	RevokeAPIKey(ctx context.Context, websiteID, id string, at time.Time) error
 	KeyOwner(ctx context.Context, hash string) (KeyOwner, error)
 	TouchAPIKey(ctx context.Context, id string, at time.Time) error
 	Website(ctx context.Context, id string) (Website, error)

@@ -8,7 +8,8 @@ import (
 	"github.com/relaybell/relaybell/store"
 )
 
-// CreateWebsite stores a website with its first API key, and the account
+// CreateWebsite stores a website with its first API key (none when k.ID is
+// ""), and the account
 // unless an account with that id exists already (a second website of the same
 // account). A duplicate website, project id or key is store.ErrConflict.
 func (s *Store) CreateWebsite(ctx context.Context, a store.Account, w store.Website, k store.APIKey) error {
@@ -33,6 +34,9 @@ func (s *Store) CreateWebsite(ctx context.Context, a store.Account, w store.Webs
 			w.ID, w.AccountID, w.ProjectID, w.Name, w.URL, w.Timezone, w.VAPIDPublicKey, w.VAPIDPrivateKey,
 			settings, s.now(w.CreatedAt)); err != nil {
 			return err
+		}
+		if k.ID == "" {
+			return nil
 		}
 		return s.insertAPIKey(ctx, tx, k)
 	})
@@ -85,13 +89,10 @@ func accountDest(a *store.Account) []any {
 // Expiry is left to the caller.
 func (s *Store) KeyOwner(ctx context.Context, hash string) (store.KeyOwner, error) {
 	var o store.KeyOwner
-	k := &o.Key
-	dest := []any{&k.ID, &k.WebsiteID, &k.Name, &k.Prefix, &k.Hash, jsonDest{&k.Scopes},
-		timePtrDest{&k.ExpiresAt}, timeDest{&k.CreatedAt}, timePtrDest{&k.LastUsedAt}, timePtrDest{&k.RevokedAt}}
+	dest := keyDest(&o.Key)
 	dest = append(dest, websiteDest(&o.Website)...)
 	dest = append(dest, accountDest(&o.Account)...)
-	err := s.db.Read().QueryRow(ctx, `SELECT k.id, k.website_id, k.name, k.prefix, k.hash, k.scopes,
-			k.expires_at, k.created_at, k.last_used_at, k.revoked_at, `+websiteCols+`, `+accountCols+`
+	err := s.db.Read().QueryRow(ctx, `SELECT `+keyCols+`, `+websiteCols+`, `+accountCols+`
 		FROM api_keys k
 		JOIN websites w ON w.id = k.website_id
 		JOIN accounts a ON a.id = w.account_id
@@ -165,4 +166,57 @@ func (s *Store) AuthVersion(ctx context.Context) (int64, error) {
 		return 0, fmt.Errorf("reading auth version: %w", err)
 	}
 	return v, nil
+}
+
+const keyCols = `k.id, k.website_id, k.name, k.prefix, k.hash, k.scopes, k.expires_at, k.created_at, k.last_used_at, k.revoked_at`
+
+func keyDest(k *store.APIKey) []any {
+	return []any{&k.ID, &k.WebsiteID, &k.Name, &k.Prefix, &k.Hash, jsonDest{&k.Scopes},
+		timePtrDest{&k.ExpiresAt}, timeDest{&k.CreatedAt}, timePtrDest{&k.LastUsedAt}, timePtrDest{&k.RevokedAt}}
+}
+
+// APIKeys lists a website's unrevoked keys, newest first.
+func (s *Store) APIKeys(ctx context.Context, websiteID string) ([]store.APIKey, error) {
+	rows, err := s.db.Read().Query(ctx, `SELECT `+keyCols+` FROM api_keys k
+		WHERE k.website_id = $1 AND k.revoked_at IS NULL ORDER BY k.created_at DESC, k.id`, websiteID)
+	ks, err := collectRows(rows, err, keyDest)
+	if err != nil {
+		return nil, fmt.Errorf("listing api keys: %w", err)
+	}
+	return ks, nil
+}
+
+// RevokeAPIKey revokes a website's unrevoked key. The auth version moves
+// with it (the api_keys trigger), so every API node drops the key.
+func (s *Store) RevokeAPIKey(ctx context.Context, websiteID, id string, at time.Time) error {
+	if err := affected(s.db.Write().Exec(ctx, `UPDATE api_keys SET revoked_at = $3
+		WHERE website_id = $1 AND id = $2 AND revoked_at IS NULL`, websiteID, id, s.now(at))); err != nil {
+		return fmt.Errorf("revoking api key: %w", err)
+	}
+	return nil
+}
+
+// DeleteWebsite deletes a website; its rows in every other table go with
+// it (ON DELETE CASCADE).
+func (s *Store) DeleteWebsite(ctx context.Context, id string) error {
+	if err := affected(s.db.Write().Exec(ctx, `DELETE FROM websites WHERE id = $1`, id)); err != nil {
+		return fmt.Errorf("deleting website: %w", err)
+	}
+	return nil
+}
+
+// EditWebsite sets a website's name, URL and time zone.
+func (s *Store) EditWebsite(ctx context.Context, id, name, url, timezone string) (store.Website, error) {
+	var w store.Website
+	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
+		if err := affected(tx.Exec(ctx, `UPDATE websites SET name = $2, url = $3, timezone = $4 WHERE id = $1`,
+			id, name, url, timezone)); err != nil {
+			return err
+		}
+		return tx.QueryRow(ctx, `SELECT `+websiteCols+` FROM websites w WHERE w.id = $1`, id).Scan(websiteDest(&w)...)
+	})
+	if err != nil {
+		return store.Website{}, fmt.Errorf("editing website: %w", s.mapErr(err))
+	}
+	return w, nil
 }

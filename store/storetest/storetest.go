@@ -43,6 +43,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Review", reviewCases},
 		{"Waves", waveCases},
 		{"WebhookDeliveries", webhookDeliveryCases},
+		{"Identity", identityCases},
+		{"Users", userCases},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
