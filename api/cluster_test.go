@@ -93,12 +93,31 @@ func newClusterNode(t *testing.T, name, dsn string, cfg Config) *clusterNode {
 // code of the answer ("" when none).
 func (n *clusterNode) call(method, path, token, body string, out any) (int, string) {
 	n.t.Helper()
+	status, answer := n.send(method, path, body, "Authorization", "Bearer "+token)
+	var e struct {
+		Error string `json:"error"`
+	}
+	json.Unmarshal(answer, &e) //nolint:errcheck // not every answer is an object
+	if out != nil && status < 300 {
+		if err := json.Unmarshal(answer, out); err != nil {
+			n.t.Fatalf("node %s: %s %s: %s: %v", n.name, method, path, answer, err)
+		}
+	}
+	return status, e.Error
+}
+
+// send sends a request with the header pairs and returns the status and
+// the body of the answer.
+func (n *clusterNode) send(method, path, body string, headers ...string) (int, []byte) {
+	n.t.Helper()
 	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
 	req.SetRequestURI(n.base + path)
 	req.Header.SetMethod(method)
-	req.Header.Set("Authorization", "Bearer "+token)
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
 	if body != "" {
 		req.Header.SetContentType("application/json")
 		req.SetBodyString(body)
@@ -106,16 +125,7 @@ func (n *clusterNode) call(method, path, token, body string, out any) (int, stri
 	if err := n.c.DoTimeout(req, resp, 5*time.Second); err != nil {
 		n.t.Fatalf("node %s: %s %s: %v", n.name, method, path, err)
 	}
-	var e struct {
-		Error string `json:"error"`
-	}
-	json.Unmarshal(resp.Body(), &e) //nolint:errcheck // not every answer is an object
-	if out != nil && resp.StatusCode() < 300 {
-		if err := json.Unmarshal(resp.Body(), out); err != nil {
-			n.t.Fatalf("node %s: %s %s: %s: %v", n.name, method, path, resp.Body(), err)
-		}
-	}
-	return resp.StatusCode(), e.Error
+	return resp.StatusCode(), bytes.Clone(resp.Body())
 }
 
 // await asks the node with key until it answers status and code, and
@@ -177,28 +187,15 @@ func TestClusterAuthChanges(t *testing.T) {
 	b.await("new key", secret, 200, "")
 }
 
-// sessionCall is call with a session cookie (and the CSRF header) instead
-// of a key, naming the project when it is not "".
+// sessionCall sends a request with a session cookie (and the CSRF
+// header) instead of a key, naming the project when it is not "".
 func (n *clusterNode) sessionCall(method, path, token, project, body string) (int, []byte) {
 	n.t.Helper()
-	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
-	defer fasthttp.ReleaseRequest(req)
-	defer fasthttp.ReleaseResponse(resp)
-	req.SetRequestURI(n.base + path)
-	req.Header.SetMethod(method)
-	req.Header.SetCookie(sessionCookie, token)
-	req.Header.Set(csrfHeader, "1")
+	headers := []string{"Cookie", sessionCookie + "=" + token, csrfHeader, "1"}
 	if project != "" {
-		req.Header.Set(projectHeader, project)
+		headers = append(headers, projectHeader, project)
 	}
-	if body != "" {
-		req.Header.SetContentType("application/json")
-		req.SetBodyString(body)
-	}
-	if err := n.c.DoTimeout(req, resp, 5*time.Second); err != nil {
-		n.t.Fatalf("node %s: %s %s: %v", n.name, method, path, err)
-	}
-	return resp.StatusCode(), bytes.Clone(resp.Body())
+	return n.send(method, path, body, headers...)
 }
 
 // TestClusterSessionAndKeyRevocation runs two API nodes over one

@@ -95,7 +95,11 @@ func (a *API) takeSendLimits(r *request, req *notification.Request, count bool) 
 		return &Error{Code: CodeSendLimitReached, Message: "the website's hourly budget of " + strconv.Itoa(limit) +
 			" " + kind + " sends is used up", Limit: &limit, Kind: kind, RetryAfter: &retry}
 	}
-	return errorf(CodeRateLimited, "this key may send %d times a minute and %d times an hour", sendsPerMinute, sendsPerHour)
+	who := "this key"
+	if r.bySession() {
+		who = "the dashboard (this account)"
+	}
+	return errorf(CodeRateLimited, "%s may send %d times a minute and %d times an hour", who, sendsPerMinute, sendsPerHour)
 }
 
 // setRateLimitHeaders reports one limit's state.

@@ -216,6 +216,10 @@ func TestSessionSignupToKey(t *testing.T) {
 		t.Fatalf("%d websites", n)
 	}
 
+	// Signing up and making a website made no key (spec 5, rule 2).
+	if r := second.do("GET", "/api/v1/keys?projectId="+site.ProjectID, ""); r.status != 200 || !strings.HasPrefix(string(r.body), `{"keys":[],"scopes":["full",`) {
+		t.Fatalf("keys of a new website: %d %s", r.status, r.body)
+	}
 	// A key, made from the session, used, listed, revoked.
 	r = second.do("POST", "/api/v1/keys?projectId="+site.ProjectID, `{"name":"server","scopes":["send","full"]}`)
 	if r.status != 201 {
@@ -768,4 +772,89 @@ func FuzzTakeMember(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Only the dashboard turns identity verification off or down (a key may
+// only raise it): a key gets 403 session_required, a session of an admin
+// or owner does it, and a viewer's session gets insufficient_role.
+func TestSessionLowersIdentityVerification(t *testing.T) {
+	h := newHarness(t)
+	owner := h.member(t, "own@example.com", testPassword, h.site.AccountID, store.RoleOwner)
+	viewer := h.member(t, "vi@example.com", testPassword, h.site.AccountID, store.RoleViewer)
+	own := &person{h: h, email: owner.Email, token: h.sessionOf(t, owner.ID)}
+	vi := &person{h: h, email: viewer.Email, token: h.sessionOf(t, viewer.ID)}
+	key := auth(h.site.APIKey)
+	if r := h.do("PUT", "/api/v1/identity", `{"addSecret":true,"mode":"enforce"}`, key...); r.status != 200 {
+		t.Fatalf("enforcing: %d %s", r.status, r.body)
+	}
+	for _, mode := range []string{"off", "report"} {
+		expectCode(t, h.do("PUT", "/api/v1/identity", `{"mode":"`+mode+`"}`, key...), 403, CodeSessionRequired)
+	}
+	q := "?projectId=" + h.site.ProjectID
+	expectCode(t, vi.do("PUT", "/api/v1/identity"+q, `{"mode":"off"}`), 403, CodeInsufficientRole)
+	r := own.do("PUT", "/api/v1/identity"+q, `{"mode":"off"}`)
+	if r.status != 200 || r.json(t)["mode"] != "off" {
+		t.Fatalf("the owner's session turning it off: %d %s", r.status, r.body)
+	}
+	if got := h.do("GET", "/api/v1/identity", "", key...).json(t)["mode"]; got != "off" {
+		t.Fatalf("mode %v", got)
+	}
+}
+
+// Dashboard sends count against the account's request rates (spec 8.1),
+// shared by its members' sessions, apart from any key's.
+func TestSessionSendLimitsPerAccount(t *testing.T) {
+	h := newHarness(t)
+	a := h.member(t, "a@example.com", testPassword, h.site.AccountID, store.RoleOwner)
+	b := h.member(t, "b@example.com", testPassword, h.site.AccountID, store.RoleAdmin)
+	pa := &person{h: h, token: h.sessionOf(t, a.ID)}
+	pb := &person{h: h, token: h.sessionOf(t, b.ID)}
+	q := "?projectId=" + h.site.ProjectID
+	body := `{"title":"Hi","externalId":"u1"}`
+	for i := 0; i < sendsPerMinute; i++ {
+		p := pa
+		if i%2 == 1 {
+			p = pb
+		}
+		if r := p.do("POST", "/api/v1/notifications"+q, body); r.status != 202 {
+			t.Fatalf("send %d: %d %s", i, r.status, r.body)
+		}
+	}
+	r := pb.do("POST", "/api/v1/notifications"+q, body)
+	expectError(t, r, 429, CodeRateLimited, `,"message":"the dashboard (this account) may send 60 times a minute and 600 times an hour"`)
+	if r.header["Retry-After"] == "" || r.header["Ratelimit-Limit"] != "60" {
+		t.Fatalf("headers %v", r.header)
+	}
+	// A key of the website has rates of its own.
+	if r := h.do("POST", "/api/v1/notifications", body, auth(h.site.APIKey)...); r.status != 202 {
+		t.Fatalf("a key's send: %d %s", r.status, r.body)
+	}
+}
+
+// Spec 5, rule 2 for sessions: the commerce signing secret goes to an
+// admin or owner, not to a viewer; and an unverified account's members
+// get email_not_verified on sends as its keys do.
+func TestSessionSettingsSecretAndUnverifiedAccount(t *testing.T) {
+	h := newHarness(t)
+	admin := h.member(t, "ad@example.com", testPassword, h.site.AccountID, store.RoleAdmin)
+	viewer := h.member(t, "vi@example.com", testPassword, h.site.AccountID, store.RoleViewer)
+	q := "?projectId=" + h.site.ProjectID
+	ad := &person{h: h, token: h.sessionOf(t, admin.ID)}
+	vi := &person{h: h, token: h.sessionOf(t, viewer.ID)}
+	if r := ad.do("GET", "/api/v1/settings"+q, ""); !strings.Contains(string(r.body), `"commerceSigningSecret":"rbcs_`) {
+		t.Fatalf("admin's settings: %d %s", r.status, r.body)
+	}
+	if r := vi.do("GET", "/api/v1/settings"+q, ""); r.status != 200 || strings.Contains(string(r.body), "commerceSigningSecret") {
+		t.Fatalf("viewer's settings: %d %s", r.status, r.body)
+	}
+
+	unverified, err := CreateWebsite(context.Background(), h.st, NewWebsite{Name: "New", URL: "https://new.example", EmailVerified: new(bool)}, testStart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := h.member(t, "m@example.com", testPassword, unverified.AccountID, store.RoleOwner)
+	p := &person{h: h, token: h.sessionOf(t, m.ID)}
+	want := `,"message":"verify the account's e-mail address before sending"`
+	expectError(t, p.do("POST", "/api/v1/notifications?projectId="+unverified.ProjectID, `{"title":"Hi"}`), 403, CodeEmailNotVerified, want)
+	expectError(t, h.do("POST", "/api/v1/notifications", `{"title":"Hi"}`, auth(unverified.APIKey)...), 403, CodeEmailNotVerified, want)
 }

@@ -148,10 +148,7 @@ func createWebsite(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(*dataDir, 0o755); err != nil {
-		return err
-	}
-	st, err := storesqlite.Open(ctx, filepath.Join(*dataDir, "relaybell.db"), slog.New(slog.NewTextHandler(stderr, nil)))
+	st, err := openEmbeddedStore(ctx, *dataDir, stderr)
 	if err != nil {
 		return err
 	}
@@ -183,10 +180,7 @@ func createUser(ctx context.Context, args []string, in io.Reader, stdout, stderr
 		return fmt.Errorf("reading the password: %w", err)
 	}
 	password := strings.TrimRight(line, "\r\n")
-	if err := os.MkdirAll(*dataDir, 0o755); err != nil {
-		return err
-	}
-	st, err := storesqlite.Open(ctx, filepath.Join(*dataDir, "relaybell.db"), slog.New(slog.NewTextHandler(stderr, nil)))
+	st, err := openEmbeddedStore(ctx, *dataDir, stderr)
 	if err != nil {
 		return err
 	}
@@ -201,4 +195,13 @@ func createUser(ctx context.Context, args []string, in io.Reader, stdout, stderr
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(map[string]string{"userId": u.ID, "accountId": acc.ID, "email": u.Email})
+}
+
+// openEmbeddedStore opens the embedded store of dataDir, as serve does,
+// for the admin commands.
+func openEmbeddedStore(ctx context.Context, dataDir string, stderr io.Writer) (*storesqlite.Store, error) {
+	if err := os.MkdirAll(dataDir, 0o755); err != nil {
+		return nil, err
+	}
+	return storesqlite.Open(ctx, filepath.Join(dataDir, "relaybell.db"), slog.New(slog.NewTextHandler(stderr, nil)))
 }
