@@ -20,6 +20,7 @@ import (
 	"github.com/relaybell/relaybell/api"
 	"github.com/relaybell/relaybell/bench"
 	"github.com/relaybell/relaybell/store"
+	storepostgres "github.com/relaybell/relaybell/store/postgres"
 	storesqlite "github.com/relaybell/relaybell/store/sqlite"
 )
 
@@ -28,9 +29,9 @@ const usage = `usage:
   relaybell bench [--modes embedded,cluster] [--audience 10000,100000,1000000] [--rounds N] [--push-http1]
                                                measure broadcasts end to end against the bare sender
                                                (run from the repository: needs bin/fakepush and deploy/cluster.sh)
-  relaybell admin website create --name N --url U [--owner-email E] [--timezone TZ] [--data DIR]
+  relaybell admin website create --name N --url U [--owner-email E] [--timezone TZ] [--data DIR | --postgres URL]
                                                create a website and print its ids, API key and VAPID public key
-  relaybell admin user create --email E [--name N] [--data DIR] < password
+  relaybell admin user create --email E [--name N] [--data DIR | --postgres URL] < password
                                                create a verified person who signs in to the dashboard, owner of an
                                                account of their own; the password is the first line of standard input
 Run "relaybell serve -h" for the serve flags.`
@@ -144,11 +145,11 @@ func createWebsite(ctx context.Context, args []string, stdout, stderr io.Writer)
 	owner := fs.String("owner-email", "", "account owner's e-mail")
 	tz := fs.String("timezone", "UTC", "website time zone")
 	unverified := fs.Bool("unverified", false, "leave the owner's e-mail unverified")
-	dataDir := fs.String("data", envOr("RELAYBELL_DATA_DIR", "./relaybell-data"), "directory of the embedded storage (env RELAYBELL_DATA_DIR)")
+	dataDir, pg := storeFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	st, err := openEmbeddedStore(ctx, *dataDir, stderr)
+	st, err := openAdminStore(ctx, *dataDir, *pg, stderr)
 	if err != nil {
 		return err
 	}
@@ -171,7 +172,7 @@ func createUser(ctx context.Context, args []string, in io.Reader, stdout, stderr
 	fs.SetOutput(stderr)
 	email := fs.String("email", "", "the person's e-mail address (required)")
 	name := fs.String("name", "", "the person's name")
-	dataDir := fs.String("data", envOr("RELAYBELL_DATA_DIR", "./relaybell-data"), "directory of the embedded storage (env RELAYBELL_DATA_DIR)")
+	dataDir, pg := storeFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -180,7 +181,7 @@ func createUser(ctx context.Context, args []string, in io.Reader, stdout, stderr
 		return fmt.Errorf("reading the password: %w", err)
 	}
 	password := strings.TrimRight(line, "\r\n")
-	st, err := openEmbeddedStore(ctx, *dataDir, stderr)
+	st, err := openAdminStore(ctx, *dataDir, *pg, stderr)
 	if err != nil {
 		return err
 	}
@@ -197,11 +198,23 @@ func createUser(ctx context.Context, args []string, in io.Reader, stdout, stderr
 	return enc.Encode(map[string]string{"userId": u.ID, "accountId": acc.ID, "email": u.Email})
 }
 
-// openEmbeddedStore opens the embedded store of dataDir, as serve does,
-// for the admin commands.
-func openEmbeddedStore(ctx context.Context, dataDir string, stderr io.Writer) (*storesqlite.Store, error) {
+// storeFlags are the admin commands' flags naming the store: the embedded
+// one's directory, or the cluster's PostgreSQL.
+func storeFlags(fs *flag.FlagSet) (dataDir, pg *string) {
+	dataDir = fs.String("data", envOr("RELAYBELL_DATA_DIR", "./relaybell-data"), "directory of the embedded storage (env RELAYBELL_DATA_DIR)")
+	pg = fs.String("postgres", envOr("RELAYBELL_POSTGRES", ""), "the cluster's PostgreSQL URL instead (env RELAYBELL_POSTGRES)")
+	return dataDir, pg
+}
+
+// openAdminStore opens the store serve would: the cluster's PostgreSQL
+// when pg is set, else the embedded store of dataDir.
+func openAdminStore(ctx context.Context, dataDir, pg string, stderr io.Writer) (store.Store, error) {
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	if pg != "" {
+		return storepostgres.Open(ctx, pg, logger)
+	}
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {
 		return nil, err
 	}
-	return storesqlite.Open(ctx, filepath.Join(dataDir, "relaybell.db"), slog.New(slog.NewTextHandler(stderr, nil)))
+	return storesqlite.Open(ctx, filepath.Join(dataDir, "relaybell.db"), logger)
 }

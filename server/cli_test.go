@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/relaybell/relaybell/accounts"
+	storepostgres "github.com/relaybell/relaybell/store/postgres"
 	storesqlite "github.com/relaybell/relaybell/store/sqlite"
+	"github.com/relaybell/relaybell/store/storetest"
 )
 
 // relaybell admin user create makes a verified owner, who can sign in with
@@ -56,5 +59,29 @@ func TestAdminUserCreate(t *testing.T) {
 	acc, err := st.Account(ctx, got["accountId"])
 	if err != nil || !acc.EmailVerified {
 		t.Fatalf("account %+v %v", acc, err)
+	}
+}
+
+// With --postgres the command writes to the cluster's store.
+func TestAdminUserCreatePostgres(t *testing.T) {
+	dsn, err := storepostgres.WithSearchPath(storetest.PostgresDSN(), storetest.PostgresSchema(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var out, errs bytes.Buffer
+	if err := createUser(ctx, []string{"--email", "ops@example.com", "--postgres", dsn}, strings.NewReader("a long passphrase\n"), &out, &errs); err != nil {
+		if testing.Short() || os.Getenv("CI") == "" && strings.Contains(err.Error(), "connect") {
+			t.Skipf("PostgreSQL: %v", err)
+		}
+		t.Fatalf("%v: %s", err, errs.String())
+	}
+	st, err := storepostgres.Open(ctx, dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if u, err := st.UserByEmail(ctx, "ops@example.com"); err != nil || !u.EmailVerified {
+		t.Fatalf("%+v %v", u, err)
 	}
 }
