@@ -79,7 +79,8 @@ var (
 	ErrInvalidEmail       = errors.New("invalid e-mail address")
 	ErrInvalidPassword    = errors.New("invalid password")
 	ErrInvalidName        = errors.New("invalid name")
-	ErrInvalidCredentials = errors.New("wrong e-mail address or password")
+	ErrInvalidCredentials = errors.New("wrong e-mail address or password, or the address is not verified yet")
+	ErrNotVerified        = errors.New("the address is not verified yet")
 	ErrWrongPassword      = errors.New("the current password is wrong")
 	ErrInvalidToken       = errors.New("the link is invalid, used or expired")
 	ErrNoSession          = errors.New("not signed in")
@@ -259,9 +260,13 @@ func (s *Service) VerifyEmail(ctx context.Context, token string, now time.Time) 
 	return u, nil
 }
 
-// Login checks an address and password and starts a session. Failures
-// are counted per address and per IP address; past either limit every
-// attempt is refused until the window ends, right password or not.
+// Login checks an address and password and starts a session. Only a
+// verified address signs in: a sign-up of a taken address could otherwise
+// be told from a new one by signing in with the password it gave. (A new
+// person keeps the session sign-up gave them, and the mailed link works
+// in any browser.) Failures are counted per address and per IP address;
+// past either limit every attempt is refused until the window ends, right
+// password or not.
 func (s *Service) Login(ctx context.Context, email, password string, c Client) (Started, error) {
 	email, err := NormalizeEmail(email)
 	if err != nil {
@@ -286,7 +291,7 @@ func (s *Service) Login(ctx context.Context, email, password string, c Client) (
 		CheckPassword(dummyHash, password) // as long as a known address takes
 	case err != nil:
 		return Started{}, err
-	case len(password) <= MaxPasswordBytes && CheckPassword(u.PasswordHash, password):
+	case len(password) <= MaxPasswordBytes && CheckPassword(u.PasswordHash, password) && u.EmailVerified:
 		return s.start(ctx, u, u.Email, u.Name, c)
 	}
 	if _, _, err := s.st.TakeRateLimits(ctx, limits, 1, c.Now); err != nil {
@@ -409,10 +414,13 @@ func (s *Service) ResetPassword(ctx context.Context, token, password string, now
 	return nil
 }
 
-// ChangePassword replaces a signed-in person's password, given the
-// current one, and ends their other sessions.
+// ChangePassword replaces a signed-in, verified person's password, given
+// the current one, and ends their other sessions.
 func (s *Service) ChangePassword(ctx context.Context, se store.Session, u store.User, current, password string) error {
-	if u.ID == "" || !CheckPassword(u.PasswordHash, current) {
+	if !u.EmailVerified {
+		return ErrNotVerified // as for a sign-up of a taken address, which has no user
+	}
+	if !CheckPassword(u.PasswordHash, current) {
 		return ErrWrongPassword
 	}
 	if err := CheckPasswordRules(password); err != nil {

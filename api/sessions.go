@@ -309,7 +309,9 @@ func authFail(r *request, err error) error {
 		r.fc.Response.Header.Set("Retry-After", strconv.Itoa(retry))
 		return errorf(CodeRateLimited, "too many attempts: try again in %d seconds", retry)
 	case errors.Is(err, accounts.ErrInvalidCredentials):
-		return errorf(CodeInvalidCredentials, "wrong e-mail address or password")
+		return errorf(CodeInvalidCredentials, "wrong e-mail address or password, or the address is not verified yet: use the link in the mail")
+	case errors.Is(err, accounts.ErrNotVerified):
+		return errorf(CodeEmailNotVerified, "verify your e-mail address first")
 	case errors.Is(err, accounts.ErrWrongPassword):
 		return errorf(CodeWrongPassword, "the current password is wrong")
 	case errors.Is(err, accounts.ErrInvalidToken):
@@ -368,7 +370,8 @@ type loginRequest struct {
 }
 
 // handleLogin serves POST /api/v1/auth/login: 200 with the person and the
-// session cookie, or 401 invalid_credentials whatever was wrong.
+// session cookie, or 401 invalid_credentials whatever was wrong (an
+// unverified address included).
 func (a *API) handleLogin(r *request) error {
 	var in loginRequest
 	if err := decodeJSON(r.fc.Request.Body(), &in, strict); err != nil {
