@@ -15,8 +15,9 @@
 //     owner gets a mail about it; a login fails the same way for an
 //     unknown address and a wrong password, after as long; a reset request
 //     answers the same either way.
-//   - Failed logins are throttled per address and per IP address; sign-ups
-//     and reset mails per IP address and per address.
+//   - Login attempts are throttled per address and per IP address, counted
+//     before any work; sign-ups and mails per IP address and per address.
+//     At most a few password hashes (19 MiB each) run at once.
 package accounts
 
 import (
@@ -25,7 +26,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/mail"
-	"net/url"
+	"runtime"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -53,17 +54,17 @@ const (
 	resetTokenTTL  = time.Hour
 )
 
-// Limits of the throttles: failed logins per address and per IP address
-// in 15 minutes; sign-ups per IP address, and mails asked for per address
+// Limits of the throttles: login attempts (and current-password checks)
+// per address and per IP address in 15 minutes; sign-ups per IP address, and mails asked for per address
 // and per IP address, in an hour.
 const (
-	loginFailuresPerEmail = 10
-	loginFailuresPerIP    = 50
-	signupsPerIP          = 20
-	mailsPerEmail         = 5
-	mailsPerIP            = 30
-	maxNameChars          = 100
-	maxEmailBytes         = 254
+	loginsPerEmail = 10
+	loginsPerIP    = 50
+	signupsPerIP   = 20
+	mailsPerEmail  = 5
+	mailsPerIP     = 30
+	maxNameChars   = 100
+	maxEmailBytes  = 254
 )
 
 // Config configures the service.
@@ -108,6 +109,9 @@ type Service struct {
 	st  Store
 	cfg Config
 	log *slog.Logger
+	// slots bounds the password hashes running at once: each takes 19 MiB
+	// and a core for 25 ms, and a burst of logins must not exhaust memory.
+	slots chan struct{}
 }
 
 // New returns the service.
@@ -121,14 +125,15 @@ func New(st Store, cfg Config, logger *slog.Logger) *Service {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{st: st, cfg: cfg, log: logger}
+	return &Service{st: st, cfg: cfg, log: logger, slots: make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))}
 }
 
 // Config returns the service's configuration with its defaults.
 func (s *Service) Config() Config { return s.cfg }
 
 // Client is who asks: their IP address and browser, kept with a session;
-// and where the dashboard is, for the links of the mail.
+// and the service's public URL, for the links of the mail ("" for none:
+// the mail then gives the code alone).
 type Client struct {
 	IP        string
 	UserAgent string
@@ -186,7 +191,7 @@ func (s *Service) Signup(ctx context.Context, email, password, name string, c Cl
 	if err := s.take(ctx, c.Now, 1, limit("signup:ip:"+c.IP, time.Hour, signupsPerIP)); err != nil {
 		return Started{}, err
 	}
-	hash, err := HashPassword(password)
+	hash, err := s.hash(ctx, password)
 	if err != nil {
 		return Started{}, err
 	}
@@ -197,7 +202,7 @@ func (s *Service) Signup(ctx context.Context, email, password, name string, c Cl
 	case errors.Is(err, store.ErrConflict):
 		if err := s.mail(ctx, email, "Someone tried to sign up with your address",
 			"Someone, maybe you, tried to sign up for RelayBell with this address, which already has an account.\n\n"+
-				"Sign in at "+c.BaseURL+"/ or reset your password at "+c.BaseURL+"/#/reset-password if you forgot it.\n"+
+				"Sign in"+at(c.BaseURL, "")+", or reset your password if you forgot it.\n"+
 				"If it was not you, there is nothing to do.\n", c.Now); err != nil {
 			return Started{}, err
 		}
@@ -218,8 +223,8 @@ func (s *Service) sendVerification(ctx context.Context, u store.User, c Client) 
 		return err
 	}
 	return s.mail(ctx, u.Email, "Verify your e-mail address",
-		"Welcome to RelayBell.\n\nVerify your address: "+link(c.BaseURL, "verify-email", token)+"\n\n"+
-			"Or give this code: "+token+"\n\nThe link works for 7 days.\n", c.Now)
+		"Welcome to RelayBell.\n\nVerify your address in the browser you signed up with"+at(c.BaseURL, "verify-email?token="+token)+
+			".\n\nOr give this code there: "+token+"\n\nIt works for 7 days.\n", c.Now)
 }
 
 // ResendVerification mails a signed-in, unverified person a new link. A
@@ -236,9 +241,18 @@ func (s *Service) ResendVerification(ctx context.Context, u store.User, email st
 	return s.sendVerification(ctx, u, c)
 }
 
-// VerifyEmail spends a verification token: the address it was sent to is
-// verified, and with it the accounts the person owns and their invites.
-func (s *Service) VerifyEmail(ctx context.Context, token string, now time.Time) (store.User, error) {
+// VerifyEmail spends a verification token of the signed-in person u: the
+// address it was sent to is verified, and with it the accounts the person
+// owns and their invites. Only the session of the person who signed up
+// verifies: whoever signs up first with someone else's address holds that
+// person's password and session, and must not have them verified by the
+// address's owner clicking the mail (the owner takes the address over with
+// a password reset instead). A sign-up of a taken address (no user) gets
+// ErrInvalidToken, as for a wrong code.
+func (s *Service) VerifyEmail(ctx context.Context, token string, u store.User, now time.Time) (store.User, error) {
+	if u.ID == "" {
+		return store.User{}, ErrInvalidToken
+	}
 	t, err := s.st.UseToken(ctx, HashToken(token), store.TokenVerifyEmail, now)
 	if errors.Is(err, store.ErrNotFound) {
 		return store.User{}, ErrInvalidToken
@@ -246,7 +260,10 @@ func (s *Service) VerifyEmail(ctx context.Context, token string, now time.Time) 
 	if err != nil {
 		return store.User{}, err
 	}
-	u, err := s.st.User(ctx, t.UserID)
+	if t.UserID != u.ID {
+		return store.User{}, ErrInvalidToken
+	}
+	u, err = s.st.User(ctx, t.UserID)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && u.Email != t.Email) {
 		return store.User{}, ErrInvalidToken
 	}
@@ -262,42 +279,41 @@ func (s *Service) VerifyEmail(ctx context.Context, token string, now time.Time) 
 
 // Login checks an address and password and starts a session. Only a
 // verified address signs in: a sign-up of a taken address could otherwise
-// be told from a new one by signing in with the password it gave. (A new
-// person keeps the session sign-up gave them, and the mailed link works
-// in any browser.) Failures are counted per address and per IP address;
-// past either limit every attempt is refused until the window ends, right
-// password or not.
+// be told from a new one by signing in with the password it gave (a new
+// person keeps the session sign-up gave them). Every attempt counts, before
+// any work, per address and per IP address; past either limit every attempt
+// is refused until the window ends, right password or not. Exactly one
+// password check runs, against the person's hash or a dummy, so an unknown
+// address takes as long as a known one. Invites to the address become
+// memberships.
 func (s *Service) Login(ctx context.Context, email, password string, c Client) (Started, error) {
 	email, err := NormalizeEmail(email)
 	if err != nil {
 		return Started{}, ErrInvalidCredentials
 	}
-	limits := []store.RateLimit{
-		limit("login:email:"+email, 15*time.Minute, loginFailuresPerEmail),
-		limit("login:ip:"+c.IP, 15*time.Minute, loginFailuresPerIP),
+	if err := s.take(ctx, c.Now, 1, limit("login:email:"+email, 15*time.Minute, loginsPerEmail),
+		limit("login:ip:"+c.IP, 15*time.Minute, loginsPerIP)); err != nil {
+		return Started{}, err
 	}
-	used, _, err := s.st.TakeRateLimits(ctx, limits, 0, c.Now)
+	u, err := s.st.UserByEmail(ctx, email)
+	hash := dummyHash
+	switch {
+	case err == nil:
+		hash = u.PasswordHash
+	case !errors.Is(err, store.ErrNotFound):
+		return Started{}, err
+	}
+	ok, err := s.check(ctx, hash, password)
 	if err != nil {
 		return Started{}, err
 	}
-	for i, l := range limits {
-		if used[i] >= l.Max {
-			return Started{}, &ThrottledError{RetryAt: l.WindowEnd(c.Now)}
-		}
+	if !ok || u.ID == "" || !u.EmailVerified || len(password) > MaxPasswordBytes {
+		return Started{}, ErrInvalidCredentials
 	}
-	u, err := s.st.UserByEmail(ctx, email)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		CheckPassword(dummyHash, password) // as long as a known address takes
-	case err != nil:
-		return Started{}, err
-	case len(password) <= MaxPasswordBytes && CheckPassword(u.PasswordHash, password) && u.EmailVerified:
-		return s.start(ctx, u, u.Email, u.Name, c)
-	}
-	if _, _, err := s.st.TakeRateLimits(ctx, limits, 1, c.Now); err != nil {
+	if err := s.st.AcceptInvites(ctx, u.ID, c.Now); err != nil {
 		return Started{}, err
 	}
-	return Started{}, ErrInvalidCredentials
+	return s.start(ctx, u, u.Email, u.Name, c)
 }
 
 // start makes a session for u (or, with the zero u, one without a user).
@@ -376,8 +392,8 @@ func (s *Service) RequestPasswordReset(ctx context.Context, email string, c Clie
 	}
 	return s.mail(ctx, u.Email, "Reset your RelayBell password",
 		"Someone, maybe you, asked to reset the password of this address.\n\n"+
-			"Choose a new password: "+link(c.BaseURL, "reset-password", token)+"\n\n"+
-			"Or give this code: "+token+"\n\nThe link works for an hour. If it was not you, there is nothing to do.\n", c.Now)
+			"Choose a new password"+at(c.BaseURL, "reset-password?token="+token)+".\n\n"+
+			"Or give this code there: "+token+"\n\nIt works for an hour. If it was not you, there is nothing to do.\n", c.Now)
 }
 
 // ResetPassword spends a reset token: the password is replaced and every
@@ -401,7 +417,7 @@ func (s *Service) ResetPassword(ctx context.Context, token, password string, now
 	if err != nil {
 		return err
 	}
-	hash, err := HashPassword(password)
+	hash, err := s.hash(ctx, password)
 	if err != nil {
 		return err
 	}
@@ -416,21 +432,49 @@ func (s *Service) ResetPassword(ctx context.Context, token, password string, now
 
 // ChangePassword replaces a signed-in, verified person's password, given
 // the current one, and ends their other sessions.
-func (s *Service) ChangePassword(ctx context.Context, se store.Session, u store.User, current, password string) error {
+func (s *Service) ChangePassword(ctx context.Context, se store.Session, u store.User, current, password string, c Client) error {
 	if !u.EmailVerified {
 		return ErrNotVerified // as for a sign-up of a taken address, which has no user
 	}
-	if !CheckPassword(u.PasswordHash, current) {
+	// Guessing the current password counts as logging in.
+	if err := s.take(ctx, c.Now, 1, limit("login:email:"+u.Email, 15*time.Minute, loginsPerEmail),
+		limit("login:ip:"+c.IP, 15*time.Minute, loginsPerIP)); err != nil {
+		return err
+	}
+	ok, err := s.check(ctx, u.PasswordHash, current)
+	if err != nil {
+		return err
+	}
+	if !ok || len(current) > MaxPasswordBytes {
 		return ErrWrongPassword
 	}
 	if err := CheckPasswordRules(password); err != nil {
 		return &InputError{ErrInvalidPassword, err.Error()}
 	}
-	hash, err := HashPassword(password)
+	hash, err := s.hash(ctx, password)
 	if err != nil {
 		return err
 	}
 	return s.st.SetPassword(ctx, u.ID, hash, se.ID)
+}
+
+// invitesPerAccount bounds an account's invites (and their mail) an hour.
+const invitesPerAccount = 50
+
+// Invite invites an address to an account with a role, and mails it. The
+// invite becomes a membership when the person verifies the address, or
+// signs in with it verified: whether the address is registered shows
+// nowhere, and nobody joins an account without signing in.
+func (s *Service) Invite(ctx context.Context, inv store.Invite, inviter, website string, c Client) error {
+	if err := s.take(ctx, c.Now, 1, limit("invite:account:"+inv.AccountID, time.Hour, invitesPerAccount)); err != nil {
+		return err
+	}
+	if err := s.st.Invite(ctx, inv); err != nil {
+		return err
+	}
+	return s.mail(ctx, inv.Email, "You are invited to "+website+" on RelayBell",
+		inviter+" invited you, as "+inv.Role+", to the RelayBell account of "+website+".\n\n"+
+			"Sign in"+at(c.BaseURL, "")+", or sign up with this address and verify it: the account is then yours to see.\n", c.Now)
 }
 
 // CreateUser makes a verified person with their own account, as the
@@ -446,7 +490,7 @@ func (s *Service) CreateUser(ctx context.Context, email, password, name string, 
 	if name, err = cleanName(name); err != nil {
 		return store.User{}, store.Account{}, err
 	}
-	hash, err := HashPassword(password)
+	hash, err := s.hash(ctx, password)
 	if err != nil {
 		return store.User{}, store.Account{}, err
 	}
@@ -456,6 +500,33 @@ func (s *Service) CreateUser(ctx context.Context, email, password, name string, 
 		return store.User{}, store.Account{}, err
 	}
 	return u, a, nil
+}
+
+// hash is HashPassword in a slot.
+func (s *Service) hash(ctx context.Context, pw string) (string, error) {
+	if err := s.acquire(ctx); err != nil {
+		return "", err
+	}
+	defer func() { <-s.slots }()
+	return HashPassword(pw)
+}
+
+// check is CheckPassword in a slot.
+func (s *Service) check(ctx context.Context, hash, pw string) (bool, error) {
+	if err := s.acquire(ctx); err != nil {
+		return false, err
+	}
+	defer func() { <-s.slots }()
+	return CheckPassword(hash, pw), nil
+}
+
+func (s *Service) acquire(ctx context.Context) error {
+	select {
+	case s.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // token stores a new mailed token of kind for u and returns its secret.
@@ -498,9 +569,15 @@ func limit(key string, window time.Duration, max int64) store.RateLimit {
 	return store.RateLimit{Key: "auth:" + key, Window: window, Max: max}
 }
 
-// link is a dashboard link carrying a token.
-func link(base, page, token string) string {
-	return strings.TrimRight(base, "/") + "/#/" + page + "?token=" + url.QueryEscape(token)
+// at is " at <the dashboard page>" when the service's public URL is known,
+// else "": a link is never made from the Host a request named, which a
+// client chooses (a reset link to a host of the attacker's would hand them
+// the token).
+func at(base, page string) string {
+	if base == "" {
+		return ""
+	}
+	return " at " + strings.TrimRight(base, "/") + "/#/" + page
 }
 
 func cut(s string, n int) string {

@@ -17,6 +17,7 @@ import (
 	"github.com/relaybell/relaybell/accounts"
 	"github.com/relaybell/relaybell/analytics"
 	"github.com/relaybell/relaybell/netpolicy"
+	"github.com/relaybell/relaybell/ratelimit"
 	"github.com/relaybell/relaybell/store"
 )
 
@@ -26,6 +27,9 @@ const (
 	DefaultKeyCacheTTL  = 30 * time.Second
 	DefaultKeyCacheSize = 10000
 	DefaultAuthPoll     = 500 * time.Millisecond
+	// DefaultPublicRateLimit is spec 8.1's limit of the browser SDK routes,
+	// a minute per visitor address.
+	DefaultPublicRateLimit = 120
 )
 
 // requestTimeout bounds the work of one request on the store and analytics.
@@ -64,7 +68,8 @@ type Config struct {
 	CountryHeader string
 	// TrustProxy says the API sits behind a reverse proxy that sets
 	// X-Forwarded-For and X-Forwarded-Proto (RELAYBELL_TRUST_PROXY): the
-	// visitor's address is the first of X-Forwarded-For. Default false: the
+	// visitor's address is the last public one of X-Forwarded-For (the one
+	// a proxy added; what comes before is the client's to make up). Default false: the
 	// connection's peer is the visitor.
 	TrustProxy bool
 	// PublicURL is where browsers reach the API, e.g.
@@ -81,6 +86,17 @@ type Config struct {
 	// SessionMaxAge ends every dashboard session that long after sign-in
 	// (RELAYBELL_SESSION_MAX_AGE). Default 30 days.
 	SessionMaxAge time.Duration
+	// PublicRateLimit is how many requests a minute each visitor address
+	// may make to the browser SDK routes and pings, counted across the
+	// nodes (RELAYBELL_PUBLIC_RATE_LIMIT). Default 120 (spec 8.1);
+	// negative turns the limit off (the bench subscribes its whole
+	// audience from one address).
+	PublicRateLimit int
+	// RateSync is how often the node shares its counts of the public
+	// routes' per-IP limit with the other nodes (package ratelimit).
+	// Default 250ms; negative: never in the background (tests call
+	// SyncRates).
+	RateSync time.Duration
 }
 
 // withDefaults fills unset fields.
@@ -99,6 +115,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ReviewThreshold == 0 {
 		c.ReviewThreshold = DefaultReviewThreshold
+	}
+	if c.PublicRateLimit == 0 {
+		c.PublicRateLimit = DefaultPublicRateLimit
+	}
+	if c.RateSync == 0 {
+		c.RateSync = ratelimit.DefaultSync
 	}
 	return c
 }
@@ -189,6 +211,7 @@ type API struct {
 	metrics  *metrics
 	keys     *keyCache
 	accounts *accounts.Service
+	public   *ratelimit.Limiter // the public routes' per-IP limit, shared by every node
 	router   *router
 	ready    atomic.Bool
 
@@ -197,8 +220,9 @@ type API struct {
 	touches sync.WaitGroup
 	// touchSlots bounds the last_used_at updates in flight.
 	touchSlots chan struct{}
-	// watchDone is closed when the auth version poller has stopped.
-	watchDone chan struct{}
+	// watchDone is closed when the auth version poller has stopped, and
+	// rateDone when the rate counts' sync has.
+	watchDone, rateDone chan struct{}
 }
 
 // New builds the API. st and an are required; d may be nil, which leaves
@@ -251,6 +275,14 @@ func New(cfg Config, st Store, an analytics.Store, d Dispatcher, logger *slog.Lo
 	a.base, a.cancel = context.WithCancel(context.Background())
 	a.router = a.routes()
 	a.startAuthWatch()
+	a.public = ratelimit.New(st, logger)
+	a.rateDone = make(chan struct{})
+	go func() {
+		defer close(a.rateDone)
+		if cfg.RateSync > 0 {
+			a.public.Run(a.base, cfg.RateSync, a.now)
+		}
+	}()
 	return a, nil
 }
 
@@ -263,8 +295,13 @@ func (a *API) Close() error {
 	a.cancel()
 	a.touches.Wait()
 	<-a.watchDone
+	<-a.rateDone
 	return nil
 }
+
+// SyncRates shares this node's counts of the public routes' limit with the
+// other nodes now, as the background sync does every Config.RateSync.
+func (a *API) SyncRates(ctx context.Context) error { return a.public.Sync(ctx, a.now()) }
 
 // Handler returns the request handler of every route.
 func (a *API) Handler() fasthttp.RequestHandler { return a.serve }

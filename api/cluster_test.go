@@ -274,3 +274,47 @@ func TestClusterSessionAndKeyRevocation(t *testing.T) {
 	}
 	b.await("revoked key", made.APIKey, 401, CodeInvalidAPIKey)
 }
+
+// TestClusterPublicRateLimit: two API nodes draw on the same per-address
+// counts; what one admitted, the other refuses within a sync or two.
+func TestClusterPublicRateLimit(t *testing.T) {
+	dsn := clusterPostgres(t)
+	cfg := Config{RateSync: 50 * time.Millisecond}
+	a := newClusterNode(t, "A", dsn, cfg)
+	b := newClusterNode(t, "B", dsn, cfg)
+	var site WebsiteCreated
+	if s, code := a.call("POST", "/admin/v1/websites", testAdminToken, `{"name":"Shop","url":"https://shop.example"}`, &site); s != 201 {
+		t.Fatalf("creating website: %d %s", s, code)
+	}
+	config := "/api/v1/projects/" + site.ProjectID + "/config"
+	// Start early in a minute, so the window does not turn during the test.
+	if s := time.Now().Second(); s > 45 {
+		time.Sleep(time.Duration(61-s) * time.Second)
+	}
+	for i := 0; i < 100; i++ {
+		if s, _ := a.send("GET", config, ""); s != 200 {
+			t.Fatalf("A request %d: %d", i, s)
+		}
+	}
+	// B admits the 20 left once it has read A's count, and no more.
+	start, admitted := time.Now(), 0
+	for {
+		s, _ := b.send("GET", config, "")
+		if s == 429 {
+			break
+		}
+		admitted++
+		if time.Since(start) > clusterDeadline {
+			t.Fatalf("B still admits after %s", clusterDeadline)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Logf("B admitted %d, then refused after %s", admitted, time.Since(start).Round(time.Millisecond))
+	if admitted != 20 {
+		t.Fatalf("B admitted %d after A's 100, want 20", admitted)
+	}
+	time.Sleep(200 * time.Millisecond) // A reads the total
+	if s, _ := a.send("GET", config, ""); s != 429 {
+		t.Fatalf("A: %d after the total reached the limit", s)
+	}
+}

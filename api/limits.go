@@ -114,3 +114,34 @@ func setRateLimitHeaders(r *request, l store.RateLimit, used int64) {
 func secondsUntil(now, end time.Time) int {
 	return max(int((end.Sub(now)+time.Second-1)/time.Second), 1)
 }
+
+// publicLimit is the limit of the public routes for the visitor of r:
+// Config.PublicRateLimit (120) requests a minute per IP address (an IPv6 visitor's /64, which one
+// machine holds whole), on every browser SDK route and ping.
+func (a *API) publicLimit(r *request) store.RateLimit {
+	ip := a.visitorIP(r)
+	if ip.Is6() {
+		if p, err := ip.Prefix(64); err == nil {
+			return store.RateLimit{Key: "public:ip:" + p.String(), Window: time.Minute, Max: int64(a.cfg.PublicRateLimit)}
+		}
+	}
+	return store.RateLimit{Key: "public:ip:" + ip.String(), Window: time.Minute, Max: int64(a.cfg.PublicRateLimit)}
+}
+
+// takePublic counts a public route's request against its visitor's limit
+// (package ratelimit: shared by every node, no store round trip) and sets
+// the RateLimit-* headers; over it, 429 rate_limited with Retry-After.
+func (a *API) takePublic(r *request) error {
+	if a.cfg.PublicRateLimit < 0 {
+		return nil
+	}
+	l := a.publicLimit(r)
+	used, ok := a.public.Take(l, r.now)
+	setRateLimitHeaders(r, l, used)
+	if ok {
+		return nil
+	}
+	retry := secondsUntil(r.now, l.WindowEnd(r.now))
+	r.fc.Response.Header.Set("Retry-After", strconv.Itoa(retry))
+	return errorf(CodeRateLimited, "this address may call the browser SDK routes %d times a minute", l.Max)
+}

@@ -269,6 +269,11 @@ func (a *API) run(r *request) error {
 	if len(r.fc.Request.Body()) > a.cfg.MaxBodyBytes {
 		return errorf(CodePayloadTooLarge, "the body exceeds %d bytes", a.cfg.MaxBodyBytes)
 	}
+	if r.route.cors {
+		if err := a.takePublic(r); err != nil {
+			return err
+		}
+	}
 	switch r.route.auth {
 	case authKey:
 		// A call with an Authorization header is a key's, whatever

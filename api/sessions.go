@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/valyala/fasthttp"
 
 	"github.com/relaybell/relaybell/accounts"
@@ -292,7 +293,7 @@ func (a *API) clearSessionCookie(r *request) {
 // client describes who asks, for package accounts.
 func (a *API) client(r *request) accounts.Client {
 	return accounts.Client{IP: a.visitorIP(r).String(), UserAgent: string(r.fc.UserAgent()),
-		BaseURL: a.selfOrigin(r), Now: r.now}
+		BaseURL: a.cfg.PublicURL, Now: r.now}
 }
 
 // authFail maps package accounts' errors to the catalog.
@@ -332,10 +333,10 @@ func (a *API) sessionRoutes(rt *router) {
 	open(http.MethodPost, "/api/v1/auth/signup", a.handleSignup)
 	open(http.MethodPost, "/api/v1/auth/login", a.handleLogin)
 	open(http.MethodPost, "/api/v1/auth/logout", a.handleLogout)
-	open(http.MethodPost, "/api/v1/auth/verify-email", a.handleVerifyEmail)
 	open(http.MethodPost, "/api/v1/auth/password/forgot", a.handleForgotPassword)
 	open(http.MethodPost, "/api/v1/auth/password/reset", a.handleResetPassword)
 	signedIn(http.MethodGet, "/api/v1/auth/me", a.handleMe)
+	signedIn(http.MethodPost, "/api/v1/auth/verify-email", a.handleVerifyEmail)
 	signedIn(http.MethodPost, "/api/v1/auth/verify-email/resend", a.handleResendVerification)
 	signedIn(http.MethodPost, "/api/v1/auth/password", a.handleChangePassword)
 	signedIn(http.MethodGet, "/api/v1/auth/sessions", a.handleListSessions)
@@ -461,7 +462,7 @@ func (a *API) me(r *request) (meView, error) {
 	se, u := r.session.Session, r.session.User
 	out := meView{Accounts: []accountView{}, Websites: []myWebsiteView{}}
 	if u.ID == "" {
-		out.User = userView{ID: se.ID, Email: se.Email, Name: se.Name}
+		out.User = userView{ID: pendingUserID(se), Email: se.Email, Name: se.Name}
 		return out, nil
 	}
 	out.User = userView{ID: u.ID, Email: u.Email, Name: u.Name, EmailVerified: u.EmailVerified}
@@ -492,6 +493,13 @@ func (a *API) me(r *request) (meView, error) {
 	return out, nil
 }
 
+// pendingUserID is the user id shown for a session without a user: as
+// random to its holder as a new person's, stable, and not the session's
+// own id (which the sessions list shows).
+func pendingUserID(se store.Session) string {
+	return uuid.NewSHA1(uuid.NameSpaceOID, []byte("relaybell:pending-user:"+se.Hash)).String()
+}
+
 // handleMe serves GET /api/v1/auth/me.
 func (a *API) handleMe(r *request) error {
 	me, err := a.me(r)
@@ -506,14 +514,15 @@ type tokenRequest struct {
 	Token string `json:"token"`
 }
 
-// handleVerifyEmail serves POST /api/v1/auth/verify-email: the token of
-// the mailed link, in any browser, signed in or not.
+// handleVerifyEmail serves POST /api/v1/auth/verify-email: the mailed
+// code, from the session of the person who signed up (accounts.VerifyEmail
+// says why).
 func (a *API) handleVerifyEmail(r *request) error {
 	var in tokenRequest
 	if err := decodeJSON(r.fc.Request.Body(), &in, strict); err != nil {
 		return err
 	}
-	u, err := a.accounts.VerifyEmail(r.ctx, strings.TrimSpace(in.Token), r.now)
+	u, err := a.accounts.VerifyEmail(r.ctx, strings.TrimSpace(in.Token), r.session.User, r.now)
 	if err != nil {
 		return authFail(r, err)
 	}
@@ -586,7 +595,7 @@ func (a *API) handleChangePassword(r *request) error {
 	if err := decodeJSON(r.fc.Request.Body(), &in, strict); err != nil {
 		return err
 	}
-	if err := a.accounts.ChangePassword(r.ctx, r.session.Session, r.session.User, in.CurrentPassword, in.Password); err != nil {
+	if err := a.accounts.ChangePassword(r.ctx, r.session.Session, r.session.User, in.CurrentPassword, in.Password, a.client(r)); err != nil {
 		return authFail(r, err)
 	}
 	return r.json(http.StatusOK, okBody)
@@ -636,14 +645,10 @@ func (a *API) handleListSessions(r *request) error {
 func (a *API) handleRevokeSession(r *request) error {
 	c := r.session
 	id := r.param("id")
-	err := a.st.DeleteSession(r.ctx, c.Session.UserID, id)
-	if c.User.ID == "" {
-		// A session without a user is its person's only one.
-		if id != c.Session.ID {
-			return errCode(CodeNotFound)
-		}
-		err = a.accounts.Logout(r.ctx, c.Session)
+	if c.User.ID == "" && id != c.Session.ID {
+		return errCode(CodeNotFound) // a session without a user is its person's only one
 	}
+	err := a.st.DeleteSession(r.ctx, c.Session.UserID, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return errCode(CodeNotFound)
 	}

@@ -90,7 +90,7 @@ func (h *harness) mailCount(t *testing.T, email string) int {
 // mailedToken is the code of the newest mail to email about subject.
 func (h *harness) mailedToken(t *testing.T, email, subject string) string {
 	t.Helper()
-	m := regexp.MustCompile(`give this code: (\S+)`).FindStringSubmatch(h.mailTo(t, email, subject).Body)
+	m := regexp.MustCompile(`give this code there: (\S+)`).FindStringSubmatch(h.mailTo(t, email, subject).Body)
 	if m == nil {
 		t.Fatalf("no code in the mail to %s", email)
 	}
@@ -101,7 +101,7 @@ func (h *harness) mailedToken(t *testing.T, email, subject string) string {
 func (p *person) verify(t *testing.T) {
 	t.Helper()
 	tok := p.h.mailedToken(t, p.email, "Verify")
-	if r := p.h.do("POST", "/api/v1/auth/verify-email", `{"token":"`+tok+`"}`, csrfHeader, "1"); r.status != 200 {
+	if r := p.do("POST", "/api/v1/auth/verify-email", `{"token":"`+tok+`"}`); r.status != 200 {
 		t.Fatalf("verify %s: %d %s", p.email, r.status, r.body)
 	}
 }
@@ -192,7 +192,7 @@ func TestSessionSignupToKey(t *testing.T) {
 	expectError(t, ann.do("POST", "/api/v1/websites", `{"name":"Shop","url":"https://shop.example"}`), 403, CodeEmailNotVerified,
 		`,"message":"verify your e-mail address first"`)
 	ann.verify(t)
-	expectError(t, h.do("POST", "/api/v1/auth/verify-email", `{"token":"`+h.mailedToken(t, ann.email, "Verify")+`"}`, csrfHeader, "1"),
+	expectError(t, ann.do("POST", "/api/v1/auth/verify-email", `{"token":"`+h.mailedToken(t, ann.email, "Verify")+`"}`),
 		400, CodeInvalidToken, `,"message":"the link is invalid, used or expired"`)
 
 	// Sign in again, in another browser.
@@ -293,6 +293,7 @@ func TestSignupDoesNotRevealAddress(t *testing.T) {
 		{"POST", "/api/v1/websites", `{"name":"X","url":"https://x.example"}`},
 		{"POST", "/api/v1/auth/verify-email/resend", ""},
 		{"GET", "/api/v1/auth/sessions", ""},
+		{"POST", "/api/v1/auth/verify-email", `{"token":"not-the-code"}`},
 		{"POST", "/api/v1/auth/password", `{"currentPassword":"another password","password":"x-new-password"}`},
 	} {
 		a, b := p.do(call.method, call.path, call.body), q.do(call.method, call.path, call.body)
@@ -861,4 +862,81 @@ func TestSessionSettingsSecretAndUnverifiedAccount(t *testing.T) {
 	want := `,"message":"verify the account's e-mail address before sending"`
 	expectError(t, p.do("POST", "/api/v1/notifications?projectId="+unverified.ProjectID, `{"title":"Hi"}`), 403, CodeEmailNotVerified, want)
 	expectError(t, h.do("POST", "/api/v1/notifications", `{"title":"Hi"}`, auth(unverified.APIKey)...), 403, CodeEmailNotVerified, want)
+}
+
+// Whoever signs up first with someone else's address cannot have it
+// verified by its owner clicking the mail: only the signing-up session
+// verifies. The owner takes the address over with a reset, which ends the
+// squatter's sessions.
+func TestSignupSquatterNotVerifiedByOwner(t *testing.T) {
+	h := newHarness(t)
+	squatter := h.signup(t, "bob@example.com")
+	code := h.mailedToken(t, "bob@example.com", "Verify")
+	// Bob clicks the mail in his own browser: not signed in, or signed in
+	// as someone else.
+	expectCode(t, h.do("POST", "/api/v1/auth/verify-email", `{"token":"`+code+`"}`, csrfHeader, "1"), 401, CodeNotAuthenticated)
+	other := h.signup(t, "other@example.com")
+	expectCode(t, other.do("POST", "/api/v1/auth/verify-email", `{"token":"`+code+`"}`), 400, CodeInvalidToken)
+	u, err := h.st.UserByEmail(context.Background(), "bob@example.com")
+	if err != nil || u.EmailVerified {
+		t.Fatalf("the squatter's user %+v %v", u, err)
+	}
+	// Bob resets the password: the address is his, verified, and the
+	// squatter's session is over.
+	h.do("POST", "/api/v1/auth/password/forgot", `{"email":"bob@example.com"}`, csrfHeader, "1")
+	reset := h.mailedToken(t, "bob@example.com", "Reset")
+	if r := h.do("POST", "/api/v1/auth/password/reset", `{"token":"`+reset+`","password":"bob's own password"}`, csrfHeader, "1"); r.status != 200 {
+		t.Fatalf("reset: %d %s", r.status, r.body)
+	}
+	expectCode(t, squatter.do("GET", "/api/v1/auth/me", ""), 401, CodeNotAuthenticated)
+	expectCode(t, h.do("POST", "/api/v1/auth/login", `{"email":"bob@example.com","password":"`+testPassword+`"}`, csrfHeader, "1"), 401, CodeInvalidCredentials)
+	if r := h.do("POST", "/api/v1/auth/login", `{"email":"bob@example.com","password":"bob's own password"}`, csrfHeader, "1"); r.status != 200 {
+		t.Fatalf("Bob's login: %d %s", r.status, r.body)
+	}
+}
+
+// Mailed links never take their host from the request: without a public
+// URL the mail gives the code alone; with one, links go there.
+func TestMailLinksIgnoreHost(t *testing.T) {
+	h := newHarness(t)
+	h.signup(t, "ann@example.com").verify(t)
+	h.do("POST", "/api/v1/auth/password/forgot", `{"email":"ann@example.com"}`, csrfHeader, "1", "Host", "evil.example")
+	if body := h.mailTo(t, "ann@example.com", "Reset").Body; strings.Contains(body, "evil") || strings.Contains(body, "http") {
+		t.Fatalf("mail %q", body)
+	}
+	h = newHarness(t, func(c *Config) { c.PublicURL = "https://push.example.com" })
+	h.signup(t, "bo@example.com")
+	h.do("POST", "/api/v1/auth/password/forgot", `{"email":"bo@example.com"}`, csrfHeader, "1", "Host", "evil.example")
+	body := h.mailTo(t, "bo@example.com", "Reset").Body
+	if strings.Contains(body, "evil") || !strings.Contains(body, " at https://push.example.com/#/reset-password?token=") {
+		t.Fatalf("mail %q", body)
+	}
+}
+
+// An invite never shows whether the address is registered: a registered
+// person is listed as invited too, and joins at their next sign-in.
+func TestInviteRegisteredPerson(t *testing.T) {
+	h := newHarness(t)
+	ann, site := h.owner(t, "ann@example.com", "Shop")
+	q := "?projectId=" + site.ProjectID
+	bo := h.signup(t, "bo@example.com")
+	bo.verify(t)
+	for _, email := range []string{"bo@example.com", "nobody@example.com"} {
+		if r := ann.do("POST", "/api/v1/members"+q, `{"email":"`+email+`","role":"viewer"}`); r.status != 201 {
+			t.Fatalf("invite %s: %d %s", email, r.status, r.body)
+		}
+	}
+	r := ann.do("GET", "/api/v1/members"+q, "")
+	var list struct {
+		Members []memberView
+		Invites []inviteView
+	}
+	if err := json.Unmarshal(r.body, &list); err != nil || len(list.Members) != 1 || len(list.Invites) != 2 {
+		t.Fatalf("members %s", r.body)
+	}
+	expectCode(t, bo.do("GET", "/api/v1/notifications"+q, ""), 404, CodeNotFound)
+	if r := h.do("POST", "/api/v1/auth/login", `{"email":"bo@example.com","password":"`+testPassword+`"}`, csrfHeader, "1"); r.status != 200 ||
+		!strings.Contains(string(r.body), `"role":"viewer"`) {
+		t.Fatalf("Bo's sign-in: %d %s", r.status, r.body)
+	}
 }

@@ -9,15 +9,29 @@ import (
 	"github.com/relaybell/relaybell/netpolicy"
 )
 
-// visitorIP is the address of the browser behind a request: the first
-// address of X-Forwarded-For when the API sits behind a trusted proxy
-// (Config.TrustProxy), else the connection's peer. The proxy must replace
-// or append to what the browser sent, as the usual ones do.
+// visitorIP is the address of the browser behind a request: the last
+// public address of X-Forwarded-For, the one a trusted proxy added, when
+// the API sits behind one (Config.TrustProxy), else the connection's peer.
+// What the browser sent before it is the browser's to make up.
 func (a *API) visitorIP(r *request) netip.Addr {
 	if a.cfg.TrustProxy {
-		first, _, _ := strings.Cut(string(r.fc.Request.Header.Peek("X-Forwarded-For")), ",")
-		if ip, err := netip.ParseAddr(strings.TrimSpace(first)); err == nil {
-			return ip.Unmap()
+		// Each proxy appends the address it saw to what the client sent:
+		// the last public address is the one a proxy of ours saw (the
+		// ones after it are our private hops); those before it are the
+		// client's to make up. Without a public one, the last address.
+		var last netip.Addr
+		for part := range strings.SplitSeq(string(r.fc.Request.Header.Peek("X-Forwarded-For")), ",") {
+			ip, err := netip.ParseAddr(strings.TrimSpace(part))
+			if err != nil {
+				continue
+			}
+			ip = ip.Unmap()
+			if netpolicy.IsPublic(ip) || !netpolicy.IsPublic(last) {
+				last = ip
+			}
+		}
+		if last.IsValid() {
+			return last
 		}
 	}
 	ip, _ := netip.AddrFromSlice(r.fc.RemoteIP())

@@ -66,6 +66,9 @@ func TestVisitorCountry(t *testing.T) {
 	// X-Forwarded-For is the browser's word unless a trusted proxy set it.
 	f(Config{}, "10.1.2.3", []string{"X-Forwarded-For", "81.2.69.142"}, "10.1.2.3", "")
 	f(trust, "10.1.2.3", []string{"X-Forwarded-For", "81.2.69.142, 10.9.9.9"}, "81.2.69.142", "GB")
+	// What the browser put before the proxy's own entry is not believed.
+	f(trust, "10.1.2.3", []string{"X-Forwarded-For", "8.8.8.8, 81.2.69.142"}, "81.2.69.142", "GB")
+	f(trust, "10.1.2.3", []string{"X-Forwarded-For", "81.2.69.142, 10.0.0.1, 192.168.1.1"}, "81.2.69.142", "GB")
 	f(trust, "10.1.2.3", []string{"X-Forwarded-For", " 2001:4860:4860::8888 "}, "2001:4860:4860::8888", "US")
 	f(trust, "10.1.2.3", []string{"X-Forwarded-For", "192.168.0.7"}, "192.168.0.7", "")
 	f(trust, "8.8.8.8", []string{"X-Forwarded-For", "unknown"}, "8.8.8.8", "US")

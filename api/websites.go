@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/google/uuid"
-
 	"github.com/relaybell/relaybell/accounts"
 	"github.com/relaybell/relaybell/notification"
 	"github.com/relaybell/relaybell/store"
@@ -288,8 +286,7 @@ func checkRole(role string) error {
 
 // handleInviteMember serves POST /api/v1/members {email, role}: an invite
 // to the address, mailed; it becomes a membership when the person verifies
-// that address (at sign-up, or at once if they have already). 201 with
-// the invite.
+// that address or signs in with it (accounts.Invite). 201 with the invite.
 func (a *API) handleInviteMember(r *request) error {
 	var in memberRequest
 	if err := decodeJSON(r.fc.Request.Body(), &in, strict); err != nil {
@@ -303,29 +300,16 @@ func (a *API) handleInviteMember(r *request) error {
 		return err
 	}
 	acc := r.owner.Account
-	inv := store.Invite{AccountID: acc.ID, Email: email, Role: in.Role, CreatedAt: r.now}
-	u, err := a.st.UserByEmail(r.ctx, email)
-	switch {
-	case err == nil && u.EmailVerified:
+	if u, err := a.st.UserByEmail(r.ctx, email); err == nil {
 		if _, err := a.st.Role(r.ctx, u.ID, acc.ID); err == nil {
 			return errorf(CodeNothingToChange, "%s is a member already: change their role instead", email)
 		}
-		if err := a.st.SetMember(r.ctx, store.Member{AccountID: acc.ID, UserID: u.ID, Role: in.Role, CreatedAt: r.now}); err != nil {
-			return err
-		}
-	case err == nil || errors.Is(err, store.ErrNotFound):
-		if err := a.st.Invite(r.ctx, inv); err != nil {
-			return err
-		}
-	default:
+	} else if !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
-	base := a.selfOrigin(r)
-	if err := a.st.AddEmail(r.ctx, store.Email{ID: uuid.NewString(), To: email, CreatedAt: r.now,
-		Subject: "You are invited to " + r.owner.Website.Name + " on RelayBell",
-		Body: r.session.User.Email + " invited you, as " + in.Role + ", to the RelayBell account of " + r.owner.Website.Name + ".\n\n" +
-			"Sign in, or sign up with this address, at " + base + "/ and verify it: the account is then yours to see.\n"}); err != nil {
-		return err
+	inv := store.Invite{AccountID: acc.ID, Email: email, Role: in.Role, CreatedAt: r.now}
+	if err := a.accounts.Invite(r.ctx, inv, r.session.User.Email, r.owner.Website.Name, a.client(r)); err != nil {
+		return authFail(r, err)
 	}
 	a.log.Info("member invited", "request_id", r.id, "account_id", acc.ID, "role", in.Role, "user_id", r.session.User.ID)
 	return r.json(http.StatusCreated, map[string]inviteView{"invite": {Email: email, Role: in.Role,

@@ -238,7 +238,10 @@ func runOne(ctx context.Context, cfg Config, mode string, n int) (Result, error)
 	}
 	push := &client{base: "http://" + fakeAddr, hc: http.DefaultClient}
 	args := []string{"-addr", fakeAddr}
-	var nodeEnv []string // what the RelayBell processes need to reach it
+	// What the RelayBell processes need: to reach the push service, and to
+	// let the bench's one address subscribe the whole audience (the public
+	// routes' limit of 120 a minute per address is off).
+	nodeEnv := []string{"RELAYBELL_PUBLIC_RATE_LIMIT=-1"}
 	var pushTLSConfig *tls.Config
 	if !cfg.PushHTTP1 {
 		t, err := newPushTLS(dir)

@@ -35,8 +35,9 @@ type Config struct {
 	ShutdownGrace                                  time.Duration
 	// ReviewThreshold: see api.Config.ReviewThreshold.
 	ReviewThreshold int
-	// SessionIdle, SessionMaxAge: see api.Config.
+	// SessionIdle, SessionMaxAge, PublicRateLimit: see api.Config.
 	SessionIdle, SessionMaxAge time.Duration
+	PublicRateLimit            int
 
 	// Cluster backends; empty means the embedded default.
 	Postgres   string
@@ -81,7 +82,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	str(&c.NodeName, "node", "RELAYBELL_NODE", hostname(), "node name on the ring")
 	str(&c.CountryHeader, "country-header", "RELAYBELL_COUNTRY_HEADER", "", "trusted proxy header carrying the visitor's country code")
 	trustProxy, _ := strconv.ParseBool(envOr("RELAYBELL_TRUST_PROXY", "false"))
-	fs.BoolVar(&c.TrustProxy, "trust-proxy", trustProxy, "behind a reverse proxy: the visitor is the first X-Forwarded-For address, the scheme X-Forwarded-Proto (env RELAYBELL_TRUST_PROXY)")
+	fs.BoolVar(&c.TrustProxy, "trust-proxy", trustProxy, "behind a reverse proxy: the visitor is the last public X-Forwarded-For address (the one a proxy added), the scheme X-Forwarded-Proto (env RELAYBELL_TRUST_PROXY)")
 	str(&c.PublicURL, "public-url", "RELAYBELL_PUBLIC_URL", "", "URL browsers reach the API at, written into sdk.js and sw.js (default: each request's scheme and Host)")
 	str(&c.Postgres, "postgres", "RELAYBELL_POSTGRES", "", "PostgreSQL URL (cluster mode)")
 	str(&c.Kafka, "kafka", "RELAYBELL_KAFKA", "", "Kafka seed brokers (cluster mode)")
@@ -95,6 +96,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.KafkaSessionTimeout, "kafka-session-timeout", session, "how long a silent fan-out node keeps its Kafka partitions (env RELAYBELL_KAFKA_SESSION_TIMEOUT)")
 	review, _ := strconv.Atoi(envOr("RELAYBELL_REVIEW_THRESHOLD", strconv.Itoa(api.DefaultReviewThreshold)))
 	fs.IntVar(&c.ReviewThreshold, "review-threshold", review, "audience in browsers from which a new account's first broadcast is held for review; negative turns review off (env RELAYBELL_REVIEW_THRESHOLD)")
+	public, _ := strconv.Atoi(envOr("RELAYBELL_PUBLIC_RATE_LIMIT", strconv.Itoa(api.DefaultPublicRateLimit)))
+	fs.IntVar(&c.PublicRateLimit, "public-rate-limit", public, "requests a minute each visitor address may make to the browser SDK routes and pings, counted across the nodes; negative turns the limit off (env RELAYBELL_PUBLIC_RATE_LIMIT)")
 	idle, _ := time.ParseDuration(envOr("RELAYBELL_SESSION_IDLE", "168h"))
 	fs.DurationVar(&c.SessionIdle, "session-idle", idle, "a dashboard session not used for this long ends (env RELAYBELL_SESSION_IDLE)")
 	maxAge, _ := time.ParseDuration(envOr("RELAYBELL_SESSION_MAX_AGE", "720h"))

@@ -396,6 +396,7 @@ func (s *Server) initAPI(context.Context) error {
 		ReviewThreshold: s.cfg.ReviewThreshold,
 		SessionIdle:     s.cfg.SessionIdle,
 		SessionMaxAge:   s.cfg.SessionMaxAge,
+		PublicRateLimit: s.cfg.PublicRateLimit,
 	}, s.store, s.analytics, s.dispatcher(), s.logger, s.reg)
 	if err != nil {
 		return err

@@ -115,7 +115,7 @@ func TestBrowserSession(t *testing.T) {
 	}
 	var verifyCode string
 	for _, m := range outbox.Emails {
-		if sub := regexp.MustCompile(`give this code: (\S+)`).FindStringSubmatch(m.Body); m.To == email && sub != nil {
+		if sub := regexp.MustCompile(`give this code there: (\S+)`).FindStringSubmatch(m.Body); m.To == email && sub != nil {
 			verifyCode = sub[1]
 		}
 	}

@@ -382,6 +382,19 @@ type Limits interface {
 	// returns each window's uses after the call. n = 0 reads the counts. It
 	// is atomic across every process sharing the store.
 	TakeRateLimits(ctx context.Context, limits []RateLimit, n int64, now time.Time) (used []int64, taken bool, err error)
+	// AddRateCounts adds each count's N to the counter of its limit's
+	// window that begins at Start, without a bound (N = 0 only reads it),
+	// and returns the totals, in one transaction; it drops the earlier
+	// windows of those keys. The public routes' limiter (package
+	// ratelimit) shares its counts through it.
+	AddRateCounts(ctx context.Context, counts []RateCount, now time.Time) ([]int64, error)
+}
+
+// RateCount is uses to add to a rate limit's window.
+type RateCount struct {
+	Limit RateLimit
+	Start time.Time // the window's start
+	N     int64
 }
 
 // Subscriptions holds browsers as they register, turn notifications

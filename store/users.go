@@ -96,14 +96,19 @@ type Users interface {
 	CreateUser(ctx context.Context, s Signup) error
 	UserByEmail(ctx context.Context, email string) (User, error)
 	User(ctx context.Context, id string) (User, error)
-	// SetPassword replaces a user's password hash and ends every session
-	// of theirs but keep (the one that changed it; "" ends them all).
+	// SetPassword replaces a user's password hash, ends every session of
+	// theirs but keep (the one that changed it; "" ends them all) and
+	// drops their unused password reset tokens.
 	SetPassword(ctx context.Context, userID, hash, keep string) error
 	// VerifyEmail marks the user's address verified, the accounts they
 	// own verified (email_not_verified lifts), and turns the invites sent
 	// to the address into memberships, in one transaction.
 	VerifyEmail(ctx context.Context, userID string, at time.Time) error
 
+	// AcceptInvites turns the invites to a verified user's address into
+	// memberships (an existing membership keeps its role); an unverified
+	// user's wait.
+	AcceptInvites(ctx context.Context, userID string, at time.Time) error
 	// Members lists an account's members, oldest first.
 	Members(ctx context.Context, accountID string) ([]Member, error)
 	// Memberships lists a user's memberships, oldest first.

@@ -82,6 +82,48 @@ func (s *Store) TakeRateLimits(ctx context.Context, limits []store.RateLimit, n 
 	return used, true, nil
 }
 
+// AddRateCounts adds each count to its window's counter and returns the
+// totals, in one transaction; earlier windows of the same keys go. The
+// counts come in key order (package ratelimit sorts them), so two nodes
+// adding overlapping keys lock their rows in the same order.
+func (s *Store) AddRateCounts(ctx context.Context, counts []store.RateCount, now time.Time) ([]int64, error) {
+	totals := make([]int64, len(counts))
+	err := s.db.Tx(ctx, TxOptions{RetryUnique: true}, func(tx Conn) error {
+		old := map[int64][]string{} // window start -> keys whose earlier windows go
+		for i, c := range counts {
+			start := c.Start.Unix()
+			if c.N == 0 {
+				err := tx.QueryRow(ctx, `SELECT count FROM rate_counters WHERE key = $1 AND window_start = $2`,
+					c.Limit.Key, start).Scan(&totals[i])
+				if errors.Is(err, sql.ErrNoRows) {
+					totals[i], err = 0, nil
+				}
+				if err != nil {
+					return err
+				}
+				continue
+			}
+			if err := tx.QueryRow(ctx, `INSERT INTO rate_counters (key, window_start, count) VALUES ($1, $2, $3)
+				ON CONFLICT (key, window_start) DO UPDATE SET count = rate_counters.count + excluded.count
+				RETURNING count`, c.Limit.Key, start, c.N).Scan(&totals[i]); err != nil {
+				return err
+			}
+			old[start] = append(old[start], c.Limit.Key)
+		}
+		for start, keys := range old {
+			if _, err := tx.Exec(ctx, `DELETE FROM rate_counters WHERE window_start < $1 AND `+s.d.In("key", "$2"),
+				start, s.d.List(keys)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("adding rate counts: %w", err)
+	}
+	return totals, nil
+}
+
 // windowStart is the unix second l's window at at began.
 func windowStart(l store.RateLimit, at time.Time) int64 {
 	return l.WindowEnd(at).Unix() - int64(l.Window/time.Second)

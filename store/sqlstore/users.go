@@ -57,11 +57,14 @@ func (s *Store) user(ctx context.Context, where, arg string) (store.User, error)
 	return u, nil
 }
 
-// SetPassword replaces a user's password hash and ends every session of
-// theirs but keep, in one transaction.
+// SetPassword replaces a user's password hash, ends every session of
+// theirs but keep and drops their unused reset tokens, in one transaction.
 func (s *Store) SetPassword(ctx context.Context, userID, hash, keep string) error {
 	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
 		if err := affected(tx.Exec(ctx, `UPDATE users SET password_hash = $2 WHERE id = $1`, userID, hash)); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM user_tokens WHERE user_id = $1 AND kind = $2`, userID, store.TokenResetPassword); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, `DELETE FROM sessions WHERE user_id = $1 AND id <> $2`, userID, keep)
@@ -86,18 +89,42 @@ func (s *Store) VerifyEmail(ctx context.Context, userID string, at time.Time) er
 			WHERE NOT email_verified AND id IN (SELECT account_id FROM members WHERE user_id = $1 AND role = 'owner')`, userID); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO members (account_id, user_id, role, created_at)
-			SELECT account_id, $1, role, $3 FROM invites WHERE email = $2
-			ON CONFLICT (account_id, user_id) DO NOTHING`, userID, email, s.time(at)); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, `DELETE FROM invites WHERE email = $1`, email)
-		return err
+		return s.acceptInvites(ctx, tx, userID, email, at)
 	})
 	if err != nil {
 		return fmt.Errorf("verifying e-mail: %w", s.mapErr(err))
 	}
 	return nil
+}
+
+// AcceptInvites turns the invites to a verified user's address into
+// memberships.
+func (s *Store) AcceptInvites(ctx context.Context, userID string, at time.Time) error {
+	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
+		var email string
+		var verified bool
+		if err := tx.QueryRow(ctx, `SELECT email, email_verified FROM users WHERE id = $1`, userID).Scan(&email, &verified); err != nil {
+			return err
+		}
+		if !verified {
+			return nil
+		}
+		return s.acceptInvites(ctx, tx, userID, email, at)
+	})
+	if err != nil {
+		return fmt.Errorf("accepting invites: %w", s.mapErr(err))
+	}
+	return nil
+}
+
+func (s *Store) acceptInvites(ctx context.Context, tx Conn, userID, email string, at time.Time) error {
+	if _, err := tx.Exec(ctx, `INSERT INTO members (account_id, user_id, role, created_at)
+		SELECT account_id, $1, role, $3 FROM invites WHERE email = $2
+		ON CONFLICT (account_id, user_id) DO NOTHING`, userID, email, s.time(at)); err != nil {
+		return err
+	}
+	_, err := tx.Exec(ctx, `DELETE FROM invites WHERE email = $1`, email)
+	return err
 }
 
 const memberCols = `m.account_id, m.user_id, m.role, u.email, u.name, m.created_at`

@@ -55,6 +55,10 @@ func testUsers(t *testing.T, s store.Store) {
 	wantErr(t, "the taken sign-up's account", err, store.ErrNotFound)
 
 	// A new password ends every session but the one kept.
+	reset := store.UserToken{Hash: "r-" + u.ID, UserID: u.ID, Kind: store.TokenResetPassword, Email: u.Email, CreatedAt: at(0), ExpiresAt: at(time.Hour)}
+	noErr(t, "CreateToken", s.CreateToken(ctx, reset))
+	verify := store.UserToken{Hash: "v-" + u.ID, UserID: u.ID, Kind: store.TokenVerifyEmail, Email: u.Email, CreatedAt: at(0), ExpiresAt: at(time.Hour)}
+	noErr(t, "CreateToken", s.CreateToken(ctx, verify))
 	keep := newSession(t, s, u.ID, "keep")
 	drop := newSession(t, s, u.ID, "drop")
 	noErr(t, "SetPassword", s.SetPassword(ctx, u.ID, "$argon2id$new", keep.ID))
@@ -65,6 +69,10 @@ func testUsers(t *testing.T, s store.Store) {
 	wantErr(t, "the dropped session", err, store.ErrNotFound)
 	_, _, err = s.SessionByHash(ctx, keep.Hash)
 	noErr(t, "the kept session", err)
+	_, err = s.UseToken(ctx, reset.Hash, store.TokenResetPassword, at(time.Minute))
+	wantErr(t, "a reset token after a new password", err, store.ErrNotFound)
+	_, err = s.UseToken(ctx, verify.Hash, store.TokenVerifyEmail, at(time.Minute))
+	noErr(t, "a verification token after a new password", err)
 	noErr(t, "SetPassword (ends all)", s.SetPassword(ctx, u.ID, "$argon2id$newer", ""))
 	_, _, err = s.SessionByHash(ctx, keep.Hash)
 	wantErr(t, "every session", err, store.ErrNotFound)
