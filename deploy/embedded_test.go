@@ -90,7 +90,10 @@ func (c *cluster) run(name string, bin string, args ...string) *exec.Cmd {
 		c.t.Fatal(err)
 	}
 	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), "RELAYBELL_REVIEW_THRESHOLD=-1") // a 20,000-browser broadcast from a new account
+	cmd.Env = append(os.Environ(),
+		"RELAYBELL_REVIEW_THRESHOLD=-1",  // a 20,000-browser broadcast from a new account
+		"RELAYBELL_PUBLIC_RATE_LIMIT=-1", // subscribed from one address (the limit is tested in the api package)
+	)
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		c.t.Fatalf("starting %s: %v", name, err)
