@@ -95,5 +95,6 @@ var dialect = sqlstore.Dialect{
 	RecordResults: recordResults,
 	CappedQuery:   cappedQuery,
 	ExecBatch:     execBatch,
+	AddRateCounts: addRateCounts,
 	ScanTime:      scanTime,
 }

@@ -75,7 +75,7 @@
 //
 // Beyond those, an engine may only replace a query with one of its own
 // where a benchmark shows the generic one falls short on it. These are the
-// hooks, all PostgreSQL's (store/postgres/fast_*.go); nil or "" is the
+// six hooks, all PostgreSQL's (store/postgres/fast_*.go); nil or "" is the
 // generic query, which SQLite runs:
 //
 //   - AudienceFrom: an audience page looks each endpoint's subscriber up by
@@ -96,6 +96,9 @@
 //   - ExecBatch: the webhook deliveries of an event are queued in one round
 //     trip (a pgx batch) instead of one Exec after another.
 //     BenchmarkQueueWebhookDeliveries: batch against loop.
+//   - AddRateCounts: an API node's sync of its public-route counts (package
+//     ratelimit) is one statement over unnest instead of one per key.
+//     BenchmarkAddRateCounts: 10 ms against 98 ms for 1,000 keys.
 //
 // A new hook needs the same: a benchmark in the engine's package that runs
 // the generic query beside it, and a line here.

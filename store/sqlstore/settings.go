@@ -89,6 +89,11 @@ func (s *Store) TakeRateLimits(ctx context.Context, limits []store.RateLimit, n 
 func (s *Store) AddRateCounts(ctx context.Context, counts []store.RateCount, now time.Time) ([]int64, error) {
 	totals := make([]int64, len(counts))
 	err := s.db.Tx(ctx, TxOptions{RetryUnique: true}, func(tx Conn) error {
+		if s.d.AddRateCounts != nil && len(counts) > 0 {
+			got, err := s.d.AddRateCounts(ctx, tx, counts)
+			copy(totals, got)
+			return err
+		}
 		old := map[int64][]string{} // window start -> keys whose earlier windows go
 		for i, c := range counts {
 			start := c.Start.Unix()

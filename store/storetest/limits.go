@@ -16,6 +16,7 @@ var limitCases = []testCase{
 	{"UpdateWebsite", testUpdateWebsite},
 	{"RateLimits", testRateLimits},
 	{"RateLimitsConcurrent", testRateLimitsConcurrent},
+	{"AddRateCounts", testAddRateCounts},
 }
 
 func testUpdateWebsite(t *testing.T, s store.Store) {
@@ -137,4 +138,32 @@ func testRateLimitsConcurrent(t *testing.T, s store.Store) {
 	if taken != 25 || !slices.Equal(used, []int64{25, 25}) {
 		t.Fatalf("80 racing takes: %d taken, counts %v; want 25 and [25 25]", taken, used)
 	}
+}
+
+// AddRateCounts adds without a bound, reads with 0, keeps each window's
+// count apart, and drops a key's earlier windows when it adds to a later
+// one.
+func testAddRateCounts(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	h0 := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	a := store.RateLimit{Key: "public:a", Window: time.Minute, Max: 2}
+	b := store.RateLimit{Key: "public:b", Window: time.Minute, Max: 2}
+	add := func(what string, counts []store.RateCount, want ...int64) {
+		t.Helper()
+		got, err := s.AddRateCounts(ctx, counts, h0)
+		noErr(t, what, err)
+		same(t, what, got, want)
+	}
+	add("first", []store.RateCount{{Limit: a, Start: h0, N: 3}, {Limit: b, Start: h0, N: 1}}, 3, 1)
+	add("again, past the max", []store.RateCount{{Limit: a, Start: h0, N: 4}, {Limit: b, Start: h0, N: 0}}, 7, 1)
+	add("read only", []store.RateCount{{Limit: a, Start: h0}, {Limit: store.RateLimit{Key: "public:none", Window: time.Minute}, Start: h0}}, 7, 0)
+	// The send limits read the same counters.
+	used, _, err := s.TakeRateLimits(ctx, []store.RateLimit{{Key: "public:a", Window: time.Minute, Max: 100}}, 0, h0.Add(time.Second))
+	noErr(t, "TakeRateLimits", err)
+	same(t, "the same counter", used, []int64{7})
+	next := h0.Add(time.Minute)
+	add("next window", []store.RateCount{{Limit: a, Start: next, N: 2}}, 2)
+	add("the earlier window is gone", []store.RateCount{{Limit: a, Start: h0}}, 0)
+	add("another key's stays", []store.RateCount{{Limit: b, Start: h0}}, 1)
+	add("none", nil)
 }
