@@ -128,9 +128,6 @@ func New(st Store, cfg Config, logger *slog.Logger) *Service {
 	return &Service{st: st, cfg: cfg, log: logger, slots: make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))}
 }
 
-// Config returns the service's configuration with its defaults.
-func (s *Service) Config() Config { return s.cfg }
-
 // Client is who asks: their IP address and browser, kept with a session;
 // and the service's public URL, for the links of the mail ("" for none:
 // the mail then gives the code alone).
@@ -344,7 +341,7 @@ func (s *Service) Authenticate(ctx context.Context, token string, now time.Time)
 	if err != nil {
 		return store.Session{}, store.User{}, err
 	}
-	if !now.Before(se.ExpiresAt) || !now.Before(se.LastSeenAt.Add(s.cfg.IdleTimeout)) {
+	if s.Ended(se, now) {
 		if err := s.st.DeleteSession(ctx, se.UserID, se.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
 			s.log.Warn("deleting an ended session", "err", err)
 		}
@@ -357,6 +354,12 @@ func (s *Service) Authenticate(ctx context.Context, token string, now time.Time)
 		se.LastSeenAt = now
 	}
 	return se, u, nil
+}
+
+// Ended reports whether a session is over at now: past its maximum age,
+// or idle for too long.
+func (s *Service) Ended(se store.Session, now time.Time) bool {
+	return !now.Before(se.ExpiresAt) || !now.Before(se.LastSeenAt.Add(s.cfg.IdleTimeout))
 }
 
 // Logout ends a session.

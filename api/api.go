@@ -94,8 +94,8 @@ type Config struct {
 	PublicRateLimit int
 	// RateSync is how often the node shares its counts of the public
 	// routes' per-IP limit with the other nodes (package ratelimit).
-	// Default 250ms; negative: never in the background (tests call
-	// SyncRates).
+	// Default 250ms; negative: never (a node alone on its store, whose
+	// own count is then the whole count).
 	RateSync time.Duration
 }
 
@@ -298,10 +298,6 @@ func (a *API) Close() error {
 	<-a.rateDone
 	return nil
 }
-
-// SyncRates shares this node's counts of the public routes' limit with the
-// other nodes now, as the background sync does every Config.RateSync.
-func (a *API) SyncRates(ctx context.Context) error { return a.public.Sync(ctx, a.now()) }
 
 // Handler returns the request handler of every route.
 func (a *API) Handler() fasthttp.RequestHandler { return a.serve }

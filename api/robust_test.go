@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/relaybell/relaybell/accounts"
 )
 
 // The robustness suite walks every route of the served OpenAPI document
@@ -518,7 +520,7 @@ func (s *robustSuite) make(t testing.TB, k string) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		se, _, err := h.st.SessionByHash(context.Background(), hashOfToken(h.sessionOf(t, u.ID)))
+		se, _, err := h.st.SessionByHash(context.Background(), accounts.HashToken(h.sessionOf(t, u.ID)))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -107,23 +107,39 @@ func (a *API) authenticateSession(r *request, project bool) error {
 	if !project {
 		return nil
 	}
-	if !u.EmailVerified {
-		return errorf(CodeEmailNotVerified, "verify your e-mail address first")
+	if err := verified(r); err != nil {
+		return err
 	}
 	projectID, err := a.projectOf(r)
 	if err != nil {
 		return err
 	}
 	w, err := a.st.WebsiteByProjectID(r.ctx, projectID)
+	return a.enter(r, w, err, requiredRole(r.route), errorf(CodeNotFound, "no such project"))
+}
+
+// verified refuses a person whose address is not verified yet.
+func verified(r *request) error {
+	if !r.session.User.EmailVerified {
+		return errorf(CodeEmailNotVerified, "verify your e-mail address first")
+	}
+	return nil
+}
+
+// enter makes the signed-in person's call one on website w (loaded with
+// err): they must be a member of its account with at least role need, and
+// the account not suspended. A website they may not see answers notFound,
+// as one that does not exist. It sets r.owner and the person's role.
+func (a *API) enter(r *request, w store.Website, err error, need string, notFound *Error) error {
 	if errors.Is(err, store.ErrNotFound) {
-		return errorf(CodeNotFound, "no such project")
+		return notFound
 	}
 	if err != nil {
 		return err
 	}
-	role, err := a.st.Role(r.ctx, u.ID, w.AccountID)
+	role, err := a.st.Role(r.ctx, r.session.User.ID, w.AccountID)
 	if errors.Is(err, store.ErrNotFound) {
-		return errorf(CodeNotFound, "no such project")
+		return notFound
 	}
 	if err != nil {
 		return err
@@ -135,7 +151,7 @@ func (a *API) authenticateSession(r *request, project bool) error {
 	if acc.Suspended {
 		return errCode(CodeAccountSuspended)
 	}
-	if need := requiredRole(r.route); !roleAllows(role, need) {
+	if !roleAllows(role, need) {
 		return insufficientRole(need)
 	}
 	r.session.Role = role
@@ -625,11 +641,10 @@ func (a *API) handleListSessions(r *request) error {
 			return err
 		}
 	}
-	idle := a.accounts.Config().IdleTimeout
 	out := make([]sessionView, 0, len(ss))
 	for _, s := range ss {
-		if !r.now.Before(s.ExpiresAt) || !r.now.Before(s.LastSeenAt.Add(idle)) {
-			continue // ended; deleted when next presented
+		if a.accounts.Ended(s, r.now) {
+			continue // deleted when next presented
 		}
 		out = append(out, sessionView{ID: s.ID, UserAgent: s.UserAgent, IP: s.IP,
 			CreatedAt:  s.CreatedAt.UTC().Format(notification.TimeLayout),

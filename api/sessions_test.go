@@ -159,8 +159,6 @@ func (h *harness) sessionOf(t testing.TB, userID string) string {
 	return token
 }
 
-func hashOfToken(token string) string { return accounts.HashToken(token) }
-
 // The whole way in: sign up, verify, sign in, make a website, make a key
 // and use it, revoke it; each answer exact.
 func TestSessionSignupToKey(t *testing.T) {
@@ -669,7 +667,11 @@ func TestKeyRoutesRules(t *testing.T) {
 		t.Fatalf("revoking current: %d %s", r.status, r.body)
 	}
 	expectCode(t, h.do("GET", "/api/v1/notifications", "", auth(sendOnly)...), 401, CodeInvalidAPIKey)
-	_ = sendID
+	// It is the send key that went, and only it.
+	if err := json.Unmarshal(h.do("GET", "/api/v1/keys", "", auth(full)...).body, &listed); err != nil ||
+		len(listed.Keys) != 1 || listed.Keys[0].ID != fullID || fullID == sendID {
+		t.Fatalf("keys after revoking %s: %+v %v", sendID, listed, err)
+	}
 
 	// From the session: bad scopes, bad expiry, the CMS preset.
 	expectError(t, ann.do("POST", "/api/v1/keys"+q, `{"scopes":["send","root"]}`), 400, CodeInvalidScopes, `,"message":"unknown scope \"root\""`)

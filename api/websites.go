@@ -29,14 +29,6 @@ func (a *API) websiteRoutes(rt *router) {
 	member(http.MethodDelete, "/api/v1/members/invites/{email}", store.RoleOwner, a.handleRemoveInvite)
 }
 
-// verified refuses a person whose address is not verified yet.
-func verified(r *request) error {
-	if !r.session.User.EmailVerified {
-		return errorf(CodeEmailNotVerified, "verify your e-mail address first")
-	}
-	return nil
-}
-
 // handleListWebsites serves GET /api/v1/websites: the websites of every
 // account the person is a member of, with their role.
 func (a *API) handleListWebsites(r *request) error {
@@ -139,30 +131,9 @@ func (a *API) memberWebsite(r *request, need string) (store.Website, error) {
 		return store.Website{}, errCode(CodeNotFound)
 	}
 	w, err := a.st.Website(r.ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return store.Website{}, errCode(CodeNotFound)
-	}
-	if err != nil {
+	if err := a.enter(r, w, err, need, errCode(CodeNotFound)); err != nil {
 		return store.Website{}, err
 	}
-	role, err := a.st.Role(r.ctx, r.session.User.ID, w.AccountID)
-	if errors.Is(err, store.ErrNotFound) {
-		return store.Website{}, errCode(CodeNotFound)
-	}
-	if err != nil {
-		return store.Website{}, err
-	}
-	if !roleAllows(role, need) {
-		return store.Website{}, insufficientRole(need)
-	}
-	acc, err := a.st.Account(r.ctx, w.AccountID)
-	if err != nil {
-		return store.Website{}, err
-	}
-	if acc.Suspended {
-		return store.Website{}, errCode(CodeAccountSuspended)
-	}
-	r.session.Role = role
 	return w, nil
 }
 
