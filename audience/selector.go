@@ -25,6 +25,7 @@ type Selector struct {
 	WebsiteID   string
 	ExternalIDs []string // when set, only these people
 	TopicID     string   // when set, only people opted into this topic
+	AlertID     string   // when set, only the people of this product alert's audience
 	include     []*filter.Matcher
 	exclude     []*filter.Matcher
 }
@@ -33,6 +34,12 @@ type Selector struct {
 // segment that does not exist is ErrSegmentMissing.
 func Compile(ctx context.Context, segs Segments, websiteID string, t notification.Target) (*Selector, error) {
 	s := &Selector{WebsiteID: websiteID, ExternalIDs: t.ExternalIDs, TopicID: t.TopicID}
+	if t.ProductAlert != nil {
+		if t.ProductAlert.ID == "" {
+			return nil, errors.New("a product alert's target names no alert")
+		}
+		s.AlertID = t.ProductAlert.ID
+	}
 	s.add(&s.include, t.Filters)
 	s.add(&s.exclude, t.ExcludeFilters)
 	for _, ref := range []struct {
@@ -107,7 +114,7 @@ func Attributes(sub *store.Subscriber) filter.Attributes {
 func (s *Selector) Query(shard int, afterID string, limit int) store.AudienceQuery {
 	return store.AudienceQuery{
 		WebsiteID: s.WebsiteID, Shard: shard, AfterID: afterID, Limit: limit,
-		ExternalIDs: s.ExternalIDs, TopicID: s.TopicID,
+		ExternalIDs: s.ExternalIDs, TopicID: s.TopicID, AlertID: s.AlertID,
 	}
 }
 
@@ -120,7 +127,7 @@ type Reader interface {
 // website, external ids and topic, narrowed by what its included filters
 // require (Selects still decides), with the tags when tags is set.
 func (s *Selector) reach(shard int, tags bool) store.ReachQuery {
-	q := store.ReachQuery{WebsiteID: s.WebsiteID, Shard: shard, ExternalIDs: s.ExternalIDs, Tags: tags}
+	q := store.ReachQuery{WebsiteID: s.WebsiteID, Shard: shard, ExternalIDs: s.ExternalIDs, AlertID: s.AlertID, Tags: tags}
 	if s.TopicID != "" {
 		q.Narrow.Topics = []string{s.TopicID}
 	}

@@ -63,12 +63,24 @@ type Target struct {
 	TopicID          string          `json:"topicId,omitempty"`
 	ExcludeSegmentID string          `json:"excludeSegmentId,omitempty"`
 	ExcludeFilters   *filter.Filters `json:"excludeFilters,omitempty"`
+	// ProductAlert makes the send a product alert: it goes to the audience
+	// fixed for it (store.Behavior.CreateProductAlert) and nobody else.
+	ProductAlert *ProductAlert `json:"productAlert,omitempty"`
+}
+
+// ProductAlert is the target of a product alert.
+type ProductAlert struct {
+	// ID is the notification whose fixed audience the alert goes to (its
+	// own id).
+	ID        string `json:"id"`
+	Kind      string `json:"kind"` // price_drop or back_in_stock
+	ProductID string `json:"productId"`
 }
 
 // Everyone reports whether the target selects every subscriber.
 func (t Target) Everyone() bool {
 	return len(t.ExternalIDs) == 0 && t.SegmentID == "" && noRules(t.Filters) && t.TopicID == "" &&
-		t.ExcludeSegmentID == "" && noRules(t.ExcludeFilters)
+		t.ExcludeSegmentID == "" && noRules(t.ExcludeFilters) && t.ProductAlert == nil
 }
 
 func noRules(f *filter.Filters) bool { return f == nil || f.Empty() }
@@ -417,6 +429,10 @@ func AddUTM(link string, s store.Settings) string {
 func (t Target) Summary() string {
 	var parts []string
 	switch {
+	case t.ProductAlert != nil && t.ProductAlert.Kind == store.InterestBackInStock:
+		parts = append(parts, "People waiting for product "+t.ProductAlert.ProductID+" to be back in stock")
+	case t.ProductAlert != nil:
+		parts = append(parts, "People interested in product "+t.ProductAlert.ProductID)
 	case len(t.ExternalIDs) == 1:
 		parts = append(parts, "User "+t.ExternalIDs[0])
 	case len(t.ExternalIDs) > 1:

@@ -76,6 +76,7 @@ type ReachQuery struct {
 	WebsiteID   string
 	Shard       int      // AllShards for the whole website
 	ExternalIDs []string // when non-empty, only people with these external ids
+	AlertID     string   // when set, only the people of this product alert's audience
 	// Narrow is what every person must pass as well; counting uses its
 	// Countries, Topics and Tags for what a send's filters and topic imply.
 	Narrow PeopleFilter

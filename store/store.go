@@ -214,6 +214,9 @@ type AudienceQuery struct {
 	Limit       int      // page size
 	ExternalIDs []string // when non-empty, only subscribers with these external ids
 	TopicID     string   // when set, only subscribers opted into this topic
+	// AlertID, when set, is a product alert's notification id: only the
+	// people its audience holds (Behavior.CreateProductAlert).
+	AlertID string
 }
 
 // Notification statuses of spec 3.1.
@@ -325,6 +328,7 @@ type Store interface {
 	Outbox
 	Webhooks
 	Identity
+	Behavior
 	Close() error
 }
 

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -66,6 +67,20 @@ func AudienceSQL(d Dialect, byExternalIDs bool) string {
 	ORDER BY e.id LIMIT $4`
 }
 
+// alertAudienceSQL is the query of a page of a product alert's Audience:
+// the arguments of AudienceSQL, with the alert's notification id as $6. It
+// starts from the alert's people of the shard, one range of alert_audience's
+// key, and looks up each one's subscriber and endpoints.
+const alertAudienceSQL = `SELECT ` + recipientCols + `
+	FROM alert_audience a
+	CROSS JOIN subscribers s
+	CROSS JOIN endpoints e
+	WHERE a.notification_id = $6 AND a.shard = $2
+	  AND s.id = a.subscriber_id AND s.website_id = $1 AND s.shard = $2 AND s.unsubscribed_at IS NULL
+	  AND e.subscriber_id = s.id AND e.id > $3
+	  AND ` + audienceTopic + `
+	ORDER BY e.id LIMIT $4`
+
 // Audience returns one page of the subscribed endpoints of one shard of a
 // website, ordered by endpoint id, with their subscribers. A Limit of 0 or
 // less means 1000.
@@ -78,11 +93,18 @@ func (s *Store) Audience(ctx context.Context, q store.AudienceQuery) ([]store.Re
 	// A page of a shard is usually full; a page of named users rarely.
 	size := min(limit, 1024)
 	byExternalIDs := len(q.ExternalIDs) > 0
-	if byExternalIDs {
+	query := AudienceSQL(s.d, byExternalIDs)
+	switch {
+	case byExternalIDs && q.AlertID != "":
+		return nil, errors.New("loading audience: a product alert names no external ids")
+	case byExternalIDs:
 		args = append(args, s.d.List(q.ExternalIDs))
 		size = min(limit, 2*len(q.ExternalIDs), 64)
+	case q.AlertID != "":
+		args = append(args, q.AlertID)
+		query = alertAudienceSQL
 	}
-	rows, err := s.db.Read().Query(ctx, AudienceSQL(s.d, byExternalIDs), args...)
+	rows, err := s.db.Read().Query(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("loading audience: %w", err)
 	}

@@ -51,29 +51,33 @@ func (s *Store) CreateNotification(ctx context.Context, n *store.Notification) e
 	if n.CreatedAt.IsZero() {
 		n.CreatedAt = s.storedTime(time.Now())
 	}
+	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error { return s.insertNotification(ctx, tx, n) })
+	if err != nil {
+		return fmt.Errorf("creating notification: %w", s.mapErr(err))
+	}
+	return nil
+}
+
+// insertNotification inserts n, with its id and creation time set, and
+// its segment links, and sets n.Seq.
+func (s *Store) insertNotification(ctx context.Context, tx Conn, n *store.Notification) error {
 	var seq int64
-	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
-		if err := tx.QueryRow(ctx, `INSERT INTO notifications (id, website_id, status, title, body, content,
+	if err := tx.QueryRow(ctx, `INSERT INTO notifications (id, website_id, status, title, body, content,
 			target, target_summary, send_body, transactional, ab, automation, created_at, scheduled_at, started_at,
 			finished_at, published_at, error, recipients, processed, sent, delivered, failed, pruned, clicked,
 			conversions, revenue, search)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
 				$21, $22, $23, $24, $25, $26, $27, $28)
 			RETURNING seq`,
-			n.ID, n.WebsiteID, n.Status, n.Title, n.Body, nullBytes(n.Content), nullBytes(n.Target),
-			n.TargetSummary, nullBytes(n.SendBody), n.Transactional, n.AB, n.Automation, s.time(n.CreatedAt),
-			s.timePtr(n.ScheduledAt), s.timePtr(n.StartedAt), s.timePtr(n.FinishedAt), s.timePtr(n.PublishedAt),
-			n.Error, n.Recipients, n.Processed, n.Sent, n.Delivered, n.Failed, n.Pruned, n.Clicked, n.Conversions,
-			n.Revenue, store.SearchText(n.Title, n.Body)).Scan(&seq); err != nil {
-			return err
-		}
-		return s.addNotificationSegments(ctx, tx, n)
-	})
-	if err != nil {
-		return fmt.Errorf("creating notification: %w", s.mapErr(err))
+		n.ID, n.WebsiteID, n.Status, n.Title, n.Body, nullBytes(n.Content), nullBytes(n.Target),
+		n.TargetSummary, nullBytes(n.SendBody), n.Transactional, n.AB, n.Automation, s.time(n.CreatedAt),
+		s.timePtr(n.ScheduledAt), s.timePtr(n.StartedAt), s.timePtr(n.FinishedAt), s.timePtr(n.PublishedAt),
+		n.Error, n.Recipients, n.Processed, n.Sent, n.Delivered, n.Failed, n.Pruned, n.Clicked, n.Conversions,
+		n.Revenue, store.SearchText(n.Title, n.Body)).Scan(&seq); err != nil {
+		return err
 	}
 	n.Seq = seq
-	return nil
+	return s.addNotificationSegments(ctx, tx, n)
 }
 
 // addNotificationSegments links n to its saved segments, each once.

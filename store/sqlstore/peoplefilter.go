@@ -34,6 +34,9 @@ func ReachSQL(d Dialect, q store.ReachQuery) (string, []any) {
 	if len(q.ExternalIDs) > 0 {
 		query += ` AND s.external_id IN (` + w.list(q.ExternalIDs) + `)`
 	}
+	if q.AlertID != "" {
+		query += ` AND s.id IN (SELECT a.subscriber_id FROM alert_audience a WHERE a.notification_id = ` + w.arg(q.AlertID) + `)`
+	}
 	// Over a whole website a label condition reads its labels once (as a
 	// count does); within a shard it is a lookup per person.
 	w.filter(q.WebsiteID, q.Narrow, q.Shard == store.AllShards)

@@ -45,6 +45,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"WebhookDeliveries", webhookDeliveryCases},
 		{"Identity", identityCases},
 		{"Users", userCases},
+		{"Behavior", behaviorCases},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

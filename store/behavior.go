@@ -1,0 +1,97 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// Product interest kinds: what a person wants to hear about a product.
+const (
+	InterestPriceDrop   = "price_drop"
+	InterestBackInStock = "back_in_stock"
+)
+
+// ProductInterest is a person's interest in a product's price drops or its
+// return to stock.
+type ProductInterest struct {
+	WebsiteID    string
+	SubscriberID string
+	ProductID    string
+	Kind         string // InterestPriceDrop or InterestBackInStock
+	CreatedAt    time.Time
+}
+
+// ProductAlert is what CreateProductAlert sends: the people interested in
+// ProductID for Kind since Since (older interests have expired), at most
+// Max of them, newest interests first.
+type ProductAlert struct {
+	ProductID string
+	Kind      string
+	Since     time.Time
+	Max       int
+	// DedupeSince, when set, makes the alert a no-op (Deduped) if an alert
+	// of the same product and kind was asked for after it; either
+	// way the alert counts as asked for at the notification's CreatedAt.
+	DedupeSince time.Time
+}
+
+// AlertResult is what CreateProductAlert did.
+type AlertResult struct {
+	Deduped bool
+	// Audience is the people the notification goes to (after the cut),
+	// Truncated whether more were interested than ProductAlert.Max.
+	Audience  int
+	Truncated bool
+	// Created says the notification was stored: false when deduped or
+	// when nobody is interested.
+	Created bool
+}
+
+// Behavior holds what behavioral events leave in the metadata: the
+// conversions credited to notifications, people's product interests and
+// the product alerts made of them, and the answers of idempotent posts.
+// The events themselves live in the analytics event log.
+type Behavior interface {
+	// LastInteraction is the website's notification the subscriber (on
+	// any of their browsers) last clicked at or after since or, failing
+	// that, last had delivered at or after since. ErrNotFound when none.
+	LastInteraction(ctx context.Context, websiteID, subscriberID string, since time.Time) (notificationID string, err error)
+	// CreditConversion records a conversion worth value for the website's
+	// notification. It takes no lock on the notification: the credit
+	// reaches the notification's Conversions and Revenue when
+	// FoldConversions next runs, in any process. ErrNotFound when the
+	// notification is not the website's.
+	CreditConversion(ctx context.Context, websiteID, notificationID string, value float64, at time.Time) error
+	// FoldConversions adds up to max recorded credits to their
+	// notifications' counters and removes them, in one transaction, and
+	// returns how many it folded. Concurrent calls never fold a credit
+	// twice.
+	FoldConversions(ctx context.Context, max int) (int, error)
+
+	// AddInterest records the interest, or renews its CreatedAt when the
+	// subscriber already had it. ErrNotFound for a subscriber not of the
+	// website.
+	AddInterest(ctx context.Context, in ProductInterest) error
+	// Interests lists the subscribers' interests created at or after
+	// since, newest first, at most limit.
+	Interests(ctx context.Context, websiteID string, subscriberIDs []string, since time.Time, limit int) ([]ProductInterest, error)
+	// CreateProductAlert stores n, a send to the subscribed people
+	// interested in a.ProductID for a.Kind (its audience fixed now:
+	// AudienceQuery.AlertID reads it), unless nobody is or the alert is
+	// deduped; n.Target must name n.ID as its alert. A back-in-stock
+	// alert uses up the interests of the people it goes to, and the
+	// product's expired interests are removed. All in one transaction.
+	CreateProductAlert(ctx context.Context, n *Notification, a ProductAlert) (AlertResult, error)
+
+	// ClaimIdempotency claims key (of the website, within scope) for a
+	// request about to run: claimed true when it is new, or when an
+	// earlier claim that left no answer was made before staleBefore (its
+	// request died). Otherwise it returns the earlier request's answer,
+	// nil while that request is still running.
+	ClaimIdempotency(ctx context.Context, websiteID, scope, key string, now, staleBefore time.Time) (answer []byte, claimed bool, err error)
+	// SettleIdempotency stores the answer of a claimed key; a nil answer
+	// releases the claim (the request failed and may be tried again).
+	SettleIdempotency(ctx context.Context, websiteID, scope, key string, answer []byte) error
+	// PurgeIdempotency forgets every key claimed before before.
+	PurgeIdempotency(ctx context.Context, before time.Time) (int64, error)
+}

@@ -1,0 +1,290 @@
+package sqlstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/relaybell/relaybell/store"
+)
+
+// LastInteraction is the website's notification the subscriber last
+// clicked at or after since, or else last had delivered at or after since.
+func (s *Store) LastInteraction(ctx context.Context, websiteID, subscriberID string, since time.Time) (string, error) {
+	var id string
+	err := s.db.Read().QueryRow(ctx, `SELECT i.notification_id
+		FROM endpoints e
+		JOIN interactions i ON i.endpoint_id = e.id
+		JOIN notifications n ON n.id = i.notification_id
+		WHERE e.subscriber_id = $1 AND e.website_id = $2 AND n.website_id = $2 AND i.at >= $3
+		ORDER BY CASE WHEN i.kind = 'clicked' THEN 0 ELSE 1 END, i.at DESC, i.notification_id
+		LIMIT 1`, subscriberID, websiteID, s.time(since)).Scan(&id)
+	if err != nil {
+		return "", fmt.Errorf("finding last interaction: %w", s.mapErr(err))
+	}
+	return id, nil
+}
+
+// CreditConversion records a conversion for FoldConversions to count.
+func (s *Store) CreditConversion(ctx context.Context, websiteID, notificationID string, value float64, at time.Time) error {
+	n, err := s.db.Write().Exec(ctx, `INSERT INTO conversion_credits (notification_id, value, at)
+		SELECT id, $3, $4 FROM notifications WHERE id = $1 AND website_id = $2`,
+		notificationID, websiteID, value, s.time(nowOr(at)))
+	if err != nil {
+		return fmt.Errorf("crediting conversion: %w", s.mapErr(err))
+	}
+	if n == 0 {
+		return fmt.Errorf("crediting conversion: %w", store.ErrNotFound)
+	}
+	return nil
+}
+
+// FoldConversions adds up to max credits to their notifications' counters.
+// The DELETE … RETURNING takes the credits: a concurrent fold that picked
+// the same ones finds them gone once this one commits, and folds none of
+// them. Notifications are updated in id order, so two folds never wait for
+// each other crosswise.
+func (s *Store) FoldConversions(ctx context.Context, max int) (int, error) {
+	type sum struct {
+		n     int64
+		value float64
+	}
+	var folded int
+	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
+		folded = 0
+		rows, err := tx.Query(ctx, `DELETE FROM conversion_credits WHERE id IN
+			(SELECT id FROM conversion_credits ORDER BY id LIMIT $1)
+			RETURNING notification_id, value`, max)
+		if err != nil {
+			return err
+		}
+		sums := map[string]*sum{}
+		for rows.Next() {
+			var (
+				id    string
+				value float64
+			)
+			if err := rows.Scan(&id, &value); err != nil {
+				rows.Close()
+				return err
+			}
+			if sums[id] == nil {
+				sums[id] = &sum{}
+			}
+			sums[id].n++
+			sums[id].value += value
+			folded++
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		ids := make([]string, 0, len(sums))
+		for id := range sums {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		for _, id := range ids {
+			if _, err := tx.Exec(ctx, `UPDATE notifications SET conversions = conversions + $2, revenue = revenue + $3 WHERE id = $1`,
+				id, sums[id].n, sums[id].value); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("folding conversions: %w", s.mapErr(err))
+	}
+	return folded, nil
+}
+
+// AddInterest records or renews a product interest.
+func (s *Store) AddInterest(ctx context.Context, in store.ProductInterest) error {
+	if in.Kind != store.InterestPriceDrop && in.Kind != store.InterestBackInStock {
+		return fmt.Errorf("adding interest: unknown kind %q", in.Kind)
+	}
+	n, err := s.db.Write().Exec(ctx, `INSERT INTO product_interests (website_id, product_id, kind, subscriber_id, created_at)
+		SELECT website_id, $2, $3, id, $4 FROM subscribers WHERE id = $1 AND website_id = $5
+		ON CONFLICT (website_id, product_id, kind, subscriber_id) DO UPDATE SET created_at = excluded.created_at`,
+		in.SubscriberID, in.ProductID, in.Kind, s.time(nowOr(in.CreatedAt)), in.WebsiteID)
+	if err != nil {
+		return fmt.Errorf("adding interest: %w", s.mapErr(err))
+	}
+	if n == 0 {
+		return fmt.Errorf("adding interest: %w", store.ErrNotFound)
+	}
+	return nil
+}
+
+// Interests lists the subscribers' live interests, newest first.
+func (s *Store) Interests(ctx context.Context, websiteID string, subscriberIDs []string, since time.Time, limit int) ([]store.ProductInterest, error) {
+	if len(subscriberIDs) == 0 {
+		return nil, nil
+	}
+	rows, err := s.db.Read().Query(ctx, `SELECT website_id, subscriber_id, product_id, kind, created_at
+		FROM product_interests
+		WHERE website_id = $1 AND `+s.d.In("subscriber_id", "$2")+` AND created_at >= $3
+		ORDER BY created_at DESC, product_id, kind LIMIT $4`,
+		websiteID, s.d.List(subscriberIDs), s.time(since), limit)
+	if err != nil {
+		return nil, fmt.Errorf("loading interests: %w", err)
+	}
+	defer rows.Close()
+	var out []store.ProductInterest
+	for rows.Next() {
+		var in store.ProductInterest
+		if err := rows.Scan(&in.WebsiteID, &in.SubscriberID, &in.ProductID, &in.Kind, timeDest{&in.CreatedAt}); err != nil {
+			return nil, fmt.Errorf("loading interests: %w", err)
+		}
+		out = append(out, in)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("loading interests: %w", err)
+	}
+	return out, nil
+}
+
+// interestedFrom is the subscribed people interested in a product ($1
+// website, $2 product, $3 kind, $4 since), newest interest first.
+const interestedFrom = `FROM product_interests i
+	JOIN subscribers s ON s.id = i.subscriber_id
+	WHERE i.website_id = $1 AND i.product_id = $2 AND i.kind = $3 AND i.created_at >= $4
+	  AND s.unsubscribed_at IS NULL AND s.browsers > 0`
+
+// CreateProductAlert stores a product alert and fixes its audience.
+func (s *Store) CreateProductAlert(ctx context.Context, n *store.Notification, a store.ProductAlert) (store.AlertResult, error) {
+	if n.ID == "" {
+		n.ID = uuid.NewString()
+	}
+	if n.CreatedAt.IsZero() {
+		n.CreatedAt = s.storedTime(time.Now())
+	}
+	if a.Max <= 0 {
+		return store.AlertResult{}, errors.New("creating product alert: no audience bound")
+	}
+	var res store.AlertResult
+	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
+		res = store.AlertResult{}
+		// The mark moves unless the last alert was asked for after
+		// DedupeSince: no row back means it was, and this one is deduped.
+		// Without DedupeSince it always moves.
+		dedupe := a.DedupeSince
+		if dedupe.IsZero() {
+			dedupe = n.CreatedAt.AddDate(100, 0, 0)
+		}
+		rows, err := tx.Query(ctx, `INSERT INTO product_alert_marks (website_id, product_id, kind, at) VALUES ($1, $2, $3, $4)
+			ON CONFLICT (website_id, product_id, kind) DO UPDATE SET at = excluded.at
+			WHERE product_alert_marks.at <= $5
+			RETURNING at`, n.WebsiteID, a.ProductID, a.Kind, s.time(n.CreatedAt), s.time(dedupe))
+		if err != nil {
+			return err
+		}
+		moved := rows.Next()
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if !moved {
+			res.Deduped = true
+			return nil
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM product_interests WHERE website_id = $1 AND product_id = $2 AND created_at < $3`,
+			n.WebsiteID, a.ProductID, s.time(a.Since)); err != nil {
+			return err
+		}
+		var count int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 `+interestedFrom+` LIMIT $5) x`,
+			n.WebsiteID, a.ProductID, a.Kind, s.time(a.Since), a.Max+1).Scan(&count); err != nil {
+			return err
+		}
+		if count == 0 {
+			return nil
+		}
+		res.Audience, res.Truncated = min(count, a.Max), count > a.Max
+		if err := s.insertNotification(ctx, tx, n); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO alert_audience (notification_id, shard, subscriber_id)
+			SELECT $6, s.shard, s.id `+interestedFrom+`
+			ORDER BY i.created_at DESC, s.id LIMIT $5`,
+			n.WebsiteID, a.ProductID, a.Kind, s.time(a.Since), a.Max, n.ID); err != nil {
+			return err
+		}
+		res.Created = true
+		if a.Kind != store.InterestBackInStock {
+			return nil
+		}
+		_, err = tx.Exec(ctx, `DELETE FROM product_interests WHERE website_id = $1 AND product_id = $2 AND kind = $3
+			AND subscriber_id IN (SELECT subscriber_id FROM alert_audience WHERE notification_id = $4)`,
+			n.WebsiteID, a.ProductID, a.Kind, n.ID)
+		return err
+	})
+	if err != nil {
+		return store.AlertResult{}, fmt.Errorf("creating product alert: %w", s.mapErr(err))
+	}
+	return res, nil
+}
+
+// ClaimIdempotency claims a key, or returns the answer stored under it.
+func (s *Store) ClaimIdempotency(ctx context.Context, websiteID, scope, key string, now, staleBefore time.Time) ([]byte, bool, error) {
+	var (
+		answer  []byte
+		claimed bool
+	)
+	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
+		answer, claimed = nil, false
+		n, err := tx.Exec(ctx, `INSERT INTO idempotency_keys (website_id, scope, key, created_at) VALUES ($1, $2, $3, $4)
+			ON CONFLICT (website_id, scope, key) DO NOTHING`, websiteID, scope, key, s.time(now))
+		if err != nil || n == 1 {
+			claimed = err == nil
+			return err
+		}
+		var text *string
+		if err := tx.QueryRow(ctx, `SELECT answer FROM idempotency_keys WHERE website_id = $1 AND scope = $2 AND key = $3 `+s.d.ForUpdate(),
+			websiteID, scope, key).Scan(&text); err != nil {
+			return err
+		}
+		if text != nil {
+			answer = []byte(*text)
+			return nil
+		}
+		n, err = tx.Exec(ctx, `UPDATE idempotency_keys SET created_at = $4
+			WHERE website_id = $1 AND scope = $2 AND key = $3 AND answer IS NULL AND created_at < $5`,
+			websiteID, scope, key, s.time(now), s.time(staleBefore))
+		claimed = err == nil && n == 1
+		return err
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("claiming idempotency key: %w", s.mapErr(err))
+	}
+	return answer, claimed, nil
+}
+
+// SettleIdempotency stores a claimed key's answer, or releases the claim.
+func (s *Store) SettleIdempotency(ctx context.Context, websiteID, scope, key string, answer []byte) error {
+	var err error
+	if answer == nil {
+		_, err = s.db.Write().Exec(ctx, `DELETE FROM idempotency_keys WHERE website_id = $1 AND scope = $2 AND key = $3 AND answer IS NULL`,
+			websiteID, scope, key)
+	} else {
+		_, err = s.db.Write().Exec(ctx, `UPDATE idempotency_keys SET answer = $4 WHERE website_id = $1 AND scope = $2 AND key = $3`,
+			websiteID, scope, key, string(answer))
+	}
+	if err != nil {
+		return fmt.Errorf("settling idempotency key: %w", s.mapErr(err))
+	}
+	return nil
+}
+
+// PurgeIdempotency forgets the keys claimed before before.
+func (s *Store) PurgeIdempotency(ctx context.Context, before time.Time) (int64, error) {
+	n, err := s.db.Write().Exec(ctx, `DELETE FROM idempotency_keys WHERE created_at < $1`, s.time(before))
+	if err != nil {
+		return 0, fmt.Errorf("purging idempotency keys: %w", err)
+	}
+	return n, nil
+}

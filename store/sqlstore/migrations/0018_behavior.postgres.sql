@@ -1,0 +1,60 @@
+-- Version 18: what behavioral events leave in the metadata (store.Behavior).
+-- Times are timestamptz, as everywhere on PostgreSQL.
+-- The events themselves are in the analytics event log.
+--
+-- conversion_credits: conversions waiting to be added to their
+-- notification's counters. A conversion is an insert here, never an update
+-- of the notification's row, so a burst for one popular notification does
+-- not queue on that row; FoldConversions adds them up a batch at a time.
+CREATE TABLE conversion_credits (
+	id              bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	notification_id text NOT NULL REFERENCES notifications (id) ON DELETE CASCADE,
+	value           double precision NOT NULL,
+	at              timestamptz NOT NULL
+);
+
+-- A person's interest in a product's price drops or its return to stock.
+CREATE TABLE product_interests (
+	website_id    text NOT NULL REFERENCES websites (id) ON DELETE CASCADE,
+	product_id    text NOT NULL,
+	kind          text NOT NULL CHECK (kind IN ('price_drop', 'back_in_stock')),
+	subscriber_id text NOT NULL REFERENCES subscribers (id) ON DELETE CASCADE,
+	created_at    timestamptz NOT NULL,
+	PRIMARY KEY (website_id, product_id, kind, subscriber_id)
+);
+CREATE INDEX product_interests_subscriber ON product_interests (subscriber_id, created_at);
+
+-- The people a product alert goes to, fixed when the alert was made, by
+-- shard so that fan-out reads a shard's part as one range.
+CREATE TABLE alert_audience (
+	notification_id text NOT NULL REFERENCES notifications (id) ON DELETE CASCADE,
+	shard           integer NOT NULL,
+	subscriber_id   text NOT NULL REFERENCES subscribers (id) ON DELETE CASCADE,
+	PRIMARY KEY (notification_id, shard, subscriber_id)
+);
+CREATE INDEX alert_audience_subscriber ON alert_audience (subscriber_id);
+
+-- When a product's last alert of a kind was asked for (the price-drop
+-- dedupe).
+CREATE TABLE product_alert_marks (
+	website_id text NOT NULL REFERENCES websites (id) ON DELETE CASCADE,
+	product_id text NOT NULL,
+	kind       text NOT NULL,
+	at         timestamptz NOT NULL,
+	PRIMARY KEY (website_id, product_id, kind)
+);
+
+-- Idempotency-Key claims and the answers they replay; answer is NULL while
+-- the claiming request runs.
+CREATE TABLE idempotency_keys (
+	website_id text NOT NULL REFERENCES websites (id) ON DELETE CASCADE,
+	scope      text NOT NULL,
+	key        text NOT NULL,
+	answer     text,
+	created_at timestamptz NOT NULL,
+	PRIMARY KEY (website_id, scope, key)
+);
+CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at);
+
+-- Attribution looks up a person's latest interactions by endpoint.
+CREATE INDEX interactions_endpoint ON interactions (endpoint_id, at);

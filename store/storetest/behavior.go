@@ -1,0 +1,396 @@
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/relaybell/relaybell/store"
+)
+
+var behaviorCases = []testCase{
+	{"LastInteraction", testLastInteraction},
+	{"Conversions", testConversions},
+	{"ConcurrentFolds", testConcurrentFolds},
+	{"Interests", testInterests},
+	{"ProductAlert", testProductAlert},
+	{"ProductAlertDedupe", testProductAlertDedupe},
+	{"Idempotency", testIdempotency},
+}
+
+func testLastInteraction(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	other := newWebsite(t, s)
+	phone := subscription(w.Website.ID)
+	phone.ExternalID = "ann"
+	p := subscribe(t, s, phone)
+	laptop := subscription(w.Website.ID)
+	laptop.ExternalID = "ann"
+	l := subscribe(t, s, laptop)
+	if l.SubscriberID != p.SubscriberID {
+		t.Fatalf("one person's browsers are subscribers %s and %s", p.SubscriberID, l.SubscriberID)
+	}
+	_, err := s.LastInteraction(ctx, w.Website.ID, p.SubscriberID, at(0))
+	wantErr(t, "LastInteraction of nobody's notification", err, store.ErrNotFound)
+
+	n1, n2, n3 := create(t, s, notification(w.Website.ID)), create(t, s, notification(w.Website.ID)), create(t, s, notification(w.Website.ID))
+	record := func(n store.Notification, endpointID, kind string, d time.Duration) {
+		t.Helper()
+		_, err := s.RecordInteraction(ctx, w.Website.ID, n.ID, endpointID, kind, at(d), nil)
+		noErr(t, "RecordInteraction", err)
+	}
+	record(n1, p.EndpointID, store.InteractionDelivered, time.Hour)
+	record(n2, l.EndpointID, store.InteractionDelivered, 2*time.Hour)
+	got, err := s.LastInteraction(ctx, w.Website.ID, p.SubscriberID, at(0))
+	noErr(t, "LastInteraction", err)
+	same(t, "the last delivered, on any browser", got, n2.ID)
+
+	// A click within the window wins over a later delivery.
+	record(n1, p.EndpointID, store.InteractionClicked, 90*time.Minute)
+	record(n3, p.EndpointID, store.InteractionDelivered, 3*time.Hour)
+	got, err = s.LastInteraction(ctx, w.Website.ID, p.SubscriberID, at(0))
+	noErr(t, "LastInteraction", err)
+	same(t, "the clicked one", got, n1.ID)
+	// Out of the window, the click no longer counts.
+	got, err = s.LastInteraction(ctx, w.Website.ID, p.SubscriberID, at(100*time.Minute))
+	noErr(t, "LastInteraction", err)
+	same(t, "the last delivered after the click's window", got, n3.ID)
+	_, err = s.LastInteraction(ctx, w.Website.ID, p.SubscriberID, at(4*time.Hour))
+	wantErr(t, "LastInteraction with everything out of the window", err, store.ErrNotFound)
+	_, err = s.LastInteraction(ctx, other.Website.ID, p.SubscriberID, at(0))
+	wantErr(t, "LastInteraction through another website", err, store.ErrNotFound)
+}
+
+func testConversions(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	other := newWebsite(t, s)
+	n1, n2 := create(t, s, notification(w.Website.ID)), create(t, s, notification(w.Website.ID))
+	noErr(t, "CreditConversion", s.CreditConversion(ctx, w.Website.ID, n1.ID, 19.5, at(time.Hour)))
+	noErr(t, "CreditConversion", s.CreditConversion(ctx, w.Website.ID, n1.ID, 0, at(time.Hour)))
+	noErr(t, "CreditConversion", s.CreditConversion(ctx, w.Website.ID, n2.ID, 5.25, at(time.Hour)))
+	wantErr(t, "CreditConversion through another website", s.CreditConversion(ctx, other.Website.ID, n1.ID, 1, at(time.Hour)), store.ErrNotFound)
+	wantErr(t, "CreditConversion of an unknown notification", s.CreditConversion(ctx, w.Website.ID, uuid.NewString(), 1, at(time.Hour)), store.ErrNotFound)
+	if got := getNotification(t, s, n1.ID); got.Conversions != 0 || got.Revenue != 0 {
+		t.Fatalf("before a fold: conversions %d, revenue %v; want nothing yet", got.Conversions, got.Revenue)
+	}
+	folded, err := s.FoldConversions(ctx, 2)
+	noErr(t, "FoldConversions", err)
+	same(t, "credits folded with max 2", folded, 2)
+	folded, err = s.FoldConversions(ctx, 100)
+	noErr(t, "FoldConversions", err)
+	same(t, "credits folded next", folded, 1)
+	folded, err = s.FoldConversions(ctx, 100)
+	noErr(t, "FoldConversions", err)
+	same(t, "credits folded when none is left", folded, 0)
+	for _, c := range []struct {
+		n       store.Notification
+		conv    int64
+		revenue float64
+	}{{n1, 2, 19.5}, {n2, 1, 5.25}} {
+		got := getNotification(t, s, c.n.ID)
+		same(t, "conversions and revenue", [2]any{got.Conversions, got.Revenue}, [2]any{c.conv, c.revenue})
+	}
+}
+
+// testConcurrentFolds: credits made and folded at once by several callers
+// are each counted exactly once.
+func testConcurrentFolds(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	n := create(t, s, notification(w.Website.ID))
+	const writers, each = 4, 25
+	var wg sync.WaitGroup
+	errs := make(chan error, writers*each+100)
+	stop := make(chan struct{})
+	for range writers {
+		wg.Go(func() {
+			for range each {
+				if err := s.CreditConversion(ctx, w.Website.ID, n.ID, 2, at(time.Hour)); err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	var folders sync.WaitGroup
+	for range 2 {
+		folders.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := s.FoldConversions(ctx, 7); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	folders.Wait()
+	for {
+		folded, err := s.FoldConversions(ctx, 1000)
+		noErr(t, "FoldConversions", err)
+		if folded == 0 {
+			break
+		}
+	}
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	got := getNotification(t, s, n.ID)
+	same(t, "conversions and revenue", [2]any{got.Conversions, got.Revenue}, [2]any{int64(writers * each), float64(2 * writers * each)})
+}
+
+func testInterests(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	other := newWebsite(t, s)
+	a := subscribe(t, s, subscription(w.Website.ID))
+	interest := func(product, kind string, d time.Duration) store.ProductInterest {
+		return store.ProductInterest{WebsiteID: w.Website.ID, SubscriberID: a.SubscriberID, ProductID: product, Kind: kind, CreatedAt: at(d)}
+	}
+	noErr(t, "AddInterest", s.AddInterest(ctx, interest("sku-1", store.InterestPriceDrop, time.Minute)))
+	noErr(t, "AddInterest", s.AddInterest(ctx, interest("sku-2", store.InterestBackInStock, 2*time.Minute)))
+	noErr(t, "AddInterest again", s.AddInterest(ctx, interest("sku-1", store.InterestPriceDrop, 3*time.Minute)))
+	wrong := interest("sku-3", store.InterestPriceDrop, time.Minute)
+	wrong.WebsiteID = other.Website.ID
+	wantErr(t, "AddInterest for another website's subscriber", s.AddInterest(ctx, wrong), store.ErrNotFound)
+	if err := s.AddInterest(ctx, interest("sku-3", "wishlist", time.Minute)); err == nil {
+		t.Fatal("AddInterest of an unknown kind: no error")
+	}
+	got, err := s.Interests(ctx, w.Website.ID, []string{a.SubscriberID}, at(0), 10)
+	noErr(t, "Interests", err)
+	same(t, "interests, newest first, renewed in place", got, []store.ProductInterest{
+		interest("sku-1", store.InterestPriceDrop, 3*time.Minute), interest("sku-2", store.InterestBackInStock, 2*time.Minute)})
+	got, err = s.Interests(ctx, w.Website.ID, []string{a.SubscriberID}, at(150*time.Second), 10)
+	noErr(t, "Interests", err)
+	same(t, "interests since", got, []store.ProductInterest{interest("sku-1", store.InterestPriceDrop, 3*time.Minute)})
+	got, err = s.Interests(ctx, other.Website.ID, []string{a.SubscriberID}, at(0), 10)
+	noErr(t, "Interests", err)
+	same(t, "interests through another website", len(got), 0)
+
+	_, err = s.ErasePeople(ctx, w.Website.ID, []string{a.SubscriberID})
+	noErr(t, "ErasePeople", err)
+	got, err = s.Interests(ctx, w.Website.ID, []string{a.SubscriberID}, at(0), 10)
+	noErr(t, "Interests", err)
+	same(t, "interests after erasure", len(got), 0)
+}
+
+// alertNotification is a product alert of the website as the events
+// package makes it.
+func alertNotification(websiteID, product, kind string, d time.Duration) *store.Notification {
+	n := notification(websiteID)
+	n.Automation = true
+	n.SendBody = nil
+	n.CreatedAt = at(d)
+	n.Target, _ = json.Marshal(map[string]any{"productAlert": map[string]string{"id": n.ID, "kind": kind, "productId": product}})
+	return &n
+}
+
+// alertAudience reads a notification's whole audience by AlertID: the
+// endpoint ids, sorted.
+func alertAudience(t *testing.T, s store.Store, websiteID, alertID string) []string {
+	t.Helper()
+	var ids []string
+	for shard := range store.Shards {
+		after := ""
+		for {
+			page, err := s.Audience(context.Background(), store.AudienceQuery{WebsiteID: websiteID, Shard: shard, AfterID: after, Limit: 2, AlertID: alertID})
+			noErr(t, "Audience", err)
+			for _, r := range page {
+				ids = append(ids, r.Endpoint.ID)
+			}
+			if len(page) < 2 {
+				break
+			}
+			after = page[len(page)-1].Endpoint.ID
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+func testProductAlert(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	other := newWebsite(t, s)
+	var people []store.SubscriptionResult
+	var endpoints []string
+	for i := range 6 {
+		in := subscription(w.Website.ID)
+		in.ExternalID = fmt.Sprintf("p%d", i)
+		r := subscribe(t, s, in)
+		people = append(people, r)
+		endpoints = append(endpoints, r.EndpointID)
+		if i == 0 { // a second browser of the same person
+			in2 := subscription(w.Website.ID)
+			in2.ExternalID = in.ExternalID
+			endpoints = append(endpoints, subscribe(t, s, in2).EndpointID)
+		}
+	}
+	stranger := subscribe(t, s, subscription(other.Website.ID))
+	interest := func(r store.SubscriptionResult, product, kind string, d time.Duration) {
+		t.Helper()
+		noErr(t, "AddInterest", s.AddInterest(ctx, store.ProductInterest{WebsiteID: w.Website.ID, SubscriberID: r.SubscriberID,
+			ProductID: product, Kind: kind, CreatedAt: at(d)}))
+	}
+	// p0-p3 wait for sku-1 to be back; p4 only watches its price; p5's
+	// interest has expired.
+	for i, p := range people[:4] {
+		interest(p, "sku-1", store.InterestBackInStock, time.Duration(i+10)*time.Minute)
+	}
+	interest(people[4], "sku-1", store.InterestPriceDrop, time.Hour)
+	interest(people[5], "sku-1", store.InterestBackInStock, time.Minute)
+	noErr(t, "AddInterest", s.AddInterest(ctx, store.ProductInterest{WebsiteID: other.Website.ID, SubscriberID: stranger.SubscriberID,
+		ProductID: "sku-1", Kind: store.InterestBackInStock, CreatedAt: at(time.Hour)}))
+	// Nobody interested: nothing stored.
+	none := alertNotification(w.Website.ID, "sku-9", store.InterestBackInStock, 2*time.Hour)
+	res, err := s.CreateProductAlert(ctx, none, store.ProductAlert{ProductID: "sku-9", Kind: store.InterestBackInStock, Since: at(5 * time.Minute), Max: 100})
+	noErr(t, "CreateProductAlert", err)
+	same(t, "an alert nobody waits for", res, store.AlertResult{})
+	_, err = s.NotificationByID(ctx, none.ID)
+	wantErr(t, "the alert nobody waits for", err, store.ErrNotFound)
+
+	// Cut at 3: the newest three interests (p3, p2, p1) get it; p0 keeps
+	// waiting.
+	n := alertNotification(w.Website.ID, "sku-1", store.InterestBackInStock, 2*time.Hour)
+	res, err = s.CreateProductAlert(ctx, n, store.ProductAlert{ProductID: "sku-1", Kind: store.InterestBackInStock, Since: at(5 * time.Minute), Max: 3})
+	noErr(t, "CreateProductAlert", err)
+	same(t, "a cut alert", res, store.AlertResult{Audience: 3, Truncated: true, Created: true})
+	stored := getNotification(t, s, n.ID)
+	same(t, "the stored alert's automation and send body", [2]any{stored.Automation, stored.SendBody == nil}, [2]any{true, true})
+	want := []string{people[1].EndpointID, people[2].EndpointID, people[3].EndpointID}
+	slices.Sort(want)
+	same(t, "the alert's audience", alertAudience(t, s, w.Website.ID, n.ID), want)
+	same(t, "another website's walk of the alert", len(alertAudience(t, s, other.Website.ID, n.ID)), 0)
+
+	// The interests it used are gone, and so is p5's expired one.
+	left, err := s.Interests(ctx, w.Website.ID, []string{people[0].SubscriberID, people[1].SubscriberID, people[4].SubscriberID, people[5].SubscriberID}, at(0), 10)
+	noErr(t, "Interests", err)
+	same(t, "interests left", left, []store.ProductInterest{
+		{WebsiteID: w.Website.ID, SubscriberID: people[4].SubscriberID, ProductID: "sku-1", Kind: store.InterestPriceDrop, CreatedAt: at(time.Hour)},
+		{WebsiteID: w.Website.ID, SubscriberID: people[0].SubscriberID, ProductID: "sku-1", Kind: store.InterestBackInStock, CreatedAt: at(10 * time.Minute)},
+	})
+
+	// The next one reaches p0 on both browsers.
+	n2 := alertNotification(w.Website.ID, "sku-1", store.InterestBackInStock, 3*time.Hour)
+	res, err = s.CreateProductAlert(ctx, n2, store.ProductAlert{ProductID: "sku-1", Kind: store.InterestBackInStock, Since: at(5 * time.Minute), Max: 3})
+	noErr(t, "CreateProductAlert", err)
+	same(t, "the second alert", res, store.AlertResult{Audience: 1, Created: true})
+	want = endpoints[:2]
+	slices.Sort(want)
+	same(t, "the second alert's audience", alertAudience(t, s, w.Website.ID, n2.ID), want)
+
+	// ReachQuery honours the alert too.
+	var reached []string
+	noErr(t, "Reachable", s.Reachable(ctx, store.ReachQuery{WebsiteID: w.Website.ID, Shard: store.AllShards, AlertID: n.ID}, func(sub *store.Subscriber, _ int) {
+		reached = append(reached, sub.ID)
+	}))
+	slices.Sort(reached)
+	wantPeople := []string{people[1].SubscriberID, people[2].SubscriberID, people[3].SubscriberID}
+	slices.Sort(wantPeople)
+	same(t, "Reachable of the alert", reached, wantPeople)
+
+	// An alert and external ids at once is refused, not widened.
+	_, err = s.Audience(ctx, store.AudienceQuery{WebsiteID: w.Website.ID, AlertID: n.ID, ExternalIDs: []string{"p0"}})
+	if err == nil {
+		t.Fatal("Audience with an alert and external ids: no error")
+	}
+}
+
+func testProductAlertDedupe(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	p := subscribe(t, s, subscription(w.Website.ID))
+	noErr(t, "AddInterest", s.AddInterest(ctx, store.ProductInterest{WebsiteID: w.Website.ID, SubscriberID: p.SubscriberID,
+		ProductID: "sku-1", Kind: store.InterestPriceDrop, CreatedAt: at(time.Minute)}))
+	drop := func(d time.Duration) store.AlertResult {
+		t.Helper()
+		n := alertNotification(w.Website.ID, "sku-1", store.InterestPriceDrop, d)
+		res, err := s.CreateProductAlert(ctx, n, store.ProductAlert{ProductID: "sku-1", Kind: store.InterestPriceDrop,
+			Since: at(0), Max: 10, DedupeSince: at(d - 10*time.Minute)})
+		noErr(t, "CreateProductAlert", err)
+		return res
+	}
+	same(t, "the first price drop", drop(time.Hour), store.AlertResult{Audience: 1, Created: true})
+	same(t, "a price drop 9 minutes later", drop(time.Hour+9*time.Minute), store.AlertResult{Deduped: true})
+	same(t, "a price drop 10 minutes after the first", drop(time.Hour+10*time.Minute), store.AlertResult{Audience: 1, Created: true})
+	// Price-drop interests stay.
+	same(t, "a price drop 21 minutes after the first", drop(time.Hour+21*time.Minute), store.AlertResult{Audience: 1, Created: true})
+
+	// Two at once: one goes out.
+	var wg sync.WaitGroup
+	results := make([]store.AlertResult, 4)
+	for i := range results {
+		wg.Go(func() {
+			n := alertNotification(w.Website.ID, "sku-1", store.InterestPriceDrop, 2*time.Hour)
+			res, err := s.CreateProductAlert(ctx, n, store.ProductAlert{ProductID: "sku-1", Kind: store.InterestPriceDrop,
+				Since: at(0), Max: 10, DedupeSince: at(2*time.Hour - 10*time.Minute)})
+			if err != nil {
+				t.Error(err)
+			}
+			results[i] = res
+		})
+	}
+	wg.Wait()
+	created := 0
+	for _, r := range results {
+		if r.Created {
+			created++
+		}
+	}
+	same(t, "concurrent price drops that went out", created, 1)
+}
+
+func testIdempotency(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	other := newWebsite(t, s)
+	answer, claimed, err := s.ClaimIdempotency(ctx, w.Website.ID, "events", "k1", at(0), at(-time.Minute))
+	noErr(t, "ClaimIdempotency", err)
+	same(t, "a new key", [2]any{answer == nil, claimed}, [2]any{true, true})
+	answer, claimed, err = s.ClaimIdempotency(ctx, w.Website.ID, "events", "k1", at(time.Second), at(-time.Minute))
+	noErr(t, "ClaimIdempotency", err)
+	same(t, "a key whose request runs", [2]any{answer == nil, claimed}, [2]any{true, false})
+	answer, claimed, err = s.ClaimIdempotency(ctx, other.Website.ID, "events", "k1", at(time.Second), at(-time.Minute))
+	noErr(t, "ClaimIdempotency", err)
+	same(t, "the same key of another website", [2]any{answer == nil, claimed}, [2]any{true, true})
+	noErr(t, "SettleIdempotency", s.SettleIdempotency(ctx, w.Website.ID, "events", "k1", []byte(`{"ok":true}`)))
+	answer, claimed, err = s.ClaimIdempotency(ctx, w.Website.ID, "events", "k1", at(2*time.Second), at(time.Hour))
+	noErr(t, "ClaimIdempotency", err)
+	same(t, "a settled key", [2]any{string(answer), claimed}, [2]any{`{"ok":true}`, false})
+
+	// A failed request releases its claim; one that died is taken over
+	// once stale.
+	_, _, err = s.ClaimIdempotency(ctx, w.Website.ID, "events", "k2", at(0), at(-time.Minute))
+	noErr(t, "ClaimIdempotency", err)
+	noErr(t, "SettleIdempotency", s.SettleIdempotency(ctx, w.Website.ID, "events", "k2", nil))
+	_, claimed, err = s.ClaimIdempotency(ctx, w.Website.ID, "events", "k2", at(time.Second), at(-time.Minute))
+	noErr(t, "ClaimIdempotency", err)
+	same(t, "a released key claimed again", claimed, true)
+	_, claimed, err = s.ClaimIdempotency(ctx, w.Website.ID, "events", "k2", at(time.Minute), at(time.Second))
+	noErr(t, "ClaimIdempotency", err)
+	same(t, "a claim not yet stale", claimed, false)
+	_, claimed, err = s.ClaimIdempotency(ctx, w.Website.ID, "events", "k2", at(2*time.Minute), at(time.Minute))
+	noErr(t, "ClaimIdempotency", err)
+	same(t, "a stale claim taken over", claimed, true)
+
+	n, err := s.PurgeIdempotency(ctx, at(90*time.Second))
+	noErr(t, "PurgeIdempotency", err)
+	same(t, "keys purged", n, int64(2)) // k1 of both websites; k2 was renewed at 2 min
+	_, claimed, err = s.ClaimIdempotency(ctx, w.Website.ID, "events", "k1", at(3*time.Minute), at(0))
+	noErr(t, "ClaimIdempotency", err)
+	same(t, "a purged key", claimed, true)
+}
