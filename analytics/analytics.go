@@ -100,7 +100,8 @@ type ErrorRow struct {
 	Count int64  `json:"count"`
 }
 
-// Store records send events and reads them back per notification.
+// Store records send events and reads them back per notification, and
+// keeps the behavioral events websites post.
 // Implementations: SQLite (embedded default) and ClickHouse (cluster, where
 // nodes record through a Journal).
 type Store interface {
@@ -114,8 +115,19 @@ type Store interface {
 	PersonEvents(ctx context.Context, websiteID string, subscriberIDs, kinds []string, limit int) ([]Event, error)
 	// PersonCounts counts the events of the website's subscribers by kind.
 	PersonCounts(ctx context.Context, websiteID string, subscriberIDs []string) (map[string]int64, error)
-	// Erase deletes every event of the website's subscribers (right to
-	// erasure). A store may finish the deletion shortly after returning.
-	Erase(ctx context.Context, websiteID string, subscriberIDs []string) error
+	// RecordBehaviors writes behavioral events, durably once it returns; a
+	// batch with one CheckBehaviors refuses is refused whole, with nothing
+	// written. A behavior recorded again (the same id) is listed
+	// once.
+	RecordBehaviors(ctx context.Context, behaviors []Behavior) error
+	// Behaviors lists the website's behavioral events q selects, newest
+	// first (ties by id, descending), at most q.Limit; an error when
+	// q.Check refuses q.
+	Behaviors(ctx context.Context, q BehaviorQuery) ([]Behavior, error)
+	// Erase deletes every event of the website's subscribers, and every
+	// behavioral event of those subscribers or logged under those external
+	// ids (right to erasure); empty ids erase nothing. A store may finish
+	// the deletion shortly after returning.
+	Erase(ctx context.Context, websiteID string, subscriberIDs, externalIDs []string) error
 	Close() error
 }

@@ -2,7 +2,9 @@ package analytics
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -11,11 +13,20 @@ import (
 
 // countingStore records what each write held.
 type countingStore struct {
-	Store  // nil: only Record and Close are called
+	Store  // nil: only Record, RecordBehaviors and Close are called
 	mu     sync.Mutex
 	writes [][]Event
-	err    error
-	closed bool
+	// behaviorWrites are the RecordBehaviors calls.
+	behaviorWrites [][]Behavior
+	err            error
+	closed         bool
+}
+
+func (s *countingStore) RecordBehaviors(_ context.Context, behaviors []Behavior) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.behaviorWrites = append(s.behaviorWrites, behaviors)
+	return s.err
 }
 
 func (s *countingStore) Record(_ context.Context, events []Event) error {
@@ -138,4 +149,71 @@ func TestBatchedSharesWrites(t *testing.T) {
 		t.Fatalf("after Close: writes %v, closed %v", lazy.writes, lazy.closed)
 	}
 	b.Close()
+}
+
+// TestBatchedBehaviors: behaviors posted one at a time by many callers share
+// writes beside the events, a bad one is refused alone, and Close writes
+// those waiting out the gap.
+func TestBatchedBehaviors(t *testing.T) {
+	under := &countingStore{}
+	b := NewBatched(under, 50*time.Millisecond, 1000)
+	var wg sync.WaitGroup
+	errs := make([]error, 201)
+	for i := range 200 {
+		wg.Go(func() {
+			errs[i] = b.RecordBehaviors(t.Context(), []Behavior{{ID: fmt.Sprintf("b%d", i), WebsiteID: "w", At: batchedAt}})
+		})
+	}
+	wg.Go(func() {
+		errs[200] = b.RecordBehaviors(t.Context(), []Behavior{{ID: "bad", WebsiteID: "w", Properties: json.RawMessage(`[]`), At: batchedAt}})
+	})
+	for range 20 {
+		wg.Go(func() {
+			if err := b.Record(t.Context(), events(KindSent, 5)); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs[:200]...); err != nil || errs[200] == nil {
+		t.Fatalf("errors %v; want only the last refused (%v)", err, errs[200])
+	}
+	under.mu.Lock()
+	var ids []string
+	for _, w := range under.behaviorWrites {
+		for _, bh := range w {
+			ids = append(ids, bh.ID)
+		}
+	}
+	writes, eventWrites := len(under.behaviorWrites), len(under.writes)
+	under.mu.Unlock()
+	if len(ids) != 200 || writes > 4 || eventWrites > 4 {
+		t.Fatalf("%d behaviors in %d writes, events in %d; want 200 in a few", len(ids), writes, eventWrites)
+	}
+
+	// A failed write fails every RecordBehaviors it held.
+	under.mu.Lock()
+	under.err = errors.New("disk full")
+	under.mu.Unlock()
+	if err := b.RecordBehaviors(t.Context(), []Behavior{{ID: "x", WebsiteID: "w", At: batchedAt}}); !errors.Is(err, under.err) {
+		t.Fatalf("err = %v", err)
+	}
+	b.Close()
+
+	lazy := &countingStore{}
+	lb := NewBatched(lazy, time.Hour, 1000)
+	if err := lb.RecordBehaviors(t.Context(), []Behavior{{ID: "first", WebsiteID: "w", At: batchedAt}}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	if err := lb.RecordBehaviors(ctx, []Behavior{{ID: "waiting", WebsiteID: "w", At: batchedAt}}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("RecordBehaviors during the gap: %v", err)
+	}
+	if err := lb.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(lazy.behaviorWrites) != 2 || lazy.behaviorWrites[1][0].ID != "waiting" || !lazy.closed {
+		t.Fatalf("after Close: writes %v, closed %v", lazy.behaviorWrites, lazy.closed)
+	}
 }

@@ -1,11 +1,13 @@
 package analytics
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"sync"
 	"time"
 
@@ -52,6 +54,12 @@ const (
 	// recordEvents bounds the events of one log record, keeping it well
 	// under Kafka's default 1 MB record limit (about 200 bytes an event).
 	recordEvents = 1000
+	// recordBytes bounds the behaviors of one log record by their encoded
+	// size: under the producer's default limit of 1,000,012 bytes a record,
+	// with room for the record's own framing, and above what the largest
+	// behavior CheckBehaviors lets through takes (MaxBehaviorBytes of text
+	// and at most about 60 bytes of tags and numbers).
+	recordBytes = 996_000
 	// eraseWait bounds how long an erasure waits for the sinks (within the
 	// API's 30 s per request).
 	eraseWait = 15 * time.Second
@@ -71,40 +79,71 @@ func NewJournal(st Store, log Log, logger *slog.Logger) *Journal {
 
 // Record publishes the events to the log, a record per recordEvents, and
 // returns once the log acknowledged them all, or fails after
-// publishTimeout (a node shutting down while Kafka is unreachable must not
-// wait for it forever).
+// publishTimeout.
 func (j *Journal) Record(ctx context.Context, events []Event) error {
 	if err := Check(events); err != nil {
 		return fmt.Errorf("journaling events: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, publishTimeout)
-	defer cancel()
-	var chunks [][]Event
+	var records [][]byte
 	for len(events) > 0 {
 		n := min(len(events), recordEvents)
-		chunks, events = append(chunks, events[:n]), events[n:]
+		records, events = append(records, encodeEvents(events[:n])), events[n:]
 	}
-	errs := make([]error, len(chunks))
-	var wg sync.WaitGroup
-	for i, c := range chunks {
-		wg.Go(func() {
-			errs[i] = j.log.Publish(ctx, bus.Events, "", encodeEvents(c)) // no key: spread over the sinks
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if err := j.publish(ctx, records); err != nil {
 		return fmt.Errorf("journaling events: %w", err)
 	}
 	return nil
 }
 
-// Erase waits until the sinks have written every event recorded before
-// the call, then erases from the store: otherwise events still in the log
-// would reach the store after the erasure. It fails, erasing nothing, when
-// the sinks are more than eraseWait behind (none running, or ClickHouse
-// down), so the caller can try again later.
-func (j *Journal) Erase(ctx context.Context, websiteID string, subscriberIDs []string) error {
-	if len(subscriberIDs) == 0 {
+// RecordBehaviors publishes the behaviors to the log as Record does
+// events, in records of at most recordBytes (one that does not fit beside
+// those before it starts the next), and returns once the log acknowledged
+// them all.
+func (j *Journal) RecordBehaviors(ctx context.Context, behaviors []Behavior) error {
+	if err := CheckBehaviors(behaviors); err != nil {
+		return fmt.Errorf("journaling behaviors: %w", err)
+	}
+	var records [][]byte
+	var rec []byte
+	for i := range behaviors {
+		if n := behaviorFieldSize(&behaviors[i]); len(rec) > 0 && len(rec)+n > recordBytes {
+			records, rec = append(records, rec), nil
+		}
+		rec = appendBehaviorField(rec, &behaviors[i])
+	}
+	if len(rec) > 0 {
+		records = append(records, rec)
+	}
+	if err := j.publish(ctx, records); err != nil {
+		return fmt.Errorf("journaling behaviors: %w", err)
+	}
+	return nil
+}
+
+// publish publishes the records at once and returns once the log
+// acknowledged them all, or fails after publishTimeout (a node shutting
+// down while Kafka is unreachable must not wait for it forever).
+func (j *Journal) publish(ctx context.Context, records [][]byte) error {
+	ctx, cancel := context.WithTimeout(ctx, publishTimeout)
+	defer cancel()
+	errs := make([]error, len(records))
+	var wg sync.WaitGroup
+	for i, r := range records {
+		wg.Go(func() {
+			errs[i] = j.log.Publish(ctx, bus.Events, "", r) // no key: spread over the sinks
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// Erase waits until the sinks have written every event and behavior
+// recorded before the call, then erases from the store: otherwise those
+// still in the log would reach the store after the erasure. It fails,
+// erasing nothing, when the sinks are more than eraseWait behind (none
+// running, or ClickHouse down), so the caller can try again later.
+func (j *Journal) Erase(ctx context.Context, websiteID string, subscriberIDs, externalIDs []string) error {
+	if len(NonEmpty(subscriberIDs)) == 0 && len(NonEmpty(externalIDs)) == 0 {
 		return nil
 	}
 	wait, cancel := context.WithTimeout(ctx, eraseWait)
@@ -112,30 +151,46 @@ func (j *Journal) Erase(ctx context.Context, websiteID string, subscriberIDs []s
 	if err := j.log.Drained(wait, bus.Events, sinkGroup); err != nil {
 		return fmt.Errorf("erasing events: %w", err)
 	}
-	return j.Store.Erase(ctx, websiteID, subscriberIDs)
+	return j.Store.Erase(ctx, websiteID, subscriberIDs, externalIDs)
 }
 
-// Sink moves events from the log into the store until ctx ends. Every node
-// that runs it shares the log's partitions.
+// Sink moves events and behaviors from the log into the store until ctx
+// ends. Every node that runs it shares the log's partitions. A write holds
+// at most sinkRecords records: about 100 MB when they are of large
+// behaviors.
 func (j *Journal) Sink(ctx context.Context) error {
 	return j.log.ConsumeBatches(ctx, bus.Events, sinkGroup, SinkWindow, sinkRecords, func(ctx context.Context, msgs []bus.Message) error {
-		var events []Event
+		var (
+			events    []Event
+			behaviors []Behavior
+		)
 		for _, m := range msgs {
 			var err error
-			if events, err = appendEvents(events, m.Value); err != nil {
+			if events, behaviors, err = appendRecord(events, behaviors, m.Value); err != nil {
 				// Not ours, or damaged: it can never be written, so it must
 				// not hold back the rest.
 				j.logger.Error("analytics sink: dropping an unreadable record", "key", m.Key, "bytes", len(m.Value), "err", err)
 			}
 		}
-		return j.Store.Record(ctx, events)
+		// Should the behaviors fail after the events were written, the
+		// batch comes again whole: reads count an event or a behavior
+		// written twice once.
+		if err := j.Store.Record(ctx, events); err != nil {
+			return err
+		}
+		return j.Store.RecordBehaviors(ctx, behaviors)
 	})
 }
 
-// Events travel in the log in protobuf's wire format (package wire), a
-// record holding at most recordEvents of them:
+// Events and behaviors travel in the log in protobuf's wire format
+// (package wire), a record holding at most recordEvents events or
+// recordBytes of behaviors (Journal writes each record with one or the
+// other; a sink reads both from any record):
 //
-//	message Events { repeated Event events = 1; }
+//	message Events {
+//	  repeated Event events = 1;
+//	  repeated Behavior behaviors = 2;
+//	}
 //	message Event {
 //	  string kind = 1;
 //	  string website_id = 2;
@@ -148,10 +203,26 @@ func (j *Journal) Sink(ctx context.Context) error {
 //	  string code = 9;
 //	  int64 at = 10; // Unix milliseconds
 //	}
+//	message Behavior {
+//	  string id = 1;
+//	  string website_id = 2;
+//	  string name = 3;
+//	  string external_id = 4;
+//	  string subscriber_id = 5;
+//	  bytes properties = 6; // a JSON object; absent: {}
+//	  string source = 7;
+//	  string notification_id = 8;
+//	  double value = 9;
+//	  bool conversion = 10;
+//	  int64 at = 11; // Unix milliseconds
+//	}
 //
 // A broadcast puts every one of its pushes there, and the sinks decoding
 // JSON instead took about a quarter of the fan-out nodes' CPU. Records in
-// JSON, from a version before, are still read (appendJSONEvents).
+// JSON, from a version before, are still read (appendJSONEvents); records
+// of a version before behaviors hold only field 1. A sink of that version
+// skips field 2: during a rolling upgrade, the nodes that run sinks
+// (fan-out) go first, or behaviors recorded meanwhile may be dropped.
 
 func encodeEvents(events []Event) []byte {
 	dst := make([]byte, 0, 200*len(events))
@@ -171,31 +242,93 @@ func appendEvent(dst []byte, e *Event) []byte {
 	return wire.AppendVarint(dst, 10, uint64(e.At.UnixMilli()))
 }
 
-// appendEvents appends the events of a log record to dst; their strings
-// share one copy of data. A record with an event no store could hold (an
-// unknown kind, a time out of range) is refused whole: dst comes back as
-// it was.
-func appendEvents(dst []Event, data []byte) ([]Event, error) {
-	if len(data) > 0 && data[0] == '[' { // a message starts with a field tag, never '['
-		return appendJSONEvents(dst, data)
+// appendBehaviorField appends b as a behaviors field of an Events message.
+func appendBehaviorField(dst []byte, b *Behavior) []byte {
+	dst = protowire.AppendTag(dst, 2, protowire.BytesType)
+	dst = protowire.AppendVarint(dst, uint64(behaviorSize(b)))
+	return appendBehavior(dst, b)
+}
+
+// behaviorFieldSize is what appendBehaviorField appends.
+func behaviorFieldSize(b *Behavior) int {
+	return protowire.SizeTag(2) + protowire.SizeBytes(behaviorSize(b))
+}
+
+func appendBehavior(dst []byte, b *Behavior) []byte {
+	for i, v := range [...]string{b.ID, b.WebsiteID, b.Name, b.ExternalID, b.SubscriberID} {
+		dst = wire.AppendString(dst, protowire.Number(i+1), v)
 	}
-	n := len(dst)
+	if len(b.Properties) > 0 {
+		dst = protowire.AppendTag(dst, 6, protowire.BytesType)
+		dst = protowire.AppendBytes(dst, b.Properties)
+	}
+	dst = wire.AppendString(dst, 7, b.Source)
+	dst = wire.AppendString(dst, 8, b.NotificationID)
+	if b.Value != 0 {
+		dst = protowire.AppendTag(dst, 9, protowire.Fixed64Type)
+		dst = protowire.AppendFixed64(dst, math.Float64bits(b.Value))
+	}
+	if b.Conversion {
+		dst = wire.AppendVarint(dst, 10, 1)
+	}
+	return wire.AppendVarint(dst, 11, uint64(b.At.UnixMilli()))
+}
+
+// behaviorSize is what appendBehavior appends.
+func behaviorSize(b *Behavior) int {
+	n := 0
+	for i, v := range [...]string{b.ID, b.WebsiteID, b.Name, b.ExternalID, b.SubscriberID} {
+		n += wire.StringSize(protowire.Number(i+1), v)
+	}
+	if len(b.Properties) > 0 {
+		n += protowire.SizeTag(6) + protowire.SizeBytes(len(b.Properties))
+	}
+	n += wire.StringSize(7, b.Source) + wire.StringSize(8, b.NotificationID)
+	if b.Value != 0 {
+		n += protowire.SizeTag(9) + protowire.SizeFixed64()
+	}
+	if b.Conversion {
+		n += protowire.SizeTag(10) + protowire.SizeVarint(1)
+	}
+	if ms := uint64(b.At.UnixMilli()); ms != 0 {
+		n += protowire.SizeTag(11) + protowire.SizeVarint(ms)
+	}
+	return n
+}
+
+// appendRecord appends the events and behaviors of a log record to events
+// and behaviors; their strings share one copy of data (properties are
+// copied apart). A record with an event or a behavior no store could hold
+// (an unknown kind, a time out of range, properties that are not an
+// object, ...) is refused whole: both come back as they were.
+func appendRecord(events []Event, behaviors []Behavior, data []byte) ([]Event, []Behavior, error) {
+	if len(data) > 0 && data[0] == '[' { // a message starts with a field tag, never '['
+		events, err := appendJSONEvents(events, data)
+		return events, behaviors, err
+	}
+	ne, nb := len(events), len(behaviors)
 	d := wire.NewDecoder(data)
 	err := d.Fields(data, 0, func(num protowire.Number, v []byte, at int) error {
-		if num != 1 {
-			return nil
+		switch num {
+		case 1:
+			e, err := decodeEvent(d, v, at)
+			if err != nil {
+				return fmt.Errorf("event %d: %w", len(events)-ne, err)
+			}
+			events = append(events, e)
+		case 2:
+			b, err := decodeBehavior(d, v, at)
+			if err != nil {
+				return fmt.Errorf("behavior %d: %w", len(behaviors)-nb, err)
+			}
+			behaviors = append(behaviors, b)
 		}
-		e, err := decodeEvent(d, v, at)
-		if err != nil {
-			return fmt.Errorf("event %d: %w", len(dst)-n, err)
-		}
-		dst = append(dst, e)
 		return nil
 	}, nil)
 	if err != nil {
-		return dst[:n], fmt.Errorf("decoding events: %w", err)
+		return events[:ne], behaviors[:nb], fmt.Errorf("decoding events: %w", err)
 	}
-	return dst, nil
+	return events, behaviors, nil
 }
 
 // decodeEvent reads an Event message found at offset base of d.All.
@@ -218,6 +351,51 @@ func decodeEvent(d wire.Decoder, data []byte, base int) (Event, error) {
 		return Event{}, err
 	}
 	return e, storable(&e, ms)
+}
+
+// decodeBehavior reads a Behavior message found at offset base of d.All.
+// It walks the fields itself, as wire.Decoder.Fields skips fixed64 (value).
+func decodeBehavior(d wire.Decoder, data []byte, base int) (Behavior, error) {
+	var b Behavior
+	var ms int64
+	strs := [...]*string{1: &b.ID, 2: &b.WebsiteID, 3: &b.Name, 4: &b.ExternalID, 5: &b.SubscriberID, 7: &b.Source, 8: &b.NotificationID}
+	for off := 0; off < len(data); {
+		num, typ, n := protowire.ConsumeTag(data[off:])
+		if n < 0 {
+			return Behavior{}, protowire.ParseError(n)
+		}
+		off += n
+		n = protowire.ConsumeFieldValue(num, typ, data[off:])
+		if n < 0 {
+			return Behavior{}, protowire.ParseError(n)
+		}
+		field := data[off : off+n]
+		switch {
+		case typ == protowire.BytesType:
+			v, m := protowire.ConsumeBytes(field)
+			switch {
+			case num == 6:
+				b.Properties = nil
+				if len(v) > 0 {
+					b.Properties = bytes.Clone(v)
+				}
+			case int(num) < len(strs) && strs[num] != nil:
+				*strs[num] = d.Str(v, base+off+m-len(v))
+			}
+		case typ == protowire.Fixed64Type && num == 9:
+			v, _ := protowire.ConsumeFixed64(field)
+			b.Value = math.Float64frombits(v)
+		case typ == protowire.VarintType && num == 10:
+			v, _ := protowire.ConsumeVarint(field)
+			b.Conversion = v != 0
+		case typ == protowire.VarintType && num == 11:
+			v, _ := protowire.ConsumeVarint(field)
+			ms = int64(v)
+		}
+		off += n
+	}
+	b.At = time.UnixMilli(ms).UTC()
+	return b, b.check()
 }
 
 // storable sets e.At from Unix milliseconds and checks that every store

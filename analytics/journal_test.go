@@ -1,13 +1,37 @@
 package analytics
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/relaybell/relaybell/bus"
 )
+
+// appendEvents is appendRecord for a record that must hold only events.
+func appendEvents(dst []Event, data []byte) ([]Event, error) {
+	events, behaviors, err := appendRecord(dst, nil, data)
+	if err == nil && len(behaviors) > 0 {
+		return events, fmt.Errorf("%d behaviors in a record of events", len(behaviors))
+	}
+	return events, err
+}
+
+// encodeRecord encodes an Events message holding both.
+func encodeRecord(events []Event, behaviors []Behavior) []byte {
+	data := encodeEvents(events)
+	for i := range behaviors {
+		data = appendBehaviorField(data, &behaviors[i])
+	}
+	return data
+}
 
 func TestEventsRoundTrip(t *testing.T) {
 	at := time.Date(2026, 11, 26, 12, 0, 0, 123_000_000, time.UTC)
@@ -26,6 +50,135 @@ func TestEventsRoundTrip(t *testing.T) {
 	}
 }
 
+// testBehaviors are behaviors with every field set, or none, for the
+// round trips.
+func testBehaviors(at time.Time) []Behavior {
+	return []Behavior{
+		{ID: "b1", WebsiteID: "w", Name: "purchase", ExternalID: "user-1", SubscriberID: "s1",
+			Properties: json.RawMessage(`{"value": 12.5, "items":[{"sku":"a\u00e9"}], "note":"é"}`), Source: "server",
+			NotificationID: "n", Value: -12.5, Conversion: true, At: at},
+		{ID: "b2", WebsiteID: "w", At: at.Add(time.Millisecond)}, // no properties: {}
+		{ID: "b3", WebsiteID: "w", Name: strings.Repeat("ü", MaxBehaviorName), Properties: json.RawMessage(` {} `),
+			Source: "browser", Value: 1e-300, At: time.Unix(0, 0).UTC()},
+	}
+}
+
+// TestBehaviorsRoundTrip: behaviors read back as they were written, beside
+// the events of the same record, and their sizes are what the chunking
+// counts.
+func TestBehaviorsRoundTrip(t *testing.T) {
+	at := time.Date(2026, 11, 26, 12, 0, 0, 123_000_000, time.UTC)
+	in := testBehaviors(at)
+	for i := range in {
+		if got, want := len(appendBehavior(nil, &in[i])), behaviorSize(&in[i]); got != want {
+			t.Errorf("behavior %d: %d bytes, behaviorSize says %d", i, got, want)
+		}
+		if got, want := len(appendBehaviorField(nil, &in[i])), behaviorFieldSize(&in[i]); got != want {
+			t.Errorf("behavior %d: field of %d bytes, behaviorFieldSize says %d", i, got, want)
+		}
+	}
+	events := []Event{{Kind: KindSent, WebsiteID: "w", EndpointID: "e1", At: at}}
+	prior := Behavior{ID: "b0", WebsiteID: "w", At: at}
+	gotEvents, got, err := appendRecord(nil, []Behavior{prior}, encodeRecord(events, in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, append([]Behavior{prior}, in...)) || !reflect.DeepEqual(gotEvents, events) {
+		t.Fatalf("round trip\n got  %+v %+v\n want %+v %+v", gotEvents, got, events, in)
+	}
+	// A record of a version before behaviors (field 1 only) reads as before.
+	if gotEvents, got, err := appendRecord(nil, nil, encodeEvents(events)); err != nil || got != nil || !reflect.DeepEqual(gotEvents, events) {
+		t.Fatalf("a record of events only: %+v %+v %v", gotEvents, got, err)
+	}
+}
+
+// TestRecordBehaviorsChunks: the Journal puts behaviors in records of at
+// most recordBytes, a large one alone, and they all read back in order.
+func TestRecordBehaviorsChunks(t *testing.T) {
+	at := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	props := func(n int) json.RawMessage { return json.RawMessage(`{"p":"` + strings.Repeat("x", n) + `"}`) }
+	var in []Behavior
+	for i, size := range []int{300_000, 300_000, 300_000, 300_000, MaxBehaviorBytes - 100, 10, 10} {
+		in = append(in, Behavior{ID: fmt.Sprintf("b%d", i), WebsiteID: "w", Properties: props(size), At: at})
+	}
+	for i := range 2000 {
+		in = append(in, Behavior{ID: fmt.Sprintf("small%d", i), WebsiteID: "w", Name: "page.viewed", Properties: props(200), At: at})
+	}
+	// The largest behavior CheckBehaviors lets through fits in a record,
+	// with its every length of three bytes.
+	long := strings.Repeat("i", 1<<14)
+	largest := Behavior{ID: long, WebsiteID: long, Name: strings.Repeat("ü", MaxBehaviorName), ExternalID: long, SubscriberID: long,
+		Source: long, NotificationID: long, Value: math.MaxFloat64, Conversion: true, At: maxAt}
+	largest.Properties = props(MaxBehaviorBytes - largest.textBytes() - 8)
+	if err := CheckBehaviors([]Behavior{largest}); err != nil {
+		t.Fatal(err)
+	}
+	if n := behaviorFieldSize(&largest); n > recordBytes {
+		t.Fatalf("the largest behavior takes %d bytes, over %d", n, recordBytes)
+	}
+	log := &captureLog{}
+	j := NewJournal(nil, log, nil)
+	if err := j.RecordBehaviors(t.Context(), in); err != nil {
+		t.Fatal(err)
+	}
+	var sizes []int
+	var got []Behavior
+	for _, r := range log.records {
+		if len(r) > recordBytes {
+			t.Errorf("a record of %d bytes, over %d", len(r), recordBytes)
+		}
+		sizes = append(sizes, len(r))
+		var err error
+		if _, got, err = appendRecord(nil, got, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Published at once, the records may be in any order.
+	order := map[string]int{}
+	for i, b := range in {
+		order[b.ID] = i
+	}
+	slices.SortFunc(got, func(a, b Behavior) int { return order[a.ID] - order[b.ID] })
+	if len(got) != len(in) || !reflect.DeepEqual(got, in) {
+		t.Fatalf("read back %d behaviors of %d", len(got), len(in))
+	}
+	// Three of 300 KB; the fourth alone, as the large one does not fit
+	// beside it; the large one topped up with small ones; the other small
+	// ones.
+	if len(log.records) != 4 {
+		t.Fatalf("%d records of %v bytes", len(log.records), sizes)
+	}
+	// A batch holding one behavior no store holds is published not at all.
+	bad := in[0]
+	bad.Properties = json.RawMessage(`[]`)
+	log.records = nil
+	if err := j.RecordBehaviors(t.Context(), []Behavior{in[1], bad}); err == nil || len(log.records) != 0 {
+		t.Fatalf("a bad batch: %v, %d records published", err, len(log.records))
+	}
+}
+
+// captureLog is a Log that keeps what is published.
+type captureLog struct {
+	mu      sync.Mutex
+	records [][]byte
+}
+
+func (l *captureLog) Publish(_ context.Context, topic, _ string, value []byte) error {
+	if topic != bus.Events {
+		return fmt.Errorf("published to %s", topic)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.records = append(l.records, value)
+	return nil
+}
+
+func (*captureLog) ConsumeBatches(context.Context, string, string, time.Duration, int, func(context.Context, []bus.Message) error) error {
+	return nil
+}
+
+func (*captureLog) Drained(context.Context, string, string) error { return nil }
+
 // TestDecodeRefusesWhatNoStoreHolds: a record a sink could never write is
 // refused whole, so the sink drops it instead of retrying it forever.
 func TestDecodeRefusesWhatNoStoreHolds(t *testing.T) {
@@ -37,7 +190,24 @@ func TestDecodeRefusesWhatNoStoreHolds(t *testing.T) {
 	early.At = time.Unix(-1, 0)
 	late.At = time.Date(2106, 1, 1, 0, 0, 0, 0, time.UTC)
 	whole := record(ok, ok)
+	okB := Behavior{ID: "b", WebsiteID: "w", Properties: json.RawMessage(`{"a":1}`), At: at}
+	withB := func(bs ...Behavior) string { return string(encodeRecord([]Event{ok}, append([]Behavior{okB}, bs...))) }
+	noID, array, earlyB, nan := okB, okB, okB, okB
+	noID.ID = ""
+	array.Properties = json.RawMessage(`[1]`)
+	earlyB.At = time.Unix(-1, 0)
+	nan.Value = math.NaN()
+	wholeB := withB(okB)
 	for _, rec := range []string{
+		withB(noID),
+		withB(array),
+		withB(earlyB),
+		withB(nan),
+		wholeB[:len(wholeB)-1],     // cut in the last behavior
+		"\x12\x02\x0a\x01",         // a behavior cut in its id
+		"\x12\x02\x49\x00",         // a behavior cut in its value
+		"\x12\x04\x32\x02[]",       // properties not an object (and no id)
+		"\x0a\x00\x12\x02\x58\x01", // an event of no kind beside a behavior
 		record(ok, unknown),
 		record(early),
 		record(late),
@@ -52,12 +222,13 @@ func TestDecodeRefusesWhatNoStoreHolds(t *testing.T) {
 		`[{"k":"sent","t":"soon"}]`,
 	} {
 		prior := []Event{{Kind: KindSent, EndpointID: "e0"}}
-		evs, err := appendEvents(prior, []byte(rec))
+		priorB := []Behavior{{ID: "b0"}}
+		evs, bs, err := appendRecord(prior, priorB, []byte(rec))
 		if err == nil {
-			t.Errorf("appendEvents(%q) = %+v, want an error", rec, evs)
+			t.Errorf("appendRecord(%q) = %+v %+v, want an error", rec, evs, bs)
 		}
-		if !reflect.DeepEqual(evs, prior) {
-			t.Errorf("appendEvents(%q) refused, but left %+v", rec, evs)
+		if !reflect.DeepEqual(evs, prior) || !reflect.DeepEqual(bs, priorB) {
+			t.Errorf("appendRecord(%q) refused, but left %+v %+v", rec, evs, bs)
 		}
 	}
 }
@@ -128,26 +299,32 @@ func BenchmarkEventsDecode(b *testing.B) {
 	})
 }
 
-// FuzzDecodeEvents: any bytes either decode into events that encode back
-// to the same events, or are refused; never a panic.
+// FuzzDecodeEvents: any bytes either decode into events and behaviors that
+// encode back to the same, or are refused; never a panic.
 func FuzzDecodeEvents(f *testing.F) {
 	f.Add([]byte(`[{"k":"sent","w":"w","n":"n","e":"e","s":"s","d":"desktop","t":1764158400000}]`))
 	f.Add([]byte(`[]`))
 	f.Add([]byte(`[{"k":"clicked","t":0,"c":"\u0000"}]`))
 	f.Add([]byte(strings.Repeat("[", 100)))
 	f.Add([]byte("\x0a\x12\x0a\x04sent\x12\x01w\x22\x01e\x50\x80\x80\x80\x80\x10"))
+	at := time.Date(2026, 11, 26, 12, 0, 0, 123_000_000, time.UTC)
+	f.Add(encodeRecord([]Event{{Kind: KindSent, WebsiteID: "w", EndpointID: "e", At: at}}, testBehaviors(at)))
+	f.Add([]byte("\x12\x0c\x0a\x01b\x12\x01w\x32\x02{}\x49\x00\x00\x00\x00\x00\x00\xf8\x7f")) // value NaN
 	f.Fuzz(func(t *testing.T, data []byte) {
-		evs, err := appendEvents(nil, data)
+		evs, bs, err := appendRecord(nil, nil, data)
 		if err != nil {
 			return
 		}
-		again := encodeEvents(evs)
-		back, err := appendEvents(nil, again)
+		again := encodeRecord(evs, bs)
+		backEvs, backBs, err := appendRecord(nil, nil, again)
 		if err != nil {
-			t.Fatalf("re-decoding %s: %v", again, err)
+			t.Fatalf("re-decoding %q: %v", again, err)
 		}
-		if len(back) != len(evs) || (len(evs) > 0 && !reflect.DeepEqual(back, evs)) {
-			t.Fatalf("round trip\n got  %+v\n want %+v", back, evs)
+		if len(backEvs) != len(evs) || (len(evs) > 0 && !reflect.DeepEqual(backEvs, evs)) {
+			t.Fatalf("round trip\n got  %+v\n want %+v", backEvs, evs)
+		}
+		if len(backBs) != len(bs) || (len(bs) > 0 && !reflect.DeepEqual(backBs, bs)) {
+			t.Fatalf("round trip\n got  %+v\n want %+v", backBs, bs)
 		}
 	})
 }

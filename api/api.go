@@ -16,6 +16,7 @@ import (
 
 	"github.com/relaybell/relaybell/accounts"
 	"github.com/relaybell/relaybell/analytics"
+	"github.com/relaybell/relaybell/events"
 	"github.com/relaybell/relaybell/netpolicy"
 	"github.com/relaybell/relaybell/ratelimit"
 	"github.com/relaybell/relaybell/store"
@@ -97,6 +98,13 @@ type Config struct {
 	// Default 250ms; negative: never (a node alone on its store, whose
 	// own count is then the whole count).
 	RateSync time.Duration
+	// EventRateLimit is how many calls of POST and GET /events a minute
+	// each key may make (RELAYBELL_EVENT_RATE_LIMIT). Default 3000 (spec
+	// 8.1); negative turns the limit off (the events bench).
+	EventRateLimit int
+	// ProductAlertMax is where a product alert's audience is cut. Default
+	// 100,000 (spec 8.2); tests make it small.
+	ProductAlertMax int
 }
 
 // withDefaults fills unset fields.
@@ -121,6 +129,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.RateSync == 0 {
 		c.RateSync = ratelimit.DefaultSync
+	}
+	if c.EventRateLimit == 0 {
+		c.EventRateLimit = DefaultEventRateLimit
 	}
 	return c
 }
@@ -187,6 +198,7 @@ type Store interface {
 	store.Review
 	store.Webhooks
 	store.Identity
+	store.Behavior
 }
 
 // Option changes how New builds the API.
@@ -212,6 +224,7 @@ type API struct {
 	keys     *keyCache
 	accounts *accounts.Service
 	public   *ratelimit.Limiter // the public routes' per-IP limit, shared by every node
+	events   *events.Service
 	router   *router
 	ready    atomic.Bool
 
@@ -220,9 +233,10 @@ type API struct {
 	touches sync.WaitGroup
 	// touchSlots bounds the last_used_at updates in flight.
 	touchSlots chan struct{}
-	// watchDone is closed when the auth version poller has stopped, and
-	// rateDone when the rate counts' sync has.
-	watchDone, rateDone chan struct{}
+	// watchDone is closed when the auth version poller has stopped,
+	// rateDone when the rate counts' sync has, and foldDone when the
+	// conversion folder has.
+	watchDone, rateDone, foldDone chan struct{}
 }
 
 // New builds the API. st and an are required; d may be nil, which leaves
@@ -273,6 +287,12 @@ func New(cfg Config, st Store, an analytics.Store, d Dispatcher, logger *slog.Lo
 	a.keys = newKeyCache(cfg.KeyCacheTTL, cfg.KeyCacheSize)
 	a.accounts = accounts.New(st, accounts.Config{IdleTimeout: cfg.SessionIdle, MaxAge: cfg.SessionMaxAge}, logger)
 	a.base, a.cancel = context.WithCancel(context.Background())
+	a.events = events.New(st, an, d, logger, events.Config{AlertMax: cfg.ProductAlertMax})
+	a.foldDone = make(chan struct{})
+	go func() {
+		defer close(a.foldDone)
+		a.events.Run(a.base)
+	}()
 	a.router = a.routes()
 	a.startAuthWatch()
 	a.public = ratelimit.New(st, logger)
@@ -296,6 +316,7 @@ func (a *API) Close() error {
 	a.touches.Wait()
 	<-a.watchDone
 	<-a.rateDone
+	<-a.foldDone
 	return nil
 }
 

@@ -88,6 +88,10 @@ const (
 	CodeSecretRequired        = "secret_required"
 )
 
+// Codes of POST /events that section 7 leaves to the service: a retry
+// whose Idempotency-Key's first request is still running after a wait.
+const CodeIdempotencyInProgress = "idempotency_in_progress"
+
 // catalog maps every error code to its HTTP status. It is the only place a
 // status is chosen for an error.
 var catalog = map[string]int{
@@ -158,6 +162,8 @@ var catalog = map[string]int{
 	CodeInvalidExternalIDHash: http.StatusForbidden,
 	CodeTooManySecrets:        http.StatusConflict,
 	CodeSecretRequired:        http.StatusConflict,
+
+	CodeIdempotencyInProgress: http.StatusConflict,
 
 	CodeMethodNotAllowed: http.StatusMethodNotAllowed,
 	CodeBadRequest:       http.StatusBadRequest,

@@ -135,13 +135,18 @@ func (a *API) takePublic(r *request) error {
 	if a.cfg.PublicRateLimit < 0 {
 		return nil
 	}
-	l := a.publicLimit(r)
+	return a.takeShared(r, a.publicLimit(r), "this address may call the browser SDK routes %d times a minute")
+}
+
+// takeShared counts a request against l through the shared in-memory
+// counters (package ratelimit) and sets the RateLimit-* headers; over it,
+// 429 rate_limited with Retry-After and message (which takes l.Max).
+func (a *API) takeShared(r *request, l store.RateLimit, message string) error {
 	used, ok := a.public.Take(l, r.now)
 	setRateLimitHeaders(r, l, used)
 	if ok {
 		return nil
 	}
-	retry := secondsUntil(r.now, l.WindowEnd(r.now))
-	r.fc.Response.Header.Set("Retry-After", strconv.Itoa(retry))
-	return errorf(CodeRateLimited, "this address may call the browser SDK routes %d times a minute", l.Max)
+	r.fc.Response.Header.Set("Retry-After", strconv.Itoa(secondsUntil(r.now, l.WindowEnd(r.now))))
+	return errorf(CodeRateLimited, message, l.Max)
 }

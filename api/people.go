@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/relaybell/relaybell/analytics"
+	"github.com/relaybell/relaybell/events"
 	"github.com/relaybell/relaybell/store"
 )
 
@@ -383,13 +384,30 @@ func (a *API) handleData(r *request) error {
 	for i, e := range evs {
 		delivery[i] = deliveryEvent{Type: e.Kind, NotificationID: e.NotificationID, Device: e.Device, CreatedAt: e.At.UTC()}
 	}
+	behavioral, err := a.personEvents(r, &p, maxDataEvents)
+	if err != nil {
+		return err
+	}
+	interests, err := a.st.Interests(r.ctx, r.owner.Website.ID, []string{p.ID}, r.now.Add(-events.InterestLife), maxDataEvents)
+	if err != nil {
+		return err
+	}
+	type interest struct {
+		ProductID string    `json:"product_id"`
+		Kind      string    `json:"kind"`
+		CreatedAt time.Time `json:"created_at"`
+	}
+	products := make([]interest, len(interests))
+	for i, in := range interests {
+		products[i] = interest{ProductID: in.ProductID, Kind: in.Kind, CreatedAt: in.CreatedAt.UTC()}
+	}
 	return r.json(http.StatusOK, map[string]any{
 		"subscriber":       personOut(&p),
 		"tags":             labels(p.Tags, false),
 		"endpoints":        eps,
 		"deliveryEvents":   delivery,
-		"behavioralEvents": []any{}, // behavioural events arrive with POST /events
-		"productInterests": []any{},
+		"behavioralEvents": behavioral,
+		"productInterests": products,
 	})
 }
 
@@ -451,13 +469,17 @@ func (a *API) handleProfile(r *request) error {
 		}
 		sends = append(sends, send{Type: kind, NotificationID: e.NotificationID, CreatedAt: e.At.UTC(), Title: n.Title})
 	}
+	recent, err := a.personEvents(r, &p, maxProfileItems)
+	if err != nil {
+		return err
+	}
 	return r.json(http.StatusOK, map[string]any{
 		"subscriber": personOut(&p),
 		"tags":       labels(p.Tags, false),
 		"endpoints":  eps,
 		"topics":     mine,
 		"sends":      sends,
-		"events":     []any{}, // behavioural events arrive with POST /events
+		"events":     recent,
 		"stats":      stats,
 	})
 }
@@ -467,11 +489,31 @@ func (a *API) handleProfile(r *request) error {
 // bulk call erase nothing): should that fail, the people are still there and
 // the call can be repeated, whereas people erased first would leave their
 // events unreachable.
-func (a *API) erase(r *request, ids []string) ([]store.Subscriber, error) {
-	if err := a.an.Erase(r.ctx, r.owner.Website.ID, ids); err != nil {
+//
+// Behavioral events logged under a person's external id before the person
+// existed go too: those of the external ids given first, and those of
+// erased people whose external id the caller did not know (a bulk
+// delete) right after the people.
+func (a *API) erase(r *request, ids, externalIDs []string) ([]store.Subscriber, error) {
+	if err := a.an.Erase(r.ctx, r.owner.Website.ID, ids, externalIDs); err != nil {
 		return nil, err
 	}
-	return a.st.ErasePeople(r.ctx, r.owner.Website.ID, ids)
+	erased, err := a.st.ErasePeople(r.ctx, r.owner.Website.ID, ids)
+	if err != nil {
+		return nil, err
+	}
+	var late []string
+	for _, s := range erased {
+		if s.ExternalID != "" && !slices.Contains(externalIDs, s.ExternalID) {
+			late = append(late, s.ExternalID)
+		}
+	}
+	if len(late) > 0 {
+		if err := a.an.Erase(r.ctx, r.owner.Website.ID, nil, late); err != nil {
+			return nil, err
+		}
+	}
+	return erased, nil
 }
 
 // handleErase serves DELETE /api/v1/subscribers/{externalId}.
@@ -480,7 +522,11 @@ func (a *API) handleErase(r *request) error {
 	if err != nil {
 		return err
 	}
-	if _, err := a.erase(r, []string{p.ID}); err != nil {
+	var external []string
+	if p.ExternalID != "" {
+		external = []string{p.ExternalID}
+	}
+	if _, err := a.erase(r, []string{p.ID}, external); err != nil {
 		return err
 	}
 	return r.json(http.StatusOK, map[string]any{"ok": true, "erased": true, "subscriberId": p.ID})
@@ -576,7 +622,7 @@ func (a *API) handleBulkDelete(r *request) error {
 	if apiErr != nil {
 		return apiErr
 	}
-	erased, err := a.erase(r, ids)
+	erased, err := a.erase(r, ids, nil)
 	if err != nil {
 		return err
 	}

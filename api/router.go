@@ -133,6 +133,7 @@ func (a *API) routes() *router {
 	a.websiteRoutes(rt)
 	a.identityRoutes(rt)
 	a.sdkRoutes(rt)
+	a.eventRoutes(rt)
 	a.adminRoutes(rt)
 	return rt
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/relaybell/relaybell/events"
 	"github.com/relaybell/relaybell/notification"
 	"github.com/relaybell/relaybell/store"
 )
@@ -19,6 +20,8 @@ import (
 const (
 	maxUTMChars           = 100
 	maxConversionEvents   = 50
+	maxAlertTitleChars    = 200
+	maxAlertBodyChars     = 500
 	maxEventNameChars     = 120 // spec 8.2
 	maxFrequencyCapPushes = 100
 	maxFrequencyCapHours  = 168
@@ -38,6 +41,9 @@ type settingsView struct {
 	RevenueCurrency        *string             `json:"revenueCurrency"`
 	ConversionEvents       []string            `json:"conversionEvents"`
 	AttributionWindowHours int                 `json:"attributionWindowHours"`
+	// ProductAlertTexts are the texts of the website's product alerts,
+	// its own or the defaults.
+	ProductAlertTexts store.AlertTexts `json:"productAlertTexts"`
 	// CommerceSigningSecret only goes to keys with full or settings:write
 	// (spec 5, rule 2).
 	CommerceSigningSecret *string `json:"commerceSigningSecret,omitempty"`
@@ -61,6 +67,7 @@ type settingsPatch struct {
 	RevenueCurrency        json.RawMessage `json:"revenueCurrency"`
 	ConversionEvents       json.RawMessage `json:"conversionEvents"`
 	AttributionWindowHours json.RawMessage `json:"attributionWindowHours"`
+	ProductAlertTexts      json.RawMessage `json:"productAlertTexts"`
 	// RotateCommerceSigningSecret: true replaces the secret.
 	RotateCommerceSigningSecret json.RawMessage `json:"rotateCommerceSigningSecret"`
 }
@@ -126,6 +133,7 @@ func viewSettings(r *request, w store.Website) settingsView {
 		RevenueCurrency:        nonEmpty(s.Currency),
 		ConversionEvents:       s.ConversionNames(),
 		AttributionWindowHours: int(s.Attribution().Hours()),
+		ProductAlertTexts:      events.AlertTexts(s),
 	}
 	if mayReadSecret(r) {
 		v.CommerceSigningSecret = nonEmpty(s.CommerceSecret)
@@ -249,6 +257,20 @@ func (p settingsPatch) apply(w *store.Website) error {
 				return errorf(CodeInvalidJSON, "attributionWindowHours is 1-%d", maxAttributionHours)
 			}
 			s.AttributionHours = h
+			return nil
+		}},
+		{p.ProductAlertTexts, "productAlertTexts", func() { s.AlertTexts = nil }, func(raw json.RawMessage) error {
+			var t store.AlertTexts
+			if err := decodeJSON(raw, &t, strict); err != nil {
+				return errorf(err.Code, "productAlertTexts: %s", err.Message)
+			}
+			for _, x := range []*store.AlertText{&t.BackInStock, &t.PriceDrop} {
+				x.Title, x.Body = strings.TrimSpace(x.Title), strings.TrimSpace(x.Body)
+				if utf8.RuneCountInString(x.Title) > maxAlertTitleChars || utf8.RuneCountInString(x.Body) > maxAlertBodyChars {
+					return errorf(CodeInvalidJSON, "productAlertTexts: a title is at most %d characters and a body at most %d", maxAlertTitleChars, maxAlertBodyChars)
+				}
+			}
+			s.AlertTexts = &t
 			return nil
 		}},
 		{p.RotateCommerceSigningSecret, "rotateCommerceSigningSecret", func() {}, func(raw json.RawMessage) error {

@@ -26,7 +26,7 @@ func TestSettingsReadAndDefaults(t *testing.T) {
 	want := `{"settings":{"timezone":"UTC","defaultUrl":null,"defaultIcon":null,"utm":{"source":"","medium":"","campaign":""},` +
 		`"quietHours":null,"frequencyCap":null,"revenueCurrency":null,` +
 		`"conversionEvents":["purchase","order.completed","checkout.completed"],"attributionWindowHours":24,` +
-		`"commerceSigningSecret":"` + secret + `"}}`
+		defaultAlertTexts + `,"commerceSigningSecret":"` + secret + `"}}`
 	if string(r.body) != want {
 		t.Fatalf("body\n %s\nwant\n %s", r.body, want)
 	}
@@ -77,7 +77,7 @@ func TestSettingsUpdate(t *testing.T) {
 	b, _ := json.Marshal(got)
 	want := `{"timezone":"Europe/Paris","defaultUrl":"https://shop.example/new","defaultIcon":"https://cdn.shop.example/i.png",` +
 		`"utm":{"source":"rb","medium":"push","campaign":"spring sale"},"quietHours":{"start":"22:00","end":"07:30"},` +
-		`"frequencyCap":{"max":3,"hours":24},"revenueCurrency":"EUR","conversionEvents":["signup","purchase"],"attributionWindowHours":72}`
+		`"frequencyCap":{"max":3,"hours":24},"revenueCurrency":"EUR","conversionEvents":["signup","purchase"],"attributionWindowHours":72,` + defaultAlertTexts + `}`
 	if string(b) != want {
 		t.Fatalf("settings\n %s\nwant\n %s", b, want)
 	}
@@ -105,7 +105,7 @@ func TestSettingsUpdate(t *testing.T) {
 	b, _ = json.Marshal(got)
 	want = `{"timezone":"Europe/Paris","defaultUrl":null,"defaultIcon":"https://cdn.shop.example/i.png",` +
 		`"utm":{"source":"","medium":"","campaign":""},"quietHours":null,"frequencyCap":null,"revenueCurrency":null,` +
-		`"conversionEvents":["purchase","order.completed","checkout.completed"],"attributionWindowHours":24}`
+		`"conversionEvents":["purchase","order.completed","checkout.completed"],"attributionWindowHours":24,` + defaultAlertTexts + `}`
 	if string(b) != want {
 		t.Fatalf("after nulls\n %s\nwant\n %s", b, want)
 	}
@@ -185,3 +185,8 @@ func jsonEqual(t *testing.T, a, b any) bool {
 	y, _ := json.Marshal(b)
 	return string(x) == string(y)
 }
+
+// defaultAlertTexts is the productAlertTexts member of a website that kept
+// the default texts.
+const defaultAlertTexts = `"productAlertTexts":{"backInStock":{"title":"Back in stock: {product.title}","body":"It is available again. Get it before it is gone."},` +
+	`"priceDrop":{"title":"Price drop: {product.title}","body":"Now {product.price}, was {product.oldPrice}."}}`

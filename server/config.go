@@ -35,9 +35,12 @@ type Config struct {
 	ShutdownGrace                                  time.Duration
 	// ReviewThreshold: see api.Config.ReviewThreshold.
 	ReviewThreshold int
-	// SessionIdle, SessionMaxAge, PublicRateLimit: see api.Config.
+	// SessionIdle, SessionMaxAge, PublicRateLimit, EventRateLimit,
+	// ProductAlertMax: see api.Config.
 	SessionIdle, SessionMaxAge time.Duration
 	PublicRateLimit            int
+	EventRateLimit             int
+	ProductAlertMax            int
 
 	// Cluster backends; empty means the embedded default.
 	Postgres   string
@@ -98,6 +101,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.ReviewThreshold, "review-threshold", review, "audience in browsers from which a new account's first broadcast is held for review; negative turns review off (env RELAYBELL_REVIEW_THRESHOLD)")
 	public, _ := strconv.Atoi(envOr("RELAYBELL_PUBLIC_RATE_LIMIT", strconv.Itoa(api.DefaultPublicRateLimit)))
 	fs.IntVar(&c.PublicRateLimit, "public-rate-limit", public, "requests a minute each visitor address may make to the browser SDK routes and pings, counted across the nodes; negative turns the limit off (env RELAYBELL_PUBLIC_RATE_LIMIT)")
+	events, _ := strconv.Atoi(envOr("RELAYBELL_EVENT_RATE_LIMIT", strconv.Itoa(api.DefaultEventRateLimit)))
+	fs.IntVar(&c.EventRateLimit, "event-rate-limit", events, "calls of POST and GET /events a minute each API key may make, counted across the nodes; negative turns the limit off (env RELAYBELL_EVENT_RATE_LIMIT)")
 	idle, _ := time.ParseDuration(envOr("RELAYBELL_SESSION_IDLE", "168h"))
 	fs.DurationVar(&c.SessionIdle, "session-idle", idle, "a dashboard session not used for this long ends (env RELAYBELL_SESSION_IDLE)")
 	maxAge, _ := time.ParseDuration(envOr("RELAYBELL_SESSION_MAX_AGE", "720h"))

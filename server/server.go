@@ -397,6 +397,8 @@ func (s *Server) initAPI(context.Context) error {
 		SessionIdle:     s.cfg.SessionIdle,
 		SessionMaxAge:   s.cfg.SessionMaxAge,
 		PublicRateLimit: s.cfg.PublicRateLimit,
+		EventRateLimit:  s.cfg.EventRateLimit,
+		ProductAlertMax: s.cfg.ProductAlertMax,
 	}, s.store, s.analytics, s.dispatcher(), s.logger, s.reg)
 	if err != nil {
 		return err

@@ -53,17 +53,18 @@ type AlertResult struct {
 // The events themselves live in the analytics event log.
 type Behavior interface {
 	// LastInteraction is the website's notification the subscriber (on
-	// any of their browsers) last clicked at or after since or, failing
-	// that, last had delivered at or after since. ErrNotFound when none.
-	LastInteraction(ctx context.Context, websiteID, subscriberID string, since time.Time) (notificationID string, err error)
+	// any of their browsers) last clicked at or after since (clicked
+	// true) or, failing that, last had delivered at or after since.
+	// ErrNotFound when none.
+	LastInteraction(ctx context.Context, websiteID, subscriberID string, since time.Time) (notificationID string, clicked bool, err error)
 	// CreditConversion records a conversion worth value for the website's
-	// notification. It takes no lock on the notification: the credit
+	// notification, credited for a click or (clicked false) a delivery. It takes no lock on the notification: the credit
 	// reaches the notification's Conversions and Revenue when
 	// FoldConversions next runs, in any process. ErrNotFound when the
 	// notification is not the website's.
-	CreditConversion(ctx context.Context, websiteID, notificationID string, value float64, at time.Time) error
+	CreditConversion(ctx context.Context, websiteID, notificationID string, value float64, clicked bool, at time.Time) error
 	// FoldConversions adds up to max recorded credits to their
-	// notifications' counters and removes them, in one transaction, and
+	// notifications' counters (Conversions, ClickConversions, Revenue) and removes them, in one transaction, and
 	// returns how many it folded. Concurrent calls never fold a credit
 	// twice.
 	FoldConversions(ctx context.Context, max int) (int, error)

@@ -65,8 +65,25 @@ type Settings struct {
 	// AttributionHours is how long after delivery a conversion is credited
 	// to a notification; 0 is the default.
 	AttributionHours int `json:"attributionHours,omitempty"`
+	// AlertTexts are the website's own texts of its product alerts; nil
+	// keeps the defaults (package events).
+	AlertTexts *AlertTexts `json:"alertTexts,omitempty"`
 	// CommerceSecret signs the inbound commerce-platform integrations.
 	CommerceSecret string `json:"commerceSecret,omitempty"`
+}
+
+// AlertTexts are a website's texts of its product alerts, one per kind.
+type AlertTexts struct {
+	BackInStock AlertText `json:"backInStock"`
+	PriceDrop   AlertText `json:"priceDrop"`
+}
+
+// AlertText is the title and body of a product alert, with the
+// placeholders {product.title}, {product.price} and {product.oldPrice}
+// filled from the event; an empty field keeps the default.
+type AlertText struct {
+	Title string `json:"title,omitempty"`
+	Body  string `json:"body,omitempty"`
 }
 
 // QuietHours is a daily span of local wall-clock time, "HH:MM" to "HH:MM"
@@ -274,7 +291,10 @@ type Counters struct {
 	Pruned      int64
 	Clicked     int64
 	Conversions int64
-	Revenue     float64
+	// ClickConversions are the Conversions credited for a click (the rest
+	// were credited for a delivery alone: influenced).
+	ClickConversions int64
+	Revenue          float64
 }
 
 // ListQuery pages the notification list newest first.

@@ -1,6 +1,6 @@
 // Package analyticstest is the conformance suite every analytics.Store
-// implementation runs, so the notification detail reads the same from
-// SQLite (embedded) and ClickHouse (cluster).
+// implementation runs, so the notification detail and the behavioral
+// events read the same from SQLite (embedded) and ClickHouse (cluster).
 package analyticstest
 
 import (
@@ -29,6 +29,12 @@ func Run(t *testing.T, open func(t *testing.T) analytics.Store) {
 		{"ClickWithoutSend", testClickWithoutSend},
 		{"DuplicatesCountOnce", testDuplicatesCountOnce},
 		{"PersonEventsAndErase", testPersonEventsAndErase},
+		{"BehaviorsNewestFirst", testBehaviorsNewestFirst},
+		{"BehaviorsOfAPerson", testBehaviorsOfAPerson},
+		{"BehaviorsRefused", testBehaviorsRefused},
+		{"BehaviorsRecordedTwice", testBehaviorsRecordedTwice},
+		{"BehaviorsProperties", testBehaviorsProperties},
+		{"BehaviorsErase", testBehaviorsErase},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -280,7 +286,7 @@ func testPersonEventsAndErase(t *testing.T, s analytics.Store) {
 		t.Fatalf("PersonCounts: %v", err)
 	}
 	same("counts of s1", counts, map[string]int64{analytics.KindSent: 1, analytics.KindDelivered: 1, analytics.KindClicked: 1})
-	if err := s.Erase(ctx, "w1", []string{"s1"}); err != nil {
+	if err := s.Erase(ctx, "w1", []string{"s1"}, nil); err != nil {
 		t.Fatalf("Erase: %v", err)
 	}
 	// A store may finish erasing in the background (ClickHouse mutations).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
@@ -14,10 +15,11 @@ import (
 
 // Store is the ClickHouse analytics store.
 type Store struct {
-	conn     driver.Conn
-	database string
-	table    string // `database`.events, where events are kept
-	logger   *slog.Logger
+	conn      driver.Conn
+	database  string
+	table     string // `database`.events, where events are kept
+	behaviors string // `database`.behaviors, where behaviors are kept
+	logger    *slog.Logger
 }
 
 var _ analytics.Store = (*Store)(nil)
@@ -49,8 +51,8 @@ const dropBuffer = `DROP TABLE IF EXISTS %s`
 
 const insertColumns = `(website_id, notification_id, endpoint_id, subscriber_id, kind, device, language, variant, code, at)`
 
-// Open connects to ClickHouse and creates the database and events table
-// when they are missing.
+// Open connects to ClickHouse and creates the database and the events and
+// behaviors tables when they are missing.
 func Open(ctx context.Context, cfg Config, logger *slog.Logger) (*Store, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -69,7 +71,8 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (*Store, error) 
 	if err != nil {
 		return nil, fmt.Errorf("opening clickhouse: %w", err)
 	}
-	s := &Store{conn: conn, database: cfg.Database, table: "`" + cfg.Database + "`.events", logger: logger}
+	s := &Store{conn: conn, database: cfg.Database, table: "`" + cfg.Database + "`.events",
+		behaviors: "`" + cfg.Database + "`.behaviors", logger: logger}
 	if err := s.migrate(ctx, cfg.Database); err != nil {
 		conn.Close()
 		return nil, err
@@ -95,6 +98,9 @@ func (s *Store) migrate(ctx context.Context, database string) error {
 	}
 	if err := s.conn.Exec(ctx, fmt.Sprintf(createTable, s.table)); err != nil {
 		return fmt.Errorf("creating analytics table: %w", err)
+	}
+	if err := s.conn.Exec(ctx, fmt.Sprintf(createBehaviors, s.behaviors)); err != nil {
+		return fmt.Errorf("creating behaviors table: %w", err)
 	}
 	if err := s.conn.Exec(ctx, fmt.Sprintf(dropBuffer, "`"+database+"`.events_buffer")); err != nil {
 		return fmt.Errorf("dropping the old analytics buffer: %w", err)
@@ -240,16 +246,32 @@ func (s *Store) PersonCounts(ctx context.Context, websiteID string, subscriberID
 	return out, rows.Err()
 }
 
-// Erase deletes every event of the website's subscribers. ClickHouse runs
-// the deletion as a mutation in the background: the rows are gone from
-// reads once it finishes, usually within a second.
-func (s *Store) Erase(ctx context.Context, websiteID string, subscriberIDs []string) error {
-	if len(subscriberIDs) == 0 {
+// Erase deletes every event of the website's subscribers, and their
+// behaviors and those logged under the external ids. ClickHouse runs each
+// deletion as a mutation in the background: the rows are gone from reads
+// once it finishes, usually within a second.
+func (s *Store) Erase(ctx context.Context, websiteID string, subscriberIDs, externalIDs []string) error {
+	subs, exts := analytics.NonEmpty(subscriberIDs), analytics.NonEmpty(externalIDs)
+	if len(subs) > 0 {
+		if err := s.conn.Exec(ctx, `ALTER TABLE `+s.table+` DELETE WHERE website_id = ? AND has(?, subscriber_id)`,
+			websiteID, subs); err != nil {
+			return fmt.Errorf("erasing events: %w", err)
+		}
+	}
+	var terms []string
+	args := []any{websiteID}
+	if len(subs) > 0 {
+		terms, args = append(terms, "has(?, subscriber_id)"), append(args, subs)
+	}
+	if len(exts) > 0 {
+		terms, args = append(terms, "has(?, external_id)"), append(args, exts)
+	}
+	if len(terms) == 0 {
 		return nil
 	}
-	if err := s.conn.Exec(ctx, `ALTER TABLE `+s.table+` DELETE WHERE website_id = ? AND has(?, subscriber_id)`,
-		websiteID, subscriberIDs); err != nil {
-		return fmt.Errorf("erasing events: %w", err)
+	if err := s.conn.Exec(ctx, `ALTER TABLE `+s.behaviors+` DELETE WHERE website_id = ? AND (`+strings.Join(terms, " OR ")+`)`,
+		args...); err != nil {
+		return fmt.Errorf("erasing behaviors: %w", err)
 	}
 	return nil
 }

@@ -74,13 +74,22 @@ func TestDropBefore(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	// Behaviors are kept by the same days; the 19th holds only behaviors.
+	behavior := func(id string, at time.Time) analytics.Behavior {
+		return analytics.Behavior{ID: id, WebsiteID: "w1", Name: "purchase", At: at}
+	}
+	if err := s.RecordBehaviors(ctx, []analytics.Behavior{
+		behavior("b19", day(19, 12)), behavior("b20", day(20, 23)), behavior("b22", day(22, 0)), behavior("b23", day(23, 1)),
+	}); err != nil {
+		t.Fatal(err)
+	}
 	// The cut is the UTC date of the time given, whatever its zone and hour.
 	cut := time.Date(2026, 11, 22, 1, 30, 0, 0, time.FixedZone("CET", 3600)) // 2026-11-22 00:30 UTC
 	dropped, err := s.DropBefore(ctx, cut)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []uint32{20261120, 20261121}; !reflect.DeepEqual(dropped, want) {
+	if want := []uint32{20261119, 20261120, 20261121}; !reflect.DeepEqual(dropped, want) {
 		t.Fatalf("dropped %v, want %v", dropped, want)
 	}
 	for n, want := range map[string]int64{"n20": 0, "n21": 0, "n22": 1, "n23": 1} {
@@ -95,6 +104,17 @@ func TestDropBefore(t *testing.T) {
 		if got != want {
 			t.Errorf("%s: %d sent left, want %d", n, got, want)
 		}
+	}
+	bs, err := s.Behaviors(ctx, analytics.BehaviorQuery{WebsiteID: "w1", Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for _, b := range bs {
+		left = append(left, b.ID)
+	}
+	if want := []string{"b23", "b22"}; !reflect.DeepEqual(left, want) {
+		t.Errorf("behaviors left %v, want %v", left, want)
 	}
 	// Nothing older is left: a second call drops nothing.
 	if dropped, err := s.DropBefore(ctx, cut); err != nil || len(dropped) != 0 {

@@ -1,8 +1,9 @@
 // Package clickhouse keeps the analytics event log in ClickHouse for the
 // cluster mode, over the native protocol (clickhouse-go v2).
 //
-// It owns one database (Config.Database) holding one MergeTree table,
-// events, partitioned by UTC day so that retention is DROP PARTITION of whole
+// It owns one database (Config.Database) holding two MergeTree tables,
+// events (of pushes) and behaviors (the behavioral events websites post),
+// both partitioned by UTC day so that retention is DROP PARTITION of whole
 // days (DropBefore). A cluster writes it through analytics.Journal: the
 // nodes' events go to Kafka, and sinks insert them here about once a
 // second each, since every insert into a MergeTree makes a part of its own

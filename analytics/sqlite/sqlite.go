@@ -36,6 +36,26 @@ CREATE TABLE IF NOT EXISTS events (
 );
 CREATE INDEX IF NOT EXISTS events_notification ON events (notification_id, kind, endpoint_id);
 CREATE INDEX IF NOT EXISTS events_subscriber ON events (subscriber_id, at);
+-- Behaviors keep properties last: a row of large properties overflows its
+-- page, and the columns after them would be read through the overflow.
+-- Every index ends in (at, id), so the reads of behaviors.go are served by
+-- one alone.
+CREATE TABLE IF NOT EXISTS behaviors (
+	id TEXT NOT NULL PRIMARY KEY,
+	website_id TEXT NOT NULL,
+	subscriber_id TEXT NOT NULL,
+	external_id TEXT NOT NULL,
+	at INTEGER NOT NULL,
+	name TEXT NOT NULL,
+	source TEXT NOT NULL,
+	notification_id TEXT NOT NULL,
+	value REAL NOT NULL,
+	conversion INTEGER NOT NULL,
+	properties TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS behaviors_website ON behaviors (website_id, at, id);
+CREATE INDEX IF NOT EXISTS behaviors_subscriber ON behaviors (website_id, subscriber_id, at, id);
+CREATE INDEX IF NOT EXISTS behaviors_external ON behaviors (website_id, external_id, at, id);
 `
 
 // Open opens (or creates) the analytics file at path.
@@ -207,14 +227,34 @@ func scanCounts(rows *sql.Rows) (map[string]int64, error) {
 	return out, rows.Err()
 }
 
-// Erase deletes every event of the website's subscribers.
-func (s *Store) Erase(ctx context.Context, websiteID string, subscriberIDs []string) error {
-	ids, err := json.Marshal(subscriberIDs)
+// Erase deletes every event of the website's subscribers, and their
+// behaviors and those logged under the external ids, in one transaction.
+func (s *Store) Erase(ctx context.Context, websiteID string, subscriberIDs, externalIDs []string) error {
+	subs, exts := analytics.NonEmpty(subscriberIDs), analytics.NonEmpty(externalIDs)
+	if len(subs) == 0 && len(exts) == 0 {
+		return nil
+	}
+	sj, err := json.Marshal(subs)
 	if err != nil {
 		return err
 	}
-	if _, err := s.db.ExecContext(ctx, `DELETE FROM events
-		WHERE subscriber_id IN (SELECT value FROM json_each(?)) AND website_id = ?`, string(ids), websiteID); err != nil {
+	ej, err := json.Marshal(exts)
+	if err != nil {
+		return err
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("erasing events: %w", err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `DELETE FROM events
+		WHERE subscriber_id IN (SELECT value FROM json_each(?)) AND website_id = ?`, string(sj), websiteID); err != nil {
+		return fmt.Errorf("erasing events: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, eraseBehaviors, websiteID, string(sj), string(ej)); err != nil {
+		return fmt.Errorf("erasing behaviors: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("erasing events: %w", err)
 	}
 	return nil

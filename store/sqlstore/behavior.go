@@ -14,26 +14,29 @@ import (
 
 // LastInteraction is the website's notification the subscriber last
 // clicked at or after since, or else last had delivered at or after since.
-func (s *Store) LastInteraction(ctx context.Context, websiteID, subscriberID string, since time.Time) (string, error) {
-	var id string
-	err := s.db.Read().QueryRow(ctx, `SELECT i.notification_id
+func (s *Store) LastInteraction(ctx context.Context, websiteID, subscriberID string, since time.Time) (string, bool, error) {
+	var (
+		id   string
+		kind string
+	)
+	err := s.db.Read().QueryRow(ctx, `SELECT i.notification_id, i.kind
 		FROM endpoints e
 		JOIN interactions i ON i.endpoint_id = e.id
 		JOIN notifications n ON n.id = i.notification_id
 		WHERE e.subscriber_id = $1 AND e.website_id = $2 AND n.website_id = $2 AND i.at >= $3
 		ORDER BY CASE WHEN i.kind = 'clicked' THEN 0 ELSE 1 END, i.at DESC, i.notification_id
-		LIMIT 1`, subscriberID, websiteID, s.time(since)).Scan(&id)
+		LIMIT 1`, subscriberID, websiteID, s.time(since)).Scan(&id, &kind)
 	if err != nil {
-		return "", fmt.Errorf("finding last interaction: %w", s.mapErr(err))
+		return "", false, fmt.Errorf("finding last interaction: %w", s.mapErr(err))
 	}
-	return id, nil
+	return id, kind == store.InteractionClicked, nil
 }
 
 // CreditConversion records a conversion for FoldConversions to count.
-func (s *Store) CreditConversion(ctx context.Context, websiteID, notificationID string, value float64, at time.Time) error {
-	n, err := s.db.Write().Exec(ctx, `INSERT INTO conversion_credits (notification_id, value, at)
-		SELECT id, $3, $4 FROM notifications WHERE id = $1 AND website_id = $2`,
-		notificationID, websiteID, value, s.time(nowOr(at)))
+func (s *Store) CreditConversion(ctx context.Context, websiteID, notificationID string, value float64, clicked bool, at time.Time) error {
+	n, err := s.db.Write().Exec(ctx, `INSERT INTO conversion_credits (notification_id, value, clicked, at)
+		SELECT id, $3, $5, $4 FROM notifications WHERE id = $1 AND website_id = $2`,
+		notificationID, websiteID, value, s.time(nowOr(at)), clicked)
 	if err != nil {
 		return fmt.Errorf("crediting conversion: %w", s.mapErr(err))
 	}
@@ -50,25 +53,26 @@ func (s *Store) CreditConversion(ctx context.Context, websiteID, notificationID 
 // each other crosswise.
 func (s *Store) FoldConversions(ctx context.Context, max int) (int, error) {
 	type sum struct {
-		n     int64
-		value float64
+		n, clicked int64
+		value      float64
 	}
 	var folded int
 	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
 		folded = 0
 		rows, err := tx.Query(ctx, `DELETE FROM conversion_credits WHERE id IN
 			(SELECT id FROM conversion_credits ORDER BY id LIMIT $1)
-			RETURNING notification_id, value`, max)
+			RETURNING notification_id, value, clicked`, max)
 		if err != nil {
 			return err
 		}
 		sums := map[string]*sum{}
 		for rows.Next() {
 			var (
-				id    string
-				value float64
+				id      string
+				value   float64
+				clicked bool
 			)
-			if err := rows.Scan(&id, &value); err != nil {
+			if err := rows.Scan(&id, &value, &clicked); err != nil {
 				rows.Close()
 				return err
 			}
@@ -76,6 +80,9 @@ func (s *Store) FoldConversions(ctx context.Context, max int) (int, error) {
 				sums[id] = &sum{}
 			}
 			sums[id].n++
+			if clicked {
+				sums[id].clicked++
+			}
 			sums[id].value += value
 			folded++
 		}
@@ -89,8 +96,9 @@ func (s *Store) FoldConversions(ctx context.Context, max int) (int, error) {
 		}
 		slices.Sort(ids)
 		for _, id := range ids {
-			if _, err := tx.Exec(ctx, `UPDATE notifications SET conversions = conversions + $2, revenue = revenue + $3 WHERE id = $1`,
-				id, sums[id].n, sums[id].value); err != nil {
+			if _, err := tx.Exec(ctx, `UPDATE notifications SET conversions = conversions + $2,
+				click_conversions = click_conversions + $3, revenue = revenue + $4 WHERE id = $1`,
+				id, sums[id].n, sums[id].clicked, sums[id].value); err != nil {
 				return err
 			}
 		}

@@ -22,14 +22,14 @@ import (
 const notificationCols = `id, website_id, seq, status, title, body, content, target,
 	target_summary, send_body, transactional, ab, automation, created_at, scheduled_at,
 	started_at, finished_at, published_at, error, recipients, processed, sent, delivered,
-	failed, pruned, clicked, conversions, revenue, waves, ab_winner`
+	failed, pruned, clicked, conversions, click_conversions, revenue, waves, ab_winner`
 
 func notificationDest(n *store.Notification) []any {
 	return []any{&n.ID, &n.WebsiteID, &n.Seq, &n.Status, &n.Title, &n.Body, rawJSONDest{&n.Content},
 		rawJSONDest{&n.Target}, &n.TargetSummary, rawJSONDest{&n.SendBody}, &n.Transactional, &n.AB,
 		&n.Automation, timeDest{&n.CreatedAt}, timePtrDest{&n.ScheduledAt}, timePtrDest{&n.StartedAt},
 		timePtrDest{&n.FinishedAt}, timePtrDest{&n.PublishedAt}, &n.Error, &n.Recipients, &n.Processed,
-		&n.Sent, &n.Delivered, &n.Failed, &n.Pruned, &n.Clicked, &n.Conversions, &n.Revenue, &n.Waves,
+		&n.Sent, &n.Delivered, &n.Failed, &n.Pruned, &n.Clicked, &n.Conversions, &n.ClickConversions, &n.Revenue, &n.Waves,
 		&n.ABWinner}
 }
 

@@ -37,7 +37,7 @@ func testLastInteraction(t *testing.T, s store.Store) {
 	if l.SubscriberID != p.SubscriberID {
 		t.Fatalf("one person's browsers are subscribers %s and %s", p.SubscriberID, l.SubscriberID)
 	}
-	_, err := s.LastInteraction(ctx, w.Website.ID, p.SubscriberID, at(0))
+	_, _, err := s.LastInteraction(ctx, w.Website.ID, p.SubscriberID, at(0))
 	wantErr(t, "LastInteraction of nobody's notification", err, store.ErrNotFound)
 
 	n1, n2, n3 := create(t, s, notification(w.Website.ID)), create(t, s, notification(w.Website.ID)), create(t, s, notification(w.Website.ID))
@@ -48,23 +48,23 @@ func testLastInteraction(t *testing.T, s store.Store) {
 	}
 	record(n1, p.EndpointID, store.InteractionDelivered, time.Hour)
 	record(n2, l.EndpointID, store.InteractionDelivered, 2*time.Hour)
-	got, err := s.LastInteraction(ctx, w.Website.ID, p.SubscriberID, at(0))
+	got, clicked, err := s.LastInteraction(ctx, w.Website.ID, p.SubscriberID, at(0))
 	noErr(t, "LastInteraction", err)
-	same(t, "the last delivered, on any browser", got, n2.ID)
+	same(t, "the last delivered, on any browser", [2]any{got, clicked}, [2]any{n2.ID, false})
 
 	// A click within the window wins over a later delivery.
 	record(n1, p.EndpointID, store.InteractionClicked, 90*time.Minute)
 	record(n3, p.EndpointID, store.InteractionDelivered, 3*time.Hour)
-	got, err = s.LastInteraction(ctx, w.Website.ID, p.SubscriberID, at(0))
+	got, clicked, err = s.LastInteraction(ctx, w.Website.ID, p.SubscriberID, at(0))
 	noErr(t, "LastInteraction", err)
-	same(t, "the clicked one", got, n1.ID)
+	same(t, "the clicked one", [2]any{got, clicked}, [2]any{n1.ID, true})
 	// Out of the window, the click no longer counts.
-	got, err = s.LastInteraction(ctx, w.Website.ID, p.SubscriberID, at(100*time.Minute))
+	got, clicked, err = s.LastInteraction(ctx, w.Website.ID, p.SubscriberID, at(100*time.Minute))
 	noErr(t, "LastInteraction", err)
-	same(t, "the last delivered after the click's window", got, n3.ID)
-	_, err = s.LastInteraction(ctx, w.Website.ID, p.SubscriberID, at(4*time.Hour))
+	same(t, "the last delivered after the click's window", [2]any{got, clicked}, [2]any{n3.ID, false})
+	_, _, err = s.LastInteraction(ctx, w.Website.ID, p.SubscriberID, at(4*time.Hour))
 	wantErr(t, "LastInteraction with everything out of the window", err, store.ErrNotFound)
-	_, err = s.LastInteraction(ctx, other.Website.ID, p.SubscriberID, at(0))
+	_, _, err = s.LastInteraction(ctx, other.Website.ID, p.SubscriberID, at(0))
 	wantErr(t, "LastInteraction through another website", err, store.ErrNotFound)
 }
 
@@ -73,11 +73,11 @@ func testConversions(t *testing.T, s store.Store) {
 	w := newWebsite(t, s)
 	other := newWebsite(t, s)
 	n1, n2 := create(t, s, notification(w.Website.ID)), create(t, s, notification(w.Website.ID))
-	noErr(t, "CreditConversion", s.CreditConversion(ctx, w.Website.ID, n1.ID, 19.5, at(time.Hour)))
-	noErr(t, "CreditConversion", s.CreditConversion(ctx, w.Website.ID, n1.ID, 0, at(time.Hour)))
-	noErr(t, "CreditConversion", s.CreditConversion(ctx, w.Website.ID, n2.ID, 5.25, at(time.Hour)))
-	wantErr(t, "CreditConversion through another website", s.CreditConversion(ctx, other.Website.ID, n1.ID, 1, at(time.Hour)), store.ErrNotFound)
-	wantErr(t, "CreditConversion of an unknown notification", s.CreditConversion(ctx, w.Website.ID, uuid.NewString(), 1, at(time.Hour)), store.ErrNotFound)
+	noErr(t, "CreditConversion", s.CreditConversion(ctx, w.Website.ID, n1.ID, 19.5, true, at(time.Hour)))
+	noErr(t, "CreditConversion", s.CreditConversion(ctx, w.Website.ID, n1.ID, 0, false, at(time.Hour)))
+	noErr(t, "CreditConversion", s.CreditConversion(ctx, w.Website.ID, n2.ID, 5.25, false, at(time.Hour)))
+	wantErr(t, "CreditConversion through another website", s.CreditConversion(ctx, other.Website.ID, n1.ID, 1, true, at(time.Hour)), store.ErrNotFound)
+	wantErr(t, "CreditConversion of an unknown notification", s.CreditConversion(ctx, w.Website.ID, uuid.NewString(), 1, true, at(time.Hour)), store.ErrNotFound)
 	if got := getNotification(t, s, n1.ID); got.Conversions != 0 || got.Revenue != 0 {
 		t.Fatalf("before a fold: conversions %d, revenue %v; want nothing yet", got.Conversions, got.Revenue)
 	}
@@ -91,12 +91,13 @@ func testConversions(t *testing.T, s store.Store) {
 	noErr(t, "FoldConversions", err)
 	same(t, "credits folded when none is left", folded, 0)
 	for _, c := range []struct {
-		n       store.Notification
-		conv    int64
-		revenue float64
-	}{{n1, 2, 19.5}, {n2, 1, 5.25}} {
+		n             store.Notification
+		conv, clicked int64
+		revenue       float64
+	}{{n1, 2, 1, 19.5}, {n2, 1, 0, 5.25}} {
 		got := getNotification(t, s, c.n.ID)
-		same(t, "conversions and revenue", [2]any{got.Conversions, got.Revenue}, [2]any{c.conv, c.revenue})
+		same(t, "conversions, click conversions and revenue", [3]any{got.Conversions, got.ClickConversions, got.Revenue},
+			[3]any{c.conv, c.clicked, c.revenue})
 	}
 }
 
@@ -113,7 +114,7 @@ func testConcurrentFolds(t *testing.T, s store.Store) {
 	for range writers {
 		wg.Go(func() {
 			for range each {
-				if err := s.CreditConversion(ctx, w.Website.ID, n.ID, 2, at(time.Hour)); err != nil {
+				if err := s.CreditConversion(ctx, w.Website.ID, n.ID, 2, true, at(time.Hour)); err != nil {
 					errs <- err
 				}
 			}
@@ -150,7 +151,8 @@ func testConcurrentFolds(t *testing.T, s store.Store) {
 		t.Fatal(err)
 	}
 	got := getNotification(t, s, n.ID)
-	same(t, "conversions and revenue", [2]any{got.Conversions, got.Revenue}, [2]any{int64(writers * each), float64(2 * writers * each)})
+	same(t, "conversions and revenue", [3]any{got.Conversions, got.ClickConversions, got.Revenue},
+		[3]any{int64(writers * each), int64(writers * each), float64(2 * writers * each)})
 }
 
 func testInterests(t *testing.T, s store.Store) {

@@ -13,6 +13,10 @@ CREATE TABLE conversion_credits (
 	at              timestamptz NOT NULL
 );
 
+-- The conversions credited for a click, of a notification's conversions.
+ALTER TABLE notifications ADD COLUMN click_conversions bigint NOT NULL DEFAULT 0;
+ALTER TABLE conversion_credits ADD COLUMN clicked boolean NOT NULL DEFAULT false;
+
 -- A person's interest in a product's price drops or its return to stock.
 CREATE TABLE product_interests (
 	website_id    text NOT NULL REFERENCES websites (id) ON DELETE CASCADE,

@@ -1,0 +1,141 @@
+package events
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/relaybell/relaybell/notification"
+	"github.com/relaybell/relaybell/store"
+)
+
+// DefaultAlertTexts are the texts of a website's product alerts until it
+// sets its own (settings alertTexts).
+var DefaultAlertTexts = store.AlertTexts{
+	BackInStock: store.AlertText{Title: "Back in stock: {product.title}", Body: "It is available again. Get it before it is gone."},
+	PriceDrop:   store.AlertText{Title: "Price drop: {product.title}", Body: "Now {product.price}, was {product.oldPrice}."},
+}
+
+// AlertTexts are the website's product alert texts as they are used: its
+// own, and the defaults where it has none.
+func AlertTexts(s store.Settings) store.AlertTexts {
+	t := DefaultAlertTexts
+	if s.AlertTexts == nil {
+		return t
+	}
+	for _, f := range []struct{ own, into *store.AlertText }{
+		{&s.AlertTexts.BackInStock, &t.BackInStock}, {&s.AlertTexts.PriceDrop, &t.PriceDrop},
+	} {
+		if f.own.Title != "" {
+			f.into.Title = f.own.Title
+		}
+		if f.own.Body != "" {
+			f.into.Body = f.own.Body
+		}
+	}
+	return t
+}
+
+// dispatchTimeout bounds publishing an alert's intent on the request's
+// path; a slower bus leaves it to the outbox sweep.
+const dispatchTimeout = 5 * time.Second
+
+// alert makes the product alert an event asks for and fills its members
+// of the answer.
+func (s *Service) alert(ctx context.Context, w store.Website, name, product string, props properties, at time.Time, ans *Answer) error {
+	kind := store.InterestPriceDrop
+	if name == NameBackInStock {
+		kind = store.InterestBackInStock
+	}
+	n, err := notification.Prepare(ctx, alertRequest(w, kind, product, props), w, nil, at)
+	if err != nil {
+		return fmt.Errorf("preparing product alert: %w", err)
+	}
+	n.Automation, n.SendBody = true, nil
+	target := notification.Target{ProductAlert: &notification.ProductAlert{ID: n.ID, Kind: kind, ProductID: product}}
+	n.TargetSummary = target.Summary()
+	if n.Target, err = json.Marshal(target); err != nil {
+		return fmt.Errorf("encoding product alert target: %w", err)
+	}
+	a := store.ProductAlert{ProductID: product, Kind: kind, Since: at.Add(-InterestLife), Max: s.cfg.AlertMax}
+	if kind == store.InterestPriceDrop {
+		a.DedupeSince = at.Add(-DedupeWindow)
+	}
+	res, err := s.st.CreateProductAlert(ctx, n, a)
+	if err != nil {
+		return err
+	}
+	sends := 0
+	if res.Created {
+		sends = 1
+	}
+	ans.ProductAlerts, ans.AlertAudience = &sends, &res.Audience
+	ans.AlertAudienceTruncated, ans.Deduped = &res.Truncated, &res.Deduped
+	if res.Created && n.Status == store.StatusQueued && s.disp != nil {
+		dctx, cancel := context.WithTimeout(ctx, dispatchTimeout)
+		defer cancel()
+		if err := s.disp.Dispatch(dctx, *n); err != nil {
+			s.logger.Warn("dispatching a product alert; the outbox sweep will retry", "notification_id", n.ID, "err", err)
+		}
+	}
+	return nil
+}
+
+// alertRequest is the send of a product alert: the website's text for
+// the kind (or the default) filled from the event's properties, with its
+// url and image when they are http(s) links.
+func alertRequest(w store.Website, kind, product string, p properties) *notification.Request {
+	text, ownBody := AlertTexts(w.Settings).PriceDrop, w.Settings.AlertTexts != nil && w.Settings.AlertTexts.PriceDrop.Body != ""
+	if kind == store.InterestBackInStock {
+		text, ownBody = AlertTexts(w.Settings).BackInStock, w.Settings.AlertTexts != nil && w.Settings.AlertTexts.BackInStock.Body != ""
+	}
+	title := p.text("title")
+	if title == "" {
+		title = product
+	}
+	price, oldPrice := p.price("price", w), p.price("oldPrice", w)
+	fill := strings.NewReplacer("{product.title}", title, "{product.price}", price, "{product.oldPrice}", oldPrice).Replace
+	t, body := text.Title, text.Body
+	switch {
+	case ownBody:
+	case kind == store.InterestPriceDrop && price == "":
+		body = "The price just went down."
+	case kind == store.InterestPriceDrop && oldPrice == "":
+		body = "Now {product.price}."
+	}
+	t, body = strings.TrimSpace(fill(t)), strings.TrimSpace(fill(body))
+	if t == "" {
+		t = title
+	}
+	r := &notification.Request{Title: &t}
+	if body != "" {
+		r.Body = &body
+	}
+	for _, f := range []struct {
+		key string
+		to  **string
+	}{{"url", &r.URL}, {"image", &r.Image}} {
+		if v := p.text(f.key); isHTTPURL(v) {
+			*f.to = &v
+		}
+	}
+	return r
+}
+
+// price is a price member as shown: a number followed by the website's
+// currency when it has one, a string as written.
+func (p properties) price(key string, w store.Website) string {
+	v := p.text(key)
+	if _, ok := p.number(key); ok && w.Settings.Currency != "" {
+		return v + " " + w.Settings.Currency
+	}
+	return v
+}
+
+func isHTTPURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}

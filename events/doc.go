@@ -1,0 +1,35 @@
+// Package events is what a behavioral event does (spec 4.2): a website's
+// server posts one with a key (POST /events), or a subscribed browser
+// tracks one for itself (RelayBell.track). Track stores it in the
+// analytics event log and acts on it:
+//
+//   - Conversion (rules 3-4): the website's conversion names (default
+//     purchase, order.completed, checkout.completed), or any event with a
+//     numeric properties.value or properties.revenue, except cart.updated
+//     and checkout.started. A conversion of a known person is credited to
+//     the website's notification that person last clicked within the
+//     attribution window, or else last had delivered within it, on any of
+//     their browsers. The credit is a row of its own (no lock on the
+//     notification); a Folder adds credits to the notifications' counters
+//     a batch at a time, so a burst for one popular send does not queue on
+//     its row.
+//   - Product interest: an event naming a known person with
+//     properties.productId records an interest in that product's price
+//     drops; the event back_in_stock.subscribe records an interest in its
+//     return to stock instead. Interests last 90 days (another event
+//     renews one); a back-in-stock interest is used up by the alert that
+//     reaches its person.
+//   - Product alert (rules 5-6): back_in_stock or price_drop with
+//     properties.productId and none of externalId, subscriberId, endpoint
+//     is one send (automation, no send body) to everyone interested, cut at
+//     100,000 people (newest interests first). Its text is the website's
+//     (settings alertTexts) or the default, with {product.title},
+//     {product.price} and {product.oldPrice} filled from properties title,
+//     price and oldPrice; properties url and image are its link and image.
+//     It obeys quiet hours (it waits for them to end) and the frequency
+//     cap (fan-out skips capped browsers). A price_drop of a product within
+//     10 minutes of the last is deduped.
+//
+// Automations and journeys do not exist yet: automationsTriggered and
+// sequencesEnrolled are 0.
+package events

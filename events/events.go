@@ -1,0 +1,263 @@
+package events
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/relaybell/relaybell/analytics"
+	"github.com/relaybell/relaybell/store"
+)
+
+// Limits of spec 8.2 and the rules above.
+const (
+	// MaxName is how many characters of an event name are kept.
+	MaxName = 120
+	// DefaultAlertMax is where a product alert's audience is cut.
+	DefaultAlertMax = 100_000
+	// InterestLife is how long a product interest lasts.
+	InterestLife = 90 * 24 * time.Hour
+	// DedupeWindow is how long after a price_drop another of the same
+	// product is deduped.
+	DedupeWindow = 10 * time.Minute
+	// maxProductID bounds a product id (longer ones are cut).
+	maxProductID = 200
+)
+
+// Event names with a meaning of their own.
+const (
+	NameBackInStock          = "back_in_stock"
+	NamePriceDrop            = "price_drop"
+	NameBackInStockSubscribe = "back_in_stock.subscribe"
+)
+
+// Sources of an event.
+const (
+	SourceServer  = "server"
+	SourceBrowser = "browser"
+)
+
+// notConversions never count as conversions, whatever their properties.
+var notConversions = map[string]bool{"cart.updated": true, "checkout.started": true}
+
+// ErrTooLarge is returned for an event larger than the event log takes
+// (analytics.MaxBehaviorBytes); nothing is done.
+var ErrTooLarge = errors.New("the event is too large to store")
+
+// Store is what Track reads and writes in the metadata.
+type Store interface {
+	store.Behavior
+	Person(ctx context.Context, websiteID, idOrExternalID string) (store.Person, error)
+}
+
+// Log is the event log the events are kept in.
+type Log interface {
+	RecordBehaviors(ctx context.Context, bs []analytics.Behavior) error
+}
+
+// Dispatcher publishes a queued product alert's send intent once it is
+// stored; a failure leaves it to the outbox sweep.
+type Dispatcher interface {
+	Dispatch(ctx context.Context, n store.Notification) error
+}
+
+// Config tunes a Service; the zero value is the spec's.
+type Config struct {
+	// AlertMax is where a product alert's audience is cut (tests make it
+	// small); 0 is DefaultAlertMax.
+	AlertMax int
+}
+
+// Service handles behavioral events.
+type Service struct {
+	st     Store
+	log    Log
+	disp   Dispatcher
+	logger *slog.Logger
+	cfg    Config
+	// kick wakes the folder when a conversion was credited.
+	kick chan struct{}
+}
+
+// New returns a Service; disp may be nil (alerts wait for the outbox
+// sweep).
+func New(st Store, log Log, disp Dispatcher, logger *slog.Logger, cfg Config) *Service {
+	if cfg.AlertMax <= 0 {
+		cfg.AlertMax = DefaultAlertMax
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Service{st: st, log: log, disp: disp, logger: logger, cfg: cfg, kick: make(chan struct{}, 1)}
+}
+
+// Input is one event as posted.
+type Input struct {
+	Website      store.Website
+	Name         string
+	ExternalID   string
+	SubscriberID string // a UUID in lower case, or ""
+	Endpoint     string
+	// Properties is a JSON object, or empty for none.
+	Properties json.RawMessage
+	Source     string
+	At         time.Time
+}
+
+// Attribution is the notification a conversion was credited to.
+type Attribution struct {
+	NotificationID string  `json:"notificationId"`
+	Value          float64 `json:"value"`
+}
+
+// Answer is the 202 body of POST /events (spec 4.2). The product-alert
+// members are there only for an event that asks for a product alert.
+type Answer struct {
+	OK                     bool         `json:"ok"`
+	EventID                string       `json:"eventId"`
+	SubscriberID           *string      `json:"subscriberId"`
+	IsConversion           bool         `json:"isConversion"`
+	Attribution            *Attribution `json:"attribution"`
+	AutomationsTriggered   int          `json:"automationsTriggered"`
+	SequencesEnrolled      int          `json:"sequencesEnrolled"`
+	ProductAlerts          *int         `json:"productAlerts,omitempty"`
+	AlertAudience          *int         `json:"alertAudience,omitempty"`
+	AlertAudienceTruncated *bool        `json:"alertAudienceTruncated,omitempty"`
+	Deduped                *bool        `json:"deduped,omitempty"`
+}
+
+// CutName is an event name as kept: trimmed, at most MaxName characters.
+// "" means none was given.
+func CutName(name string) string {
+	name = strings.TrimSpace(name)
+	if utf8.RuneCountInString(name) <= MaxName {
+		return name
+	}
+	return string([]rune(name)[:MaxName])
+}
+
+// Track stores the event and does what it asks for. The event is stored
+// once Track returns without an error; the conversion credit after it (a
+// failure there is logged: the event keeps its attribution).
+func (s *Service) Track(ctx context.Context, in Input) (Answer, error) {
+	at := in.At.UTC()
+	props, err := readProperties(in.Properties)
+	if err != nil {
+		return Answer{}, err
+	}
+	name := CutName(in.Name)
+	b := analytics.Behavior{
+		ID: uuid.NewString(), WebsiteID: in.Website.ID, Name: name, ExternalID: in.ExternalID,
+		Properties: in.Properties, Source: in.Source, At: at,
+	}
+	if len(b.Properties) == 0 {
+		b.Properties = json.RawMessage("{}")
+	}
+	ans := Answer{OK: true, EventID: b.ID}
+	// Refused before anything is done: the log's bound on one event.
+	if err := analytics.CheckBehaviors([]analytics.Behavior{b}); errors.Is(err, analytics.ErrBehaviorTooLarge) {
+		return Answer{}, fmt.Errorf("%w: %w", ErrTooLarge, err)
+	}
+
+	person, err := s.person(ctx, in)
+	if err != nil {
+		return Answer{}, err
+	}
+	if person != nil {
+		b.SubscriberID = person.ID
+		ans.SubscriberID = &person.ID
+	}
+
+	value, valued := props.value()
+	clicked := false
+	b.Conversion = isConversion(name, valued, in.Website.Settings)
+	ans.IsConversion = b.Conversion
+	if b.Conversion && person != nil {
+		var id string
+		id, clicked, err = s.st.LastInteraction(ctx, in.Website.ID, person.ID, at.Add(-in.Website.Settings.Attribution()))
+		switch {
+		case err == nil:
+			b.NotificationID, b.Value = id, value
+			ans.Attribution = &Attribution{NotificationID: id, Value: value}
+		case !errors.Is(err, store.ErrNotFound):
+			return Answer{}, err
+		}
+	}
+
+	if product := props.productID(); product != "" {
+		switch {
+		case person != nil:
+			kind := store.InterestPriceDrop
+			if name == NameBackInStockSubscribe {
+				kind = store.InterestBackInStock
+			}
+			if err := s.st.AddInterest(ctx, store.ProductInterest{WebsiteID: in.Website.ID, SubscriberID: person.ID,
+				ProductID: product, Kind: kind, CreatedAt: at}); err != nil && !errors.Is(err, store.ErrNotFound) {
+				return Answer{}, err
+			}
+		case (name == NameBackInStock || name == NamePriceDrop) && in.ExternalID == "" && in.SubscriberID == "" && in.Endpoint == "":
+			if err := s.alert(ctx, in.Website, name, product, props, at, &ans); err != nil {
+				return Answer{}, err
+			}
+		}
+	}
+
+	if err := s.log.RecordBehaviors(ctx, []analytics.Behavior{b}); err != nil {
+		return Answer{}, fmt.Errorf("storing event: %w", err)
+	}
+	if ans.Attribution != nil {
+		if err := s.st.CreditConversion(ctx, in.Website.ID, b.NotificationID, value, clicked, at); err != nil {
+			s.logger.Error("crediting a conversion; the event holds it", "event_id", b.ID, "notification_id", b.NotificationID, "err", err)
+		} else {
+			select {
+			case s.kick <- struct{}{}:
+			default:
+			}
+		}
+	}
+	return ans, nil
+}
+
+// person is whom the event names, or nil: subscriberId first, then
+// externalId. A person of another website, or one not stored yet, is
+// nobody (the event keeps the external id it named).
+func (s *Service) person(ctx context.Context, in Input) (*store.Person, error) {
+	key, match := in.SubscriberID, func(p store.Person) bool { return p.ID == in.SubscriberID }
+	if key == "" {
+		key, match = in.ExternalID, func(p store.Person) bool { return p.ExternalID == in.ExternalID }
+	}
+	if key == "" {
+		return nil, nil
+	}
+	p, err := s.st.Person(ctx, in.Website.ID, key)
+	if errors.Is(err, store.ErrNotFound) || err == nil && !match(p) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("finding the event's person: %w", err)
+	}
+	return &p, nil
+}
+
+// isConversion applies rules 3-4.
+func isConversion(name string, valued bool, s store.Settings) bool {
+	if notConversions[name] {
+		return false
+	}
+	if valued {
+		return true
+	}
+	for _, c := range s.ConversionNames() {
+		if c == name {
+			return true
+		}
+	}
+	return false
+}
