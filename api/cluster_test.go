@@ -287,19 +287,53 @@ func TestClusterPublicRateLimit(t *testing.T) {
 		t.Fatalf("creating website: %d %s", s, code)
 	}
 	config := "/api/v1/projects/" + site.ProjectID + "/config"
+	sharedLimit(t, a, b, 100, 20, func(n *clusterNode) int {
+		s, _ := n.send("GET", config, "")
+		return s
+	})
+}
+
+// TestClusterEventRateLimit: POST and GET /events of one key draw on one
+// count across the API nodes.
+func TestClusterEventRateLimit(t *testing.T) {
+	dsn := clusterPostgres(t)
+	cfg := Config{RateSync: 50 * time.Millisecond, EventRateLimit: 30}
+	a := newClusterNode(t, "A", dsn, cfg)
+	b := newClusterNode(t, "B", dsn, cfg)
+	var site WebsiteCreated
+	if s, code := a.call("POST", "/admin/v1/websites", testAdminToken, `{"name":"Shop","url":"https://shop.example"}`, &site); s != 201 {
+		t.Fatalf("creating website: %d %s", s, code)
+	}
+	i := 0
+	sharedLimit(t, a, b, 20, 10, func(n *clusterNode) int {
+		i++
+		if i%2 == 0 {
+			s, _ := n.call("GET", "/api/v1/events", site.APIKey, "", nil)
+			return s
+		}
+		s, _ := n.call("POST", "/api/v1/events", site.APIKey, `{"event":"page.viewed"}`, nil)
+		return s
+	})
+}
+
+// sharedLimit checks a limit of total requests a minute that two nodes
+// share: after first requests through a, b admits the total's rest once it
+// has read a's count, and no more; then a refuses too. request sends one
+// request to a node and returns the status.
+func sharedLimit(t *testing.T, a, b *clusterNode, first, rest int, request func(*clusterNode) int) {
+	t.Helper()
 	// Start early in a minute, so the window does not turn during the test.
 	if s := time.Now().Second(); s > 45 {
 		time.Sleep(time.Duration(61-s) * time.Second)
 	}
-	for i := 0; i < 100; i++ {
-		if s, _ := a.send("GET", config, ""); s != 200 {
+	for i := 0; i < first; i++ {
+		if s := request(a); s/100 != 2 {
 			t.Fatalf("A request %d: %d", i, s)
 		}
 	}
-	// B admits the 20 left once it has read A's count, and no more.
 	start, admitted := time.Now(), 0
 	for {
-		s, _ := b.send("GET", config, "")
+		s := request(b)
 		if s == 429 {
 			break
 		}
@@ -310,11 +344,11 @@ func TestClusterPublicRateLimit(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Logf("B admitted %d, then refused after %s", admitted, time.Since(start).Round(time.Millisecond))
-	if admitted != 20 {
-		t.Fatalf("B admitted %d after A's 100, want 20", admitted)
+	if admitted != rest {
+		t.Fatalf("B admitted %d after A's %d, want %d", admitted, first, rest)
 	}
 	time.Sleep(200 * time.Millisecond) // A reads the total
-	if s, _ := a.send("GET", config, ""); s != 429 {
+	if s := request(a); s != 429 {
 		t.Fatalf("A: %d after the total reached the limit", s)
 	}
 }

@@ -394,11 +394,35 @@ func TestClusterSurvivesNodeLoss(t *testing.T) {
 	if got := c.stats(id).Browsers; got >= audience {
 		t.Fatalf("the broadcast was over (%d browsers) before the fan-out node died", got)
 	}
+	// Behavioral events posted meanwhile are accepted (they wait in
+	// Kafka too) and listed once ClickHouse is back.
+	const posted = 20
+	for i := range posted {
+		body := map[string]any{"event": "page.viewed", "externalId": fmt.Sprintf("user-%d", i), "properties": map[string]any{"n": i}}
+		if code := call(t, "POST", c.apis[i%2]+"/api/v1/events", w.APIKey, body, nil); code != 202 {
+			t.Fatalf("event %d while ClickHouse is down: %d", i, code)
+		}
+	}
 	c.waitPushes(base+audience, time.Minute)
 	if err := c.script("clickhouse"); err != nil {
 		t.Fatalf("restarting ClickHouse: %v", err)
 	}
 	c.checkDelivered(c.apis[0], w, id, 0)
+	var events struct {
+		Events []struct {
+			Name string `json:"name"`
+		} `json:"events"`
+	}
+	deadline := time.Now().Add(time.Minute)
+	for call(t, "GET", c.apis[0]+"/api/v1/events", w.APIKey, nil, &events); len(events.Events) < posted; call(t, "GET", c.apis[0]+"/api/v1/events", w.APIKey, nil, &events) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d events listed a minute after ClickHouse came back", len(events.Events), posted)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if len(events.Events) != posted {
+		t.Fatalf("%d events listed, want %d", len(events.Events), posted)
+	}
 
 	// An API node dies after committing a send and before producing its
 	// intent: the outbox sweep on a fan-out node re-drives it.
