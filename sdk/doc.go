@@ -9,9 +9,9 @@
 // to the store: the api package serves what Render returns.
 //
 // What the browser keeps: the SDK saves its state (externalId, topics,
-// subscriberId, endpointId and the endpoint URL registered last) in the
-// Cache API, where the worker reads it too, and sends it with every
-// registration (POST /subscriptions):
+// subscriberId, endpointId, and the endpoint URL and auth secret registered
+// last) in the Cache API, where the worker reads it too, and sends it with
+// every registration (POST /subscriptions):
 //   - topics, once setTopics was called (even with []), as the subscriber's
 //     whole set of opt-ins; never before, so opt-ins made elsewhere (an
 //     import) stay until the browser sets its own;
@@ -24,6 +24,11 @@
 //     event's old subscription, else the saved URL) and from the page when
 //     it finds a renewal the worker did not hear of, so that the new
 //     subscription takes the old endpoint's place and ids.
+//
+// track(name, properties) posts the browser's own event (POST /events)
+// with the saved endpointId and auth secret, which prove it is this
+// browser's; before a registration saved them it sends nothing and
+// resolves to null.
 //
 // The scripts have no dependencies and need no build step. The browser test
 // (server/browser_test.go with sdk/browsertest) runs them in Chromium.

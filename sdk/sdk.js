@@ -28,6 +28,12 @@
 //                      user keeps their other browsers, tags and topics
 //   setTopics(slugs)   makes these topics (by slug) the subscriber's whole
 //                      set of opt-ins; [] opts out of every topic
+//   track(name, properties)
+//                      records an event of this browser's subscriber (e.g.
+//                      'purchase' with {value}); properties is optional;
+//                      resolves to the answer ({ok, eventId, subscriberId,
+//                      isConversion, attribution, ...}), or to null, sending
+//                      nothing, when the browser is not registered
 //   unsubscribe()      turns notifications off
 //   topics()           the website's topics, [{name, slug}]
 //
@@ -236,7 +242,31 @@
       await call('DELETE', '/subscriptions', { endpoint: sub.endpoint });
     } finally {
       await sub.unsubscribe();
+      // The endpoint is gone: track() has nothing to prove, and the next
+      // subscription replaces nothing.
+      const st = await loadState();
+      delete st.endpointId;
+      delete st.endpoint;
+      delete st.auth;
+      await saveState(st);
     }
+  }
+
+  // track posts an event of the browser's own: the endpoint registered
+  // last and its auth secret prove it is this browser's.
+  async function track(name, properties) {
+    if (!supported) {
+      return null;
+    }
+    const st = await loadState();
+    if (!st.endpointId || !st.auth) {
+      return null;
+    }
+    const body = { endpointId: st.endpointId, auth: st.auth, event: name };
+    if (properties !== undefined) {
+      body.properties = properties;
+    }
+    return call('POST', '/events', body);
   }
 
   async function start() {
@@ -283,6 +313,7 @@
       delete st.topics; // the user's choice, not the anonymous browser's
     }),
     setTopics: (slugs) => update((st) => { st.topics = Array.from(slugs, String); }),
+    track,
     unsubscribe,
     topics: async () => (await getConfig()).topics,
   };
