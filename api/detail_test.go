@@ -40,7 +40,7 @@ func TestDetailExact(t *testing.T) {
 		`"stats":{"queued_at":"2026-03-01T11:00:00.000Z","started_at":"2026-03-01T11:10:00.000Z","finished_at":"2026-03-01T11:11:00.000Z","duration_ms":60000},` +
 		`"error":null,"recipients":7,"processed":7,"sent":3,"delivered":2,"failed":3,"pruned":1,"clicked":1,"ctr":33.3,"conversions":1,"revenue":12.5},` +
 		`"funnel":{"recipients":7,"sent":3,"delivered":2,"clicked":1,"converted":1,"failed":3,"expired":1},` +
-		`"devices":[],"variants":[],"languages":[],"errors":[],"revenue":12.5,"currency":"USD","conversions":{"clickThrough":0,"influenced":1},` +
+		`"devices":[],"variants":[],"languages":[],"errors":[],"revenue":12.5,"currency":"USD","conversionsBy":{"clickThrough":0,"influenced":1},` +
 		`"sendBody":{"title":"Sale","body":"Half off","topicId":"T1"}}`
 	if r.status != 200 || string(r.body) != want {
 		t.Fatalf("detail %d\n %s\nwant\n %s", r.status, r.body, want)

@@ -89,8 +89,12 @@ const (
 )
 
 // Codes of POST /events that section 7 leaves to the service: a retry
-// whose Idempotency-Key's first request is still running after a wait.
-const CodeIdempotencyInProgress = "idempotency_in_progress"
+// whose Idempotency-Key's first request is still running after a wait,
+// and a key used again with another body.
+const (
+	CodeIdempotencyInProgress = "idempotency_in_progress"
+	CodeIdempotencyKeyReused  = "idempotency_key_reused"
+)
 
 // catalog maps every error code to its HTTP status. It is the only place a
 // status is chosen for an error.
@@ -164,6 +168,7 @@ var catalog = map[string]int{
 	CodeSecretRequired:        http.StatusConflict,
 
 	CodeIdempotencyInProgress: http.StatusConflict,
+	CodeIdempotencyKeyReused:  http.StatusConflict,
 
 	CodeMethodNotAllowed: http.StatusMethodNotAllowed,
 	CodeBadRequest:       http.StatusBadRequest,

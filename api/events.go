@@ -1,16 +1,23 @@
 package api
 
 import (
+	"context"
+	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/relaybell/relaybell/analytics"
 	"github.com/relaybell/relaybell/events"
+	"github.com/relaybell/relaybell/notification"
 	"github.com/relaybell/relaybell/store"
 )
 
@@ -33,16 +40,27 @@ const (
 	// idempotencyWait bounds how long a retry waits for the first request
 	// with its key to finish.
 	idempotencyWait = 10 * time.Second
+	// idempotencySettle bounds storing a request's answer under its key.
+	idempotencySettle = 5 * time.Second
 )
 
-// eventRequest is the body of POST /events (spec 4.2).
+// idempotencyKeyRe is what an Idempotency-Key may hold.
+var idempotencyKeyRe = regexp.MustCompile(`^[\x21-\x7e]{1,255}$`)
+
+// idempotencySpace is the UUID namespace of the event ids derived from a
+// website and an Idempotency-Key.
+var idempotencySpace = uuid.MustParse("0d5e3f8e-6a55-4c61-9a3e-6c1c0b7e2f41")
+
+// eventRequest is the body of POST /events (spec 4.2). The members that
+// name a person are Nullable: present at all, even null or blank, they
+// rule out a product alert.
 type eventRequest struct {
-	Event        *string         `json:"event"`
-	Name         *string         `json:"name"`
-	ExternalID   *string         `json:"externalId"`
-	SubscriberID *string         `json:"subscriberId"`
-	Endpoint     *string         `json:"endpoint"`
-	Properties   json.RawMessage `json:"properties"`
+	Event        *string                       `json:"event"`
+	Name         *string                       `json:"name"`
+	ExternalID   notification.Nullable[string] `json:"externalId"`
+	SubscriberID notification.Nullable[string] `json:"subscriberId"`
+	Endpoint     notification.Nullable[string] `json:"endpoint"`
+	Properties   json.RawMessage               `json:"properties"`
 }
 
 // browserEventRequest is the body of the browser's POST
@@ -74,14 +92,11 @@ func eventName(event, name *string) (string, error) {
 
 // checkProperties refuses properties that are not an object; null is none.
 func checkProperties(raw json.RawMessage) (json.RawMessage, error) {
-	s := strings.TrimSpace(string(raw))
-	if s == "" || s == "null" {
-		return nil, nil
-	}
-	if s[0] != '{' {
+	props, err := events.Properties(raw)
+	if err != nil {
 		return nil, errorf(CodeInvalidJSON, "properties must be a JSON object")
 	}
-	return json.RawMessage(s), nil
+	return props, nil
 }
 
 // handlePostEvent serves POST /api/v1/events.
@@ -101,20 +116,19 @@ func (a *API) handlePostEvent(r *request) error {
 	if err != nil {
 		return err
 	}
-	ev := events.Input{Website: r.owner.Website, Name: name, Properties: props, Source: events.SourceServer, At: r.now}
-	if in.ExternalID != nil {
-		ev.ExternalID = strings.TrimSpace(*in.ExternalID)
+	ev := events.Input{Website: r.owner.Website, Name: name, Properties: props, Source: events.SourceServer, At: r.now,
+		ExternalID: strings.TrimSpace(in.ExternalID.Value), Endpoint: strings.TrimSpace(in.Endpoint.Value),
+		Addressed: in.ExternalID.Set || in.SubscriberID.Set || in.Endpoint.Set}
+	if len(ev.ExternalID) > maxExternalIDLen {
+		return errorf(CodeInvalidJSON, "externalId must be text of at most %d bytes", maxExternalIDLen)
 	}
-	if in.SubscriberID != nil && *in.SubscriberID != "" {
-		if !isUUID(*in.SubscriberID) {
+	if id := strings.TrimSpace(in.SubscriberID.Value); id != "" {
+		if !isUUID(id) {
 			return errorf(CodeInvalidJSON, "subscriberId must be a UUID")
 		}
-		ev.SubscriberID = strings.ToLower(*in.SubscriberID)
+		ev.SubscriberID = strings.ToLower(id)
 	}
-	if in.Endpoint != nil {
-		ev.Endpoint = strings.TrimSpace(*in.Endpoint)
-	}
-	return a.idempotent(r, func() (any, error) { return a.track(r, ev) })
+	return a.idempotent(r, &ev, func() (any, error) { return a.track(r, ev) })
 }
 
 // track runs events.Track, its refusals mapped onto the catalog.
@@ -125,15 +139,20 @@ func (a *API) track(r *request, ev events.Input) (events.Answer, error) {
 		return ans, errorf(CodePayloadTooLarge, "an event holds at most %d bytes", analytics.MaxBehaviorBytes)
 	case errors.Is(err, events.ErrProperties):
 		return ans, errorf(CodeInvalidJSON, "properties must be a JSON object")
+	case errors.Is(err, events.ErrValue):
+		return ans, errorf(CodeInvalidJSON, "properties.value and properties.revenue are at most 1e12 either way")
 	}
 	return ans, err
 }
 
 // idempotent runs track once per Idempotency-Key of the website: a retry
-// with the key answers what the first request answered (202, the same
-// body) and stores nothing again; one that comes while the first still
-// runs waits for it. Without the header track just runs.
-func (a *API) idempotent(r *request, track func() (any, error)) error {
+// with the key and the same body answers what the first request answered
+// (202, the same body, Idempotent-Replayed: true) and stores nothing again,
+// as the event keeps one id (derived from the website and the key) however
+// often it runs; one that comes while the first still runs waits for it.
+// The key with another body answers 409 idempotency_key_reused. Without
+// the header track just runs.
+func (a *API) idempotent(r *request, ev *events.Input, track func() (any, error)) error {
 	key := string(r.fc.Request.Header.Peek("Idempotency-Key"))
 	if key == "" {
 		ans, err := track()
@@ -142,23 +161,26 @@ func (a *API) idempotent(r *request, track func() (any, error)) error {
 		}
 		return r.json(http.StatusAccepted, ans)
 	}
-	if len(key) > maxIdempotencyKey {
-		return errorf(CodeInvalidJSON, "Idempotency-Key is at most %d characters", maxIdempotencyKey)
+	if !idempotencyKeyRe.MatchString(key) {
+		return errorf(CodeBadRequest, "Idempotency-Key is 1-%d printable ASCII characters", maxIdempotencyKey)
 	}
 	websiteID := r.owner.Website.ID
+	ev.ID = uuid.NewSHA1(idempotencySpace, []byte(websiteID+"\x00"+key)).String()
+	sum := sha256.Sum256(r.fc.Request.Body())
+	request := hex.EncodeToString(sum[:])
 	deadline := time.Now().Add(idempotencyWait)
 	for {
 		now := a.now()
-		answer, claimed, err := a.st.ClaimIdempotency(r.ctx, websiteID, idempotencyScope, key, now, now.Add(-idempotencyStale))
+		answer, claimed, err := a.st.ClaimIdempotency(r.ctx, websiteID, idempotencyScope, key, request, now, now.Add(-idempotencyStale))
+		if errors.Is(err, store.ErrConflict) {
+			return errorf(CodeIdempotencyKeyReused, "this Idempotency-Key came with another request")
+		}
 		if err != nil {
 			return err
 		}
 		if answer != nil {
 			r.fc.Response.Header.Set("Idempotent-Replayed", "true")
-			r.fc.Response.Header.SetContentType("application/json")
-			r.fc.SetStatusCode(http.StatusAccepted)
-			r.fc.SetBody(answer)
-			return nil
+			return r.rawJSON(http.StatusAccepted, answer)
 		}
 		if claimed {
 			break
@@ -175,22 +197,24 @@ func (a *API) idempotent(r *request, track func() (any, error)) error {
 	ans, err := track()
 	var body []byte
 	if err == nil {
-		body, err = json.Marshal(ans)
+		body, err = encodeJSON(ans)
 	}
+	// The claim is settled even when the request's own time ran out: left
+	// open it would hold back retries until it goes stale.
+	settle, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), idempotencySettle)
+	defer cancel()
 	if err != nil {
-		if serr := a.st.SettleIdempotency(r.ctx, websiteID, idempotencyScope, key, nil); serr != nil {
+		if serr := a.st.SettleIdempotency(settle, websiteID, idempotencyScope, key, nil); serr != nil {
 			a.log.Warn("releasing an idempotency key", "request_id", r.id, "err", serr)
 		}
 		return err
 	}
-	if err := a.st.SettleIdempotency(r.ctx, websiteID, idempotencyScope, key, body); err != nil {
-		// The event is stored: answer it; a retry would store it again.
+	if err := a.st.SettleIdempotency(settle, websiteID, idempotencyScope, key, body); err != nil {
+		// The event is stored: answer it; a retry runs it again under the
+		// same event id, which stores and credits nothing twice.
 		a.log.Warn("storing an idempotent answer", "request_id", r.id, "err", err)
 	}
-	r.fc.Response.Header.SetContentType("application/json")
-	r.fc.SetStatusCode(http.StatusAccepted)
-	r.fc.SetBody(body)
-	return nil
+	return r.rawJSON(http.StatusAccepted, body)
 }
 
 // handleBrowserEvent serves POST /api/v1/projects/{projectId}/events: an
@@ -226,7 +250,7 @@ func (a *API) handleBrowserEvent(r *request) error {
 		return fmt.Errorf("loading endpoint: %w", err)
 	}
 	ans, err := a.track(r, events.Input{Website: w, Name: name, SubscriberID: ep.SubscriberID,
-		Endpoint: ep.URL, Properties: props, Source: events.SourceBrowser, At: r.now})
+		Endpoint: ep.URL, Addressed: true, Properties: props, Source: events.SourceBrowser, At: r.now})
 	if err != nil {
 		return err
 	}
@@ -258,7 +282,7 @@ func (a *API) handleListEvents(r *request) error {
 	out := make([]eventJSON, len(bs))
 	for i, b := range bs {
 		out[i] = eventJSON{ID: b.ID, Name: b.Name, ExternalID: nonEmpty(b.ExternalID), SubscriberID: nonEmpty(b.SubscriberID),
-			Properties: properties(b.Properties), Source: b.Source, CreatedAt: b.At.UTC()}
+			Properties: json.RawMessage(b.PropertiesText()), Source: b.Source, CreatedAt: b.At.UTC()}
 	}
 	return r.json(http.StatusOK, map[string]any{"events": out})
 }
@@ -282,17 +306,9 @@ func (a *API) personEvents(r *request, p *store.Person, limit int) ([]personEven
 	}
 	out := make([]personEvent, len(bs))
 	for i, b := range bs {
-		out[i] = personEvent{Name: b.Name, Properties: properties(b.Properties), Source: b.Source, CreatedAt: b.At.UTC()}
+		out[i] = personEvent{Name: b.Name, Properties: json.RawMessage(b.PropertiesText()), Source: b.Source, CreatedAt: b.At.UTC()}
 	}
 	return out, nil
-}
-
-// properties is an event's properties as listed: {} for none.
-func properties(raw json.RawMessage) json.RawMessage {
-	if len(raw) == 0 {
-		return json.RawMessage("{}")
-	}
-	return raw
 }
 
 // eventLimit is the request rate of POST and GET /events: per key, or per

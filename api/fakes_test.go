@@ -144,6 +144,17 @@ func (a *failAnalytics) Report(ctx context.Context, websiteID, notificationID st
 	return a.Store.Report(ctx, websiteID, notificationID)
 }
 
+// RecordBehaviors fails with the injected error, storing nothing.
+func (a *failAnalytics) RecordBehaviors(ctx context.Context, bs []analytics.Behavior) error {
+	a.mu.Lock()
+	err := a.err
+	a.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return a.Store.RecordBehaviors(ctx, bs)
+}
+
 var allStatuses = []string{store.StatusDraft, store.StatusScheduled, store.StatusQueued, store.StatusHeldForReview,
 	store.StatusSending, store.StatusSent, store.StatusFailed, store.StatusCanceled}
 

@@ -84,18 +84,33 @@ func jsonError(err error) *Error {
 
 // writeJSON answers status with v encoded as JSON.
 func writeJSON(fc *fasthttp.RequestCtx, status int, v any) {
+	body, err := encodeJSON(v)
+	if err != nil {
+		// Only a value the code built wrongly can fail to encode.
+		body, status = []byte(`{"error":"internal_error"}`), fasthttp.StatusInternalServerError
+	}
+	fc.SetStatusCode(status)
+	fc.SetContentType("application/json")
+	fc.SetBody(body)
+}
+
+// encodeJSON is v as every answer writes it: no HTML escaping, no newline.
+func encodeJSON(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		// Only a value the code built wrongly can fail to encode.
-		buf.Reset()
-		buf.WriteString(`{"error":"internal_error"}`)
-		status = fasthttp.StatusInternalServerError
+		return nil, err
 	}
-	fc.SetStatusCode(status)
-	fc.SetContentType("application/json")
-	fc.SetBody(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// rawJSON answers a body already encoded (encodeJSON).
+func (r *request) rawJSON(status int, body []byte) error {
+	r.fc.SetStatusCode(status)
+	r.fc.SetContentType("application/json")
+	r.fc.SetBody(body)
+	return nil
 }
 
 // json answers a handler's success.

@@ -484,36 +484,17 @@ func (a *API) handleProfile(r *request) error {
 	})
 }
 
-// erase permanently deletes people and every event recorded about them.
-// The events go first (scoped to the website, so other websites' ids in a
-// bulk call erase nothing): should that fail, the people are still there and
-// the call can be repeated, whereas people erased first would leave their
-// events unreachable.
-//
-// Behavioral events logged under a person's external id before the person
-// existed go too: those of the external ids given first, and those of
-// erased people whose external id the caller did not know (a bulk
-// delete) right after the people.
+// erase permanently deletes people and every event recorded about them,
+// the behavioral events logged under their external ids (externalIDs)
+// included. The events go first (scoped to the website, so other websites'
+// ids in a bulk call erase nothing): should that fail, the people are still
+// there and the call can be repeated, whereas people erased first would
+// leave their events unreachable.
 func (a *API) erase(r *request, ids, externalIDs []string) ([]store.Subscriber, error) {
 	if err := a.an.Erase(r.ctx, r.owner.Website.ID, ids, externalIDs); err != nil {
 		return nil, err
 	}
-	erased, err := a.st.ErasePeople(r.ctx, r.owner.Website.ID, ids)
-	if err != nil {
-		return nil, err
-	}
-	var late []string
-	for _, s := range erased {
-		if s.ExternalID != "" && !slices.Contains(externalIDs, s.ExternalID) {
-			late = append(late, s.ExternalID)
-		}
-	}
-	if len(late) > 0 {
-		if err := a.an.Erase(r.ctx, r.owner.Website.ID, nil, late); err != nil {
-			return nil, err
-		}
-	}
-	return erased, nil
+	return a.st.ErasePeople(r.ctx, r.owner.Website.ID, ids)
 }
 
 // handleErase serves DELETE /api/v1/subscribers/{externalId}.
@@ -622,7 +603,17 @@ func (a *API) handleBulkDelete(r *request) error {
 	if apiErr != nil {
 		return apiErr
 	}
-	erased, err := a.erase(r, ids, nil)
+	// Their external ids, for the events logged under them.
+	var external []string
+	for _, id := range ids {
+		p, err := a.st.Person(r.ctx, r.owner.Website.ID, id)
+		if err == nil && p.ID == id && p.ExternalID != "" {
+			external = append(external, p.ExternalID)
+		} else if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+	}
+	erased, err := a.erase(r, ids, external)
 	if err != nil {
 		return err
 	}

@@ -20,9 +20,6 @@ import (
 const (
 	maxUTMChars           = 100
 	maxConversionEvents   = 50
-	maxAlertTitleChars    = 200
-	maxAlertBodyChars     = 500
-	maxEventNameChars     = 120 // spec 8.2
 	maxFrequencyCapPushes = 100
 	maxFrequencyCapHours  = 168
 	maxAttributionHours   = 720
@@ -239,8 +236,8 @@ func (p settingsPatch) apply(w *store.Website) error {
 			s.ConversionEvents = nil
 			for _, n := range names {
 				n = strings.TrimSpace(n)
-				if n == "" || utf8.RuneCountInString(n) > maxEventNameChars {
-					return errorf(CodeInvalidJSON, "conversion event names are 1-%d characters", maxEventNameChars)
+				if n == "" || utf8.RuneCountInString(n) > events.MaxName {
+					return errorf(CodeInvalidJSON, "conversion event names are 1-%d characters", events.MaxName)
 				}
 				if !slices.Contains(s.ConversionEvents, n) {
 					s.ConversionEvents = append(s.ConversionEvents, n)
@@ -266,8 +263,8 @@ func (p settingsPatch) apply(w *store.Website) error {
 			}
 			for _, x := range []*store.AlertText{&t.BackInStock, &t.PriceDrop} {
 				x.Title, x.Body = strings.TrimSpace(x.Title), strings.TrimSpace(x.Body)
-				if utf8.RuneCountInString(x.Title) > maxAlertTitleChars || utf8.RuneCountInString(x.Body) > maxAlertBodyChars {
-					return errorf(CodeInvalidJSON, "productAlertTexts: a title is at most %d characters and a body at most %d", maxAlertTitleChars, maxAlertBodyChars)
+				if utf8.RuneCountInString(x.Title) > events.MaxAlertTitle || utf8.RuneCountInString(x.Body) > events.MaxAlertBody {
+					return errorf(CodeInvalidJSON, "productAlertTexts: a title is at most %d characters and a body at most %d", events.MaxAlertTitle, events.MaxAlertBody)
 				}
 			}
 			s.AlertTexts = &t

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -89,6 +90,9 @@ func TestPostEventAnswers(t *testing.T) {
 		{`{"event":"a","properties":[1]}`, CodeInvalidJSON, "properties must be a JSON object"},
 		{`{"event":"a","properties":"x"}`, CodeInvalidJSON, "properties must be a JSON object"},
 		{`{"event":"a","subscriberId":"nope"}`, CodeInvalidJSON, "subscriberId must be a UUID"},
+		{`{"event":"purchase","properties":{"value":1e13}}`, CodeInvalidJSON, "properties.value and properties.revenue are at most 1e12 either way"},
+		{`{"event":"purchase","properties":{"revenue":-2e12}}`, CodeInvalidJSON, "properties.value and properties.revenue are at most 1e12 either way"},
+		{`{"event":"a","externalId":"` + strings.Repeat("x", 257) + `"}`, CodeInvalidJSON, "externalId must be text of at most 256 bytes"},
 	} {
 		r := h.do("POST", "/api/v1/events", c.body, key...)
 		expectError(t, r, 400, c.code, `,"message":"`+c.message+`"`)
@@ -241,10 +245,10 @@ func TestAttribution(t *testing.T) {
 			Funnel      struct{ Converted int64 }
 			Revenue     float64
 			Currency    string
-			Conversions struct{ ClickThrough, Influenced int64 }
+			ConversionsBy struct{ ClickThrough, Influenced int64 }
 		}](t, h.do("GET", "/api/v1/notifications/"+c.id, "", key...))
 		if d.Notification.Conversions != c.conv || d.Notification.Revenue != c.revenue || d.Funnel.Converted != c.conv ||
-			d.Revenue != c.revenue || d.Currency != "EUR" || d.Conversions.ClickThrough != c.clicked || d.Conversions.Influenced != c.influen {
+			d.Revenue != c.revenue || d.Currency != "EUR" || d.ConversionsBy.ClickThrough != c.clicked || d.ConversionsBy.Influenced != c.influen {
 			t.Errorf("detail of %s: %+v", c.id, d)
 		}
 	}
@@ -277,30 +281,52 @@ func TestAttribution(t *testing.T) {
 
 func TestIdempotencyKey(t *testing.T) {
 	h := newHarness(t)
-	h.browser(t, `,"externalId":"ann"`)
+	ann := h.browser(t, `,"externalId":"ann"`)
 	n := h.sendTo(t, "Hi", "ann")
-	_ = n
+	h.ping(t, "delivered", n, ann.EndpointID)
+	post := func(body, key string) response {
+		return h.do("POST", "/api/v1/events", body, append(auth(h.site.APIKey), "Idempotency-Key", key)...)
+	}
 	body := `{"event":"purchase","externalId":"ann","properties":{"value":5}}`
-	r1 := h.do("POST", "/api/v1/events", body, append(auth(h.site.APIKey), "Idempotency-Key", "order-1")...)
-	r2 := h.do("POST", "/api/v1/events", body, append(auth(h.site.APIKey), "Idempotency-Key", "order-1")...)
-	if r1.status != 202 || r2.status != 202 || string(r1.body) != string(r2.body) || r2.header["Idempotent-Replayed"] != "true" {
+	r1, r2 := post(body, "order-1"), post(body, "order-1")
+	if r1.status != 202 || r2.status != 202 || string(r1.body) != string(r2.body) || r2.header["Idempotent-Replayed"] != "true" || r1.header["Idempotent-Replayed"] != "" {
 		t.Fatalf("retry: %d %s / %d %s %v", r1.status, r1.body, r2.status, r2.body, r2.header)
 	}
-	// Another key is another event.
-	r3 := h.do("POST", "/api/v1/events", body, append(auth(h.site.APIKey), "Idempotency-Key", "order-2")...)
-	if r3.status != 202 || string(r3.body) == string(r1.body) {
+	if a, _ := r1.json(t)["attribution"].(map[string]any); a["notificationId"] != n {
+		t.Fatalf("first answer %s", r1.body)
+	}
+	// The key with another body is refused; another key is another event.
+	expectError(t, post(`{"event":"purchase","externalId":"ann","properties":{"value":6}}`, "order-1"), 409, CodeIdempotencyKeyReused,
+		`,"message":"this Idempotency-Key came with another request"`)
+	if r3 := post(body, "order-2"); r3.status != 202 || string(r3.body) == string(r1.body) {
 		t.Fatalf("another key: %d %s", r3.status, r3.body)
 	}
-	list := decode[struct{ Events []eventJSON }](t, h.do("GET", "/api/v1/events", "", auth(h.site.APIKey)...))
-	if len(list.Events) != 2 {
-		t.Fatalf("%d events stored, want 2", len(list.Events))
+	for _, key := range []string{strings.Repeat("k", 256), "with space", "é"} {
+		expectError(t, post(body, key), 400, CodeBadRequest, `,"message":"Idempotency-Key is 1-255 printable ASCII characters"`)
 	}
-	expectCode(t, h.do("POST", "/api/v1/events", body, append(auth(h.site.APIKey), "Idempotency-Key", strings.Repeat("k", 256))...), 400, CodeInvalidJSON)
-	// A request that failed releases its key: the retry runs.
-	r := h.do("POST", "/api/v1/events", `{"event":"x","properties":[]}`, append(auth(h.site.APIKey), "Idempotency-Key", "order-3")...)
-	expectCode(t, r, 400, CodeInvalidJSON)
-	if r := h.do("POST", "/api/v1/events", `{"event":"x"}`, append(auth(h.site.APIKey), "Idempotency-Key", "order-3")...); r.status != 202 || r.header["Idempotent-Replayed"] != "" {
-		t.Fatalf("after a refused request: %d %s", r.status, r.body)
+
+	// A request whose event could not be stored releases its key and
+	// stores nothing; its retry runs under the same event id and credits
+	// once, even though the failed try credited already.
+	h.an.setErr(errors.New("log down"))
+	expectCode(t, post(body, "order-3"), 500, CodeInternal)
+	h.an.setErr(nil)
+	r4 := post(body, "order-3")
+	if r4.status != 202 || r4.header["Idempotent-Replayed"] != "" {
+		t.Fatalf("after a failed request: %d %s", r4.status, r4.body)
+	}
+	list := decode[struct{ Events []eventJSON }](t, h.do("GET", "/api/v1/events", "", auth(h.site.APIKey)...))
+	ids := map[string]bool{}
+	for _, e := range list.Events {
+		ids[e.ID] = true
+	}
+	if len(list.Events) != 3 || !ids[r4.json(t)["eventId"].(string)] || !ids[r1.json(t)["eventId"].(string)] {
+		t.Fatalf("%d events stored, want 3: %+v", len(list.Events), list.Events)
+	}
+	h.api.events.Fold(context.Background())
+	got := decode[struct{ Notification struct{ Conversions int64 } }](t, h.do("GET", "/api/v1/notifications/"+n, "", auth(h.site.APIKey)...))
+	if got.Notification.Conversions != 3 {
+		t.Fatalf("conversions %d, want 3 (order-1, order-2, order-3 once each)", got.Notification.Conversions)
 	}
 }
 
@@ -330,9 +356,15 @@ func TestBrowserTrack(t *testing.T) {
 		t.Fatalf("browser price_drop: %d %s", r.status, r.body)
 	}
 	list := decode[struct{ Events []eventJSON }](t, h.do("GET", "/api/v1/events", "", auth(h.site.APIKey)...))
-	if len(list.Events) != 2 || list.Events[1].Source != "browser" || *list.Events[1].SubscriberID != b.SubscriberID || list.Events[1].ExternalID != nil {
+	if len(list.Events) != 2 || list.Events[1].Source != "browser" || *list.Events[1].SubscriberID != b.SubscriberID || *list.Events[1].ExternalID != "ann" {
 		t.Fatalf("stored %+v", list.Events)
 	}
+	// Another website's browser proves nothing here.
+	other2, err := CreateWebsite(context.Background(), h.st, NewWebsite{Name: "Other", URL: "https://other.example"}, testStart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	expectCode(t, h.do("POST", "/api/v1/projects/"+other2.ProjectID+"/events", body(b.EndpointID, b.auth, `,"event":"x"`)), 404, CodeNotFound)
 }
 
 func TestEventRateLimit(t *testing.T) {
@@ -381,10 +413,14 @@ func TestProductAlerts(t *testing.T) {
 	h.track(t, `{"event":"product.viewed","subscriberId":"`+dan.SubscriberID+`","properties":{"productId":"sku-1"}}`)
 	h.clock.Add(time.Second)
 
-	// Naming a person, or with an endpoint, is no product alert.
+	// Naming a person, or with an endpoint, even null or blank, is no
+	// product alert.
 	for _, body := range []string{
 		`{"event":"price_drop","externalId":"zed","properties":{"productId":"sku-1"}}`,
 		`{"event":"price_drop","endpoint":"https://fcm.googleapis.com/fcm/send/x","properties":{"productId":"sku-1"}}`,
+		`{"event":"price_drop","externalId":null,"properties":{"productId":"sku-1"}}`,
+		`{"event":"price_drop","subscriberId":"","properties":{"productId":"sku-1"}}`,
+		`{"event":"back_in_stock","endpoint":"  ","properties":{"productId":"sku-1"}}`,
 		`{"event":"price_drop","properties":{"sku":"sku-1"}}`,
 	} {
 		if r := h.do("POST", "/api/v1/events", body, key...); r.status != 202 || strings.Contains(string(r.body), "productAlerts") {

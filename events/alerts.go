@@ -4,9 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/relaybell/relaybell/notification"
 	"github.com/relaybell/relaybell/store"
@@ -37,6 +37,22 @@ func AlertTexts(s store.Settings) store.AlertTexts {
 		}
 	}
 	return t
+}
+
+// Bounds of a product alert's text (the website's own texts have the same
+// bounds) and links; a longer link is left out.
+const (
+	MaxAlertTitle = 200
+	MaxAlertBody  = 500
+	maxAlertLink  = 2048
+)
+
+// cutText is s cut to n characters.
+func cutText(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n])
 }
 
 // dispatchTimeout bounds publishing an alert's intent on the request's
@@ -106,9 +122,9 @@ func alertRequest(w store.Website, kind, product string, p properties) *notifica
 	case kind == store.InterestPriceDrop && oldPrice == "":
 		body = "Now {product.price}."
 	}
-	t, body = strings.TrimSpace(fill(t)), strings.TrimSpace(fill(body))
+	t, body = cutText(strings.TrimSpace(fill(t)), MaxAlertTitle), cutText(strings.TrimSpace(fill(body)), MaxAlertBody)
 	if t == "" {
-		t = title
+		t = cutText(title, MaxAlertTitle)
 	}
 	r := &notification.Request{Title: &t}
 	if body != "" {
@@ -118,7 +134,7 @@ func alertRequest(w store.Website, kind, product string, p properties) *notifica
 		key string
 		to  **string
 	}{{"url", &r.URL}, {"image", &r.Image}} {
-		if v := p.text(f.key); isHTTPURL(v) {
+		if v := p.text(f.key); len(v) <= maxAlertLink && notification.IsHTTPURL(v) {
 			*f.to = &v
 		}
 	}
@@ -133,9 +149,4 @@ func (p properties) price(key string, w store.Website) string {
 		return v + " " + w.Settings.Currency
 	}
 	return v
-}
-
-func isHTTPURL(s string) bool {
-	u, err := url.Parse(s)
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }

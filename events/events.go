@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -19,7 +19,7 @@ import (
 // Limits of spec 8.2 and the rules above.
 const (
 	// MaxName is how many characters of an event name are kept.
-	MaxName = 120
+	MaxName = analytics.MaxBehaviorName
 	// DefaultAlertMax is where a product alert's audience is cut.
 	DefaultAlertMax = 100_000
 	// InterestLife is how long a product interest lasts.
@@ -46,6 +46,14 @@ const (
 
 // notConversions never count as conversions, whatever their properties.
 var notConversions = map[string]bool{"cart.updated": true, "checkout.started": true}
+
+// MaxValue bounds a conversion value (either sign), far beyond any sale,
+// so that sums of them stay exact and finite in every store.
+const MaxValue = 1e12
+
+// ErrValue is returned for a value or revenue beyond MaxValue; nothing is
+// done.
+var ErrValue = errors.New("value and revenue are at most 1e12 either way")
 
 // ErrTooLarge is returned for an event larger than the event log takes
 // (analytics.MaxBehaviorBytes); nothing is done.
@@ -100,11 +108,18 @@ func New(st Store, log Log, disp Dispatcher, logger *slog.Logger, cfg Config) *S
 
 // Input is one event as posted.
 type Input struct {
+	// ID is the event's id; "" gets a new one. A retry of the same
+	// request (an Idempotency-Key) gives the same.
+	ID           string
 	Website      store.Website
 	Name         string
 	ExternalID   string
 	SubscriberID string // a UUID in lower case, or ""
 	Endpoint     string
+	// Addressed says the post had an externalId, subscriberId or endpoint
+	// member, even null or blank: such an event never makes a product
+	// alert (a mistake must not send to everyone interested).
+	Addressed bool
 	// Properties is a JSON object, or empty for none.
 	Properties json.RawMessage
 	Source     string
@@ -135,27 +150,31 @@ type Answer struct {
 
 // CutName is an event name as kept: trimmed, at most MaxName characters.
 // "" means none was given.
-func CutName(name string) string {
-	name = strings.TrimSpace(name)
-	if utf8.RuneCountInString(name) <= MaxName {
-		return name
-	}
-	return string([]rune(name)[:MaxName])
-}
+func CutName(name string) string { return cutText(strings.TrimSpace(name), MaxName) }
 
-// Track stores the event and does what it asks for. The event is stored
-// once Track returns without an error; the conversion credit after it (a
-// failure there is logged: the event keeps its attribution).
+// Track stores the event and does what it asks for: the product alert
+// first, then the conversion credit, then the event itself, so that once
+// Track returns without an error all three are stored. A failed step
+// fails Track; running it again with the same Input.ID stores and credits
+// nothing twice (the credit and the event are keyed by the event id, and a
+// repeated alert is deduped or finds its interests used up).
 func (s *Service) Track(ctx context.Context, in Input) (Answer, error) {
 	at := in.At.UTC()
 	props, err := readProperties(in.Properties)
 	if err != nil {
 		return Answer{}, err
 	}
+	value, valued := props.value()
+	if valued && math.Abs(value) > MaxValue {
+		return Answer{}, ErrValue
+	}
 	name := CutName(in.Name)
 	b := analytics.Behavior{
-		ID: uuid.NewString(), WebsiteID: in.Website.ID, Name: name, ExternalID: in.ExternalID,
+		ID: in.ID, WebsiteID: in.Website.ID, Name: name, ExternalID: in.ExternalID,
 		Properties: in.Properties, Source: in.Source, At: at,
+	}
+	if b.ID == "" {
+		b.ID = uuid.NewString()
 	}
 	if len(b.Properties) == 0 {
 		b.Properties = json.RawMessage("{}")
@@ -171,11 +190,10 @@ func (s *Service) Track(ctx context.Context, in Input) (Answer, error) {
 		return Answer{}, err
 	}
 	if person != nil {
-		b.SubscriberID = person.ID
+		b.SubscriberID, b.ExternalID = person.ID, person.ExternalID
 		ans.SubscriberID = &person.ID
 	}
 
-	value, valued := props.value()
 	clicked := false
 	b.Conversion = isConversion(name, valued, in.Website.Settings)
 	ans.IsConversion = b.Conversion
@@ -202,25 +220,24 @@ func (s *Service) Track(ctx context.Context, in Input) (Answer, error) {
 				ProductID: product, Kind: kind, CreatedAt: at}); err != nil && !errors.Is(err, store.ErrNotFound) {
 				return Answer{}, err
 			}
-		case (name == NameBackInStock || name == NamePriceDrop) && in.ExternalID == "" && in.SubscriberID == "" && in.Endpoint == "":
+		case (name == NameBackInStock || name == NamePriceDrop) && !in.Addressed:
 			if err := s.alert(ctx, in.Website, name, product, props, at, &ans); err != nil {
 				return Answer{}, err
 			}
 		}
 	}
 
+	if ans.Attribution != nil {
+		if err := s.st.CreditConversion(ctx, in.Website.ID, b.NotificationID, b.ID, value, clicked, at); err != nil {
+			return Answer{}, err
+		}
+		select {
+		case s.kick <- struct{}{}:
+		default:
+		}
+	}
 	if err := s.log.RecordBehaviors(ctx, []analytics.Behavior{b}); err != nil {
 		return Answer{}, fmt.Errorf("storing event: %w", err)
-	}
-	if ans.Attribution != nil {
-		if err := s.st.CreditConversion(ctx, in.Website.ID, b.NotificationID, value, clicked, at); err != nil {
-			s.logger.Error("crediting a conversion; the event holds it", "event_id", b.ID, "notification_id", b.NotificationID, "err", err)
-		} else {
-			select {
-			case s.kick <- struct{}{}:
-			default:
-			}
-		}
 	}
 	return ans, nil
 }

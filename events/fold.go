@@ -3,6 +3,8 @@ package events
 import (
 	"context"
 	"time"
+
+	"github.com/relaybell/relaybell/store"
 )
 
 // Folding and clean-up.
@@ -14,15 +16,21 @@ const (
 	foldSweep = 2 * time.Second
 	// IdempotencyLife is how long an Idempotency-Key replays its answer.
 	IdempotencyLife = 24 * time.Hour
-	// purgeEvery is how often old idempotency keys are removed.
+	// alertAudienceLife is how long a finished product alert keeps its
+	// fixed audience.
+	alertAudienceLife = time.Hour
+	// purgeEvery is how often old idempotency keys, folded credits,
+	// expired interests and finished alerts' audiences are removed.
 	purgeEvery = 10 * time.Minute
 )
 
 // Run folds conversion credits into their notifications' counters until
 // ctx ends: at once after a credit (and while a burst keeps coming, one
 // fold after another, each taking what came meanwhile), and every
-// foldSweep anyway. It also forgets Idempotency-Keys after
-// IdempotencyLife. Every API node runs it; folds never count a credit
+// foldSweep anyway. Every purgeEvery it forgets what is no longer needed
+// (store.Behavior.PurgeBehavior): Idempotency-Keys and folded credits
+// after IdempotencyLife (a retry comes no later), interests after
+// InterestLife, finished alerts' audiences after alertAudienceLife. Every API node runs it; folds never count a credit
 // twice.
 func (s *Service) Run(ctx context.Context) {
 	sweep := time.NewTicker(foldSweep)
@@ -36,8 +44,10 @@ func (s *Service) Run(ctx context.Context) {
 		case <-s.kick:
 		case <-sweep.C:
 		case <-purge.C:
-			if _, err := s.st.PurgeIdempotency(ctx, time.Now().Add(-IdempotencyLife)); err != nil && ctx.Err() == nil {
-				s.logger.Warn("purging idempotency keys", "err", err)
+			now := time.Now()
+			if _, err := s.st.PurgeBehavior(ctx, store.BehaviorPurge{Keys: now.Add(-IdempotencyLife), Credits: now.Add(-IdempotencyLife),
+				Interests: now.Add(-InterestLife), Alerts: now.Add(-alertAudienceLife)}); err != nil && ctx.Err() == nil {
+				s.logger.Warn("purging behavior", "err", err)
 			}
 			continue
 		}

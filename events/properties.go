@@ -6,7 +6,6 @@ import (
 	"errors"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
 // ErrProperties is returned for properties that are not a JSON object.
@@ -15,6 +14,19 @@ var ErrProperties = errors.New("properties must be a JSON object")
 // properties are the members of an event's properties that mean
 // something to Track.
 type properties map[string]json.RawMessage
+
+// Properties checks an event's properties as posted: a JSON object, or
+// none (empty or null, given back as nil). Anything else is ErrProperties.
+func Properties(raw json.RawMessage) (json.RawMessage, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	if _, err := readProperties(raw); err != nil {
+		return nil, err
+	}
+	return raw, nil
+}
 
 func readProperties(raw json.RawMessage) (properties, error) {
 	raw = bytes.TrimSpace(raw)
@@ -63,12 +75,12 @@ func (p properties) text(key string) string {
 	return strings.TrimSpace(s)
 }
 
-// productID is properties.productId (a string or a number), cut to
+// productID is properties.productId (a string, or a number written the
+// shortest way, so that 7, 7.0 and 7e0 are one product), cut to
 // maxProductID characters; "" when there is none.
 func (p properties) productID() string {
-	id := p.text("productId")
-	if utf8.RuneCountInString(id) > maxProductID {
-		id = string([]rune(id)[:maxProductID])
+	if n, ok := p.number("productId"); ok {
+		return strconv.FormatFloat(n, 'f', -1, 64)
 	}
-	return id
+	return cutText(p.text("productId"), maxProductID)
 }

@@ -1,6 +1,7 @@
 package notification
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
@@ -40,8 +41,13 @@ func DecodeTarget(raw []byte) (Target, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return t, nil
 	}
-	if err := json.Unmarshal(raw, &t); err != nil {
-		return t, fmt.Errorf("decoding target: %w", err)
+	// A member this version does not know narrows the audience in a way it
+	// cannot apply (a newer node's product alert, say): refusing the
+	// target fails the send instead of sending it to everyone.
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&t); err != nil {
+		return Target{}, fmt.Errorf("decoding target: %w", err)
 	}
 	return t, nil
 }

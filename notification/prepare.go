@@ -311,7 +311,7 @@ func resolveContent(r *Request, w store.Website) (Content, error) {
 		if a.Action == "" {
 			a.Action = fmt.Sprintf("btn%d", len(c.Actions)+1)
 		}
-		if !isHTTPURL(a.URL) {
+		if !IsHTTPURL(a.URL) {
 			a.URL = ""
 		}
 		c.Actions = append(c.Actions, a)
@@ -397,7 +397,8 @@ func parseSendAt(raw json.RawMessage) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-func isHTTPURL(s string) bool {
+// IsHTTPURL reports whether s is an absolute http or https URL with a host.
+func IsHTTPURL(s string) bool {
 	u, err := url.Parse(s)
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }

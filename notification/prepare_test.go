@@ -295,3 +295,19 @@ func TestPayload(t *testing.T) {
 		t.Fatalf("variants %v", seen)
 	}
 }
+
+// A stored target with a member this version does not know is refused,
+// never read as a narrower or an empty (everyone) target; a product
+// alert's target is never everyone.
+func TestDecodeTargetFailsClosed(t *testing.T) {
+	if _, err := DecodeTarget([]byte(`{"segmentId":"s1","futureNarrowing":{"x":1}}`)); err == nil {
+		t.Fatal("unknown member: no error")
+	}
+	got, err := DecodeTarget([]byte(`{"productAlert":{"id":"n1","kind":"price_drop","productId":"sku-1"}}`))
+	if err != nil || got.ProductAlert == nil || got.ProductAlert.ID != "n1" || got.Everyone() {
+		t.Fatalf("product alert target %+v, %v", got, err)
+	}
+	if got.Summary() != "People interested in product sku-1" {
+		t.Fatalf("summary %q", got.Summary())
+	}
+}

@@ -87,8 +87,8 @@ type DetailView struct {
 	Currency     *string                 `json:"currency"`
 	// Conversions tells the conversions credited for a click from those
 	// credited for a delivery alone (influenced).
-	Conversions ConversionSplit `json:"conversions"`
-	SendBody    json.RawMessage `json:"sendBody"`
+	ConversionsBy ConversionSplit `json:"conversionsBy"`
+	SendBody      json.RawMessage `json:"sendBody"`
 }
 
 // ConversionSplit is the detail's conversions by what they were credited
@@ -218,14 +218,14 @@ func Detail(n store.Notification, rep analytics.Report, currency *string) Detail
 			Recipients: n.Recipients, Sent: n.Sent, Delivered: n.Delivered, Clicked: n.Clicked,
 			Converted: n.Conversions, Failed: n.Failed, Expired: n.Pruned,
 		},
-		Devices:     orEmpty(rep.Devices),
-		Variants:    orEmpty(rep.Variants),
-		Languages:   orEmpty(rep.Languages),
-		Errors:      orEmpty(rep.Errors),
-		Revenue:     n.Revenue,
-		Currency:    currency,
-		Conversions: ConversionSplit{ClickThrough: n.ClickConversions, Influenced: n.Conversions - n.ClickConversions},
-		SendBody:    json.RawMessage("null"),
+		Devices:       orEmpty(rep.Devices),
+		Variants:      orEmpty(rep.Variants),
+		Languages:     orEmpty(rep.Languages),
+		Errors:        orEmpty(rep.Errors),
+		Revenue:       n.Revenue,
+		Currency:      currency,
+		ConversionsBy: ConversionSplit{ClickThrough: n.ClickConversions, Influenced: n.Conversions - n.ClickConversions},
+		SendBody:      json.RawMessage("null"),
 	}
 	if len(n.SendBody) > 0 && !n.Automation {
 		v.SendBody = n.SendBody

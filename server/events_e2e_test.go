@@ -67,14 +67,14 @@ func TestConversionAttributedEndToEnd(t *testing.T) {
 		Funnel      map[string]int64 `json:"funnel"`
 		Revenue     float64          `json:"revenue"`
 		Currency    string           `json:"currency"`
-		Conversions map[string]int64 `json:"conversions"`
+		ConversionsBy map[string]int64 `json:"conversionsBy"`
 	}
 	waitFor(t, "the conversion in the detail", func() bool {
 		ts.call("GET", "/api/v1/notifications/"+id, w.APIKey, nil, &d)
 		return d.Notification.Conversions == 1
 	})
 	if d.Notification.Revenue != 49.9 || d.Funnel["converted"] != 1 || d.Revenue != 49.9 || d.Currency != "EUR" ||
-		d.Conversions["influenced"] != 1 || d.Conversions["clickThrough"] != 0 {
+		d.ConversionsBy["influenced"] != 1 || d.ConversionsBy["clickThrough"] != 0 {
 		t.Fatalf("detail %+v", d)
 	}
 	var list struct {

@@ -57,16 +57,17 @@ type Behavior interface {
 	// true) or, failing that, last had delivered at or after since.
 	// ErrNotFound when none.
 	LastInteraction(ctx context.Context, websiteID, subscriberID string, since time.Time) (notificationID string, clicked bool, err error)
-	// CreditConversion records a conversion worth value for the website's
-	// notification, credited for a click or (clicked false) a delivery. It takes no lock on the notification: the credit
+	// CreditConversion records the conversion of event eventID, worth
+	// value, for the website's notification, credited for a click or
+	// (clicked false) a delivery; the same event again credits nothing more. It takes no lock on the notification: the credit
 	// reaches the notification's Conversions and Revenue when
 	// FoldConversions next runs, in any process. ErrNotFound when the
 	// notification is not the website's.
-	CreditConversion(ctx context.Context, websiteID, notificationID string, value float64, clicked bool, at time.Time) error
-	// FoldConversions adds up to max recorded credits to their
-	// notifications' counters (Conversions, ClickConversions, Revenue) and removes them, in one transaction, and
-	// returns how many it folded. Concurrent calls never fold a credit
-	// twice.
+	CreditConversion(ctx context.Context, websiteID, notificationID, eventID string, value float64, clicked bool, at time.Time) error
+	// FoldConversions adds up to max recorded credits not folded yet to
+	// their notifications' counters (Conversions, ClickConversions,
+	// Revenue) and marks them folded, in one transaction, and returns how
+	// many it folded. Concurrent calls never fold a credit twice.
 	FoldConversions(ctx context.Context, max int) (int, error)
 
 	// AddInterest records the interest, or renews its CreatedAt when the
@@ -85,14 +86,26 @@ type Behavior interface {
 	CreateProductAlert(ctx context.Context, n *Notification, a ProductAlert) (AlertResult, error)
 
 	// ClaimIdempotency claims key (of the website, within scope) for a
-	// request about to run: claimed true when it is new, or when an
-	// earlier claim that left no answer was made before staleBefore (its
-	// request died). Otherwise it returns the earlier request's answer,
-	// nil while that request is still running.
-	ClaimIdempotency(ctx context.Context, websiteID, scope, key string, now, staleBefore time.Time) (answer []byte, claimed bool, err error)
+	// request about to run, which request (a hash of it) names: claimed
+	// true when the key is new, or when an earlier claim that left no
+	// answer was made before staleBefore (its request died). Otherwise it
+	// returns the earlier request's answer, nil while that request is
+	// still running; ErrConflict when the key was claimed for another
+	// request.
+	ClaimIdempotency(ctx context.Context, websiteID, scope, key, request string, now, staleBefore time.Time) (answer []byte, claimed bool, err error)
 	// SettleIdempotency stores the answer of a claimed key; a nil answer
 	// releases the claim (the request failed and may be tried again).
 	SettleIdempotency(ctx context.Context, websiteID, scope, key string, answer []byte) error
-	// PurgeIdempotency forgets every key claimed before before.
-	PurgeIdempotency(ctx context.Context, before time.Time) (int64, error)
+	// PurgeBehavior forgets what is no longer needed: idempotency keys
+	// claimed before p.Keys, folded credits of conversions before
+	// p.Credits, interests created before p.Interests, and the fixed
+	// audiences of product alerts that finished (sent, failed or
+	// canceled) and were created before p.Alerts. A zero time purges
+	// nothing of its kind. It returns how many rows went.
+	PurgeBehavior(ctx context.Context, p BehaviorPurge) (int64, error)
+}
+
+// BehaviorPurge is what PurgeBehavior forgets: what is older than each.
+type BehaviorPurge struct {
+	Keys, Credits, Interests, Alerts time.Time
 }

@@ -37,7 +37,7 @@ func BenchmarkConversionBurst(b *testing.B) {
 				for pb.Next() {
 					var err error
 					if c == "credits" {
-						err = s.CreditConversion(ctx, w.ID, n.ID, 9.5, false, at)
+						err = s.CreditConversion(ctx, w.ID, n.ID, uuid.NewString(), 9.5, false, at)
 					} else {
 						_, err = s.DB().Write().Exec(ctx, `UPDATE notifications SET conversions = conversions + 1, revenue = revenue + $2
 							WHERE id = $1 AND website_id = $3`, n.ID, 9.5, w.ID)

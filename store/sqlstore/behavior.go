@@ -32,25 +32,32 @@ func (s *Store) LastInteraction(ctx context.Context, websiteID, subscriberID str
 	return id, kind == store.InteractionClicked, nil
 }
 
-// CreditConversion records a conversion for FoldConversions to count.
-func (s *Store) CreditConversion(ctx context.Context, websiteID, notificationID string, value float64, clicked bool, at time.Time) error {
-	n, err := s.db.Write().Exec(ctx, `INSERT INTO conversion_credits (notification_id, value, clicked, at)
-		SELECT id, $3, $5, $4 FROM notifications WHERE id = $1 AND website_id = $2`,
-		notificationID, websiteID, value, s.time(nowOr(at)), clicked)
+// CreditConversion records a conversion for FoldConversions to count, once
+// per event.
+func (s *Store) CreditConversion(ctx context.Context, websiteID, notificationID, eventID string, value float64, clicked bool, at time.Time) error {
+	n, err := s.db.Write().Exec(ctx, `INSERT INTO conversion_credits (event_id, notification_id, value, clicked, at)
+		SELECT $1, id, $3, $4, $5 FROM notifications WHERE id = $2 AND website_id = $6
+		ON CONFLICT (event_id) DO NOTHING`,
+		eventID, notificationID, value, clicked, s.time(nowOr(at)), websiteID)
+	if err == nil && n == 0 { // credited before, or no notification of the website
+		var found bool
+		if err = s.db.Read().QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM notifications WHERE id = $1 AND website_id = $2)`,
+			notificationID, websiteID).Scan(&found); err == nil && !found {
+			err = store.ErrNotFound
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("crediting conversion: %w", s.mapErr(err))
-	}
-	if n == 0 {
-		return fmt.Errorf("crediting conversion: %w", store.ErrNotFound)
 	}
 	return nil
 }
 
-// FoldConversions adds up to max credits to their notifications' counters.
-// The DELETE … RETURNING takes the credits: a concurrent fold that picked
-// the same ones finds them gone once this one commits, and folds none of
-// them. Notifications are updated in id order, so two folds never wait for
-// each other crosswise.
+// FoldConversions adds up to max unfolded credits to their notifications'
+// counters and marks them folded. On PostgreSQL a concurrent fold passes
+// over the credits this one holds (SKIP LOCKED) and, should it have picked
+// one already, finds it folded once this one commits (the UPDATE's
+// condition is checked again), so none is counted twice. Notifications are
+// updated in id order, so two folds never wait for each other crosswise.
 func (s *Store) FoldConversions(ctx context.Context, max int) (int, error) {
 	type sum struct {
 		n, clicked int64
@@ -59,8 +66,8 @@ func (s *Store) FoldConversions(ctx context.Context, max int) (int, error) {
 	var folded int
 	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
 		folded = 0
-		rows, err := tx.Query(ctx, `DELETE FROM conversion_credits WHERE id IN
-			(SELECT id FROM conversion_credits ORDER BY id LIMIT $1)
+		rows, err := tx.Query(ctx, `UPDATE conversion_credits SET folded = true WHERE folded = false AND id IN
+			(SELECT id FROM conversion_credits WHERE folded = false ORDER BY id LIMIT $1 `+s.d.SkipLocked()+`)
 			RETURNING notification_id, value, clicked`, max)
 		if err != nil {
 			return err
@@ -238,23 +245,29 @@ func (s *Store) CreateProductAlert(ctx context.Context, n *store.Notification, a
 }
 
 // ClaimIdempotency claims a key, or returns the answer stored under it.
-func (s *Store) ClaimIdempotency(ctx context.Context, websiteID, scope, key string, now, staleBefore time.Time) ([]byte, bool, error) {
+func (s *Store) ClaimIdempotency(ctx context.Context, websiteID, scope, key, request string, now, staleBefore time.Time) ([]byte, bool, error) {
 	var (
 		answer  []byte
 		claimed bool
 	)
 	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
 		answer, claimed = nil, false
-		n, err := tx.Exec(ctx, `INSERT INTO idempotency_keys (website_id, scope, key, created_at) VALUES ($1, $2, $3, $4)
-			ON CONFLICT (website_id, scope, key) DO NOTHING`, websiteID, scope, key, s.time(now))
+		n, err := tx.Exec(ctx, `INSERT INTO idempotency_keys (website_id, scope, key, request, created_at) VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT (website_id, scope, key) DO NOTHING`, websiteID, scope, key, request, s.time(now))
 		if err != nil || n == 1 {
 			claimed = err == nil
 			return err
 		}
-		var text *string
-		if err := tx.QueryRow(ctx, `SELECT answer FROM idempotency_keys WHERE website_id = $1 AND scope = $2 AND key = $3 `+s.d.ForUpdate(),
-			websiteID, scope, key).Scan(&text); err != nil {
+		var (
+			text *string
+			was  string
+		)
+		if err := tx.QueryRow(ctx, `SELECT answer, request FROM idempotency_keys WHERE website_id = $1 AND scope = $2 AND key = $3 `+s.d.ForUpdate(),
+			websiteID, scope, key).Scan(&text, &was); err != nil {
 			return err
+		}
+		if was != request {
+			return store.ErrConflict
 		}
 		if text != nil {
 			answer = []byte(*text)
@@ -288,11 +301,27 @@ func (s *Store) SettleIdempotency(ctx context.Context, websiteID, scope, key str
 	return nil
 }
 
-// PurgeIdempotency forgets the keys claimed before before.
-func (s *Store) PurgeIdempotency(ctx context.Context, before time.Time) (int64, error) {
-	n, err := s.db.Write().Exec(ctx, `DELETE FROM idempotency_keys WHERE created_at < $1`, s.time(before))
-	if err != nil {
-		return 0, fmt.Errorf("purging idempotency keys: %w", err)
+// PurgeBehavior forgets what is no longer needed, a statement for each.
+func (s *Store) PurgeBehavior(ctx context.Context, p store.BehaviorPurge) (int64, error) {
+	var total int64
+	for _, q := range []struct {
+		sql    string
+		before time.Time
+	}{
+		{`DELETE FROM idempotency_keys WHERE created_at < $1`, p.Keys},
+		{`DELETE FROM conversion_credits WHERE folded = true AND at < $1`, p.Credits},
+		{`DELETE FROM product_interests WHERE created_at < $1`, p.Interests},
+		{`DELETE FROM alert_audience WHERE notification_id IN (SELECT id FROM notifications
+			WHERE status IN ('sent', 'failed', 'canceled') AND created_at < $1)`, p.Alerts},
+	} {
+		if q.before.IsZero() {
+			continue
+		}
+		n, err := s.db.Write().Exec(ctx, q.sql, s.time(q.before))
+		if err != nil {
+			return total, fmt.Errorf("purging behavior: %w", err)
+		}
+		total += n
 	}
-	return n, nil
+	return total, nil
 }

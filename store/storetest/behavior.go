@@ -73,11 +73,12 @@ func testConversions(t *testing.T, s store.Store) {
 	w := newWebsite(t, s)
 	other := newWebsite(t, s)
 	n1, n2 := create(t, s, notification(w.Website.ID)), create(t, s, notification(w.Website.ID))
-	noErr(t, "CreditConversion", s.CreditConversion(ctx, w.Website.ID, n1.ID, 19.5, true, at(time.Hour)))
-	noErr(t, "CreditConversion", s.CreditConversion(ctx, w.Website.ID, n1.ID, 0, false, at(time.Hour)))
-	noErr(t, "CreditConversion", s.CreditConversion(ctx, w.Website.ID, n2.ID, 5.25, false, at(time.Hour)))
-	wantErr(t, "CreditConversion through another website", s.CreditConversion(ctx, other.Website.ID, n1.ID, 1, true, at(time.Hour)), store.ErrNotFound)
-	wantErr(t, "CreditConversion of an unknown notification", s.CreditConversion(ctx, w.Website.ID, uuid.NewString(), 1, true, at(time.Hour)), store.ErrNotFound)
+	noErr(t, "CreditConversion", s.CreditConversion(ctx, w.Website.ID, n1.ID, "e1", 19.5, true, at(time.Hour)))
+	noErr(t, "CreditConversion", s.CreditConversion(ctx, w.Website.ID, n1.ID, "e2", 0, false, at(time.Hour)))
+	noErr(t, "CreditConversion", s.CreditConversion(ctx, w.Website.ID, n2.ID, "e3", 5.25, false, at(time.Hour)))
+	noErr(t, "CreditConversion of an event again", s.CreditConversion(ctx, w.Website.ID, n1.ID, "e1", 19.5, true, at(time.Hour)))
+	wantErr(t, "CreditConversion through another website", s.CreditConversion(ctx, other.Website.ID, n1.ID, "e4", 1, true, at(time.Hour)), store.ErrNotFound)
+	wantErr(t, "CreditConversion of an unknown notification", s.CreditConversion(ctx, w.Website.ID, uuid.NewString(), "e5", 1, true, at(time.Hour)), store.ErrNotFound)
 	if got := getNotification(t, s, n1.ID); got.Conversions != 0 || got.Revenue != 0 {
 		t.Fatalf("before a fold: conversions %d, revenue %v; want nothing yet", got.Conversions, got.Revenue)
 	}
@@ -90,6 +91,15 @@ func testConversions(t *testing.T, s store.Store) {
 	folded, err = s.FoldConversions(ctx, 100)
 	noErr(t, "FoldConversions", err)
 	same(t, "credits folded when none is left", folded, 0)
+	// A retried event after its fold credits nothing more; once purged, no
+	// credit is folded again.
+	noErr(t, "CreditConversion of a folded event again", s.CreditConversion(ctx, w.Website.ID, n2.ID, "e3", 5.25, false, at(2*time.Hour)))
+	purged, err := s.PurgeBehavior(ctx, store.BehaviorPurge{Credits: at(time.Hour + time.Millisecond)})
+	noErr(t, "PurgeBehavior", err)
+	same(t, "folded credits purged", purged, int64(3))
+	folded, err = s.FoldConversions(ctx, 100)
+	noErr(t, "FoldConversions", err)
+	same(t, "credits folded after the purge", folded, 0)
 	for _, c := range []struct {
 		n             store.Notification
 		conv, clicked int64
@@ -114,8 +124,11 @@ func testConcurrentFolds(t *testing.T, s store.Store) {
 	for range writers {
 		wg.Go(func() {
 			for range each {
-				if err := s.CreditConversion(ctx, w.Website.ID, n.ID, 2, true, at(time.Hour)); err != nil {
-					errs <- err
+				id := uuid.NewString()
+				for range 2 {
+					if err := s.CreditConversion(ctx, w.Website.ID, n.ID, id, 2, true, at(time.Hour)); err != nil {
+						errs <- err
+					}
 				}
 			}
 		})
@@ -305,6 +318,26 @@ func testProductAlert(t *testing.T, s store.Store) {
 	slices.Sort(wantPeople)
 	same(t, "Reachable of the alert", reached, wantPeople)
 
+	// Purges: the audience of a finished alert and old interests go; a
+	// running alert keeps its audience.
+	purged, err := s.PurgeBehavior(ctx, store.BehaviorPurge{Alerts: at(24 * time.Hour)})
+	noErr(t, "PurgeBehavior", err)
+	same(t, "audiences purged while the alerts run", purged, int64(0))
+	sched := alertNotification(w.Website.ID, "sku-2", store.InterestPriceDrop, 4*time.Hour)
+	sched.Status, sched.ScheduledAt = store.StatusScheduled, ptr(at(48*time.Hour))
+	noErr(t, "AddInterest", s.AddInterest(ctx, store.ProductInterest{WebsiteID: w.Website.ID, SubscriberID: people[2].SubscriberID,
+		ProductID: "sku-2", Kind: store.InterestPriceDrop, CreatedAt: at(time.Hour)}))
+	res, err = s.CreateProductAlert(ctx, sched, store.ProductAlert{ProductID: "sku-2", Kind: store.InterestPriceDrop, Since: at(0), Max: 10})
+	noErr(t, "CreateProductAlert", err)
+	same(t, "a scheduled alert", res, store.AlertResult{Audience: 1, Created: true})
+	noErr(t, "CancelNotification", s.CancelNotification(ctx, w.Website.ID, sched.ID, at(5*time.Hour)))
+	purged, err = s.PurgeBehavior(ctx, store.BehaviorPurge{Alerts: at(24 * time.Hour), Interests: at(61 * time.Minute)})
+	noErr(t, "PurgeBehavior", err)
+	// (the interests of every website: the stranger's too)
+	same(t, "rows purged: a canceled alert's audience and the three interests of an hour ago", purged, int64(4))
+	same(t, "the canceled alert's audience", len(alertAudience(t, s, w.Website.ID, sched.ID)), 0)
+	same(t, "the running alert's audience", len(alertAudience(t, s, w.Website.ID, n.ID)), 3)
+
 	// An alert and external ids at once is refused, not widened.
 	_, err = s.Audience(ctx, store.AudienceQuery{WebsiteID: w.Website.ID, AlertID: n.ID, ExternalIDs: []string{"p0"}})
 	if err == nil {
@@ -360,39 +393,41 @@ func testIdempotency(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	w := newWebsite(t, s)
 	other := newWebsite(t, s)
-	answer, claimed, err := s.ClaimIdempotency(ctx, w.Website.ID, "events", "k1", at(0), at(-time.Minute))
+	answer, claimed, err := s.ClaimIdempotency(ctx, w.Website.ID, "events", "k1", "r-k1", at(0), at(-time.Minute))
 	noErr(t, "ClaimIdempotency", err)
 	same(t, "a new key", [2]any{answer == nil, claimed}, [2]any{true, true})
-	answer, claimed, err = s.ClaimIdempotency(ctx, w.Website.ID, "events", "k1", at(time.Second), at(-time.Minute))
+	answer, claimed, err = s.ClaimIdempotency(ctx, w.Website.ID, "events", "k1", "r-k1", at(time.Second), at(-time.Minute))
 	noErr(t, "ClaimIdempotency", err)
 	same(t, "a key whose request runs", [2]any{answer == nil, claimed}, [2]any{true, false})
-	answer, claimed, err = s.ClaimIdempotency(ctx, other.Website.ID, "events", "k1", at(time.Second), at(-time.Minute))
+	answer, claimed, err = s.ClaimIdempotency(ctx, other.Website.ID, "events", "k1", "r-k1", at(time.Second), at(-time.Minute))
 	noErr(t, "ClaimIdempotency", err)
 	same(t, "the same key of another website", [2]any{answer == nil, claimed}, [2]any{true, true})
 	noErr(t, "SettleIdempotency", s.SettleIdempotency(ctx, w.Website.ID, "events", "k1", []byte(`{"ok":true}`)))
-	answer, claimed, err = s.ClaimIdempotency(ctx, w.Website.ID, "events", "k1", at(2*time.Second), at(time.Hour))
+	answer, claimed, err = s.ClaimIdempotency(ctx, w.Website.ID, "events", "k1", "r-k1", at(2*time.Second), at(time.Hour))
 	noErr(t, "ClaimIdempotency", err)
 	same(t, "a settled key", [2]any{string(answer), claimed}, [2]any{`{"ok":true}`, false})
+	_, _, err = s.ClaimIdempotency(ctx, w.Website.ID, "events", "k1", "another request", at(2*time.Second), at(time.Hour))
+	wantErr(t, "a key claimed again for another request", err, store.ErrConflict)
 
 	// A failed request releases its claim; one that died is taken over
 	// once stale.
-	_, _, err = s.ClaimIdempotency(ctx, w.Website.ID, "events", "k2", at(0), at(-time.Minute))
+	_, _, err = s.ClaimIdempotency(ctx, w.Website.ID, "events", "k2", "r-k2", at(0), at(-time.Minute))
 	noErr(t, "ClaimIdempotency", err)
 	noErr(t, "SettleIdempotency", s.SettleIdempotency(ctx, w.Website.ID, "events", "k2", nil))
-	_, claimed, err = s.ClaimIdempotency(ctx, w.Website.ID, "events", "k2", at(time.Second), at(-time.Minute))
+	_, claimed, err = s.ClaimIdempotency(ctx, w.Website.ID, "events", "k2", "r-k2", at(time.Second), at(-time.Minute))
 	noErr(t, "ClaimIdempotency", err)
 	same(t, "a released key claimed again", claimed, true)
-	_, claimed, err = s.ClaimIdempotency(ctx, w.Website.ID, "events", "k2", at(time.Minute), at(time.Second))
+	_, claimed, err = s.ClaimIdempotency(ctx, w.Website.ID, "events", "k2", "r-k2", at(time.Minute), at(time.Second))
 	noErr(t, "ClaimIdempotency", err)
 	same(t, "a claim not yet stale", claimed, false)
-	_, claimed, err = s.ClaimIdempotency(ctx, w.Website.ID, "events", "k2", at(2*time.Minute), at(time.Minute))
+	_, claimed, err = s.ClaimIdempotency(ctx, w.Website.ID, "events", "k2", "r-k2", at(2*time.Minute), at(time.Minute))
 	noErr(t, "ClaimIdempotency", err)
 	same(t, "a stale claim taken over", claimed, true)
 
-	n, err := s.PurgeIdempotency(ctx, at(90*time.Second))
-	noErr(t, "PurgeIdempotency", err)
+	n, err := s.PurgeBehavior(ctx, store.BehaviorPurge{Keys: at(90 * time.Second)})
+	noErr(t, "PurgeBehavior", err)
 	same(t, "keys purged", n, int64(2)) // k1 of both websites; k2 was renewed at 2 min
-	_, claimed, err = s.ClaimIdempotency(ctx, w.Website.ID, "events", "k1", at(3*time.Minute), at(0))
+	_, claimed, err = s.ClaimIdempotency(ctx, w.Website.ID, "events", "k1", "r-k1", at(3*time.Minute), at(0))
 	noErr(t, "ClaimIdempotency", err)
 	same(t, "a purged key", claimed, true)
 }

@@ -2,20 +2,26 @@
 -- Times are unix milliseconds, as everywhere on SQLite.
 -- The events themselves are in the analytics event log.
 --
--- conversion_credits: conversions waiting to be added to their
--- notification's counters. A conversion is an insert here, never an update
--- of the notification's row, so a burst for one popular notification does
--- not queue on that row; FoldConversions adds them up a batch at a time.
+-- conversion_credits: conversions credited to notifications, one per
+-- event (a retried event credits once). A conversion is an insert here,
+-- never an update of the notification's row, so a burst for one popular
+-- notification does not queue on that row; FoldConversions adds the
+-- unfolded ones up a batch at a time, and PurgeBehavior forgets folded ones
+-- once no retry can come.
 CREATE TABLE conversion_credits (
 	id              INTEGER PRIMARY KEY AUTOINCREMENT,
+	event_id        TEXT NOT NULL UNIQUE,
 	notification_id TEXT NOT NULL REFERENCES notifications (id) ON DELETE CASCADE,
 	value           REAL NOT NULL,
+	clicked         INTEGER NOT NULL,
+	folded          INTEGER NOT NULL DEFAULT 0,
 	at              INTEGER NOT NULL
 );
+CREATE INDEX conversion_credits_unfolded ON conversion_credits (id) WHERE folded = false;
+CREATE INDEX conversion_credits_at ON conversion_credits (at);
 
 -- The conversions credited for a click, of a notification's conversions.
 ALTER TABLE notifications ADD COLUMN click_conversions INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE conversion_credits ADD COLUMN clicked INTEGER NOT NULL DEFAULT 0;
 
 -- A person's interest in a product's price drops or its return to stock.
 CREATE TABLE product_interests (
@@ -27,6 +33,7 @@ CREATE TABLE product_interests (
 	PRIMARY KEY (website_id, product_id, kind, subscriber_id)
 ) WITHOUT ROWID;
 CREATE INDEX product_interests_subscriber ON product_interests (subscriber_id, created_at);
+CREATE INDEX product_interests_created ON product_interests (created_at);
 
 -- The people a product alert goes to, fixed when the alert was made, by
 -- shard so that fan-out reads a shard's part as one range.
@@ -49,11 +56,13 @@ CREATE TABLE product_alert_marks (
 ) WITHOUT ROWID;
 
 -- Idempotency-Key claims and the answers they replay; answer is NULL while
--- the claiming request runs.
+-- the claiming request runs. request is a hash of the request, which a
+-- retry must repeat.
 CREATE TABLE idempotency_keys (
 	website_id TEXT NOT NULL REFERENCES websites (id) ON DELETE CASCADE,
 	scope      TEXT NOT NULL,
 	key        TEXT NOT NULL,
+	request    TEXT NOT NULL,
 	answer     TEXT,
 	created_at INTEGER NOT NULL,
 	PRIMARY KEY (website_id, scope, key)
