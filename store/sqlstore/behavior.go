@@ -66,8 +66,8 @@ func (s *Store) FoldConversions(ctx context.Context, max int) (int, error) {
 	var folded int
 	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
 		folded = 0
-		rows, err := tx.Query(ctx, `UPDATE conversion_credits SET folded = true WHERE folded = false AND id IN
-			(SELECT id FROM conversion_credits WHERE folded = false ORDER BY id LIMIT $1 `+s.d.SkipLocked()+`)
+		rows, err := tx.Query(ctx, `UPDATE conversion_credits SET folded = true WHERE folded = false AND event_id IN
+			(SELECT event_id FROM conversion_credits WHERE folded = false ORDER BY at LIMIT $1 `+s.d.SkipLocked()+`)
 			RETURNING notification_id, value, clicked`, max)
 		if err != nil {
 			return err

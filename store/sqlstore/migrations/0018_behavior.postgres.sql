@@ -9,16 +9,14 @@
 -- unfolded ones up a batch at a time, and PurgeBehavior forgets folded ones
 -- once no retry can come.
 CREATE TABLE conversion_credits (
-	id              bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-	event_id        text NOT NULL UNIQUE,
+	event_id        text PRIMARY KEY,
 	notification_id text NOT NULL REFERENCES notifications (id) ON DELETE CASCADE,
 	value           double precision NOT NULL,
 	clicked         boolean NOT NULL,
 	folded          boolean NOT NULL DEFAULT false,
 	at              timestamptz NOT NULL
 );
-CREATE INDEX conversion_credits_unfolded ON conversion_credits (id) WHERE folded = false;
-CREATE INDEX conversion_credits_at ON conversion_credits (at);
+CREATE INDEX conversion_credits_unfolded ON conversion_credits (at) WHERE folded = false;
 
 -- The conversions credited for a click, of a notification's conversions.
 ALTER TABLE notifications ADD COLUMN click_conversions bigint NOT NULL DEFAULT 0;

@@ -9,16 +9,14 @@
 -- unfolded ones up a batch at a time, and PurgeBehavior forgets folded ones
 -- once no retry can come.
 CREATE TABLE conversion_credits (
-	id              INTEGER PRIMARY KEY AUTOINCREMENT,
-	event_id        TEXT NOT NULL UNIQUE,
+	event_id        TEXT PRIMARY KEY,
 	notification_id TEXT NOT NULL REFERENCES notifications (id) ON DELETE CASCADE,
 	value           REAL NOT NULL,
 	clicked         INTEGER NOT NULL,
 	folded          INTEGER NOT NULL DEFAULT 0,
 	at              INTEGER NOT NULL
-);
-CREATE INDEX conversion_credits_unfolded ON conversion_credits (id) WHERE folded = false;
-CREATE INDEX conversion_credits_at ON conversion_credits (at);
+) WITHOUT ROWID;
+CREATE INDEX conversion_credits_unfolded ON conversion_credits (at) WHERE folded = false;
 
 -- The conversions credited for a click, of a notification's conversions.
 ALTER TABLE notifications ADD COLUMN click_conversions INTEGER NOT NULL DEFAULT 0;
