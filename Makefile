@@ -4,7 +4,7 @@ BIN ?= bin/relaybell
 RELAYBELL_ADMIN_TOKEN ?= dev-admin-token
 export RELAYBELL_ADMIN_TOKEN
 
-.PHONY: run build test test-short bench bench-micro lint fuzz clean cluster cluster-stop
+.PHONY: run build test test-short bench bench-events bench-micro lint fuzz clean cluster cluster-stop
 
 ## run: serve every role in one process on the embedded default (./relaybell-data, :8080)
 run: build
@@ -40,6 +40,12 @@ ROUNDS ?= 3
 bench: build
 	$(GO) build -o bin/fakepush ./cmd/fakepush
 	./$(BIN) bench --modes $(MODES) --audience $(AUDIENCE) --rounds $(ROUNDS)
+
+## bench-events: the highest rate of POST /api/v1/events with p99 under 20 ms, open-loop load at rising rates on the embedded default and the local cluster (EVENT_RATES=100,200,400 to choose the steps)
+EVENT_RATES ?=
+bench-events: build
+	$(GO) build -o bin/fakepush ./cmd/fakepush
+	./$(BIN) bench --events --modes $(MODES)$(if $(EVENT_RATES), --event-rates $(EVENT_RATES))
 
 ## bench-micro: encrypt-and-sign per push (ours against webpush-go), the stores' hot paths, the filter engine, the batch wire, the pusher against bare sends
 bench-micro:

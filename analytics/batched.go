@@ -11,45 +11,36 @@ import (
 // commit): events that arrive while a write is going on, or within gap of
 // the last write's start, go to the underlying store together in the next
 // write; max waiting events end the gap early. An idle store writes at
-// once. Record still returns only once a write
-// holding its events succeeded, so a caller that records results after its
-// events never has a result without its event. Fewer, larger writes cost
-// less: one SQLite transaction, or one Kafka record, per write.
+// once. Record still returns only once a write holding its events
+// succeeded, so a caller that records results after its events never has a
+// result without its event. Fewer, larger writes cost less: one SQLite
+// transaction, or one Kafka record, per write.
 //
-// RecordBehaviors shares writes the same way: the behaviors waiting go to
-// the store in one RecordBehaviors call of the next write (after the
-// Record of the events waiting, so a write is two SQLite transactions when
-// both wait), and count toward max with the events. Behaviors posted one
-// at a time by many API keys so cost a transaction per write, not one each.
+// RecordBehaviors shares writes the same way in a queue of its own, written
+// back to back without the gap: a behavior waits only for the write in
+// flight, as POST /events answers once its event is stored (the gap, which
+// paces a cluster node's journal writes of push results, put 50-100 ms on
+// every event). Behaviors posted one at a time by many API keys so cost a
+// transaction, or a Kafka record, per write, not one each.
 type Batched struct {
 	Store
-	gap time.Duration
-	max int
-
-	mu      sync.Mutex
-	pending []Event
-	waiters []chan error
-	// pendingB and waitersB are the behaviors' pending and waiters.
-	pendingB []Behavior
-	waitersB []chan error
-	full     chan struct{} // signalled when pending reaches max
-	wake     chan struct{} // signalled when pending stops being empty
-	closed   bool
-	done     chan struct{}
+	events    *queue[Event]
+	behaviors *queue[Behavior]
 }
 
 // NewBatched wraps s; gap is the least time between the starts of two
-// writes (0: back to back; a gap gathers more events per write, and delays
-// each Record by up to that much) and max the waiting events and behaviors
-// that end a gap (default 20,000).
+// writes of events (0: back to back; a gap gathers more events per write,
+// and delays each Record by up to that much) and max the waiting events,
+// or behaviors, that end a gap (default 20,000).
 func NewBatched(s Store, gap time.Duration, max int) *Batched {
 	if max <= 0 {
 		max = 20_000
 	}
-	b := &Batched{Store: s, gap: gap, max: max,
-		full: make(chan struct{}, 1), wake: make(chan struct{}, 1), done: make(chan struct{})}
-	go b.run()
-	return b
+	return &Batched{
+		Store:     s,
+		events:    newQueue(gap, max, s.Record),
+		behaviors: newQueue(0, max, s.RecordBehaviors),
+	}
 }
 
 // Record queues events for the next write and waits for its outcome. If
@@ -63,17 +54,7 @@ func (b *Batched) Record(ctx context.Context, events []Event) error {
 	if err := Check(events); err != nil {
 		return fmt.Errorf("recording events: %w", err)
 	}
-	ch := make(chan error, 1)
-	b.mu.Lock()
-	if b.closed {
-		b.mu.Unlock()
-		return b.Store.Record(ctx, events)
-	}
-	b.pending = append(b.pending, events...)
-	b.waiters = append(b.waiters, ch)
-	n := len(b.pending) + len(b.pendingB)
-	b.mu.Unlock()
-	return b.wait(ctx, ch, n)
+	return b.events.add(ctx, events)
 }
 
 // RecordBehaviors queues behaviors for the next write and waits for its
@@ -86,25 +67,55 @@ func (b *Batched) RecordBehaviors(ctx context.Context, behaviors []Behavior) err
 	if err := CheckBehaviors(behaviors); err != nil {
 		return fmt.Errorf("recording behaviors: %w", err)
 	}
-	ch := make(chan error, 1)
-	b.mu.Lock()
-	if b.closed {
-		b.mu.Unlock()
-		return b.Store.RecordBehaviors(ctx, behaviors)
-	}
-	b.pendingB = append(b.pendingB, behaviors...)
-	b.waitersB = append(b.waitersB, ch)
-	n := len(b.pending) + len(b.pendingB)
-	b.mu.Unlock()
-	return b.wait(ctx, ch, n)
+	return b.behaviors.add(ctx, behaviors)
 }
 
-// wait wakes the writer for what was just queued, n things now waiting,
-// and waits for the outcome on ch.
-func (b *Batched) wait(ctx context.Context, ch chan error, n int) error {
-	signal(b.wake)
-	if n >= b.max {
-		signal(b.full)
+// Close writes what is pending, then closes the underlying store.
+func (b *Batched) Close() error {
+	b.events.close()
+	b.behaviors.close()
+	return b.Store.Close()
+}
+
+// queue is one kind of record waiting for the next write, and the
+// goroutine that writes it.
+type queue[T any] struct {
+	gap   time.Duration
+	max   int
+	write func(context.Context, []T) error
+
+	mu      sync.Mutex
+	pending []T
+	waiters []chan error
+	closed  bool
+	full    chan struct{} // signalled when pending reaches max
+	wake    chan struct{} // signalled when pending stops being empty
+	done    chan struct{}
+}
+
+func newQueue[T any](gap time.Duration, max int, write func(context.Context, []T) error) *queue[T] {
+	q := &queue[T]{gap: gap, max: max, write: write,
+		full: make(chan struct{}, 1), wake: make(chan struct{}, 1), done: make(chan struct{})}
+	go q.run()
+	return q
+}
+
+// add queues records for the next write and waits for its outcome (or
+// writes them itself once the queue is closed).
+func (q *queue[T]) add(ctx context.Context, records []T) error {
+	ch := make(chan error, 1)
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return q.write(ctx, records)
+	}
+	q.pending = append(q.pending, records...)
+	q.waiters = append(q.waiters, ch)
+	n := len(q.pending)
+	q.mu.Unlock()
+	signal(q.wake)
+	if n >= q.max {
+		signal(q.full)
 	}
 	select {
 	case err := <-ch:
@@ -121,19 +132,19 @@ func signal(c chan struct{}) {
 	}
 }
 
-func (b *Batched) run() {
-	defer close(b.done)
+func (q *queue[T]) run() {
+	defer close(q.done)
 	for {
-		<-b.wake
+		<-q.wake
 		start := time.Now()
-		if !b.flush() {
+		if !q.flush() {
 			return
 		}
-		if wait := b.gap - time.Since(start); wait > 0 {
+		if wait := q.gap - time.Since(start); wait > 0 {
 			t := time.NewTimer(wait)
 			select {
 			case <-t.C:
-			case <-b.full:
+			case <-q.full:
 				t.Stop()
 			}
 		}
@@ -141,40 +152,32 @@ func (b *Batched) run() {
 }
 
 // flush writes what is pending; it reports false once closed.
-func (b *Batched) flush() bool {
-	b.mu.Lock()
-	events, waiters, closed := b.pending, b.waiters, b.closed
-	behaviors, waitersB := b.pendingB, b.waitersB
-	b.pending, b.waiters, b.pendingB, b.waitersB = nil, nil, nil, nil
-	b.mu.Unlock()
-	if len(events) > 0 {
-		err := b.Store.Record(context.Background(), events)
+func (q *queue[T]) flush() bool {
+	q.mu.Lock()
+	records, waiters, closed := q.pending, q.waiters, q.closed
+	q.pending, q.waiters = nil, nil
+	q.mu.Unlock()
+	if len(records) > 0 {
+		err := q.write(context.Background(), records)
 		for _, w := range waiters {
 			w <- err
 		}
 	}
-	if len(behaviors) > 0 {
-		err := b.Store.RecordBehaviors(context.Background(), behaviors)
-		for _, w := range waitersB {
-			w <- err
-		}
-	}
-	b.mu.Lock()
-	more := len(b.pending) > 0 || len(b.pendingB) > 0
-	b.mu.Unlock()
+	q.mu.Lock()
+	more := len(q.pending) > 0
+	q.mu.Unlock()
 	if more {
-		signal(b.wake)
+		signal(q.wake)
 	}
 	return !closed
 }
 
-// Close writes what is pending, then closes the underlying store.
-func (b *Batched) Close() error {
-	b.mu.Lock()
-	b.closed = true
-	b.mu.Unlock()
-	signal(b.wake)
-	signal(b.full)
-	<-b.done // run has written everything queued before closed was set
-	return b.Store.Close()
+// close makes the writer write what is queued and stop, and waits for it.
+func (q *queue[T]) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	signal(q.wake)
+	signal(q.full)
+	<-q.done // run has written everything queued before closed was set
 }

@@ -242,9 +242,9 @@ func TestAttribution(t *testing.T) {
 				Conversions int64
 				Revenue     float64
 			}
-			Funnel      struct{ Converted int64 }
-			Revenue     float64
-			Currency    string
+			Funnel        struct{ Converted int64 }
+			Revenue       float64
+			Currency      string
 			ConversionsBy struct{ ClickThrough, Influenced int64 }
 		}](t, h.do("GET", "/api/v1/notifications/"+c.id, "", key...))
 		if d.Notification.Conversions != c.conv || d.Notification.Revenue != c.revenue || d.Funnel.Converted != c.conv ||

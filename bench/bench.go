@@ -113,6 +113,29 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 256
 	}
+	cleanup, err := cfg.fill()
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	var out []Result
+	for _, n := range cfg.Audiences {
+		for _, mode := range cfg.Modes {
+			res, err := runOne(ctx, cfg, mode, n)
+			if err != nil {
+				return out, fmt.Errorf("%s, audience %d: %w", mode, n, err)
+			}
+			fmt.Fprintln(cfg.Log, res)
+			out = append(out, res)
+		}
+	}
+	return out, nil
+}
+
+// fill sets the defaults every bench shares: no log, this executable,
+// a temporary directory that cleanup removes.
+func (cfg *Config) fill() (cleanup func(), err error) {
+	cleanup = func() {}
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
@@ -128,21 +151,10 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		defer os.RemoveAll(dir)
 		cfg.WorkDir = dir
+		cleanup = func() { os.RemoveAll(dir) }
 	}
-	var out []Result
-	for _, n := range cfg.Audiences {
-		for _, mode := range cfg.Modes {
-			res, err := runOne(ctx, cfg, mode, n)
-			if err != nil {
-				return out, fmt.Errorf("%s, audience %d: %w", mode, n, err)
-			}
-			fmt.Fprintln(cfg.Log, res)
-			out = append(out, res)
-		}
-	}
-	return out, nil
+	return cleanup, nil
 }
 
 func (r Result) String() string {
@@ -227,64 +239,103 @@ type deployment struct {
 	stop   func()
 }
 
-func runOne(ctx context.Context, cfg Config, mode string, n int) (Result, error) {
-	dir, err := os.MkdirTemp(cfg.WorkDir, mode+"-"+strconv.Itoa(n)+"-")
-	if err != nil {
-		return Result{}, err
+// stage is what a measurement starts from: the fake push service in its
+// own process, RelayBell running in a mode and sending to it, and a website
+// created through the admin API.
+type stage struct {
+	push    *client      // the fake push service
+	pushTLS *tls.Config  // what trusts the fake push service (nil: plain HTTP/1.1)
+	fake    *os.Process  // the fake push service
+	d       *deployment  // RelayBell
+	api     *client      // RelayBell's first API node
+	site    benchWebsite // the website measured
+	stops   []func()     // in the order started
+}
+
+// benchWebsite is what POST /admin/v1/websites answers that the benches use.
+type benchWebsite struct {
+	ProjectID      string `json:"projectId"`
+	APIKey         string `json:"apiKey"`
+	VAPIDPublicKey string `json:"vapidPublicKey"`
+}
+
+// stop stops what the stage started, last first.
+func (s *stage) stop() {
+	for i := len(s.stops) - 1; i >= 0; i-- {
+		s.stops[i]()
 	}
+}
+
+// startStage starts the fake push service and RelayBell in mode, and
+// creates a website. The run's directory under cfg.WorkDir begins with
+// name; env is added to the RelayBell processes' environment.
+func startStage(ctx context.Context, cfg Config, mode, name string, env []string) (_ *stage, err error) {
+	dir, err := os.MkdirTemp(cfg.WorkDir, name+"-")
+	if err != nil {
+		return nil, err
+	}
+	s := &stage{}
+	defer func() {
+		if err != nil {
+			s.stop()
+		}
+	}()
 	fakeAddr, err := FreeAddr()
 	if err != nil {
-		return Result{}, err
+		return nil, err
 	}
-	push := &client{base: "http://" + fakeAddr, hc: http.DefaultClient}
+	s.push = &client{base: "http://" + fakeAddr, hc: http.DefaultClient}
 	args := []string{"-addr", fakeAddr}
 	// What the RelayBell processes need: to reach the push service, and to
 	// let the bench's one address subscribe the whole audience (the public
 	// routes' limit of 120 a minute per address is off).
-	nodeEnv := []string{"RELAYBELL_PUBLIC_RATE_LIMIT=-1"}
-	var pushTLSConfig *tls.Config
+	nodeEnv := append([]string{"RELAYBELL_PUBLIC_RATE_LIMIT=-1"}, env...)
 	if !cfg.PushHTTP1 {
 		t, err := newPushTLS(dir)
 		if err != nil {
-			return Result{}, err
+			return nil, err
 		}
-		push = &client{base: "https://" + fakeAddr, hc: &http.Client{Transport: &http.Transport{TLSClientConfig: t.config}}}
+		s.push = &client{base: "https://" + fakeAddr, hc: &http.Client{Transport: &http.Transport{TLSClientConfig: t.config}}}
 		args = append(args, "-tls-cert", t.certFile, "-tls-key", t.keyFile)
 		nodeEnv = append(nodeEnv, "SSL_CERT_FILE="+t.certFile)
-		pushTLSConfig = t.config
+		s.pushTLS = t.config
 	}
-	fake, err := startProcess(filepath.Join(dir, "fakepush.log"), nil, cfg.FakePush, args...)
+	s.fake, err = startProcess(filepath.Join(dir, "fakepush.log"), nil, cfg.FakePush, args...)
 	if err != nil {
-		return Result{}, fmt.Errorf("starting the fake push service: %w", err)
+		return nil, fmt.Errorf("starting the fake push service: %w", err)
 	}
-	defer stopProcess(fake)
-	if err := waitHTTP(ctx, push.hc, push.base+"/count"); err != nil {
-		return Result{}, err
+	s.stops = append(s.stops, func() { stopProcess(s.fake) })
+	if err := waitHTTP(ctx, s.push.hc, s.push.base+"/count"); err != nil {
+		return nil, err
 	}
 
-	var d *deployment
 	switch mode {
 	case Embedded:
-		d, err = startEmbedded(ctx, cfg, dir, fakeAddr, nodeEnv)
+		s.d, err = startEmbedded(ctx, cfg, dir, fakeAddr, nodeEnv)
 	case Cluster:
-		d, err = startCluster(ctx, cfg, dir, fakeAddr, nodeEnv)
+		s.d, err = startCluster(ctx, cfg, dir, fakeAddr, nodeEnv)
 	default:
 		err = fmt.Errorf("unknown mode %q", mode)
 	}
 	if err != nil {
-		return Result{}, err
+		return nil, err
 	}
-	defer d.stop()
+	s.stops = append(s.stops, s.d.stop)
 
-	api := &client{base: d.apis[0], hc: http.DefaultClient}
-	var site struct {
-		ProjectID      string `json:"projectId"`
-		APIKey         string `json:"apiKey"`
-		VAPIDPublicKey string `json:"vapidPublicKey"`
+	s.api = &client{base: s.d.apis[0], hc: http.DefaultClient}
+	if err := s.api.do("POST", "/admin/v1/websites", adminToken, map[string]any{"name": "Bench", "url": "https://bench.example"}, 201, &s.site); err != nil {
+		return nil, err
 	}
-	if err := api.do("POST", "/admin/v1/websites", adminToken, map[string]any{"name": "Bench", "url": "https://bench.example"}, 201, &site); err != nil {
+	return s, nil
+}
+
+func runOne(ctx context.Context, cfg Config, mode string, n int) (Result, error) {
+	s, err := startStage(ctx, cfg, mode, mode+"-"+strconv.Itoa(n), nil)
+	if err != nil {
 		return Result{}, err
 	}
+	defer s.stop()
+	api, push, d, site, fake := s.api, s.push, s.d, s.site, s.fake
 	res := Result{Mode: mode, Audience: n}
 	start := time.Now()
 	subs, err := browsers(push, site.VAPIDPublicKey, n)
@@ -305,7 +356,7 @@ func runOne(ctx context.Context, cfg Config, mode string, n int) (Result, error)
 		fmt.Fprintf(cfg.Log, "%s %d: settled in %s\n", mode, n, res.Settle.Round(time.Millisecond))
 	}
 
-	b, err := newBare(push, n, cfg.Concurrency, pushTLSConfig)
+	b, err := newBare(push, n, cfg.Concurrency, s.pushTLS)
 	if err != nil {
 		return Result{}, err
 	}
@@ -563,23 +614,36 @@ func browsers(push *client, vapid string, n int) ([]json.RawMessage, error) {
 // subscribe registers every subscription through the SDK route, spread over
 // the API nodes.
 func subscribe(ctx context.Context, apis []string, projectID string, subs []json.RawMessage) error {
+	return postEach(ctx, apis, "/api/v1/projects/"+projectID+"/subscriptions", subs, 201, nil)
+}
+
+// postEach posts every body to path, spread over the API nodes, 32 at a
+// time; any status but want is an error. answer, if set, gets each
+// answer's body with its body's index (called from several goroutines).
+func postEach(ctx context.Context, apis []string, path string, bodies []json.RawMessage, want int, answer func(i int, body []byte) error) error {
 	const workers = 32
 	var next atomic.Int64
 	var firstErr error
 	var once sync.Once
 	var wg sync.WaitGroup
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: workers}}
+	defer hc.CloseIdleConnections()
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < len(subs) && ctx.Err() == nil; i = int(next.Add(1) - 1) {
-				resp, err := hc.Post(apis[i%len(apis)]+"/api/v1/projects/"+projectID+"/subscriptions", "application/json", bytes.NewReader(subs[i]))
+			for i := int(next.Add(1) - 1); i < len(bodies) && ctx.Err() == nil; i = int(next.Add(1) - 1) {
+				resp, err := hc.Post(apis[i%len(apis)]+path, "application/json", bytes.NewReader(bodies[i]))
 				if err == nil {
-					io.Copy(io.Discard, resp.Body)
+					var body []byte
+					body, err = io.ReadAll(resp.Body)
 					resp.Body.Close()
-					if resp.StatusCode != 201 {
-						err = fmt.Errorf("subscribing: status %d", resp.StatusCode)
+					switch {
+					case err != nil:
+					case resp.StatusCode != want:
+						err = fmt.Errorf("POST %s: status %d %s", path, resp.StatusCode, body)
+					case answer != nil:
+						err = answer(i, body)
 					}
 				}
 				if err != nil {
@@ -590,7 +654,7 @@ func subscribe(ctx context.Context, apis []string, projectID string, subs []json
 		}()
 	}
 	wg.Wait()
-	return firstErr
+	return cmp.Or(firstErr, ctx.Err())
 }
 
 func count(push *client) (int, error) {

@@ -13,15 +13,7 @@ import (
 // TestBenchMeasuresEmbeddedBroadcast runs the bench harness on a small
 // audience with the real binaries, so the harness itself stays correct.
 func TestBenchMeasuresEmbeddedBroadcast(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the binaries")
-	}
-	dir := t.TempDir()
-	for _, cmd := range []string{"relaybell", "fakepush"} {
-		if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, cmd), "../cmd/"+cmd).CombinedOutput(); err != nil {
-			t.Fatalf("building %s: %v\n%s", cmd, err, out)
-		}
-	}
+	dir := buildBinaries(t)
 	for _, tc := range []struct {
 		name   string
 		http1  bool
@@ -95,4 +87,20 @@ func TestPace(t *testing.T) {
 	if got != want {
 		t.Fatalf("pace = %v, want %v", got, want)
 	}
+}
+
+// buildBinaries builds relaybell and fakepush into a temporary directory
+// and returns it; with -short the test is skipped instead.
+func buildBinaries(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs the binaries")
+	}
+	dir := t.TempDir()
+	for _, cmd := range []string{"relaybell", "fakepush"} {
+		if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, cmd), "../cmd/"+cmd).CombinedOutput(); err != nil {
+			t.Fatalf("building %s: %v\n%s", cmd, err, out)
+		}
+	}
+	return dir
 }

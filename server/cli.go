@@ -29,6 +29,8 @@ const usage = `usage:
   relaybell bench [--modes embedded,cluster] [--audience 10000,100000,1000000] [--rounds N] [--push-http1]
                                                measure broadcasts end to end against the bare sender
                                                (run from the repository: needs bin/fakepush and deploy/cluster.sh)
+  relaybell bench --events [--modes embedded,cluster] [--event-rates 100,200,...] [--event-p99 20ms]
+                                               find the highest rate of POST /api/v1/events with p99 under a target
   relaybell admin website create --name N --url U [--owner-email E] [--timezone TZ] [--data DIR | --postgres URL]
                                                create a website and print its ids, API key and VAPID public key
   relaybell admin user create --email E [--name N] [--data DIR | --postgres URL] < password
@@ -110,6 +112,13 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	workdir := fs.String("workdir", "", "keep each run's data and logs here (default: a temporary directory)")
 	rounds := fs.Int("rounds", 1, "broadcasts (each with a bare sender's run) per mode and audience size, on the same subscribers; the median ratio's round is reported")
 	http1 := fs.Bool("push-http1", false, "the fake push service speaks plain HTTP/1.1 (default: HTTPS with HTTP/2, as real push services)")
+	events := fs.Bool("events", false, "measure POST /api/v1/events instead of broadcasts: open-loop load at the --event-rates in turn, each a step of --event-warmup then --event-step, until a step's p99 reaches --event-p99 or it has errors, then --event-refine steps between the last rate that passed and that one; --audience, --rounds and --concurrency do not apply")
+	eventRates := fs.String("event-rates", joinInts(bench.DefaultEventRates()), "with --events: comma-separated request rates a second, climbed in order")
+	eventAudience := fs.Int("event-audience", bench.DefaultEventAudience, "with --events: browsers subscribed, four in five named by an externalId the events use")
+	eventP99 := fs.Duration("event-p99", bench.DefaultEventTarget, "with --events: the p99 latency a step must stay under")
+	eventWarmup := fs.Duration("event-warmup", bench.DefaultEventWarmup, "with --events: each step's time at its rate before it is measured")
+	eventStep := fs.Duration("event-step", bench.DefaultEventStep, "with --events: each step's measured time")
+	eventRefine := fs.Int("event-refine", 2, "with --events: steps between the last rate that passed and the first that did not")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -123,6 +132,22 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		cfg.Modes = append(cfg.Modes, m)
 	}
+	if *events {
+		ecfg := bench.EventsConfig{Config: cfg, Audience: *eventAudience, Target: *eventP99, Warmup: *eventWarmup, Step: *eventStep, Refine: *eventRefine}
+		for _, r := range splitList(*eventRates) {
+			n, err := strconv.Atoi(r)
+			if err != nil || n <= 0 {
+				return fmt.Errorf("bad event rate %q", r)
+			}
+			ecfg.Rates = append(ecfg.Rates, n)
+		}
+		if *eventAudience <= 0 || *eventP99 <= 0 || *eventWarmup <= 0 || *eventStep <= 0 || *eventRefine < 0 {
+			return errors.New("--event-audience, --event-p99, --event-warmup and --event-step must be positive, --event-refine not negative")
+		}
+		results, err := bench.RunEvents(ctx, ecfg)
+		fmt.Fprint(stdout, bench.EventsReport(results))
+		return err
+	}
 	for _, a := range splitList(*audiences) {
 		n, err := strconv.Atoi(a)
 		if err != nil || n <= 0 {
@@ -135,6 +160,15 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintln(stdout, r)
 	}
 	return err
+}
+
+// joinInts is ns comma-separated.
+func joinInts(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ",")
 }
 
 func createWebsite(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -64,9 +64,9 @@ func TestConversionAttributedEndToEnd(t *testing.T) {
 			Conversions int64   `json:"conversions"`
 			Revenue     float64 `json:"revenue"`
 		} `json:"notification"`
-		Funnel      map[string]int64 `json:"funnel"`
-		Revenue     float64          `json:"revenue"`
-		Currency    string           `json:"currency"`
+		Funnel        map[string]int64 `json:"funnel"`
+		Revenue       float64          `json:"revenue"`
+		Currency      string           `json:"currency"`
 		ConversionsBy map[string]int64 `json:"conversionsBy"`
 	}
 	waitFor(t, "the conversion in the detail", func() bool {
