@@ -248,6 +248,8 @@ func (a *API) serve(fc *fasthttp.RequestCtx) {
 			label = "method_not_allowed"
 			fc.Response.Header.Set("Allow", strings.Join(allowed, ", "))
 			writeError(fc, id, errorf(CodeMethodNotAllowed, "%s is not allowed here", method))
+		case a.serveDashboard(fc):
+			label = "dashboard"
 		default:
 			writeError(fc, id, errCode(CodeNotFound))
 		}

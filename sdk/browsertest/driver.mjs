@@ -78,6 +78,41 @@ const commands = {
   async cdp({ method, params }) {
     return cdp.send(method, params);
   },
+  // role acts on the control with that ARIA role and accessible name
+  // (label: by its label instead, for password fields, which have no
+  // role): fill, click, select, or read its value, text, description (the
+  // text of its aria-describedby) or whether it is visible.
+  async role({ role, label, name, action, value }) {
+    const el = label !== undefined ? page.getByLabel(label, { exact: true })
+      : page.getByRole(role, name == null ? {} : { name, exact: true });
+    switch (action) {
+      case 'fill': return el.fill(value);
+      case 'click': return el.click();
+      case 'select': return el.selectOption(value);
+      case 'value': return el.inputValue();
+      case 'text': return el.textContent();
+      case 'count': return el.count();
+      case 'wait': return el.waitFor({ timeout: 10000 });
+      case 'description': return el.evaluate((e) => (e.getAttribute('aria-describedby') || '').split(' ')
+        .map((id) => document.getElementById(id)?.textContent || '').join(' ').trim());
+      case 'invalid': return el.getAttribute('aria-invalid');
+    }
+    throw new Error('unknown action ' + action);
+  },
+  // viewport sets the page's size and colour scheme; screenshot also saves
+  // the page as a PNG.
+  async viewport({ width, height, dark }) {
+    await page.setViewportSize({ width, height });
+    await page.emulateMedia({ colorScheme: dark ? 'dark' : 'light' });
+  },
+  async screenshot({ path, width, height, dark }) {
+    await commands.viewport({ width, height, dark });
+    await page.screenshot({ path, fullPage: true });
+  },
+  async headers({ url }) {
+    const res = await page.goto(url);
+    return res.headers();
+  },
   async registrations() {
     return [...registrations.values()];
   },

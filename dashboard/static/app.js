@@ -1,0 +1,355 @@
+// The RelayBell dashboard. Pages are Preact components in htm templates:
+// every value from the API goes in as text, never as markup.
+import { html, render, useState, useEffect, useCallback } from './vendor/preact-htm.module.js';
+import { call, setProject, ApiError } from './api.js';
+
+// ---- routing: the URL's fragment, /#/page?query ----
+
+function parseRoute() {
+  const raw = location.hash.replace(/^#\/?/, '');
+  const [path, query] = raw.split('?');
+  return { path: path || '', query: new URLSearchParams(query || '') };
+}
+
+function go(path) {
+  location.hash = '#/' + path;
+}
+
+function useRoute() {
+  const [route, setRoute] = useState(parseRoute());
+  useEffect(() => {
+    const on = () => setRoute(parseRoute());
+    window.addEventListener('hashchange', on);
+    return () => window.removeEventListener('hashchange', on);
+  }, []);
+  return route;
+}
+
+// ---- formatting: the browser's locale, the website's time zone ----
+
+const numbers = new Intl.NumberFormat();
+
+function formatTime(iso, timeZone) {
+  if (!iso) {
+    return '';
+  }
+  const opts = { dateStyle: 'medium', timeStyle: 'short', timeZone: timeZone || 'UTC', timeZoneName: 'short' };
+  try {
+    return new Intl.DateTimeFormat(undefined, opts).format(new Date(iso));
+  } catch (e) {
+    return new Intl.DateTimeFormat(undefined, { ...opts, timeZone: 'UTC' }).format(new Date(iso));
+  }
+}
+
+// ---- forms: every control labelled, every API error next to its field ----
+
+// fieldOf is the form field an error code concerns ('form' for the whole).
+const fieldOf = {
+  invalid_email: 'email', invalid_password: 'password', invalid_name: 'name', wrong_password: 'password',
+  invalid_token: 'token', invalid_url: 'url', name_required: 'name', invalid_tz: 'timezone',
+};
+
+function errorsOf(e) {
+  if (e instanceof ApiError) {
+    return { [fieldOf[e.code] || 'form']: e.message };
+  }
+  return { form: 'The server could not be reached. Try again.' };
+}
+
+function Field({ id, label, type = 'text', value, onInput, error, autocomplete, required = true, hint }) {
+  const described = [error ? id + '-error' : null, hint ? id + '-hint' : null].filter(Boolean).join(' ') || undefined;
+  return html`<div class="field">
+    <label for=${id}>${label}</label>
+    <input id=${id} name=${id} type=${type} value=${value} required=${required} autocomplete=${autocomplete}
+      aria-invalid=${error ? 'true' : undefined} aria-describedby=${described}
+      onInput=${(e) => onInput(e.currentTarget.value)} />
+    ${hint && html`<p class="hint" id=${id + '-hint'}>${hint}</p>`}
+    ${error && html`<p class="error" id=${id + '-error'}>${error}</p>`}
+  </div>`;
+}
+
+// useForm holds a form's values, its errors and whether it is sending.
+function useForm(initial) {
+  const [values, setValues] = useState(initial);
+  const [errors, setErrors] = useState({});
+  const [busy, setBusy] = useState(false);
+  const set = (name) => (v) => setValues((old) => ({ ...old, [name]: v }));
+  const submit = (action) => async (e) => {
+    e.preventDefault();
+    if (busy) {
+      return;
+    }
+    setBusy(true);
+    setErrors({});
+    try {
+      await action(values);
+    } catch (err) {
+      setErrors(errorsOf(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { values, errors, busy, set, submit, setErrors };
+}
+
+function FormError({ errors }) {
+  return errors.form ? html`<p class="error" role="alert">${errors.form}</p>` : null;
+}
+
+// ---- signing in ----
+
+function Centered({ title, children }) {
+  return html`<main class="centered">
+    <p class="brand"><span class="logo" aria-hidden="true"></span>RelayBell</p>
+    <h1>${title}</h1>
+    ${children}
+  </main>`;
+}
+
+function SignIn({ onSignedIn }) {
+  const f = useForm({ email: '', password: '' });
+  return html`<${Centered} title="Sign in">
+    <form onSubmit=${f.submit(async (v) => onSignedIn(await call('POST', '/auth/login', v)))} novalidate>
+      <${FormError} errors=${f.errors} />
+      <${Field} id="email" label="Email" type="email" autocomplete="username" value=${f.values.email} onInput=${f.set('email')} error=${f.errors.email} />
+      <${Field} id="password" label="Password" type="password" autocomplete="current-password" value=${f.values.password} onInput=${f.set('password')} error=${f.errors.password} />
+      <button type="submit" disabled=${f.busy}>Sign in</button>
+    </form>
+    <p><a href="#/signup">Create an account</a> · <a href="#/forgot-password">Forgot your password?</a></p>
+  <//>`;
+}
+
+function SignUp({ onSignedIn }) {
+  const f = useForm({ name: '', email: '', password: '' });
+  return html`<${Centered} title="Create your account">
+    <form onSubmit=${f.submit(async (v) => onSignedIn(await call('POST', '/auth/signup', v)))} novalidate>
+      <${FormError} errors=${f.errors} />
+      <${Field} id="name" label="Name" autocomplete="name" value=${f.values.name} onInput=${f.set('name')} error=${f.errors.name} required=${false} />
+      <${Field} id="email" label="Email" type="email" autocomplete="username" value=${f.values.email} onInput=${f.set('email')} error=${f.errors.email} />
+      <${Field} id="password" label="Password" type="password" autocomplete="new-password" value=${f.values.password} onInput=${f.set('password')} error=${f.errors.password} hint="At least 8 characters." />
+      <button type="submit" disabled=${f.busy}>Create account</button>
+    </form>
+    <p>Have an account? <a href="#/signin">Sign in</a></p>
+  <//>`;
+}
+
+function VerifyEmail({ me, token, onVerified, onSignOut }) {
+  const f = useForm({ token: token || '' });
+  const [sent, setSent] = useState(false);
+  const verify = async (v) => {
+    await call('POST', '/auth/verify-email', { token: v.token.trim() });
+    onVerified(await call('GET', '/auth/me'));
+  };
+  const resend = async () => {
+    try {
+      await call('POST', '/auth/verify-email/resend');
+      setSent(true);
+    } catch (err) {
+      f.setErrors(errorsOf(err));
+    }
+  };
+  return html`<${Centered} title="Verify your email">
+    <p>We sent a code to <strong>${me.user.email}</strong>. Give it here, in the browser you signed up with.</p>
+    <form onSubmit=${f.submit(verify)} novalidate>
+      <${FormError} errors=${f.errors} />
+      <${Field} id="token" label="Code" autocomplete="one-time-code" value=${f.values.token} onInput=${f.set('token')} error=${f.errors.token} />
+      <button type="submit" disabled=${f.busy}>Verify</button>
+    </form>
+    <p><button type="button" class="link" onClick=${resend}>Send the code again</button>
+      ${sent && html` <span role="status">Sent.</span>`}
+      · <button type="button" class="link" onClick=${onSignOut}>Sign out</button></p>
+  <//>`;
+}
+
+function ForgotPassword() {
+  const f = useForm({ email: '' });
+  const [done, setDone] = useState(false);
+  return html`<${Centered} title="Reset your password">
+    ${done ? html`<p role="status">If an account has this address, a code to reset its password is on its way.</p>
+        <p><a href="#/reset-password">I have the code</a></p>`
+      : html`<form onSubmit=${f.submit(async (v) => { await call('POST', '/auth/password/forgot', v); setDone(true); })} novalidate>
+      <${FormError} errors=${f.errors} />
+      <${Field} id="email" label="Email" type="email" autocomplete="username" value=${f.values.email} onInput=${f.set('email')} error=${f.errors.email} />
+      <button type="submit" disabled=${f.busy}>Send the reset code</button>
+    </form>`}
+    <p><a href="#/signin">Back to sign in</a></p>
+  <//>`;
+}
+
+function ResetPassword({ token }) {
+  const f = useForm({ token: token || '', password: '' });
+  const [done, setDone] = useState(false);
+  return html`<${Centered} title="Choose a new password">
+    ${done ? html`<p role="status">Your password is changed.</p><p><a href="#/signin">Sign in</a></p>`
+      : html`<form onSubmit=${f.submit(async (v) => { await call('POST', '/auth/password/reset', { token: v.token.trim(), password: v.password }); setDone(true); })} novalidate>
+      <${FormError} errors=${f.errors} />
+      <${Field} id="token" label="Code" autocomplete="one-time-code" value=${f.values.token} onInput=${f.set('token')} error=${f.errors.token} />
+      <${Field} id="password" label="New password" type="password" autocomplete="new-password" value=${f.values.password} onInput=${f.set('password')} error=${f.errors.password} hint="At least 8 characters." />
+      <button type="submit" disabled=${f.busy}>Set password</button>
+    </form>`}
+  <//>`;
+}
+
+// ---- websites ----
+
+function timeZones() {
+  try {
+    return Intl.supportedValuesOf('timeZone');
+  } catch (e) {
+    return ['UTC'];
+  }
+}
+
+function AddWebsite({ onAdded, first }) {
+  const here = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+  const f = useForm({ name: '', url: '', timezone: here });
+  const add = async (v) => {
+    const answer = await call('POST', '/websites', v);
+    onAdded(answer.website);
+  };
+  return html`<section>
+    <h1>${first ? 'Add your first website' : 'Add a website'}</h1>
+    <form onSubmit=${f.submit(add)} novalidate>
+      <${FormError} errors=${f.errors} />
+      <${Field} id="name" label="Website name" value=${f.values.name} onInput=${f.set('name')} error=${f.errors.name} />
+      <${Field} id="url" label="Website address" type="url" value=${f.values.url} onInput=${f.set('url')} error=${f.errors.url} hint="For example https://shop.example" />
+      <div class="field">
+        <label for="timezone">Time zone</label>
+        <select id="timezone" value=${f.values.timezone} onChange=${(e) => f.set('timezone')(e.currentTarget.value)}>
+          ${timeZones().map((z) => html`<option value=${z}>${z}</option>`)}
+        </select>
+        ${f.errors.timezone && html`<p class="error">${f.errors.timezone}</p>`}
+      </div>
+      <button type="submit" disabled=${f.busy}>Add website</button>
+    </form>
+  </section>`;
+}
+
+function Install({ site }) {
+  const base = location.origin + '/api/v1/projects/' + site.projectId;
+  const snippet = '<script src="' + base + '/sdk.js" async></script>';
+  const worker = "importScripts('" + base + "/sw.js');";
+  const Code = ({ id, label, value, hint }) => html`<div class="field">
+    <label for=${id}>${label}</label>
+    <textarea id=${id} readonly rows=${Math.min(3, Math.ceil(value.length / 70))} aria-describedby=${id + '-hint'} value=${value}></textarea>
+    <p class="hint" id=${id + '-hint'}>${hint}</p>
+  </div>`;
+  return html`<section>
+    <h1>Install on ${site.name}</h1>
+    <p>Three steps put the subscribe prompt on <span class="url">${site.url}</span>.</p>
+    <${Code} id="snippet" label="Script tag" value=${snippet} hint="Put it in the <head> of every page." />
+    <${Code} id="worker" label="Service worker file" value=${worker} hint="Serve this one line at /relaybell-sw.js on your website." />
+    <${Code} id="vapid" label="VAPID public key" value=${site.vapidPublicKey} hint="The SDK fetches it itself; here for other clients." />
+  </section>`;
+}
+
+function Home({ site }) {
+  const [state, setState] = useState({ loading: true });
+  useEffect(() => {
+    let live = true;
+    setState({ loading: true });
+    call('GET', '/notifications?limit=10')
+      .then((answer) => live && setState({ items: answer.items }))
+      .catch((err) => live && setState({ error: errorsOf(err).form || err.message }));
+    return () => { live = false; };
+  }, [site.projectId]);
+  return html`<section>
+    <h1>${site.name}</h1>
+    <h2>Latest sends</h2>
+    ${state.loading && html`<p role="status">Loading…</p>`}
+    ${state.error && html`<p class="error" role="alert">${state.error}</p>`}
+    ${state.items && state.items.length === 0 && html`<p>Nothing sent yet. <a href="#/install">Install RelayBell on your website</a> to get subscribers.</p>`}
+    ${state.items && state.items.length > 0 && html`<div class="scroll"><table>
+      <caption class="visually-hidden">Latest sends</caption>
+      <thead><tr><th scope="col">Title</th><th scope="col">Status</th><th scope="col">Sent</th><th scope="col">Clicked</th><th scope="col">CTR</th><th scope="col">Created</th></tr></thead>
+      <tbody>${state.items.map((n) => html`<tr>
+        <td>${n.title}</td><td>${n.status}</td><td class="num">${numbers.format(n.sent)}</td>
+        <td class="num">${numbers.format(n.clicked)}</td><td class="num">${numbers.format(n.ctr)} %</td>
+        <td>${formatTime(n.created_at, site.timezone)}</td></tr>`)}</tbody>
+    </table></div>`}
+  </section>`;
+}
+
+// ---- the signed-in shell ----
+
+function Shell({ me, route, onMe, onSignOut }) {
+  const websites = me.websites || [];
+  const [current, setCurrent] = useState(() => localStorage.getItem('relaybell.project'));
+  const site = websites.find((w) => w.projectId === current) || websites[0];
+  setProject(site ? site.projectId : null);
+  const choose = (projectId) => {
+    localStorage.setItem('relaybell.project', projectId);
+    setCurrent(projectId);
+  };
+  const added = async (w) => {
+    choose(w.projectId);
+    onMe(await call('GET', '/auth/me'));
+    go('install');
+  };
+  let page;
+  if (!site || route.path === 'websites/new') {
+    page = html`<${AddWebsite} first=${!site} onAdded=${added} />`;
+  } else if (route.path === 'install') {
+    page = html`<${Install} site=${site} />`;
+  } else {
+    page = html`<${Home} site=${site} />`;
+  }
+  const link = (path, label) => html`<a href=${'#/' + path} aria-current=${route.path === path ? 'page' : undefined}>${label}</a>`;
+  return html`<div class="shell">
+    <header>
+      <span class="brand"><span class="logo" aria-hidden="true"></span>RelayBell</span>
+      ${site && html`<span class="switcher"><label for="website">Website</label>
+        <select id="website" value=${site.projectId} onChange=${(e) => choose(e.currentTarget.value)}>
+          ${websites.map((w) => html`<option value=${w.projectId}>${w.name}</option>`)}
+        </select></span>`}
+      <nav aria-label="Main">${site && [link('', 'Home'), link('install', 'Install')]}${link('websites/new', 'Add website')}</nav>
+      <span class="who">${me.user.email}</span>
+      <button type="button" onClick=${onSignOut}>Sign out</button>
+    </header>
+    <main>${page}</main>
+  </div>`;
+}
+
+function App() {
+  const route = useRoute();
+  const [me, setMe] = useState(undefined); // undefined: loading; null: signed out
+  useEffect(() => {
+    call('GET', '/auth/me').then(setMe).catch(() => setMe(null));
+  }, []);
+  const signedIn = useCallback((answer) => {
+    setMe(answer);
+    go('');
+  }, []);
+  const signOut = useCallback(async () => {
+    try {
+      await call('POST', '/auth/logout');
+    } finally {
+      setProject(null);
+      setMe(null);
+      go('signin');
+    }
+  }, []);
+  if (me === undefined) {
+    return html`<p class="loading" role="status">Loading RelayBell…</p>`;
+  }
+  const token = route.query.get('token') || '';
+  if (route.path === 'reset-password') {
+    return html`<${ResetPassword} token=${token} />`;
+  }
+  if (!me) {
+    switch (route.path) {
+      case 'signup':
+        return html`<${SignUp} onSignedIn=${signedIn} />`;
+      case 'forgot-password':
+        return html`<${ForgotPassword} />`;
+      default:
+        return html`<${SignIn} onSignedIn=${signedIn} />`;
+    }
+  }
+  if (!me.user.emailVerified) {
+    return html`<${VerifyEmail} me=${me} token=${route.path === 'verify-email' ? token : ''} onVerified=${signedIn} onSignOut=${signOut} />`;
+  }
+  return html`<${Shell} me=${me} route=${route} onMe=${setMe} onSignOut=${signOut} />`;
+}
+
+render(html`<${App} />`, document.getElementById('app'));

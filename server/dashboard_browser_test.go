@@ -1,0 +1,191 @@
+package server
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestDashboardGettingStarted walks the dashboard as a new user does, in
+// Chromium, finding every control by its role (or label) and accessible
+// name: sign up (a short password refused next to its field), verify the
+// address with the mailed code, add a website whose name is markup (shown
+// as text), read the install snippet, sign out, fail and then succeed to
+// sign in. With RELAYBELL_SCREENSHOTS=dir it saves each page there at
+// desktop and phone widths, light and dark (docs/screenshots).
+func TestDashboardGettingStarted(t *testing.T) {
+	d := startDriver(t)
+	ts := startServer(t)
+	d.call("launch", map[string]any{
+		"executablePath": chromiumPath, "origin": ts.base, "locale": "en-GB", "timezoneId": "Europe/London",
+		"subscription": map[string]string{},
+	}, nil)
+	shots := os.Getenv("RELAYBELL_SCREENSHOTS")
+	shoot := func(name string) {
+		t.Helper()
+		if shots == "" {
+			return
+		}
+		for _, v := range []struct {
+			suffix        string
+			width, height int
+			dark          bool
+		}{{"desktop", 1280, 800, false}, {"phone", 375, 740, false}, {"desktop-dark", 1280, 800, true}} {
+			d.call("screenshot", map[string]any{"path": filepath.Join(shots, name+"-"+v.suffix+".png"),
+				"width": v.width, "height": v.height, "dark": v.dark}, nil)
+		}
+		d.call("viewport", map[string]any{"width": 1280, "height": 800, "dark": false}, nil)
+	}
+	role := func(role, name, action string, value ...string) string {
+		t.Helper()
+		args := map[string]any{"role": role, "name": name, "action": action}
+		if len(value) > 0 {
+			args["value"] = value[0]
+		}
+		var out any
+		d.call("role", args, &out)
+		s, _ := out.(string)
+		return s
+	}
+	label := func(label, action string, value ...string) string {
+		t.Helper()
+		args := map[string]any{"label": label, "action": action}
+		if len(value) > 0 {
+			args["value"] = value[0]
+		}
+		var out any
+		d.call("role", args, &out)
+		s, _ := out.(string)
+		return s
+	}
+	heading := func(name string) {
+		t.Helper()
+		role("heading", name, "wait")
+	}
+
+	headers := map[string]string{}
+	d.call("headers", map[string]string{"url": ts.base + "/"}, &headers)
+	if csp := headers["content-security-policy"]; !strings.Contains(csp, "frame-ancestors 'none'") || strings.Contains(csp, "unsafe-inline") {
+		t.Fatalf("Content-Security-Policy %q", csp)
+	}
+	heading("Sign in")
+	shoot("signin")
+
+	// Sign up, with a password too short first: the error is the
+	// password field's.
+	role("link", "Create an account", "click")
+	heading("Create your account")
+	const email, password = "ada@shop.example", "correct horse battery staple"
+	role("textbox", "Name", "fill", "Ada")
+	role("textbox", "Email", "fill", email)
+	label("Password", "fill", "short")
+	role("button", "Create account", "click")
+	waitFor(t, "the password's error", func() bool { return label("Password", "invalid") == "true" })
+	if got := label("Password", "description"); !strings.Contains(got, "8") {
+		t.Fatalf("the password's description %q", got)
+	}
+	shoot("signup")
+	label("Password", "fill", password)
+	role("button", "Create account", "click")
+	heading("Verify your email")
+
+	// The code from the outbox.
+	var outbox struct {
+		Emails []struct{ To, Body string } `json:"emails"`
+	}
+	ts.call("GET", "/admin/v1/emails", adminToken, nil, &outbox)
+	code := ""
+	for _, m := range outbox.Emails {
+		if sub := regexp.MustCompile(`give this code there: (\S+)`).FindStringSubmatch(m.Body); m.To == email && sub != nil {
+			code = sub[1]
+		}
+	}
+	if code == "" {
+		t.Fatalf("no code mailed: %+v", outbox.Emails)
+	}
+	shoot("verify")
+	role("textbox", "Code", "fill", "not-the-code")
+	role("button", "Verify", "click")
+	waitFor(t, "the code's error", func() bool { return role("textbox", "Code", "invalid") == "true" })
+	role("textbox", "Code", "fill", code)
+	role("button", "Verify", "click")
+
+	// The first website; its name is markup, shown as text.
+	heading("Add your first website")
+	const hostile = `<img src=x onerror="window.__xss=1">`
+	role("textbox", "Website name", "fill", hostile)
+	role("textbox", "Website address", "fill", "not a url")
+	role("button", "Add website", "click")
+	waitFor(t, "the address's error", func() bool { return role("textbox", "Website address", "invalid") == "true" })
+	shoot("add-website")
+	role("textbox", "Website address", "fill", "https://shop.example")
+	role("combobox", "Time zone", "select", "Europe/Paris")
+	role("button", "Add website", "click")
+	heading("Install on " + hostile)
+
+	var me struct {
+		Websites []struct {
+			ProjectID      string `json:"projectId"`
+			Name           string `json:"name"`
+			Timezone       string `json:"timezone"`
+			VAPIDPublicKey string `json:"vapidPublicKey"`
+		} `json:"websites"`
+	}
+	d.page(`fetch('/api/v1/auth/me').then((r) => r.json())`, &me)
+	if len(me.Websites) != 1 || me.Websites[0].Name != hostile || me.Websites[0].Timezone != "Europe/Paris" {
+		t.Fatalf("websites %+v", me.Websites)
+	}
+	w := me.Websites[0]
+	base := ts.base + "/api/v1/projects/" + w.ProjectID
+	for name, want := range map[string]string{
+		"Script tag":          `<script src="` + base + `/sdk.js" async></script>`,
+		"Service worker file": `importScripts('` + base + `/sw.js');`,
+		"VAPID public key":    w.VAPIDPublicKey,
+	} {
+		if got := role("textbox", name, "value"); got != want {
+			t.Errorf("%s: %q, want %q", name, got, want)
+		}
+	}
+	var xss struct {
+		Images int  `json:"images"`
+		Ran    bool `json:"ran"`
+	}
+	d.page(`({ images: document.querySelectorAll('img').length, ran: window.__xss === 1 })`, &xss)
+	if xss.Images != 0 || xss.Ran {
+		t.Fatalf("the website's name became markup: %+v", xss)
+	}
+	if got := role("combobox", "Website", "text"); got != hostile {
+		t.Fatalf("the switcher shows %q", got)
+	}
+	shoot("install")
+
+	role("link", "Home", "click")
+	heading(hostile)
+	role("heading", "Latest sends", "wait")
+	shoot("home")
+
+	// Sign out; a wrong password is refused on the form; then in.
+	role("button", "Sign out", "click")
+	heading("Sign in")
+	role("textbox", "Email", "fill", email)
+	label("Password", "fill", "wrong password")
+	role("button", "Sign in", "click")
+	var alert string
+	waitFor(t, "the sign-in error", func() bool {
+		var n float64
+		d.call("role", map[string]any{"role": "alert", "action": "count"}, &n)
+		if n == 0 {
+			return false
+		}
+		d.call("role", map[string]any{"role": "alert", "action": "text"}, &alert)
+		return alert != ""
+	})
+	if !strings.Contains(strings.ToLower(alert), "password") {
+		t.Fatalf("sign-in error %q", alert)
+	}
+	label("Password", "fill", password)
+	role("button", "Sign in", "click")
+	heading(hostile)
+}
