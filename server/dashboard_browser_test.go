@@ -166,6 +166,42 @@ func TestDashboardGettingStarted(t *testing.T) {
 	role("heading", "Latest sends", "wait")
 	shoot("home")
 
+	// A send (made through the session, as the composer will), listed,
+	// filtered and opened.
+	const title = "<b>Spring</b> sale"
+	var sent struct {
+		NotificationID string `json:"notificationId"`
+	}
+	d.page(`fetch('/api/v1/notifications', {method: 'POST', credentials: 'same-origin', headers: {'Content-Type': 'application/json',
+		'X-RelayBell-CSRF': '1', 'X-Project-Id': '`+w.ProjectID+`'}, body: JSON.stringify({title: '`+title+`', body: 'Everything 20% off'})}).then((r) => r.json())`, &sent)
+	if sent.NotificationID == "" {
+		t.Fatal("no send made")
+	}
+	role("link", "Notifications", "click")
+	heading("Notifications")
+	role("link", title, "wait")
+	if href := role("link", "Export CSV", "href"); !strings.Contains(href, "projectId="+w.ProjectID) {
+		t.Fatalf("export link %q", href)
+	}
+	role("searchbox", "Search", "fill", "no such words")
+	role("button", "Filter", "click")
+	waitFor(t, "the empty list", func() bool { return role("link", title, "count") == "0" })
+	role("searchbox", "Search", "fill", "spring")
+	label("From", "fill", "2026-03-10")
+	label("To", "fill", "2026-03-01")
+	role("button", "Filter", "click")
+	waitFor(t, "the range's error", func() bool { return label("From", "invalid") == "true" })
+	label("From", "fill", "")
+	label("To", "fill", "")
+	role("button", "Filter", "click")
+	role("link", title, "click")
+	heading(title)
+	role("rowheader", "Recipients", "wait")
+	shoot("notification")
+	role("link", "All notifications", "click")
+	heading("Notifications")
+	shoot("notifications")
+
 	// Sign out; a wrong password is refused on the form; then in.
 	role("button", "Sign out", "click")
 	heading("Sign in")
@@ -174,9 +210,9 @@ func TestDashboardGettingStarted(t *testing.T) {
 	role("button", "Sign in", "click")
 	var alert string
 	waitFor(t, "the sign-in error", func() bool {
-		var n float64
+		var n string
 		d.call("role", map[string]any{"role": "alert", "action": "count"}, &n)
-		if n == 0 {
+		if n == "0" {
 			return false
 		}
 		d.call("role", map[string]any{"role": "alert", "action": "text"}, &alert)

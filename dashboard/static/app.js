@@ -33,7 +33,8 @@ function formatTime(iso, timeZone) {
   if (!iso) {
     return '';
   }
-  const opts = { dateStyle: 'medium', timeStyle: 'short', timeZone: timeZone || 'UTC', timeZoneName: 'short' };
+  const opts = { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit',
+    timeZone: timeZone || 'UTC', timeZoneName: 'short' };
   try {
     return new Intl.DateTimeFormat(undefined, opts).format(new Date(iso));
   } catch (e) {
@@ -270,6 +271,137 @@ function Home({ site }) {
   </section>`;
 }
 
+// ---- notifications ----
+
+const statuses = ['draft', 'scheduled', 'queued', 'held_for_review', 'sending', 'sent', 'failed', 'canceled'];
+
+// listQuery is the list's query string for the applied filters.
+function listQuery(f, cursor) {
+  const p = new URLSearchParams();
+  if (f.status) p.append('status', f.status);
+  if (f.q.trim()) p.set('q', f.q.trim());
+  if (f.from) p.set('from', f.from);
+  if (f.to) p.set('to', f.to);
+  if (cursor) p.set('cursor', cursor);
+  return p.toString();
+}
+
+function Notifications({ site }) {
+  const blank = { status: '', q: '', from: '', to: '' };
+  const [filters, setFilters] = useState(blank);
+  const [applied, setApplied] = useState(blank);
+  const [list, setList] = useState({ items: [], next: null, loading: true });
+  const [errors, setErrors] = useState({});
+  const load = async (cursor) => {
+    setList((old) => ({ ...old, loading: true }));
+    try {
+      const answer = await call('GET', '/notifications?' + listQuery(applied, cursor));
+      setErrors({});
+      setList((old) => ({ items: cursor ? old.items.concat(answer.items) : answer.items, next: answer.nextCursor, loading: false }));
+    } catch (err) {
+      const e = err instanceof ApiError && err.code === 'invalid_range' ? { from: err.message }
+        : err instanceof ApiError && err.code === 'invalid_status' ? { status: err.message } : errorsOf(err);
+      setErrors(e);
+      setList({ items: [], next: null, loading: false });
+    }
+  };
+  useEffect(() => { load(null); }, [site.projectId, applied]);
+  const set = (name) => (e) => setFilters({ ...filters, [name]: e.currentTarget.value });
+  const exportHref = '/api/v1/notifications/export.csv?' + listQuery(applied) + '&projectId=' + encodeURIComponent(site.projectId);
+  return html`<section>
+    <h1>Notifications</h1>
+    <form class="filters" role="search" onSubmit=${(e) => { e.preventDefault(); setApplied(filters); }}>
+      <div class="field"><label for="q">Search</label>
+        <input id="q" type="search" value=${filters.q} onInput=${set('q')} /></div>
+      <div class="field"><label for="status">Status</label>
+        <select id="status" value=${filters.status} onChange=${set('status')} aria-invalid=${errors.status ? 'true' : undefined}>
+          <option value="">Any but drafts</option>
+          ${statuses.map((s) => html`<option value=${s}>${s.replace(/_/g, ' ')}</option>`)}
+        </select>
+        ${errors.status && html`<p class="error">${errors.status}</p>`}</div>
+      <div class="field"><label for="from">From</label>
+        <input id="from" type="date" value=${filters.from} onInput=${set('from')} aria-invalid=${errors.from ? 'true' : undefined}
+          aria-describedby=${errors.from ? 'from-error' : undefined} />
+        ${errors.from && html`<p class="error" id="from-error">${errors.from}</p>`}</div>
+      <div class="field"><label for="to">To</label>
+        <input id="to" type="date" value=${filters.to} onInput=${set('to')} /></div>
+      <div class="actions"><button type="submit">Filter</button>
+        <a class="button secondary" href=${exportHref} download>Export CSV</a></div>
+    </form>
+    <${FormError} errors=${errors} />
+    ${!list.loading && list.items.length === 0 && !errors.form && html`<p>No sends match.</p>`}
+    ${list.items.length > 0 && html`<div class="scroll"><table>
+      <caption class="visually-hidden">Notifications</caption>
+      <thead><tr><th scope="col">Title</th><th scope="col">Status</th><th scope="col">Audience</th><th scope="col">Sent</th>
+        <th scope="col">Clicked</th><th scope="col">CTR</th><th scope="col">Created</th></tr></thead>
+      <tbody>${list.items.map((n) => html`<tr>
+        <td><a href=${'#/notifications/' + n.id}>${n.title}</a></td><td>${n.status.replace(/_/g, ' ')}</td>
+        <td>${n.targetSummary}</td><td class="num">${numbers.format(n.sent)}</td><td class="num">${numbers.format(n.clicked)}</td>
+        <td class="num">${numbers.format(n.ctr)} %</td><td>${formatTime(n.created_at, site.timezone)}</td></tr>`)}</tbody>
+    </table></div>`}
+    ${list.loading && html`<p role="status">Loading…</p>`}
+    ${list.next && !list.loading && html`<button type="button" onClick=${() => load(list.next)}>Load more</button>`}
+  </section>`;
+}
+
+function Breakdown({ title, rows, columns }) {
+  return html`<h2>${title}</h2>
+    ${rows.length === 0 ? html`<p>None yet.</p>` : html`<div class="scroll"><table>
+      <thead><tr>${columns.map((c) => html`<th scope="col">${c[1]}</th>`)}</tr></thead>
+      <tbody>${rows.map((r) => html`<tr>${columns.map((c) => html`<td class=${typeof r[c[0]] === 'number' ? 'num' : undefined}>
+        ${typeof r[c[0]] === 'number' ? numbers.format(r[c[0]]) : r[c[0]]}</td>`)}</tr>`)}</tbody>
+    </table></div>`}`;
+}
+
+function NotificationDetail({ site, id }) {
+  const [d, setD] = useState(null);
+  const [error, setError] = useState(null);
+  const load = () => call('GET', '/notifications/' + encodeURIComponent(id)).then(setD, (err) => setError(errorsOf(err).form || err.message));
+  useEffect(() => { setD(null); setError(null); load(); }, [id, site.projectId]);
+  if (error) {
+    return html`<section><h1>Notification</h1><p class="error" role="alert">${error}</p></section>`;
+  }
+  if (!d) {
+    return html`<p role="status">Loading…</p>`;
+  }
+  const n = d.notification;
+  const money = d.currency ? new Intl.NumberFormat(undefined, { style: 'currency', currency: d.currency }) : numbers;
+  const steps = [['recipients', 'Recipients'], ['sent', 'Sent'], ['delivered', 'Delivered'], ['clicked', 'Clicked'], ['converted', 'Converted']];
+  const top = Math.max(1, d.funnel.recipients, d.funnel.sent);
+  const cancel = async () => {
+    if (!window.confirm('Cancel this send? It will not go out.')) return;
+    try {
+      await call('POST', '/notifications/' + encodeURIComponent(id) + '/cancel');
+      load();
+    } catch (err) {
+      setError(errorsOf(err).form || err.message);
+    }
+  };
+  return html`<section>
+    <p><a href="#/notifications">All notifications</a></p>
+    <h1>${n.title}</h1>
+    ${n.body && html`<p>${n.body}</p>`}
+    <dl class="facts">
+      <dt>Status</dt><dd>${n.status.replace(/_/g, ' ')}${n.error ? ' (' + n.error + ')' : ''}</dd>
+      <dt>Audience</dt><dd>${n.targetSummary}</dd>
+      <dt>Created</dt><dd>${formatTime(n.created_at, site.timezone)}</dd>
+      ${n.scheduled_at && html`<dt>Scheduled</dt><dd>${formatTime(n.scheduled_at, site.timezone)}</dd>`}
+      <dt>Revenue</dt><dd>${money.format(d.revenue)}</dd>
+      <dt>Conversions</dt><dd>${numbers.format(n.conversions)} (${numbers.format(d.conversionsBy.clickThrough)} after a click, ${numbers.format(d.conversionsBy.influenced)} influenced)</dd>
+    </dl>
+    ${(n.status === 'scheduled' || n.status === 'held_for_review') && html`<p><button type="button" onClick=${cancel}>Cancel send</button></p>`}
+    <h2>Funnel</h2>
+    <table class="funnel"><caption class="visually-hidden">Funnel</caption>
+      <tbody>${steps.map(([k, label]) => html`<tr><th scope="row">${label}</th><td class="num">${numbers.format(d.funnel[k])}</td>
+        <td class="bar-cell"><span class="bar" style=${{ width: Math.round(100 * d.funnel[k] / top) + '%' }}></span></td></tr>`)}</tbody>
+    </table>
+    <${Breakdown} title="Devices" rows=${d.devices} columns=${[['device', 'Device'], ['sent', 'Sent'], ['clicked', 'Clicked']]} />
+    ${n.ab && html`<${Breakdown} title="Variants" rows=${d.variants} columns=${[['variant', 'Variant'], ['sent', 'Sent'], ['clicked', 'Clicked'], ['ctr', 'CTR %']]} />`}
+    <${Breakdown} title="Languages" rows=${d.languages} columns=${[['language', 'Language'], ['sent', 'Sent'], ['clicked', 'Clicked']]} />
+    <${Breakdown} title="Errors" rows=${d.errors} columns=${[['code', 'Answer'], ['count', 'Count']]} />
+  </section>`;
+}
+
 // ---- the signed-in shell ----
 
 function Shell({ me, route, onMe, onSignOut }) {
@@ -291,6 +423,10 @@ function Shell({ me, route, onMe, onSignOut }) {
     page = html`<${AddWebsite} first=${!site} onAdded=${added} />`;
   } else if (route.path === 'install') {
     page = html`<${Install} site=${site} />`;
+  } else if (route.path === 'notifications') {
+    page = html`<${Notifications} site=${site} />`;
+  } else if (route.path.startsWith('notifications/')) {
+    page = html`<${NotificationDetail} site=${site} id=${route.path.slice('notifications/'.length)} />`;
   } else {
     page = html`<${Home} site=${site} />`;
   }
@@ -302,7 +438,7 @@ function Shell({ me, route, onMe, onSignOut }) {
         <select id="website" value=${site.projectId} onChange=${(e) => choose(e.currentTarget.value)}>
           ${websites.map((w) => html`<option value=${w.projectId}>${w.name}</option>`)}
         </select></span>`}
-      <nav aria-label="Main">${site && [link('', 'Home'), link('install', 'Install')]}${link('websites/new', 'Add website')}</nav>
+      <nav aria-label="Main">${site && [link('', 'Home'), link('notifications', 'Notifications'), link('install', 'Install')]}${link('websites/new', 'Add website')}</nav>
       <span class="who">${me.user.email}</span>
       <button type="button" onClick=${onSignOut}>Sign out</button>
     </header>

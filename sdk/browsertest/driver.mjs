@@ -91,7 +91,8 @@ const commands = {
       case 'select': return el.selectOption(value);
       case 'value': return el.inputValue();
       case 'text': return el.textContent();
-      case 'count': return el.count();
+      case 'count': return String(await el.count());
+      case 'href': return el.getAttribute('href');
       case 'wait': return el.waitFor({ timeout: 10000 });
       case 'description': return el.evaluate((e) => (e.getAttribute('aria-describedby') || '').split(' ')
         .map((id) => document.getElementById(id)?.textContent || '').join(' ').trim());
