@@ -202,6 +202,28 @@ func TestDashboardGettingStarted(t *testing.T) {
 	heading("Notifications")
 	shoot("notifications")
 
+	// The composer: a send to named people, confirmed with its audience.
+	role("link", "New notification", "click")
+	heading("New notification")
+	role("button", "Review and send", "click")
+	waitFor(t, "the title's error", func() bool { return role("textbox", "Title", "invalid") == "true" })
+	role("textbox", "Title", "fill", "Flash sale")
+	role("textbox", "Message", "fill", "Two hours only")
+	role("radio", "Specific people", "click")
+	role("textbox", "External ids", "fill", "ann, bob")
+	shoot("compose")
+	role("button", "Review and send", "click")
+	if got := role("dialog", "Send “Flash sale”?", "text"); !strings.Contains(got, "2 people named") || !strings.Contains(got, "now") {
+		t.Fatalf("confirmation %q", got)
+	}
+	role("button", "Send", "click")
+	heading("Flash sale")
+	var facts string
+	d.page(`document.querySelector('dl.facts').textContent`, &facts)
+	if !strings.Contains(facts, "2 users") {
+		t.Fatalf("facts %q", facts)
+	}
+
 	// Sign out; a wrong password is refused on the form; then in.
 	role("button", "Sign out", "click")
 	heading("Sign in")

@@ -1,6 +1,6 @@
 // The RelayBell dashboard. Pages are Preact components in htm templates:
 // every value from the API goes in as text, never as markup.
-import { html, render, useState, useEffect, useCallback } from './vendor/preact-htm.module.js';
+import { html, render, useState, useEffect, useCallback, useRef } from './vendor/preact-htm.module.js';
 import { call, setProject, ApiError } from './api.js';
 
 // ---- routing: the URL's fragment, /#/page?query ----
@@ -74,7 +74,10 @@ function useForm(initial) {
   const [values, setValues] = useState(initial);
   const [errors, setErrors] = useState({});
   const [busy, setBusy] = useState(false);
-  const set = (name) => (v) => setValues((old) => ({ ...old, [name]: v }));
+  const set = (name) => (v) => {
+    setValues((old) => ({ ...old, [name]: v }));
+    setErrors((old) => (old[name] ? { ...old, [name]: undefined } : old));
+  };
   const submit = (action) => async (e) => {
     e.preventDefault();
     if (busy) {
@@ -402,6 +405,121 @@ function NotificationDetail({ site, id }) {
   </section>`;
 }
 
+// ---- the composer ----
+
+function Composer({ site }) {
+  const f = useForm({ title: '', body: '', url: '', icon: '', image: '', audience: 'everyone', topicId: '', segmentId: '', externalIds: '', when: 'now', sendAt: '' });
+  const [lists, setLists] = useState({ topics: [], segments: [] });
+  const [confirm, setConfirm] = useState(null); // {request, audience}
+  const sendButton = useRef(null);
+  useEffect(() => { if (confirm && sendButton.current) sendButton.current.focus(); }, [confirm]);
+  useEffect(() => {
+    Promise.all([call('GET', '/topics'), call('GET', '/segments')])
+      .then(([t, g]) => setLists({ topics: t.topics || [], segments: g.segments || [] }))
+      .catch(() => {});
+  }, [site.projectId]);
+  const v = f.values;
+  const request = (draft) => {
+    const r = { title: v.title };
+    for (const k of ['body', 'url', 'icon', 'image']) {
+      if (v[k].trim()) r[k] = v[k].trim();
+    }
+    if (v.audience === 'topic') r.topicId = v.topicId;
+    if (v.audience === 'segment') r.segmentId = v.segmentId;
+    if (v.audience === 'users') r.externalIds = v.externalIds.split(/[\s,]+/).filter(Boolean);
+    if (v.when === 'later' && v.sendAt) r.sendAt = new Date(v.sendAt).toISOString();
+    if (draft) r.draft = true;
+    return r;
+  };
+  // audience counts who a send would reach before it goes.
+  const audience = async (r) => {
+    if (r.externalIds) {
+      return numbers.format(r.externalIds.length) + (r.externalIds.length === 1 ? ' person' : ' people') + ' named';
+    }
+    const body = {};
+    if (r.topicId) body.topicId = r.topicId;
+    if (r.segmentId) {
+      const seg = lists.segments.find((g) => g.id === r.segmentId);
+      if (seg) body.filters = seg.filters;
+    }
+    const answer = await call('POST', '/segments/preview', body);
+    return numbers.format(answer.count) + (answer.count === 1 ? ' browser' : ' browsers');
+  };
+  const review = f.submit(async () => {
+    const r = request(false);
+    if (!r.title.trim()) {
+      f.setErrors({ title: 'A title is required to send.' });
+      return;
+    }
+    setConfirm({ request: r, audience: await audience(r) });
+  });
+  const send = async () => {
+    const r = confirm.request;
+    setConfirm(null);
+    try {
+      const answer = await call('POST', '/notifications', r);
+      go('notifications/' + answer.notificationId);
+    } catch (err) {
+      f.setErrors(errorsOf(err));
+    }
+  };
+  const saveDraft = async () => {
+    try {
+      await call('POST', '/notifications', request(true));
+      go('notifications');
+    } catch (err) {
+      f.setErrors(errorsOf(err));
+    }
+  };
+  const choice = (value, label) => html`<label class="choice"><input type="radio" name="audience" value=${value}
+    checked=${v.audience === value} onChange=${() => f.set('audience')(value)} /> ${label}</label>`;
+  return html`<section>
+    <h1>New notification</h1>
+    <form onSubmit=${review} novalidate>
+      <${FormError} errors=${f.errors} />
+      <${Field} id="title" label="Title" value=${v.title} onInput=${f.set('title')} error=${f.errors.title} />
+      <${Field} id="body" label="Message" value=${v.body} onInput=${f.set('body')} error=${f.errors.body} required=${false} />
+      <${Field} id="url" label="Link" type="url" value=${v.url} onInput=${f.set('url')} error=${f.errors.url} required=${false} hint="Where a click goes; the website's default link when empty." />
+      <${Field} id="icon" label="Icon" type="url" value=${v.icon} onInput=${f.set('icon')} required=${false} />
+      <${Field} id="image" label="Image" type="url" value=${v.image} onInput=${f.set('image')} required=${false} />
+      <fieldset><legend>Audience</legend>
+        ${choice('everyone', 'Everyone')}
+        ${choice('topic', 'A topic')}
+        ${v.audience === 'topic' && html`<div class="field"><label for="topicId">Topic</label>
+          <select id="topicId" value=${v.topicId} onChange=${(e) => f.set('topicId')(e.currentTarget.value)}>
+            <option value="">Choose a topic</option>
+            ${lists.topics.map((t) => html`<option value=${t.id}>${t.name}</option>`)}
+          </select></div>`}
+        ${choice('segment', 'A segment')}
+        ${v.audience === 'segment' && html`<div class="field"><label for="segmentId">Segment</label>
+          <select id="segmentId" value=${v.segmentId} onChange=${(e) => f.set('segmentId')(e.currentTarget.value)}>
+            <option value="">Choose a segment</option>
+            ${lists.segments.map((g) => html`<option value=${g.id}>${g.name}</option>`)}
+          </select></div>`}
+        ${choice('users', 'Specific people')}
+        ${v.audience === 'users' && html`<div class="field"><label for="externalIds">External ids</label>
+          <textarea id="externalIds" rows="2" value=${v.externalIds} onInput=${(e) => f.set('externalIds')(e.currentTarget.value)}
+            aria-describedby="externalIds-hint"></textarea>
+          <p class="hint" id="externalIds-hint">Your own user ids, separated by commas or spaces.</p></div>`}
+      </fieldset>
+      <fieldset><legend>When</legend>
+        <label class="choice"><input type="radio" name="when" checked=${v.when === 'now'} onChange=${() => f.set('when')('now')} /> Now</label>
+        <label class="choice"><input type="radio" name="when" checked=${v.when === 'later'} onChange=${() => f.set('when')('later')} /> Later</label>
+        ${v.when === 'later' && html`<${Field} id="sendAt" label="Send at (your browser's time)" type="datetime-local" value=${v.sendAt} onInput=${f.set('sendAt')} />`}
+      </fieldset>
+      <div class="actions"><button type="submit" disabled=${f.busy}>Review and send</button>
+        <button type="button" class="secondary" onClick=${saveDraft}>Save draft</button></div>
+    </form>
+    ${confirm && html`<div class="dialog" role="dialog" aria-modal="true" aria-labelledby="confirm-title"
+      onKeyDown=${(e) => { if (e.key === 'Escape') setConfirm(null); }}>
+      <h2 id="confirm-title">Send “${confirm.request.title}”?</h2>
+      <p>It goes to ${confirm.audience}${confirm.request.sendAt ? ' at ' + formatTime(confirm.request.sendAt, site.timezone) : ' now'}.</p>
+      <div class="actions"><button type="button" ref=${sendButton} onClick=${send}>Send</button>
+        <button type="button" class="secondary" onClick=${() => setConfirm(null)}>Back</button></div>
+    </div>`}
+  </section>`;
+}
+
 // ---- the signed-in shell ----
 
 function Shell({ me, route, onMe, onSignOut }) {
@@ -423,6 +541,8 @@ function Shell({ me, route, onMe, onSignOut }) {
     page = html`<${AddWebsite} first=${!site} onAdded=${added} />`;
   } else if (route.path === 'install') {
     page = html`<${Install} site=${site} />`;
+  } else if (route.path === 'compose') {
+    page = html`<${Composer} site=${site} />`;
   } else if (route.path === 'notifications') {
     page = html`<${Notifications} site=${site} />`;
   } else if (route.path.startsWith('notifications/')) {
@@ -438,7 +558,7 @@ function Shell({ me, route, onMe, onSignOut }) {
         <select id="website" value=${site.projectId} onChange=${(e) => choose(e.currentTarget.value)}>
           ${websites.map((w) => html`<option value=${w.projectId}>${w.name}</option>`)}
         </select></span>`}
-      <nav aria-label="Main">${site && [link('', 'Home'), link('notifications', 'Notifications'), link('install', 'Install')]}${link('websites/new', 'Add website')}</nav>
+      <nav aria-label="Main">${site && [link('', 'Home'), link('compose', 'New notification'), link('notifications', 'Notifications'), link('install', 'Install')]}${link('websites/new', 'Add website')}</nav>
       <span class="who">${me.user.email}</span>
       <button type="button" onClick=${onSignOut}>Sign out</button>
     </header>
