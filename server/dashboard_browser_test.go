@@ -25,6 +25,18 @@ func TestDashboardGettingStarted(t *testing.T) {
 	shots := os.Getenv("RELAYBELL_SCREENSHOTS")
 	shoot := func(name string) {
 		t.Helper()
+		// Usable at 375 px: nothing makes the page scroll sideways.
+		d.call("viewport", map[string]any{"width": 375, "height": 740, "dark": false}, nil)
+		var wide float64
+		d.page(`document.documentElement.scrollWidth`, &wide)
+		d.call("viewport", map[string]any{"width": 1280, "height": 800, "dark": false}, nil)
+		if wide > 375 {
+			var who []string
+			d.call("viewport", map[string]any{"width": 375, "height": 740, "dark": false}, nil)
+			d.page(`[...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > 376).slice(0, 8).map((e) => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right))`, &who)
+			d.call("viewport", map[string]any{"width": 1280, "height": 800, "dark": false}, nil)
+			t.Errorf("%s is %v px wide at 375: %v", name, wide, who)
+		}
 		if shots == "" {
 			return
 		}
@@ -223,6 +235,44 @@ func TestDashboardGettingStarted(t *testing.T) {
 	if !strings.Contains(facts, "2 users") {
 		t.Fatalf("facts %q", facts)
 	}
+
+	// Settings: a key with one scope, shown once, working, then revoked;
+	// an invitation.
+	role("link", "Settings", "click")
+	heading("Settings")
+	role("heading", "API keys", "wait")
+	role("textbox", "Key name", "fill", "Shop server")
+	role("checkbox", "full", "click")
+	role("checkbox", "send", "click")
+	role("button", "Create key", "click")
+	role("textbox", "New API key", "wait")
+	key := role("textbox", "New API key", "value")
+	if !strings.HasPrefix(key, "rb_live_") {
+		t.Fatalf("new key %q", key)
+	}
+	shoot("settings")
+	if code := ts.call("POST", "/api/v1/notifications", key, map[string]any{"title": "From the server"}, nil); code != 202 {
+		t.Fatalf("the new key sends: %d", code)
+	}
+	if code := ts.call("GET", "/api/v1/events", key, nil, nil); code != 403 {
+		t.Fatalf("the send-only key reads events: %d", code)
+	}
+	role("link", "Home", "click")
+	role("link", "Settings", "click")
+	role("heading", "API keys", "wait")
+	role("button", "Revoke Shop server", "wait")
+	if n := role("textbox", "New API key", "count"); n != "0" {
+		t.Fatal("the key is shown again")
+	}
+	role("button", "Revoke Shop server", "click")
+	waitFor(t, "the revoked key to go", func() bool { return role("button", "Revoke Shop server", "count") == "0" })
+	waitFor(t, "the revoked key to stop working", func() bool {
+		return ts.call("POST", "/api/v1/notifications", key, map[string]any{"title": "Revoked"}, nil) == 401
+	})
+	role("textbox", "Email to invite", "fill", "bob@shop.example")
+	role("combobox", "Role", "select", "admin")
+	role("button", "Invite", "click")
+	role("cell", "bob@shop.example (invited)", "wait")
 
 	// Sign out; a wrong password is refused on the form; then in.
 	role("button", "Sign out", "click")

@@ -520,6 +520,123 @@ function Composer({ site }) {
   </section>`;
 }
 
+// ---- settings: keys and team ----
+
+const allScopes = ['full', 'send', 'events:write', 'subscribers:read', 'subscribers:write', 'segments:write', 'settings:write', 'webhooks:write'];
+
+function Keys({ site, canChange }) {
+  const [keys, setKeys] = useState(null);
+  const [created, setCreated] = useState(null); // the secret, shown once
+  const f = useForm({ name: '', scopes: ['full'], expiresAt: '' });
+  const load = () => call('GET', '/keys').then((a) => setKeys(a.keys), (err) => f.setErrors(errorsOf(err)));
+  useEffect(() => { setCreated(null); load(); }, [site.projectId]);
+  const toggle = (scope) => f.set('scopes')(f.values.scopes.includes(scope) ? f.values.scopes.filter((x) => x !== scope) : [...f.values.scopes, scope]);
+  const create = f.submit(async (v) => {
+    const body = { name: v.name.trim() || 'API key', scopes: v.scopes };
+    if (v.expiresAt) body.expiresAt = new Date(v.expiresAt + 'T23:59:59').toISOString();
+    const answer = await call('POST', '/keys', body);
+    setCreated(answer);
+    f.set('name')('');
+    load();
+  });
+  const revoke = async (k) => {
+    if (!window.confirm('Revoke the key “' + k.name + '”? Servers using it stop working.')) return;
+    try {
+      await call('DELETE', '/keys/' + encodeURIComponent(k.id));
+      load();
+    } catch (err) {
+      f.setErrors(errorsOf(err));
+    }
+  };
+  return html`<section aria-labelledby="keys-title">
+    <h2 id="keys-title">API keys</h2>
+    <${FormError} errors=${f.errors} />
+    ${created && html`<div class="notice" role="status">
+      <p>The key “${created.key.name}” is made. Copy it now: it is never shown again.</p>
+      <label for="new-key">New API key</label>
+      <input id="new-key" readonly value=${created.apiKey} />
+    </div>`}
+    ${keys && keys.length === 0 && html`<p>No keys yet.</p>`}
+    ${keys && keys.length > 0 && html`<div class="scroll"><table>
+      <caption class="visually-hidden">API keys</caption>
+      <thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Scopes</th><th scope="col">Expires</th><th scope="col">Last used</th>
+        ${canChange && html`<th scope="col"><span class="visually-hidden">Actions</span></th>`}</tr></thead>
+      <tbody>${keys.map((k) => html`<tr>
+        <td>${k.name}</td><td><code>${k.prefix}…</code></td><td>${k.scopes.join(', ')}</td>
+        <td>${k.expires_at ? formatTime(k.expires_at, site.timezone) : 'never'}${k.expired ? ' (expired)' : ''}</td>
+        <td>${k.last_used_at ? formatTime(k.last_used_at, site.timezone) : 'never'}</td>
+        ${canChange && html`<td><button type="button" class="secondary" aria-label=${'Revoke ' + k.name} onClick=${() => revoke(k)}>Revoke</button></td>`}
+      </tr>`)}</tbody></table></div>`}
+    ${canChange && html`<form onSubmit=${create} novalidate>
+      <h3>New key</h3>
+      <${Field} id="key-name" label="Key name" value=${f.values.name} onInput=${f.set('name')} error=${f.errors.name} required=${false} />
+      <fieldset><legend>Scopes</legend>
+        ${allScopes.map((scope) => html`<label class="choice"><input type="checkbox" checked=${f.values.scopes.includes(scope)}
+          onChange=${() => toggle(scope)} /> ${scope}</label>`)}
+      </fieldset>
+      <${Field} id="key-expires" label="Expires on" type="date" value=${f.values.expiresAt} onInput=${f.set('expiresAt')} required=${false} hint="Empty: never." />
+      <button type="submit" disabled=${f.busy}>Create key</button>
+    </form>`}
+  </section>`;
+}
+
+function Team({ site, canChange }) {
+  const [team, setTeam] = useState(null);
+  const f = useForm({ email: '', role: 'viewer' });
+  const load = () => call('GET', '/members').then(setTeam, (err) => f.setErrors(errorsOf(err)));
+  useEffect(() => { load(); }, [site.projectId]);
+  const invite = f.submit(async (v) => {
+    await call('POST', '/members', { email: v.email.trim(), role: v.role });
+    f.set('email')('');
+    load();
+  });
+  const act = (method, path, body) => async () => {
+    try {
+      await call(method, path, body);
+      load();
+    } catch (err) {
+      f.setErrors(errorsOf(err));
+    }
+  };
+  const roles = ['owner', 'admin', 'viewer'];
+  return html`<section aria-labelledby="team-title">
+    <h2 id="team-title">Team</h2>
+    <${FormError} errors=${f.errors} />
+    ${team && html`<div class="scroll"><table>
+      <caption class="visually-hidden">Team</caption>
+      <thead><tr><th scope="col">Person</th><th scope="col">Role</th>${canChange && html`<th scope="col"><span class="visually-hidden">Actions</span></th>`}</tr></thead>
+      <tbody>
+        ${team.members.map((m) => html`<tr><td>${m.name ? m.name + ' · ' : ''}${m.email}</td>
+          <td>${canChange ? html`<select aria-label=${'Role of ' + m.email} value=${m.role}
+              onChange=${(e) => act('PUT', '/members/' + encodeURIComponent(m.userId), { role: e.currentTarget.value })()}>
+              ${roles.map((r) => html`<option value=${r}>${r}</option>`)}</select>` : m.role}</td>
+          ${canChange && html`<td><button type="button" class="secondary" aria-label=${'Remove ' + m.email}
+            onClick=${act('DELETE', '/members/' + encodeURIComponent(m.userId))}>Remove</button></td>`}</tr>`)}
+        ${team.invites.map((i) => html`<tr><td>${i.email} (invited)</td><td>${i.role}</td>
+          ${canChange && html`<td><button type="button" class="secondary" aria-label=${'Withdraw the invitation of ' + i.email}
+            onClick=${act('DELETE', '/members/invites/' + encodeURIComponent(i.email))}>Withdraw</button></td>`}</tr>`)}
+      </tbody></table></div>`}
+    ${canChange && html`<form onSubmit=${invite} novalidate class="inline">
+      <h3>Invite someone</h3>
+      <${Field} id="invite-email" label="Email to invite" type="email" value=${f.values.email} onInput=${f.set('email')} error=${f.errors.email} />
+      <div class="field"><label for="invite-role">Role</label>
+        <select id="invite-role" value=${f.values.role} onChange=${(e) => f.set('role')(e.currentTarget.value)}>
+          ${roles.map((r) => html`<option value=${r}>${r}</option>`)}</select></div>
+      <button type="submit" disabled=${f.busy}>Invite</button>
+    </form>`}
+  </section>`;
+}
+
+function Settings({ site }) {
+  const canChange = site.role !== 'viewer';
+  return html`<section>
+    <h1>Settings</h1>
+    ${!canChange && html`<p role="note">You can see this website as a viewer; an owner or admin can change it.</p>`}
+    <${Keys} site=${site} canChange=${canChange} />
+    <${Team} site=${site} canChange=${canChange} />
+  </section>`;
+}
+
 // ---- the signed-in shell ----
 
 function Shell({ me, route, onMe, onSignOut }) {
@@ -541,6 +658,8 @@ function Shell({ me, route, onMe, onSignOut }) {
     page = html`<${AddWebsite} first=${!site} onAdded=${added} />`;
   } else if (route.path === 'install') {
     page = html`<${Install} site=${site} />`;
+  } else if (route.path === 'settings') {
+    page = html`<${Settings} site=${site} />`;
   } else if (route.path === 'compose') {
     page = html`<${Composer} site=${site} />`;
   } else if (route.path === 'notifications') {
@@ -558,7 +677,7 @@ function Shell({ me, route, onMe, onSignOut }) {
         <select id="website" value=${site.projectId} onChange=${(e) => choose(e.currentTarget.value)}>
           ${websites.map((w) => html`<option value=${w.projectId}>${w.name}</option>`)}
         </select></span>`}
-      <nav aria-label="Main">${site && [link('', 'Home'), link('compose', 'New notification'), link('notifications', 'Notifications'), link('install', 'Install')]}${link('websites/new', 'Add website')}</nav>
+      <nav aria-label="Main">${site && [link('', 'Home'), link('compose', 'New notification'), link('notifications', 'Notifications'), link('install', 'Install'), link('settings', 'Settings')]}${link('websites/new', 'Add website')}</nav>
       <span class="who">${me.user.email}</span>
       <button type="button" onClick=${onSignOut}>Sign out</button>
     </header>

@@ -56,6 +56,7 @@ const commands = {
     page = await context.newPage();
     page.on('console', (m) => console.error('page console:', m.text()));
     page.on('pageerror', (e) => console.error('page error:', e.message));
+    page.on('dialog', (d) => d.accept()); // confirm() answers yes
     cdp = await context.newCDPSession(page);
     cdp.on('ServiceWorker.workerRegistrationUpdated', (e) => {
       for (const r of e.registrations) {
