@@ -240,6 +240,27 @@ func TestDashboardGettingStarted(t *testing.T) {
 	// an invitation.
 	role("link", "Settings", "click")
 	heading("Settings")
+	role("textbox", "Revenue currency", "wait")
+	role("textbox", "Revenue currency", "fill", "EURO")
+	role("button", "Save settings", "click")
+	waitFor(t, "the currency's error", func() bool { return role("textbox", "Revenue currency", "invalid") == "true" })
+	role("textbox", "Revenue currency", "fill", "eur")
+	role("checkbox", "Quiet hours", "click")
+	role("button", "Save settings", "click")
+	role("status", "", "wait")
+	if got := role("textbox", "Revenue currency", "value"); got != "EUR" {
+		t.Fatalf("currency after saving %q", got)
+	}
+	var settings struct {
+		Settings struct {
+			RevenueCurrency string                       `json:"revenueCurrency"`
+			QuietHours      *struct{ Start, End string } `json:"quietHours"`
+		} `json:"settings"`
+	}
+	d.page(`fetch('/api/v1/settings', {headers: {'X-Project-Id': '`+w.ProjectID+`'}}).then((r) => r.json())`, &settings)
+	if settings.Settings.RevenueCurrency != "EUR" || settings.Settings.QuietHours == nil || settings.Settings.QuietHours.Start != "22:00" {
+		t.Fatalf("settings stored %+v", settings.Settings)
+	}
 	role("heading", "API keys", "wait")
 	role("textbox", "Key name", "fill", "Shop server")
 	role("checkbox", "full", "click")
