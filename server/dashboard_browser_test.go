@@ -236,6 +236,53 @@ func TestDashboardGettingStarted(t *testing.T) {
 		t.Fatalf("facts %q", facts)
 	}
 
+	// Audience: a person imported with markup for external id and label,
+	// shown as text; a subscribed browser with an event; a profile; an
+	// erasure.
+	post := func(path string, body string, out any) {
+		t.Helper()
+		d.page(`fetch('/api/v1`+path+`', {method: 'POST', credentials: 'same-origin', headers: {'Content-Type': 'application/json',
+			'X-RelayBell-CSRF': '1', 'X-Project-Id': '`+w.ProjectID+`'}, body: JSON.stringify(`+body+`)}).then((r) => r.json())`, out)
+	}
+	const markup = `<img src=x onerror=alert(1)>`
+	var imported struct{ Processed int }
+	post("/subscribers/import", `{subscribers: [{externalId: '`+markup+`', tags: {plan: '`+markup+`'}}]}`, &imported)
+	if imported.Processed != 1 {
+		t.Fatalf("import %+v", imported)
+	}
+	ann := ts.subscribe(website{ProjectID: w.ProjectID, VAPIDPublicKey: w.VAPIDPublicKey}, ts.push.NewBrowser(w.VAPIDPublicKey), map[string]any{"externalId": "ann", "country": "FR"})
+	var tracked struct{ OK bool }
+	post("/events", `{event: 'purchase', externalId: 'ann', properties: {value: 12.5}}`, &tracked)
+	if !tracked.OK {
+		t.Fatal("event refused")
+	}
+	role("link", "Audience", "click")
+	heading("Audience")
+	role("link", markup, "wait")
+	role("cell", "plan="+markup, "wait")
+	d.page(`({ images: document.querySelectorAll('img').length, ran: window.__xss === 1 })`, &xss)
+	if xss.Images != 0 || xss.Ran {
+		t.Fatalf("a person's markup became markup: %+v", xss)
+	}
+	shoot("audience")
+	role("combobox", "Status", "select", "subscribed")
+	role("button", "Filter", "click")
+	waitFor(t, "the filtered list", func() bool { return role("link", markup, "count") == "0" })
+	role("link", "ann", "click")
+	heading("ann")
+	role("cell", "purchase", "wait")
+	if got := role("cell", `{"value":12.5}`, "text"); got != `{"value":12.5}` {
+		t.Fatalf("the event's properties %q", got)
+	}
+	shoot("person")
+	role("button", "Erase this person", "click")
+	heading("Audience")
+	waitFor(t, "ann's erasure", func() bool {
+		var n struct{ Error string }
+		d.page(`fetch('/api/v1/subscribers/`+ann.SubscriberID+`/profile', {headers: {'X-Project-Id': '`+w.ProjectID+`'}}).then((r) => r.json())`, &n)
+		return n.Error == "not_found"
+	})
+
 	// Settings: a key with one scope, shown once, working, then revoked;
 	// an invitation.
 	role("link", "Settings", "click")

@@ -405,6 +405,154 @@ function NotificationDetail({ site, id }) {
   </section>`;
 }
 
+// ---- audience ----
+
+function Audience({ site }) {
+  const blank = { q: '', status: 'all', country: '', device: '' };
+  const [filters, setFilters] = useState(blank);
+  const [applied, setApplied] = useState(blank);
+  const [facets, setFacets] = useState(null);
+  const [list, setList] = useState({ items: [], next: null, total: null, loading: true });
+  const [picked, setPicked] = useState([]);
+  const [errors, setErrors] = useState({});
+  const [label, setLabel] = useState({ key: '', value: '' });
+  const [done, setDone] = useState('');
+  const query = (cursor) => {
+    const p = new URLSearchParams({ count: '1' });
+    if (applied.q.trim()) p.set('q', applied.q.trim());
+    if (applied.status !== 'all') p.set('status', applied.status);
+    if (applied.country) p.set('country', applied.country);
+    if (applied.device) p.set('device', applied.device);
+    if (cursor) p.set('cursor', cursor);
+    return p.toString();
+  };
+  const load = async (cursor) => {
+    setList((old) => ({ ...old, loading: true }));
+    try {
+      const a = await call('GET', '/audience/subscribers?' + query(cursor));
+      setList((old) => ({ items: cursor ? old.items.concat(a.items) : a.items, next: a.nextCursor, total: a.total, loading: false }));
+      if (!cursor) setPicked([]);
+    } catch (err) {
+      setErrors(errorsOf(err));
+      setList({ items: [], next: null, total: null, loading: false });
+    }
+  };
+  useEffect(() => { load(null); }, [site.projectId, applied]);
+  useEffect(() => { call('GET', '/audience/subscribers/facets').then(setFacets, () => {}); }, [site.projectId]);
+  const set = (name) => (e) => setFilters({ ...filters, [name]: e.currentTarget.value });
+  const pick = (id) => setPicked(picked.includes(id) ? picked.filter((x) => x !== id) : [...picked, id]);
+  const bulk = async (path, body, what) => {
+    setErrors({});
+    try {
+      await call('POST', path, { ids: picked, ...body });
+      setDone(what);
+      load(null);
+    } catch (err) {
+      setErrors(errorsOf(err));
+    }
+  };
+  const tag = (e) => {
+    e.preventDefault();
+    if (!label.key.trim()) {
+      setErrors({ label: 'Give the label a name.' });
+      return;
+    }
+    bulk('/audience/subscribers/bulk-tag', { set: { [label.key.trim()]: label.value } }, 'Labelled.');
+  };
+  const erase = () => {
+    if (window.confirm('Delete ' + picked.length + ' people and everything about them? This cannot be undone.')) {
+      bulk('/audience/subscribers/bulk-delete', {}, 'Deleted.');
+    }
+  };
+  const facetOptions = (name) => (facets && facets[name] ? facets[name] : []).map((x) => html`<option value=${x.value}>${x.value} (${numbers.format(x.count)})</option>`);
+  return html`<section>
+    <h1>Audience</h1>
+    <form class="filters" role="search" onSubmit=${(e) => { e.preventDefault(); setApplied(filters); }}>
+      <div class="field"><label for="people-q">Search people</label>
+        <input id="people-q" type="search" value=${filters.q} onInput=${set('q')} /></div>
+      <div class="field"><label for="people-status">Status</label>
+        <select id="people-status" value=${filters.status} onChange=${set('status')}>
+          ${['all', 'subscribed', 'unsubscribed', 'no_device'].map((x) => html`<option value=${x}>${x.replace('_', ' ')}</option>`)}</select></div>
+      <div class="field"><label for="people-country">Country</label>
+        <select id="people-country" value=${filters.country} onChange=${set('country')}><option value="">Any</option>${facetOptions('countries')}</select></div>
+      <div class="field"><label for="people-device">Device</label>
+        <select id="people-device" value=${filters.device} onChange=${set('device')}><option value="">Any</option>${facetOptions('devices')}</select></div>
+      <div class="actions"><button type="submit">Filter</button>
+        <a class="button secondary" href=${'/api/v1/subscribers/export?projectId=' + encodeURIComponent(site.projectId)} download>Export CSV</a></div>
+    </form>
+    <${FormError} errors=${errors} />
+    ${done && html`<p role="status">${done}</p>`}
+    ${list.total !== null && list.total !== undefined && html`<p>${numbers.format(list.total)} ${list.total === 1 ? 'person' : 'people'}</p>`}
+    ${list.items.length > 0 && html`<div class="scroll"><table>
+      <caption class="visually-hidden">People</caption>
+      <thead><tr><th scope="col"><span class="visually-hidden">Pick</span></th><th scope="col">Person</th><th scope="col">Status</th>
+        <th scope="col">Country</th><th scope="col">Devices</th><th scope="col">Labels</th><th scope="col">Last seen</th></tr></thead>
+      <tbody>${list.items.map((p) => html`<tr>
+        <td><input type="checkbox" aria-label=${'Pick ' + (p.externalId || p.id)} checked=${picked.includes(p.id)} onChange=${() => pick(p.id)} /></td>
+        <td><a href=${'#/people/' + encodeURIComponent(p.id)}>${p.externalId || p.id}</a></td><td>${p.status.replace('_', ' ')}</td>
+        <td>${p.country}</td><td>${p.devices.join(', ')}</td>
+        <td>${p.tags.map((t) => (t.value === null ? t.key : t.key + '=' + t.value)).join(', ')}</td>
+        <td>${formatTime(p.lastSeenAt, site.timezone)}</td></tr>`)}</tbody></table></div>`}
+    ${!list.loading && list.items.length === 0 && !errors.form && html`<p>Nobody matches.</p>`}
+    ${list.loading && html`<p role="status">Loading…</p>`}
+    ${list.next && !list.loading && html`<button type="button" onClick=${() => load(list.next)}>Load more</button>`}
+    ${site.role !== 'viewer' && picked.length > 0 && html`<form class="bulk" onSubmit=${tag}>
+      <h2>${numbers.format(picked.length)} picked</h2>
+      <div class="row">
+        <div class="field"><label for="label-key">Label</label><input id="label-key" value=${label.key}
+          aria-invalid=${errors.label ? 'true' : undefined} onInput=${(e) => setLabel({ ...label, key: e.currentTarget.value })} />
+          ${errors.label && html`<p class="error">${errors.label}</p>`}</div>
+        <div class="field"><label for="label-value">Value</label><input id="label-value" value=${label.value}
+          onInput=${(e) => setLabel({ ...label, value: e.currentTarget.value })} /></div>
+      </div>
+      <div class="actions"><button type="submit">Add label</button>
+        <button type="button" class="secondary" onClick=${erase}>Delete picked</button></div>
+    </form>`}
+  </section>`;
+}
+
+function Person({ site, id }) {
+  const [p, setP] = useState(null);
+  const [error, setError] = useState(null);
+  useEffect(() => {
+    setP(null);
+    call('GET', '/subscribers/' + encodeURIComponent(id) + '/profile').then(setP, (err) => setError(errorsOf(err).form || err.message));
+  }, [id, site.projectId]);
+  const erase = async () => {
+    if (!window.confirm('Erase this person and everything about them? This cannot be undone.')) return;
+    try {
+      await call('DELETE', '/subscribers/' + encodeURIComponent(id));
+      go('people');
+    } catch (err) {
+      setError(errorsOf(err).form || err.message);
+    }
+  };
+  if (error) {
+    return html`<section><h1>Person</h1><p class="error" role="alert">${error}</p></section>`;
+  }
+  if (!p) {
+    return html`<p role="status">Loading…</p>`;
+  }
+  const sub = p.subscriber;
+  return html`<section>
+    <p><a href="#/people">Audience</a></p>
+    <h1>${sub.externalId || sub.id}</h1>
+    <dl class="facts">
+      <dt>Subscriber id</dt><dd>${sub.id}</dd>
+      <dt>Country</dt><dd>${sub.country || '—'}</dd><dt>Language</dt><dd>${sub.language || '—'}</dd>
+      <dt>Time zone</dt><dd>${sub.timezone || '—'}</dd>
+      <dt>Joined</dt><dd>${formatTime(sub.createdAt, site.timezone)}</dd>
+      <dt>Delivered, clicked</dt><dd>${numbers.format(p.stats.delivered)}, ${numbers.format(p.stats.clicked)}</dd>
+    </dl>
+    <${Breakdown} title="Labels" rows=${p.tags.map((t) => ({ key: t.key, value: t.value === null ? '' : t.value }))} columns=${[['key', 'Label'], ['value', 'Value']]} />
+    <${Breakdown} title="Browsers" rows=${p.endpoints.map((e) => ({ device: e.device, seen: formatTime(e.last_seen_at, site.timezone) }))} columns=${[['device', 'Device'], ['seen', 'Last seen']]} />
+    <${Breakdown} title="Sends" rows=${p.sends.map((x) => ({ title: x.title, type: x.type, at: formatTime(x.created_at, site.timezone) }))} columns=${[['title', 'Title'], ['type', 'Type'], ['at', 'Sent']]} />
+    <${Breakdown} title="Events" rows=${p.events.map((e) => ({ name: e.name, properties: JSON.stringify(e.properties), at: formatTime(e.created_at, site.timezone) }))}
+      columns=${[['name', 'Event'], ['properties', 'Properties'], ['at', 'When']]} />
+    ${site.role !== 'viewer' && html`<p><button type="button" class="secondary" onClick=${erase}>Erase this person</button></p>`}
+  </section>`;
+}
+
 // ---- the composer ----
 
 function Composer({ site }) {
@@ -746,6 +894,10 @@ function Shell({ me, route, onMe, onSignOut }) {
     page = html`<${AddWebsite} first=${!site} onAdded=${added} />`;
   } else if (route.path === 'install') {
     page = html`<${Install} site=${site} />`;
+  } else if (route.path === 'people') {
+    page = html`<${Audience} site=${site} />`;
+  } else if (route.path.startsWith('people/')) {
+    page = html`<${Person} site=${site} id=${decodeURIComponent(route.path.slice('people/'.length))} />`;
   } else if (route.path === 'settings') {
     page = html`<${Settings} site=${site} onMe=${async () => onMe(await call('GET', '/auth/me'))} />`;
   } else if (route.path === 'compose') {
@@ -765,7 +917,7 @@ function Shell({ me, route, onMe, onSignOut }) {
         <select id="website" value=${site.projectId} onChange=${(e) => choose(e.currentTarget.value)}>
           ${websites.map((w) => html`<option value=${w.projectId}>${w.name}</option>`)}
         </select></span>`}
-      <nav aria-label="Main">${site && [link('', 'Home'), link('compose', 'New notification'), link('notifications', 'Notifications'), link('install', 'Install'), link('settings', 'Settings')]}${link('websites/new', 'Add website')}</nav>
+      <nav aria-label="Main">${site && [link('', 'Home'), link('compose', 'New notification'), link('notifications', 'Notifications'), link('people', 'Audience'), link('install', 'Install'), link('settings', 'Settings')]}${link('websites/new', 'Add website')}</nav>
       <span class="who">${me.user.email}</span>
       <button type="button" onClick=${onSignOut}>Sign out</button>
     </header>
