@@ -283,6 +283,28 @@ func TestDashboardGettingStarted(t *testing.T) {
 		return n.Error == "not_found"
 	})
 
+	// Segments with a live count, and topics.
+	role("link", "Segments", "click")
+	heading("Segments and topics")
+	role("textbox", "Segment name", "fill", "French")
+	role("textbox", "Value of rule 1", "fill", "FR")
+	role("status", "", "wait")
+	role("button", "Create segment", "click")
+	role("cell", "French", "wait")
+	role("button", "Add rule", "click")
+	role("combobox", "Field of rule 2", "select", "tag")
+	role("textbox", "Label name of rule 2", "fill", "plan")
+	role("combobox", "Condition of rule 2", "select", "exists")
+	role("textbox", "Segment name", "fill", "")
+	role("button", "Create segment", "click")
+	waitFor(t, "the name's error", func() bool { return role("textbox", "Segment name", "invalid") == "true" })
+	role("textbox", "Topic name", "fill", "Deals")
+	role("button", "Create topic", "click")
+	role("cell", "deals", "wait")
+	shoot("segments")
+	role("button", "Delete topic Deals", "click")
+	waitFor(t, "the topic's deletion", func() bool { return role("cell", "deals", "count") == "0" })
+
 	// Settings: a key with one scope, shown once, working, then revoked;
 	// an invitation.
 	role("link", "Settings", "click")

@@ -553,6 +553,164 @@ function Person({ site, id }) {
   </section>`;
 }
 
+// ---- segments and topics ----
+
+const ruleFields = [['country', 'Country'], ['language', 'Language'], ['url', 'Last page'], ['external_id', 'External id'], ['tag', 'Label']];
+const ruleOps = [['eq', 'is'], ['neq', 'is not'], ['contains', 'contains'], ['exists', 'exists'], ['not_exists', 'does not exist']];
+
+// RuleBuilder edits a Filters value, with a live count of whom it reaches.
+function RuleBuilder({ filters, onChange }) {
+  const [count, setCount] = useState(null);
+  const rules = filters.rules;
+  useEffect(() => {
+    const complete = rules.filter((r) => r.field && (r.op === 'exists' || r.op === 'not_exists' || r.value));
+    if (complete.length === 0) {
+      setCount(null);
+      return undefined;
+    }
+    let live = true;
+    const timer = setTimeout(() => {
+      call('POST', '/segments/preview', { filters: { match: filters.match, rules: complete } })
+        .then((a) => live && setCount(a.count), () => live && setCount(null));
+    }, 300);
+    return () => { live = false; clearTimeout(timer); };
+  }, [JSON.stringify(filters)]);
+  const edit = (i, change) => onChange({ ...filters, rules: rules.map((r, j) => (j === i ? { ...r, ...change } : r)) });
+  return html`<fieldset><legend>Rules</legend>
+    <div class="field"><label for="match">People must match</label>
+      <select id="match" value=${filters.match} onChange=${(e) => onChange({ ...filters, match: e.currentTarget.value })}>
+        <option value="all">every rule</option><option value="any">any rule</option></select></div>
+    ${rules.map((r, i) => html`<div class="rule" role="group" aria-label=${'Rule ' + (i + 1)}>
+      <select aria-label=${'Field of rule ' + (i + 1)} value=${r.field} onChange=${(e) => edit(i, { field: e.currentTarget.value })}>
+        ${ruleFields.map(([v, l]) => html`<option value=${v}>${l}</option>`)}</select>
+      ${r.field === 'tag' && html`<input aria-label=${'Label name of rule ' + (i + 1)} value=${r.key} onInput=${(e) => edit(i, { key: e.currentTarget.value })} />`}
+      <select aria-label=${'Condition of rule ' + (i + 1)} value=${r.op} onChange=${(e) => edit(i, { op: e.currentTarget.value })}>
+        ${ruleOps.map(([v, l]) => html`<option value=${v}>${l}</option>`)}</select>
+      ${r.op !== 'exists' && r.op !== 'not_exists' && html`<input aria-label=${'Value of rule ' + (i + 1)} value=${r.value} onInput=${(e) => edit(i, { value: e.currentTarget.value })} />`}
+      <button type="button" class="secondary" aria-label=${'Remove rule ' + (i + 1)} onClick=${() => onChange({ ...filters, rules: rules.filter((_, j) => j !== i) })}>Remove</button>
+    </div>`)}
+    <button type="button" class="secondary" onClick=${() => onChange({ ...filters, rules: [...rules, { field: 'country', op: 'eq', value: '', key: '' }] })}>Add rule</button>
+    <p role="status" class="hint">${count === null ? 'Complete a rule to count whom it reaches.' : 'Reaches ' + numbers.format(count) + (count === 1 ? ' browser' : ' browsers') + ' now.'}</p>
+  </fieldset>`;
+}
+
+// apiFilters is a builder's value as the API takes it.
+function apiFilters(f) {
+  return {
+    match: f.match,
+    rules: f.rules.map((r) => {
+      const out = { field: r.field === 'tag' ? 'tag:' + r.key.trim() : r.field, op: r.op };
+      if (r.op !== 'exists' && r.op !== 'not_exists') out.value = r.value;
+      return out;
+    }),
+  };
+}
+
+function Segments({ site }) {
+  const canChange = site.role !== 'viewer';
+  const [segments, setSegments] = useState(null);
+  const [counts, setCounts] = useState({});
+  const f = useForm({ name: '' });
+  const [filters, setFilters] = useState({ match: 'all', rules: [{ field: 'country', op: 'eq', value: '', key: '' }] });
+  const load = () => {
+    call('GET', '/segments').then((a) => setSegments(a.segments), (err) => f.setErrors(errorsOf(err)));
+    call('GET', '/audience/segments').then((a) => {
+      const c = {};
+      for (const g of a.segments || []) c[g.id] = g;
+      setCounts(c);
+    }, () => {});
+  };
+  useEffect(load, [site.projectId]);
+  const create = f.submit(async (v) => {
+    await call('POST', '/segments', { name: v.name, filters: apiFilters(filters) });
+    f.set('name')('');
+    load();
+  }, (err) => (err instanceof ApiError && (err.code === 'segment_needs_a_rule' || err.code === 'invalid_filters') ? { rules: err.message } : errorsOf(err)));
+  const remove = async (g) => {
+    if (!window.confirm('Delete the segment “' + g.name + '”?')) return;
+    try {
+      await call('DELETE', '/segments/' + encodeURIComponent(g.id));
+      load();
+    } catch (err) {
+      f.setErrors(errorsOf(err));
+    }
+  };
+  const size = (g) => {
+    const c = counts[g.id];
+    return c && typeof c.count === 'number' ? numbers.format(c.count) : '—';
+  };
+  const uses = (g) => {
+    const c = counts[g.id];
+    if (!c) return '';
+    const pending = c.usedBy.pending + c.usedBy.schedules + c.usedBy.feeds;
+    return (pending ? numbers.format(pending) + ' waiting' : 'nothing waiting') + (c.lastSentAt ? '; last sent ' + formatTime(c.lastSentAt, site.timezone) : '');
+  };
+  return html`<section aria-labelledby="segments-title">
+    <h2 id="segments-title">Segments</h2>
+    <${FormError} errors=${f.errors} />
+    ${segments && segments.length === 0 && html`<p>No segments yet.</p>`}
+    ${segments && segments.length > 0 && html`<div class="scroll"><table>
+      <caption class="visually-hidden">Segments</caption>
+      <thead><tr><th scope="col">Name</th><th scope="col">Browsers</th><th scope="col">Rules</th><th scope="col">Used by</th>${canChange && html`<th scope="col"><span class="visually-hidden">Actions</span></th>`}</tr></thead>
+      <tbody>${segments.map((g) => html`<tr><td>${g.name}</td><td class="num">${size(g)}</td>
+        <td>${(g.filters.rules || []).map((r) => r.field + ' ' + (r.op || 'eq') + (r.value === undefined ? '' : ' ' + r.value)).join(g.filters.match === 'any' ? ' or ' : ' and ')}</td><td>${uses(g)}</td>
+        ${canChange && html`<td><button type="button" class="secondary" aria-label=${'Delete segment ' + g.name} onClick=${() => remove(g)}>Delete</button></td>`}</tr>`)}</tbody>
+    </table></div>`}
+    ${canChange && html`<form onSubmit=${create} novalidate>
+      <h3>New segment</h3>
+      <${Field} id="segment-name" label="Segment name" value=${f.values.name} onInput=${f.set('name')} error=${f.errors.name} />
+      <${RuleBuilder} filters=${filters} onChange=${setFilters} />
+      ${f.errors.rules && html`<p class="error">${f.errors.rules}</p>`}
+      <button type="submit" disabled=${f.busy}>Create segment</button>
+    </form>`}
+  </section>`;
+}
+
+function Topics({ site }) {
+  const canChange = site.role !== 'viewer';
+  const [topics, setTopics] = useState(null);
+  const f = useForm({ name: '', slug: '' });
+  const load = () => call('GET', '/topics').then((a) => setTopics(a.topics), (err) => f.setErrors(errorsOf(err)));
+  useEffect(() => { load(); }, [site.projectId]);
+  const create = f.submit(async (v) => {
+    const body = { name: v.name };
+    if (v.slug.trim()) body.slug = v.slug.trim();
+    await call('POST', '/topics', body);
+    f.setValues({ name: '', slug: '' });
+    load();
+  }, (err) => (err instanceof ApiError && /slug/i.test(err.message) ? { slug: err.message } : errorsOf(err)));
+  const remove = async (tp) => {
+    if (!window.confirm('Delete the topic “' + tp.name + '”?')) return;
+    try {
+      await call('DELETE', '/topics/' + encodeURIComponent(tp.id));
+      load();
+    } catch (err) {
+      f.setErrors(errorsOf(err));
+    }
+  };
+  return html`<section aria-labelledby="topics-title">
+    <h2 id="topics-title">Topics</h2>
+    <${FormError} errors=${f.errors} />
+    ${topics && topics.length === 0 && html`<p>No topics yet.</p>`}
+    ${topics && topics.length > 0 && html`<div class="scroll"><table>
+      <caption class="visually-hidden">Topics</caption>
+      <thead><tr><th scope="col">Name</th><th scope="col">Slug</th><th scope="col">Opted in</th>${canChange && html`<th scope="col"><span class="visually-hidden">Actions</span></th>`}</tr></thead>
+      <tbody>${topics.map((tp) => html`<tr><td>${tp.name}</td><td><code>${tp.slug}</code></td><td class="num">${numbers.format(tp.subscribers)}</td>
+        ${canChange && html`<td><button type="button" class="secondary" aria-label=${'Delete topic ' + tp.name} onClick=${() => remove(tp)}>Delete</button></td>`}</tr>`)}</tbody>
+    </table></div>`}
+    ${canChange && html`<form onSubmit=${create} novalidate>
+      <h3>New topic</h3>
+      <${Field} id="topic-name" label="Topic name" value=${f.values.name} onInput=${f.set('name')} error=${f.errors.name} />
+      <${Field} id="topic-slug" label="Slug" value=${f.values.slug} onInput=${f.set('slug')} error=${f.errors.slug} required=${false} hint="Letters, digits and dashes; made from the name when empty. It never changes." />
+      <button type="submit" disabled=${f.busy}>Create topic</button>
+    </form>`}
+  </section>`;
+}
+
+function SegmentsAndTopics({ site }) {
+  return html`<section><h1>Segments and topics</h1><${Segments} site=${site} /><${Topics} site=${site} /></section>`;
+}
+
 // ---- the composer ----
 
 function Composer({ site }) {
@@ -898,6 +1056,8 @@ function Shell({ me, route, onMe, onSignOut }) {
     page = html`<${Audience} site=${site} />`;
   } else if (route.path.startsWith('people/')) {
     page = html`<${Person} site=${site} id=${decodeURIComponent(route.path.slice('people/'.length))} />`;
+  } else if (route.path === 'segments') {
+    page = html`<${SegmentsAndTopics} site=${site} />`;
   } else if (route.path === 'settings') {
     page = html`<${Settings} site=${site} onMe=${async () => onMe(await call('GET', '/auth/me'))} />`;
   } else if (route.path === 'compose') {
@@ -917,7 +1077,7 @@ function Shell({ me, route, onMe, onSignOut }) {
         <select id="website" value=${site.projectId} onChange=${(e) => choose(e.currentTarget.value)}>
           ${websites.map((w) => html`<option value=${w.projectId}>${w.name}</option>`)}
         </select></span>`}
-      <nav aria-label="Main">${site && [link('', 'Home'), link('compose', 'New notification'), link('notifications', 'Notifications'), link('people', 'Audience'), link('install', 'Install'), link('settings', 'Settings')]}${link('websites/new', 'Add website')}</nav>
+      <nav aria-label="Main">${site && [link('', 'Home'), link('compose', 'New notification'), link('notifications', 'Notifications'), link('people', 'Audience'), link('segments', 'Segments'), link('install', 'Install'), link('settings', 'Settings')]}${link('websites/new', 'Add website')}</nav>
       <span class="who">${me.user.email}</span>
       <button type="button" onClick=${onSignOut}>Sign out</button>
     </header>
