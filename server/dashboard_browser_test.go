@@ -305,6 +305,28 @@ func TestDashboardGettingStarted(t *testing.T) {
 	role("button", "Delete topic Deals", "click")
 	waitFor(t, "the topic's deletion", func() bool { return role("cell", "deals", "count") == "0" })
 
+	// Webhooks: made with its secret shown once, a test event in the log.
+	role("link", "Webhooks", "click")
+	heading("Webhooks")
+	role("textbox", "Webhook address", "fill", "ftp://hooks.shop.example")
+	role("button", "Create webhook", "click")
+	waitFor(t, "the address's error", func() bool { return role("textbox", "Webhook address", "invalid") == "true" })
+	role("textbox", "Webhook address", "fill", "https://hooks.shop.example/relaybell")
+	role("checkbox", "notification.clicked", "click")
+	role("button", "Create webhook", "click")
+	if secret := role("textbox", "Signing secret", "value"); len(secret) < 20 {
+		t.Fatalf("signing secret %q", secret)
+	}
+	shoot("webhooks")
+	role("link", "https://hooks.shop.example/relaybell", "click")
+	heading("Delivery log")
+	role("button", "Send a test event", "click")
+	role("link", "webhook.test", "click")
+	waitFor(t, "the delivery's request", func() bool {
+		return strings.Contains(role("textbox", "Request body", "value"), `"event":"webhook.test"`)
+	})
+	shoot("webhook-log")
+
 	// Settings: a key with one scope, shown once, working, then revoked;
 	// an invitation.
 	role("link", "Settings", "click")

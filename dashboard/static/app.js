@@ -711,6 +711,108 @@ function SegmentsAndTopics({ site }) {
   return html`<section><h1>Segments and topics</h1><${Segments} site=${site} /><${Topics} site=${site} /></section>`;
 }
 
+// ---- webhooks ----
+
+function Webhooks({ site }) {
+  const canChange = site.role !== 'viewer';
+  const [list, setList] = useState(null);
+  const [created, setCreated] = useState(null);
+  const f = useForm({ url: '', events: [] });
+  const load = () => call('GET', '/webhooks').then(setList, (err) => f.setErrors(errorsOf(err)));
+  useEffect(() => { setCreated(null); load(); }, [site.projectId]);
+  const toggle = (name) => f.set('events')(f.values.events.includes(name) ? f.values.events.filter((x) => x !== name) : [...f.values.events, name]);
+  const create = f.submit(async (v) => {
+    const a = await call('POST', '/webhooks', { url: v.url.trim(), events: v.events });
+    setCreated(a.webhook);
+    f.setValues({ url: '', events: [] });
+    load();
+  });
+  const act = (method, path, body) => async () => {
+    try {
+      await call(method, path, body);
+      load();
+    } catch (err) {
+      f.setErrors(errorsOf(err));
+    }
+  };
+  return html`<section>
+    <h1>Webhooks</h1>
+    <${FormError} errors=${f.errors} />
+    ${created && html`<div class="notice" role="status">
+      <p>The webhook to <span class="url">${created.url}</span> is made. Copy its signing secret now: it is never shown again.</p>
+      <label for="new-secret">Signing secret</label><input id="new-secret" readonly value=${created.secret} /></div>`}
+    ${list && list.webhooks.length === 0 && html`<p>No webhooks yet.</p>`}
+    ${list && list.webhooks.length > 0 && html`<div class="scroll"><table>
+      <caption class="visually-hidden">Webhooks</caption>
+      <thead><tr><th scope="col">Address</th><th scope="col">Events</th><th scope="col">State</th><th scope="col">Last answer</th>
+        ${canChange && html`<th scope="col"><span class="visually-hidden">Actions</span></th>`}</tr></thead>
+      <tbody>${list.webhooks.map((h) => html`<tr>
+        <td><a class="url" href=${'#/webhooks/' + h.id}>${h.url}</a></td><td>${h.events.length ? h.events.join(', ') : 'every event'}</td>
+        <td>${h.enabled ? 'on' : 'off' + (h.disabled_reason ? ' (' + h.disabled_reason + ')' : '')}</td>
+        <td>${h.last_status === null ? '—' : h.last_status}${h.last_fired_at ? ', ' + formatTime(h.last_fired_at, site.timezone) : ''}</td>
+        ${canChange && html`<td class="buttons">
+          <button type="button" class="secondary" aria-label=${(h.enabled ? 'Turn off ' : 'Turn on ') + h.url} onClick=${act('PUT', '/webhooks/' + h.id, { enabled: !h.enabled })}>${h.enabled ? 'Turn off' : 'Turn on'}</button>
+          <button type="button" class="secondary" aria-label=${'Delete ' + h.url} onClick=${() => window.confirm('Delete this webhook and its delivery log?') && act('DELETE', '/webhooks/' + h.id)()}>Delete</button></td>`}
+      </tr>`)}</tbody></table></div>`}
+    ${canChange && list && html`<form onSubmit=${create} novalidate>
+      <h2>New webhook</h2>
+      <${Field} id="url" label="Webhook address" type="url" value=${f.values.url} onInput=${f.set('url')} error=${f.errors.url} hint="Your server's https address; RelayBell signs every delivery." />
+      <fieldset><legend>Events (none: every event)</legend>
+        ${list.events.map((name) => html`<label class="choice"><input type="checkbox" checked=${f.values.events.includes(name)} onChange=${() => toggle(name)} /> ${name}</label>`)}
+      </fieldset>
+      <button type="submit" disabled=${f.busy}>Create webhook</button>
+    </form>`}
+  </section>`;
+}
+
+function WebhookLog({ site, id, deliveryId }) {
+  const canChange = site.role !== 'viewer';
+  const [log, setLog] = useState(null);
+  const [one, setOne] = useState(null);
+  const [error, setError] = useState(null);
+  const base = '/webhooks/' + encodeURIComponent(id);
+  const load = () => {
+    call('GET', base + '/deliveries').then(setLog, (err) => setError(errorsOf(err).form || err.message));
+    if (deliveryId) {
+      call('GET', base + '/deliveries/' + encodeURIComponent(deliveryId)).then((a) => setOne(a.delivery), (err) => setError(errorsOf(err).form || err.message));
+    }
+  };
+  useEffect(() => { setOne(null); load(); }, [id, deliveryId, site.projectId]);
+  const act = (path) => async () => {
+    setError(null);
+    try {
+      await call('POST', path);
+      load();
+    } catch (err) {
+      setError(errorsOf(err).form || err.message);
+    }
+  };
+  return html`<section>
+    <p><a href="#/webhooks">Webhooks</a></p>
+    <h1>Delivery log</h1>
+    ${error && html`<p class="error" role="alert">${error}</p>`}
+    ${canChange && html`<p><button type="button" onClick=${act(base + '/test')}>Send a test event</button></p>`}
+    ${log && log.deliveries.length === 0 && html`<p>No deliveries yet.</p>`}
+    ${log && log.deliveries.length > 0 && html`<div class="scroll"><table>
+      <caption class="visually-hidden">Deliveries</caption>
+      <thead><tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Answer</th><th scope="col">Created</th></tr></thead>
+      <tbody>${log.deliveries.map((x) => html`<tr><td><a href=${'#/webhooks/' + id + '/deliveries/' + x.id}>${x.event}</a></td><td>${x.status}</td>
+        <td class="num">${numbers.format(x.attempts)}</td><td>${x.last_status_code === null ? (x.error || '—') : x.last_status_code}</td>
+        <td>${formatTime(x.created_at, site.timezone)}</td></tr>`)}</tbody></table></div>`}
+    ${one && html`<section aria-labelledby="delivery-title">
+      <h2 id="delivery-title">Delivery ${one.id}</h2>
+      <dl class="facts"><dt>Event</dt><dd>${one.event}</dd><dt>Status</dt><dd>${one.status}</dd>
+        <dt>Answer</dt><dd>${one.last_status_code === null ? '—' : one.last_status_code}${one.duration_ms === null ? '' : ' in ' + numbers.format(one.duration_ms) + ' ms'}</dd>
+        ${one.error && html`<dt>Error</dt><dd>${one.error}</dd>`}</dl>
+      <div class="field"><label for="request-body">Request body</label><textarea id="request-body" readonly rows="6" value=${one.request_body}></textarea></div>
+      <div class="field"><label for="request-headers">Request headers</label><textarea id="request-headers" readonly rows="4"
+        value=${Object.entries(one.request_headers || {}).map(([k, v]) => k + ': ' + v).join('\n')}></textarea></div>
+      <div class="field"><label for="response-body">Response body</label><textarea id="response-body" readonly rows="3" value=${one.response_body || ''}></textarea></div>
+      ${canChange && html`<p><button type="button" onClick=${act(base + '/deliveries/' + encodeURIComponent(one.id) + '/resend')}>Resend</button></p>`}
+    </section>`}
+  </section>`;
+}
+
 // ---- the composer ----
 
 function Composer({ site }) {
@@ -1058,6 +1160,11 @@ function Shell({ me, route, onMe, onSignOut }) {
     page = html`<${Person} site=${site} id=${decodeURIComponent(route.path.slice('people/'.length))} />`;
   } else if (route.path === 'segments') {
     page = html`<${SegmentsAndTopics} site=${site} />`;
+  } else if (route.path === 'webhooks') {
+    page = html`<${Webhooks} site=${site} />`;
+  } else if (route.path.startsWith('webhooks/')) {
+    const [id, , deliveryId] = route.path.slice('webhooks/'.length).split('/');
+    page = html`<${WebhookLog} site=${site} id=${id} deliveryId=${deliveryId} />`;
   } else if (route.path === 'settings') {
     page = html`<${Settings} site=${site} onMe=${async () => onMe(await call('GET', '/auth/me'))} />`;
   } else if (route.path === 'compose') {
@@ -1077,7 +1184,7 @@ function Shell({ me, route, onMe, onSignOut }) {
         <select id="website" value=${site.projectId} onChange=${(e) => choose(e.currentTarget.value)}>
           ${websites.map((w) => html`<option value=${w.projectId}>${w.name}</option>`)}
         </select></span>`}
-      <nav aria-label="Main">${site && [link('', 'Home'), link('compose', 'New notification'), link('notifications', 'Notifications'), link('people', 'Audience'), link('segments', 'Segments'), link('install', 'Install'), link('settings', 'Settings')]}${link('websites/new', 'Add website')}</nav>
+      <nav aria-label="Main">${site && [link('', 'Home'), link('compose', 'New notification'), link('notifications', 'Notifications'), link('people', 'Audience'), link('segments', 'Segments'), link('webhooks', 'Webhooks'), link('install', 'Install'), link('settings', 'Settings')]}${link('websites/new', 'Add website')}</nav>
       <span class="who">${me.user.email}</span>
       <button type="button" onClick=${onSignOut}>Sign out</button>
     </header>
