@@ -25,6 +25,8 @@ func (a *API) serveDashboard(fc *fasthttp.RequestCtx) bool {
 	switch {
 	case path == "/":
 		name = dashboard.Index
+	case path == "/"+dashboard.Worker:
+		name = dashboard.Worker
 	case strings.HasPrefix(path, "/assets/"):
 		name = strings.TrimPrefix(path, "/assets/")
 	default:

@@ -19,6 +19,11 @@ const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 's
 // Index is the one page: the app's shell.
 const Index = "index.html"
 
+// Worker is the service worker the install page registers to subscribe
+// the browser it runs in, served at the origin's root (/relaybell-sw.js,
+// the SDK's default) so that its scope covers the dashboard.
+const Worker = "relaybell-sw.js"
+
 // File returns the named static file (a path under static/, e.g.
 // "app.js" or "vendor/preact-htm.module.js") and its content type; ok is
 // false for none.

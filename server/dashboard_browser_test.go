@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -172,6 +173,53 @@ func TestDashboardGettingStarted(t *testing.T) {
 		t.Fatalf("the switcher shows %q", got)
 	}
 	shoot("install")
+
+	// This very browser subscribes and gets a test notification; the
+	// detail's funnel moves with the worker's delivered and clicked pings.
+	pushed := ts.push.NewBrowser(w.VAPIDPublicKey)
+	sub := pushed.Subscription()
+	d.page(fmt.Sprintf(`(window.__rbSubscription = { endpoint: %q, p256dh: %q, auth: %q }, true)`, sub.Endpoint, sub.P256dh, sub.Auth), nil)
+	role("button", "Subscribe this browser", "click")
+	role("status", "", "wait")
+	waitFor(t, "the subscription", func() bool { return role("status", "", "text") == "Subscribed." })
+	role("button", "Send a test notification", "click")
+	role("link", "Watch it go", "wait")
+	testID := strings.TrimPrefix(role("link", "Watch it go", "href"), "#/notifications/")
+	got := waitReceived(t, pushed, testID)
+	if got.Title != "Hello from RelayBell" {
+		t.Fatalf("test notification %+v", got)
+	}
+	var plaintext []byte
+	for _, dl := range pushed.Received() {
+		if strings.Contains(string(dl.Payload), testID) {
+			plaintext = dl.Payload
+		}
+	}
+	d.call("cdp", map[string]any{"method": "ServiceWorker.deliverPushMessage",
+		"params": map[string]string{"origin": ts.base, "registrationId": d.registrationID(ts.base + "/"), "data": string(plaintext)}}, nil)
+	waitFor(t, "the notification shown", func() bool {
+		shown := d.notifications()
+		return len(shown) == 1 && shown[0].Title == "Hello from RelayBell"
+	})
+	role("link", "Watch it go", "click")
+	heading("Hello from RelayBell")
+	funnel := func(step string) string {
+		t.Helper()
+		var n string
+		d.page(fmt.Sprintf(`[...document.querySelectorAll('table.funnel tr')].find((r) => r.querySelector('th').textContent === %q).querySelector('td').textContent`, step), &n)
+		return n
+	}
+	reload := func() {
+		role("link", "All notifications", "click")
+		role("link", "Hello from RelayBell", "click")
+		heading("Hello from RelayBell")
+	}
+	waitFor(t, "the delivered ping in the funnel", func() bool { reload(); return funnel("Delivered") == "1" })
+	d.worker(`(self.clients.openWindow = async () => null, self.registration.getNotifications().then((ns) => self.relaybellHandleClick(ns[0].data, '')))`, nil)
+	waitFor(t, "the clicked ping in the funnel", func() bool { reload(); return funnel("Clicked") == "1" })
+	shoot("notification-funnel")
+	role("link", "Install", "click")
+	heading("Install on " + hostile)
 
 	role("link", "Home", "click")
 	heading(hostile)

@@ -229,7 +229,64 @@ function AddWebsite({ onAdded, first }) {
   </section>`;
 }
 
-function Install({ site }) {
+// loadSDK loads the browser SDK of a website into this page, once; the
+// dashboard's root worker (/relaybell-sw.js) serves that website.
+function loadSDK(projectId) {
+  if (window.RelayBell) {
+    return window.__relaybellProject === projectId ? Promise.resolve(window.RelayBell)
+      : Promise.reject(new Error('This page already subscribed for another website: reload it first.'));
+  }
+  window.__relaybellProject = projectId;
+  return new Promise((resolve, reject) => {
+    const tag = document.createElement('script');
+    tag.src = '/api/v1/projects/' + projectId + '/sdk.js';
+    tag.dataset.prompt = 'manual';
+    tag.dataset.worker = '/relaybell-sw.js?project=' + projectId;
+    tag.onload = () => resolve(window.RelayBell);
+    tag.onerror = () => reject(new Error('The SDK did not load.'));
+    document.head.appendChild(tag);
+  });
+}
+
+// TryHere subscribes this browser to the website, linked to the external
+// id dashboard:<your user id>, and sends it a test notification.
+function TryHere({ site, me }) {
+  const [state, setState] = useState({ step: 'start' });
+  const externalId = 'dashboard:' + me.user.id;
+  const subscribe = async () => {
+    setState({ step: 'busy' });
+    try {
+      const sdk = await loadSDK(site.projectId);
+      await sdk.login(externalId);
+      const ids = await sdk.subscribe();
+      setState(ids ? { step: 'subscribed' } : { step: 'start', error: 'Notifications are blocked for this page: allow them in the browser first.' });
+    } catch (err) {
+      setState({ step: 'start', error: err.message });
+    }
+  };
+  const send = async () => {
+    setState({ step: 'sending' });
+    try {
+      const a = await call('POST', '/notifications', { title: 'Hello from RelayBell', body: 'Your first notification reached this browser.', externalId });
+      setState({ step: 'sent', id: a.notificationId });
+    } catch (err) {
+      setState({ step: 'subscribed', error: err.message });
+    }
+  };
+  return html`<section aria-labelledby="try-title">
+    <h2 id="try-title">Try it in this browser</h2>
+    <p>Subscribes this browser to ${site.name} as <code>${externalId}</code>, then sends it a notification.</p>
+    ${state.error && html`<p class="error" role="alert">${state.error}</p>`}
+    <div class="actions">
+      <button type="button" onClick=${subscribe} disabled=${state.step !== 'start'}>Subscribe this browser</button>
+      <button type="button" onClick=${send} disabled=${state.step !== 'subscribed' && state.step !== 'sent'}>Send a test notification</button>
+    </div>
+    ${state.step === 'subscribed' && html`<p role="status">Subscribed.</p>`}
+    ${state.step === 'sent' && html`<p role="status">Sent. <a href=${'#/notifications/' + state.id}>Watch it go</a>.</p>`}
+  </section>`;
+}
+
+function Install({ site, me }) {
   const base = location.origin + '/api/v1/projects/' + site.projectId;
   const snippet = '<script src="' + base + '/sdk.js" async></script>';
   const worker = "importScripts('" + base + "/sw.js');";
@@ -244,6 +301,7 @@ function Install({ site }) {
     <${Code} id="snippet" label="Script tag" value=${snippet} hint="Put it in the <head> of every page." />
     <${Code} id="worker" label="Service worker file" value=${worker} hint="Serve this one line at /relaybell-sw.js on your website." />
     <${Code} id="vapid" label="VAPID public key" value=${site.vapidPublicKey} hint="The SDK fetches it itself; here for other clients." />
+    ${site.role !== 'viewer' && html`<${TryHere} site=${site} me=${me} />`}
   </section>`;
 }
 
@@ -1153,7 +1211,7 @@ function Shell({ me, route, onMe, onSignOut }) {
   if (!site || route.path === 'websites/new') {
     page = html`<${AddWebsite} first=${!site} onAdded=${added} />`;
   } else if (route.path === 'install') {
-    page = html`<${Install} site=${site} />`;
+    page = html`<${Install} site=${site} me=${me} />`;
   } else if (route.path === 'people') {
     page = html`<${Audience} site=${site} />`;
   } else if (route.path.startsWith('people/')) {
