@@ -271,6 +271,10 @@ func TestDashboardGettingStarted(t *testing.T) {
 	role("textbox", "Message", "fill", "Two hours only")
 	role("radio", "Specific people", "click")
 	role("textbox", "External ids", "fill", "ann, bob")
+	role("textbox", "Button 1 text", "fill", "Shop now")
+	role("textbox", "Button 1 link", "fill", "https://shop.example/sale")
+	role("img", "Android preview: Flash sale, Two hours only", "wait")
+	role("img", "macOS preview: Flash sale, Two hours only", "wait")
 	shoot("compose")
 	role("button", "Review and send", "click")
 	if got := role("dialog", "Send “Flash sale”?", "text"); !strings.Contains(got, "2 people named") || !strings.Contains(got, "now") {
@@ -282,6 +286,15 @@ func TestDashboardGettingStarted(t *testing.T) {
 	d.page(`document.querySelector('dl.facts').textContent`, &facts)
 	if !strings.Contains(facts, "2 users") {
 		t.Fatalf("facts %q", facts)
+	}
+	var sendBody struct {
+		SendBody struct {
+			Actions []struct{ Title, URL string } `json:"actions"`
+		} `json:"sendBody"`
+	}
+	d.page(`fetch('/api/v1/notifications/' + location.hash.split('/').pop(), {headers: {'X-Project-Id': '`+w.ProjectID+`'}}).then((r) => r.json())`, &sendBody)
+	if len(sendBody.SendBody.Actions) != 1 || sendBody.SendBody.Actions[0].Title != "Shop now" || sendBody.SendBody.Actions[0].URL != "https://shop.example/sale" {
+		t.Fatalf("the send's buttons %+v", sendBody.SendBody.Actions)
 	}
 
 	// Audience: a person imported with markup for external id and label,

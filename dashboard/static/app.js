@@ -873,8 +873,35 @@ function WebhookLog({ site, id, deliveryId }) {
 
 // ---- the composer ----
 
+// Preview shows a notification roughly as desktop Chrome, Android and
+// macOS draw it; every value goes in as text (or as an image address).
+function Preview({ v, site }) {
+  const host = (() => { try { return new URL(v.url || site.url).host; } catch (e) { return site.url; } })();
+  const icon = v.icon.trim();
+  const image = v.image.trim();
+  const buttons = v.actions.filter((a) => a.title.trim());
+  const styles = [['chrome', 'Chrome on Windows'], ['android', 'Android'], ['macos', 'macOS']];
+  return html`<section class="previews" aria-labelledby="preview-title">
+    <h2 id="preview-title">Preview</h2>
+    ${styles.map(([style, label]) => html`<figure class=${'preview ' + style}>
+      <figcaption>${label}</figcaption>
+      <div class="toast" role="img" aria-label=${label + ' preview: ' + (v.title || 'Title') + (v.body ? ', ' + v.body : '')}>
+        ${icon ? html`<img class="icon" src=${icon} alt="" />` : html`<span class="icon placeholder"></span>`}
+        <div class="text">
+          <p class="title">${v.title || 'Title'}</p>
+          ${v.body && html`<p class="body">${v.body}</p>`}
+          <p class="host">${style === 'macos' ? 'Chrome' : host}</p>
+        </div>
+        ${image && style !== 'macos' && html`<img class="image" src=${image} alt="" />`}
+        ${buttons.length > 0 && style !== 'macos' && html`<div class="buttons">${buttons.map((a) => html`<span>${a.title}</span>`)}</div>`}
+      </div>
+    </figure>`)}
+  </section>`;
+}
+
 function Composer({ site }) {
-  const f = useForm({ title: '', body: '', url: '', icon: '', image: '', audience: 'everyone', topicId: '', segmentId: '', externalIds: '', when: 'now', sendAt: '' });
+  const f = useForm({ title: '', body: '', url: '', icon: '', image: '', actions: [{ title: '', url: '' }, { title: '', url: '' }],
+    ttl: '', tag: '', requireInteraction: false, audience: 'everyone', topicId: '', segmentId: '', externalIds: '', when: 'now', sendAt: '' });
   const [lists, setLists] = useState({ topics: [], segments: [] });
   const [confirm, setConfirm] = useState(null); // {request, audience}
   const sendButton = useRef(null);
@@ -887,9 +914,13 @@ function Composer({ site }) {
   const v = f.values;
   const request = (draft) => {
     const r = { title: v.title };
-    for (const k of ['body', 'url', 'icon', 'image']) {
+    for (const k of ['body', 'url', 'icon', 'image', 'tag']) {
       if (v[k].trim()) r[k] = v[k].trim();
     }
+    const actions = v.actions.filter((a) => a.title.trim()).map((a) => (a.url.trim() ? { title: a.title.trim(), url: a.url.trim() } : { title: a.title.trim() }));
+    if (actions.length) r.actions = actions;
+    if (v.ttl.trim()) r.ttl = Number(v.ttl);
+    if (v.requireInteraction) r.requireInteraction = true;
     if (v.audience === 'topic') r.topicId = v.topicId;
     if (v.audience === 'segment') r.segmentId = v.segmentId;
     if (v.audience === 'users') r.externalIds = v.externalIds.split(/[\s,]+/).filter(Boolean);
@@ -948,6 +979,20 @@ function Composer({ site }) {
       <${Field} id="url" label="Link" type="url" value=${v.url} onInput=${f.set('url')} error=${f.errors.url} required=${false} hint="Where a click goes; the website's default link when empty." />
       <${Field} id="icon" label="Icon" type="url" value=${v.icon} onInput=${f.set('icon')} required=${false} />
       <${Field} id="image" label="Image" type="url" value=${v.image} onInput=${f.set('image')} required=${false} />
+      <fieldset><legend>Buttons (up to 2)</legend>
+        ${v.actions.map((a, i) => html`<div class="row">
+          <${Field} id=${'action' + i + '-title'} label=${'Button ' + (i + 1) + ' text'} value=${a.title} required=${false}
+            onInput=${(t) => f.set('actions')(v.actions.map((x, j) => (j === i ? { ...x, title: t } : x)))} />
+          <${Field} id=${'action' + i + '-url'} label=${'Button ' + (i + 1) + ' link'} type="url" value=${a.url} required=${false}
+            onInput=${(u) => f.set('actions')(v.actions.map((x, j) => (j === i ? { ...x, url: u } : x)))} />
+        </div>`)}
+      </fieldset>
+      <details><summary>More options</summary>
+        <${Field} id="ttl" label="Time to live (seconds)" type="number" value=${v.ttl} onInput=${f.set('ttl')} required=${false} error=${f.errors.ttl}
+          hint="How long a push service keeps trying an offline browser: 1 to 2,419,200; 24 hours when empty." />
+        <${Field} id="tag" label="Tag" value=${v.tag} onInput=${f.set('tag')} required=${false} hint="A later notification with the same tag replaces this one." />
+        <label class="choice"><input type="checkbox" checked=${v.requireInteraction} onChange=${(e) => f.set('requireInteraction')(e.currentTarget.checked)} /> Stays until clicked or closed</label>
+      </details>
       <fieldset><legend>Audience</legend>
         ${choice('everyone', 'Everyone')}
         ${choice('topic', 'A topic')}
@@ -976,6 +1021,7 @@ function Composer({ site }) {
       <div class="actions"><button type="submit" disabled=${f.busy}>Review and send</button>
         <button type="button" class="secondary" onClick=${saveDraft}>Save draft</button></div>
     </form>
+    <${Preview} v=${v} site=${site} />
     ${confirm && html`<div class="dialog" role="dialog" aria-modal="true" aria-labelledby="confirm-title"
       onKeyDown=${(e) => { if (e.key === 'Escape') setConfirm(null); }}>
       <h2 id="confirm-title">Send “${confirm.request.title}”?</h2>
