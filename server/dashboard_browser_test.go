@@ -442,6 +442,21 @@ func TestDashboardGettingStarted(t *testing.T) {
 	waitFor(t, "the revoked key to stop working", func() bool {
 		return ts.call("POST", "/api/v1/notifications", key, map[string]any{"title": "Revoked"}, nil) == 401
 	})
+	role("button", "Add a secret", "click")
+	if got := role("textbox", "New identity secret", "value"); !strings.HasPrefix(got, "rbid_") {
+		t.Fatalf("identity secret %q", got)
+	}
+	role("radio", "Enforce: links without a valid hash are refused", "click")
+	var identity struct{ Mode string }
+	waitFor(t, "enforce mode", func() bool {
+		d.page(`fetch('/api/v1/identity', {headers: {'X-Project-Id': '`+w.ProjectID+`'}}).then((r) => r.json())`, &identity)
+		return identity.Mode == "enforce"
+	})
+	role("radio", "Off: a browser links any external id", "click")
+	waitFor(t, "off again (only a session may lower it)", func() bool {
+		d.page(`fetch('/api/v1/identity', {headers: {'X-Project-Id': '`+w.ProjectID+`'}}).then((r) => r.json())`, &identity)
+		return identity.Mode == "off"
+	})
 	role("textbox", "Email to invite", "fill", "bob@shop.example")
 	role("combobox", "Role", "select", "admin")
 	role("button", "Invite", "click")

@@ -1226,6 +1226,47 @@ function WebsiteSettings({ site, canChange, onSaved }) {
   </section>`;
 }
 
+function IdentitySettings({ site, canChange }) {
+  const [state, setState] = useState(null);
+  const [secret, setSecret] = useState(null);
+  const [error, setError] = useState(null);
+  useEffect(() => {
+    setSecret(null);
+    call('GET', '/identity').then(setState, (err) => setError(errorsOf(err).form || err.message));
+  }, [site.projectId]);
+  const change = async (body) => {
+    setError(null);
+    try {
+      const a = await call('PUT', '/identity', body);
+      setState(a);
+      setSecret(a.newSecret || null);
+    } catch (err) {
+      setError(errorsOf(err).form || err.message);
+    }
+  };
+  const modes = [['off', 'Off: a browser links any external id'], ['report', 'Report: links without a valid hash go through and are counted'],
+    ['enforce', 'Enforce: links without a valid hash are refused']];
+  return html`<section aria-labelledby="identity-title">
+    <h2 id="identity-title">Identity verification</h2>
+    <p class="hint">Your server signs each external id with a secret (HMAC-SHA256); the SDK's login(id, hash) passes the hash.</p>
+    ${error && html`<p class="error" role="alert">${error}</p>`}
+    ${state && html`<fieldset disabled=${!canChange}><legend>Mode</legend>
+      ${modes.map(([m, label]) => html`<label class="choice"><input type="radio" name="identity-mode" checked=${state.mode === m}
+        onChange=${() => change({ mode: m })} /> ${label}</label>`)}
+    </fieldset>
+    ${secret && html`<div class="notice" role="status"><p>Copy the new secret now: it is never shown again.</p>
+      <label for="identity-secret">New identity secret</label><input id="identity-secret" readonly value=${secret.secret} /></div>`}
+    ${state.secrets.length === 0 ? html`<p>No secrets yet.</p>` : html`<div class="scroll"><table>
+      <caption class="visually-hidden">Identity secrets</caption>
+      <thead><tr><th scope="col">Secret</th><th scope="col">Made</th>${canChange && html`<th scope="col"><span class="visually-hidden">Actions</span></th>`}</tr></thead>
+      <tbody>${state.secrets.map((x) => html`<tr><td><code>${x.prefix}…</code></td><td>${formatTime(x.created_at, site.timezone)}</td>
+        ${canChange && html`<td><button type="button" class="secondary" aria-label=${'Remove secret ' + x.prefix}
+          onClick=${() => window.confirm('Remove this secret? Hashes made with it stop working.') && change({ removeSecretId: x.id })}>Remove</button></td>`}</tr>`)}</tbody>
+    </table></div>`}
+    ${canChange && state.secrets.length < 2 && html`<p><button type="button" onClick=${() => change({ addSecret: true })}>Add a secret</button></p>`}`}
+  </section>`;
+}
+
 function Settings({ site, onMe }) {
   const canChange = site.role !== 'viewer';
   return html`<section>
@@ -1233,6 +1274,7 @@ function Settings({ site, onMe }) {
     ${!canChange && html`<p role="note">You can see this website as a viewer; an owner or admin can change it.</p>`}
     <${WebsiteSettings} site=${site} canChange=${canChange} onSaved=${onMe} />
     <${Keys} site=${site} canChange=${canChange} />
+    <${IdentitySettings} site=${site} canChange=${canChange} />
     <${Team} site=${site} canChange=${canChange} />
   </section>`;
 }
