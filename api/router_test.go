@@ -57,7 +57,7 @@ func TestRouterMatch(t *testing.T) {
 func TestNotFoundAndMethodNotAllowed(t *testing.T) {
 	h := newHarness(t)
 	expectError(t, h.do("GET", "/api/v1/nope", ""), 404, "not_found", "")
-	expectError(t, h.do("GET", "/", ""), 404, "not_found", "")
+	expectError(t, h.do("GET", "/nothing-here", ""), 404, "not_found", "")
 	r := h.do("DELETE", "/healthz", "")
 	expectError(t, r, 405, "method_not_allowed", `,"message":"DELETE is not allowed here"`)
 	if r.header["Allow"] != "GET" {
