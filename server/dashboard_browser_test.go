@@ -458,9 +458,43 @@ func TestDashboardGettingStarted(t *testing.T) {
 		return identity.Mode == "off"
 	})
 	role("textbox", "Email to invite", "fill", "bob@shop.example")
-	role("combobox", "Role", "select", "admin")
+	role("combobox", "Role", "select", "viewer")
 	role("button", "Invite", "click")
 	role("cell", "bob@shop.example (invited)", "wait")
+
+	// Bob signs up with the invited address: a viewer of Ada's website,
+	// who sees no control that would change anything there (search forms
+	// only read).
+	role("button", "Sign out", "click")
+	heading("Sign in")
+	role("link", "Create an account", "click")
+	role("textbox", "Email", "fill", "bob@shop.example")
+	label("Password", "fill", "another long passphrase")
+	role("button", "Create account", "click")
+	heading("Verify your email")
+	ts.call("GET", "/admin/v1/emails", adminToken, nil, &outbox)
+	code = ""
+	for _, m := range outbox.Emails {
+		if sub := regexp.MustCompile(`give this code there: (\S+)`).FindStringSubmatch(m.Body); m.To == "bob@shop.example" && sub != nil {
+			code = sub[1]
+		}
+	}
+	role("textbox", "Code", "fill", code)
+	role("button", "Verify", "click")
+	heading(hostile)
+	if n := role("link", "New notification", "count"); n != "0" {
+		t.Error("a viewer sees the composer")
+	}
+	for _, page := range []struct{ link, heading string }{{"Settings", "Settings"}, {"Segments", "Segments and topics"}, {"Webhooks", "Webhooks"}, {"Audience", "Audience"}, {"Install", "Install on " + hostile}} {
+		role("link", page.link, "click")
+		heading(page.heading)
+		var enabled []string
+		d.page(`[...document.querySelectorAll('main button:enabled, main input:enabled:not([readonly]), main select:enabled, main textarea:enabled:not([readonly])')]
+			.filter((e) => !e.closest('form[role=search]')).map((e) => e.outerHTML.slice(0, 80))`, &enabled)
+		if len(enabled) != 0 {
+			t.Errorf("%s: a viewer has controls %q", page.link, enabled)
+		}
+	}
 
 	// Sign out; a wrong password is refused on the form; then in.
 	role("button", "Sign out", "click")

@@ -450,7 +450,7 @@ function NotificationDetail({ site, id }) {
       <dt>Revenue</dt><dd>${money.format(d.revenue)}</dd>
       <dt>Conversions</dt><dd>${numbers.format(n.conversions)} (${numbers.format(d.conversionsBy.clickThrough)} after a click, ${numbers.format(d.conversionsBy.influenced)} influenced)</dd>
     </dl>
-    ${(n.status === 'scheduled' || n.status === 'held_for_review') && html`<p><button type="button" onClick=${cancel}>Cancel send</button></p>`}
+    ${site.role !== 'viewer' && (n.status === 'scheduled' || n.status === 'held_for_review') && html`<p><button type="button" onClick=${cancel}>Cancel send</button></p>`}
     <h2>Funnel</h2>
     <table class="funnel"><caption class="visually-hidden">Funnel</caption>
       <tbody>${steps.map(([k, label]) => html`<tr><th scope="row">${label}</th><td class="num">${numbers.format(d.funnel[k])}</td>
@@ -466,6 +466,7 @@ function NotificationDetail({ site, id }) {
 // ---- audience ----
 
 function Audience({ site }) {
+  const canChange = site.role !== 'viewer';
   const blank = { q: '', status: 'all', country: '', device: '' };
   const [filters, setFilters] = useState(blank);
   const [applied, setApplied] = useState(blank);
@@ -543,10 +544,10 @@ function Audience({ site }) {
     ${list.total !== null && list.total !== undefined && html`<p>${numbers.format(list.total)} ${list.total === 1 ? 'person' : 'people'}</p>`}
     ${list.items.length > 0 && html`<div class="scroll"><table>
       <caption class="visually-hidden">People</caption>
-      <thead><tr><th scope="col"><span class="visually-hidden">Pick</span></th><th scope="col">Person</th><th scope="col">Status</th>
+      <thead><tr>${canChange && html`<th scope="col"><span class="visually-hidden">Pick</span></th>`}<th scope="col">Person</th><th scope="col">Status</th>
         <th scope="col">Country</th><th scope="col">Devices</th><th scope="col">Labels</th><th scope="col">Last seen</th></tr></thead>
       <tbody>${list.items.map((p) => html`<tr>
-        <td><input type="checkbox" aria-label=${'Pick ' + (p.externalId || p.id)} checked=${picked.includes(p.id)} onChange=${() => pick(p.id)} /></td>
+        ${canChange && html`<td><input type="checkbox" aria-label=${'Pick ' + (p.externalId || p.id)} checked=${picked.includes(p.id)} onChange=${() => pick(p.id)} /></td>`}
         <td><a href=${'#/people/' + encodeURIComponent(p.id)}>${p.externalId || p.id}</a></td><td>${p.status.replace('_', ' ')}</td>
         <td>${p.country}</td><td>${p.devices.join(', ')}</td>
         <td>${p.tags.map((t) => (t.value === null ? t.key : t.key + '=' + t.value)).join(', ')}</td>
@@ -554,7 +555,7 @@ function Audience({ site }) {
     ${!list.loading && list.items.length === 0 && !errors.form && html`<p>Nobody matches.</p>`}
     ${list.loading && html`<p role="status">Loading…</p>`}
     ${list.next && !list.loading && html`<button type="button" onClick=${() => load(list.next)}>Load more</button>`}
-    ${site.role !== 'viewer' && picked.length > 0 && html`<form class="bulk" onSubmit=${tag}>
+    ${canChange && picked.length > 0 && html`<form class="bulk" onSubmit=${tag}>
       <h2>${numbers.format(picked.length)} picked</h2>
       <div class="row">
         <div class="field"><label for="label-key">Label</label><input id="label-key" value=${label.key}
@@ -1285,6 +1286,11 @@ function Shell({ me, route, onMe, onSignOut }) {
   const websites = me.websites || [];
   const [current, setCurrent] = useState(() => localStorage.getItem('relaybell.project'));
   const site = websites.find((w) => w.projectId === current) || websites[0];
+  // An owner or admin of an account adds websites to it; someone with no
+  // account yet makes their own with their first website.
+  const accounts = me.accounts || [];
+  const canAddWebsite = accounts.length === 0 || accounts.some((a) => a.role !== 'viewer');
+
   setProject(site ? site.projectId : null);
   const choose = (projectId) => {
     localStorage.setItem('relaybell.project', projectId);
@@ -1296,7 +1302,9 @@ function Shell({ me, route, onMe, onSignOut }) {
     go('install');
   };
   let page;
-  if (!site || route.path === 'websites/new') {
+  if (!site && !canAddWebsite) {
+    page = html`<section><h1>No website yet</h1><p>Ask the owner of a RelayBell account to invite you to theirs.</p></section>`;
+  } else if (!site || route.path === 'websites/new') {
     page = html`<${AddWebsite} first=${!site} onAdded=${added} />`;
   } else if (route.path === 'install') {
     page = html`<${Install} site=${site} me=${me} />`;
@@ -1313,7 +1321,7 @@ function Shell({ me, route, onMe, onSignOut }) {
     page = html`<${WebhookLog} site=${site} id=${id} deliveryId=${deliveryId} />`;
   } else if (route.path === 'settings') {
     page = html`<${Settings} site=${site} onMe=${async () => onMe(await call('GET', '/auth/me'))} />`;
-  } else if (route.path === 'compose') {
+  } else if (route.path === 'compose' && site.role !== 'viewer') {
     page = html`<${Composer} site=${site} />`;
   } else if (route.path === 'notifications') {
     page = html`<${Notifications} site=${site} />`;
@@ -1330,7 +1338,9 @@ function Shell({ me, route, onMe, onSignOut }) {
         <select id="website" value=${site.projectId} onChange=${(e) => choose(e.currentTarget.value)}>
           ${websites.map((w) => html`<option value=${w.projectId}>${w.name}</option>`)}
         </select></span>`}
-      <nav aria-label="Main">${site && [link('', 'Home'), link('compose', 'New notification'), link('notifications', 'Notifications'), link('people', 'Audience'), link('segments', 'Segments'), link('webhooks', 'Webhooks'), link('install', 'Install'), link('settings', 'Settings')]}${link('websites/new', 'Add website')}</nav>
+      <nav aria-label="Main">${site && [link('', 'Home'), site.role !== 'viewer' && link('compose', 'New notification'), link('notifications', 'Notifications'),
+        link('people', 'Audience'), link('segments', 'Segments'), link('webhooks', 'Webhooks'), link('install', 'Install'), link('settings', 'Settings')]}
+        ${canAddWebsite && link('websites/new', 'Add website')}</nav>
       <span class="who">${me.user.email}</span>
       <button type="button" onClick=${onSignOut}>Sign out</button>
     </header>
