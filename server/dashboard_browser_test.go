@@ -515,7 +515,29 @@ func TestDashboardGettingStarted(t *testing.T) {
 	if !strings.Contains(strings.ToLower(alert), "password") {
 		t.Fatalf("sign-in error %q", alert)
 	}
-	label("Password", "fill", password)
-	role("button", "Sign in", "click")
+	// The last sign-in from the keyboard alone: Tab to the fields, Enter.
+	d.call("goto", map[string]string{"url": ts.base + "/?keyboard#/signin"}, nil) // a fresh load: the focus starts at the top
+	heading("Sign in")
+	var focus string
+	d.call("keyboard", map[string]any{"steps": []map[string]string{{"press": "Tab"}}}, &focus)
+	if focus != "Email" {
+		t.Fatalf("the first Tab reaches %q, want Email", focus)
+	}
+	d.call("keyboard", map[string]any{"steps": []map[string]string{{"press": "Control+A"}, {"type": email}, {"press": "Tab"}}}, &focus)
+	if focus != "Password" {
+		t.Fatalf("the second Tab reaches %q, want Password", focus)
+	}
+	d.call("keyboard", map[string]any{"steps": []map[string]string{{"type": password}, {"press": "Enter"}}}, &focus)
 	heading(hostile)
+	// … and on to a page by its link.
+	for range 30 {
+		if d.call("keyboard", map[string]any{"steps": []map[string]string{{"press": "Tab"}}}, &focus); focus == "Notifications" {
+			break
+		}
+	}
+	if focus != "Notifications" {
+		t.Fatalf("Tab never reached the Notifications link (last %q)", focus)
+	}
+	d.call("keyboard", map[string]any{"steps": []map[string]string{{"press": "Enter"}}}, &focus)
+	heading("Notifications")
 }

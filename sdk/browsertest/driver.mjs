@@ -102,6 +102,19 @@ const commands = {
     }
     throw new Error('unknown action ' + action);
   },
+  // keyboard presses keys ({press: 'Tab'}) and types text ({type: 'x'}),
+  // in order, as a person at the keyboard does; it answers what has the
+  // focus then (its accessible label or text).
+  async keyboard({ steps }) {
+    for (const st of steps) {
+      if (st.press) await page.keyboard.press(st.press);
+      if (st.type) await page.keyboard.type(st.type);
+    }
+    return page.evaluate(() => {
+      const e = document.activeElement;
+      return e ? (e.labels && e.labels[0] ? e.labels[0].textContent : e.getAttribute('aria-label') || e.textContent || '').trim() : '';
+    });
+  },
   // viewport sets the page's size and colour scheme; screenshot also saves
   // the page as a PNG.
   async viewport({ width, height, dark }) {
