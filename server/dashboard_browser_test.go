@@ -282,6 +282,7 @@ func TestDashboardGettingStarted(t *testing.T) {
 	}
 	role("button", "Send", "click")
 	heading("Flash sale")
+
 	var facts string
 	d.page(`document.querySelector('dl.facts').textContent`, &facts)
 	if !strings.Contains(facts, "2 users") {
@@ -295,6 +296,27 @@ func TestDashboardGettingStarted(t *testing.T) {
 	d.page(`fetch('/api/v1/notifications/' + location.hash.split('/').pop(), {headers: {'X-Project-Id': '`+w.ProjectID+`'}}).then((r) => r.json())`, &sendBody)
 	if len(sendBody.SendBody.Actions) != 1 || sendBody.SendBody.Actions[0].Title != "Shop now" || sendBody.SendBody.Actions[0].URL != "https://shop.example/sale" {
 		t.Fatalf("the send's buttons %+v", sendBody.SendBody.Actions)
+	}
+
+	// Later, at a wall-clock time of the website's zone (Europe/Paris).
+	role("link", "New notification", "click")
+	role("textbox", "Title", "fill", "Tomorrow")
+	role("radio", "Later", "click")
+	label("Send at (Europe/Paris)", "fill", "2030-07-01T09:30")
+	role("button", "Review and send", "click")
+	if got := role("dialog", "Send “Tomorrow”?", "text"); !strings.Contains(got, "1 Jul 2030, 09:30 CEST") {
+		t.Fatalf("confirmation %q", got)
+	}
+	role("button", "Send", "click")
+	heading("Tomorrow")
+	var later struct {
+		Notification struct {
+			ScheduledAt string `json:"scheduled_at"`
+		} `json:"notification"`
+	}
+	d.page(`fetch('/api/v1/notifications/' + location.hash.split('/').pop(), {headers: {'X-Project-Id': '`+w.ProjectID+`'}}).then((r) => r.json())`, &later)
+	if !strings.HasPrefix(later.Notification.ScheduledAt, "2030-07-01T07:30:00") {
+		t.Fatalf("scheduled at %q, want 07:30 UTC", later.Notification.ScheduledAt)
 	}
 
 	// Audience: a person imported with markup for external id and label,

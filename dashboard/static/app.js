@@ -42,6 +42,23 @@ function formatTime(iso, timeZone) {
   }
 }
 
+// zonedToUTC reads a datetime-local value ("2026-03-01T09:30") as a wall
+// clock time in timeZone and returns the moment, as an ISO string.
+function zonedToUTC(local, timeZone) {
+  const [d, t] = local.split('T');
+  const [y, mo, da] = d.split('-').map(Number);
+  const [h, mi] = (t || '0:0').split(':').map(Number);
+  const wall = Date.UTC(y, mo - 1, da, h, mi);
+  const offset = (at) => {
+    const parts = Object.fromEntries(new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', year: 'numeric', month: 'numeric',
+      day: 'numeric', hour: 'numeric', minute: 'numeric' }).formatToParts(new Date(at)).map((p) => [p.type, p.value]));
+    return Date.UTC(+parts.year, +parts.month - 1, +parts.day, +parts.hour, +parts.minute) - at;
+  };
+  let at = wall - offset(wall);
+  at = wall - offset(at); // once more, across a change of offset
+  return new Date(at).toISOString();
+}
+
 // ---- forms: every control labelled, every API error next to its field ----
 
 // fieldOf is the form field an error code concerns ('form' for the whole).
@@ -925,7 +942,7 @@ function Composer({ site }) {
     if (v.audience === 'topic') r.topicId = v.topicId;
     if (v.audience === 'segment') r.segmentId = v.segmentId;
     if (v.audience === 'users') r.externalIds = v.externalIds.split(/[\s,]+/).filter(Boolean);
-    if (v.when === 'later' && v.sendAt) r.sendAt = new Date(v.sendAt).toISOString();
+    if (v.when === 'later' && v.sendAt) r.sendAt = zonedToUTC(v.sendAt, site.timezone);
     if (draft) r.draft = true;
     return r;
   };
@@ -1017,7 +1034,7 @@ function Composer({ site }) {
       <fieldset><legend>When</legend>
         <label class="choice"><input type="radio" name="when" checked=${v.when === 'now'} onChange=${() => f.set('when')('now')} /> Now</label>
         <label class="choice"><input type="radio" name="when" checked=${v.when === 'later'} onChange=${() => f.set('when')('later')} /> Later</label>
-        ${v.when === 'later' && html`<${Field} id="sendAt" label="Send at (your browser's time)" type="datetime-local" value=${v.sendAt} onInput=${f.set('sendAt')} />`}
+        ${v.when === 'later' && html`<${Field} id="sendAt" label=${'Send at (' + site.timezone + ')'} type="datetime-local" value=${v.sendAt} onInput=${f.set('sendAt')} />`}
       </fieldset>
       <div class="actions"><button type="submit" disabled=${f.busy}>Review and send</button>
         <button type="button" class="secondary" onClick=${saveDraft}>Save draft</button></div>
