@@ -309,6 +309,14 @@ func TestDashboardGettingStarted(t *testing.T) {
 	}
 	role("button", "Send", "click")
 	heading("Tomorrow")
+	// Duplicate opens the composer with the send's fields.
+	role("button", "Duplicate", "click")
+	heading("New notification")
+	if got := role("textbox", "Title", "value"); got != "Tomorrow" {
+		t.Fatalf("duplicated title %q", got)
+	}
+	d.page(`(history.back(), true)`, nil)
+	heading("Tomorrow")
 	var later struct {
 		Notification struct {
 			ScheduledAt string `json:"scheduled_at"`

@@ -467,7 +467,10 @@ function NotificationDetail({ site, id }) {
       <dt>Revenue</dt><dd>${money.format(d.revenue)}</dd>
       <dt>Conversions</dt><dd>${numbers.format(n.conversions)} (${numbers.format(d.conversionsBy.clickThrough)} after a click, ${numbers.format(d.conversionsBy.influenced)} influenced)</dd>
     </dl>
-    ${site.role !== 'viewer' && (n.status === 'scheduled' || n.status === 'held_for_review') && html`<p><button type="button" onClick=${cancel}>Cancel send</button></p>`}
+    ${site.role !== 'viewer' && html`<p class="actions">
+      ${(n.status === 'scheduled' || n.status === 'held_for_review') && html`<button type="button" onClick=${cancel}>Cancel send</button>`}
+      ${d.sendBody && html`<button type="button" class="secondary" onClick=${() => duplicate(d.sendBody)}>Duplicate</button>`}
+    </p>`}
     <h2>Funnel</h2>
     <table class="funnel"><caption class="visually-hidden">Funnel</caption>
       <tbody>${steps.map(([k, label]) => html`<tr><th scope="row">${label}</th><td class="num">${numbers.format(d.funnel[k])}</td>
@@ -917,9 +920,33 @@ function Preview({ v, site }) {
   </section>`;
 }
 
+// composerValues is the composer's form for a send body (a duplicate), or
+// an empty one.
+function composerValues(b) {
+  b = b || {};
+  const actions = (b.actions || []).slice(0, 2).map((a) => ({ title: a.title || '', url: a.url || '' }));
+  while (actions.length < 2) actions.push({ title: '', url: '' });
+  const ids = b.externalIds || (b.externalId ? [b.externalId] : null);
+  return {
+    title: b.title || '', body: b.body || '', url: b.url || '', icon: b.icon || '', image: b.image || '', actions,
+    ttl: b.ttl ? String(b.ttl) : '', tag: b.tag || '', requireInteraction: !!b.requireInteraction,
+    audience: ids ? 'users' : b.segmentId ? 'segment' : b.topicId ? 'topic' : 'everyone',
+    topicId: b.topicId || '', segmentId: b.segmentId || '', externalIds: ids ? ids.join(', ') : '', when: 'now', sendAt: '',
+  };
+}
+
+// duplicate opens the composer filled with a send's body.
+function duplicate(sendBody) {
+  sessionStorage.setItem('relaybell.duplicate', JSON.stringify(sendBody));
+  go('compose');
+}
+
 function Composer({ site }) {
-  const f = useForm({ title: '', body: '', url: '', icon: '', image: '', actions: [{ title: '', url: '' }, { title: '', url: '' }],
-    ttl: '', tag: '', requireInteraction: false, audience: 'everyone', topicId: '', segmentId: '', externalIds: '', when: 'now', sendAt: '' });
+  const f = useForm(() => {
+    const saved = sessionStorage.getItem('relaybell.duplicate');
+    sessionStorage.removeItem('relaybell.duplicate');
+    return composerValues(saved ? JSON.parse(saved) : null);
+  });
   const [lists, setLists] = useState({ topics: [], segments: [] });
   const [confirm, setConfirm] = useState(null); // {request, audience}
   const sendButton = useRef(null);
