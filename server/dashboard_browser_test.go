@@ -350,6 +350,17 @@ func TestDashboardGettingStarted(t *testing.T) {
 	role("link", "Audience", "click")
 	heading("Audience")
 	role("link", markup, "wait")
+	// A CSV import, its columns mapped: id, and plan as a label.
+	d.page(`(document.querySelector('details.import').open = true, true)`, nil)
+	d.call("role", map[string]any{"label": "CSV file", "action": "upload",
+		"value": map[string]string{"name": "people.csv", "text": "email,user_id,plan\r\n\"a@x.example\",u-1,gold\r\nb@x.example,u-2,\"silver, old\"\n"}}, nil)
+	if got := role("combobox", "External id column", "text"); !strings.Contains(got, "user_id") {
+		t.Fatalf("id column choices %q", got)
+	}
+	role("checkbox", "plan", "click")
+	role("button", "Import", "click")
+	waitFor(t, "the import", func() bool { return role("link", "u-2", "count") == "1" })
+	role("cell", "plan=silver, old", "wait")
 	role("cell", "plan="+markup, "wait")
 	d.page(`({ images: document.querySelectorAll('img').length, ran: window.__xss === 1 })`, &xss)
 	if xss.Images != 0 || xss.Ran {
