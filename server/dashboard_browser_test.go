@@ -224,6 +224,9 @@ func TestDashboardGettingStarted(t *testing.T) {
 	role("link", "Home", "click")
 	heading(hostile)
 	role("heading", "Latest sends", "wait")
+	// The test send, pushed and clicked today, in the 30-day charts.
+	role("img", "Pushes sent a day over the last 30 days, 1 in all", "wait")
+	role("img", "Clicks a day over the last 30 days, 1 in all", "wait")
 	shoot("home")
 
 	// A send (made through the session, as the composer will), listed,

@@ -322,27 +322,83 @@ function Install({ site, me }) {
   </section>`;
 }
 
+// dayOf is the date (YYYY-MM-DD) of a moment in a time zone.
+function dayOf(iso, timeZone) {
+  try {
+    return new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date(iso));
+  } catch (e) {
+    return iso.slice(0, 10);
+  }
+}
+
+// DailyBars draws one value a day as bars (SVG, no library); its
+// accessible name says what it shows, and the table beside it holds the
+// numbers.
+function DailyBars({ label, days, value }) {
+  const top = Math.max(1, ...days.map(value));
+  const w = 100 / Math.max(1, days.length);
+  const total = days.reduce((n, d) => n + value(d), 0);
+  return html`<figure class="chart">
+    <figcaption>${label}: ${numbers.format(total)}</figcaption>
+    <svg viewBox="0 0 100 40" preserveAspectRatio="none" role="img" aria-label=${label + ' a day over the last 30 days, ' + numbers.format(total) + ' in all'}>
+      ${days.map((d, i) => html`<rect x=${i * w + w * 0.1} width=${w * 0.8} y=${40 - (38 * value(d)) / top} height=${(38 * value(d)) / top}><title>${d.day}: ${numbers.format(value(d))}</title></rect>`)}
+    </svg>
+  </figure>`;
+}
+
 function Home({ site }) {
   const [state, setState] = useState({ loading: true });
   useEffect(() => {
     let live = true;
     setState({ loading: true });
-    call('GET', '/notifications?limit=10')
-      .then((answer) => live && setState({ items: answer.items }))
-      .catch((err) => live && setState({ error: errorsOf(err).form || err.message }));
+    (async () => {
+      const today = dayOf(new Date().toISOString(), site.timezone);
+      const from = dayOf(new Date(Date.now() - 29 * 86400e3).toISOString(), site.timezone);
+      // Every send of the last 30 days, page by page (the list's cursor).
+      let items = [], cursor = null;
+      do {
+        const a = await call('GET', '/notifications?limit=100&from=' + from + '&to=' + today + (cursor ? '&cursor=' + encodeURIComponent(cursor) : ''));
+        items = items.concat(a.items);
+        cursor = a.nextCursor;
+      } while (cursor && items.length < 5000);
+      const people = await call('GET', '/audience/subscribers?status=subscribed&limit=1&count=1');
+      const byDay = new Map();
+      for (let i = 29; i >= 0; i--) {
+        const day = dayOf(new Date(Date.now() - i * 86400e3).toISOString(), site.timezone);
+        byDay.set(day, { day, sends: 0, sent: 0, clicked: 0 });
+      }
+      for (const n of items) {
+        const d = byDay.get(dayOf(n.created_at, site.timezone));
+        if (d) { d.sends++; d.sent += n.sent; d.clicked += n.clicked; }
+      }
+      if (live) setState({ items: items.slice(0, 10), days: [...byDay.values()], subscribers: people.total });
+    })().catch((err) => live && setState({ error: errorsOf(err).form || err.message }));
     return () => { live = false; };
   }, [site.projectId]);
+  const days = state.days || [];
+  const sent = days.reduce((n, d) => n + d.sent, 0);
+  const clicked = days.reduce((n, d) => n + d.clicked, 0);
   return html`<section>
     <h1>${site.name}</h1>
-    <h2>Latest sends</h2>
     ${state.loading && html`<p role="status">Loading…</p>`}
     ${state.error && html`<p class="error" role="alert">${state.error}</p>`}
+    ${state.days && html`<dl class="tiles">
+      <div><dt>Subscribers</dt><dd>${numbers.format(state.subscribers || 0)}</dd></div>
+      <div><dt>Sends, 30 days</dt><dd>${numbers.format(days.reduce((n, d) => n + d.sends, 0))}</dd></div>
+      <div><dt>Clicks, 30 days</dt><dd>${numbers.format(clicked)}</dd></div>
+      <div><dt>CTR, 30 days</dt><dd>${numbers.format(sent ? Math.round((1000 * clicked) / sent) / 10 : 0)} %</dd></div>
+    </dl>
+    <div class="charts">
+      <${DailyBars} label="Pushes sent" days=${days} value=${(d) => d.sent} />
+      <${DailyBars} label="Clicks" days=${days} value=${(d) => d.clicked} />
+    </div>`}
+    <h2>Latest sends</h2>
     ${state.items && state.items.length === 0 && html`<p>Nothing sent yet. <a href="#/install">Install RelayBell on your website</a> to get subscribers.</p>`}
     ${state.items && state.items.length > 0 && html`<div class="scroll"><table>
       <caption class="visually-hidden">Latest sends</caption>
       <thead><tr><th scope="col">Title</th><th scope="col">Status</th><th scope="col">Sent</th><th scope="col">Clicked</th><th scope="col">CTR</th><th scope="col">Created</th></tr></thead>
       <tbody>${state.items.map((n) => html`<tr>
-        <td>${n.title}</td><td>${n.status}</td><td class="num">${numbers.format(n.sent)}</td>
+        <td><a href=${'#/notifications/' + n.id}>${n.title}</a></td><td>${n.status}</td><td class="num">${numbers.format(n.sent)}</td>
         <td class="num">${numbers.format(n.clicked)}</td><td class="num">${numbers.format(n.ctr)} %</td>
         <td>${formatTime(n.created_at, site.timezone)}</td></tr>`)}</tbody>
     </table></div>`}
