@@ -55,23 +55,39 @@ var idempotencySpace = uuid.MustParse("0d5e3f8e-6a55-4c61-9a3e-6c1c0b7e2f41")
 // name a person are Nullable: present at all, even null or blank, they
 // rule out a product alert.
 type eventRequest struct {
-	Event        *string                       `json:"event"`
-	Name         *string                       `json:"name"`
+	eventFields
 	ExternalID   notification.Nullable[string] `json:"externalId"`
 	SubscriberID notification.Nullable[string] `json:"subscriberId"`
 	Endpoint     notification.Nullable[string] `json:"endpoint"`
-	Properties   json.RawMessage               `json:"properties"`
+}
+
+// eventFields are the members every event post has.
+type eventFields struct {
+	Event      *string         `json:"event"`
+	Name       *string         `json:"name"`
+	Properties json.RawMessage `json:"properties"`
+}
+
+// decodeEvent decodes an event post into in (whose eventFields are f)
+// and checks its name and properties.
+func decodeEvent(r *request, in any, f *eventFields) (name string, props json.RawMessage, err error) {
+	if err := decodeJSON(r.fc.Request.Body(), in, lenient); err != nil {
+		return "", nil, err
+	}
+	if name, err = eventName(f.Event, f.Name); err != nil {
+		return "", nil, err
+	}
+	props, err = checkProperties(f.Properties)
+	return name, props, err
 }
 
 // browserEventRequest is the body of the browser's POST
 // /projects/{projectId}/events: its endpoint's id and auth secret prove
 // the event is that browser's own.
 type browserEventRequest struct {
-	EndpointID string          `json:"endpointId"`
-	Auth       string          `json:"auth"`
-	Event      *string         `json:"event"`
-	Name       *string         `json:"name"`
-	Properties json.RawMessage `json:"properties"`
+	eventFields
+	EndpointID string `json:"endpointId"`
+	Auth       string `json:"auth"`
 }
 
 // eventName is the event's name as kept (event, else its alias name);
@@ -105,20 +121,12 @@ func (a *API) handlePostEvent(r *request) error {
 		return err
 	}
 	var in eventRequest
-	if err := decodeJSON(r.fc.Request.Body(), &in, lenient); err != nil {
-		return err
-	}
-	name, err := eventName(in.Event, in.Name)
-	if err != nil {
-		return err
-	}
-	props, err := checkProperties(in.Properties)
+	name, props, err := decodeEvent(r, &in, &in.eventFields)
 	if err != nil {
 		return err
 	}
 	ev := events.Input{Website: r.owner.Website, Name: name, Properties: props, Source: events.SourceServer, At: r.now,
-		ExternalID: strings.TrimSpace(in.ExternalID.Value), Endpoint: strings.TrimSpace(in.Endpoint.Value),
-		Addressed: in.ExternalID.Set || in.SubscriberID.Set || in.Endpoint.Set}
+		ExternalID: strings.TrimSpace(in.ExternalID.Value), Addressed: in.ExternalID.Set || in.SubscriberID.Set || in.Endpoint.Set}
 	if len(ev.ExternalID) > maxExternalIDLen {
 		return errorf(CodeInvalidJSON, "externalId must be text of at most %d bytes", maxExternalIDLen)
 	}
@@ -228,14 +236,7 @@ func (a *API) handleBrowserEvent(r *request) error {
 		return err
 	}
 	var in browserEventRequest
-	if err := decodeJSON(r.fc.Request.Body(), &in, lenient); err != nil {
-		return err
-	}
-	name, err := eventName(in.Event, in.Name)
-	if err != nil {
-		return err
-	}
-	props, err := checkProperties(in.Properties)
+	name, props, err := decodeEvent(r, &in, &in.eventFields)
 	if err != nil {
 		return err
 	}
@@ -250,7 +251,7 @@ func (a *API) handleBrowserEvent(r *request) error {
 		return fmt.Errorf("loading endpoint: %w", err)
 	}
 	ans, err := a.track(r, events.Input{Website: w, Name: name, SubscriberID: ep.SubscriberID,
-		Endpoint: ep.URL, Addressed: true, Properties: props, Source: events.SourceBrowser, At: r.now})
+		Addressed: true, Properties: props, Source: events.SourceBrowser, At: r.now})
 	if err != nil {
 		return err
 	}

@@ -115,7 +115,6 @@ type Input struct {
 	Name         string
 	ExternalID   string
 	SubscriberID string // a UUID in lower case, or ""
-	Endpoint     string
 	// Addressed says the post had an externalId, subscriberId or endpoint
 	// member, even null or blank: such an event never makes a product
 	// alert (a mistake must not send to everyone interested).
