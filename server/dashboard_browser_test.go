@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 )
@@ -51,32 +50,8 @@ func TestDashboardGettingStarted(t *testing.T) {
 		}
 		d.call("viewport", map[string]any{"width": 1280, "height": 800, "dark": false}, nil)
 	}
-	role := func(role, name, action string, value ...string) string {
-		t.Helper()
-		args := map[string]any{"role": role, "name": name, "action": action}
-		if len(value) > 0 {
-			args["value"] = value[0]
-		}
-		var out any
-		d.call("role", args, &out)
-		s, _ := out.(string)
-		return s
-	}
-	label := func(label, action string, value ...string) string {
-		t.Helper()
-		args := map[string]any{"label": label, "action": action}
-		if len(value) > 0 {
-			args["value"] = value[0]
-		}
-		var out any
-		d.call("role", args, &out)
-		s, _ := out.(string)
-		return s
-	}
-	heading := func(name string) {
-		t.Helper()
-		role("heading", name, "wait")
-	}
+	b := &dashboard{t: t, d: d, ts: ts}
+	role, label, heading := b.role, b.label, b.heading
 
 	headers := map[string]string{}
 	d.call("headers", map[string]string{"url": ts.base + "/"}, &headers)
@@ -105,19 +80,7 @@ func TestDashboardGettingStarted(t *testing.T) {
 	heading("Verify your email")
 
 	// The code from the outbox.
-	var outbox struct {
-		Emails []struct{ To, Body string } `json:"emails"`
-	}
-	ts.call("GET", "/admin/v1/emails", adminToken, nil, &outbox)
-	code := ""
-	for _, m := range outbox.Emails {
-		if sub := regexp.MustCompile(`give this code there: (\S+)`).FindStringSubmatch(m.Body); m.To == email && sub != nil {
-			code = sub[1]
-		}
-	}
-	if code == "" {
-		t.Fatalf("no code mailed: %+v", outbox.Emails)
-	}
+	code := b.mailedCode(email)
 	shoot("verify")
 	role("textbox", "Code", "fill", "not-the-code")
 	role("button", "Verify", "click")
@@ -227,6 +190,11 @@ func TestDashboardGettingStarted(t *testing.T) {
 	// The test send, pushed and clicked today, in the 30-day charts.
 	role("img", "Pushes sent a day over the last 30 days, 1 in all", "wait")
 	role("img", "Clicks a day over the last 30 days, 1 in all", "wait")
+	role("img", "Subscribers at the end of each day over the last 30 days, 1 now", "wait")
+	role("combobox", "Period", "select", "7")
+	role("img", "New subscribers a day over the last 7 days, 1 in all", "wait")
+	role("button", "Numbers by day", "click")
+	role("table", "Numbers by day", "wait")
 	shoot("home")
 
 	// A send (made through the session, as the composer will), listed,
@@ -354,7 +322,7 @@ func TestDashboardGettingStarted(t *testing.T) {
 	heading("Audience")
 	role("link", markup, "wait")
 	// A CSV import, its columns mapped: id, and plan as a label.
-	d.page(`(document.querySelector('details.import').open = true, true)`, nil)
+	role("button", "Import people from a CSV file", "click")
 	d.call("role", map[string]any{"label": "CSV file", "action": "upload",
 		"value": map[string]string{"name": "people.csv", "text": "email,user_id,plan\r\n\"a@x.example\",u-1,gold\r\nb@x.example,u-2,\"silver, old\"\n"}}, nil)
 	if got := role("combobox", "External id column", "text"); !strings.Contains(got, "user_id") {
@@ -516,13 +484,7 @@ func TestDashboardGettingStarted(t *testing.T) {
 	label("Password", "fill", "another long passphrase")
 	role("button", "Create account", "click")
 	heading("Verify your email")
-	ts.call("GET", "/admin/v1/emails", adminToken, nil, &outbox)
-	code = ""
-	for _, m := range outbox.Emails {
-		if sub := regexp.MustCompile(`give this code there: (\S+)`).FindStringSubmatch(m.Body); m.To == "bob@shop.example" && sub != nil {
-			code = sub[1]
-		}
-	}
+	code = b.mailedCode("bob@shop.example")
 	role("textbox", "Code", "fill", code)
 	role("button", "Verify", "click")
 	heading(hostile)

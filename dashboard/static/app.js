@@ -59,6 +59,14 @@ function zonedToUTC(local, timeZone) {
   return new Date(at).toISOString();
 }
 
+// zonedLocal is the moment iso as a datetime-local value on timeZone's
+// wall clock (the inverse of zonedToUTC).
+function zonedLocal(iso, timeZone) {
+  const parts = Object.fromEntries(new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', year: 'numeric', month: '2-digit',
+    day: '2-digit', hour: '2-digit', minute: '2-digit' }).formatToParts(new Date(iso)).map((p) => [p.type, p.value]));
+  return parts.year + '-' + parts.month + '-' + parts.day + 'T' + parts.hour + ':' + parts.minute;
+}
+
 // ---- forms: every control labelled, every API error next to its field ----
 
 // fieldOf is the form field an error code concerns ('form' for the whole).
@@ -111,6 +119,18 @@ function useForm(initial) {
     }
   };
   return { values, errors, busy, set, submit, setErrors, setValues };
+}
+
+// Disclosure is a button that shows or hides what it names (a native
+// details element has no role to find it by, nor a state to announce).
+let disclosures = 0;
+function Disclosure({ label, open = false, className, children }) {
+  const [shown, setShown] = useState(open);
+  const [id] = useState(() => 'disclosure-' + ++disclosures);
+  return html`<div class=${'disclosure ' + (className || '')}>
+    <button type="button" class="link" aria-expanded=${shown ? 'true' : 'false'} aria-controls=${id} onClick=${() => setShown(!shown)}><span class="caret" aria-hidden="true">${shown ? '▾' : '▸'}</span>${label}</button>
+    <div id=${id} hidden=${!shown}>${children}</div>
+  </div>`;
 }
 
 function FormError({ errors }) {
@@ -323,6 +343,9 @@ function Install({ site, me }) {
 }
 
 // dayOf is the date (YYYY-MM-DD) of a moment in a time zone.
+const periods = [['7', 'last 7 days'], ['30', 'last 30 days'], ['90', 'last 90 days'], ['365', 'last 12 months']];
+
+// dayOf is the day (YYYY-MM-DD) of the moment iso in timeZone.
 function dayOf(iso, timeZone) {
   try {
     return new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date(iso));
@@ -331,67 +354,74 @@ function dayOf(iso, timeZone) {
   }
 }
 
-// DailyBars draws one value a day as bars (SVG, no library); its
-// accessible name says what it shows, and the table beside it holds the
-// numbers.
-function DailyBars({ label, days, value }) {
+const shortDay = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', timeZone: 'UTC' });
+
+// DailyChart draws one value a day as bars, or as a line for a level such
+// as subscribers (SVG, no library). Its accessible name says what it
+// shows; the table under the charts holds the numbers.
+function DailyChart({ label, days, value, period, line, summary }) {
   const top = Math.max(1, ...days.map(value));
   const w = 100 / Math.max(1, days.length);
+  const y = (d) => 40 - (38 * value(d)) / top;
   const total = days.reduce((n, d) => n + value(d), 0);
+  const name = summary || label + ' a day over the ' + period + ', ' + numbers.format(total) + ' in all';
   return html`<figure class="chart">
-    <figcaption>${label}: ${numbers.format(total)}</figcaption>
-    <svg viewBox="0 0 100 40" preserveAspectRatio="none" role="img" aria-label=${label + ' a day over the last 30 days, ' + numbers.format(total) + ' in all'}>
-      ${days.map((d, i) => html`<rect x=${i * w + w * 0.1} width=${w * 0.8} y=${40 - (38 * value(d)) / top} height=${(38 * value(d)) / top}><title>${d.day}: ${numbers.format(value(d))}</title></rect>`)}
+    <figcaption>${label}: ${line ? numbers.format(days.length ? value(days[days.length - 1]) : 0) : numbers.format(total)}</figcaption>
+    <svg viewBox="0 0 100 40" preserveAspectRatio="none" role="img" aria-label=${name}>
+      ${line ? html`<polyline points=${days.map((d, i) => (i * w + w / 2) + ',' + y(d)).join(' ')} />`
+        : days.map((d, i) => html`<rect x=${i * w + w * 0.1} width=${w * 0.8} y=${y(d)} height=${40 - y(d)}><title>${d.date}: ${numbers.format(value(d))}</title></rect>`)}
     </svg>
+    ${days.length > 0 && html`<p class="axis"><span>${shortDay.format(new Date(days[0].date))}</span><span>${shortDay.format(new Date(days[days.length - 1].date))}</span></p>`}
   </figure>`;
 }
 
 function Home({ site }) {
+  const [period, setPeriod] = useState('30');
   const [state, setState] = useState({ loading: true });
   useEffect(() => {
     let live = true;
-    setState({ loading: true });
-    (async () => {
-      const today = dayOf(new Date().toISOString(), site.timezone);
-      const from = dayOf(new Date(Date.now() - 29 * 86400e3).toISOString(), site.timezone);
-      // Every send of the last 30 days, page by page (the list's cursor).
-      let items = [], cursor = null;
-      do {
-        const a = await call('GET', '/notifications?limit=100&from=' + from + '&to=' + today + (cursor ? '&cursor=' + encodeURIComponent(cursor) : ''));
-        items = items.concat(a.items);
-        cursor = a.nextCursor;
-      } while (cursor && items.length < 5000);
-      const people = await call('GET', '/audience/subscribers?status=subscribed&limit=1&count=1');
-      const byDay = new Map();
-      for (let i = 29; i >= 0; i--) {
-        const day = dayOf(new Date(Date.now() - i * 86400e3).toISOString(), site.timezone);
-        byDay.set(day, { day, sends: 0, sent: 0, clicked: 0 });
-      }
-      for (const n of items) {
-        const d = byDay.get(dayOf(n.created_at, site.timezone));
-        if (d) { d.sends++; d.sent += n.sent; d.clicked += n.clicked; }
-      }
-      if (live) setState({ items: items.slice(0, 10), days: [...byDay.values()], subscribers: people.total });
-    })().catch((err) => live && setState({ error: errorsOf(err).form || err.message }));
+    setState((old) => ({ ...old, loading: true, error: null }));
+    const to = dayOf(new Date().toISOString(), site.timezone);
+    const from = dayOf(new Date(Date.now() - (Number(period) - 1) * 86400e3).toISOString(), site.timezone);
+    Promise.all([call('GET', '/stats?from=' + from + '&to=' + to), call('GET', '/notifications?limit=10')])
+      .then(([stats, latest]) => live && setState({ stats, items: latest.items }))
+      .catch((err) => live && setState({ error: errorsOf(err).form || err.message }));
     return () => { live = false; };
-  }, [site.projectId]);
-  const days = state.days || [];
-  const sent = days.reduce((n, d) => n + d.sent, 0);
-  const clicked = days.reduce((n, d) => n + d.clicked, 0);
+  }, [site.projectId, period]);
+  const st = state.stats;
+  const name = periods.find((p) => p[0] === period)[1];
   return html`<section>
     <h1>${site.name}</h1>
+    <div class="field inline"><label for="period">Period</label>
+      <select id="period" value=${period} onChange=${(e) => setPeriod(e.currentTarget.value)}>
+        ${periods.map(([v, l]) => html`<option value=${v}>${l[0].toUpperCase() + l.slice(1)}</option>`)}</select></div>
     ${state.loading && html`<p role="status">Loading…</p>`}
     ${state.error && html`<p class="error" role="alert">${state.error}</p>`}
-    ${state.days && html`<dl class="tiles">
-      <div><dt>Subscribers</dt><dd>${numbers.format(state.subscribers || 0)}</dd></div>
-      <div><dt>Sends, 30 days</dt><dd>${numbers.format(days.reduce((n, d) => n + d.sends, 0))}</dd></div>
-      <div><dt>Clicks, 30 days</dt><dd>${numbers.format(clicked)}</dd></div>
-      <div><dt>CTR, 30 days</dt><dd>${numbers.format(sent ? Math.round((1000 * clicked) / sent) / 10 : 0)} %</dd></div>
+    ${st && html`<dl class="tiles">
+      <div><dt>Subscribers</dt><dd>${numbers.format(st.totals.subscribers)}</dd></div>
+      <div><dt>New subscribers</dt><dd>${numbers.format(st.totals.newSubscribers)}</dd></div>
+      <div><dt>Sends</dt><dd>${numbers.format(st.totals.notifications)}</dd></div>
+      <div><dt>Clicks</dt><dd>${numbers.format(st.totals.clicked)}</dd></div>
+      <div><dt>CTR</dt><dd>${numbers.format(st.totals.ctr)} %</dd></div>
     </dl>
+    <p class="hint">Over the ${name}, days in ${st.timezone}.</p>
     <div class="charts">
-      <${DailyBars} label="Pushes sent" days=${days} value=${(d) => d.sent} />
-      <${DailyBars} label="Clicks" days=${days} value=${(d) => d.clicked} />
-    </div>`}
+      <${DailyChart} label="Subscribers" days=${st.days} value=${(d) => d.subscribers} period=${name} line
+        summary=${'Subscribers at the end of each day over the ' + name + ', ' + numbers.format(st.totals.subscribers) + ' now'} />
+      <${DailyChart} label="New subscribers" days=${st.days} value=${(d) => d.newSubscribers} period=${name} />
+      <${DailyChart} label="Pushes sent" days=${st.days} value=${(d) => d.sent} period=${name} />
+      <${DailyChart} label="Clicks" days=${st.days} value=${(d) => d.clicked} period=${name} />
+    </div>
+    <${Disclosure} label="Numbers by day">
+      <div class="scroll"><table>
+        <caption class="visually-hidden">Numbers by day</caption>
+        <thead><tr><th scope="col">Day</th><th scope="col">Subscribers</th><th scope="col">New</th><th scope="col">Unsubscribed</th>
+          <th scope="col">Sends</th><th scope="col">Sent</th><th scope="col">Clicked</th><th scope="col">CTR</th></tr></thead>
+        <tbody>${st.days.slice().reverse().map((d) => html`<tr><th scope="row">${shortDay.format(new Date(d.date))}</th>
+          ${[d.subscribers, d.newSubscribers, d.unsubscribed, d.notifications, d.sent, d.clicked].map((x) => html`<td class="num">${numbers.format(x)}</td>`)}
+          <td class="num">${numbers.format(d.ctr)} %</td></tr>`)}</tbody>
+      </table></div>
+    <//>`}
     <h2>Latest sends</h2>
     ${state.items && state.items.length === 0 && html`<p>Nothing sent yet. <a href="#/install">Install RelayBell on your website</a> to get subscribers.</p>`}
     ${state.items && state.items.length > 0 && html`<div class="scroll"><table>
@@ -420,8 +450,8 @@ function listQuery(f, cursor) {
   return p.toString();
 }
 
-function Notifications({ site }) {
-  const blank = { status: '', q: '', from: '', to: '' };
+function Notifications({ site, status = '' }) {
+  const blank = { status, q: '', from: '', to: '' };
   const [filters, setFilters] = useState(blank);
   const [applied, setApplied] = useState(blank);
   const [list, setList] = useState({ items: [], next: null, loading: true });
@@ -478,12 +508,18 @@ function Notifications({ site }) {
   </section>`;
 }
 
+// Breakdown is a table of a send's counts by one dimension, with bars of
+// its first count drawn against the largest.
 function Breakdown({ title, rows, columns }) {
+  const measure = columns[1][0];
+  const top = Math.max(1, ...rows.map((r) => r[measure]));
   return html`<h2>${title}</h2>
-    ${rows.length === 0 ? html`<p>None yet.</p>` : html`<div class="scroll"><table>
-      <thead><tr>${columns.map((c) => html`<th scope="col">${c[1]}</th>`)}</tr></thead>
+    ${rows.length === 0 ? html`<p>None yet.</p>` : html`<div class="scroll"><table class="breakdown">
+      <caption class="visually-hidden">${title}</caption>
+      <thead><tr>${columns.map((c) => html`<th scope="col">${c[1]}</th>`)}<th scope="col"><span class="visually-hidden">${columns[1][1] + ' chart'}</span></th></tr></thead>
       <tbody>${rows.map((r) => html`<tr>${columns.map((c) => html`<td class=${typeof r[c[0]] === 'number' ? 'num' : undefined}>
-        ${typeof r[c[0]] === 'number' ? numbers.format(r[c[0]]) : r[c[0]]}</td>`)}</tr>`)}</tbody>
+        ${typeof r[c[0]] === 'number' ? numbers.format(r[c[0]]) : r[c[0]]}</td>`)}
+        <td class="bar-cell" aria-hidden="true"><span class="bar" style=${{ width: Math.round(100 * r[measure] / top) + '%' }}></span></td></tr>`)}</tbody>
     </table></div>`}`;
 }
 
@@ -502,6 +538,15 @@ function NotificationDetail({ site, id }) {
   const money = d.currency ? new Intl.NumberFormat(undefined, { style: 'currency', currency: d.currency }) : numbers;
   const steps = [['recipients', 'Recipients'], ['sent', 'Sent'], ['delivered', 'Delivered'], ['clicked', 'Clicked'], ['converted', 'Converted']];
   const top = Math.max(1, d.funnel.recipients, d.funnel.sent);
+  const removeDraft = async () => {
+    if (!window.confirm('Delete this draft?')) return;
+    try {
+      await call('DELETE', '/notifications/' + encodeURIComponent(id));
+      go('notifications?status=draft');
+    } catch (err) {
+      setError(errorsOf(err).form || err.message);
+    }
+  };
   const cancel = async () => {
     if (!window.confirm('Cancel this send? It will not go out.')) return;
     try {
@@ -520,11 +565,16 @@ function NotificationDetail({ site, id }) {
       <dt>Audience</dt><dd>${n.targetSummary}</dd>
       <dt>Created</dt><dd>${formatTime(n.created_at, site.timezone)}</dd>
       ${n.scheduled_at && html`<dt>Scheduled</dt><dd>${formatTime(n.scheduled_at, site.timezone)}</dd>`}
+      ${n.local_time && html`<dt>Timing</dt><dd>${n.local_time === 'smart' ? 'Each subscriber’s most active hour' : n.local_time + ' in each subscriber’s time zone'}</dd>`}
+      ${n.ab_test && n.ab_test.autoWinner && html`<dt>A/B test</dt><dd>${'Test group ' + numbers.format(n.ab_test.testPercent) + ' %, winner after ' + numbers.format(n.ab_test.afterHours) + ' h'}</dd>`}
+      ${n.translations && Object.keys(n.translations).length > 0 && html`<dt>Translations</dt><dd>${Object.keys(n.translations).join(', ')}</dd>`}
       <dt>Revenue</dt><dd>${money.format(d.revenue)}</dd>
       <dt>Conversions</dt><dd>${numbers.format(n.conversions)} (${numbers.format(d.conversionsBy.clickThrough)} after a click, ${numbers.format(d.conversionsBy.influenced)} influenced)</dd>
     </dl>
     ${site.role !== 'viewer' && html`<p class="actions">
       ${(n.status === 'scheduled' || n.status === 'held_for_review') && html`<button type="button" onClick=${cancel}>Cancel send</button>`}
+      ${n.status === 'draft' && html`<a class="button" href=${'#/compose/' + n.id}>Edit draft</a>
+        <button type="button" class="secondary" onClick=${removeDraft}>Delete draft</button>`}
       ${d.sendBody && html`<button type="button" class="secondary" onClick=${() => duplicate(d.sendBody)}>Duplicate</button>`}
     </p>`}
     <h2>Funnel</h2>
@@ -543,7 +593,8 @@ function NotificationDetail({ site, id }) {
 
 function Audience({ site }) {
   const canChange = site.role !== 'viewer';
-  const blank = { q: '', status: 'all', country: '', device: '' };
+  const blank = { q: '', status: 'all', country: '', device: '', language: '', topic: '', tag: '', tagValue: '',
+    joinedFrom: '', joinedTo: '', seenFrom: '', seenTo: '', rules: builderFilters(null) };
   const [filters, setFilters] = useState(blank);
   const [applied, setApplied] = useState(blank);
   const [facets, setFacets] = useState(null);
@@ -558,6 +609,13 @@ function Audience({ site }) {
     if (applied.status !== 'all') p.set('status', applied.status);
     if (applied.country) p.set('country', applied.country);
     if (applied.device) p.set('device', applied.device);
+    if (applied.language) p.set('language', applied.language);
+    if (applied.topic) p.set('topic', applied.topic);
+    if (applied.tag) p.set('tag', applied.tag + (applied.tagValue ? ':' + applied.tagValue : ''));
+    for (const k of ['joinedFrom', 'joinedTo', 'seenFrom', 'seenTo']) if (applied[k]) p.set(k, applied[k]);
+    if (['joinedFrom', 'joinedTo', 'seenFrom', 'seenTo'].some((k) => applied[k])) p.set('tz', site.timezone);
+    const rules = apiFilters(applied.rules);
+    if (rules.rules.length) p.set('filters', JSON.stringify(rules));
     if (cursor) p.set('cursor', cursor);
     return p.toString();
   };
@@ -568,11 +626,12 @@ function Audience({ site }) {
       setList((old) => ({ items: cursor ? old.items.concat(a.items) : a.items, next: a.nextCursor, total: a.total, loading: false }));
       if (!cursor) setPicked([]);
     } catch (err) {
-      setErrors(errorsOf(err));
+      const at = { invalid_range: 'joinedFrom', invalid_filters: 'rules' };
+      setErrors(err instanceof ApiError && at[err.code] ? { [at[err.code]]: err.message } : errorsOf(err));
       setList({ items: [], next: null, total: null, loading: false });
     }
   };
-  useEffect(() => { load(null); }, [site.projectId, applied]);
+  useEffect(() => { setErrors({}); load(null); }, [site.projectId, applied]);
   useEffect(() => { call('GET', '/audience/subscribers/facets').then(setFacets, () => {}); }, [site.projectId]);
   const set = (name) => (e) => setFilters({ ...filters, [name]: e.currentTarget.value });
   const pick = (id) => setPicked(picked.includes(id) ? picked.filter((x) => x !== id) : [...picked, id]);
@@ -600,6 +659,11 @@ function Audience({ site }) {
     }
   };
   const facetOptions = (name) => (facets && facets[name] ? facets[name] : []).map((x) => html`<option value=${x.value}>${x.value} (${numbers.format(x.count)})</option>`);
+  const tagFacet = facets && (facets.tags || []).find((x) => x.key === filters.tag);
+  const date = (id, text) => html`<div class="field"><label for=${'people-' + id}>${text}</label>
+    <input id=${'people-' + id} type="date" value=${filters[id]} onInput=${set(id)} aria-invalid=${id === 'joinedFrom' && errors.joinedFrom ? 'true' : undefined}
+      aria-describedby=${id === 'joinedFrom' && errors.joinedFrom ? 'people-joinedFrom-error' : undefined} />
+    ${id === 'joinedFrom' && errors.joinedFrom && html`<p class="error" id="people-joinedFrom-error">${errors.joinedFrom}</p>`}</div>`;
   return html`<section>
     <h1>Audience</h1>
     <form class="filters" role="search" onSubmit=${(e) => { e.preventDefault(); setApplied(filters); }}>
@@ -612,6 +676,22 @@ function Audience({ site }) {
         <select id="people-country" value=${filters.country} onChange=${set('country')}><option value="">Any</option>${facetOptions('countries')}</select></div>
       <div class="field"><label for="people-device">Device</label>
         <select id="people-device" value=${filters.device} onChange=${set('device')}><option value="">Any</option>${facetOptions('devices')}</select></div>
+      <div class="field"><label for="people-language">Language</label>
+        <select id="people-language" value=${filters.language} onChange=${set('language')}><option value="">Any</option>${facetOptions('languages')}</select></div>
+      <div class="field"><label for="people-topic">Topic</label>
+        <select id="people-topic" value=${filters.topic} onChange=${set('topic')}><option value="">Any</option>
+          ${(facets ? facets.topics || [] : []).map((x) => html`<option value=${x.slug}>${x.name} (${numbers.format(x.count)})</option>`)}</select></div>
+      <div class="field"><label for="people-tag">Label</label>
+        <select id="people-tag" value=${filters.tag} onChange=${(e) => setFilters({ ...filters, tag: e.currentTarget.value, tagValue: '' })}><option value="">Any</option>
+          ${(facets ? facets.tags || [] : []).map((x) => html`<option value=${x.key}>${x.key} (${numbers.format(x.count)})</option>`)}</select></div>
+      ${filters.tag && html`<div class="field"><label for="people-tag-value">Label value</label>
+        <select id="people-tag-value" value=${filters.tagValue} onChange=${set('tagValue')}><option value="">Any value</option>
+          ${(tagFacet ? tagFacet.values : []).map((x) => html`<option value=${x}>${x}</option>`)}</select></div>`}
+      <${Disclosure} label="More filters" className="wide">
+        <div class="row">${date('joinedFrom', 'Joined from')}${date('joinedTo', 'Joined to')}${date('seenFrom', 'Last seen from')}${date('seenTo', 'Last seen to')}</div>
+        <${RuleBuilder} filters=${filters.rules} onChange=${(rules) => setFilters({ ...filters, rules })} name="people" legend="People matching rules" />
+        ${errors.rules && html`<p class="error">${errors.rules}</p>`}
+      <//>
       <div class="actions"><button type="submit">Filter</button>
         <a class="button secondary" href=${'/api/v1/subscribers/export?projectId=' + encodeURIComponent(site.projectId)} download>Export CSV</a></div>
     </form>
@@ -642,6 +722,8 @@ function Audience({ site }) {
           onInput=${(e) => setLabel({ ...label, value: e.currentTarget.value })} /></div>
       </div>
       <div class="actions"><button type="submit">Add label</button>
+        <button type="button" class="secondary" onClick=${() => (label.key.trim() ? bulk('/audience/subscribers/bulk-tag', { remove: [label.key.trim()] }, 'Label removed.')
+          : setErrors({ label: 'Name the label to remove.' }))}>Remove label</button>
         <button type="button" class="secondary" onClick=${erase}>Delete picked</button></div>
     </form>`}
   </section>`;
@@ -680,6 +762,7 @@ function Import({ onDone }) {
   const [csv, setCsv] = useState(null); // {header, rows}
   const [idColumn, setIdColumn] = useState(0);
   const [labels, setLabels] = useState([]);
+  const [topicsColumn, setTopicsColumn] = useState(-1);
   const [state, setState] = useState({});
   const read = async (e) => {
     const file = e.currentTarget.files[0];
@@ -695,6 +778,7 @@ function Import({ onDone }) {
     const guess = header.findIndex((h) => /^(external_?id|user_?id|id)$/i.test(h));
     setCsv({ header, rows: rows.slice(1) });
     setIdColumn(guess >= 0 ? guess : 0);
+    setTopicsColumn(header.findIndex((h) => /^topics?$/i.test(h)));
     setLabels([]);
   };
   const run = async () => {
@@ -704,6 +788,8 @@ function Import({ onDone }) {
         p.tags = {};
         for (const i of labels) p.tags[csv.header[i]] = r[i] === undefined ? null : r[i];
       }
+      const topics = topicsColumn >= 0 ? (r[topicsColumn] || '').split(/[|;]/).map((x) => x.trim()).filter(Boolean) : [];
+      if (topics.length) p.topics = topics;
       return p;
     }).filter((p) => p.externalId);
     setState({ busy: true });
@@ -720,14 +806,19 @@ function Import({ onDone }) {
       setState({ error: errorsOf(err).form || err.message });
     }
   };
-  return html`<details class="import"><summary>Import people from a CSV file</summary>
+  return html`<${Disclosure} className="import" label="Import people from a CSV file">
     <div class="field"><label for="import-file">CSV file</label>
       <input id="import-file" type="file" accept=".csv,text/csv" onChange=${read} /></div>
     ${csv && html`<div class="field"><label for="import-id">External id column</label>
       <select id="import-id" value=${String(idColumn)} onChange=${(e) => setIdColumn(Number(e.currentTarget.value))}>
         ${csv.header.map((h, i) => html`<option value=${String(i)}>${h}</option>`)}</select></div>
+      <div class="field"><label for="import-topics">Topics column</label>
+        <select id="import-topics" value=${String(topicsColumn)} onChange=${(e) => setTopicsColumn(Number(e.currentTarget.value))} aria-describedby="import-topics-hint">
+          <option value="-1">None</option>
+          ${csv.header.map((h, i) => i !== idColumn && html`<option value=${String(i)}>${h}</option>`)}</select>
+        <p class="hint" id="import-topics-hint">Topic slugs the person opts in to, separated by | or ;.</p></div>
       <fieldset><legend>Columns to keep as labels</legend>
-        ${csv.header.map((h, i) => i !== idColumn && html`<label class="choice"><input type="checkbox" checked=${labels.includes(i)}
+        ${csv.header.map((h, i) => i !== idColumn && i !== topicsColumn && html`<label class="choice"><input type="checkbox" checked=${labels.includes(i)}
           onChange=${() => setLabels(labels.includes(i) ? labels.filter((x) => x !== i) : [...labels, i])} /> ${h}</label>`)}
       </fieldset>
       <p>${numbers.format(csv.rows.length)} rows; people are created or enriched by external id, and their browsers join when they subscribe.</p>
@@ -735,7 +826,7 @@ function Import({ onDone }) {
     ${state.progress && html`<p role="status">${state.progress}</p>`}
     ${state.done && html`<p role="status">${state.done}</p>`}
     ${state.error && html`<p class="error" role="alert">${state.error}</p>`}
-  </details>`;
+  <//>`;
 }
 
 function Person({ site, id }) {
@@ -783,62 +874,95 @@ function Person({ site, id }) {
 // ---- segments and topics ----
 
 const ruleFields = [['country', 'Country'], ['language', 'Language'], ['url', 'Last page'], ['external_id', 'External id'], ['tag', 'Label']];
-const ruleOps = [['eq', 'is'], ['neq', 'is not'], ['contains', 'contains'], ['exists', 'exists'], ['not_exists', 'does not exist']];
+const ruleOps = [['eq', 'is'], ['neq', 'is not'], ['in', 'is one of'], ['contains', 'contains'], ['exists', 'exists'], ['not_exists', 'does not exist']];
+const blankRule = () => ({ field: 'country', op: 'eq', value: '', key: '' });
+const valueless = (op) => op === 'exists' || op === 'not_exists';
 
-// RuleBuilder edits a Filters value, with a live count of whom it reaches.
-function RuleBuilder({ filters, onChange }) {
+// apiFilters is a builder's value as the API takes it, complete rules only.
+function apiFilters(f) {
+  return {
+    match: f.match,
+    rules: f.rules.filter((r) => r.field && (r.field !== 'tag' || r.key.trim()) && (valueless(r.op) || r.value.trim())).map((r) => {
+      const out = { field: r.field === 'tag' ? 'tag:' + r.key.trim() : r.field, op: r.op };
+      if (r.op === 'in') out.value = r.value.split(',').map((x) => x.trim()).filter(Boolean);
+      else if (!valueless(r.op)) out.value = r.value;
+      return out;
+    }),
+  };
+}
+
+// builderFilters is an API Filters value as the builder edits it.
+function builderFilters(f) {
+  const rules = ((f && f.rules) || []).map((r) => {
+    const tag = (r.field || '').startsWith('tag:');
+    return {
+      field: tag ? 'tag' : r.field === 'externalId' ? 'external_id' : r.field, key: tag ? r.field.slice(4) : '',
+      op: r.op || 'eq', value: Array.isArray(r.value) ? r.value.join(', ') : (r.value || ''),
+    };
+  });
+  return { match: (f && f.match) || 'all', rules: rules.length ? rules : [blankRule()] };
+}
+
+// describeFilters is a Filters value in words.
+function describeFilters(f) {
+  const op = Object.fromEntries(ruleOps);
+  return ((f && f.rules) || []).map((r) => {
+    const field = r.field.startsWith('tag:') ? 'label ' + r.field.slice(4) : (Object.fromEntries(ruleFields)[r.field] || r.field).toLowerCase();
+    const value = r.value === undefined ? '' : ' ' + (Array.isArray(r.value) ? r.value.join(', ') : r.value);
+    return field + ' ' + (op[r.op || 'eq'] || r.op) + value;
+  }).join(f.match === 'any' ? ' or ' : ' and ');
+}
+
+// RuleBuilder edits a Filters value, with a live count of whom it reaches
+// (within topicId when given). name tells two builders on a page apart.
+function RuleBuilder({ filters, onChange, name = '', legend = 'Rules', topicId }) {
   const [count, setCount] = useState(null);
   const rules = filters.rules;
+  const of = (what, i) => what + ' of ' + (name ? name + ' ' : '') + 'rule ' + (i + 1);
+  const body = apiFilters(filters);
   useEffect(() => {
-    const complete = rules.filter((r) => r.field && (r.op === 'exists' || r.op === 'not_exists' || r.value));
-    if (complete.length === 0) {
+    if (body.rules.length === 0) {
       setCount(null);
       return undefined;
     }
     let live = true;
     const timer = setTimeout(() => {
-      call('POST', '/segments/preview', { filters: { match: filters.match, rules: complete } })
+      call('POST', '/segments/preview', topicId ? { filters: body, topicId } : { filters: body })
         .then((a) => live && setCount(a.count), () => live && setCount(null));
     }, 300);
     return () => { live = false; clearTimeout(timer); };
-  }, [JSON.stringify(filters)]);
+  }, [JSON.stringify(body), topicId]);
   const edit = (i, change) => onChange({ ...filters, rules: rules.map((r, j) => (j === i ? { ...r, ...change } : r)) });
-  return html`<fieldset><legend>Rules</legend>
-    <div class="field"><label for="match">People must match</label>
-      <select id="match" value=${filters.match} onChange=${(e) => onChange({ ...filters, match: e.currentTarget.value })}>
+  const matchId = (name ? name.replace(/\W+/g, '-') + '-' : '') + 'match';
+  return html`<fieldset><legend>${legend}</legend>
+    <div class="field"><label for=${matchId}>People must match</label>
+      <select id=${matchId} value=${filters.match} onChange=${(e) => onChange({ ...filters, match: e.currentTarget.value })}>
         <option value="all">every rule</option><option value="any">any rule</option></select></div>
-    ${rules.map((r, i) => html`<div class="rule" role="group" aria-label=${'Rule ' + (i + 1)}>
-      <select aria-label=${'Field of rule ' + (i + 1)} value=${r.field} onChange=${(e) => edit(i, { field: e.currentTarget.value })}>
+    ${rules.map((r, i) => html`<div class="rule" role="group" aria-label=${(name ? name[0].toUpperCase() + name.slice(1) + ' rule ' : 'Rule ') + (i + 1)}>
+      <select aria-label=${of('Field', i)} value=${r.field} onChange=${(e) => edit(i, { field: e.currentTarget.value })}>
         ${ruleFields.map(([v, l]) => html`<option value=${v}>${l}</option>`)}</select>
-      ${r.field === 'tag' && html`<input aria-label=${'Label name of rule ' + (i + 1)} value=${r.key} onInput=${(e) => edit(i, { key: e.currentTarget.value })} />`}
-      <select aria-label=${'Condition of rule ' + (i + 1)} value=${r.op} onChange=${(e) => edit(i, { op: e.currentTarget.value })}>
+      ${r.field === 'tag' && html`<input aria-label=${of('Label name', i)} value=${r.key} onInput=${(e) => edit(i, { key: e.currentTarget.value })} />`}
+      <select aria-label=${of('Condition', i)} value=${r.op} onChange=${(e) => edit(i, { op: e.currentTarget.value })}>
         ${ruleOps.map(([v, l]) => html`<option value=${v}>${l}</option>`)}</select>
-      ${r.op !== 'exists' && r.op !== 'not_exists' && html`<input aria-label=${'Value of rule ' + (i + 1)} value=${r.value} onInput=${(e) => edit(i, { value: e.currentTarget.value })} />`}
-      <button type="button" class="secondary" aria-label=${'Remove rule ' + (i + 1)} onClick=${() => onChange({ ...filters, rules: rules.filter((_, j) => j !== i) })}>Remove</button>
+      ${!valueless(r.op) && html`<input aria-label=${of('Value', i)} value=${r.value} placeholder=${r.op === 'in' ? 'a, b, c' : undefined}
+        onInput=${(e) => edit(i, { value: e.currentTarget.value })} />`}
+      <button type="button" class="secondary" aria-label=${'Remove ' + (name ? name + ' ' : '') + 'rule ' + (i + 1)}
+        onClick=${() => onChange({ ...filters, rules: rules.filter((_, j) => j !== i) })}>Remove</button>
     </div>`)}
-    <button type="button" class="secondary" onClick=${() => onChange({ ...filters, rules: [...rules, { field: 'country', op: 'eq', value: '', key: '' }] })}>Add rule</button>
+    <button type="button" class="secondary" aria-label=${'Add ' + (name ? name + ' ' : '') + 'rule'}
+      onClick=${() => onChange({ ...filters, rules: [...rules, blankRule()] })}>Add rule</button>
     <p role="status" class="hint">${count === null ? 'Complete a rule to count whom it reaches.' : 'Reaches ' + numbers.format(count) + (count === 1 ? ' browser' : ' browsers') + ' now.'}</p>
   </fieldset>`;
-}
-
-// apiFilters is a builder's value as the API takes it.
-function apiFilters(f) {
-  return {
-    match: f.match,
-    rules: f.rules.map((r) => {
-      const out = { field: r.field === 'tag' ? 'tag:' + r.key.trim() : r.field, op: r.op };
-      if (r.op !== 'exists' && r.op !== 'not_exists') out.value = r.value;
-      return out;
-    }),
-  };
 }
 
 function Segments({ site }) {
   const canChange = site.role !== 'viewer';
   const [segments, setSegments] = useState(null);
   const [counts, setCounts] = useState({});
+  const [editing, setEditing] = useState(null); // the segment being changed, or null for a new one
   const f = useForm({ name: '' });
-  const [filters, setFilters] = useState({ match: 'all', rules: [{ field: 'country', op: 'eq', value: '', key: '' }] });
+  const [filters, setFilters] = useState(builderFilters(null));
+  const form = useRef(null);
   const load = () => {
     call('GET', '/segments').then((a) => setSegments(a.segments), (err) => f.setErrors(errorsOf(err)));
     call('GET', '/audience/segments').then((a) => {
@@ -848,15 +972,30 @@ function Segments({ site }) {
     }, () => {});
   };
   useEffect(load, [site.projectId]);
-  const create = f.submit(async (v) => {
-    await call('POST', '/segments', { name: v.name, filters: apiFilters(filters) });
-    f.set('name')('');
+  const reset = () => {
+    setEditing(null);
+    f.setValues({ name: '' });
+    setFilters(builderFilters(null));
+  };
+  const edit = (g) => {
+    setEditing(g);
+    f.setValues({ name: g.name });
+    f.setErrors({});
+    setFilters(builderFilters(g.filters));
+    if (form.current) form.current.querySelector('input').focus();
+  };
+  const save = f.submit(async (v) => {
+    const body = { name: v.name, filters: apiFilters(filters) };
+    if (editing) await call('PUT', '/segments/' + encodeURIComponent(editing.id), body);
+    else await call('POST', '/segments', body);
+    reset();
     load();
   }, (err) => (err instanceof ApiError && (err.code === 'segment_needs_a_rule' || err.code === 'invalid_filters') ? { rules: err.message } : errorsOf(err)));
   const remove = async (g) => {
     if (!window.confirm('Delete the segment “' + g.name + '”?')) return;
     try {
       await call('DELETE', '/segments/' + encodeURIComponent(g.id));
+      if (editing && editing.id === g.id) reset();
       load();
     } catch (err) {
       f.setErrors(errorsOf(err));
@@ -880,15 +1019,17 @@ function Segments({ site }) {
       <caption class="visually-hidden">Segments</caption>
       <thead><tr><th scope="col">Name</th><th scope="col">Browsers</th><th scope="col">Rules</th><th scope="col">Used by</th>${canChange && html`<th scope="col"><span class="visually-hidden">Actions</span></th>`}</tr></thead>
       <tbody>${segments.map((g) => html`<tr><td>${g.name}</td><td class="num">${size(g)}</td>
-        <td>${(g.filters.rules || []).map((r) => r.field + ' ' + (r.op || 'eq') + (r.value === undefined ? '' : ' ' + r.value)).join(g.filters.match === 'any' ? ' or ' : ' and ')}</td><td>${uses(g)}</td>
-        ${canChange && html`<td><button type="button" class="secondary" aria-label=${'Delete segment ' + g.name} onClick=${() => remove(g)}>Delete</button></td>`}</tr>`)}</tbody>
+        <td>${describeFilters(g.filters)}</td><td>${uses(g)}</td>
+        ${canChange && html`<td class="row-actions"><button type="button" class="secondary" aria-label=${'Edit segment ' + g.name} onClick=${() => edit(g)}>Edit</button>
+          <button type="button" class="secondary" aria-label=${'Delete segment ' + g.name} onClick=${() => remove(g)}>Delete</button></td>`}</tr>`)}</tbody>
     </table></div>`}
-    ${canChange && html`<form onSubmit=${create} novalidate>
-      <h3>New segment</h3>
+    ${canChange && html`<form onSubmit=${save} novalidate ref=${form}>
+      <h3>${editing ? 'Change the segment “' + editing.name + '”' : 'New segment'}</h3>
       <${Field} id="segment-name" label="Segment name" value=${f.values.name} onInput=${f.set('name')} error=${f.errors.name} />
       <${RuleBuilder} filters=${filters} onChange=${setFilters} />
       ${f.errors.rules && html`<p class="error">${f.errors.rules}</p>`}
-      <button type="submit" disabled=${f.busy}>Create segment</button>
+      <div class="actions"><button type="submit" disabled=${f.busy}>${editing ? 'Save segment' : 'Create segment'}</button>
+        ${editing && html`<button type="button" class="secondary" onClick=${reset}>Cancel changes</button>`}</div>
     </form>`}
   </section>`;
 }
@@ -944,14 +1085,31 @@ function Webhooks({ site }) {
   const canChange = site.role !== 'viewer';
   const [list, setList] = useState(null);
   const [created, setCreated] = useState(null);
+  const [editing, setEditing] = useState(null); // the webhook being changed, or null for a new one
   const f = useForm({ url: '', events: [] });
+  const form = useRef(null);
   const load = () => call('GET', '/webhooks').then(setList, (err) => f.setErrors(errorsOf(err)));
-  useEffect(() => { setCreated(null); load(); }, [site.projectId]);
+  useEffect(() => { setCreated(null); setEditing(null); load(); }, [site.projectId]);
   const toggle = (name) => f.set('events')(f.values.events.includes(name) ? f.values.events.filter((x) => x !== name) : [...f.values.events, name]);
-  const create = f.submit(async (v) => {
-    const a = await call('POST', '/webhooks', { url: v.url.trim(), events: v.events });
-    setCreated(a.webhook);
+  const reset = () => {
+    setEditing(null);
     f.setValues({ url: '', events: [] });
+  };
+  const edit = (h) => {
+    setCreated(null);
+    setEditing(h);
+    f.setErrors({});
+    f.setValues({ url: h.url, events: h.events });
+    if (form.current) form.current.querySelector('input').focus();
+  };
+  const save = f.submit(async (v) => {
+    const body = { url: v.url.trim(), events: v.events };
+    if (editing) {
+      await call('PUT', '/webhooks/' + encodeURIComponent(editing.id), body);
+    } else {
+      setCreated((await call('POST', '/webhooks', body)).webhook);
+    }
+    reset();
     load();
   });
   const act = (method, path, body) => async () => {
@@ -978,16 +1136,18 @@ function Webhooks({ site }) {
         <td>${h.enabled ? 'on' : 'off' + (h.disabled_reason ? ' (' + h.disabled_reason + ')' : '')}</td>
         <td>${h.last_status === null ? '—' : h.last_status}${h.last_fired_at ? ', ' + formatTime(h.last_fired_at, site.timezone) : ''}</td>
         ${canChange && html`<td class="buttons">
+          <button type="button" class="secondary" aria-label=${'Edit ' + h.url} onClick=${() => edit(h)}>Edit</button>
           <button type="button" class="secondary" aria-label=${(h.enabled ? 'Turn off ' : 'Turn on ') + h.url} onClick=${act('PUT', '/webhooks/' + h.id, { enabled: !h.enabled })}>${h.enabled ? 'Turn off' : 'Turn on'}</button>
           <button type="button" class="secondary" aria-label=${'Delete ' + h.url} onClick=${() => window.confirm('Delete this webhook and its delivery log?') && act('DELETE', '/webhooks/' + h.id)()}>Delete</button></td>`}
       </tr>`)}</tbody></table></div>`}
-    ${canChange && list && html`<form onSubmit=${create} novalidate>
-      <h2>New webhook</h2>
+    ${canChange && list && html`<form onSubmit=${save} novalidate ref=${form}>
+      <h2>${editing ? 'Change the webhook' : 'New webhook'}</h2>
       <${Field} id="url" label="Webhook address" type="url" value=${f.values.url} onInput=${f.set('url')} error=${f.errors.url} hint="Your server's https address; RelayBell signs every delivery." />
       <fieldset><legend>Events (none: every event)</legend>
         ${list.events.map((name) => html`<label class="choice"><input type="checkbox" checked=${f.values.events.includes(name)} onChange=${() => toggle(name)} /> ${name}</label>`)}
       </fieldset>
-      <button type="submit" disabled=${f.busy}>Create webhook</button>
+      <div class="actions"><button type="submit" disabled=${f.busy}>${editing ? 'Save webhook' : 'Create webhook'}</button>
+        ${editing && html`<button type="button" class="secondary" onClick=${reset}>Cancel changes</button>`}</div>
     </form>`}
   </section>`;
 }
@@ -1042,45 +1202,115 @@ function WebhookLog({ site, id, deliveryId }) {
 
 // ---- the composer ----
 
+// mergePreview shows text as a recipient without the tags' values sees it:
+// every {name|fallback} becomes its fallback (spec 2.1 merge tags).
+function mergePreview(text) {
+  return text.replace(/\{([A-Za-z0-9_.:-]{1,64})(?:\|([^{}]*))?\}/g, (_, name, fallback) => fallback || '');
+}
+
 // Preview shows a notification roughly as desktop Chrome, Android and
 // macOS draw it; every value goes in as text (or as an image address).
-function Preview({ v, site }) {
-  const host = (() => { try { return new URL(v.url || site.url).host; } catch (e) { return site.url; } })();
+function Preview({ v, site, heading = 'Preview', id = 'preview' }) {
+  const url = mergePreview(v.url);
+  const host = (() => { try { return new URL(url || site.url).host; } catch (e) { return site.url; } })();
   const icon = v.icon.trim();
   const image = v.image.trim();
+  const title = mergePreview(v.title) || 'Title';
+  const body = mergePreview(v.body);
   const buttons = v.actions.filter((a) => a.title.trim());
   const styles = [['chrome', 'Chrome on Windows'], ['android', 'Android'], ['macos', 'macOS']];
-  return html`<section class="previews" aria-labelledby="preview-title">
-    <h2 id="preview-title">Preview</h2>
+  return html`<section class="previews" aria-labelledby=${id + '-title'}>
+    <h2 id=${id + '-title'}>${heading}</h2>
     ${styles.map(([style, label]) => html`<figure class=${'preview ' + style}>
       <figcaption>${label}</figcaption>
-      <div class="toast" role="img" aria-label=${label + ' preview: ' + (v.title || 'Title') + (v.body ? ', ' + v.body : '')}>
+      <div class="toast" role="img" aria-label=${label + ' ' + heading.toLowerCase() + ': ' + title + (body ? ', ' + body : '')}>
         ${icon ? html`<img class="icon" src=${icon} alt="" />` : html`<span class="icon placeholder"></span>`}
         <div class="text">
-          <p class="title">${v.title || 'Title'}</p>
-          ${v.body && html`<p class="body">${v.body}</p>`}
+          <p class="title">${title}</p>
+          ${body && html`<p class="body">${body}</p>`}
           <p class="host">${style === 'macos' ? 'Chrome' : host}</p>
         </div>
         ${image && style !== 'macos' && html`<img class="image" src=${image} alt="" />`}
+        ${style === 'android' && v.badge.trim() && html`<img class="badge" src=${v.badge.trim()} alt="" />`}
         ${buttons.length > 0 && style !== 'macos' && html`<div class="buttons">${buttons.map((a) => html`<span>${a.title}</span>`)}</div>`}
       </div>
     </figure>`)}
   </section>`;
 }
 
-// composerValues is the composer's form for a send body (a duplicate), or
-// an empty one.
-function composerValues(b) {
+// composerValues is the composer's form for a send body (a draft or a
+// duplicate), or an empty one.
+function composerValues(b, timeZone) {
   b = b || {};
   const actions = (b.actions || []).slice(0, 2).map((a) => ({ title: a.title || '', url: a.url || '' }));
   while (actions.length < 2) actions.push({ title: '', url: '' });
   const ids = b.externalIds || (b.externalId ? [b.externalId] : null);
+  const abB = (b.ab && b.ab.b) || {};
+  const abTest = b.abTest || {};
+  const later = b.sendAt && Date.parse(b.sendAt) > Date.now(); // a past time would send now
   return {
-    title: b.title || '', body: b.body || '', url: b.url || '', icon: b.icon || '', image: b.image || '', actions,
-    ttl: b.ttl ? String(b.ttl) : '', tag: b.tag || '', requireInteraction: !!b.requireInteraction,
-    audience: ids ? 'users' : b.segmentId ? 'segment' : b.topicId ? 'topic' : 'everyone',
-    topicId: b.topicId || '', segmentId: b.segmentId || '', externalIds: ids ? ids.join(', ') : '', when: 'now', sendAt: '',
+    title: b.title || '', body: b.body || '', url: b.url || '', icon: b.icon || '', image: b.image || '', badge: b.badge || '', actions,
+    ttl: b.ttl ? String(b.ttl) : '', tag: b.tag || '', requireInteraction: !!b.requireInteraction, transactional: !!b.transactional,
+    translations: Object.entries(b.translations || {}).map(([language, t]) => ({ language, title: t.title || '', body: t.body || '' })),
+    ab: !!(b.ab && b.ab.b), b: { title: abB.title || '', body: abB.body || '', url: abB.url || '', image: abB.image || '' },
+    autoWinner: !!abTest.autoWinner, testPercent: abTest.testPercent ? String(abTest.testPercent) : '20', afterHours: abTest.afterHours ? String(abTest.afterHours) : '4',
+    audience: ids ? 'users' : b.segmentId ? 'segment' : b.topicId ? 'topic' : b.filters ? 'filters' : 'everyone',
+    topicId: b.topicId || '', segmentId: b.segmentId || '', externalIds: ids ? ids.join(', ') : '', filters: builderFilters(b.filters),
+    exclude: b.excludeSegmentId ? 'segment' : b.excludeFilters ? 'filters' : 'none',
+    excludeSegmentId: b.excludeSegmentId || '', excludeFilters: builderFilters(b.excludeFilters),
+    when: b.perTimezone ? 'local' : b.smartTime ? 'smart' : later ? 'later' : 'now',
+    sendAt: later ? zonedLocal(b.sendAt, timeZone || 'UTC') : '', localTime: b.localTime || '09:00',
   };
+}
+
+// sendRequest is the composer's form as a send request (spec 2.1).
+function sendRequest(v, site, draft) {
+  const r = { title: v.title };
+  for (const k of ['body', 'url', 'icon', 'image', 'badge', 'tag']) {
+    if (v[k].trim()) r[k] = v[k].trim();
+  }
+  const actions = v.actions.filter((a) => a.title.trim()).map((a) => (a.url.trim() ? { title: a.title.trim(), url: a.url.trim() } : { title: a.title.trim() }));
+  if (actions.length) r.actions = actions;
+  if (v.ttl.trim()) r.ttl = Number(v.ttl);
+  if (v.requireInteraction) r.requireInteraction = true;
+  if (v.transactional) r.transactional = true;
+  const translations = v.translations.filter((t) => t.language.trim() && (t.title.trim() || t.body.trim()));
+  if (translations.length) r.translations = Object.fromEntries(translations.map((t) => [t.language.trim().toLowerCase(), { title: t.title, body: t.body }]));
+  if (v.ab) {
+    const b = {};
+    for (const k of ['title', 'body', 'url', 'image']) if (v.b[k].trim()) b[k] = v.b[k].trim();
+    r.ab = { b };
+    if (v.autoWinner) r.abTest = { autoWinner: true, testPercent: Number(v.testPercent), afterHours: Number(v.afterHours) };
+  }
+  if (v.audience === 'topic') r.topicId = v.topicId;
+  if (v.audience === 'segment') r.segmentId = v.segmentId;
+  if (v.audience === 'filters') r.filters = apiFilters(v.filters);
+  if (v.audience === 'users') r.externalIds = v.externalIds.split(/[\s,]+/).filter(Boolean);
+  if (v.audience !== 'users' && v.exclude === 'segment') r.excludeSegmentId = v.excludeSegmentId;
+  if (v.audience !== 'users' && v.exclude === 'filters') r.excludeFilters = apiFilters(v.excludeFilters);
+  if (v.when === 'later' && v.sendAt) r.sendAt = zonedToUTC(v.sendAt, site.timezone);
+  if (v.when === 'local') {
+    r.perTimezone = true;
+    r.localTime = v.localTime;
+  }
+  if (v.when === 'smart') r.smartTime = true;
+  if (draft) r.draft = true;
+  return r;
+}
+
+// composerError maps a send's error to the composer field it concerns.
+function composerError(err) {
+  const at = { title_required: 'title', external_ids_empty: 'externalIds', unknown_topic: 'topicId', segment_not_found: 'segmentId' };
+  if (err instanceof ApiError && at[err.code]) return { [at[err.code]]: err.message };
+  if (err instanceof ApiError && err.code === 'invalid_url') return { url: err.message };
+  return errorsOf(err);
+}
+
+// when is a send's timing in words.
+function when(r, site) {
+  if (r.perTimezone) return ' at ' + r.localTime + ' in each subscriber’s time zone';
+  if (r.smartTime) return ' at each subscriber’s most active hour';
+  return r.sendAt ? ' at ' + formatTime(r.sendAt, site.timezone) : ' now';
 }
 
 // duplicate opens the composer filled with a send's body.
@@ -1089,38 +1319,80 @@ function duplicate(sendBody) {
   go('compose');
 }
 
-function Composer({ site }) {
+// mergeNames are the subscriber attributes merge tags know (spec 2.1).
+const mergeNames = [['external_id', 'External id'], ['country', 'Country'], ['language', 'Language'], ['timezone', 'Time zone'], ['device', 'Device']];
+
+// MergeTags inserts {name|fallback} into the title or the message.
+function MergeTags({ labels, onInsert }) {
+  const [name, setName] = useState('external_id');
+  const [fallback, setFallback] = useState('');
+  const tag = '{' + name + (fallback ? '|' + fallback.replace(/[{}]/g, '') : '') + '}';
+  return html`<${Disclosure} label="Merge tags">
+    <p class="hint">A merge tag is replaced by each subscriber’s value, or by the fallback when they have none.</p>
+    <div class="row">
+      <div class="field"><label for="merge-name">Value</label>
+        <select id="merge-name" value=${name} onChange=${(e) => setName(e.currentTarget.value)}>
+          ${mergeNames.map(([v, l]) => html`<option value=${v}>${l}</option>`)}
+          ${labels.map((k) => html`<option value=${k}>${'Label: ' + k}</option>`)}
+        </select></div>
+      <div class="field"><label for="merge-fallback">Fallback</label>
+        <input id="merge-fallback" value=${fallback} onInput=${(e) => setFallback(e.currentTarget.value)} /></div>
+    </div>
+    <p class="actions"><code>${tag}</code>
+      <button type="button" class="secondary" onClick=${() => onInsert('title', tag)}>Insert into title</button>
+      <button type="button" class="secondary" onClick=${() => onInsert('body', tag)}>Insert into message</button></p>
+  <//>`;
+}
+
+// Translations edits the title and message per language.
+function Translations({ rows, onChange }) {
+  const edit = (i, change) => onChange(rows.map((t, j) => (j === i ? { ...t, ...change } : t)));
+  return html`<${Disclosure} label="Translations" open=${rows.length > 0}>
+    <p class="hint">Browsers in these languages get this title and message; others get the main text.</p>
+    ${rows.map((t, i) => html`<div class="row translation" role="group" aria-label=${'Translation ' + (i + 1)}>
+      <div class="field narrow"><label for=${'tr' + i + '-language'}>${'Language of translation ' + (i + 1)}</label>
+        <input id=${'tr' + i + '-language'} value=${t.language} maxlength="2" placeholder="fr" onInput=${(e) => edit(i, { language: e.currentTarget.value })} /></div>
+      <div class="field"><label for=${'tr' + i + '-title'}>${'Title of translation ' + (i + 1)}</label>
+        <input id=${'tr' + i + '-title'} value=${t.title} onInput=${(e) => edit(i, { title: e.currentTarget.value })} /></div>
+      <div class="field"><label for=${'tr' + i + '-body'}>${'Message of translation ' + (i + 1)}</label>
+        <input id=${'tr' + i + '-body'} value=${t.body} onInput=${(e) => edit(i, { body: e.currentTarget.value })} /></div>
+      <button type="button" class="secondary" aria-label=${'Remove translation ' + (i + 1)} onClick=${() => onChange(rows.filter((_, j) => j !== i))}>Remove</button>
+    </div>`)}
+    <button type="button" class="secondary" onClick=${() => onChange([...rows, { language: '', title: '', body: '' }])}>Add translation</button>
+  <//>`;
+}
+
+// Composer writes a send, or changes the draft draftId.
+function Composer({ site, draftId }) {
   const f = useForm(() => {
     const saved = sessionStorage.getItem('relaybell.duplicate');
     sessionStorage.removeItem('relaybell.duplicate');
-    return composerValues(saved ? JSON.parse(saved) : null);
+    return composerValues(saved && !draftId ? JSON.parse(saved) : null, site.timezone);
   });
-  const [lists, setLists] = useState({ topics: [], segments: [] });
+  const [lists, setLists] = useState({ topics: [], segments: [], labels: [] });
+  const [loaded, setLoaded] = useState(!draftId);
   const [confirm, setConfirm] = useState(null); // {request, audience}
   const sendButton = useRef(null);
   useEffect(() => { if (confirm && sendButton.current) sendButton.current.focus(); }, [confirm]);
   useEffect(() => {
     Promise.all([call('GET', '/topics'), call('GET', '/segments')])
-      .then(([t, g]) => setLists({ topics: t.topics || [], segments: g.segments || [] }))
+      .then(([t, g]) => setLists((old) => ({ ...old, topics: t.topics || [], segments: g.segments || [] })))
       .catch(() => {});
+    call('GET', '/audience/subscribers/facets')
+      .then((a) => setLists((old) => ({ ...old, labels: (a.tags || []).map((t) => t.key) })), () => {});
   }, [site.projectId]);
+  useEffect(() => {
+    if (!draftId) return;
+    call('GET', '/notifications/' + encodeURIComponent(draftId)).then((d) => {
+      if (d.notification.status !== 'draft') {
+        f.setErrors({ form: 'This notification is no longer a draft.' });
+        return;
+      }
+      f.setValues(composerValues(d.sendBody, site.timezone));
+      setLoaded(true);
+    }, (err) => f.setErrors(errorsOf(err)));
+  }, [draftId]);
   const v = f.values;
-  const request = (draft) => {
-    const r = { title: v.title };
-    for (const k of ['body', 'url', 'icon', 'image', 'tag']) {
-      if (v[k].trim()) r[k] = v[k].trim();
-    }
-    const actions = v.actions.filter((a) => a.title.trim()).map((a) => (a.url.trim() ? { title: a.title.trim(), url: a.url.trim() } : { title: a.title.trim() }));
-    if (actions.length) r.actions = actions;
-    if (v.ttl.trim()) r.ttl = Number(v.ttl);
-    if (v.requireInteraction) r.requireInteraction = true;
-    if (v.audience === 'topic') r.topicId = v.topicId;
-    if (v.audience === 'segment') r.segmentId = v.segmentId;
-    if (v.audience === 'users') r.externalIds = v.externalIds.split(/[\s,]+/).filter(Boolean);
-    if (v.when === 'later' && v.sendAt) r.sendAt = zonedToUTC(v.sendAt, site.timezone);
-    if (draft) r.draft = true;
-    return r;
-  };
   // audience counts who a send would reach before it goes.
   const audience = async (r) => {
     if (r.externalIds) {
@@ -1128,50 +1400,73 @@ function Composer({ site }) {
     }
     const body = {};
     if (r.topicId) body.topicId = r.topicId;
+    if (r.filters) body.filters = r.filters;
     if (r.segmentId) {
       const seg = lists.segments.find((g) => g.id === r.segmentId);
       if (seg) body.filters = seg.filters;
     }
     const answer = await call('POST', '/segments/preview', body);
-    return numbers.format(answer.count) + (answer.count === 1 ? ' browser' : ' browsers');
+    const n = numbers.format(answer.count) + (answer.count === 1 ? ' browser' : ' browsers');
+    return r.excludeSegmentId || r.excludeFilters ? 'at most ' + n + ' (before leaving out the excluded)' : n;
   };
   const review = f.submit(async () => {
-    const r = request(false);
+    const r = sendRequest(v, site, false);
     if (!r.title.trim()) {
       f.setErrors({ title: 'A title is required to send.' });
       return;
     }
     setConfirm({ request: r, audience: await audience(r) });
-  });
+  }, composerError);
   const send = async () => {
     const r = confirm.request;
     setConfirm(null);
     try {
-      const answer = await call('POST', '/notifications', r);
+      const answer = draftId
+        ? await call('POST', '/notifications/' + encodeURIComponent(draftId) + '/send', r)
+        : await call('POST', '/notifications', r);
       go('notifications/' + answer.notificationId);
     } catch (err) {
-      f.setErrors(errorsOf(err));
+      f.setErrors(composerError(err));
     }
   };
   const saveDraft = async () => {
     try {
-      await call('POST', '/notifications', request(true));
-      go('notifications');
+      if (draftId) {
+        const { draft, ...fields } = sendRequest(v, site, true);
+        await call('PATCH', '/notifications/' + encodeURIComponent(draftId), fields);
+      } else {
+        await call('POST', '/notifications', sendRequest(v, site, true));
+      }
+      go('notifications?status=draft');
     } catch (err) {
-      f.setErrors(errorsOf(err));
+      f.setErrors(composerError(err));
     }
   };
-  const choice = (value, label) => html`<label class="choice"><input type="radio" name="audience" value=${value}
-    checked=${v.audience === value} onChange=${() => f.set('audience')(value)} /> ${label}</label>`;
+  const insert = (field, tag) => f.set(field)(v[field] + tag);
+  const radio = (group, value, label) => html`<label class="choice"><input type="radio" name=${group} value=${value}
+    checked=${v[group] === value} onChange=${() => f.set(group)(value)} /> ${label}</label>`;
+  const picker = (id, label, value, options, empty, error) => html`<div class="field"><label for=${id}>${label}</label>
+    <select id=${id} value=${value} onChange=${(e) => f.set(id)(e.currentTarget.value)} aria-invalid=${error ? 'true' : undefined}
+      aria-describedby=${error ? id + '-error' : undefined}>
+      <option value="">${empty}</option>
+      ${options.map((o) => html`<option value=${o.id}>${o.name}</option>`)}
+    </select>${error && html`<p class="error" id=${id + '-error'}>${error}</p>`}</div>`;
+  const setB = (k) => (x) => f.set('b')({ ...v.b, [k]: x });
+  if (!loaded) {
+    return html`<section><h1>Edit draft</h1><${FormError} errors=${f.errors} />${!f.errors.form && html`<p role="status">Loading…</p>`}</section>`;
+  }
   return html`<section>
-    <h1>New notification</h1>
+    <h1>${draftId ? 'Edit draft' : 'New notification'}</h1>
     <form onSubmit=${review} novalidate>
       <${FormError} errors=${f.errors} />
       <${Field} id="title" label="Title" value=${v.title} onInput=${f.set('title')} error=${f.errors.title} />
       <${Field} id="body" label="Message" value=${v.body} onInput=${f.set('body')} error=${f.errors.body} required=${false} />
+      <${MergeTags} labels=${lists.labels} onInsert=${insert} />
       <${Field} id="url" label="Link" type="url" value=${v.url} onInput=${f.set('url')} error=${f.errors.url} required=${false} hint="Where a click goes; the website's default link when empty." />
       <${Field} id="icon" label="Icon" type="url" value=${v.icon} onInput=${f.set('icon')} required=${false} />
       <${Field} id="image" label="Image" type="url" value=${v.image} onInput=${f.set('image')} required=${false} />
+      <${Field} id="badge" label="Badge" type="url" value=${v.badge} onInput=${f.set('badge')} required=${false}
+        hint="A small one-colour PNG with a transparent background (about 96×96) for Android's status bar." />
       <fieldset><legend>Buttons (up to 2)</legend>
         ${v.actions.map((a, i) => html`<div class="row">
           <${Field} id=${'action' + i + '-title'} label=${'Button ' + (i + 1) + ' text'} value=${a.title} required=${false}
@@ -1180,36 +1475,60 @@ function Composer({ site }) {
             onInput=${(u) => f.set('actions')(v.actions.map((x, j) => (j === i ? { ...x, url: u } : x)))} />
         </div>`)}
       </fieldset>
-      <details><summary>More options</summary>
+      <${Translations} rows=${v.translations} onChange=${f.set('translations')} />
+      <${Disclosure} label="More options">
         <${Field} id="ttl" label="Time to live (seconds)" type="number" value=${v.ttl} onInput=${f.set('ttl')} required=${false} error=${f.errors.ttl}
           hint="How long a push service keeps trying an offline browser: 1 to 2,419,200; 24 hours when empty." />
         <${Field} id="tag" label="Tag" value=${v.tag} onInput=${f.set('tag')} required=${false} hint="A later notification with the same tag replaces this one." />
         <label class="choice"><input type="checkbox" checked=${v.requireInteraction} onChange=${(e) => f.set('requireInteraction')(e.currentTarget.checked)} /> Stays until clicked or closed</label>
-      </details>
+        <label class="choice"><input type="checkbox" checked=${v.transactional} onChange=${(e) => f.set('transactional')(e.currentTarget.checked)} /> Transactional (goes out in quiet hours, skips the frequency cap)</label>
+      <//>
+      <fieldset><legend>A/B test</legend>
+        <label class="choice"><input type="checkbox" checked=${v.ab} onChange=${(e) => f.set('ab')(e.currentTarget.checked)} /> Test a version B</label>
+        ${v.ab && html`<div>
+          <p class="hint">Each browser gets version A (the fields above) or B; B's empty fields come from A.</p>
+          <${Field} id="b-title" label="Version B title" value=${v.b.title} onInput=${setB('title')} required=${false} />
+          <${Field} id="b-body" label="Version B message" value=${v.b.body} onInput=${setB('body')} required=${false} />
+          <${Field} id="b-url" label="Version B link" type="url" value=${v.b.url} onInput=${setB('url')} required=${false} />
+          <${Field} id="b-image" label="Version B image" type="url" value=${v.b.image} onInput=${setB('image')} required=${false} />
+          <label class="choice"><input type="checkbox" checked=${v.autoWinner} onChange=${(e) => f.set('autoWinner')(e.currentTarget.checked)} /> Send the winner to the rest automatically</label>
+          ${v.autoWinner && html`<div class="row">
+            <${Field} id="testPercent" label="Test group (% of the audience)" type="number" value=${v.testPercent} onInput=${f.set('testPercent')} hint="1 to 90." />
+            <${Field} id="afterHours" label="Pick the winner after (hours)" type="number" value=${v.afterHours} onInput=${f.set('afterHours')} hint="1 to 168." />
+          </div>`}
+        </div>`}
+      </fieldset>
+      ${v.ab && html`<${Preview} v=${{ ...v, title: v.b.title || v.title, body: v.b.body || v.body, url: v.b.url || v.url, image: v.b.image || v.image }}
+        site=${site} heading="Version B preview" id="preview-b" />`}
       <fieldset><legend>Audience</legend>
-        ${choice('everyone', 'Everyone')}
-        ${choice('topic', 'A topic')}
-        ${v.audience === 'topic' && html`<div class="field"><label for="topicId">Topic</label>
-          <select id="topicId" value=${v.topicId} onChange=${(e) => f.set('topicId')(e.currentTarget.value)}>
-            <option value="">Choose a topic</option>
-            ${lists.topics.map((t) => html`<option value=${t.id}>${t.name}</option>`)}
-          </select></div>`}
-        ${choice('segment', 'A segment')}
-        ${v.audience === 'segment' && html`<div class="field"><label for="segmentId">Segment</label>
-          <select id="segmentId" value=${v.segmentId} onChange=${(e) => f.set('segmentId')(e.currentTarget.value)}>
-            <option value="">Choose a segment</option>
-            ${lists.segments.map((g) => html`<option value=${g.id}>${g.name}</option>`)}
-          </select></div>`}
-        ${choice('users', 'Specific people')}
+        ${radio('audience', 'everyone', 'Everyone')}
+        ${radio('audience', 'topic', 'A topic')}
+        ${v.audience === 'topic' && picker('topicId', 'Topic', v.topicId, lists.topics, 'Choose a topic', f.errors.topicId)}
+        ${radio('audience', 'segment', 'A segment')}
+        ${v.audience === 'segment' && picker('segmentId', 'Segment', v.segmentId, lists.segments, 'Choose a segment', f.errors.segmentId)}
+        ${radio('audience', 'filters', 'People matching rules')}
+        ${v.audience === 'filters' && html`<${RuleBuilder} filters=${v.filters} onChange=${f.set('filters')} name="audience" legend="Audience rules" />`}
+        ${radio('audience', 'users', 'Specific people')}
         ${v.audience === 'users' && html`<div class="field"><label for="externalIds">External ids</label>
           <textarea id="externalIds" rows="2" value=${v.externalIds} onInput=${(e) => f.set('externalIds')(e.currentTarget.value)}
-            aria-describedby="externalIds-hint"></textarea>
-          <p class="hint" id="externalIds-hint">Your own user ids, separated by commas or spaces.</p></div>`}
+            aria-invalid=${f.errors.externalIds ? 'true' : undefined} aria-describedby="externalIds-hint"></textarea>
+          <p class="hint" id="externalIds-hint">Your own user ids, separated by commas or spaces.</p>
+          ${f.errors.externalIds && html`<p class="error">${f.errors.externalIds}</p>`}</div>`}
       </fieldset>
+      ${v.audience !== 'users' && html`<fieldset><legend>Leave out</legend>
+        ${radio('exclude', 'none', 'Leave out nobody')}
+        ${radio('exclude', 'segment', 'Leave out a segment')}
+        ${v.exclude === 'segment' && picker('excludeSegmentId', 'Segment to leave out', v.excludeSegmentId, lists.segments, 'Choose a segment')}
+        ${radio('exclude', 'filters', 'Leave out people matching rules')}
+        ${v.exclude === 'filters' && html`<${RuleBuilder} filters=${v.excludeFilters} onChange=${f.set('excludeFilters')} name="exclusion" legend="Rules of whom to leave out" />`}
+      </fieldset>`}
       <fieldset><legend>When</legend>
-        <label class="choice"><input type="radio" name="when" checked=${v.when === 'now'} onChange=${() => f.set('when')('now')} /> Now</label>
-        <label class="choice"><input type="radio" name="when" checked=${v.when === 'later'} onChange=${() => f.set('when')('later')} /> Later</label>
+        ${radio('when', 'now', 'Now')}
+        ${radio('when', 'later', 'Later')}
         ${v.when === 'later' && html`<${Field} id="sendAt" label=${'Send at (' + site.timezone + ')'} type="datetime-local" value=${v.sendAt} onInput=${f.set('sendAt')} />`}
+        ${radio('when', 'local', 'At a time in each subscriber’s time zone')}
+        ${v.when === 'local' && html`<${Field} id="localTime" label="Local time" type="time" value=${v.localTime} onInput=${f.set('localTime')} />`}
+        ${radio('when', 'smart', 'At each subscriber’s most active hour')}
       </fieldset>
       <div class="actions"><button type="submit" disabled=${f.busy}>Review and send</button>
         <button type="button" class="secondary" onClick=${saveDraft}>Save draft</button></div>
@@ -1218,7 +1537,7 @@ function Composer({ site }) {
     ${confirm && html`<div class="dialog" role="dialog" aria-modal="true" aria-labelledby="confirm-title"
       onKeyDown=${(e) => { if (e.key === 'Escape') setConfirm(null); }}>
       <h2 id="confirm-title">Send “${confirm.request.title}”?</h2>
-      <p>It goes to ${confirm.audience}${confirm.request.sendAt ? ' at ' + formatTime(confirm.request.sendAt, site.timezone) : ' now'}.</p>
+      <p>It goes to ${confirm.audience}${when(confirm.request, site)}.</p>
       <div class="actions"><button type="button" ref=${sendButton} onClick=${send}>Send</button>
         <button type="button" class="secondary" onClick=${() => setConfirm(null)}>Back</button></div>
     </div>`}
@@ -1515,8 +1834,10 @@ function Shell({ me, route, onMe, onSignOut }) {
     page = html`<${Settings} site=${site} onMe=${async () => onMe(await call('GET', '/auth/me'))} />`;
   } else if (route.path === 'compose' && site.role !== 'viewer') {
     page = html`<${Composer} site=${site} />`;
+  } else if (route.path.startsWith('compose/') && site.role !== 'viewer') {
+    page = html`<${Composer} site=${site} draftId=${route.path.slice('compose/'.length)} key=${route.path} />`;
   } else if (route.path === 'notifications') {
-    page = html`<${Notifications} site=${site} />`;
+    page = html`<${Notifications} site=${site} status=${route.query.get('status') || ''} key=${route.query.toString()} />`;
   } else if (route.path.startsWith('notifications/')) {
     page = html`<${NotificationDetail} site=${site} id=${route.path.slice('notifications/'.length)} />`;
   } else {

@@ -1,0 +1,305 @@
+package server
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/relaybell/relaybell/webpush/webpushtest"
+)
+
+// sendBody is what the detail answers of a send, as the composer made it.
+type composedSend struct {
+	Notification struct {
+		Status     string `json:"status"`
+		Recipients int    `json:"recipients"`
+		LocalTime  string `json:"local_time"`
+	} `json:"notification"`
+	SendBody map[string]json.RawMessage `json:"sendBody"`
+}
+
+// TestDashboardComposer composes and sends with each targeting mode of the
+// composer (everyone, a topic, a segment, rules, rules left out, a segment
+// left out, named people), with a merge tag, a translation, an A/B test
+// with auto-winner, per-time-zone and smart timing, and a draft saved,
+// changed, sent and another deleted; it changes a segment; and it walks
+// every page from the keyboard. Each send's stored body and audience size
+// are checked, and the browsers each reached.
+func TestDashboardComposer(t *testing.T) {
+	ts := startServer(t)
+	b, w := startDashboard(t, ts)
+	role, label, heading := b.role, b.label, b.heading
+
+	// Three browsers: fr-1 (French, label plan=gold, name=Amélie, topic
+	// Deals), de-1 (German), us-1 (American English).
+	var topic struct{ ID, Slug string }
+	b.api("POST", "/topics", `{name: 'Deals'}`, &topic)
+	browsers := map[string]*webpushtest.Browser{}
+	for _, p := range []struct {
+		id, language string
+		topics       []string
+	}{{"fr-1", "fr", []string{topic.Slug}}, {"de-1", "de", nil}, {"us-1", "en-US", nil}} {
+		browsers[p.id] = ts.push.NewBrowser(w.VAPIDPublicKey)
+		ts.subscribe(w, browsers[p.id], map[string]any{"externalId": p.id, "language": p.language, "topics": p.topics})
+	}
+	var imported struct{ Processed int }
+	b.api("POST", "/subscribers/import", `{subscribers: [{externalId: 'fr-1', tags: {plan: 'gold', name: 'Amélie'}}]}`, &imported)
+	var segment struct{ ID string }
+	b.api("POST", "/segments", `{name: 'French', filters: {rules: [{field: 'language', value: 'fr'}]}}`, &segment)
+	if imported.Processed != 1 || topic.ID == "" || segment.ID == "" {
+		t.Fatalf("set-up: import %+v, topic %+v, segment %+v", imported, topic, segment)
+	}
+
+	current := func() string {
+		var id string
+		b.d.page(`location.hash.split('/').pop()`, &id)
+		return id
+	}
+	detailOf := func(id string) composedSend {
+		var c composedSend
+		b.api("GET", "/notifications/"+id, "", &c)
+		return c
+	}
+	// compose writes a send titled title, set up by fill, checks the
+	// confirmation names audience, sends it and waits for it to go out.
+	compose := func(title string, fill func(), audience string) (string, composedSend) {
+		t.Helper()
+		role("link", "New notification", "click")
+		heading("New notification")
+		role("textbox", "Title", "fill", title)
+		fill()
+		title = role("textbox", "Title", "value") // with any merge tag inserted
+		role("button", "Review and send", "click")
+		confirm := "Send “" + title + "”?"
+		if got := role("dialog", confirm, "text"); !strings.Contains(got, audience) {
+			t.Fatalf("%s: confirmation %q, want %q in it", title, got, audience)
+		}
+		role("button", "Send", "click")
+		heading(title)
+		id := current()
+		var c composedSend
+		waitFor(t, title+" sent", func() bool {
+			c = detailOf(id)
+			return c.Notification.Status == "sent" || c.Notification.Status == "sending"
+		})
+		return id, c
+	}
+	reached := func(id string, want ...string) {
+		t.Helper()
+		waitFor(t, "the browsers reached", func() bool {
+			for name, br := range browsers {
+				if got, w := len(received(t, br, id)), strings.Contains(strings.Join(want, " "), name); (got == 1) != w {
+					return false
+				}
+			}
+			return true
+		})
+	}
+
+	// Everyone, with a merge tag from a label: each browser gets its value
+	// or the fallback.
+	id, c := compose("Hello ", func() {
+		role("button", "Merge tags", "click")
+		role("combobox", "Value", "select", "name")
+		role("textbox", "Fallback", "fill", "friend")
+		role("button", "Insert into title", "click")
+		if got := role("textbox", "Title", "value"); got != "Hello {name|friend}" {
+			t.Fatalf("title with the tag %q", got)
+		}
+		role("img", "Android preview: Hello friend", "wait")
+	}, "3 browsers")
+	reached(id, "fr-1", "de-1", "us-1")
+	if p := received(t, browsers["fr-1"], id); p[0].Title != "Hello Amélie" {
+		t.Fatalf("fr-1's title %q", p[0].Title)
+	}
+	if p := received(t, browsers["de-1"], id); p[0].Title != "Hello friend" {
+		t.Fatalf("de-1's title %q", p[0].Title)
+	}
+
+	// A topic; a segment.
+	id, _ = compose("Deals today", func() {
+		role("radio", "A topic", "click")
+		role("combobox", "Topic", "select", "Deals")
+	}, "1 browser")
+	reached(id, "fr-1")
+	id, _ = compose("Bonjour", func() {
+		role("radio", "A segment", "click")
+		role("combobox", "Segment", "select", "French")
+	}, "1 browser")
+	reached(id, "fr-1")
+
+	// Rules with a live count, leaving out people matching other rules.
+	id, c = compose("Europe", func() {
+		role("radio", "People matching rules", "click")
+		role("combobox", "Field of audience rule 1", "select", "language")
+		role("combobox", "Condition of audience rule 1", "select", "in")
+		role("textbox", "Value of audience rule 1", "fill", "fr, de")
+		waitFor(t, "the rules' count", func() bool { return strings.Contains(role("group", "Audience rules", "text"), "Reaches 2 browsers now.") })
+		role("radio", "Leave out people matching rules", "click")
+		role("combobox", "Field of exclusion rule 1", "select", "tag")
+		role("textbox", "Label name of exclusion rule 1", "fill", "plan")
+		role("combobox", "Condition of exclusion rule 1", "select", "exists")
+		waitFor(t, "the exclusion's count", func() bool {
+			return strings.Contains(role("group", "Rules of whom to leave out", "text"), "Reaches 1 browser now.")
+		})
+	}, "at most 2 browsers")
+	reached(id, "de-1")
+	if got := string(c.SendBody["filters"]) + string(c.SendBody["excludeFilters"]); got != `{"match":"all","rules":[{"field":"language","op":"in","value":["fr","de"]}]}{"match":"all","rules":[{"field":"tag:plan","op":"exists"}]}` {
+		t.Fatalf("stored filters %s", got)
+	}
+
+	// Everyone but a segment; named people.
+	id, _ = compose("Not French", func() {
+		role("radio", "Leave out a segment", "click")
+		role("combobox", "Segment to leave out", "select", "French")
+	}, "at most 3 browsers")
+	reached(id, "de-1", "us-1")
+	id, _ = compose("For you two", func() {
+		role("radio", "Specific people", "click")
+		role("textbox", "External ids", "fill", "de-1 us-1")
+	}, "2 people named")
+	reached(id, "de-1", "us-1")
+
+	// A translation and an A/B test with auto-winner, at 08:15 in each
+	// subscriber's time zone.
+	_, c = compose("Weekend", func() {
+		role("button", "Translations", "click")
+		role("button", "Add translation", "click")
+		role("textbox", "Language of translation 1", "fill", "fr")
+		role("textbox", "Title of translation 1", "fill", "Week-end")
+		role("checkbox", "Test a version B", "click")
+		role("textbox", "Version B title", "fill", "Saturday")
+		role("img", "Android version b preview: Saturday", "wait")
+		role("checkbox", "Send the winner to the rest automatically", "click")
+		role("spinbutton", "Test group (% of the audience)", "fill", "30")
+		role("spinbutton", "Pick the winner after (hours)", "fill", "6")
+		role("radio", "At a time in each subscriber’s time zone", "click")
+		label("Local time", "fill", "08:15")
+	}, "at 08:15 in each subscriber’s time zone")
+	for k, want := range map[string]string{"translations": `{"fr":{"title":"Week-end","body":""}}`, "ab": `{"b":{"title":"Saturday"}}`,
+		"abTest": `{"autoWinner":true,"testPercent":30,"afterHours":6}`, "perTimezone": "true", "localTime": `"08:15"`} {
+		if got := string(c.SendBody[k]); got != want {
+			t.Errorf("stored %s %s, want %s", k, got, want)
+		}
+	}
+	var facts string
+	b.d.page(`document.querySelector('dl.facts').textContent`, &facts)
+	if !strings.Contains(facts, "Timing08:15 in each subscriber’s time zone") || !strings.Contains(facts, "A/B testTest group 30 %, winner after 6 h") ||
+		!strings.Contains(facts, "Translationsfr") {
+		t.Errorf("the detail's facts %q", facts)
+	}
+
+	// A draft at the most active hour: saved, changed, sent.
+	role("link", "New notification", "click")
+	role("textbox", "Title", "fill", "Draft one")
+	role("radio", "At each subscriber’s most active hour", "click")
+	role("button", "Save draft", "click")
+	heading("Notifications")
+	role("link", "Draft one", "click")
+	role("link", "Edit draft", "click")
+	heading("Edit draft")
+	if got := role("textbox", "Title", "value"); got != "Draft one" {
+		t.Fatalf("the draft's title %q", got)
+	}
+	role("textbox", "Title", "fill", "Draft two")
+	role("button", "Save draft", "click")
+	role("link", "Draft two", "click")
+	heading("Draft two")
+	draft := current()
+	role("link", "Edit draft", "click")
+	heading("Edit draft")
+	role("button", "Review and send", "click")
+	if got := role("dialog", "Send “Draft two”?", "text"); !strings.Contains(got, "3 browsers at each subscriber’s most active hour") {
+		t.Fatalf("the draft's confirmation %q", got)
+	}
+	role("button", "Send", "click")
+	heading("Draft two")
+	if current() != draft {
+		t.Fatalf("the draft was sent as %s, not itself (%s)", current(), draft)
+	}
+	if c := detailOf(draft); c.Notification.Status == "draft" || c.Notification.LocalTime != "smart" {
+		t.Fatalf("the sent draft: %+v", c.Notification)
+	}
+	// Another draft, deleted.
+	var scrap struct{ NotificationID string }
+	b.api("POST", "/notifications", `{title: 'Scrap', draft: true}`, &scrap)
+	b.d.call("goto", map[string]string{"url": ts.base + "/?scrap#/notifications/" + scrap.NotificationID}, nil)
+	heading("Scrap")
+	role("button", "Delete draft", "click")
+	heading("Notifications")
+	waitFor(t, "the deleted draft", func() bool { return detailOf(scrap.NotificationID).Notification.Status == "" })
+
+	// A segment changed: renamed, its rule now a list.
+	role("link", "Segments", "click")
+	role("button", "Edit segment French", "click")
+	heading("Change the segment “French”")
+	role("textbox", "Segment name", "fill", "French or German")
+	role("combobox", "Condition of rule 1", "select", "in")
+	role("textbox", "Value of rule 1", "fill", "fr, de")
+	waitFor(t, "the count", func() bool { return strings.Contains(role("group", "Rules", "text"), "Reaches 2 browsers now.") })
+	role("button", "Save segment", "click")
+	role("cell", "French or German", "wait")
+	role("cell", "language is one of fr, de", "wait")
+	var segments struct {
+		Segments []struct {
+			Name    string          `json:"name"`
+			Filters json.RawMessage `json:"filters"`
+		} `json:"segments"`
+	}
+	b.api("GET", "/segments", "", &segments)
+	if len(segments.Segments) != 1 || string(segments.Segments[0].Filters) != `{"match":"all","rules":[{"field":"language","op":"in","value":["fr","de"]}]}` {
+		t.Fatalf("segments %+v", segments)
+	}
+
+	// Every page from the keyboard: Tab reaches each control in turn.
+	for _, page := range []struct{ path, heading string }{
+		{"", "Latest sends"}, {"compose", "New notification"}, {"notifications", "Notifications"}, {"notifications/" + draft, "Draft two"},
+		{"people", "Audience"}, {"people/fr-1", "fr-1"}, {"segments", "Segments and topics"}, {"webhooks", "Webhooks"},
+		{"install", "Install on Shop"}, {"settings", "API keys"},
+	} {
+		keyboardWalk(t, b, ts.base+"/?walk="+page.path+"#/"+page.path, page.heading)
+	}
+}
+
+// keyboardWalk loads url and presses Tab until the focus has been round
+// every control, failing for each visible, enabled control it never
+// reached. A group of radio buttons is one stop (arrows move within it).
+func keyboardWalk(t *testing.T, b *dashboard, url, heading string) {
+	t.Helper()
+	b.d.call("goto", map[string]string{"url": url}, nil)
+	b.role("heading", heading, "wait")
+	const controls = `[...document.querySelectorAll('a[href], button, input, select, textarea')]
+		.filter((e) => !e.disabled && e.getClientRects().length > 0 && getComputedStyle(e).visibility !== 'hidden')`
+	last := -1
+	waitFor(t, url+" loaded", func() bool {
+		var n int
+		b.d.page(`[...document.querySelectorAll('[role=status]')].some((e) => e.textContent === 'Loading…') ? -1 : `+controls+`.length`, &n)
+		settled := n >= 0 && n == last
+		last = n
+		time.Sleep(100 * time.Millisecond)
+		return settled
+	})
+	b.d.page(`(window.__reached = new Set(), document.addEventListener('focusin', (e) => window.__reached.add(e.target)), true)`, nil)
+	// Tab in tens until every control was reached or the focus has had
+	// room to go round three times (scrollable boxes take a stop too).
+	steps := make([]map[string]string, 10)
+	for i := range steps {
+		steps[i] = map[string]string{"press": "Tab"}
+	}
+	for pressed := 0; pressed < 3*last+20; pressed += len(steps) {
+		b.d.call("keyboard", map[string]any{"steps": steps}, nil)
+		var left int
+		b.d.page(controls+`.filter((e) => !window.__reached.has(e)).length`, &left)
+		if left == 0 {
+			break
+		}
+	}
+	var missed []string
+	b.d.page(controls+`.filter((e) => !window.__reached.has(e) &&
+		!(e.type === 'radio' && [...window.__reached].some((r) => r.type === 'radio' && r.name === e.name)))
+		.map((e) => e.outerHTML.slice(0, 100))`, &missed)
+	if len(missed) > 0 {
+		t.Errorf("%s: Tab never reaches %q", url, missed)
+	}
+}

@@ -1,0 +1,110 @@
+package server
+
+import (
+	"encoding/json"
+	"regexp"
+	"testing"
+)
+
+// dashboard drives the dashboard in Chromium for a test. Controls are found
+// only by their role (or label) and accessible name.
+type dashboard struct {
+	t       *testing.T
+	d       *driver
+	ts      *testServer
+	project string // the X-Project-Id of api calls
+}
+
+// role acts on the control with this role and accessible name: fill,
+// click, select, value, text, count, wait, description, invalid, href.
+func (b *dashboard) role(role, name, action string, value ...string) string {
+	b.t.Helper()
+	args := map[string]any{"role": role, "name": name, "action": action}
+	if len(value) > 0 {
+		args["value"] = value[0]
+	}
+	var out any
+	b.d.call("role", args, &out)
+	s, _ := out.(string)
+	return s
+}
+
+// label acts on the form control with this label.
+func (b *dashboard) label(label, action string, value ...string) string {
+	b.t.Helper()
+	args := map[string]any{"label": label, "action": action}
+	if len(value) > 0 {
+		args["value"] = value[0]
+	}
+	var out any
+	b.d.call("role", args, &out)
+	s, _ := out.(string)
+	return s
+}
+
+func (b *dashboard) heading(name string) {
+	b.t.Helper()
+	b.role("heading", name, "wait")
+}
+
+// api calls /api/v1 from the page with the session, as the dashboard does;
+// body is a JavaScript expression (or "" for none).
+func (b *dashboard) api(method, path, body string, out any) {
+	b.t.Helper()
+	if body == "" {
+		body = "undefined"
+	} else {
+		body = "JSON.stringify(" + body + ")"
+	}
+	project, _ := json.Marshal(b.project)
+	b.d.page(`fetch('/api/v1`+path+`', {method: '`+method+`', credentials: 'same-origin', headers: {'Content-Type': 'application/json',
+		'X-RelayBell-CSRF': '1', 'X-Project-Id': `+string(project)+`}, body: `+body+`}).then((r) => r.json())`, out)
+}
+
+// mailedCode is the verification code last mailed to email.
+func (b *dashboard) mailedCode(email string) string {
+	b.t.Helper()
+	var outbox struct {
+		Emails []struct{ To, Body string } `json:"emails"`
+	}
+	b.ts.call("GET", "/admin/v1/emails", adminToken, nil, &outbox)
+	code := ""
+	for _, m := range outbox.Emails {
+		if sub := regexp.MustCompile(`give this code there: (\S+)`).FindStringSubmatch(m.Body); m.To == email && sub != nil {
+			code = sub[1]
+		}
+	}
+	if code == "" {
+		b.t.Fatalf("no code mailed to %s: %+v", email, outbox.Emails)
+	}
+	return code
+}
+
+// startDashboard opens the dashboard in Chromium signed in as a verified
+// owner of a new website (made through the API, the walk-through test
+// covers the forms), on its home page.
+func startDashboard(t *testing.T, ts *testServer) (*dashboard, website) {
+	t.Helper()
+	b := &dashboard{t: t, d: startDriver(t), ts: ts}
+	b.d.call("launch", map[string]any{
+		"executablePath": chromiumPath, "origin": ts.base, "locale": "en-GB", "timezoneId": "Europe/London",
+		"subscription": map[string]string{},
+	}, nil)
+	b.d.call("goto", map[string]string{"url": ts.base + "/"}, nil)
+	b.heading("Sign in")
+	var me struct{ OK bool }
+	const email = "grace@shop.example"
+	b.api("POST", "/auth/signup", `{name: 'Grace', email: '`+email+`', password: 'a long enough passphrase'}`, &me)
+	b.api("POST", "/auth/verify-email", `{token: '`+b.mailedCode(email)+`'}`, &me)
+	var added struct {
+		Website website `json:"website"`
+	}
+	b.api("POST", "/websites", `{name: 'Shop', url: 'https://shop.example', timezone: 'Europe/Paris'}`, &added)
+	if added.Website.ProjectID == "" {
+		t.Fatal("no website made")
+	}
+	b.project = added.Website.ProjectID
+	b.d.call("goto", map[string]string{"url": ts.base + "/?signed-in#/"}, nil) // a load, not a change of fragment
+	b.role("heading", "Latest sends", "wait")
+	return b, added.Website
+}
