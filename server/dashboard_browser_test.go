@@ -2,8 +2,6 @@ package server
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -22,36 +20,8 @@ func TestDashboardGettingStarted(t *testing.T) {
 		"executablePath": chromiumPath, "origin": ts.base, "locale": "en-GB", "timezoneId": "Europe/London",
 		"subscription": map[string]string{},
 	}, nil)
-	shots := os.Getenv("RELAYBELL_SCREENSHOTS")
-	shoot := func(name string) {
-		t.Helper()
-		// Usable at 375 px: nothing makes the page scroll sideways.
-		d.call("viewport", map[string]any{"width": 375, "height": 740, "dark": false}, nil)
-		var wide float64
-		d.page(`document.documentElement.scrollWidth`, &wide)
-		d.call("viewport", map[string]any{"width": 1280, "height": 800, "dark": false}, nil)
-		if wide > 375 {
-			var who []string
-			d.call("viewport", map[string]any{"width": 375, "height": 740, "dark": false}, nil)
-			d.page(`[...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > 376).slice(0, 8).map((e) => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right))`, &who)
-			d.call("viewport", map[string]any{"width": 1280, "height": 800, "dark": false}, nil)
-			t.Errorf("%s is %v px wide at 375: %v", name, wide, who)
-		}
-		if shots == "" {
-			return
-		}
-		for _, v := range []struct {
-			suffix        string
-			width, height int
-			dark          bool
-		}{{"desktop", 1280, 800, false}, {"phone", 375, 740, false}, {"desktop-dark", 1280, 800, true}} {
-			d.call("screenshot", map[string]any{"path": filepath.Join(shots, name+"-"+v.suffix+".png"),
-				"width": v.width, "height": v.height, "dark": v.dark}, nil)
-		}
-		d.call("viewport", map[string]any{"width": 1280, "height": 800, "dark": false}, nil)
-	}
 	b := &dashboard{t: t, d: d, ts: ts}
-	role, label, heading := b.role, b.label, b.heading
+	role, label, heading, shoot := b.role, b.label, b.heading, b.shoot
 
 	headers := map[string]string{}
 	d.call("headers", map[string]string{"url": ts.base + "/"}, &headers)

@@ -143,6 +143,7 @@ func TestDashboardComposer(t *testing.T) {
 		waitFor(t, "the exclusion's count", func() bool {
 			return strings.Contains(role("group", "Rules of whom to leave out", "text"), "Reaches 1 browser now.")
 		})
+		b.shoot("compose-audience")
 	}, "at most 2 browsers")
 	reached(id, "de-1")
 	if got := string(c.SendBody["filters"]) + string(c.SendBody["excludeFilters"]); got != `{"match":"all","rules":[{"field":"language","op":"in","value":["fr","de"]}]}{"match":"all","rules":[{"field":"tag:plan","op":"exists"}]}` {
@@ -176,6 +177,7 @@ func TestDashboardComposer(t *testing.T) {
 		role("spinbutton", "Pick the winner after (hours)", "fill", "6")
 		role("radio", "At a time in each subscriber’s time zone", "click")
 		label("Local time", "fill", "08:15")
+		b.shoot("compose-options")
 	}, "at 08:15 in each subscriber’s time zone")
 	for k, want := range map[string]string{"translations": `{"fr":{"title":"Week-end","body":""}}`, "ab": `{"b":{"title":"Saturday"}}`,
 		"abTest": `{"autoWinner":true,"testPercent":30,"afterHours":6}`, "perTimezone": "true", "localTime": `"08:15"`} {
@@ -196,6 +198,8 @@ func TestDashboardComposer(t *testing.T) {
 	role("radio", "At each subscriber’s most active hour", "click")
 	role("button", "Save draft", "click")
 	heading("Notifications")
+	role("link", "Draft one", "wait")
+	b.shoot("drafts")
 	role("link", "Draft one", "click")
 	role("link", "Edit draft", "click")
 	heading("Edit draft")
@@ -251,6 +255,81 @@ func TestDashboardComposer(t *testing.T) {
 	if len(segments.Segments) != 1 || string(segments.Segments[0].Filters) != `{"match":"all","rules":[{"field":"language","op":"in","value":["fr","de"]}]}` {
 		t.Fatalf("segments %+v", segments)
 	}
+
+	// A webhook changed: its address and events.
+	var hook struct {
+		Webhook struct{ ID string } `json:"webhook"`
+	}
+	b.api("POST", "/webhooks", `{url: 'https://hooks.shop.example/a'}`, &hook)
+	role("link", "Webhooks", "click")
+	role("button", "Edit https://hooks.shop.example/a", "click")
+	heading("Change the webhook")
+	role("textbox", "Webhook address", "fill", "https://hooks.shop.example/b")
+	role("checkbox", "notification.clicked", "click")
+	role("button", "Save webhook", "click")
+	role("link", "https://hooks.shop.example/b", "wait")
+	var hooks struct {
+		Webhooks []struct {
+			URL    string   `json:"url"`
+			Events []string `json:"events"`
+		} `json:"webhooks"`
+	}
+	b.api("GET", "/webhooks", "", &hooks)
+	if len(hooks.Webhooks) != 1 || hooks.Webhooks[0].URL != "https://hooks.shop.example/b" || strings.Join(hooks.Webhooks[0].Events, ",") != "notification.clicked" {
+		t.Fatalf("webhooks %+v", hooks)
+	}
+
+	// The audience by language, topic, label and value, rules, and a
+	// range refused next to its field; a CSV import with a topics column.
+	role("link", "Audience", "click")
+	heading("Audience")
+	role("link", "us-1", "wait")
+	only := func(want string) {
+		t.Helper()
+		role("button", "Filter", "click")
+		waitFor(t, "only "+want+" listed", func() bool {
+			for _, p := range []string{"fr-1", "de-1", "us-1"} {
+				if n := role("link", p, "count"); (n == "1") != (p == want) {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	role("combobox", "Language", "select", "de")
+	only("de-1")
+	role("combobox", "Language", "select", "")
+	role("combobox", "Topic", "select", topic.Slug)
+	only("fr-1")
+	role("combobox", "Topic", "select", "")
+	role("combobox", "Label", "select", "plan")
+	role("combobox", "Label value", "select", "gold")
+	only("fr-1")
+	role("combobox", "Label", "select", "")
+	role("button", "More filters", "click")
+	role("combobox", "Field of people rule 1", "select", "external_id")
+	role("combobox", "Condition of people rule 1", "select", "contains")
+	role("textbox", "Value of people rule 1", "fill", "us")
+	only("us-1")
+	b.shoot("audience-filters")
+	label("Joined from", "fill", "2030-01-02")
+	label("Joined to", "fill", "2030-01-01")
+	role("button", "Filter", "click")
+	waitFor(t, "the range's error", func() bool { return label("Joined from", "invalid") == "true" })
+	role("button", "Import people from a CSV file", "click")
+	b.d.call("role", map[string]any{"label": "CSV file", "action": "upload",
+		"value": map[string]string{"name": "topics.csv", "text": "user_id,topics\nnew-1," + topic.Slug + "\n"}}, nil)
+	if got := role("combobox", "Topics column", "value"); got != "1" {
+		t.Fatalf("the topics column guessed: %q", got)
+	}
+	role("button", "Import", "click")
+	var profile struct {
+		Topics []struct{ Slug string } `json:"topics"`
+	}
+	waitFor(t, "the imported person's topic", func() bool {
+		b.api("GET", "/subscribers/new-1/profile", "", &profile)
+		return len(profile.Topics) == 1 && profile.Topics[0].Slug == topic.Slug
+	})
 
 	// Every page from the keyboard: Tab reaches each control in turn.
 	for _, page := range []struct{ path, heading string }{

@@ -2,6 +2,8 @@ package server
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"regexp"
 	"testing"
 )
@@ -107,4 +109,34 @@ func startDashboard(t *testing.T, ts *testServer) (*dashboard, website) {
 	b.d.call("goto", map[string]string{"url": ts.base + "/?signed-in#/"}, nil) // a load, not a change of fragment
 	b.role("heading", "Latest sends", "wait")
 	return b, added.Website
+}
+
+// shoot checks the page is usable at 375 px (nothing makes it scroll
+// sideways) and, with RELAYBELL_SCREENSHOTS=dir, saves it there as
+// name-desktop.png, name-phone.png and name-desktop-dark.png.
+func (b *dashboard) shoot(name string) {
+	b.t.Helper()
+	d := b.d
+	d.call("viewport", map[string]any{"width": 375, "height": 740, "dark": false}, nil)
+	var wide float64
+	d.page(`document.documentElement.scrollWidth`, &wide)
+	if wide > 375 {
+		var who []string
+		d.page(`[...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > 376).slice(0, 8).map((e) => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right))`, &who)
+		b.t.Errorf("%s is %v px wide at 375: %v", name, wide, who)
+	}
+	d.call("viewport", map[string]any{"width": 1280, "height": 800, "dark": false}, nil)
+	shots := os.Getenv("RELAYBELL_SCREENSHOTS")
+	if shots == "" {
+		return
+	}
+	for _, v := range []struct {
+		suffix        string
+		width, height int
+		dark          bool
+	}{{"desktop", 1280, 800, false}, {"phone", 375, 740, false}, {"desktop-dark", 1280, 800, true}} {
+		d.call("screenshot", map[string]any{"path": filepath.Join(shots, name+"-"+v.suffix+".png"),
+			"width": v.width, "height": v.height, "dark": v.dark}, nil)
+	}
+	d.call("viewport", map[string]any{"width": 1280, "height": 800, "dark": false}, nil)
 }
