@@ -199,6 +199,7 @@ type Store interface {
 	store.Webhooks
 	store.Identity
 	store.Behavior
+	store.Stats
 }
 
 // Option changes how New builds the API.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/relaybell/relaybell/audience"
+	"github.com/relaybell/relaybell/stats"
 	"github.com/relaybell/relaybell/store"
 )
 
@@ -129,24 +130,41 @@ func (a *API) parseAudienceQuery(r *request) (*audience.Query, *Error, error) {
 }
 
 // dayRange turns inclusive dates (YYYY-MM-DD, either may be empty) in loc
-// into a half-open time range.
+// into a half-open time range, from the first instant of the first day to
+// that of the day after the last (stats.Day.Start: exact where a zone skips
+// midnight).
 func dayRange(from, to string, loc *time.Location) (start, end time.Time, apiErr *Error) {
-	day := func(s string) (time.Time, bool) {
-		if s == "" {
-			return time.Time{}, true
-		}
-		d, err := time.ParseInLocation(time.DateOnly, strings.TrimSpace(s), loc)
-		return d, err == nil
+	first, last, apiErr := parseDays(from, to)
+	if apiErr != nil {
+		return time.Time{}, time.Time{}, apiErr
 	}
-	start, ok1 := day(from)
-	last, ok2 := day(to)
-	if !ok1 || !ok2 || (!start.IsZero() && !last.IsZero() && last.Before(start)) {
-		return time.Time{}, time.Time{}, errorf(CodeInvalidRange, "dates are YYYY-MM-DD and the range must not end before it starts")
+	if !first.IsZero() {
+		start = first.Start(loc)
 	}
 	if !last.IsZero() {
-		end = last.AddDate(0, 0, 1)
+		end = last.AddDays(1).Start(loc)
 	}
 	return start, end, nil
+}
+
+// parseDays reads inclusive dates (YYYY-MM-DD, either may be empty: the
+// zero Day). One that is not a date, or a range that ends before it
+// starts, is 400 invalid_range. GET /notifications, its export, the
+// audience list and GET /stats read their from and to with it.
+func parseDays(from, to string) (first, last stats.Day, apiErr *Error) {
+	day := func(s string) (stats.Day, bool) {
+		if s == "" {
+			return stats.Day{}, true
+		}
+		d, err := stats.ParseDay(s)
+		return d, err == nil
+	}
+	first, ok1 := day(from)
+	last, ok2 := day(to)
+	if !ok1 || !ok2 || (!first.IsZero() && !last.IsZero() && last.Sub(first) < 0) {
+		return stats.Day{}, stats.Day{}, errorf(CodeInvalidRange, "dates are YYYY-MM-DD and the range must not end before it starts")
+	}
+	return first, last, nil
 }
 
 // handleAudience serves GET /api/v1/audience/subscribers.

@@ -123,6 +123,7 @@ func (a *API) routes() *router {
 	rt.add(&route{method: http.MethodGet, pattern: "/metrics", handle: a.metricsHandler()})
 	rt.add(&route{method: http.MethodGet, pattern: "/api/v1/openapi.json", handle: a.handleOpenAPI})
 	a.notificationRoutes(rt)
+	a.statsRoutes(rt)
 	a.segmentRoutes(rt)
 	a.topicRoutes(rt)
 	a.settingsRoutes(rt)

@@ -135,7 +135,9 @@ func TestDashboardComposer(t *testing.T) {
 		role("combobox", "Field of audience rule 1", "select", "language")
 		role("combobox", "Condition of audience rule 1", "select", "in")
 		role("textbox", "Value of audience rule 1", "fill", "fr, de")
-		waitFor(t, "the rules' count", func() bool { return strings.Contains(role("group", "Audience rules", "text"), "Reaches 2 browsers now.") })
+		waitFor(t, "the rules' count", func() bool {
+			return strings.Contains(role("group", "Audience rules", "text"), "Reaches 2 browsers now.")
+		})
 		role("radio", "Leave out people matching rules", "click")
 		role("combobox", "Field of exclusion rule 1", "select", "tag")
 		role("textbox", "Label name of exclusion rule 1", "fill", "plan")

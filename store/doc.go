@@ -3,8 +3,8 @@
 // notifications, delivery records, webhooks and their deliveries) and the
 // interfaces that hold them, one small interface per feature (Accounts,
 // Limits, Subscriptions, Audiences, People, Notifications, Review, Waves,
-// Delivery, Outbox, Webhooks, Identity, Behavior), whose sum is Store. A caller takes the
-// interfaces it uses.
+// Delivery, Outbox, Webhooks, Identity, Behavior, Stats), whose sum is
+// Store. A caller takes the interfaces it uses.
 //
 // There is one implementation, store/sqlstore, written once against a small
 // dialect and run on two engines: store/sqlite (the embedded default) and

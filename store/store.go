@@ -349,6 +349,7 @@ type Store interface {
 	Webhooks
 	Identity
 	Behavior
+	Stats
 	Close() error
 }
 

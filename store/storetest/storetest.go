@@ -46,6 +46,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Identity", identityCases},
 		{"Users", userCases},
 		{"Behavior", behaviorCases},
+		{"Stats", statsCases},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
