@@ -200,6 +200,7 @@ type Store interface {
 	store.Identity
 	store.Behavior
 	store.Stats
+	store.TestDevices
 }
 
 // Option changes how New builds the API.

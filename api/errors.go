@@ -170,6 +170,12 @@ var catalog = map[string]int{
 	CodeIdempotencyInProgress: http.StatusConflict,
 	CodeIdempotencyKeyReused:  http.StatusConflict,
 
+	CodeEndpointRequired:    http.StatusBadRequest,
+	CodeUnknownEndpoint:     http.StatusBadRequest,
+	CodeTestSendNotTargeted: http.StatusBadRequest,
+	CodeTooManyTestDevices:  http.StatusConflict,
+	CodeNoTestDevices:       http.StatusConflict,
+
 	CodeMethodNotAllowed: http.StatusMethodNotAllowed,
 	CodeBadRequest:       http.StatusBadRequest,
 	CodeInternal:         http.StatusInternalServerError,

@@ -38,11 +38,14 @@ func keyLimits(r *request) []store.RateLimit {
 }
 
 // budgetOf is the hourly send budget of the website a send draws on:
-// sends to specific users, and transactional sends to a segment or
-// filters, share one; every other send is a broadcast.
+// test sends have their own; sends to specific users, and transactional
+// sends to a segment or filters, share one; every other send is a
+// broadcast.
 func budgetOf(websiteID string, req *notification.Request) (store.RateLimit, string) {
 	kind, max := kindBroadcast, int64(broadcastsPerHour)
-	if req.SpecificUsers() {
+	if req.TestDevices {
+		kind, max = kindTestDevices, testSendsPerHour
+	} else if req.SpecificUsers() {
 		kind, max = kindSpecificUsers, specificUserSendsPerHour
 	}
 	return store.RateLimit{Key: "send:website:" + websiteID + ":" + kind, Window: time.Hour, Max: max}, kind

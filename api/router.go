@@ -124,6 +124,7 @@ func (a *API) routes() *router {
 	rt.add(&route{method: http.MethodGet, pattern: "/api/v1/openapi.json", handle: a.handleOpenAPI})
 	a.notificationRoutes(rt)
 	a.statsRoutes(rt)
+	a.testDeviceRoutes(rt)
 	a.segmentRoutes(rt)
 	a.topicRoutes(rt)
 	a.settingsRoutes(rt)

@@ -102,7 +102,7 @@ func TestStatsDaysAcrossDST(t *testing.T) {
 	anon := statsSubscribe(t, h, p, "2026-03-30T08:00:00Z", "") // 30th
 	statsSubscribe(t, h, p, "2026-03-31T10:00:00Z", "")         // after the range
 	// The anonymous browser signs in as bob, who has a record already: it
-	// moves there, and the record it leaves counts as unsubscribed.
+	// moves there and stays subscribed (its record is left empty).
 	anon.ExternalID, anon.At = "bob", time.Date(2026, 3, 30, 9, 0, 0, 0, time.UTC)
 	if _, err := h.st.UpsertSubscription(context.Background(), anon); err != nil {
 		t.Fatal(err)
@@ -128,10 +128,10 @@ func TestStatsDaysAcrossDST(t *testing.T) {
 
 	r := h.do("GET", "/api/v1/stats?from=2026-03-28&to=2026-03-30", "", auth(paris.APIKey)...)
 	expectBody(t, r, 200, `{"from":"2026-03-28","to":"2026-03-30","timezone":"Europe/Paris",`+
-		`"totals":{"subscribers":7,"newSubscribers":5,"unsubscribed":1,"notifications":3,"recipients":20,"sent":18,"delivered":15,"clicked":5,"ctr":27.8,"conversions":3,"revenue":19.75},"days":[`+
+		`"totals":{"subscribers":7,"newSubscribers":5,"unsubscribed":0,"notifications":3,"recipients":20,"sent":18,"delivered":15,"clicked":5,"ctr":27.8,"conversions":3,"revenue":19.75},"days":[`+
 		`{"date":"2026-03-28","subscribers":2,"newSubscribers":1,"unsubscribed":0,"notifications":1,"recipients":5,"sent":5,"delivered":4,"clicked":1,"ctr":20,"conversions":0,"revenue":0},`+
 		`{"date":"2026-03-29","subscribers":4,"newSubscribers":2,"unsubscribed":0,"notifications":1,"recipients":12,"sent":10,"delivered":9,"clicked":3,"ctr":30,"conversions":2,"revenue":12.5},`+
-		`{"date":"2026-03-30","subscribers":6,"newSubscribers":2,"unsubscribed":1,"notifications":1,"recipients":3,"sent":3,"delivered":2,"clicked":1,"ctr":33.3,"conversions":1,"revenue":7.25}]}`)
+		`{"date":"2026-03-30","subscribers":6,"newSubscribers":2,"unsubscribed":0,"notifications":1,"recipients":3,"sent":3,"delivered":2,"clicked":1,"ctr":33.3,"conversions":1,"revenue":7.25}]}`)
 
 	// The other website sees its own alone; in UTC its browser came on the
 	// 29th, its notification too.
@@ -141,6 +141,57 @@ func TestStatsDaysAcrossDST(t *testing.T) {
 		zeroDays(time.Date(2026, 3, 28, 0, 0, 0, 0, time.UTC), 1, 0)+`,`+
 		`{"date":"2026-03-29","subscribers":1,"newSubscribers":1,"unsubscribed":0,"notifications":1,"recipients":100,"sent":100,"delivered":90,"clicked":50,"ctr":50,"conversions":5,"revenue":99},`+
 		zeroDays(time.Date(2026, 3, 30, 0, 0, 0, 0, time.UTC), 1, 1)+`]}`)
+}
+
+// Browsers that left count where they were subscribed: turned off
+// through the SDK's route, or erased with their person (DELETE
+// /subscribers/{id}). The store records a removal at the current time, so
+// the clock is today's here.
+func TestStatsRemovals(t *testing.T) {
+	h := newHarness(t)
+	now := time.Now().UTC()
+	if left := now.Truncate(24 * time.Hour).Add(24 * time.Hour).Sub(now); left < 10*time.Second {
+		time.Sleep(left + time.Second) // the removals must fall on the clock's today
+		now = time.Now().UTC()
+	}
+	h.clock.Add(now.Sub(testStart))
+	today := now.Truncate(24 * time.Hour)
+	yesterday := today.AddDate(0, 0, -1)
+	at := func(day time.Time, hour int) string {
+		return day.Add(time.Duration(hour) * time.Hour).Format(time.RFC3339)
+	}
+	w := h.site.WebsiteID
+	statsSubscribe(t, h, w, at(yesterday, -20), "")      // before the range, kept
+	off := statsSubscribe(t, h, w, at(yesterday, 1), "") // turned off today
+	statsSubscribe(t, h, w, at(yesterday, 2), "eve")     // erased today
+	statsSubscribe(t, h, w, at(yesterday, 3), "")        // kept
+	statsSubscribe(t, h, w, at(yesterday, 4), "")        // kept
+	ann, site := h.owner(t, "ann@example.com", "Shop")   // another website's
+	gone := statsSubscribe(t, h, site.ID, at(yesterday, 1), "")
+	for _, c := range []struct{ project, endpoint string }{{h.site.ProjectID, off.Endpoint}, {site.ProjectID, gone.Endpoint}} {
+		r := h.do("DELETE", "/api/v1/projects/"+c.project+"/subscriptions", fmt.Sprintf(`{"endpoint":%q}`, c.endpoint))
+		expectBody(t, r, 200, `{"ok":true}`)
+	}
+	if r := h.do("DELETE", "/api/v1/subscribers/eve", "", auth(h.site.APIKey)...); r.status != 200 {
+		t.Fatalf("erase: %d %s", r.status, r.body)
+	}
+
+	day := func(d time.Time, subscribers, newSubscribers, unsubscribed int) string {
+		return fmt.Sprintf(`{"date":%q,"subscribers":%d,"newSubscribers":%d,"unsubscribed":%d,"notifications":0,`+
+			`"recipients":0,"sent":0,"delivered":0,"clicked":0,"ctr":0,"conversions":0,"revenue":0}`,
+			d.Format(time.DateOnly), subscribers, newSubscribers, unsubscribed)
+	}
+	totals := func(subscribers, newSubscribers, unsubscribed int) string {
+		return fmt.Sprintf(`"totals":{"subscribers":%d,"newSubscribers":%d,"unsubscribed":%d,"notifications":0,"recipients":0,`+
+			`"sent":0,"delivered":0,"clicked":0,"ctr":0,"conversions":0,"revenue":0}`, subscribers, newSubscribers, unsubscribed)
+	}
+	query := "/api/v1/stats?from=" + yesterday.Format(time.DateOnly) + "&to=" + today.Format(time.DateOnly)
+	r := h.do("GET", query, "", auth(h.site.APIKey)...)
+	expectBody(t, r, 200, `{"from":"`+yesterday.Format(time.DateOnly)+`","to":"`+today.Format(time.DateOnly)+`","timezone":"UTC",`+
+		totals(3, 4, 2)+`,"days":[`+day(yesterday, 5, 4, 0)+`,`+day(today, 3, 0, 2)+`]}`)
+	r = ann.do("GET", query+"&tz=UTC", "", projectHeader, site.ProjectID)
+	expectBody(t, r, 200, `{"from":"`+yesterday.Format(time.DateOnly)+`","to":"`+today.Format(time.DateOnly)+`","timezone":"UTC",`+
+		totals(0, 1, 1)+`,"days":[`+day(yesterday, 1, 1, 0)+`,`+day(today, 0, 0, 1)+`]}`)
 }
 
 // A zone 5:45 ahead of UTC: days start at 18:15 UTC.

@@ -26,6 +26,7 @@ type Selector struct {
 	ExternalIDs []string // when set, only these people
 	TopicID     string   // when set, only people opted into this topic
 	AlertID     string   // when set, only the people of this product alert's audience
+	TestDevices bool     // when set, only the website's test devices
 	include     []*filter.Matcher
 	exclude     []*filter.Matcher
 }
@@ -33,7 +34,7 @@ type Selector struct {
 // Compile resolves a target's saved segments and compiles its filters. A
 // segment that does not exist is ErrSegmentMissing.
 func Compile(ctx context.Context, segs Segments, websiteID string, t notification.Target) (*Selector, error) {
-	s := &Selector{WebsiteID: websiteID, ExternalIDs: t.ExternalIDs, TopicID: t.TopicID}
+	s := &Selector{WebsiteID: websiteID, ExternalIDs: t.ExternalIDs, TopicID: t.TopicID, TestDevices: t.TestDevices}
 	if t.ProductAlert != nil {
 		if t.ProductAlert.ID == "" {
 			return nil, errors.New("a product alert's target names no alert")
@@ -114,7 +115,7 @@ func Attributes(sub *store.Subscriber) filter.Attributes {
 func (s *Selector) Query(shard int, afterID string, limit int) store.AudienceQuery {
 	return store.AudienceQuery{
 		WebsiteID: s.WebsiteID, Shard: shard, AfterID: afterID, Limit: limit,
-		ExternalIDs: s.ExternalIDs, TopicID: s.TopicID, AlertID: s.AlertID,
+		ExternalIDs: s.ExternalIDs, TopicID: s.TopicID, AlertID: s.AlertID, TestDevices: s.TestDevices,
 	}
 }
 
@@ -127,7 +128,8 @@ type Reader interface {
 // website, external ids and topic, narrowed by what its included filters
 // require (Selects still decides), with the tags when tags is set.
 func (s *Selector) reach(shard int, tags bool) store.ReachQuery {
-	q := store.ReachQuery{WebsiteID: s.WebsiteID, Shard: shard, ExternalIDs: s.ExternalIDs, AlertID: s.AlertID, Tags: tags}
+	q := store.ReachQuery{WebsiteID: s.WebsiteID, Shard: shard, ExternalIDs: s.ExternalIDs, AlertID: s.AlertID,
+		TestDevices: s.TestDevices, Tags: tags}
 	if s.TopicID != "" {
 		q.Narrow.Topics = []string{s.TopicID}
 	}

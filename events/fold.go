@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/relaybell/relaybell/stats"
 	"github.com/relaybell/relaybell/store"
 )
 
@@ -20,7 +21,8 @@ const (
 	// fixed audience.
 	alertAudienceLife = time.Hour
 	// purgeEvery is how often old idempotency keys, folded credits,
-	// expired interests and finished alerts' audiences are removed.
+	// expired interests, finished alerts' audiences and browsers'
+	// removals are removed.
 	purgeEvery = 10 * time.Minute
 )
 
@@ -30,8 +32,10 @@ const (
 // foldSweep anyway. Every purgeEvery it forgets what is no longer needed
 // (store.Behavior.PurgeBehavior): Idempotency-Keys and folded credits
 // after IdempotencyLife (a retry comes no later), interests after
-// InterestLife, finished alerts' audiences after alertAudienceLife. Every API node runs it; folds never count a credit
-// twice.
+// InterestLife, finished alerts' audiences after alertAudienceLife; and,
+// for package stats, the removals of browsers after stats.RemovalLife
+// (store.Stats.PurgeRemovals). Every API node runs it; folds never count a
+// credit twice.
 func (s *Service) Run(ctx context.Context) {
 	sweep := time.NewTicker(foldSweep)
 	defer sweep.Stop()
@@ -48,6 +52,9 @@ func (s *Service) Run(ctx context.Context) {
 			if _, err := s.st.PurgeBehavior(ctx, store.BehaviorPurge{Keys: now.Add(-IdempotencyLife), Credits: now.Add(-IdempotencyLife),
 				Interests: now.Add(-InterestLife), Alerts: now.Add(-alertAudienceLife)}); err != nil && ctx.Err() == nil {
 				s.logger.Warn("purging behavior", "err", err)
+			}
+			if _, err := s.st.PurgeRemovals(ctx, now.Add(-stats.RemovalLife)); err != nil && ctx.Err() == nil {
+				s.logger.Warn("purging removals", "err", err)
 			}
 			continue
 		}

@@ -66,6 +66,9 @@ type Target struct {
 	// ProductAlert makes the send a product alert: it goes to the audience
 	// fixed for it (store.Behavior.CreateProductAlert) and nobody else.
 	ProductAlert *ProductAlert `json:"productAlert,omitempty"`
+	// TestDevices makes the send a test: it goes to the website's test
+	// devices (store.TestDevices) and nobody else.
+	TestDevices bool `json:"testDevices,omitempty"`
 }
 
 // ProductAlert is the target of a product alert.
@@ -80,7 +83,7 @@ type ProductAlert struct {
 // Everyone reports whether the target selects every subscriber.
 func (t Target) Everyone() bool {
 	return len(t.ExternalIDs) == 0 && t.SegmentID == "" && noRules(t.Filters) && t.TopicID == "" &&
-		t.ExcludeSegmentID == "" && noRules(t.ExcludeFilters) && t.ProductAlert == nil
+		t.ExcludeSegmentID == "" && noRules(t.ExcludeFilters) && t.ProductAlert == nil && !t.TestDevices
 }
 
 func noRules(f *filter.Filters) bool { return f == nil || f.Empty() }
@@ -147,6 +150,9 @@ func Prepare(ctx context.Context, r *Request, w store.Website, lk Lookup, now ti
 		if n.Target, err = json.Marshal(target); err != nil {
 			return nil, fmt.Errorf("encoding target: %w", err)
 		}
+	}
+	if r.TestDevices {
+		return n, nil // no send body: as a POST /notifications body it would go to everyone
 	}
 	sendBody := *r
 	sendBody.Draft = nil
@@ -358,6 +364,9 @@ func clampDefault(v *int64, lo, hi, def int64) int {
 // kept in its canonical lower case, so the id matches in any letter case.
 func resolveTarget(r *Request) Target {
 	var t Target
+	if r.TestDevices {
+		return Target{TestDevices: true} // its route refuses targeting members
+	}
 	if r.ExternalIDs.Set || r.ExternalID.Set {
 		t.ExternalIDs = externalIDs(r)
 	}
@@ -430,6 +439,8 @@ func AddUTM(link string, s store.Settings) string {
 func (t Target) Summary() string {
 	var parts []string
 	switch {
+	case t.TestDevices:
+		return "Test devices"
 	case t.ProductAlert != nil && t.ProductAlert.Kind == store.InterestBackInStock:
 		parts = append(parts, "People waiting for product "+t.ProductAlert.ProductID+" to be back in stock")
 	case t.ProductAlert != nil:

@@ -53,6 +53,10 @@ type Request struct {
 	AB                 *AB                      `json:"ab,omitempty"`
 	ABTest             *ABTest                  `json:"abTest,omitempty"`
 	Draft              *bool                    `json:"draft,omitempty"`
+
+	// TestDevices makes the send a test to the website's test devices and
+	// nobody else (POST /test-devices/send sets it; no body can).
+	TestDevices bool `json:"-"`
 }
 
 // Nullable is a member that is left out (the zero Nullable), sent as null,

@@ -84,6 +84,7 @@ func TestDashboardGettingStarted(t *testing.T) {
 		t.Fatalf("websites %+v", me.Websites)
 	}
 	w := me.Websites[0]
+	b.project = w.ProjectID
 	base := ts.base + "/api/v1/projects/" + w.ProjectID
 	for name, want := range map[string]string{
 		"Script tag":          `<script src="` + base + `/sdk.js" async></script>`,
@@ -115,6 +116,8 @@ func TestDashboardGettingStarted(t *testing.T) {
 	role("button", "Subscribe this browser", "click")
 	role("status", "", "wait")
 	waitFor(t, "the subscription", func() bool { return role("status", "", "text") == "Subscribed." })
+	// This browser is now one of the website's test devices, listed.
+	role("button", "Remove test device Ada: Chrome on Linux", "wait")
 	role("button", "Send a test notification", "click")
 	role("link", "Watch it go", "wait")
 	testID := strings.TrimPrefix(role("link", "Watch it go", "href"), "#/notifications/")
@@ -516,4 +519,20 @@ func TestDashboardGettingStarted(t *testing.T) {
 	}
 	d.call("keyboard", map[string]any{"steps": []map[string]string{{"press": "Enter"}}}, &focus)
 	heading("Notifications")
+
+	// The owner makes Bob an admin.
+	role("link", "Settings", "click")
+	role("combobox", "Role of bob@shop.example", "select", "admin")
+	waitFor(t, "Bob an admin", func() bool {
+		var team struct {
+			Members []struct{ Email, Role string } `json:"members"`
+		}
+		b.api("GET", "/members", "", &team)
+		for _, m := range team.Members {
+			if m.Email == "bob@shop.example" {
+				return m.Role == "admin"
+			}
+		}
+		return false
+	})
 }

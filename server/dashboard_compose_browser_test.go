@@ -36,12 +36,13 @@ func TestDashboardComposer(t *testing.T) {
 	var topic struct{ ID, Slug string }
 	b.api("POST", "/topics", `{name: 'Deals'}`, &topic)
 	browsers := map[string]*webpushtest.Browser{}
+	endpoints := map[string]string{}
 	for _, p := range []struct {
 		id, language string
 		topics       []string
 	}{{"fr-1", "fr", []string{topic.Slug}}, {"de-1", "de", nil}, {"us-1", "en-US", nil}} {
 		browsers[p.id] = ts.push.NewBrowser(w.VAPIDPublicKey)
-		ts.subscribe(w, browsers[p.id], map[string]any{"externalId": p.id, "language": p.language, "topics": p.topics})
+		endpoints[p.id] = ts.subscribe(w, browsers[p.id], map[string]any{"externalId": p.id, "language": p.language, "topics": p.topics}).EndpointID
 	}
 	var imported struct{ Processed int }
 	b.api("POST", "/subscribers/import", `{subscribers: [{externalId: 'fr-1', tags: {plan: 'gold', name: 'Amélie'}}]}`, &imported)
@@ -115,6 +116,30 @@ func TestDashboardComposer(t *testing.T) {
 	}
 	if p := received(t, browsers["de-1"], id); p[0].Title != "Hello friend" {
 		t.Fatalf("de-1's title %q", p[0].Title)
+	}
+
+	// A test of the composer's content: none without a test device, then
+	// to de-1's browser, made one, alone.
+	role("link", "New notification", "click")
+	role("textbox", "Title", "fill", "Trying {name|you}")
+	role("button", "Send a test", "click")
+	waitFor(t, "no test devices", func() bool {
+		return role("alert", "", "count") == "1" && strings.Contains(role("alert", "", "text"), "No test devices yet")
+	})
+	var device struct{ TestDevice struct{ ID string } }
+	b.api("POST", "/test-devices", `{endpointId: '`+endpoints["de-1"]+`', name: 'Desk'}`, &device)
+	role("button", "Send a test", "click")
+	waitFor(t, "the test sent", func() bool { return role("status", "", "text") == "Test sent to 1 test device." })
+	var tests struct {
+		Items []struct{ ID, TargetSummary string } `json:"items"`
+	}
+	b.api("GET", "/notifications?q=Trying", "", &tests)
+	if len(tests.Items) != 1 || tests.Items[0].TargetSummary != "Test devices" {
+		t.Fatalf("the test send listed %+v", tests.Items)
+	}
+	reached(tests.Items[0].ID, "de-1")
+	if p := received(t, browsers["de-1"], tests.Items[0].ID); p[0].Title != "Trying you" {
+		t.Fatalf("the test's title %q", p[0].Title)
 	}
 
 	// A topic; a segment.

@@ -9,10 +9,20 @@
 // store's (store.Stats), aggregated by the engine; this package never reads
 // a row per browser or per notification.
 //
-// What the numbers can say is bounded by what the store keeps: a browser
-// that turns notifications off or expires is deleted, with no time of its
-// leaving. So a past day's subscribers are the browsers subscribed now
-// that had subscribed by its end, newSubscribers the browsers subscribed
-// now that subscribed that day, and unsubscribed the people (not browsers)
-// whose last browser left that day and who have not come back.
+// Subscribers are browsers. A browser that turns notifications off,
+// expires (the push service reports it gone) or is erased with its person
+// is deleted, and the store records its removal: the website, when it
+// subscribed and when it left, nothing personal. So a day's subscribers
+// are the browsers subscribed at its end (those made by then, less those
+// removed by then), newSubscribers the browsers that subscribed that day
+// and unsubscribed those that left that day, whether or not they are
+// subscribed now. A browser that moves to another person when it signs in
+// stays subscribed.
+//
+// That history has two limits. It starts with the store's migration 19:
+// browsers removed before it are not known, so the days before it count
+// only the browsers still subscribed when it ran. And the store forgets a
+// removal after RemovalLife, 400 days (purged by package events' periodic
+// purge): of a range that starts earlier, the browsers removed more than
+// 400 days ago are missing from every count.
 package stats

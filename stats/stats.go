@@ -11,12 +11,16 @@ import (
 	"github.com/relaybell/relaybell/store"
 )
 
-// Bounds of a report's range.
+// Bounds of a report's range, and of its history.
 const (
 	// DefaultDays is the range without from: the 30 days that end with to.
 	DefaultDays = 30
 	// MaxDays is the longest range, a leap year.
 	MaxDays = 366
+	// RemovalLife is how long the store keeps a browser's removal
+	// (store.Stats.PurgeRemovals): a report of any range that starts in
+	// the last 400 days is whole.
+	RemovalLife = 400 * 24 * time.Hour
 )
 
 // ErrRange is a range that ends before it starts or is longer than
@@ -57,16 +61,18 @@ type DayStats struct {
 	Counts
 }
 
-// Counts are a day's or a range's numbers.
+// Counts are a day's or a range's numbers. Subscribers are browsers, and
+// the past's are known as far as the store recorded removals (see the
+// package doc).
 type Counts struct {
-	// Subscribers is the browsers subscribed at the end of the day (of
-	// those subscribed now; see the package doc), or now in Totals.
+	// Subscribers is the browsers subscribed at the end of the day, those
+	// that left since included, or now in Totals.
 	Subscribers int64 `json:"subscribers"`
-	// NewSubscribers is the browsers subscribed now that subscribed that
-	// day.
+	// NewSubscribers is the browsers that subscribed that day, those that
+	// left since included.
 	NewSubscribers int64 `json:"newSubscribers"`
-	// Unsubscribed is the people whose last browser left that day and who
-	// have not subscribed again.
+	// Unsubscribed is the browsers that left that day: turned off,
+	// expired, or erased with their person.
 	Unsubscribed int64 `json:"unsubscribed"`
 	// Notifications is the notifications made that day (drafts excluded,
 	// automations included), the rest their counters' sums.
@@ -118,11 +124,12 @@ func Read(ctx context.Context, r Reader, q Query) (Report, error) {
 		return Report{}, fmt.Errorf("reading activity: %d spans for %d days", len(act.Spans), n)
 	}
 	rep := Report{From: from.String(), To: to.String(), Timezone: q.Loc.String(), Days: make([]DayStats, n)}
-	// Walk back from now: a day's subscribers are those of the next day
-	// less the next day's new ones.
-	subscribers := act.Subscribers - act.Later
-	for i := n - 1; i >= 0; i-- {
+	// Walk forward from the first day's start: a day's subscribers are
+	// those of the day before, and its new ones, less those that left.
+	subscribers := act.Start
+	for i := range n {
 		sp := act.Spans[i]
+		subscribers += sp.NewSubscribers - sp.Unsubscribed
 		rep.Days[i] = DayStats{Date: from.AddDays(i).String(), Counts: Counts{
 			Subscribers:    max(subscribers, 0),
 			NewSubscribers: sp.NewSubscribers,
@@ -136,7 +143,6 @@ func Read(ctx context.Context, r Reader, q Query) (Report, error) {
 			Conversions:    sp.Conversions,
 			Revenue:        money(sp.Revenue),
 		}}
-		subscribers -= sp.NewSubscribers
 	}
 	t := &rep.Totals
 	t.Subscribers = act.Subscribers

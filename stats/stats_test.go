@@ -95,9 +95,10 @@ func (f *fakeReader) Activity(_ context.Context, _ string, bounds []time.Time) (
 }
 
 // Read asks for the bounds of the days and folds the spans into days:
-// subscribers walk back from now, the rest are the span's, totals sums.
+// subscribers walk forward from the first day's start, the rest are the
+// span's, totals sums.
 func TestRead(t *testing.T) {
-	r := &fakeReader{act: store.Activity{Subscribers: 10, Later: 1, Spans: []store.ActivitySpan{
+	r := &fakeReader{act: store.Activity{Subscribers: 10, Start: 3, Spans: []store.ActivitySpan{
 		{NewSubscribers: 2, Sent: 3, Clicked: 1, Revenue: 0.1},
 		{Unsubscribed: 1},
 		{NewSubscribers: 4, Notifications: 1, Recipients: 7, Sent: 6, Delivered: 5, Clicked: 2, Conversions: 1, Revenue: 0.2},
@@ -118,8 +119,8 @@ func TestRead(t *testing.T) {
 			Delivered: 5, Clicked: 3, Ctr: 33.3, Conversions: 1, Revenue: 0.3},
 		Days: []DayStats{
 			{"2026-03-28", Counts{Subscribers: 5, NewSubscribers: 2, Sent: 3, Clicked: 1, Ctr: 33.3, Revenue: 0.1}},
-			{"2026-03-29", Counts{Subscribers: 5, Unsubscribed: 1}},
-			{"2026-03-30", Counts{Subscribers: 9, NewSubscribers: 4, Notifications: 1, Recipients: 7, Sent: 6,
+			{"2026-03-29", Counts{Subscribers: 4, Unsubscribed: 1}},
+			{"2026-03-30", Counts{Subscribers: 8, NewSubscribers: 4, Notifications: 1, Recipients: 7, Sent: 6,
 				Delivered: 5, Clicked: 2, Ctr: 33.3, Conversions: 1, Revenue: 0.2}},
 		}}
 	if !reflect.DeepEqual(rep, want) {

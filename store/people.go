@@ -77,6 +77,9 @@ type ReachQuery struct {
 	Shard       int      // AllShards for the whole website
 	ExternalIDs []string // when non-empty, only people with these external ids
 	AlertID     string   // when set, only the people of this product alert's audience
+	// TestDevices, when set, selects only the people with a test device
+	// (each counted with all their browsers).
+	TestDevices bool
 	// Narrow is what every person must pass as well; counting uses its
 	// Countries, Topics and Tags for what a send's filters and topic imply.
 	Narrow PeopleFilter
@@ -198,7 +201,8 @@ type People interface {
 	TagPeople(ctx context.Context, websiteID string, ids []string, set map[string]string, remove []string) (int, error)
 	// ErasePeople permanently deletes the listed subscribers of the website
 	// with their endpoints, labels, opt-ins, push results and interactions
-	// (other ids are skipped); it returns the erased ones.
+	// (other ids are skipped); it returns the erased ones. Their endpoints'
+	// removals are recorded (Stats: the website and two times alone).
 	ErasePeople(ctx context.Context, websiteID string, ids []string) ([]Subscriber, error)
 	// Facets counts the website's people by attribute, up to limit values each.
 	Facets(ctx context.Context, websiteID string, limit int) (Facets, error)

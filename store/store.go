@@ -234,6 +234,9 @@ type AudienceQuery struct {
 	// AlertID, when set, is a product alert's notification id: only the
 	// people its audience holds (Behavior.CreateProductAlert).
 	AlertID string
+	// TestDevices, when set, selects only the website's test devices
+	// (store.TestDevices), not their people's other browsers.
+	TestDevices bool
 }
 
 // Notification statuses of spec 3.1.
@@ -350,6 +353,7 @@ type Store interface {
 	Identity
 	Behavior
 	Stats
+	TestDevices
 	Close() error
 }
 
@@ -431,9 +435,9 @@ type Subscriptions interface {
 	// moved by Replaces or Logout is not Created.
 	UpsertSubscription(ctx context.Context, in SubscriptionInput) (SubscriptionResult, error)
 	// DeleteSubscription is a visitor turning notifications off through
-	// the site: it removes the endpoint, marks a subscriber left with no
-	// endpoint unsubscribed and adds the subscriber.unsubscribed event, in
-	// one transaction. Returns ErrNotFound for an unknown one. Endpoints
+	// the site: it removes the endpoint, records its removal (Stats), marks
+	// a subscriber left with no endpoint unsubscribed and adds the
+	// subscriber.unsubscribed event, in one transaction. Returns ErrNotFound for an unknown one. Endpoints
 	// that go otherwise (pruned by RecordResults, erased with their person)
 	// add no event.
 	DeleteSubscription(ctx context.Context, websiteID, endpointURL string) (Endpoint, error)
@@ -536,7 +540,8 @@ type Delivery interface {
 	// endpoint), updates the counters with the ones that were new (each new
 	// result adds one recipient, so a redone batch never counts a browser
 	// twice and recipients = sent + failed + pruned once the send is done), and
-	// removes pruned endpoints, all in one transaction.
+	// removes pruned endpoints, recording their removals (Stats), all in one
+	// transaction.
 	RecordResults(ctx context.Context, notificationID string, results []PushResult) error
 	// ShardDone marks one shard task of a send expanded and delivered; when
 	// every task is done the send becomes sent. A send in waves has

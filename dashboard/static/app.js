@@ -285,18 +285,30 @@ function loadSDK(projectId) {
   });
 }
 
-// TryHere subscribes this browser to the website, linked to the external
-// id dashboard:<your user id>, and sends it a test notification.
-function TryHere({ site, me }) {
+// browserName is a name for this browser as a test device.
+function browserName(me) {
+  const ua = navigator.userAgent;
+  const browser = /Edg\//.test(ua) ? 'Edge' : /Firefox\//.test(ua) ? 'Firefox' : /Chrom(e|ium)\//.test(ua) ? 'Chrome' : /Safari\//.test(ua) ? 'Safari' : 'Browser';
+  const os = /Android/.test(ua) ? 'Android' : /iPhone|iPad/.test(ua) ? 'iOS' : /Mac OS X/.test(ua) ? 'macOS' : /Windows/.test(ua) ? 'Windows' : /Linux/.test(ua) ? 'Linux' : '';
+  return ((me.user.name || me.user.email) + ': ' + browser + (os ? ' on ' + os : '')).slice(0, 60);
+}
+
+// TryHere subscribes this browser to the website, makes it a test device
+// and sends it a test notification.
+function TryHere({ site, me, onAdded }) {
   const [state, setState] = useState({ step: 'start' });
-  const externalId = 'dashboard:' + me.user.id;
   const subscribe = async () => {
     setState({ step: 'busy' });
     try {
       const sdk = await loadSDK(site.projectId);
-      await sdk.login(externalId);
       const ids = await sdk.subscribe();
-      setState(ids ? { step: 'subscribed' } : { step: 'start', error: 'Notifications are blocked for this page: allow them in the browser first.' });
+      if (!ids) {
+        setState({ step: 'start', error: 'Notifications are blocked for this page: allow them in the browser first.' });
+        return;
+      }
+      await call('POST', '/test-devices', { endpointId: ids.endpointId, name: browserName(me) });
+      setState({ step: 'subscribed' });
+      onAdded();
     } catch (err) {
       setState({ step: 'start', error: err.message });
     }
@@ -304,7 +316,7 @@ function TryHere({ site, me }) {
   const send = async () => {
     setState({ step: 'sending' });
     try {
-      const a = await call('POST', '/notifications', { title: 'Hello from RelayBell', body: 'Your first notification reached this browser.', externalId });
+      const a = await call('POST', '/test-devices/send', { title: 'Hello from RelayBell', body: 'Your first notification reached this browser.' });
       setState({ step: 'sent', id: a.notificationId });
     } catch (err) {
       setState({ step: 'subscribed', error: err.message });
@@ -312,7 +324,7 @@ function TryHere({ site, me }) {
   };
   return html`<section aria-labelledby="try-title">
     <h2 id="try-title">Try it in this browser</h2>
-    <p>Subscribes this browser to ${site.name} as <code>${externalId}</code>, then sends it a notification.</p>
+    <p>Subscribes this browser to ${site.name} as one of its test devices, then sends it a test notification.</p>
     ${state.error && html`<p class="error" role="alert">${state.error}</p>`}
     <div class="actions">
       <button type="button" onClick=${subscribe} disabled=${state.step !== 'start'}>Subscribe this browser</button>
@@ -323,7 +335,39 @@ function TryHere({ site, me }) {
   </section>`;
 }
 
+// TestDevices lists the browsers that get the website's test sends.
+function TestDevices({ site, version }) {
+  const canChange = site.role !== 'viewer';
+  const [list, setList] = useState(null);
+  const [error, setError] = useState(null);
+  const load = () => call('GET', '/test-devices').then((a) => { setList(a.testDevices); setError(null); }, (err) => setError(errorsOf(err).form || err.message));
+  useEffect(() => { load(); }, [site.projectId, version]);
+  const remove = async (d) => {
+    try {
+      await call('DELETE', '/test-devices/' + encodeURIComponent(d.id));
+      load();
+    } catch (err) {
+      setError(errorsOf(err).form || err.message);
+    }
+  };
+  return html`<section aria-labelledby="devices-title">
+    <h2 id="devices-title">Test devices</h2>
+    <p>Test sends from the composer go to these browsers only, at most 120 an hour.</p>
+    ${error && html`<p class="error" role="alert">${error}</p>`}
+    ${list && list.length === 0 && html`<p>No test devices yet: subscribe this browser above.</p>`}
+    ${list && list.length > 0 && html`<div class="scroll"><table>
+      <caption class="visually-hidden">Test devices</caption>
+      <thead><tr><th scope="col">Name</th><th scope="col">Device</th><th scope="col">Person</th><th scope="col">Last seen</th>
+        ${canChange && html`<th scope="col"><span class="visually-hidden">Actions</span></th>`}</tr></thead>
+      <tbody>${list.map((d) => html`<tr><td>${d.name}</td><td>${d.device}</td><td>${d.externalId || '—'}</td>
+        <td>${formatTime(d.last_seen_at, site.timezone)}</td>
+        ${canChange && html`<td><button type="button" class="secondary" aria-label=${'Remove test device ' + d.name} onClick=${() => remove(d)}>Remove</button></td>`}</tr>`)}</tbody>
+    </table></div>`}
+  </section>`;
+}
+
 function Install({ site, me }) {
+  const [version, setVersion] = useState(0);
   const base = location.origin + '/api/v1/projects/' + site.projectId;
   const snippet = '<script src="' + base + '/sdk.js" async></script>';
   const worker = "importScripts('" + base + "/sw.js');";
@@ -338,11 +382,11 @@ function Install({ site, me }) {
     <${Code} id="snippet" label="Script tag" value=${snippet} hint="Put it in the <head> of every page." />
     <${Code} id="worker" label="Service worker file" value=${worker} hint="Serve this one line at /relaybell-sw.js on your website." />
     <${Code} id="vapid" label="VAPID public key" value=${site.vapidPublicKey} hint="The SDK fetches it itself; here for other clients." />
-    ${site.role !== 'viewer' && html`<${TryHere} site=${site} me=${me} />`}
+    ${site.role !== 'viewer' && html`<${TryHere} site=${site} me=${me} onAdded=${() => setVersion(version + 1)} />`}
+    <${TestDevices} site=${site} version=${version} />
   </section>`;
 }
 
-// dayOf is the date (YYYY-MM-DD) of a moment in a time zone.
 const periods = [['7', 'last 7 days'], ['30', 'last 30 days'], ['90', 'last 90 days'], ['365', 'last 12 months']];
 
 // dayOf is the day (YYYY-MM-DD) of the moment iso in timeZone.
@@ -1158,6 +1202,8 @@ function WebhookLog({ site, id, deliveryId }) {
   const [one, setOne] = useState(null);
   const [error, setError] = useState(null);
   const base = '/webhooks/' + encodeURIComponent(id);
+  const more = (cursor) => call('GET', base + '/deliveries?cursor=' + encodeURIComponent(cursor))
+    .then((a) => setLog((old) => ({ deliveries: old.deliveries.concat(a.deliveries), nextCursor: a.nextCursor })), (err) => setError(errorsOf(err).form || err.message));
   const load = () => {
     call('GET', base + '/deliveries').then(setLog, (err) => setError(errorsOf(err).form || err.message));
     if (deliveryId) {
@@ -1186,6 +1232,7 @@ function WebhookLog({ site, id, deliveryId }) {
       <tbody>${log.deliveries.map((x) => html`<tr><td><a href=${'#/webhooks/' + id + '/deliveries/' + x.id}>${x.event}</a></td><td>${x.status}</td>
         <td class="num">${numbers.format(x.attempts)}</td><td>${x.last_status_code === null ? (x.error || '—') : x.last_status_code}</td>
         <td>${formatTime(x.created_at, site.timezone)}</td></tr>`)}</tbody></table></div>`}
+    ${log && log.nextCursor && html`<button type="button" onClick=${() => more(log.nextCursor)}>Load more</button>`}
     ${one && html`<section aria-labelledby="delivery-title">
       <h2 id="delivery-title">Delivery ${one.id}</h2>
       <dl class="facts"><dt>Event</dt><dd>${one.event}</dd><dt>Status</dt><dd>${one.status}</dd>
@@ -1442,6 +1489,23 @@ function Composer({ site, draftId }) {
       f.setErrors(composerError(err));
     }
   };
+  const [tested, setTested] = useState('');
+  // test sends the content alone to the website's test devices.
+  const test = async () => {
+    setTested('');
+    const r = sendRequest(v, site, false);
+    const content = {};
+    for (const k of ['title', 'body', 'url', 'icon', 'image', 'badge', 'actions', 'requireInteraction', 'tag', 'ttl', 'translations']) {
+      if (r[k] !== undefined) content[k] = r[k];
+    }
+    try {
+      const a = await call('POST', '/test-devices/send', content);
+      setTested('Test sent to ' + numbers.format(a.devices) + (a.devices === 1 ? ' test device.' : ' test devices.'));
+    } catch (err) {
+      f.setErrors(err instanceof ApiError && err.code === 'no_test_devices'
+        ? { form: 'No test devices yet: subscribe a browser on the Install page first.' } : composerError(err));
+    }
+  };
   const insert = (field, tag) => f.set(field)(v[field] + tag);
   const radio = (group, value, label) => html`<label class="choice"><input type="radio" name=${group} value=${value}
     checked=${v[group] === value} onChange=${() => f.set(group)(value)} /> ${label}</label>`;
@@ -1531,7 +1595,9 @@ function Composer({ site, draftId }) {
         ${radio('when', 'smart', 'At each subscriber’s most active hour')}
       </fieldset>
       <div class="actions"><button type="submit" disabled=${f.busy}>Review and send</button>
-        <button type="button" class="secondary" onClick=${saveDraft}>Save draft</button></div>
+        <button type="button" class="secondary" onClick=${saveDraft}>Save draft</button>
+        <button type="button" class="secondary" onClick=${test}>Send a test</button></div>
+      ${tested && html`<p role="status">${tested}</p>`}
     </form>
     <${Preview} v=${v} site=${site} />
     ${confirm && html`<div class="dialog" role="dialog" aria-modal="true" aria-labelledby="confirm-title"

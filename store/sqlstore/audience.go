@@ -81,6 +81,18 @@ const alertAudienceSQL = `SELECT ` + recipientCols + `
 	  AND ` + audienceTopic + `
 	ORDER BY e.id LIMIT $4`
 
+// testDevicesAudienceSQL is the query of a page of a test send's Audience:
+// the arguments of AudienceSQL; the website's test devices of the shard,
+// and only those endpoints of their people.
+const testDevicesAudienceSQL = `SELECT ` + recipientCols + `
+	FROM test_devices t
+	CROSS JOIN endpoints e
+	CROSS JOIN subscribers s
+	WHERE t.website_id = $1 AND e.id = t.endpoint_id AND e.website_id = $1 AND e.shard = $2 AND e.id > $3
+	  AND s.id = e.subscriber_id AND s.unsubscribed_at IS NULL
+	  AND ` + audienceTopic + `
+	ORDER BY e.id LIMIT $4`
+
 // Audience returns one page of the subscribed endpoints of one shard of a
 // website, ordered by endpoint id, with their subscribers. A Limit of 0 or
 // less means 1000.
@@ -97,6 +109,10 @@ func (s *Store) Audience(ctx context.Context, q store.AudienceQuery) ([]store.Re
 	switch {
 	case byExternalIDs && q.AlertID != "":
 		return nil, errors.New("loading audience: a product alert names no external ids")
+	case q.TestDevices && (byExternalIDs || q.AlertID != ""):
+		return nil, errors.New("loading audience: a test send names nobody else")
+	case q.TestDevices:
+		query = testDevicesAudienceSQL
 	case byExternalIDs:
 		args = append(args, s.d.List(q.ExternalIDs))
 		size = min(limit, 2*len(q.ExternalIDs), 64)

@@ -165,11 +165,15 @@ func (s *Store) recordResultsByOutcome(ctx context.Context, tx Conn, notificatio
 }
 
 // pruneEndpoints deletes the endpoints the push service reported gone (ids
-// sorted: PostgreSQL locks the rows in that order) and marks subscribers
-// left without any unsubscribed.
+// sorted: PostgreSQL locks the rows in that order), recording their
+// removals first (the stats' history), and marks subscribers left without
+// any unsubscribed.
 func (s *Store) pruneEndpoints(ctx context.Context, tx Conn, ids []string, at time.Time) error {
 	if len(ids) == 0 {
 		return nil
+	}
+	if err := s.recordRemovals(ctx, tx, at, s.d.In("id", "$2"), s.d.List(ids)); err != nil {
+		return err
 	}
 	rows, err := tx.Query(ctx, `DELETE FROM endpoints WHERE `+s.d.In("id", "$1")+` RETURNING subscriber_id`, s.d.List(ids))
 	subs, err := collectRows(rows, err, func(id *string) []any { return []any{id} })

@@ -51,6 +51,11 @@
 //   - A subscriber is marked unsubscribed only after locking its row and
 //     re-reading its endpoints (markUnsubscribedIfEmpty), so a
 //     registration adding an endpoint at the same time is never overlooked.
+//   - Every deletion of endpoints records their removals (the stats'
+//     history) in its transaction, after locking them in id order
+//     (recordRemovals), or from the row it deleted (recordRemoval), so of
+//     concurrent deletions of a browser (turned off while its push service
+//     reports it gone) exactly one records it.
 //
 // Row locks are taken endpoints before subscribers, and where one statement
 // locks several rows of a table, in id order.

@@ -400,8 +400,9 @@ func (s *Store) TagPeople(ctx context.Context, websiteID string, ids []string, s
 }
 
 // ErasePeople deletes the listed people of the website and everything
-// recorded about their endpoints. On PostgreSQL it locks their rows first,
-// in id order.
+// recorded about their endpoints, but for their removals in the stats'
+// history (recordRemovals: the website and two times). On PostgreSQL it
+// locks their rows first, in id order.
 func (s *Store) ErasePeople(ctx context.Context, websiteID string, ids []string) ([]store.Subscriber, error) {
 	var erased []store.Subscriber
 	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
@@ -429,6 +430,11 @@ func (s *Store) ErasePeople(ctx context.Context, websiteID string, ids []string)
 		if _, err := tx.Exec(ctx, `DELETE FROM interactions WHERE notification_id IN
 				(SELECT id FROM notifications WHERE website_id = $1)
 			AND endpoint_id IN (`+endpointsOf+`)`, websiteID, list); err != nil {
+			return err
+		}
+		// Their browsers go with them (ON DELETE CASCADE): removals, as
+		// if turned off, in the stats.
+		if err := s.recordRemovals(ctx, tx, time.Now(), s.d.In("subscriber_id", "$2"), list); err != nil {
 			return err
 		}
 		_, err = tx.Exec(ctx, `DELETE FROM subscribers WHERE `+s.d.In("id", "$1"), list)

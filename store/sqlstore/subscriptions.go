@@ -245,9 +245,10 @@ func endpointDest(e *store.Endpoint) []any {
 		timeDest{&e.CreatedAt}, timeDest{&e.LastSeenAt}}
 }
 
-// DeleteSubscription removes the website's endpoint with that URL, marks
-// its subscriber unsubscribed when it was the last one and adds the
-// subscriber.unsubscribed event: the visitor turned notifications off.
+// DeleteSubscription removes the website's endpoint with that URL, records
+// its removal (the stats' history), marks its subscriber unsubscribed when
+// it was the last one and adds the subscriber.unsubscribed event: the
+// visitor turned notifications off.
 func (s *Store) DeleteSubscription(ctx context.Context, websiteID, endpointURL string) (store.Endpoint, error) {
 	var e store.Endpoint
 	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
@@ -257,6 +258,9 @@ func (s *Store) DeleteSubscription(ctx context.Context, websiteID, endpointURL s
 			return s.mapErr(err)
 		}
 		at := time.Now()
+		if err := s.recordRemoval(ctx, tx, e, at); err != nil {
+			return err
+		}
 		if err := s.markUnsubscribedIfEmpty(ctx, tx, []string{e.SubscriberID}, at); err != nil {
 			return err
 		}
