@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -121,10 +120,7 @@ func websiteName(name string) (string, *Error) {
 	if name == "" {
 		return "", errorf(CodeNameRequired, "name is required")
 	}
-	if utf8.RuneCountInString(name) > maxWebsiteNameChars {
-		name = string([]rune(name)[:maxWebsiteNameChars])
-	}
-	return name, nil
+	return cutRunes(name, maxWebsiteNameChars), nil
 }
 
 // websiteURL accepts an absolute http(s) URL with a host and no user info.

@@ -96,14 +96,25 @@ func NormalizeScopes(in []string) ([]string, *Error) {
 
 // normalizeKeyName trims a key name, defaults it and cuts it to 60 characters.
 func normalizeKeyName(name string) string {
+	return trimmedName(name, defaultKeyName, maxKeyNameChars)
+}
+
+// trimmedName is name without surrounding spaces and cut to max
+// characters, or def when it is blank.
+func trimmedName(name, def string, max int) string {
 	name = strings.TrimSpace(name)
 	if name == "" {
-		return defaultKeyName
+		return def
 	}
-	if utf8.RuneCountInString(name) > maxKeyNameChars {
-		name = strings.TrimSpace(string([]rune(name)[:maxKeyNameChars]))
+	return strings.TrimSpace(cutRunes(name, max))
+}
+
+// cutRunes cuts s to at most n characters.
+func cutRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
 	}
-	return name
+	return string([]rune(s)[:n])
 }
 
 // parseExpiry reads expiresAt: null or absent is no expiry; otherwise an

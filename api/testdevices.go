@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/relaybell/relaybell/notification"
 	"github.com/relaybell/relaybell/store"
@@ -93,10 +92,11 @@ func (a *API) handleAddTestDevice(r *request) error {
 	if !isUUID(id) {
 		return errorf(CodeUnknownEndpoint, "no browser %q subscribed to this website", *in.EndpointID)
 	}
-	name := defaultTestDevName
-	if in.Name != nil && strings.TrimSpace(*in.Name) != "" {
-		name = cutRunes(strings.TrimSpace(*in.Name), maxTestDeviceName)
+	name := ""
+	if in.Name != nil {
+		name = *in.Name
 	}
+	name = trimmedName(name, defaultTestDevName, maxTestDeviceName)
 	d, created, err := a.st.AddTestDevice(r.ctx, r.owner.Website.ID, id, name, r.now.UTC().Truncate(time.Millisecond))
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -111,14 +111,6 @@ func (a *API) handleAddTestDevice(r *request) error {
 		status = http.StatusCreated
 	}
 	return r.json(status, map[string]testDeviceView{"testDevice": testDeviceOut(d)})
-}
-
-// cutRunes cuts s to at most n characters.
-func cutRunes(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n])
 }
 
 // handleRemoveTestDevice serves DELETE /api/v1/test-devices/{id}; a
@@ -153,19 +145,8 @@ func (a *API) handleTestSend(r *request) error {
 	if err := decodeJSON(body, req, strict); err != nil {
 		return err
 	}
-	for _, m := range []struct {
-		name string
-		set  bool
-	}{
-		{"externalId", req.ExternalID.Set}, {"externalIds", req.ExternalIDs.Set}, {"segmentId", req.SegmentID.Set},
-		{"filters", req.Filters.Set}, {"topicId", req.TopicID.Set}, {"excludeSegmentId", req.ExcludeSegmentID.Set},
-		{"excludeFilters", req.ExcludeFilters.Set}, {"sendAt", req.SendAt != nil}, {"perTimezone", req.PerTimezone != nil},
-		{"localTime", req.LocalTime != nil}, {"smartTime", req.SmartTime != nil}, {"ab", req.AB != nil},
-		{"abTest", req.ABTest != nil}, {"draft", req.Draft != nil}, {"transactional", req.Transactional != nil},
-	} {
-		if m.set {
-			return errorf(CodeTestSendNotTargeted, "a test send goes now to the website's test devices only: leave out %s", m.name)
-		}
+	if m := req.AudienceOrTiming(); m != "" {
+		return errorf(CodeTestSendNotTargeted, "a test send goes now to the website's test devices only: leave out %s", m)
 	}
 	devices, err := a.st.TestDevices(r.ctx, r.owner.Website.ID)
 	if err != nil {

@@ -59,6 +59,28 @@ type Request struct {
 	TestDevices bool `json:"-"`
 }
 
+// AudienceOrTiming returns the name of the first member of r, present
+// even as null, that chooses who gets a send or when, or that makes it a
+// draft, an A/B test or transactional; "" when r has none (a send
+// request's content alone, as a test send takes it).
+func (r *Request) AudienceOrTiming() string {
+	for _, m := range []struct {
+		name string
+		set  bool
+	}{
+		{"externalId", r.ExternalID.Set}, {"externalIds", r.ExternalIDs.Set}, {"segmentId", r.SegmentID.Set},
+		{"filters", r.Filters.Set}, {"topicId", r.TopicID.Set}, {"excludeSegmentId", r.ExcludeSegmentID.Set},
+		{"excludeFilters", r.ExcludeFilters.Set}, {"sendAt", r.SendAt != nil}, {"perTimezone", r.PerTimezone != nil},
+		{"localTime", r.LocalTime != nil}, {"smartTime", r.SmartTime != nil}, {"ab", r.AB != nil},
+		{"abTest", r.ABTest != nil}, {"draft", r.Draft != nil}, {"transactional", r.Transactional != nil},
+	} {
+		if m.set {
+			return m.name
+		}
+	}
+	return ""
+}
+
 // Nullable is a member that is left out (the zero Nullable), sent as null,
 // or sent with a value. It marshals back as it came: left out, null, or
 // the value (with the `omitzero` option).

@@ -157,6 +157,15 @@ func TestDashboardComposer(t *testing.T) {
 	// Rules with a live count, leaving out people matching other rules.
 	id, c = compose("Europe", func() {
 		role("radio", "People matching rules", "click")
+		// An incomplete rule is refused, never dropped (that would widen
+		// the send).
+		role("button", "Review and send", "click")
+		waitFor(t, "the rule's error", func() bool {
+			return strings.Contains(role("group", "Audience rules", "text"), "Complete rule 1 or remove it.")
+		})
+		if n := role("dialog", "", "count"); n != "0" {
+			t.Fatal("a send with an incomplete rule was offered")
+		}
 		role("combobox", "Field of audience rule 1", "select", "language")
 		role("combobox", "Condition of audience rule 1", "select", "in")
 		role("textbox", "Value of audience rule 1", "fill", "fr, de")
@@ -219,29 +228,39 @@ func TestDashboardComposer(t *testing.T) {
 		t.Errorf("the detail's facts %q", facts)
 	}
 
-	// A draft at the most active hour: saved, changed, sent.
+	// A draft to a topic at the most active hour: saved; changed to go now
+	// to everyone (the draft's topic and timing cleared, not kept); sent.
 	role("link", "New notification", "click")
 	role("textbox", "Title", "fill", "Draft one")
+	role("radio", "A topic", "click")
+	role("combobox", "Topic", "select", "Deals")
 	role("radio", "At each subscriber’s most active hour", "click")
 	role("button", "Save draft", "click")
 	heading("Notifications")
 	role("link", "Draft one", "wait")
 	b.shoot("drafts")
 	role("link", "Draft one", "click")
+	heading("Draft one")
+	draft := current()
 	role("link", "Edit draft", "click")
 	heading("Edit draft")
 	if got := role("textbox", "Title", "value"); got != "Draft one" {
 		t.Fatalf("the draft's title %q", got)
 	}
 	role("textbox", "Title", "fill", "Draft two")
+	role("radio", "Everyone", "click")
+	role("radio", "Now", "click")
 	role("button", "Save draft", "click")
+	role("link", "Draft two", "wait")
+	if c := detailOf(draft); c.SendBody["topicId"] != nil || c.SendBody["smartTime"] != nil || string(c.SendBody["title"]) != `"Draft two"` {
+		t.Fatalf("the changed draft's fields %v", c.SendBody)
+	}
 	role("link", "Draft two", "click")
 	heading("Draft two")
-	draft := current()
 	role("link", "Edit draft", "click")
 	heading("Edit draft")
 	role("button", "Review and send", "click")
-	if got := role("dialog", "Send “Draft two”?", "text"); !strings.Contains(got, "3 browsers at each subscriber’s most active hour") {
+	if got := role("dialog", "Send “Draft two”?", "text"); !strings.Contains(got, "3 browsers now") {
 		t.Fatalf("the draft's confirmation %q", got)
 	}
 	role("button", "Send", "click")
@@ -249,9 +268,25 @@ func TestDashboardComposer(t *testing.T) {
 	if current() != draft {
 		t.Fatalf("the draft was sent as %s, not itself (%s)", current(), draft)
 	}
-	if c := detailOf(draft); c.Notification.Status == "draft" || c.Notification.LocalTime != "smart" {
-		t.Fatalf("the sent draft: %+v", c.Notification)
+	reached(draft, "fr-1", "de-1", "us-1")
+
+	// A draft whose audience the form cannot show (a segment within a
+	// topic, made through the API) is never opened in it: its fields would
+	// be dropped.
+	var combo struct{ NotificationID string }
+	b.api("POST", "/notifications", `{title: 'Combo', segmentId: '`+segment.ID+`', topicId: '`+topic.Slug+`', draft: true}`, &combo)
+	b.d.call("goto", map[string]string{"url": ts.base + "/?combo#/notifications/" + combo.NotificationID}, nil)
+	heading("Combo")
+	role("button", "Delete draft", "wait")
+	if n := role("link", "Edit draft", "count") + role("button", "Duplicate", "count"); n != "00" {
+		t.Fatalf("edit and duplicate links of a draft the form cannot show: %s", n)
 	}
+	b.d.call("goto", map[string]string{"url": ts.base + "/?combo-edit#/compose/" + combo.NotificationID}, nil)
+	waitFor(t, "the refusal", func() bool { return strings.Contains(role("alert", "", "text"), "cannot show") })
+	if n := role("textbox", "Title", "count"); n != "0" {
+		t.Fatal("the form opened a draft it cannot show")
+	}
+
 	// Another draft, deleted.
 	var scrap struct{ NotificationID string }
 	b.api("POST", "/notifications", `{title: 'Scrap', draft: true}`, &scrap)

@@ -63,23 +63,31 @@ func (b *dashboard) api(method, path, body string, out any) {
 		'X-RelayBell-CSRF': '1', 'X-Project-Id': `+string(project)+`}, body: `+body+`}).then((r) => r.json())`, out)
 }
 
-// mailedCode is the verification code last mailed to email.
-func (b *dashboard) mailedCode(email string) string {
+// mailedCodes are the codes mailed to email (verification, reset), in the
+// outbox's order.
+func (b *dashboard) mailedCodes(email string) []string {
 	b.t.Helper()
 	var outbox struct {
 		Emails []struct{ To, Body string } `json:"emails"`
 	}
 	b.ts.call("GET", "/admin/v1/emails", adminToken, nil, &outbox)
-	code := ""
+	var codes []string
 	for _, m := range outbox.Emails {
 		if sub := regexp.MustCompile(`give this code there: (\S+)`).FindStringSubmatch(m.Body); m.To == email && sub != nil {
-			code = sub[1]
+			codes = append(codes, sub[1])
 		}
 	}
-	if code == "" {
-		b.t.Fatalf("no code mailed to %s: %+v", email, outbox.Emails)
+	return codes
+}
+
+// mailedCode is the one code mailed to email.
+func (b *dashboard) mailedCode(email string) string {
+	b.t.Helper()
+	codes := b.mailedCodes(email)
+	if len(codes) != 1 {
+		b.t.Fatalf("%d codes mailed to %s, want 1", len(codes), email)
 	}
-	return code
+	return codes[0]
 }
 
 // startDashboard opens the dashboard in Chromium signed in as a verified

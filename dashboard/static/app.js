@@ -617,9 +617,10 @@ function NotificationDetail({ site, id }) {
     </dl>
     ${site.role !== 'viewer' && html`<p class="actions">
       ${(n.status === 'scheduled' || n.status === 'held_for_review') && html`<button type="button" onClick=${cancel}>Cancel send</button>`}
-      ${n.status === 'draft' && html`<a class="button" href=${'#/compose/' + n.id}>Edit draft</a>
-        <button type="button" class="secondary" onClick=${removeDraft}>Delete draft</button>`}
-      ${d.sendBody && html`<button type="button" class="secondary" onClick=${() => duplicate(d.sendBody)}>Duplicate</button>`}
+      ${n.status === 'draft' && representable(d.sendBody) && html`<a class="button" href=${'#/compose/' + n.id}>Edit draft</a>`}
+      ${n.status === 'draft' && html`<button type="button" class="secondary" onClick=${removeDraft}>Delete draft</button>`}
+      ${d.sendBody && representable(d.sendBody) && html`<button type="button" class="secondary" onClick=${() => duplicate(d.sendBody)}>Duplicate</button>`}
+      ${d.sendBody && !representable(d.sendBody) && html`<span class="hint">Its audience combines choices the composer cannot show, so it is not opened there.</span>`}
     </p>`}
     <h2>Funnel</h2>
     <table class="funnel"><caption class="visually-hidden">Funnel</caption>
@@ -658,7 +659,7 @@ function Audience({ site }) {
     if (applied.tag) p.set('tag', applied.tag + (applied.tagValue ? ':' + applied.tagValue : ''));
     for (const k of ['joinedFrom', 'joinedTo', 'seenFrom', 'seenTo']) if (applied[k]) p.set(k, applied[k]);
     if (['joinedFrom', 'joinedTo', 'seenFrom', 'seenTo'].some((k) => applied[k])) p.set('tz', site.timezone);
-    const rules = apiFilters(applied.rules);
+    const rules = apiFilters({ ...applied.rules, rules: applied.rules.rules.filter((r) => !ruleBlank(r)) });
     if (rules.rules.length) p.set('filters', JSON.stringify(rules));
     if (cursor) p.set('cursor', cursor);
     return p.toString();
@@ -710,7 +711,12 @@ function Audience({ site }) {
     ${id === 'joinedFrom' && errors.joinedFrom && html`<p class="error" id="people-joinedFrom-error">${errors.joinedFrom}</p>`}</div>`;
   return html`<section>
     <h1>Audience</h1>
-    <form class="filters" role="search" onSubmit=${(e) => { e.preventDefault(); setApplied(filters); }}>
+    <form class="filters" role="search" onSubmit=${(e) => {
+      e.preventDefault();
+      const n = filters.rules.rules.findIndex((r) => !ruleBlank(r) && !ruleComplete(r)) + 1;
+      if (n) setErrors({ rules: 'Complete rule ' + n + ' or remove it.' });
+      else setApplied(filters);
+    }}>
       <div class="field"><label for="people-q">Search people</label>
         <input id="people-q" type="search" value=${filters.q} onInput=${set('q')} /></div>
       <div class="field"><label for="people-status">Status</label>
@@ -733,8 +739,8 @@ function Audience({ site }) {
           ${(tagFacet ? tagFacet.values : []).map((x) => html`<option value=${x}>${x}</option>`)}</select></div>`}
       <${Disclosure} label="More filters" className="wide">
         <div class="row">${date('joinedFrom', 'Joined from')}${date('joinedTo', 'Joined to')}${date('seenFrom', 'Last seen from')}${date('seenTo', 'Last seen to')}</div>
-        <${RuleBuilder} filters=${filters.rules} onChange=${(rules) => setFilters({ ...filters, rules })} name="people" legend="People matching rules" />
-        ${errors.rules && html`<p class="error">${errors.rules}</p>`}
+        <${RuleBuilder} filters=${filters.rules} onChange=${(rules) => setFilters({ ...filters, rules })} name="people" legend="People matching rules"
+          error=${errors.rules} />
       <//>
       <div class="actions"><button type="submit">Filter</button>
         <a class="button secondary" href=${'/api/v1/subscribers/export?projectId=' + encodeURIComponent(site.projectId)} download>Export CSV</a></div>
@@ -922,13 +928,27 @@ const ruleOps = [['eq', 'is'], ['neq', 'is not'], ['in', 'is one of'], ['contain
 const blankRule = () => ({ field: 'country', op: 'eq', value: '', key: '' });
 const valueless = (op) => op === 'exists' || op === 'not_exists';
 
-// apiFilters is a builder's value as the API takes it, complete rules only.
+// ruleComplete: a field (with its name for a label) and a value unless
+// the condition needs none (spec 2.5). An incomplete rule is never dropped
+// from a send or a segment (that would widen it): the form refuses it.
+const listOf = (v) => v.split(',').map((x) => x.trim()).filter(Boolean);
+const ruleComplete = (r) => !!r.field && (r.field !== 'tag' || !!r.key.trim()) &&
+  (valueless(r.op) || (r.op === 'in' ? listOf(r.value).length > 0 : r.value.trim() !== ''));
+// ruleBlank: a rule nobody started to fill in.
+const ruleBlank = (r) => !r.value.trim() && !r.key.trim() && !valueless(r.op);
+
+// incompleteRule is the number (from 1) of f's first incomplete rule, or 0.
+function incompleteRule(f) {
+  return f.rules.findIndex((r) => !ruleComplete(r)) + 1;
+}
+
+// apiFilters is a builder's value as the API takes it: every rule.
 function apiFilters(f) {
   return {
     match: f.match,
-    rules: f.rules.filter((r) => r.field && (r.field !== 'tag' || r.key.trim()) && (valueless(r.op) || r.value.trim())).map((r) => {
+    rules: f.rules.map((r) => {
       const out = { field: r.field === 'tag' ? 'tag:' + r.key.trim() : r.field, op: r.op };
-      if (r.op === 'in') out.value = r.value.split(',').map((x) => x.trim()).filter(Boolean);
+      if (r.op === 'in') out.value = listOf(r.value);
       else if (!valueless(r.op)) out.value = r.value;
       return out;
     }),
@@ -959,13 +979,14 @@ function describeFilters(f) {
 
 // RuleBuilder edits a Filters value, with a live count of whom it reaches
 // (within topicId when given). name tells two builders on a page apart.
-function RuleBuilder({ filters, onChange, name = '', legend = 'Rules', topicId }) {
+function RuleBuilder({ filters, onChange, name = '', legend = 'Rules', topicId, error }) {
   const [count, setCount] = useState(null);
   const rules = filters.rules;
   const of = (what, i) => what + ' of ' + (name ? name + ' ' : '') + 'rule ' + (i + 1);
   const body = apiFilters(filters);
+  const complete = rules.length > 0 && incompleteRule(filters) === 0;
   useEffect(() => {
-    if (body.rules.length === 0) {
+    if (!complete) {
       setCount(null);
       return undefined;
     }
@@ -975,7 +996,7 @@ function RuleBuilder({ filters, onChange, name = '', legend = 'Rules', topicId }
         .then((a) => live && setCount(a.count), () => live && setCount(null));
     }, 300);
     return () => { live = false; clearTimeout(timer); };
-  }, [JSON.stringify(body), topicId]);
+  }, [JSON.stringify(body), topicId, complete]);
   const edit = (i, change) => onChange({ ...filters, rules: rules.map((r, j) => (j === i ? { ...r, ...change } : r)) });
   const matchId = (name ? name.replace(/\W+/g, '-') + '-' : '') + 'match';
   return html`<fieldset><legend>${legend}</legend>
@@ -995,7 +1016,8 @@ function RuleBuilder({ filters, onChange, name = '', legend = 'Rules', topicId }
     </div>`)}
     <button type="button" class="secondary" aria-label=${'Add ' + (name ? name + ' ' : '') + 'rule'}
       onClick=${() => onChange({ ...filters, rules: [...rules, blankRule()] })}>Add rule</button>
-    <p role="status" class="hint">${count === null ? 'Complete a rule to count whom it reaches.' : 'Reaches ' + numbers.format(count) + (count === 1 ? ' browser' : ' browsers') + ' now.'}</p>
+    <p role="status" class="hint">${count === null ? 'Complete every rule to count whom it reaches.' : 'Reaches ' + numbers.format(count) + (count === 1 ? ' browser' : ' browsers') + ' now.'}</p>
+    ${error && html`<p class="error" role="alert">${error}</p>`}
   </fieldset>`;
 }
 
@@ -1029,6 +1051,14 @@ function Segments({ site }) {
     if (form.current) form.current.querySelector('input').focus();
   };
   const save = f.submit(async (v) => {
+    const n = incompleteRule(filters);
+    const errors = {};
+    if (!v.name.trim()) errors.name = 'A segment needs a name.';
+    if (n) errors.rules = 'Complete rule ' + n + ' or remove it.';
+    if (Object.keys(errors).length) {
+      f.setErrors(errors);
+      return;
+    }
     const body = { name: v.name, filters: apiFilters(filters) };
     if (editing) await call('PUT', '/segments/' + encodeURIComponent(editing.id), body);
     else await call('POST', '/segments', body);
@@ -1070,8 +1100,7 @@ function Segments({ site }) {
     ${canChange && html`<form onSubmit=${save} novalidate ref=${form}>
       <h3>${editing ? 'Change the segment “' + editing.name + '”' : 'New segment'}</h3>
       <${Field} id="segment-name" label="Segment name" value=${f.values.name} onInput=${f.set('name')} error=${f.errors.name} />
-      <${RuleBuilder} filters=${filters} onChange=${setFilters} />
-      ${f.errors.rules && html`<p class="error">${f.errors.rules}</p>`}
+      <${RuleBuilder} filters=${filters} onChange=${setFilters} error=${f.errors.rules} />
       <div class="actions"><button type="submit" disabled=${f.busy}>${editing ? 'Save segment' : 'Create segment'}</button>
         ${editing && html`<button type="button" class="secondary" onClick=${reset}>Cancel changes</button>`}</div>
     </form>`}
@@ -1345,9 +1374,38 @@ function sendRequest(v, site, draft) {
   return r;
 }
 
+// representable reports whether the composer can show a send body's whole
+// audience: one way to choose people and at most one to leave some out
+// (none with named people). Any other body is never opened in the form,
+// whose choices would drop members and so widen the send.
+function representable(b) {
+  if (!b) return true;
+  const has = (k) => b[k] !== undefined;
+  const named = has('externalIds') || has('externalId');
+  const include = ['segmentId', 'topicId', 'filters'].filter(has).length + (named ? 1 : 0);
+  const exclude = ['excludeSegmentId', 'excludeFilters'].filter(has).length;
+  return include <= 1 && exclude <= 1 && !(named && exclude > 0);
+}
+
+// composerMembers are the send-request members the composer sets.
+const composerMembers = ['title', 'body', 'url', 'icon', 'image', 'badge', 'actions', 'requireInteraction', 'tag', 'ttl', 'transactional',
+  'translations', 'ab', 'abTest', 'topicId', 'segmentId', 'filters', 'externalId', 'externalIds', 'excludeSegmentId', 'excludeFilters',
+  'sendAt', 'perTimezone', 'localTime', 'smartTime'];
+
+// draftPatch is the PATCH of a draft to the form's request r: a member the
+// form leaves unset is null, which clears the draft's saved one.
+function draftPatch(r) {
+  const patch = {};
+  for (const k of composerMembers) patch[k] = r[k] === undefined ? null : r[k];
+  return patch;
+}
+
 // composerError maps a send's error to the composer field it concerns.
-function composerError(err) {
+function composerError(err, r) {
   const at = { title_required: 'title', external_ids_empty: 'externalIds', unknown_topic: 'topicId', segment_not_found: 'segmentId' };
+  if (err instanceof ApiError && err.code === 'segment_not_found' && r && r.excludeSegmentId && err.message.includes(r.excludeSegmentId)) {
+    return { excludeSegmentId: err.message };
+  }
   if (err instanceof ApiError && at[err.code]) return { [at[err.code]]: err.message };
   if (err instanceof ApiError && err.code === 'invalid_url') return { url: err.message };
   return errorsOf(err);
@@ -1380,7 +1438,8 @@ function MergeTags({ labels, onInsert }) {
       <div class="field"><label for="merge-name">Value</label>
         <select id="merge-name" value=${name} onChange=${(e) => setName(e.currentTarget.value)}>
           ${mergeNames.map(([v, l]) => html`<option value=${v}>${l}</option>`)}
-          ${labels.map((k) => html`<option value=${k}>${'Label: ' + k}</option>`)}
+          ${labels.filter((k) => /^[A-Za-z0-9_.:-]{1,64}$/.test(k) && !mergeNames.some(([a]) => a.toLowerCase() === k.toLowerCase()) &&
+            !['externalid', 'subscriber_id'].includes(k.toLowerCase())).map((k) => html`<option value=${k}>${'Label: ' + k}</option>`)}
         </select></div>
       <div class="field"><label for="merge-fallback">Fallback</label>
         <input id="merge-fallback" value=${fallback} onInput=${(e) => setFallback(e.currentTarget.value)} /></div>
@@ -1435,6 +1494,10 @@ function Composer({ site, draftId }) {
         f.setErrors({ form: 'This notification is no longer a draft.' });
         return;
       }
+      if (!representable(d.sendBody)) {
+        f.setErrors({ form: 'This draft combines audience choices the composer cannot show; change or send it through the API.' });
+        return;
+      }
       f.setValues(composerValues(d.sendBody, site.timezone));
       setLoaded(true);
     }, (err) => f.setErrors(errorsOf(err)));
@@ -1456,10 +1519,24 @@ function Composer({ site, draftId }) {
     const n = numbers.format(answer.count) + (answer.count === 1 ? ' browser' : ' browsers');
     return r.excludeSegmentId || r.excludeFilters ? 'at most ' + n + ' (before leaving out the excluded)' : n;
   };
+  // ruleErrors refuses a send or draft whose rules are incomplete.
+  const ruleErrors = () => {
+    const errors = {};
+    const a = v.audience === 'filters' && incompleteRule(v.filters);
+    const x = v.audience !== 'users' && v.exclude === 'filters' && incompleteRule(v.excludeFilters);
+    if (a) errors.filters = 'Complete rule ' + a + ' or remove it.';
+    if (x) errors.excludeFilters = 'Complete rule ' + x + ' or remove it.';
+    return Object.keys(errors).length ? errors : null;
+  };
   const review = f.submit(async () => {
     const r = sendRequest(v, site, false);
     if (!r.title.trim()) {
       f.setErrors({ title: 'A title is required to send.' });
+      return;
+    }
+    const bad = ruleErrors();
+    if (bad) {
+      f.setErrors(bad);
       return;
     }
     setConfirm({ request: r, audience: await audience(r) });
@@ -1468,25 +1545,35 @@ function Composer({ site, draftId }) {
     const r = confirm.request;
     setConfirm(null);
     try {
-      const answer = draftId
-        ? await call('POST', '/notifications/' + encodeURIComponent(draftId) + '/send', r)
-        : await call('POST', '/notifications', r);
+      let answer;
+      if (draftId) {
+        // The draft becomes exactly the form, then goes as saved.
+        await call('PATCH', '/notifications/' + encodeURIComponent(draftId), draftPatch(r));
+        answer = await call('POST', '/notifications/' + encodeURIComponent(draftId) + '/send');
+      } else {
+        answer = await call('POST', '/notifications', r);
+      }
       go('notifications/' + answer.notificationId);
     } catch (err) {
-      f.setErrors(composerError(err));
+      f.setErrors(composerError(err, r));
     }
   };
   const saveDraft = async () => {
+    const bad = ruleErrors();
+    if (bad) {
+      f.setErrors(bad);
+      return;
+    }
+    const r = sendRequest(v, site, true);
     try {
       if (draftId) {
-        const { draft, ...fields } = sendRequest(v, site, true);
-        await call('PATCH', '/notifications/' + encodeURIComponent(draftId), fields);
+        await call('PATCH', '/notifications/' + encodeURIComponent(draftId), draftPatch(r));
       } else {
-        await call('POST', '/notifications', sendRequest(v, site, true));
+        await call('POST', '/notifications', r);
       }
       go('notifications?status=draft');
     } catch (err) {
-      f.setErrors(composerError(err));
+      f.setErrors(composerError(err, r));
     }
   };
   const [tested, setTested] = useState('');
@@ -1571,7 +1658,7 @@ function Composer({ site, draftId }) {
         ${radio('audience', 'segment', 'A segment')}
         ${v.audience === 'segment' && picker('segmentId', 'Segment', v.segmentId, lists.segments, 'Choose a segment', f.errors.segmentId)}
         ${radio('audience', 'filters', 'People matching rules')}
-        ${v.audience === 'filters' && html`<${RuleBuilder} filters=${v.filters} onChange=${f.set('filters')} name="audience" legend="Audience rules" />`}
+        ${v.audience === 'filters' && html`<${RuleBuilder} filters=${v.filters} onChange=${f.set('filters')} name="audience" legend="Audience rules" error=${f.errors.filters} />`}
         ${radio('audience', 'users', 'Specific people')}
         ${v.audience === 'users' && html`<div class="field"><label for="externalIds">External ids</label>
           <textarea id="externalIds" rows="2" value=${v.externalIds} onInput=${(e) => f.set('externalIds')(e.currentTarget.value)}
@@ -1582,9 +1669,9 @@ function Composer({ site, draftId }) {
       ${v.audience !== 'users' && html`<fieldset><legend>Leave out</legend>
         ${radio('exclude', 'none', 'Leave out nobody')}
         ${radio('exclude', 'segment', 'Leave out a segment')}
-        ${v.exclude === 'segment' && picker('excludeSegmentId', 'Segment to leave out', v.excludeSegmentId, lists.segments, 'Choose a segment')}
+        ${v.exclude === 'segment' && picker('excludeSegmentId', 'Segment to leave out', v.excludeSegmentId, lists.segments, 'Choose a segment', f.errors.excludeSegmentId)}
         ${radio('exclude', 'filters', 'Leave out people matching rules')}
-        ${v.exclude === 'filters' && html`<${RuleBuilder} filters=${v.excludeFilters} onChange=${f.set('excludeFilters')} name="exclusion" legend="Rules of whom to leave out" />`}
+        ${v.exclude === 'filters' && html`<${RuleBuilder} filters=${v.excludeFilters} onChange=${f.set('excludeFilters')} name="exclusion" legend="Rules of whom to leave out" error=${f.errors.excludeFilters} />`}
       </fieldset>`}
       <fieldset><legend>When</legend>
         ${radio('when', 'now', 'Now')}

@@ -37,7 +37,10 @@ func (s *Store) AddTestDevice(ctx context.Context, websiteID, endpointID, name s
 		if err := tx.QueryRow(ctx, `SELECT id FROM websites WHERE id = $1 `+s.d.LockRows("NO KEY UPDATE"), websiteID).Scan(&id); err != nil {
 			return s.mapErr(err)
 		}
-		if err := tx.QueryRow(ctx, `SELECT id FROM endpoints WHERE id = $1 AND website_id = $2`, endpointID, websiteID).Scan(&id); err != nil {
+		// Held until the insert: an unsubscription meanwhile waits, so the
+		// endpoint is still there for the foreign key.
+		if err := tx.QueryRow(ctx, `SELECT id FROM endpoints WHERE id = $1 AND website_id = $2 `+s.d.LockRows("KEY SHARE"),
+			endpointID, websiteID).Scan(&id); err != nil {
 			return s.mapErr(err)
 		}
 		var others int
