@@ -228,6 +228,22 @@ func TestDashboardComposer(t *testing.T) {
 		t.Errorf("the detail's facts %q", facts)
 	}
 
+	// Later, at a wall-clock time of another zone than the website's.
+	role("link", "New notification", "click")
+	role("textbox", "Title", "fill", "New York morning")
+	role("radio", "Later", "click")
+	role("combobox", "Time zone of the send time", "select", "America/New_York")
+	label("Send at (America/New_York)", "fill", "2030-07-01T09:30")
+	role("button", "Review and send", "click")
+	if got := role("dialog", "Send “New York morning”?", "text"); !strings.Contains(got, "1 Jul 2030, 09:30") {
+		t.Fatalf("confirmation %q", got)
+	}
+	role("button", "Send", "click")
+	heading("New York morning")
+	if c := detailOf(current()); c.Notification.Status != "scheduled" || !strings.HasPrefix(string(c.SendBody["sendAt"]), `"2030-07-01T13:30:00`) {
+		t.Fatalf("scheduled %s at %s, want 13:30 UTC", c.Notification.Status, c.SendBody["sendAt"])
+	}
+
 	// A draft to a topic at the most active hour: saved; changed to go now
 	// to everyone (the draft's topic and timing cleared, not kept); sent.
 	role("link", "New notification", "click")

@@ -21,20 +21,18 @@ type dashboard struct {
 // click, select, value, text, count, wait, description, invalid, href.
 func (b *dashboard) role(role, name, action string, value ...string) string {
 	b.t.Helper()
-	args := map[string]any{"role": role, "name": name, "action": action}
-	if len(value) > 0 {
-		args["value"] = value[0]
-	}
-	var out any
-	b.d.call("role", args, &out)
-	s, _ := out.(string)
-	return s
+	return b.act(map[string]any{"role": role, "name": name}, action, value)
 }
 
 // label acts on the form control with this label.
 func (b *dashboard) label(label, action string, value ...string) string {
 	b.t.Helper()
-	args := map[string]any{"label": label, "action": action}
+	return b.act(map[string]any{"label": label}, action, value)
+}
+
+func (b *dashboard) act(args map[string]any, action string, value []string) string {
+	b.t.Helper()
+	args["action"] = action
 	if len(value) > 0 {
 		args["value"] = value[0]
 	}

@@ -1335,7 +1335,7 @@ function composerValues(b, timeZone) {
     exclude: b.excludeSegmentId ? 'segment' : b.excludeFilters ? 'filters' : 'none',
     excludeSegmentId: b.excludeSegmentId || '', excludeFilters: builderFilters(b.excludeFilters),
     when: b.perTimezone ? 'local' : b.smartTime ? 'smart' : later ? 'later' : 'now',
-    sendAt: later ? zonedLocal(b.sendAt, timeZone || 'UTC') : '', localTime: b.localTime || '09:00',
+    sendAt: later ? zonedLocal(b.sendAt, timeZone || 'UTC') : '', sendZone: timeZone || 'UTC', localTime: b.localTime || '09:00',
   };
 }
 
@@ -1364,7 +1364,7 @@ function sendRequest(v, site, draft) {
   if (v.audience === 'users') r.externalIds = v.externalIds.split(/[\s,]+/).filter(Boolean);
   if (v.audience !== 'users' && v.exclude === 'segment') r.excludeSegmentId = v.excludeSegmentId;
   if (v.audience !== 'users' && v.exclude === 'filters') r.excludeFilters = apiFilters(v.excludeFilters);
-  if (v.when === 'later' && v.sendAt) r.sendAt = zonedToUTC(v.sendAt, site.timezone);
+  if (v.when === 'later' && v.sendAt) r.sendAt = zonedToUTC(v.sendAt, v.sendZone || site.timezone);
   if (v.when === 'local') {
     r.perTimezone = true;
     r.localTime = v.localTime;
@@ -1412,10 +1412,10 @@ function composerError(err, r) {
 }
 
 // when is a send's timing in words.
-function when(r, site) {
+function when(r, site, zone) {
   if (r.perTimezone) return ' at ' + r.localTime + ' in each subscriber’s time zone';
   if (r.smartTime) return ' at each subscriber’s most active hour';
-  return r.sendAt ? ' at ' + formatTime(r.sendAt, site.timezone) : ' now';
+  return r.sendAt ? ' at ' + formatTime(r.sendAt, zone || site.timezone) : ' now';
 }
 
 // duplicate opens the composer filled with a send's body.
@@ -1676,7 +1676,11 @@ function Composer({ site, draftId }) {
       <fieldset><legend>When</legend>
         ${radio('when', 'now', 'Now')}
         ${radio('when', 'later', 'Later')}
-        ${v.when === 'later' && html`<${Field} id="sendAt" label=${'Send at (' + site.timezone + ')'} type="datetime-local" value=${v.sendAt} onInput=${f.set('sendAt')} />`}
+        ${v.when === 'later' && html`<div class="row">
+          <${Field} id="sendAt" label=${'Send at (' + v.sendZone + ')'} type="datetime-local" value=${v.sendAt} onInput=${f.set('sendAt')} />
+          <div class="field"><label for="sendZone">Time zone of the send time</label>
+            <select id="sendZone" value=${v.sendZone} onChange=${(e) => f.set('sendZone')(e.currentTarget.value)}>
+              ${[...new Set([v.sendZone, ...timeZones()])].map((z) => html`<option value=${z}>${z}</option>`)}</select></div></div>`}
         ${radio('when', 'local', 'At a time in each subscriber’s time zone')}
         ${v.when === 'local' && html`<${Field} id="localTime" label="Local time" type="time" value=${v.localTime} onInput=${f.set('localTime')} />`}
         ${radio('when', 'smart', 'At each subscriber’s most active hour')}
@@ -1690,7 +1694,7 @@ function Composer({ site, draftId }) {
     ${confirm && html`<div class="dialog" role="dialog" aria-modal="true" aria-labelledby="confirm-title"
       onKeyDown=${(e) => { if (e.key === 'Escape') setConfirm(null); }}>
       <h2 id="confirm-title">Send “${confirm.request.title}”?</h2>
-      <p>It goes to ${confirm.audience}${when(confirm.request, site)}.</p>
+      <p>It goes to ${confirm.audience}${when(confirm.request, site, v.sendZone)}.</p>
       <div class="actions"><button type="button" ref=${sendButton} onClick=${send}>Send</button>
         <button type="button" class="secondary" onClick=${() => setConfirm(null)}>Back</button></div>
     </div>`}
