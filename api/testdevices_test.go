@@ -113,6 +113,11 @@ func TestTestDeviceRoutes(t *testing.T) {
 		t.Fatalf("stored target %s: %+v %v", stored.Target, target, err)
 	}
 
+	// Listed, but left out of the stats.
+	if st := h.do("GET", "/api/v1/stats", "", key...).json(t)["totals"].(map[string]any); st["notifications"] != float64(0) {
+		t.Fatalf("stats count the test send: %v", st)
+	}
+
 	// Removed: an unknown or repeated id is fine, a bad one 404.
 	expectBody(t, h.do("DELETE", "/api/v1/test-devices/"+eb, "", key...), 200, `{"ok":true}`)
 	expectBody(t, h.do("DELETE", "/api/v1/test-devices/"+eb, "", key...), 200, `{"ok":true}`)

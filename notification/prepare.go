@@ -142,6 +142,7 @@ func Prepare(ctx context.Context, r *Request, w store.Website, lk Lookup, now ti
 	n.Title = content.Title
 	n.Body = content.Body
 	n.Transactional = content.Transactional
+	n.Test = r.TestDevices
 	n.AB = content.B != nil
 	if n.Content, err = json.Marshal(content); err != nil {
 		return nil, fmt.Errorf("encoding content: %w", err)

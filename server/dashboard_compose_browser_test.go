@@ -409,6 +409,19 @@ func TestDashboardComposer(t *testing.T) {
 		return len(profile.Topics) == 1 && profile.Topics[0].Slug == topic.Slug
 	})
 
+	// Home counts today's sends (nine; the test and the drafts are none)
+	// and the three browsers.
+	role("link", "Home", "click")
+	role("heading", "Latest sends", "wait")
+	var tiles string
+	waitFor(t, "the stats", func() bool {
+		b.d.page(`(document.querySelector('dl.tiles') || {}).textContent || ''`, &tiles)
+		return tiles != ""
+	})
+	if !strings.Contains(tiles, "Sends9") || !strings.Contains(tiles, "Subscribers3") {
+		t.Fatalf("home tiles %q", tiles)
+	}
+
 	// Every page from the keyboard: Tab reaches each control in turn.
 	for _, page := range []struct{ path, heading string }{
 		{"", "Latest sends"}, {"compose", "New notification"}, {"notifications", "Notifications"}, {"notifications/" + draft, "Draft two"},

@@ -268,13 +268,16 @@ type Notification struct {
 	Transactional bool
 	AB            bool
 	Automation    bool
-	Segments      []string // ids of the saved segments the send includes or excludes
-	CreatedAt     time.Time
-	ScheduledAt   *time.Time
-	StartedAt     *time.Time
-	FinishedAt    *time.Time
-	PublishedAt   *time.Time // when the send intent reached the bus
-	Error         string
+	// Test marks a test send to the website's test devices: listed like
+	// any send, left out of Stats.
+	Test        bool
+	Segments    []string // ids of the saved segments the send includes or excludes
+	CreatedAt   time.Time
+	ScheduledAt *time.Time
+	StartedAt   *time.Time
+	FinishedAt  *time.Time
+	PublishedAt *time.Time // when the send intent reached the bus
+	Error       string
 	// Waves is how many waves the send goes out in (see Wave); 0 for a
 	// send that goes out at once, in one.
 	Waves int

@@ -58,7 +58,10 @@
 //     reports it gone) exactly one records it.
 //
 // Row locks are taken endpoints before subscribers, and where one statement
-// locks several rows of a table, in id order.
+// locks several rows of a table, in id order. One exception: ErasePeople
+// locks the people first (their lock keeps new browsers out while they
+// go), then their endpoints; against a prune of one of those browsers that
+// can deadlock, and PostgreSQL's transaction runner runs the loser again.
 //
 // # Migrations
 //

@@ -102,7 +102,7 @@ func (s *Store) Activity(ctx context.Context, websiteID string, bounds []time.Ti
 		strings.Join([]string{sum("recipients"), sum("sent"), sum("delivered"), sum("clicked"), sum("conversions")}, ", ")+
 		`, sum(revenue)
 		FROM notifications
-		WHERE website_id = $1 AND status <> 'draft' AND created_at >= `+first+` AND created_at < `+last+`
+		WHERE website_id = $1 AND status <> 'draft' AND NOT test AND created_at >= `+first+` AND created_at < `+last+`
 		GROUP BY 1`, args...)
 	if err != nil {
 		return store.Activity{}, fmt.Errorf("reading notification activity: %w", err)

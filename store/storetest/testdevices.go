@@ -15,6 +15,7 @@ var testDeviceCases = []testCase{
 	{"AddListRemove", testTestDevices},
 	{"Audience", testTestDeviceAudience},
 	{"Limit", testTestDeviceLimit},
+	{"NotInStats", testTestSendsNotInStats},
 }
 
 func testTestDevices(t *testing.T, s store.Store) {
@@ -153,5 +154,28 @@ func testTestDeviceLimit(t *testing.T, s store.Store) {
 	noErr(t, "AddTestDevice(rename at the limit)", err)
 	if created {
 		t.Fatal("rename at the limit: created true")
+	}
+}
+
+// A test send is stored and read back as one, and left out of Activity.
+func testTestSendsNotInStats(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	real := notification(w.Website.ID)
+	real.Sent, real.Clicked = 10, 2
+	create(t, s, real)
+	test := notification(w.Website.ID)
+	test.Test, test.Sent, test.Clicked = true, 1, 1
+	test.Target, test.TargetSummary = []byte(`{"testDevices":true}`), "Test devices"
+	create(t, s, test)
+	got, err := s.Notification(ctx, w.Website.ID, test.ID)
+	noErr(t, "Notification(test)", err)
+	if !got.Test {
+		t.Fatal("a test send read back without Test")
+	}
+	act, err := s.Activity(ctx, w.Website.ID, []time.Time{at(0), at(time.Hour)})
+	noErr(t, "Activity", err)
+	if sp := act.Spans[0]; sp.Notifications != 1 || sp.Sent != 10 || sp.Clicked != 2 {
+		t.Fatalf("activity %+v, want the real send alone", sp)
 	}
 }

@@ -9,3 +9,7 @@ CREATE TABLE test_devices (
 );
 
 CREATE INDEX test_devices_website ON test_devices (website_id, created_at);
+
+-- A test send (to the test devices): listed like any send, left out of
+-- the website's stats (store.Stats).
+ALTER TABLE notifications ADD COLUMN test boolean NOT NULL DEFAULT false;
