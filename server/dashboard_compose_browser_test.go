@@ -421,6 +421,7 @@ func TestDashboardComposer(t *testing.T) {
 	if !strings.Contains(tiles, "Sends9") || !strings.Contains(tiles, "Subscribers3") {
 		t.Fatalf("home tiles %q", tiles)
 	}
+	b.shoot("home") // with a day of sends (the walk-through's home has only its test)
 
 	// Every page from the keyboard: Tab reaches each control in turn.
 	for _, page := range []struct{ path, heading string }{
