@@ -27,7 +27,7 @@ func (a *API) handleStats(r *request) error {
 	}
 	rep, err := stats.Read(r.ctx, a.st, stats.Query{WebsiteID: r.owner.Website.ID, From: from, To: to, Loc: loc, Now: r.now})
 	if errors.Is(err, stats.ErrRange) {
-		return errorf(CodeInvalidRange, "the range must not end before it starts, nor be longer than %d days", stats.MaxDays)
+		return &Error{Code: CodeInvalidRange, Message: stats.ErrRange.Error()}
 	}
 	if err != nil {
 		return err

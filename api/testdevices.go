@@ -155,8 +155,6 @@ func (a *API) handleTestSend(r *request) error {
 	if len(devices) == 0 {
 		return errorf(CodeNoTestDevices, "the website has no test device: add one with POST /test-devices")
 	}
-	transactional := true
-	req.Transactional = &transactional
 	req.TestDevices = true
 	n, err := a.submit(r, req, len(body), nil)
 	if err != nil {

@@ -2,7 +2,6 @@ package stats
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -25,7 +24,7 @@ const (
 
 // ErrRange is a range that ends before it starts or is longer than
 // MaxDays.
-var ErrRange = errors.New("the range must not end before it starts, nor be longer than 366 days")
+var ErrRange = fmt.Errorf("the range must not end before it starts, nor be longer than %d days", MaxDays)
 
 // Reader is what a report reads of the store.
 type Reader interface {
@@ -126,9 +125,10 @@ func Read(ctx context.Context, r Reader, q Query) (Report, error) {
 	rep := Report{From: from.String(), To: to.String(), Timezone: q.Loc.String(), Days: make([]DayStats, n)}
 	// Walk forward from the first day's start: a day's subscribers are
 	// those of the day before, and its new ones, less those that left.
+	t := &rep.Totals
 	subscribers := act.Start
-	for i := range n {
-		sp := act.Spans[i]
+	var revenue float64
+	for i, sp := range act.Spans {
 		subscribers += sp.NewSubscribers - sp.Unsubscribed
 		rep.Days[i] = DayStats{Date: from.AddDays(i).String(), Counts: Counts{
 			Subscribers:    max(subscribers, 0),
@@ -143,11 +143,6 @@ func Read(ctx context.Context, r Reader, q Query) (Report, error) {
 			Conversions:    sp.Conversions,
 			Revenue:        money(sp.Revenue),
 		}}
-	}
-	t := &rep.Totals
-	t.Subscribers = act.Subscribers
-	var revenue float64
-	for _, sp := range act.Spans {
 		t.NewSubscribers += sp.NewSubscribers
 		t.Unsubscribed += sp.Unsubscribed
 		t.Notifications += sp.Notifications
@@ -158,6 +153,7 @@ func Read(ctx context.Context, r Reader, q Query) (Report, error) {
 		t.Conversions += sp.Conversions
 		revenue += sp.Revenue
 	}
+	t.Subscribers = act.Subscribers
 	t.Ctr = analytics.Ctr(t.Clicked, t.Sent)
 	t.Revenue = money(revenue)
 	return rep, nil

@@ -166,8 +166,9 @@ func eachRow(rows Rows, fn func(Rows) error) error {
 // behind). On PostgreSQL it locks the endpoints first, in id order, so
 // that of concurrent deletions of an endpoint one records it: the others
 // wait, find the row gone and skip it. The caller's DELETE must then
-// delete exactly these rows: where names endpoints by id, or by subscribers
-// the transaction holds locked (no endpoint can join them meanwhile).
+// delete exactly these rows: where names endpoints by id or URL (now
+// locked), or by subscribers the transaction holds locked (no endpoint can
+// join them meanwhile).
 func (s *Store) recordRemovals(ctx context.Context, tx Conn, at time.Time, where string, args ...any) error {
 	_, err := tx.Exec(ctx, `INSERT INTO endpoint_removals (website_id, created_at, removed_at)
 		SELECT website_id, created_at, CASE WHEN created_at > $1 THEN created_at ELSE $1 END
@@ -176,25 +177,6 @@ func (s *Store) recordRemovals(ctx context.Context, tx Conn, at time.Time, where
 		return fmt.Errorf("recording removals: %w", err)
 	}
 	return nil
-}
-
-// recordRemoval is recordRemovals of one endpoint the transaction deleted
-// (DELETE ... RETURNING), from its row.
-func (s *Store) recordRemoval(ctx context.Context, tx Conn, e store.Endpoint, at time.Time) error {
-	_, err := tx.Exec(ctx, `INSERT INTO endpoint_removals (website_id, created_at, removed_at) VALUES ($1, $2, $3)`,
-		e.WebsiteID, s.time(e.CreatedAt), s.time(later(e.CreatedAt, at)))
-	if err != nil {
-		return fmt.Errorf("recording removal: %w", err)
-	}
-	return nil
-}
-
-// later is the later of two times.
-func later(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
 }
 
 // PurgeRemovals forgets the removals before `before` (see store.Stats).

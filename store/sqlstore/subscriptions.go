@@ -252,14 +252,14 @@ func endpointDest(e *store.Endpoint) []any {
 func (s *Store) DeleteSubscription(ctx context.Context, websiteID, endpointURL string) (store.Endpoint, error) {
 	var e store.Endpoint
 	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
+		at := time.Now()
+		if err := s.recordRemovals(ctx, tx, at, "website_id = $2 AND url = $3", websiteID, endpointURL); err != nil {
+			return err
+		}
 		err := tx.QueryRow(ctx, `DELETE FROM endpoints WHERE website_id = $1 AND url = $2
 			RETURNING `+endpointReturning, websiteID, endpointURL).Scan(endpointDest(&e)...)
 		if err != nil {
 			return s.mapErr(err)
-		}
-		at := time.Now()
-		if err := s.recordRemoval(ctx, tx, e, at); err != nil {
-			return err
 		}
 		if err := s.markUnsubscribedIfEmpty(ctx, tx, []string{e.SubscriberID}, at); err != nil {
 			return err
