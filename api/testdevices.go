@@ -100,7 +100,7 @@ func (a *API) handleAddTestDevice(r *request) error {
 	d, created, err := a.st.AddTestDevice(r.ctx, r.owner.Website.ID, id, name, r.now.UTC().Truncate(time.Millisecond))
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return errorf(CodeUnknownEndpoint, "no browser %s subscribed to this website", id)
+		return errorf(CodeUnknownEndpoint, "no browser %q subscribed to this website", *in.EndpointID)
 	case errors.Is(err, store.ErrConflict):
 		return errorf(CodeTooManyTestDevices, "a website has at most %d test devices; remove one first", store.MaxTestDevices)
 	case err != nil:

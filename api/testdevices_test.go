@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,10 +27,12 @@ func TestTestDeviceRoutes(t *testing.T) {
 	key := auth(h.site.APIKey)
 	sa, ea := h.subscribeEndpoint(t, h.site.ProjectID, "https://fcm.googleapis.com/fcm/send/laptop", `,"externalId":"ada"`)
 	_, eb := h.subscribeEndpoint(t, h.site.ProjectID, "https://fcm.googleapis.com/fcm/send/phone", "")
-	when := testStart.Format(time.RFC3339Nano)
+	seen := testStart.Format(time.RFC3339Nano) // the browsers' last visit
+	h.clock.Add(time.Hour)
+	made := h.clock.Now().UTC().Format(time.RFC3339Nano) // when the laptop became a test device
 	view := func(endpointID, name, subscriberID, externalID string) string {
 		return fmt.Sprintf(`{"id":%q,"name":%q,"subscriberId":%q,"externalId":%s,"device":"desktop","user_agent":%q,"created_at":%q,"last_seen_at":%q}`,
-			endpointID, name, subscriberID, externalID, uaDesktop, when, when)
+			endpointID, name, subscriberID, externalID, uaDesktop, made, seen)
 	}
 
 	// None yet; a test send then has nowhere to go.
@@ -41,7 +44,8 @@ func TestTestDeviceRoutes(t *testing.T) {
 	// Added (201), added again with a new name (200), named by default.
 	r := h.do("POST", "/api/v1/test-devices", `{"endpointId":"`+ea+`","name":"  Ada's laptop  "}`, key...)
 	expectBody(t, r, 201, `{"testDevice":`+view(ea, "Ada's laptop", sa, `"ada"`)+`}`)
-	r = h.do("POST", "/api/v1/test-devices", `{"endpointId":"`+ea+`","name":"Laptop"}`, key...)
+	h.clock.Add(time.Hour) // a rename keeps when it became one
+	r = h.do("POST", "/api/v1/test-devices", `{"endpointId":"`+strings.ToUpper(ea)+`","name":"Laptop"}`, key...)
 	expectBody(t, r, 200, `{"testDevice":`+view(ea, "Laptop", sa, `"ada"`)+`}`)
 	r = h.do("POST", "/api/v1/test-devices", `{"endpointId":"`+eb+`"}`, key...)
 	if r.status != 201 || decode[map[string]map[string]any](t, r)["testDevice"]["name"] != "Test device" {
@@ -60,7 +64,7 @@ func TestTestDeviceRoutes(t *testing.T) {
 	}
 	_, eo := h.subscribeEndpoint(t, other.ProjectID, "https://fcm.googleapis.com/fcm/send/other", "")
 	expectError(t, h.do("POST", "/api/v1/test-devices", `{"endpointId":"`+eo+`"}`, key...), 400, CodeUnknownEndpoint,
-		`,"message":"no browser `+eo+` subscribed to this website"`)
+		`,"message":"no browser \"`+eo+`\" subscribed to this website"`)
 	expectBody(t, h.do("GET", "/api/v1/test-devices", "", auth(other.APIKey)...), 200, `{"testDevices":[]}`)
 
 	// Scopes: any key lists; settings:write changes; send sends.
@@ -154,5 +158,34 @@ func TestTestSendBudget(t *testing.T) {
 	// Broadcasts draw on their own budget, and the key's rates are intact.
 	if r := h.do("POST", "/api/v1/notifications", `{"title":"to all"}`, key...); r.status != 202 {
 		t.Fatalf("a broadcast after the test budget: %d %s", r.status, r.body)
+	}
+}
+
+// A website has at most 100 test devices: the 101st answers 409, adds
+// nothing; renaming one at the limit is fine.
+func TestTestDeviceLimit(t *testing.T) {
+	h := newHarness(t)
+	key := auth(h.site.APIKey)
+	var first string
+	for i := range 101 {
+		_, e := h.subscribeEndpoint(t, h.site.ProjectID, fmt.Sprintf("https://fcm.googleapis.com/fcm/send/d%d", i), "")
+		r := h.do("POST", "/api/v1/test-devices", `{"endpointId":"`+e+`"}`, key...)
+		switch {
+		case i == 0:
+			first = e
+			fallthrough
+		case i < 100:
+			if r.status != 201 {
+				t.Fatalf("device %d: %d %s", i+1, r.status, r.body)
+			}
+		default:
+			expectError(t, r, 409, CodeTooManyTestDevices, `,"message":"a website has at most 100 test devices; remove one first"`)
+		}
+	}
+	if list := decode[map[string][]any](t, h.do("GET", "/api/v1/test-devices", "", key...))["testDevices"]; len(list) != 100 {
+		t.Fatalf("%d test devices listed", len(list))
+	}
+	if r := h.do("POST", "/api/v1/test-devices", `{"endpointId":"`+first+`","name":"renamed"}`, key...); r.status != 200 {
+		t.Fatalf("rename at the limit: %d %s", r.status, r.body)
 	}
 }

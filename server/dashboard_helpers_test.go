@@ -48,8 +48,18 @@ func (b *dashboard) heading(name string) {
 }
 
 // api calls /api/v1 from the page with the session, as the dashboard does;
-// body is a JavaScript expression (or "" for none).
+// body is a JavaScript expression (or "" for none). An error answer fails
+// the test.
 func (b *dashboard) api(method, path, body string, out any) {
+	b.t.Helper()
+	if status := b.apiStatus(method, path, body, out); status >= 400 {
+		b.t.Fatalf("%s %s: status %d", method, path, status)
+	}
+}
+
+// apiStatus is api for an answer that may be an error: it returns the
+// status, and decodes the body (an error's too) into out.
+func (b *dashboard) apiStatus(method, path, body string, out any) int {
 	b.t.Helper()
 	if body == "" {
 		body = "undefined"
@@ -57,8 +67,18 @@ func (b *dashboard) api(method, path, body string, out any) {
 		body = "JSON.stringify(" + body + ")"
 	}
 	project, _ := json.Marshal(b.project)
+	var answer struct {
+		Status int             `json:"status"`
+		Body   json.RawMessage `json:"body"`
+	}
 	b.d.page(`fetch('/api/v1`+path+`', {method: '`+method+`', credentials: 'same-origin', headers: {'Content-Type': 'application/json',
-		'X-RelayBell-CSRF': '1', 'X-Project-Id': `+string(project)+`}, body: `+body+`}).then((r) => r.json())`, out)
+		'X-RelayBell-CSRF': '1', 'X-Project-Id': `+string(project)+`}, body: `+body+`}).then(async (r) => ({status: r.status, body: await r.json()}))`, &answer)
+	if out != nil {
+		if err := json.Unmarshal(answer.Body, out); err != nil {
+			b.t.Fatalf("%s %s: %s: %v", method, path, answer.Body, err)
+		}
+	}
+	return answer.Status
 }
 
 // mailedCodes are the codes mailed to email (verification, reset), in the

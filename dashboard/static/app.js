@@ -82,6 +82,26 @@ function errorsOf(e) {
   return { form: 'The server could not be reached. Try again.' };
 }
 
+// actions makes the handlers of a page's buttons that change something:
+// act(method, path, body, ask) asks ask first (when given), makes the
+// call, then runs done (the page reloads its data); an error goes to fail.
+function actions(done, fail) {
+  return (method, path, body, ask) => async () => {
+    if (ask && !window.confirm(ask)) return;
+    try {
+      await call(method, path, body);
+      done();
+    } catch (err) {
+      fail(err);
+    }
+  };
+}
+
+// messageOf is an error as one sentence, for a page without fields.
+function messageOf(err) {
+  return errorsOf(err).form || err.message;
+}
+
 function Field({ id, label, type = 'text', value, onInput, error, autocomplete, required = true, hint }) {
   const described = [error ? id + '-error' : null, hint ? id + '-hint' : null].filter(Boolean).join(' ') || undefined;
   return html`<div class="field">
@@ -340,16 +360,9 @@ function TestDevices({ site, version }) {
   const canChange = site.role !== 'viewer';
   const [list, setList] = useState(null);
   const [error, setError] = useState(null);
-  const load = () => call('GET', '/test-devices').then((a) => { setList(a.testDevices); setError(null); }, (err) => setError(errorsOf(err).form || err.message));
+  const load = () => call('GET', '/test-devices').then((a) => { setList(a.testDevices); setError(null); }, (err) => setError(messageOf(err)));
   useEffect(() => { load(); }, [site.projectId, version]);
-  const remove = async (d) => {
-    try {
-      await call('DELETE', '/test-devices/' + encodeURIComponent(d.id));
-      load();
-    } catch (err) {
-      setError(errorsOf(err).form || err.message);
-    }
-  };
+  const act = actions(load, (err) => setError(messageOf(err)));
   return html`<section aria-labelledby="devices-title">
     <h2 id="devices-title">Test devices</h2>
     <p>Test sends from the composer go to these browsers only, at most 120 an hour.</p>
@@ -361,7 +374,7 @@ function TestDevices({ site, version }) {
         ${canChange && html`<th scope="col"><span class="visually-hidden">Actions</span></th>`}</tr></thead>
       <tbody>${list.map((d) => html`<tr><td>${d.name}</td><td>${d.device}</td><td>${d.externalId || '—'}</td>
         <td>${formatTime(d.last_seen_at, site.timezone)}</td>
-        ${canChange && html`<td><button type="button" class="secondary" aria-label=${'Remove test device ' + d.name} onClick=${() => remove(d)}>Remove</button></td>`}</tr>`)}</tbody>
+        ${canChange && html`<td><button type="button" class="secondary" aria-label=${'Remove test device ' + d.name} onClick=${act('DELETE', '/test-devices/' + encodeURIComponent(d.id))}>Remove</button></td>`}</tr>`)}</tbody>
     </table></div>`}
   </section>`;
 }
@@ -426,10 +439,12 @@ function Home({ site }) {
     let live = true;
     setState((old) => ({ ...old, loading: true, error: null }));
     const to = dayOf(new Date().toISOString(), site.timezone);
-    const from = dayOf(new Date(Date.now() - (Number(period) - 1) * 86400e3).toISOString(), site.timezone);
+    const first = new Date(to + 'T00:00:00Z'); // calendar days: a day of 23 or 25 hours is one day
+    first.setUTCDate(first.getUTCDate() - (Number(period) - 1));
+    const from = first.toISOString().slice(0, 10);
     Promise.all([call('GET', '/stats?from=' + from + '&to=' + to), call('GET', '/notifications?limit=10')])
       .then(([stats, latest]) => live && setState({ stats, items: latest.items }))
-      .catch((err) => live && setState({ error: errorsOf(err).form || err.message }));
+      .catch((err) => live && setState({ error: messageOf(err) }));
     return () => { live = false; };
   }, [site.projectId, period]);
   const st = state.stats;
@@ -570,7 +585,7 @@ function Breakdown({ title, rows, columns }) {
 function NotificationDetail({ site, id }) {
   const [d, setD] = useState(null);
   const [error, setError] = useState(null);
-  const load = () => call('GET', '/notifications/' + encodeURIComponent(id)).then(setD, (err) => setError(errorsOf(err).form || err.message));
+  const load = () => call('GET', '/notifications/' + encodeURIComponent(id)).then(setD, (err) => setError(messageOf(err)));
   useEffect(() => { setD(null); setError(null); load(); }, [id, site.projectId]);
   if (error) {
     return html`<section><h1>Notification</h1><p class="error" role="alert">${error}</p></section>`;
@@ -582,24 +597,10 @@ function NotificationDetail({ site, id }) {
   const money = d.currency ? new Intl.NumberFormat(undefined, { style: 'currency', currency: d.currency }) : numbers;
   const steps = [['recipients', 'Recipients'], ['sent', 'Sent'], ['delivered', 'Delivered'], ['clicked', 'Clicked'], ['converted', 'Converted']];
   const top = Math.max(1, d.funnel.recipients, d.funnel.sent);
-  const removeDraft = async () => {
-    if (!window.confirm('Delete this draft?')) return;
-    try {
-      await call('DELETE', '/notifications/' + encodeURIComponent(id));
-      go('notifications?status=draft');
-    } catch (err) {
-      setError(errorsOf(err).form || err.message);
-    }
-  };
-  const cancel = async () => {
-    if (!window.confirm('Cancel this send? It will not go out.')) return;
-    try {
-      await call('POST', '/notifications/' + encodeURIComponent(id) + '/cancel');
-      load();
-    } catch (err) {
-      setError(errorsOf(err).form || err.message);
-    }
-  };
+  const fail = (err) => setError(messageOf(err));
+  const path = '/notifications/' + encodeURIComponent(id);
+  const cancel = actions(load, fail)('POST', path + '/cancel', undefined, 'Cancel this send? It will not go out.');
+  const removeDraft = actions(() => go('notifications?status=draft'), fail)('DELETE', path, undefined, 'Delete this draft?');
   return html`<section>
     <p><a href="#/notifications">All notifications</a></p>
     <h1>${n.title}</h1>
@@ -659,7 +660,7 @@ function Audience({ site }) {
     if (applied.tag) p.set('tag', applied.tag + (applied.tagValue ? ':' + applied.tagValue : ''));
     for (const k of ['joinedFrom', 'joinedTo', 'seenFrom', 'seenTo']) if (applied[k]) p.set(k, applied[k]);
     if (['joinedFrom', 'joinedTo', 'seenFrom', 'seenTo'].some((k) => applied[k])) p.set('tz', site.timezone);
-    const rules = apiFilters({ ...applied.rules, rules: applied.rules.rules.filter((r) => !ruleBlank(r)) });
+    const rules = apiFilters({ ...applied.rules, rules: applied.rules.rules.filter((r) => !ruleBlank(r)) }); // checked on submit
     if (rules.rules.length) p.set('filters', JSON.stringify(rules));
     if (cursor) p.set('cursor', cursor);
     return p.toString();
@@ -699,7 +700,7 @@ function Audience({ site }) {
     bulk('/audience/subscribers/bulk-tag', { set: { [label.key.trim()]: label.value } }, 'Labelled.');
   };
   const erase = () => {
-    if (window.confirm('Delete ' + picked.length + ' people and everything about them? This cannot be undone.')) {
+    if (window.confirm('Delete ' + numbers.format(picked.length) + ' people and everything about them? This cannot be undone.')) {
       bulk('/audience/subscribers/bulk-delete', {}, 'Deleted.');
     }
   };
@@ -713,8 +714,9 @@ function Audience({ site }) {
     <h1>Audience</h1>
     <form class="filters" role="search" onSubmit=${(e) => {
       e.preventDefault();
-      const n = filters.rules.rules.findIndex((r) => !ruleBlank(r) && !ruleComplete(r)) + 1;
-      if (n) setErrors({ rules: 'Complete rule ' + n + ' or remove it.' });
+      const started = { ...filters.rules, rules: filters.rules.rules.filter((r) => !ruleBlank(r)) };
+      const bad = started.rules.length > 0 && ruleError(started);
+      if (bad) setErrors({ rules: bad });
       else setApplied(filters);
     }}>
       <div class="field"><label for="people-q">Search people</label>
@@ -853,7 +855,7 @@ function Import({ onDone }) {
       setState({ done: 'Imported ' + numbers.format(processed) + (processed === 1 ? ' person.' : ' people.') });
       onDone();
     } catch (err) {
-      setState({ error: errorsOf(err).form || err.message });
+      setState({ error: messageOf(err) });
     }
   };
   return html`<${Disclosure} className="import" label="Import people from a CSV file">
@@ -884,17 +886,11 @@ function Person({ site, id }) {
   const [error, setError] = useState(null);
   useEffect(() => {
     setP(null);
-    call('GET', '/subscribers/' + encodeURIComponent(id) + '/profile').then(setP, (err) => setError(errorsOf(err).form || err.message));
+    setError(null);
+    call('GET', '/subscribers/' + encodeURIComponent(id) + '/profile').then(setP, (err) => setError(messageOf(err)));
   }, [id, site.projectId]);
-  const erase = async () => {
-    if (!window.confirm('Erase this person and everything about them? This cannot be undone.')) return;
-    try {
-      await call('DELETE', '/subscribers/' + encodeURIComponent(id));
-      go('people');
-    } catch (err) {
-      setError(errorsOf(err).form || err.message);
-    }
-  };
+  const erase = actions(() => go('people'), (err) => setError(messageOf(err)))(
+    'DELETE', '/subscribers/' + encodeURIComponent(id), undefined, 'Erase this person and everything about them? This cannot be undone.');
   if (error) {
     return html`<section><h1>Person</h1><p class="error" role="alert">${error}</p></section>`;
   }
@@ -937,9 +933,36 @@ const ruleComplete = (r) => !!r.field && (r.field !== 'tag' || !!r.key.trim()) &
 // ruleBlank: a rule nobody started to fill in.
 const ruleBlank = (r) => !r.value.trim() && !r.key.trim() && !valueless(r.op);
 
-// incompleteRule is the number (from 1) of f's first incomplete rule, or 0.
-function incompleteRule(f) {
-  return f.rules.findIndex((r) => !ruleComplete(r)) + 1;
+// ruleError is what keeps the builder's f from being sent or saved, ''
+// when nothing: no rule, an incomplete rule, or several values for "is" or
+// "is not" (the API reads them as one text, which "is not" never equals:
+// everyone).
+function ruleError(f) {
+  if (f.rules.length === 0) return 'Add a rule.';
+  const i = f.rules.findIndex((r) => !ruleComplete(r));
+  if (i >= 0) return 'Complete rule ' + (i + 1) + ' or remove it.';
+  const j = f.rules.findIndex((r) => (r.op === 'eq' || r.op === 'neq') && r.value.includes(','));
+  return j >= 0 ? 'Rule ' + (j + 1) + ' has several values: use “is one of”, or one value.' : '';
+}
+
+// buildable reports whether the builder shows the API Filters f exactly:
+// what it would send back is f. A value list with another op than "in",
+// an op or field it does not offer, a label name with spaces around it
+// would all change meaning on the way through (and could widen a send).
+function buildable(f) {
+  if (!f || !Array.isArray(f.rules) || f.rules.length === 0 || !['all', 'any', undefined].includes(f.match)) return false;
+  const fields = ruleFields.map(([v]) => v);
+  const ops = ruleOps.map(([v]) => v);
+  const same = {
+    match: f.match || 'all',
+    rules: f.rules.map((r) => {
+      const o = { field: r.field === 'externalId' ? 'external_id' : r.field, op: r.op || 'eq' };
+      if (!valueless(o.op) && r.value !== undefined) o.value = r.value;
+      return o;
+    }),
+  };
+  return same.rules.every((r) => typeof r.field === 'string' && (fields.includes(r.field) || r.field.startsWith('tag:')) && ops.includes(r.op)) &&
+    JSON.stringify(apiFilters(builderFilters(f))) === JSON.stringify(same);
 }
 
 // apiFilters is a builder's value as the API takes it: every rule.
@@ -977,14 +1000,14 @@ function describeFilters(f) {
   }).join(f.match === 'any' ? ' or ' : ' and ');
 }
 
-// RuleBuilder edits a Filters value, with a live count of whom it reaches
-// (within topicId when given). name tells two builders on a page apart.
-function RuleBuilder({ filters, onChange, name = '', legend = 'Rules', topicId, error }) {
+// RuleBuilder edits a Filters value, with a live count of whom it reaches.
+// name tells two builders on a page apart.
+function RuleBuilder({ filters, onChange, name = '', legend = 'Rules', error }) {
   const [count, setCount] = useState(null);
   const rules = filters.rules;
   const of = (what, i) => what + ' of ' + (name ? name + ' ' : '') + 'rule ' + (i + 1);
   const body = apiFilters(filters);
-  const complete = rules.length > 0 && incompleteRule(filters) === 0;
+  const complete = ruleError(filters) === '';
   useEffect(() => {
     if (!complete) {
       setCount(null);
@@ -992,11 +1015,11 @@ function RuleBuilder({ filters, onChange, name = '', legend = 'Rules', topicId, 
     }
     let live = true;
     const timer = setTimeout(() => {
-      call('POST', '/segments/preview', topicId ? { filters: body, topicId } : { filters: body })
+      call('POST', '/segments/preview', { filters: body })
         .then((a) => live && setCount(a.count), () => live && setCount(null));
     }, 300);
     return () => { live = false; clearTimeout(timer); };
-  }, [JSON.stringify(body), topicId, complete]);
+  }, [JSON.stringify(body), complete]);
   const edit = (i, change) => onChange({ ...filters, rules: rules.map((r, j) => (j === i ? { ...r, ...change } : r)) });
   const matchId = (name ? name.replace(/\W+/g, '-') + '-' : '') + 'match';
   return html`<fieldset><legend>${legend}</legend>
@@ -1051,10 +1074,9 @@ function Segments({ site }) {
     if (form.current) form.current.querySelector('input').focus();
   };
   const save = f.submit(async (v) => {
-    const n = incompleteRule(filters);
     const errors = {};
     if (!v.name.trim()) errors.name = 'A segment needs a name.';
-    if (n) errors.rules = 'Complete rule ' + n + ' or remove it.';
+    if (ruleError(filters)) errors.rules = ruleError(filters);
     if (Object.keys(errors).length) {
       f.setErrors(errors);
       return;
@@ -1065,16 +1087,6 @@ function Segments({ site }) {
     reset();
     load();
   }, (err) => (err instanceof ApiError && (err.code === 'segment_needs_a_rule' || err.code === 'invalid_filters') ? { rules: err.message } : errorsOf(err)));
-  const remove = async (g) => {
-    if (!window.confirm('Delete the segment “' + g.name + '”?')) return;
-    try {
-      await call('DELETE', '/segments/' + encodeURIComponent(g.id));
-      if (editing && editing.id === g.id) reset();
-      load();
-    } catch (err) {
-      f.setErrors(errorsOf(err));
-    }
-  };
   const size = (g) => {
     const c = counts[g.id];
     return c && typeof c.count === 'number' ? numbers.format(c.count) : '—';
@@ -1094,8 +1106,9 @@ function Segments({ site }) {
       <thead><tr><th scope="col">Name</th><th scope="col">Browsers</th><th scope="col">Rules</th><th scope="col">Used by</th>${canChange && html`<th scope="col"><span class="visually-hidden">Actions</span></th>`}</tr></thead>
       <tbody>${segments.map((g) => html`<tr><td>${g.name}</td><td class="num">${size(g)}</td>
         <td>${describeFilters(g.filters)}</td><td>${uses(g)}</td>
-        ${canChange && html`<td class="row-actions"><button type="button" class="secondary" aria-label=${'Edit segment ' + g.name} onClick=${() => edit(g)}>Edit</button>
-          <button type="button" class="secondary" aria-label=${'Delete segment ' + g.name} onClick=${() => remove(g)}>Delete</button></td>`}</tr>`)}</tbody>
+        ${canChange && html`<td class="buttons">${buildable(g.filters) && html`<button type="button" class="secondary" aria-label=${'Edit segment ' + g.name} onClick=${() => edit(g)}>Edit</button>`}
+          <button type="button" class="secondary" aria-label=${'Delete segment ' + g.name} onClick=${actions(() => { if (editing && editing.id === g.id) reset(); load(); }, (err) => f.setErrors(errorsOf(err)))(
+            'DELETE', '/segments/' + encodeURIComponent(g.id), undefined, 'Delete the segment “' + g.name + '”?')}>Delete</button></td>`}</tr>`)}</tbody>
     </table></div>`}
     ${canChange && html`<form onSubmit=${save} novalidate ref=${form}>
       <h3>${editing ? 'Change the segment “' + editing.name + '”' : 'New segment'}</h3>
@@ -1120,15 +1133,6 @@ function Topics({ site }) {
     f.setValues({ name: '', slug: '' });
     load();
   }, (err) => (err instanceof ApiError && /slug/i.test(err.message) ? { slug: err.message } : errorsOf(err)));
-  const remove = async (tp) => {
-    if (!window.confirm('Delete the topic “' + tp.name + '”?')) return;
-    try {
-      await call('DELETE', '/topics/' + encodeURIComponent(tp.id));
-      load();
-    } catch (err) {
-      f.setErrors(errorsOf(err));
-    }
-  };
   return html`<section aria-labelledby="topics-title">
     <h2 id="topics-title">Topics</h2>
     <${FormError} errors=${f.errors} />
@@ -1137,7 +1141,8 @@ function Topics({ site }) {
       <caption class="visually-hidden">Topics</caption>
       <thead><tr><th scope="col">Name</th><th scope="col">Slug</th><th scope="col">Opted in</th>${canChange && html`<th scope="col"><span class="visually-hidden">Actions</span></th>`}</tr></thead>
       <tbody>${topics.map((tp) => html`<tr><td>${tp.name}</td><td><code>${tp.slug}</code></td><td class="num">${numbers.format(tp.subscribers)}</td>
-        ${canChange && html`<td><button type="button" class="secondary" aria-label=${'Delete topic ' + tp.name} onClick=${() => remove(tp)}>Delete</button></td>`}</tr>`)}</tbody>
+        ${canChange && html`<td><button type="button" class="secondary" aria-label=${'Delete topic ' + tp.name} onClick=${actions(load, (err) => f.setErrors(errorsOf(err)))(
+          'DELETE', '/topics/' + encodeURIComponent(tp.id), undefined, 'Delete the topic “' + tp.name + '”?')}>Delete</button></td>`}</tr>`)}</tbody>
     </table></div>`}
     ${canChange && html`<form onSubmit=${create} novalidate>
       <h3>New topic</h3>
@@ -1185,14 +1190,7 @@ function Webhooks({ site }) {
     reset();
     load();
   });
-  const act = (method, path, body) => async () => {
-    try {
-      await call(method, path, body);
-      load();
-    } catch (err) {
-      f.setErrors(errorsOf(err));
-    }
-  };
+  const act = actions(load, (err) => f.setErrors(errorsOf(err)));
   return html`<section>
     <h1>Webhooks</h1>
     <${FormError} errors=${f.errors} />
@@ -1211,7 +1209,7 @@ function Webhooks({ site }) {
         ${canChange && html`<td class="buttons">
           <button type="button" class="secondary" aria-label=${'Edit ' + h.url} onClick=${() => edit(h)}>Edit</button>
           <button type="button" class="secondary" aria-label=${(h.enabled ? 'Turn off ' : 'Turn on ') + h.url} onClick=${act('PUT', '/webhooks/' + h.id, { enabled: !h.enabled })}>${h.enabled ? 'Turn off' : 'Turn on'}</button>
-          <button type="button" class="secondary" aria-label=${'Delete ' + h.url} onClick=${() => window.confirm('Delete this webhook and its delivery log?') && act('DELETE', '/webhooks/' + h.id)()}>Delete</button></td>`}
+          <button type="button" class="secondary" aria-label=${'Delete ' + h.url} onClick=${act('DELETE', '/webhooks/' + h.id, undefined, 'Delete this webhook and its delivery log?')}>Delete</button></td>`}
       </tr>`)}</tbody></table></div>`}
     ${canChange && list && html`<form onSubmit=${save} novalidate ref=${form}>
       <h2>${editing ? 'Change the webhook' : 'New webhook'}</h2>
@@ -1232,28 +1230,20 @@ function WebhookLog({ site, id, deliveryId }) {
   const [error, setError] = useState(null);
   const base = '/webhooks/' + encodeURIComponent(id);
   const more = (cursor) => call('GET', base + '/deliveries?cursor=' + encodeURIComponent(cursor))
-    .then((a) => setLog((old) => ({ deliveries: old.deliveries.concat(a.deliveries), nextCursor: a.nextCursor })), (err) => setError(errorsOf(err).form || err.message));
+    .then((a) => setLog((old) => ({ deliveries: old.deliveries.concat(a.deliveries), nextCursor: a.nextCursor })), (err) => setError(messageOf(err)));
   const load = () => {
-    call('GET', base + '/deliveries').then(setLog, (err) => setError(errorsOf(err).form || err.message));
+    call('GET', base + '/deliveries').then(setLog, (err) => setError(messageOf(err)));
     if (deliveryId) {
-      call('GET', base + '/deliveries/' + encodeURIComponent(deliveryId)).then((a) => setOne(a.delivery), (err) => setError(errorsOf(err).form || err.message));
+      call('GET', base + '/deliveries/' + encodeURIComponent(deliveryId)).then((a) => setOne(a.delivery), (err) => setError(messageOf(err)));
     }
   };
   useEffect(() => { setOne(null); load(); }, [id, deliveryId, site.projectId]);
-  const act = (path) => async () => {
-    setError(null);
-    try {
-      await call('POST', path);
-      load();
-    } catch (err) {
-      setError(errorsOf(err).form || err.message);
-    }
-  };
+  const post = (path) => actions(() => { setError(null); load(); }, (err) => setError(messageOf(err)))('POST', path);
   return html`<section>
     <p><a href="#/webhooks">Webhooks</a></p>
     <h1>Delivery log</h1>
     ${error && html`<p class="error" role="alert">${error}</p>`}
-    ${canChange && html`<p><button type="button" onClick=${act(base + '/test')}>Send a test event</button></p>`}
+    ${canChange && html`<p><button type="button" onClick=${post(base + '/test')}>Send a test event</button></p>`}
     ${log && log.deliveries.length === 0 && html`<p>No deliveries yet.</p>`}
     ${log && log.deliveries.length > 0 && html`<div class="scroll"><table>
       <caption class="visually-hidden">Deliveries</caption>
@@ -1271,7 +1261,7 @@ function WebhookLog({ site, id, deliveryId }) {
       <div class="field"><label for="request-headers">Request headers</label><textarea id="request-headers" readonly rows="4"
         value=${Object.entries(one.request_headers || {}).map(([k, v]) => k + ': ' + v).join('\n')}></textarea></div>
       <div class="field"><label for="response-body">Response body</label><textarea id="response-body" readonly rows="3" value=${one.response_body || ''}></textarea></div>
-      ${canChange && html`<p><button type="button" onClick=${act(base + '/deliveries/' + encodeURIComponent(one.id) + '/resend')}>Resend</button></p>`}
+      ${canChange && html`<p><button type="button" onClick=${post(base + '/deliveries/' + encodeURIComponent(one.id) + '/resend')}>Resend</button></p>`}
     </section>`}
   </section>`;
 }
@@ -1361,7 +1351,7 @@ function sendRequest(v, site, draft) {
   if (v.audience === 'topic') r.topicId = v.topicId;
   if (v.audience === 'segment') r.segmentId = v.segmentId;
   if (v.audience === 'filters') r.filters = apiFilters(v.filters);
-  if (v.audience === 'users') r.externalIds = v.externalIds.split(/[\s,]+/).filter(Boolean);
+  if (v.audience === 'users') r.externalIds = [...new Set(v.externalIds.split(/[,\n]/).map((x) => x.trim()).filter(Boolean))];
   if (v.audience !== 'users' && v.exclude === 'segment') r.excludeSegmentId = v.excludeSegmentId;
   if (v.audience !== 'users' && v.exclude === 'filters') r.excludeFilters = apiFilters(v.excludeFilters);
   if (v.when === 'later' && v.sendAt) r.sendAt = zonedToUTC(v.sendAt, v.sendZone || site.timezone);
@@ -1375,22 +1365,32 @@ function sendRequest(v, site, draft) {
 }
 
 // representable reports whether the composer can show a send body's whole
-// audience: one way to choose people and at most one to leave some out
-// (none with named people). Any other body is never opened in the form,
-// whose choices would drop members and so widen the send.
+// audience exactly: one way to choose people and at most one to leave some
+// out (none with named people), every member valued (a null or blank one
+// would read as none), rules the builder shows as they are, ids without
+// the commas or line breaks that separate them. Any other body is never
+// opened in the form, whose choices would drop or change members and so
+// could widen the send.
 function representable(b) {
   if (!b) return true;
   const has = (k) => b[k] !== undefined;
+  const blank = (x) => x === null || (typeof x === 'string' && !x.trim()) || (Array.isArray(x) && !x.some((y) => String(y).trim()));
+  const targeting = ['segmentId', 'topicId', 'filters', 'externalId', 'externalIds', 'excludeSegmentId', 'excludeFilters'];
+  if (targeting.some((k) => has(k) && blank(b[k]))) return false;
+  if (['filters', 'excludeFilters'].some((k) => has(k) && !buildable(b[k]))) return false;
+  const ids = b.externalIds || (has('externalId') ? [b.externalId] : []);
+  if (ids.some((id) => typeof id !== 'string' || /[,\n]/.test(id) || id !== id.trim())) return false;
   const named = has('externalIds') || has('externalId');
   const include = ['segmentId', 'topicId', 'filters'].filter(has).length + (named ? 1 : 0);
   const exclude = ['excludeSegmentId', 'excludeFilters'].filter(has).length;
   return include <= 1 && exclude <= 1 && !(named && exclude > 0);
 }
 
-// composerMembers are the send-request members the composer sets.
-const composerMembers = ['title', 'body', 'url', 'icon', 'image', 'badge', 'actions', 'requireInteraction', 'tag', 'ttl', 'transactional',
-  'translations', 'ab', 'abTest', 'topicId', 'segmentId', 'filters', 'externalId', 'externalIds', 'excludeSegmentId', 'excludeFilters',
-  'sendAt', 'perTimezone', 'localTime', 'smartTime'];
+// contentMembers are what a notification shows (a test send takes these
+// alone); composerMembers every send-request member the composer sets.
+const contentMembers = ['title', 'body', 'url', 'icon', 'image', 'badge', 'actions', 'requireInteraction', 'tag', 'ttl', 'translations'];
+const composerMembers = [...contentMembers, 'transactional', 'ab', 'abTest', 'topicId', 'segmentId', 'filters', 'externalId', 'externalIds',
+  'excludeSegmentId', 'excludeFilters', 'sendAt', 'perTimezone', 'localTime', 'smartTime'];
 
 // draftPatch is the PATCH of a draft to the form's request r: a member the
 // form leaves unset is null, which clears the draft's saved one.
@@ -1407,7 +1407,6 @@ function composerError(err, r) {
     return { excludeSegmentId: err.message };
   }
   if (err instanceof ApiError && at[err.code]) return { [at[err.code]]: err.message };
-  if (err instanceof ApiError && err.code === 'invalid_url') return { url: err.message };
   return errorsOf(err);
 }
 
@@ -1456,7 +1455,7 @@ function Translations({ rows, onChange }) {
   return html`<${Disclosure} label="Translations" open=${rows.length > 0}>
     <p class="hint">Browsers in these languages get this title and message; others get the main text.</p>
     ${rows.map((t, i) => html`<div class="row translation" role="group" aria-label=${'Translation ' + (i + 1)}>
-      <div class="field narrow"><label for=${'tr' + i + '-language'}>${'Language of translation ' + (i + 1)}</label>
+      <div class="field"><label for=${'tr' + i + '-language'}>${'Language of translation ' + (i + 1)}</label>
         <input id=${'tr' + i + '-language'} value=${t.language} maxlength="2" placeholder="fr" onInput=${(e) => edit(i, { language: e.currentTarget.value })} /></div>
       <div class="field"><label for=${'tr' + i + '-title'}>${'Title of translation ' + (i + 1)}</label>
         <input id=${'tr' + i + '-title'} value=${t.title} onInput=${(e) => edit(i, { title: e.currentTarget.value })} /></div>
@@ -1513,20 +1512,37 @@ function Composer({ site, draftId }) {
     if (r.filters) body.filters = r.filters;
     if (r.segmentId) {
       const seg = lists.segments.find((g) => g.id === r.segmentId);
-      if (seg) body.filters = seg.filters;
+      if (!seg) return 'the segment’s browsers (not counted: the segments did not load)';
+      body.filters = seg.filters;
     }
     const answer = await call('POST', '/segments/preview', body);
     const n = numbers.format(answer.count) + (answer.count === 1 ? ' browser' : ' browsers');
     return r.excludeSegmentId || r.excludeFilters ? 'at most ' + n + ' (before leaving out the excluded)' : n;
   };
-  // ruleErrors refuses a send or draft whose rules are incomplete.
-  const ruleErrors = () => {
+  // formErrors refuses a send or draft whose rules cannot go as they are,
+  // or that is to go later with no time, or one past (it would go now).
+  const formErrors = () => {
     const errors = {};
-    const a = v.audience === 'filters' && incompleteRule(v.filters);
-    const x = v.audience !== 'users' && v.exclude === 'filters' && incompleteRule(v.excludeFilters);
-    if (a) errors.filters = 'Complete rule ' + a + ' or remove it.';
-    if (x) errors.excludeFilters = 'Complete rule ' + x + ' or remove it.';
+    const a = v.audience === 'filters' && ruleError(v.filters);
+    const x = v.audience !== 'users' && v.exclude === 'filters' && ruleError(v.excludeFilters);
+    if (a) errors.filters = a;
+    if (x) errors.excludeFilters = x;
+    if (v.when === 'later' && !v.sendAt) errors.sendAt = 'Choose when it goes.';
+    else if (v.when === 'later' && Date.parse(zonedToUTC(v.sendAt, v.sendZone)) <= Date.now()) errors.sendAt = 'This time has passed.';
     return Object.keys(errors).length ? errors : null;
+  };
+  // Closing the confirmation on any change: it shows what goes.
+  useEffect(() => setConfirm(null), [v]);
+  // once runs one of the form's calls at a time (no double send).
+  const [pending, setPending] = useState(false);
+  const once = (fn) => async () => {
+    if (pending) return;
+    setPending(true);
+    try {
+      await fn();
+    } finally {
+      setPending(false);
+    }
   };
   const review = f.submit(async () => {
     const r = sendRequest(v, site, false);
@@ -1534,14 +1550,14 @@ function Composer({ site, draftId }) {
       f.setErrors({ title: 'A title is required to send.' });
       return;
     }
-    const bad = ruleErrors();
+    const bad = formErrors();
     if (bad) {
       f.setErrors(bad);
       return;
     }
     setConfirm({ request: r, audience: await audience(r) });
   }, composerError);
-  const send = async () => {
+  const send = once(async () => {
     const r = confirm.request;
     setConfirm(null);
     try {
@@ -1557,9 +1573,9 @@ function Composer({ site, draftId }) {
     } catch (err) {
       f.setErrors(composerError(err, r));
     }
-  };
-  const saveDraft = async () => {
-    const bad = ruleErrors();
+  });
+  const saveDraft = once(async () => {
+    const bad = formErrors();
     if (bad) {
       f.setErrors(bad);
       return;
@@ -1575,14 +1591,14 @@ function Composer({ site, draftId }) {
     } catch (err) {
       f.setErrors(composerError(err, r));
     }
-  };
+  });
   const [tested, setTested] = useState('');
   // test sends the content alone to the website's test devices.
-  const test = async () => {
+  const test = once(async () => {
     setTested('');
     const r = sendRequest(v, site, false);
     const content = {};
-    for (const k of ['title', 'body', 'url', 'icon', 'image', 'badge', 'actions', 'requireInteraction', 'tag', 'ttl', 'translations']) {
+    for (const k of contentMembers) {
       if (r[k] !== undefined) content[k] = r[k];
     }
     try {
@@ -1592,7 +1608,7 @@ function Composer({ site, draftId }) {
       f.setErrors(err instanceof ApiError && err.code === 'no_test_devices'
         ? { form: 'No test devices yet: subscribe a browser on the Install page first.' } : composerError(err));
     }
-  };
+  });
   const insert = (field, tag) => f.set(field)(v[field] + tag);
   const radio = (group, value, label) => html`<label class="choice"><input type="radio" name=${group} value=${value}
     checked=${v[group] === value} onChange=${() => f.set(group)(value)} /> ${label}</label>`;
@@ -1663,7 +1679,7 @@ function Composer({ site, draftId }) {
         ${v.audience === 'users' && html`<div class="field"><label for="externalIds">External ids</label>
           <textarea id="externalIds" rows="2" value=${v.externalIds} onInput=${(e) => f.set('externalIds')(e.currentTarget.value)}
             aria-invalid=${f.errors.externalIds ? 'true' : undefined} aria-describedby="externalIds-hint"></textarea>
-          <p class="hint" id="externalIds-hint">Your own user ids, separated by commas or spaces.</p>
+          <p class="hint" id="externalIds-hint">Your own user ids, separated by commas or line breaks.</p>
           ${f.errors.externalIds && html`<p class="error">${f.errors.externalIds}</p>`}</div>`}
       </fieldset>
       ${v.audience !== 'users' && html`<fieldset><legend>Leave out</legend>
@@ -1677,7 +1693,7 @@ function Composer({ site, draftId }) {
         ${radio('when', 'now', 'Now')}
         ${radio('when', 'later', 'Later')}
         ${v.when === 'later' && html`<div class="row">
-          <${Field} id="sendAt" label=${'Send at (' + v.sendZone + ')'} type="datetime-local" value=${v.sendAt} onInput=${f.set('sendAt')} />
+          <${Field} id="sendAt" label=${'Send at (' + v.sendZone + ')'} type="datetime-local" value=${v.sendAt} onInput=${f.set('sendAt')} error=${f.errors.sendAt} />
           <div class="field"><label for="sendZone">Time zone of the send time</label>
             <select id="sendZone" value=${v.sendZone} onChange=${(e) => f.set('sendZone')(e.currentTarget.value)}>
               ${[...new Set([v.sendZone, ...timeZones()])].map((z) => html`<option value=${z}>${z}</option>`)}</select></div></div>`}
@@ -1686,8 +1702,8 @@ function Composer({ site, draftId }) {
         ${radio('when', 'smart', 'At each subscriber’s most active hour')}
       </fieldset>
       <div class="actions"><button type="submit" disabled=${f.busy}>Review and send</button>
-        <button type="button" class="secondary" onClick=${saveDraft}>Save draft</button>
-        <button type="button" class="secondary" onClick=${test}>Send a test</button></div>
+        <button type="button" class="secondary" onClick=${saveDraft} disabled=${pending}>Save draft</button>
+        <button type="button" class="secondary" onClick=${test} disabled=${pending}>Send a test</button></div>
       ${tested && html`<p role="status">${tested}</p>`}
     </form>
     <${Preview} v=${v} site=${site} />
@@ -1695,7 +1711,7 @@ function Composer({ site, draftId }) {
       onKeyDown=${(e) => { if (e.key === 'Escape') setConfirm(null); }}>
       <h2 id="confirm-title">Send “${confirm.request.title}”?</h2>
       <p>It goes to ${confirm.audience}${when(confirm.request, site, v.sendZone)}.</p>
-      <div class="actions"><button type="button" ref=${sendButton} onClick=${send}>Send</button>
+      <div class="actions"><button type="button" ref=${sendButton} onClick=${send} disabled=${pending}>Send</button>
         <button type="button" class="secondary" onClick=${() => setConfirm(null)}>Back</button></div>
     </div>`}
   </section>`;
@@ -1720,15 +1736,6 @@ function Keys({ site, canChange }) {
     f.set('name')('');
     load();
   });
-  const revoke = async (k) => {
-    if (!window.confirm('Revoke the key “' + k.name + '”? Servers using it stop working.')) return;
-    try {
-      await call('DELETE', '/keys/' + encodeURIComponent(k.id));
-      load();
-    } catch (err) {
-      f.setErrors(errorsOf(err));
-    }
-  };
   return html`<section aria-labelledby="keys-title">
     <h2 id="keys-title">API keys</h2>
     <${FormError} errors=${f.errors} />
@@ -1746,7 +1753,8 @@ function Keys({ site, canChange }) {
         <td>${k.name}</td><td><code>${k.prefix}…</code></td><td>${k.scopes.join(', ')}</td>
         <td>${k.expires_at ? formatTime(k.expires_at, site.timezone) : 'never'}${k.expired ? ' (expired)' : ''}</td>
         <td>${k.last_used_at ? formatTime(k.last_used_at, site.timezone) : 'never'}</td>
-        ${canChange && html`<td><button type="button" class="secondary" aria-label=${'Revoke ' + k.name} onClick=${() => revoke(k)}>Revoke</button></td>`}
+        ${canChange && html`<td><button type="button" class="secondary" aria-label=${'Revoke ' + k.name} onClick=${actions(load, (err) => f.setErrors(errorsOf(err)))(
+          'DELETE', '/keys/' + encodeURIComponent(k.id), undefined, 'Revoke the key “' + k.name + '”? Servers using it stop working.')}>Revoke</button></td>`}
       </tr>`)}</tbody></table></div>`}
     ${canChange && html`<form onSubmit=${create} novalidate>
       <h3>New key</h3>
@@ -1771,14 +1779,7 @@ function Team({ site, canChange }) {
     f.set('email')('');
     load();
   });
-  const act = (method, path, body) => async () => {
-    try {
-      await call(method, path, body);
-      load();
-    } catch (err) {
-      f.setErrors(errorsOf(err));
-    }
-  };
+  const act = actions(load, (err) => f.setErrors(errorsOf(err)));
   const roles = ['owner', 'admin', 'viewer'];
   return html`<section aria-labelledby="team-title">
     <h2 id="team-title">Team</h2>
@@ -1837,11 +1838,10 @@ function websiteForm(st) {
 }
 
 function WebsiteSettings({ site, canChange, onSaved }) {
-  const [loaded, setLoaded] = useState(null);
   const f = useForm(null);
   const [saved, setSaved] = useState(false);
   useEffect(() => {
-    call('GET', '/settings').then((a) => { setLoaded(a.settings); f.setValues(websiteForm(a.settings)); }, (err) => f.setErrors(errorsOf(err)));
+    call('GET', '/settings').then((a) => f.setValues(websiteForm(a.settings)), (err) => f.setErrors(errorsOf(err)));
   }, [site.projectId]);
   if (!f.values) {
     return html`<section><h2>Website</h2><${FormError} errors=${f.errors} /></section>`;
@@ -1860,7 +1860,6 @@ function WebsiteSettings({ site, canChange, onSaved }) {
     };
     if (body.conversionEvents.length === 0) body.conversionEvents = null;
     const a = await call('PUT', '/settings', body);
-    setLoaded(a.settings);
     f.setValues(websiteForm(a.settings));
     setSaved(true);
     onSaved();
@@ -1901,7 +1900,7 @@ function IdentitySettings({ site, canChange }) {
   const [error, setError] = useState(null);
   useEffect(() => {
     setSecret(null);
-    call('GET', '/identity').then(setState, (err) => setError(errorsOf(err).form || err.message));
+    call('GET', '/identity').then(setState, (err) => setError(messageOf(err)));
   }, [site.projectId]);
   const change = async (body) => {
     setError(null);
@@ -1910,7 +1909,7 @@ function IdentitySettings({ site, canChange }) {
       setState(a);
       setSecret(a.newSecret || null);
     } catch (err) {
-      setError(errorsOf(err).form || err.message);
+      setError(messageOf(err));
     }
   };
   const modes = [['off', 'Off: a browser links any external id'], ['report', 'Report: links without a valid hash go through and are counted'],
@@ -2014,7 +2013,7 @@ function Shell({ me, route, onMe, onSignOut }) {
       <span class="who">${me.user.email}</span>
       <button type="button" onClick=${onSignOut}>Sign out</button>
     </header>
-    <main>${page}</main>
+    <main key=${site ? site.projectId : ''}>${page}</main>
   </div>`;
 }
 
