@@ -1730,7 +1730,7 @@ function Keys({ site, canChange }) {
   const toggle = (scope) => f.set('scopes')(f.values.scopes.includes(scope) ? f.values.scopes.filter((x) => x !== scope) : [...f.values.scopes, scope]);
   const create = f.submit(async (v) => {
     const body = { name: v.name.trim() || 'API key', scopes: v.scopes };
-    if (v.expiresAt) body.expiresAt = new Date(v.expiresAt + 'T23:59:59').toISOString();
+    if (v.expiresAt) body.expiresAt = zonedToUTC(v.expiresAt + 'T23:59', site.timezone); // the day's end on the website's clock
     const answer = await call('POST', '/keys', body);
     setCreated(answer);
     f.set('name')('');
