@@ -45,11 +45,7 @@ func (a *API) needsReview(r *request, req *notification.Request, n *store.Notifi
 	if err != nil || largest >= threshold {
 		return false, err
 	}
-	t, err := notification.DecodeTarget(n.Target)
-	if err != nil {
-		return false, err
-	}
-	sel, err := audience.Compile(r.ctx, a.st, n.WebsiteID, t)
+	sel, err := audience.CompileStored(r.ctx, a.st, n.WebsiteID, n.Target)
 	if err != nil {
 		return false, fmt.Errorf("compiling the audience: %w", err)
 	}

@@ -31,6 +31,21 @@ type Selector struct {
 	exclude     []*filter.Matcher
 }
 
+// ErrUnreadableTarget is returned by CompileStored when a stored target does
+// not decode, or names a member this node does not know (fail closed).
+var ErrUnreadableTarget = errors.New("unreadable target")
+
+// CompileStored is the one way from a notification's stored target (its
+// JSON, nil or null for everyone) to a Selector: every producer and reader of
+// sends (review, fan-out, and every later one) goes through it.
+func CompileStored(ctx context.Context, segs Segments, websiteID string, target []byte) (*Selector, error) {
+	t, err := notification.DecodeTarget(target)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnreadableTarget, err)
+	}
+	return Compile(ctx, segs, websiteID, t)
+}
+
 // Compile resolves a target's saved segments and compiles its filters. A
 // segment that does not exist is ErrSegmentMissing.
 func Compile(ctx context.Context, segs Segments, websiteID string, t notification.Target) (*Selector, error) {

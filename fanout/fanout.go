@@ -17,7 +17,6 @@ import (
 	"github.com/relaybell/relaybell/bus"
 	"github.com/relaybell/relaybell/notification"
 	"github.com/relaybell/relaybell/pusher"
-	"github.com/relaybell/relaybell/ring"
 	"github.com/relaybell/relaybell/store"
 )
 
@@ -256,20 +255,16 @@ func (f *Fanout) dispatchCheck(ctx context.Context, n store.Notification) (strin
 	case !a.EmailVerified:
 		return "email_not_verified", w, nil
 	}
-	t, err := notification.DecodeTarget(n.Target)
-	if err != nil {
+	switch _, err := audience.CompileStored(ctx, f.store, n.WebsiteID, n.Target); {
+	case errors.Is(err, audience.ErrUnreadableTarget):
 		return "dispatch_error", w, nil
-	}
-	if _, err := audience.Compile(ctx, f.store, n.WebsiteID, t); errors.Is(err, audience.ErrSegmentMissing) {
+	case errors.Is(err, audience.ErrSegmentMissing):
 		return "segment_missing", w, nil
-	} else if err != nil {
+	case err != nil:
 		return "", w, err
 	}
 	return "", w, nil
 }
-
-// errUnreadableTarget fails a send whose stored target does not decode.
-var errUnreadableTarget = errors.New("unreadable target")
 
 // plan returns the send's compiled target and the frequency cap that
 // applies to it, cached per notification. Only a non-transactional send
@@ -281,12 +276,9 @@ func (f *Fanout) plan(ctx context.Context, n store.Notification) (*sendPlan, err
 	if ok {
 		return p, nil
 	}
-	t, err := notification.DecodeTarget(n.Target)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errUnreadableTarget, err)
-	}
 	p = &sendPlan{}
-	if p.target, err = audience.Compile(ctx, f.store, n.WebsiteID, t); err != nil {
+	var err error
+	if p.target, err = audience.CompileStored(ctx, f.store, n.WebsiteID, n.Target); err != nil {
 		return nil, err
 	}
 	if !n.Transactional || n.Waves > 0 {
@@ -300,10 +292,10 @@ func (f *Fanout) plan(ctx context.Context, n store.Notification) (*sendPlan, err
 		if n.Waves > 0 {
 			c, err := notification.DecodeContent(n.Content)
 			if err != nil || n.StartedAt == nil {
-				return nil, fmt.Errorf("%w: content of a send in waves: %v", errUnreadableTarget, err)
+				return nil, fmt.Errorf("%w: content of a send in waves: %v", audience.ErrUnreadableTarget, err)
 			}
 			if p.waves = notification.NewWavePlan(c, w.Timezone, *n.StartedAt); p.waves == nil {
-				return nil, fmt.Errorf("%w: a send in waves without a wave plan", errUnreadableTarget)
+				return nil, fmt.Errorf("%w: a send in waves without a wave plan", audience.ErrUnreadableTarget)
 			}
 		}
 	}
@@ -338,7 +330,7 @@ func (f *Fanout) handleShard(ctx context.Context, m bus.Message) error {
 		return f.store.FailNotification(ctx, n.ID, "segment_missing", f.now())
 	}
 	if err != nil {
-		if errors.Is(err, errUnreadableTarget) {
+		if errors.Is(err, audience.ErrUnreadableTarget) {
 			f.logger.Error("fanout: unreadable target", "notification", n.ID, "err", err)
 			return f.store.FailNotification(ctx, n.ID, "dispatch_error", f.now())
 		}
@@ -452,7 +444,7 @@ func (f *Fanout) expand(ctx context.Context, x expansion) error {
 		b := pusher.Batch{NotificationID: n.ID, WebsiteID: n.WebsiteID, Recipients: batch, Winner: x.winner}
 		// Keyed by the batch as read, so a redone batch goes to the same
 		// pusher whatever the cap leaves of it.
-		key := ring.BatchKey(b, shard)
+		key := pusher.BatchKey(b, shard)
 		select {
 		case slots <- struct{}{}:
 		case <-ctx.Done():

@@ -10,6 +10,10 @@
 // then failed. A browser gets a notification once: endpoints that already
 // have a recorded result for the notification are skipped.
 //
+// Router (router.go) sends each batch to the pusher that owns it on the ring
+// (package ring answers only who owns a key): this node's Pusher, or another
+// node's through Remote, falling through to the next owner when one fails.
+//
 // In a cluster, fan-out nodes post batches to BatchPath (Handler, Remote) in
 // protobuf's wire format (see wire.go), carrying only what a pusher reads.
 //

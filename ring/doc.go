@@ -8,5 +8,7 @@
 // node that takes a key over when its owner goes. Subpackage memberlist keeps
 // a Hash over the live cluster members.
 //
-// The ring only answers "who owns this key"; it never sends pushes itself.
+// The ring only answers "who owns this key"; it never sends pushes itself
+// and knows nothing of them: routing a batch to its owner is the pusher's
+// Router (package pusher).
 package ring

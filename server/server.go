@@ -86,7 +86,7 @@ type Server struct {
 	pusher    *pusher.Pusher
 	ring      ring.Ring
 	members   *memberlist.Ring // the cluster's ring; nil on the embedded default
-	router    *ring.Router
+	router    *pusher.Router
 	fanout    *fanout.Fanout
 	api       *api.API
 
@@ -349,9 +349,9 @@ func (s *Server) advertiseHost() string {
 
 // remotePusher returns the client of a pusher node, found by its meta on
 // the ring; every client shares one connection pool.
-func (s *Server) remotePusher() func(node string) (ring.Pusher, error) {
+func (s *Server) remotePusher() func(node string) (pusher.Deliverer, error) {
 	hc := &http.Client{Timeout: 10 * time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: time.Minute}}
-	return func(node string) (ring.Pusher, error) {
+	return func(node string) (pusher.Deliverer, error) {
 		m, ok := s.members.Member(node)
 		if !ok || m.Meta[metaPush] == "" {
 			return nil, fmt.Errorf("%s is not a live pusher", node)
@@ -361,15 +361,15 @@ func (s *Server) remotePusher() func(node string) (ring.Pusher, error) {
 }
 
 func (s *Server) initFanout(context.Context) error {
-	var local ring.Pusher
+	var local pusher.Deliverer
 	if s.pusher != nil {
 		local = s.pusher
 	}
-	var remote func(string) (ring.Pusher, error)
+	var remote func(string) (pusher.Deliverer, error)
 	if s.members != nil {
 		remote = s.remotePusher()
 	}
-	s.router = ring.NewRouter(s.ring, local, remote)
+	s.router = pusher.NewRouter(s.ring, local, remote)
 	f, err := fanout.New(s.cfg.Fanout, s.store, s.bus, s.router, s.analytics, s.logger, s.reg)
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/relaybell/relaybell/audience/audiencebench"
 	"github.com/relaybell/relaybell/store"
 	"github.com/relaybell/relaybell/store/sqlstore"
 	"github.com/relaybell/relaybell/store/storetest"
@@ -116,11 +117,11 @@ func BenchmarkSubscribe(b *testing.B) {
 	storetest.BenchSubscribe(b, func(tb testing.TB) store.Store { return benchStore(tb) })
 }
 
-// BenchmarkPeople runs storetest's audience-view benchmarks
+// BenchmarkPeople runs the audience-view benchmarks (audiencebench.People)
 // (RELAYBELL_BENCH_PEOPLE subscribers, default 100,000).
 func BenchmarkPeople(b *testing.B) {
 	s := benchStore(b)
 	total := storetest.PeopleBenchSize(b)
 	seedAudience(b, s, total)
-	storetest.BenchPeople(b, s, total)
+	audiencebench.People(b, s, total)
 }

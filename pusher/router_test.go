@@ -1,4 +1,4 @@
-package ring
+package pusher
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/relaybell/relaybell/pusher"
+	"github.com/relaybell/relaybell/ring"
 )
 
 type fixedRing struct {
@@ -26,7 +26,7 @@ type recPusher struct {
 	mu   *sync.Mutex
 }
 
-func (p recPusher) Push(context.Context, pusher.Batch) error {
+func (p recPusher) Push(context.Context, Batch) error {
 	p.mu.Lock()
 	*p.log = append(*p.log, p.node)
 	p.mu.Unlock()
@@ -44,8 +44,8 @@ func TestRouterFallsThroughToNextOwner(t *testing.T) {
 		"p1": {node: "p1", log: &log, mu: &mu},
 		"p2": {node: "p2", log: &log, mu: &mu},
 	}
-	remote := func(node string) (Pusher, error) { return nodes[node], nil }
-	b := pusher.Batch{NotificationID: "n", WebsiteID: "w"}
+	remote := func(node string) (Deliverer, error) { return nodes[node], nil }
+	b := Batch{NotificationID: "n", WebsiteID: "w"}
 
 	r := NewRouter(fixedRing{self: "f0", owners: []string{"p0", "p1", "p2"}}, nil, remote)
 	if err := r.Push(t.Context(), "k", b); err != nil {
@@ -93,7 +93,7 @@ func TestRouterFallsThroughToNextOwner(t *testing.T) {
 
 	// The embedded default: a one-node ring and the local pusher.
 	log = nil
-	r = NewRouter(Single("me"), local, nil)
+	r = NewRouter(ring.Single("me"), local, nil)
 	if err := r.Push(t.Context(), "k", b); err != nil || !slices.Equal(log, []string{"local"}) {
 		t.Fatalf("single: %v %v", err, log)
 	}
