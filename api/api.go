@@ -81,30 +81,16 @@ type Config struct {
 	// account's first broadcast is held for review (RELAYBELL_REVIEW_THRESHOLD).
 	// Default 10000; negative turns review off.
 	ReviewThreshold int
-	// SessionIdle ends a dashboard session not used for that long
-	// (RELAYBELL_SESSION_IDLE). Default 7 days.
-	SessionIdle time.Duration
-	// SessionMaxAge ends every dashboard session that long after sign-in
-	// (RELAYBELL_SESSION_MAX_AGE). Default 30 days.
-	SessionMaxAge time.Duration
 	// PublicRateLimit is how many requests a minute each visitor address
 	// may make to the browser SDK routes and pings, counted across the
 	// nodes (RELAYBELL_PUBLIC_RATE_LIMIT). Default 120 (spec 8.1);
 	// negative turns the limit off (the bench subscribes its whole
 	// audience from one address).
 	PublicRateLimit int
-	// RateSync is how often the node shares its counts of the public
-	// routes' per-IP limit with the other nodes (package ratelimit).
-	// Default 250ms; negative: never (a node alone on its store, whose
-	// own count is then the whole count).
-	RateSync time.Duration
 	// EventRateLimit is how many calls of POST and GET /events a minute
 	// each key may make (RELAYBELL_EVENT_RATE_LIMIT). Default 3000 (spec
 	// 8.1); negative turns the limit off (the events bench).
 	EventRateLimit int
-	// ProductAlertMax is where a product alert's audience is cut. Default
-	// 100,000 (spec 8.2); tests make it small.
-	ProductAlertMax int
 }
 
 // withDefaults fills unset fields.
@@ -127,9 +113,6 @@ func (c Config) withDefaults() Config {
 	if c.PublicRateLimit == 0 {
 		c.PublicRateLimit = DefaultPublicRateLimit
 	}
-	if c.RateSync == 0 {
-		c.RateSync = ratelimit.DefaultSync
-	}
 	if c.EventRateLimit == 0 {
 		c.EventRateLimit = DefaultEventRateLimit
 	}
@@ -144,9 +127,6 @@ func (c Config) Validate() error {
 	}
 	if c.KeyCacheTTL < 0 {
 		return fmt.Errorf("key cache ttl %s: must not be negative", c.KeyCacheTTL)
-	}
-	if c.SessionIdle < 0 || c.SessionMaxAge < 0 {
-		return errors.New("session lifetimes must not be negative")
 	}
 	if c.KeyCacheSize < 0 {
 		return fmt.Errorf("key cache size %d: must not be negative", c.KeyCacheSize)
@@ -230,27 +210,43 @@ type API struct {
 	router   *router
 	ready    atomic.Bool
 
+	// base is the context of work a request leaves running (last-used
+	// updates, a streamed export); Close ends it.
 	base    context.Context
 	cancel  context.CancelFunc
 	touches sync.WaitGroup
 	// touchSlots bounds the last_used_at updates in flight.
 	touchSlots chan struct{}
-	// watchDone is closed when the auth version poller has stopped,
-	// rateDone when the rate counts' sync has, and foldDone when the
-	// conversion folder has.
-	watchDone, rateDone, foldDone chan struct{}
 }
 
-// New builds the API. st and an are required; d may be nil, which leaves
-// every queued send to the outbox sweep. reg may be nil (no metrics
-// registered anywhere but the API's own registry).
-func New(cfg Config, st Store, an analytics.Store, d Dispatcher, logger *slog.Logger, reg prometheus.Registerer, opts ...Option) (*API, error) {
+// Services are the domain services the API's handlers call. The
+// composition root (package server) builds them and runs their background
+// loops; the API only calls them and starts nothing of its own.
+type Services struct {
+	// Accounts signs people up and in, and keeps their sessions.
+	Accounts *accounts.Service
+	// Events takes behavioral events (its folder runs beside the API).
+	Events *events.Service
+	// Public counts the public routes' and the events routes' per-IP and
+	// per-key limits, shared by every node (its Run syncs the counts).
+	Public *ratelimit.Limiter
+}
+
+// New builds the API. st, an and every member of svc are required; d may be
+// nil, which leaves every queued send to the outbox sweep. reg may be nil
+// (no metrics registered anywhere but the API's own registry). New starts
+// no goroutine: the auth version poller is WatchAuth, which the caller
+// runs.
+func New(cfg Config, st Store, an analytics.Store, d Dispatcher, svc Services, logger *slog.Logger, reg prometheus.Registerer, opts ...Option) (*API, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("api config: %w", err)
 	}
 	if st == nil || an == nil {
 		return nil, errors.New("api: store and analytics store are required")
+	}
+	if svc.Accounts == nil || svc.Events == nil || svc.Public == nil {
+		return nil, errors.New("api: the accounts, events and rate limit services are required")
 	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -287,38 +283,21 @@ func New(cfg Config, st Store, an analytics.Store, d Dispatcher, logger *slog.Lo
 	}
 	a.metrics = m
 	a.keys = newKeyCache(cfg.KeyCacheTTL, cfg.KeyCacheSize)
-	a.accounts = accounts.New(st, accounts.Config{IdleTimeout: cfg.SessionIdle, MaxAge: cfg.SessionMaxAge}, logger)
+	a.accounts, a.events, a.public = svc.Accounts, svc.Events, svc.Public
 	a.base, a.cancel = context.WithCancel(context.Background())
-	a.events = events.New(st, an, d, logger, events.Config{AlertMax: cfg.ProductAlertMax})
-	a.foldDone = make(chan struct{})
-	go func() {
-		defer close(a.foldDone)
-		a.events.Run(a.base)
-	}()
 	a.router = a.routes()
-	a.startAuthWatch()
-	a.public = ratelimit.New(st, logger)
-	a.rateDone = make(chan struct{})
-	go func() {
-		defer close(a.rateDone)
-		if cfg.RateSync > 0 {
-			a.public.Run(a.base, cfg.RateSync, a.now)
-		}
-	}()
+	a.readAuthFirst()
 	return a, nil
 }
 
 // SetReady flips /readyz between 200 (true) and 503 (false, the start).
 func (a *API) SetReady(ready bool) { a.ready.Store(ready) }
 
-// Close stops background work (last-used updates, the auth version
-// poller) and waits for it.
+// Close ends the work requests left running (last-used updates, streamed
+// exports) and waits for the updates.
 func (a *API) Close() error {
 	a.cancel()
 	a.touches.Wait()
-	<-a.watchDone
-	<-a.rateDone
-	<-a.foldDone
 	return nil
 }
 

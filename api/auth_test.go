@@ -75,7 +75,7 @@ func TestSuspensionTakesEffectAtOnce(t *testing.T) {
 func TestKeyCache(t *testing.T) {
 	// It counts the store's answers: no auth version poll may purge the
 	// cache meanwhile (the harness makes its website after New).
-	h := newHarness(t, func(c *Config) { c.AuthPoll = -1 })
+	h := newHarness(t, func(c *testConfig) { c.AuthPoll = -1 })
 	key := auth(h.site.APIKey)
 	for range 5 {
 		h.do("GET", "/api/v1/notifications", "", key...)
@@ -181,7 +181,7 @@ func TestAdminAuth(t *testing.T) {
 	}
 
 	// Without a token the admin API does not exist.
-	off := newHarness(t, func(c *Config) { c.AdminToken = "" })
+	off := newHarness(t, func(c *testConfig) { c.AdminToken = "" })
 	expectError(t, off.do("POST", path, "", auth("")...), 404, "not_found", "")
 	expectError(t, off.do("POST", "/admin/v1/websites", `{}`, auth("anything")...), 404, "not_found", "")
 }

@@ -58,25 +58,29 @@ func (a *API) readAuthVersion(ctx context.Context) (changed bool, err error) {
 	return changed, nil
 }
 
-// watchAuth polls the auth version every interval until Close.
-func (a *API) watchAuth(interval time.Duration) {
-	defer close(a.watchDone)
-	tick := time.NewTicker(interval)
+// WatchAuth polls the auth version every Config.AuthPoll until ctx ends
+// (at once when polling is off). The composition root runs it beside the
+// API, as a module.
+func (a *API) WatchAuth(ctx context.Context) error {
+	if a.cfg.AuthPoll < 0 {
+		return nil
+	}
+	tick := time.NewTicker(a.cfg.AuthPoll)
 	defer tick.Stop()
 	var failing time.Time // first failure of the current run of them
 	for {
 		select {
-		case <-a.base.Done():
-			return
+		case <-ctx.Done():
+			return nil
 		case <-tick.C:
 		}
-		_, err := a.readAuthVersion(a.base)
+		_, err := a.readAuthVersion(ctx)
 		switch {
 		case err == nil && !failing.IsZero():
 			a.log.Info("auth version readable again; key cache trusted", "failing_for", time.Since(failing).Round(time.Millisecond))
 			failing = time.Time{}
-		case err != nil && a.base.Err() != nil:
-			return
+		case err != nil && ctx.Err() != nil:
+			return nil
 		case err != nil && failing.IsZero():
 			failing = time.Now()
 			a.log.Warn("reading auth version; retrying, and answering keys from the store after "+a.keys.trustFor.String(), "err", err)
@@ -84,18 +88,15 @@ func (a *API) watchAuth(interval time.Duration) {
 	}
 }
 
-// startAuthWatch reads the auth version once, so the cache is trusted from
-// the first request, and starts the poller. A failed first read is logged:
-// the cache is not used until a poll succeeds.
-func (a *API) startAuthWatch() {
-	a.watchDone = make(chan struct{})
+// readAuthFirst reads the auth version once, so the cache is trusted from
+// the first request. A failed first read is logged: the cache is not used
+// until a poll succeeds.
+func (a *API) readAuthFirst() {
 	if a.cfg.AuthPoll < 0 {
-		close(a.watchDone)
 		return
 	}
 	a.keys.trustFor = authTrust(a.cfg.AuthPoll)
 	if _, err := a.readAuthVersion(a.base); err != nil && !errors.Is(err, context.Canceled) {
 		a.log.Warn("reading auth version; key cache unused until it is read", "err", err)
 	}
-	go a.watchAuth(a.cfg.AuthPoll)
 }

@@ -82,6 +82,7 @@ type authNode struct {
 	clock *testClock
 	reg   *prometheus.Registry
 	site  WebsiteCreated
+	stop  func() // ends the poller and waits for it
 }
 
 func newAuthNode(t *testing.T, cfg Config) *authNode {
@@ -89,11 +90,10 @@ func newAuthNode(t *testing.T, cfg Config) *authNode {
 	st, an := openStores(t)
 	n := &authNode{t: t, st: &authStore{Store: st}, clock: &testClock{now: testStart}, reg: prometheus.NewRegistry()}
 	cfg.AdminToken = testAdminToken
-	a, err := New(cfg, n.st, an, nil, nil, n.reg, WithClock(n.clock.Now))
+	a, err := newAPI(t, testConfig{Config: cfg, Stop: &n.stop}, n.st, an, nil, nil, n.reg, WithClock(n.clock.Now))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { a.Close() })
 	n.api = a
 	n.site, err = CreateWebsite(context.Background(), st, NewWebsite{Name: "Shop", URL: "https://shop.example"}, testStart)
 	if err != nil {
@@ -171,8 +171,8 @@ func TestKeyLookupRacingAPurge(t *testing.T) {
 
 // Changes made in the store by another node (here: straight in the store)
 // reach a node that has the key cached, or cached as unknown, within a few
-// polls; the embedded store runs the same code as the cluster's. Close
-// stops the poller.
+// polls; the embedded store runs the same code as the cluster's. Ending
+// its module's context stops the poller.
 func TestAuthPollSeesOtherNodesChanges(t *testing.T) {
 	n := newAuthNode(t, Config{AuthPoll: 10 * time.Millisecond})
 	ctx := context.Background()
@@ -213,7 +213,7 @@ func TestAuthPollSeesOtherNodesChanges(t *testing.T) {
 	if text := metricsOf(t, n.api); !strings.Contains(text, `relaybell_api_auth_version_reads_total{result="changed"}`) {
 		t.Errorf("metrics lack the changed reads:\n%s", text)
 	}
-	n.api.Close()
+	n.stop()
 	_, before := n.st.counts()
 	time.Sleep(50 * time.Millisecond)
 	if _, after := n.st.counts(); after != before {

@@ -64,7 +64,7 @@ func clusterPostgres(t *testing.T) string {
 
 // newClusterNode starts an API node over the store at dsn with cfg (the
 // admin token is set).
-func newClusterNode(t *testing.T, name, dsn string, cfg Config) *clusterNode {
+func newClusterNode(t *testing.T, name, dsn string, cfg testConfig) *clusterNode {
 	t.Helper()
 	ctx := context.Background()
 	st, err := postgres.Open(ctx, dsn, nil)
@@ -78,11 +78,10 @@ func newClusterNode(t *testing.T, name, dsn string, cfg Config) *clusterNode {
 	}
 	t.Cleanup(func() { an.Close() })
 	cfg.AdminToken = testAdminToken
-	a, err := New(cfg, st, an, nil, nil, prometheus.NewRegistry())
+	a, err := newAPI(t, cfg, st, an, nil, nil, prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { a.Close() })
 	base := serveLingering(t, a)
 	a.SetReady(true)
 	return &clusterNode{t: t, name: name, api: a, st: st, base: base,
@@ -154,8 +153,8 @@ func (n *clusterNode) await(what, key string, status int, code string) time.Dura
 // node B within a second or so, though node B has the key cached.
 func TestClusterAuthChanges(t *testing.T) {
 	dsn := clusterPostgres(t)
-	a := newClusterNode(t, "A", dsn, Config{})
-	b := newClusterNode(t, "B", dsn, Config{})
+	a := newClusterNode(t, "A", dsn, testConfig{})
+	b := newClusterNode(t, "B", dsn, testConfig{})
 
 	var site WebsiteCreated
 	if s, code := a.call("POST", "/admin/v1/websites", testAdminToken,
@@ -204,8 +203,8 @@ func (n *clusterNode) sessionCall(method, path, token, project, body string) (in
 // though B has it cached.
 func TestClusterSessionAndKeyRevocation(t *testing.T) {
 	dsn := clusterPostgres(t)
-	a := newClusterNode(t, "A", dsn, Config{})
-	b := newClusterNode(t, "B", dsn, Config{})
+	a := newClusterNode(t, "A", dsn, testConfig{})
+	b := newClusterNode(t, "B", dsn, testConfig{})
 	var site WebsiteCreated
 	if s, code := a.call("POST", "/admin/v1/websites", testAdminToken, `{"name":"Shop","url":"https://shop.example"}`, &site); s != 201 {
 		t.Fatalf("creating website on A: %d %s", s, code)
@@ -279,7 +278,7 @@ func TestClusterSessionAndKeyRevocation(t *testing.T) {
 // counts; what one admitted, the other refuses within a sync or two.
 func TestClusterPublicRateLimit(t *testing.T) {
 	dsn := clusterPostgres(t)
-	cfg := Config{RateSync: 50 * time.Millisecond}
+	cfg := testConfig{RateSync: 50 * time.Millisecond}
 	a := newClusterNode(t, "A", dsn, cfg)
 	b := newClusterNode(t, "B", dsn, cfg)
 	var site WebsiteCreated
@@ -297,7 +296,7 @@ func TestClusterPublicRateLimit(t *testing.T) {
 // count across the API nodes.
 func TestClusterEventRateLimit(t *testing.T) {
 	dsn := clusterPostgres(t)
-	cfg := Config{RateSync: 50 * time.Millisecond, EventRateLimit: 30}
+	cfg := testConfig{Config: Config{EventRateLimit: 30}, RateSync: 50 * time.Millisecond}
 	a := newClusterNode(t, "A", dsn, cfg)
 	b := newClusterNode(t, "B", dsn, cfg)
 	var site WebsiteCreated

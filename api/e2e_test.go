@@ -31,11 +31,10 @@ func newE2E(t *testing.T) *e2e {
 	}
 	st, an := openStores(t)
 	disp := &memDispatcher{}
-	a, err := New(Config{AdminToken: testAdminToken}, st, an, disp, nil, prometheus.NewRegistry())
+	a, err := newAPI(t, testConfig{Config: Config{AdminToken: testAdminToken}}, st, an, disp, nil, prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { a.Close() })
 	a.SetReady(true)
 	return &e2e{t: t, client: serveInMemory(t, a), disp: disp, st: st}
 }

@@ -57,7 +57,7 @@ func (h *harness) listen(t *testing.T) {
 }
 
 func TestSubscriberEvents(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.CountryHeader = "CF-IPCountry" })
+	h := newHarness(t, func(c *testConfig) { c.CountryHeader = "CF-IPCountry" })
 	h.listen(t)
 	key := auth(h.site.APIKey)
 	path := "/api/v1/projects/" + h.site.ProjectID + "/subscriptions"

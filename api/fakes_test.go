@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/ecdh"
 	"crypto/rand"
@@ -10,6 +11,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -20,8 +22,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fasthttp"
 
+	"github.com/relaybell/relaybell/accounts"
 	"github.com/relaybell/relaybell/analytics"
 	ansqlite "github.com/relaybell/relaybell/analytics/sqlite"
+	"github.com/relaybell/relaybell/events"
+	"github.com/relaybell/relaybell/ratelimit"
 	"github.com/relaybell/relaybell/store"
 	"github.com/relaybell/relaybell/store/postgres"
 	"github.com/relaybell/relaybell/store/sqlite"
@@ -251,20 +256,67 @@ type harness struct {
 
 const testAdminToken = "test-admin-token-0123456789"
 
-func newHarness(t testing.TB, mutate ...func(*Config)) *harness {
+// testConfig is an API's Config with what the tests tune of the services
+// beside it.
+type testConfig struct {
+	Config
+	Accounts accounts.Config
+	AlertMax int // events.Config.AlertMax
+	// RateSync is how often the rate counts are shared between nodes
+	// (ratelimit.DefaultSync when 0); negative: never.
+	RateSync time.Duration
+	// Stop, when set, is given a function that ends the loops and waits
+	// for them before the test ends.
+	Stop *func()
+}
+
+// newAPI builds an API with its services, as the composition root (package
+// server) does, and runs their loops (the conversion folder, the rate
+// counts' sync, the auth version poller) until the test ends.
+func newAPI(t testing.TB, tc testConfig, st Store, an analytics.Store, d Dispatcher, logger *slog.Logger, reg prometheus.Registerer, opts ...Option) (*API, error) {
+	svc := Services{
+		Accounts: accounts.New(st, tc.Accounts, logger),
+		Events:   events.New(st, an, d, logger, events.Config{AlertMax: tc.AlertMax}),
+		Public:   ratelimit.New(st, logger),
+	}
+	a, err := New(tc.Config, st, an, d, svc, logger, reg, opts...)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { svc.Events.Run(ctx) })
+	wg.Go(func() { a.WatchAuth(ctx) })
+	if tc.RateSync >= 0 {
+		wg.Go(func() { svc.Public.Run(ctx, cmp.Or(tc.RateSync, ratelimit.DefaultSync), a.now) })
+	}
+	stop := func() {
+		cancel()
+		wg.Wait()
+	}
+	if tc.Stop != nil {
+		*tc.Stop = stop
+	}
+	t.Cleanup(func() {
+		stop()
+		a.Close()
+	})
+	return a, nil
+}
+
+func newHarness(t testing.TB, mutate ...func(*testConfig)) *harness {
 	t.Helper()
 	st, an, dump := openDumpableStores(t)
 	h := &harness{t: t, st: &failStore{Store: st}, an: &failAnalytics{Store: an}, disp: &memDispatcher{},
 		clock: &testClock{now: testStart}, reg: prometheus.NewRegistry(), dump: dump}
-	cfg := Config{AdminToken: testAdminToken}
+	cfg := testConfig{Config: Config{AdminToken: testAdminToken}}
 	for _, f := range mutate {
 		f(&cfg)
 	}
-	a, err := New(cfg, h.st, h.an, h.disp, nil, h.reg, WithClock(h.clock.Now))
+	a, err := newAPI(t, cfg, h.st, h.an, h.disp, nil, h.reg, WithClock(h.clock.Now))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { a.Close() })
 	h.api = a
 	h.site, err = CreateWebsite(context.Background(), h.st, NewWebsite{Name: "Shop", URL: "https://shop.example"}, testStart)
 	if err != nil {

@@ -57,23 +57,20 @@ func TestMetrics(t *testing.T) {
 	// /metrics serves a registry of the API's own.
 	reg := prometheus.NewRegistry()
 	st, an := openStores(t)
-	a, err := New(Config{}, st, an, nil, nil, prometheus.WrapRegistererWithPrefix("", reg))
+	a, err := newAPI(t, testConfig{}, st, an, nil, nil, prometheus.WrapRegistererWithPrefix("", reg))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer a.Close()
 	serveOnce(a.Handler(), "GET", "/healthz", "")
 	r := serveOnce(a.Handler(), "GET", "/metrics", "")
 	if !strings.Contains(string(r.body), `relaybell_api_requests_total{code="200",method="GET",route="/healthz"} 1`) {
 		t.Errorf("own registry: %s", r.body)
 	}
-	if _, err := New(Config{}, st, an, nil, nil, reg); err == nil {
+	if _, err := newAPI(t, testConfig{}, st, an, nil, nil, reg); err == nil {
 		t.Error("registering twice on one registry did not fail")
 	}
-	if a, err := New(Config{}, st, an, nil, nil, nil); err != nil {
+	if _, err := newAPI(t, testConfig{}, st, an, nil, nil, nil); err != nil {
 		t.Errorf("nil registerer: %v", err)
-	} else {
-		a.Close()
 	}
 }
 

@@ -356,11 +356,10 @@ func TestIdentityReport(t *testing.T) {
 	var logs bytes.Buffer
 	reg := prometheus.NewRegistry()
 	clock := &testClock{now: testStart}
-	a, err := New(Config{}, st, an, nil, slog.New(slog.NewJSONHandler(&logs, nil)), reg, WithClock(clock.Now))
+	a, err := newAPI(t, testConfig{}, st, an, nil, slog.New(slog.NewJSONHandler(&logs, nil)), reg, WithClock(clock.Now))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { a.Close() })
 	h := &harness{t: t, api: a, st: &failStore{Store: st}, clock: clock, reg: reg}
 	if h.site, err = CreateWebsite(context.Background(), st, NewWebsite{Name: "Shop", URL: "https://shop.example"}, testStart); err != nil {
 		t.Fatal(err)

@@ -188,11 +188,10 @@ func TestSpecificUserBudget(t *testing.T) {
 // also when their requests race.
 func TestLimitsAcrossNodes(t *testing.T) {
 	h := newHarness(t)
-	second, err := New(Config{}, h.st, h.an, h.disp, nil, prometheus.NewRegistry(), WithClock(h.clock.Now))
+	second, err := newAPI(t, testConfig{}, h.st, h.an, h.disp, nil, prometheus.NewRegistry(), WithClock(h.clock.Now))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { second.Close() })
 	nodes := []func(method, uri, body string, headers ...string) response{
 		h.do,
 		func(method, uri, body string, headers ...string) response {

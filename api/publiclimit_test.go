@@ -11,7 +11,7 @@ import (
 // Retry-After past them; the forwarded address counts only behind a
 // trusted proxy.
 func TestPublicRateLimit(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.TrustProxy = true; c.RateSync = -1 })
+	h := newHarness(t, func(c *testConfig) { c.TrustProxy = true; c.RateSync = -1 })
 	h.clock.Add(-20 * time.Second) // 11:59:40: 20 s left in the window
 	config := "/api/v1/projects/" + h.site.ProjectID + "/config"
 	for i := 1; i <= 120; i++ {
@@ -67,7 +67,7 @@ func TestPublicRateLimitUntrustedForwarding(t *testing.T) {
 
 // Negative turns the limit off (the bench subscribes from one address).
 func TestPublicRateLimitOff(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.PublicRateLimit = -1 })
+	h := newHarness(t, func(c *testConfig) { c.PublicRateLimit = -1 })
 	config := "/api/v1/projects/" + h.site.ProjectID + "/config"
 	for i := 0; i < 130; i++ {
 		if r := h.do("GET", config, ""); r.status != 200 || r.header["Ratelimit-Limit"] != "" {

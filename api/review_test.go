@@ -20,7 +20,7 @@ func (h *harness) detailOf(t *testing.T, id string) map[string]any {
 }
 
 func TestHeldForReview(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.ReviewThreshold = 3 })
+	h := newHarness(t, func(c *testConfig) { c.ReviewThreshold = 3 })
 	for i := range 3 {
 		h.subscribeAs(t, fmt.Sprintf("https://fcm.googleapis.com/fcm/send/rv%d", i), `,"language":"fr"`, uaDesktop)
 	}
@@ -114,7 +114,7 @@ func TestHeldForReview(t *testing.T) {
 }
 
 func TestReviewRejectAndAge(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.ReviewThreshold = 1 })
+	h := newHarness(t, func(c *testConfig) { c.ReviewThreshold = 1 })
 	h.subscribeAs(t, "https://fcm.googleapis.com/fcm/send/age", "", uaDesktop)
 	held := h.post(h.site.APIKey, `{"title":"first"}`).json(t)["notificationId"].(string)
 	r := h.do("POST", "/admin/v1/notifications/"+held+"/reject", "", auth(testAdminToken)...)
@@ -132,7 +132,7 @@ func TestReviewRejectAndAge(t *testing.T) {
 		t.Fatalf("old account: %v", st)
 	}
 	// A negative threshold turns review off.
-	off := newHarness(t, func(c *Config) { c.ReviewThreshold = -1 })
+	off := newHarness(t, func(c *testConfig) { c.ReviewThreshold = -1 })
 	off.subscribeAs(t, "https://fcm.googleapis.com/fcm/send/off", "", uaDesktop)
 	if st := off.post(off.site.APIKey, `{"title":"first"}`).json(t)["status"]; st != "queued" {
 		t.Fatalf("review off: %v", st)

@@ -94,7 +94,7 @@ func TestPanicBecomes500(t *testing.T) {
 }
 
 func TestPayloadTooLargeInHandler(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.MaxBodyBytes = 100 })
+	h := newHarness(t, func(c *testConfig) { c.MaxBodyBytes = 100 })
 	body := `{"name":"` + strings.Repeat("x", 100) + `"}`
 	expectError(t, h.do("POST", "/api/v1/notifications", body, auth(h.site.APIKey)...), 413, "payload_too_large",
 		`,"message":"the body exceeds 100 bytes"`)

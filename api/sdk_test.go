@@ -55,7 +55,7 @@ func TestSDKConfigAndCORS(t *testing.T) {
 }
 
 func TestSubscribe(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.CountryHeader = "CF-IPCountry" })
+	h := newHarness(t, func(c *testConfig) { c.CountryHeader = "CF-IPCountry" })
 	path := "/api/v1/projects/" + h.site.ProjectID + "/subscriptions"
 	const chromeUA = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 Chrome/126.0 Safari/537.36"
 	body := subscribeBody(t, "https://fcm.googleapis.com/fcm/send/abc", `,"externalId":"user-1","language":"en_us","timezone":"Europe/Paris","url":"https://shop.example/p","topics":["News"," news ","sale"]`)
@@ -132,7 +132,7 @@ func TestSubscribeInput(t *testing.T) {
 	// Padded keys and unknown members are accepted; a loopback push
 	// service opened by the allow list too.
 	allowed, _ := netpolicy.ParseAllowList("127.0.0.1:8443")
-	h2 := newHarness(t, func(c *Config) { c.PushAllowHosts = allowed })
+	h2 := newHarness(t, func(c *testConfig) { c.PushAllowHosts = allowed })
 	r := h2.do("POST", "/api/v1/projects/"+h2.site.ProjectID+"/subscriptions",
 		fmt.Sprintf(`{"endpoint":"http://127.0.0.1:8443/push/1","keys":{"p256dh":"%s=","auth":"%s=="},"sdkVersion":"2"}`, p256dh, authKey))
 	if r.status != 201 {
@@ -254,7 +254,7 @@ func TestNormalizeLanguage(t *testing.T) {
 }
 
 func TestCountryHeader(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.CountryHeader = "CF-IPCountry" })
+	h := newHarness(t, func(c *testConfig) { c.CountryHeader = "CF-IPCountry" })
 	path := "/api/v1/projects/" + h.site.ProjectID + "/subscriptions"
 	for i, tc := range []struct{ header, want string }{{"fr", "FR"}, {"XX", ""}, {"T1", ""}, {"USA", ""}, {"", ""}} {
 		r := h.do("POST", path, subscribeBody(t, fmt.Sprintf("https://push.example/%d", i), ""), "CF-IPCountry", tc.header)

@@ -42,7 +42,7 @@ func TestSDKScripts(t *testing.T) {
 func TestSDKScriptBase(t *testing.T) {
 	f := func(cfg Config, headers []string, want string) {
 		t.Helper()
-		h := newHarness(t, func(c *Config) { c.PublicURL, c.TrustProxy = cfg.PublicURL, cfg.TrustProxy })
+		h := newHarness(t, func(c *testConfig) { c.PublicURL, c.TrustProxy = cfg.PublicURL, cfg.TrustProxy })
 		path := "/api/v1/projects/" + h.site.ProjectID
 		r := h.do("GET", path+"/sw.js", "", append([]string{"Host", "relaybell.internal:8080"}, headers...)...)
 		if line := `const BASE = "` + want + path + `";`; r.status != 200 || !strings.Contains(string(r.body), line) {

@@ -349,7 +349,7 @@ const loginFailuresPerEmailForTest = 10
 // Fifty failures from one IP address, over many addresses, stop that
 // address's logins, and no other's.
 func TestLoginThrottlePerIP(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.TrustProxy = true })
+	h := newHarness(t, func(c *testConfig) { c.TrustProxy = true })
 	h.signup(t, "di@example.com").verify(t)
 	for i := 0; i < 50; i++ {
 		expectCode(t, h.do("POST", "/api/v1/auth/login", fmt.Sprintf(`{"email":"u%d@example.com","password":"x"}`, i),
@@ -397,11 +397,11 @@ func TestSessionCSRF(t *testing.T) {
 func TestSessionCookieSecure(t *testing.T) {
 	for _, c := range []struct {
 		name    string
-		cfg     func(*Config)
+		cfg     func(*testConfig)
 		headers []string
 	}{
-		{"public url", func(c *Config) { c.PublicURL = "https://push.example.com" }, nil},
-		{"trusted proxy", func(c *Config) { c.TrustProxy = true }, []string{"X-Forwarded-Proto", "https"}},
+		{"public url", func(c *testConfig) { c.PublicURL = "https://push.example.com" }, nil},
+		{"trusted proxy", func(c *testConfig) { c.TrustProxy = true }, []string{"X-Forwarded-Proto", "https"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h := newHarness(t, c.cfg)
@@ -423,7 +423,7 @@ func TestSessionCookieSecure(t *testing.T) {
 // Sessions end when idle, at their maximum age, and when revoked; a
 // person lists theirs.
 func TestSessionLifetime(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.SessionIdle = 24 * time.Hour; c.SessionMaxAge = 72 * time.Hour })
+	h := newHarness(t, func(c *testConfig) { c.Accounts.IdleTimeout = 24 * time.Hour; c.Accounts.MaxAge = 72 * time.Hour })
 	ann := h.signup(t, "ann@example.com")
 	me := func(p *person) int { return p.do("GET", "/api/v1/auth/me", "").status }
 	// Used every 20 hours, it lives to its maximum age.
@@ -906,7 +906,7 @@ func TestMailLinksIgnoreHost(t *testing.T) {
 	if body := h.mailTo(t, "ann@example.com", "Reset").Body; strings.Contains(body, "evil") || strings.Contains(body, "http") {
 		t.Fatalf("mail %q", body)
 	}
-	h = newHarness(t, func(c *Config) { c.PublicURL = "https://push.example.com" })
+	h = newHarness(t, func(c *testConfig) { c.PublicURL = "https://push.example.com" })
 	h.signup(t, "bo@example.com")
 	h.do("POST", "/api/v1/auth/password/forgot", `{"email":"bo@example.com"}`, csrfHeader, "1", "Host", "evil.example")
 	body := h.mailTo(t, "bo@example.com", "Reset").Body

@@ -368,7 +368,7 @@ func TestBrowserTrack(t *testing.T) {
 }
 
 func TestEventRateLimit(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.EventRateLimit = 3 })
+	h := newHarness(t, func(c *testConfig) { c.EventRateLimit = 3 })
 	h.clock.Add(10 * time.Second) // 50 s left in the minute
 	key := auth(h.site.APIKey)
 	for i := range 3 {
@@ -397,7 +397,7 @@ func TestEventRateLimit(t *testing.T) {
 }
 
 func TestProductAlerts(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.ProductAlertMax = 2 })
+	h := newHarness(t, func(c *testConfig) { c.AlertMax = 2 })
 	key := auth(h.site.APIKey)
 	ann := h.browser(t, `,"externalId":"ann"`)
 	bob := h.browser(t, `,"externalId":"bob"`)

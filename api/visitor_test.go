@@ -83,7 +83,7 @@ func TestVisitorCountry(t *testing.T) {
 
 // TestSubscribeCountryFromIP checks the lookup is what subscriptions store.
 func TestSubscribeCountryFromIP(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.TrustProxy = true })
+	h := newHarness(t, func(c *testConfig) { c.TrustProxy = true })
 	r := h.do("POST", "/api/v1/projects/"+h.site.ProjectID+"/subscriptions", subscribeBody(t, "https://push.example/ip", ""),
 		"X-Forwarded-For", "133.242.0.3")
 	if r.status != 201 {

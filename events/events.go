@@ -59,12 +59,11 @@ var ErrValue = errors.New("value and revenue are at most 1e12 either way")
 // (analytics.MaxBehaviorBytes); nothing is done.
 var ErrTooLarge = errors.New("the event is too large to store")
 
-// Store is what Track reads and writes in the metadata, and what Run
-// purges.
+// Store is what Track reads and writes in the metadata, what Run folds and
+// what Purge forgets.
 type Store interface {
 	store.Behavior
 	Person(ctx context.Context, websiteID, idOrExternalID string) (store.Person, error)
-	PurgeRemovals(ctx context.Context, before time.Time) (int64, error)
 }
 
 // Log is the event log the events are kept in.

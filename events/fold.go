@@ -2,9 +2,9 @@ package events
 
 import (
 	"context"
+	"fmt"
 	"time"
 
-	"github.com/relaybell/relaybell/stats"
 	"github.com/relaybell/relaybell/store"
 )
 
@@ -20,46 +20,37 @@ const (
 	// alertAudienceLife is how long a finished product alert keeps its
 	// fixed audience.
 	alertAudienceLife = time.Hour
-	// purgeEvery is how often old idempotency keys, folded credits,
-	// expired interests, finished alerts' audiences and browsers'
-	// removals are removed.
-	purgeEvery = 10 * time.Minute
 )
 
 // Run folds conversion credits into their notifications' counters until
 // ctx ends: at once after a credit (and while a burst keeps coming, one
 // fold after another, each taking what came meanwhile), and every
-// foldSweep anyway. Every purgeEvery it forgets what is no longer needed
-// (store.Behavior.PurgeBehavior): Idempotency-Keys and folded credits
-// after IdempotencyLife (a retry comes no later), interests after
-// InterestLife, finished alerts' audiences after alertAudienceLife; and,
-// for package stats, the removals of browsers after stats.RemovalLife
-// (store.Stats.PurgeRemovals). Every API node runs it; folds never count a
-// credit twice.
-func (s *Service) Run(ctx context.Context) {
+// foldSweep anyway. Every API node runs it (the composition root starts it
+// as a module); folds never count a credit twice.
+func (s *Service) Run(ctx context.Context) error {
 	sweep := time.NewTicker(foldSweep)
 	defer sweep.Stop()
-	purge := time.NewTicker(purgeEvery)
-	defer purge.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case <-s.kick:
 		case <-sweep.C:
-		case <-purge.C:
-			now := time.Now()
-			if _, err := s.st.PurgeBehavior(ctx, store.BehaviorPurge{Keys: now.Add(-IdempotencyLife), Credits: now.Add(-IdempotencyLife),
-				Interests: now.Add(-InterestLife), Alerts: now.Add(-alertAudienceLife)}); err != nil && ctx.Err() == nil {
-				s.logger.Warn("purging behavior", "err", err)
-			}
-			if _, err := s.st.PurgeRemovals(ctx, now.Add(-stats.RemovalLife)); err != nil && ctx.Err() == nil {
-				s.logger.Warn("purging removals", "err", err)
-			}
-			continue
 		}
 		s.Fold(ctx)
 	}
+}
+
+// Purge forgets the behavior data that is no longer needed
+// (store.Behavior.PurgeBehavior): Idempotency-Keys and folded credits
+// after IdempotencyLife (a retry comes no later), interests after
+// InterestLife, finished alerts' audiences after alertAudienceLife.
+func (s *Service) Purge(ctx context.Context, now time.Time) error {
+	if _, err := s.st.PurgeBehavior(ctx, store.BehaviorPurge{Keys: now.Add(-IdempotencyLife), Credits: now.Add(-IdempotencyLife),
+		Interests: now.Add(-InterestLife), Alerts: now.Add(-alertAudienceLife)}); err != nil {
+		return fmt.Errorf("purging behavior: %w", err)
+	}
+	return nil
 }
 
 // Fold folds every credit waiting now.

@@ -35,8 +35,9 @@ type Config struct {
 	ShutdownGrace                                  time.Duration
 	// ReviewThreshold: see api.Config.ReviewThreshold.
 	ReviewThreshold int
-	// SessionIdle, SessionMaxAge, PublicRateLimit, EventRateLimit,
-	// ProductAlertMax: see api.Config.
+	// SessionIdle and SessionMaxAge: see accounts.Config (IdleTimeout,
+	// MaxAge). PublicRateLimit, EventRateLimit: see api.Config.
+	// ProductAlertMax: see events.Config.AlertMax.
 	SessionIdle, SessionMaxAge time.Duration
 	PublicRateLimit            int
 	EventRateLimit             int
@@ -118,6 +119,9 @@ func (c *Config) Validate() error {
 	}
 	if c.HTTPAddr == "" {
 		return errors.New("an HTTP address is required")
+	}
+	if c.SessionIdle < 0 || c.SessionMaxAge < 0 {
+		return errors.New("session lifetimes must not be negative")
 	}
 	runs := c.runs
 	switch {

@@ -20,17 +20,21 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/relaybell/relaybell/accounts"
 	"github.com/relaybell/relaybell/analytics"
 	analyticsclickhouse "github.com/relaybell/relaybell/analytics/clickhouse"
 	analyticssqlite "github.com/relaybell/relaybell/analytics/sqlite"
 	"github.com/relaybell/relaybell/api"
 	"github.com/relaybell/relaybell/bus"
 	"github.com/relaybell/relaybell/bus/kafka"
+	"github.com/relaybell/relaybell/events"
 	"github.com/relaybell/relaybell/fanout"
 	"github.com/relaybell/relaybell/netpolicy"
 	"github.com/relaybell/relaybell/pusher"
+	"github.com/relaybell/relaybell/ratelimit"
 	"github.com/relaybell/relaybell/ring"
 	"github.com/relaybell/relaybell/ring/memberlist"
+	"github.com/relaybell/relaybell/stats"
 	"github.com/relaybell/relaybell/store"
 	storepostgres "github.com/relaybell/relaybell/store/postgres"
 	storesqlite "github.com/relaybell/relaybell/store/sqlite"
@@ -49,6 +53,14 @@ const (
 	Bus       = "bus"
 	Ring      = "ring"
 	Outbox    = "outbox"
+	// Events folds conversion credits into their sends' counters (package
+	// events), beside the API that takes the events.
+	Events = "events"
+	// Limits shares the API's rate counts with the other nodes (package
+	// ratelimit).
+	Limits = "limits"
+	// Purge forgets old data, each package's with that package's Purge.
+	Purge = "purge"
 )
 
 // modules maps each module to the modules it needs (the dependency map).
@@ -60,7 +72,10 @@ var modules = map[string][]string{
 	Pusher:    {Store, Analytics, Ring},
 	Ring:      nil,
 	Fanout:    {Store, Analytics, Bus, Ring, Outbox},
-	API:       {Store, Analytics, Outbox},
+	Events:    {Store, Analytics, Outbox},
+	Limits:    {Store},
+	Purge:     {Store, Events},
+	API:       {Store, Analytics, Outbox, Events, Limits, Purge},
 	All:       {API, Fanout, Pusher},
 }
 
@@ -88,6 +103,8 @@ type Server struct {
 	members   *memberlist.Ring // the cluster's ring; nil on the embedded default
 	router    *pusher.Router
 	fanout    *fanout.Fanout
+	events    *events.Service
+	limiter   *ratelimit.Limiter
 	api       *api.API
 
 	services []service
@@ -115,6 +132,7 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Server, error) 
 	inits := map[string]func(context.Context) error{
 		Store: s.initStore, Analytics: s.initAnalytics, Bus: s.initBus, Outbox: s.initOutbox,
 		Pusher: s.initPusher, Ring: s.initRing, Fanout: s.initFanout, API: s.initAPI,
+		Events: s.initEvents, Limits: s.initLimits, Purge: s.initPurge,
 		All: func(context.Context) error { return nil },
 	}
 	for _, m := range order(targets) {
@@ -386,7 +404,59 @@ func (s *Server) initFanout(context.Context) error {
 	return nil
 }
 
+func (s *Server) initEvents(context.Context) error {
+	s.events = events.New(s.store, s.analytics, s.dispatcher(), s.logger, events.Config{AlertMax: s.cfg.ProductAlertMax})
+	s.services = append(s.services, s.events)
+	return nil
+}
+
+func (s *Server) initLimits(context.Context) error {
+	s.limiter = ratelimit.New(s.store, s.logger)
+	s.services = append(s.services, serviceFunc(func(ctx context.Context) error {
+		s.limiter.Run(ctx, ratelimit.DefaultSync, time.Now)
+		return nil
+	}))
+	return nil
+}
+
+// purgeEvery is how often the purge module forgets old data.
+const purgeEvery = 10 * time.Minute
+
+// purger forgets one package's data that is no longer needed.
+type purger interface {
+	Purge(ctx context.Context, now time.Time) error
+}
+
+func (s *Server) initPurge(context.Context) error {
+	purgers := []purger{
+		s.events,                     // Idempotency-Keys, folded credits, interests, alerts' audiences
+		stats.Purger{Store: s.store}, // removals of browsers
+	}
+	s.services = append(s.services, serviceFunc(func(ctx context.Context) error {
+		tick := time.NewTicker(purgeEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-tick.C:
+			}
+			for _, p := range purgers {
+				if err := p.Purge(ctx, time.Now()); err != nil && ctx.Err() == nil {
+					s.logger.Warn("purging", "err", err)
+				}
+			}
+		}
+	}))
+	return nil
+}
+
 func (s *Server) initAPI(context.Context) error {
+	svc := api.Services{
+		Accounts: accounts.New(s.store, accounts.Config{IdleTimeout: s.cfg.SessionIdle, MaxAge: s.cfg.SessionMaxAge}, s.logger),
+		Events:   s.events,
+		Public:   s.limiter,
+	}
 	a, err := api.New(api.Config{
 		AdminToken:      s.cfg.AdminToken,
 		PushAllowHosts:  s.pushAllow,
@@ -394,16 +464,14 @@ func (s *Server) initAPI(context.Context) error {
 		TrustProxy:      s.cfg.TrustProxy,
 		PublicURL:       s.cfg.PublicURL,
 		ReviewThreshold: s.cfg.ReviewThreshold,
-		SessionIdle:     s.cfg.SessionIdle,
-		SessionMaxAge:   s.cfg.SessionMaxAge,
 		PublicRateLimit: s.cfg.PublicRateLimit,
 		EventRateLimit:  s.cfg.EventRateLimit,
-		ProductAlertMax: s.cfg.ProductAlertMax,
-	}, s.store, s.analytics, s.dispatcher(), s.logger, s.reg)
+	}, s.store, s.analytics, s.dispatcher(), svc, s.logger, s.reg)
 	if err != nil {
 		return err
 	}
 	s.api = a
+	s.services = append(s.services, serviceFunc(a.WatchAuth))
 	s.closers = append(s.closers, a.Close)
 	return nil
 }

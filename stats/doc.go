@@ -22,7 +22,7 @@
 // That history has two limits. It starts with the store's migration 19:
 // browsers removed before it are not known, so the days before it count
 // only the browsers still subscribed when it ran. And the store forgets a
-// removal after RemovalLife, 400 days (purged by package events' periodic
-// purge): of a range that starts earlier, the browsers removed more than
+// removal after RemovalLife, 400 days (Purger, which the composition root
+// runs with the other purges): of a range that starts earlier, the browsers removed more than
 // 400 days ago are missing from every count.
 package stats

@@ -31,6 +31,23 @@ type Reader interface {
 	Activity(ctx context.Context, websiteID string, bounds []time.Time) (store.Activity, error)
 }
 
+// Remover forgets old removals of browsers.
+type Remover interface {
+	PurgeRemovals(ctx context.Context, before time.Time) (int64, error)
+}
+
+// Purger forgets what the reports no longer need: the removals of browsers
+// after RemovalLife. The composition root runs it with the other purges.
+type Purger struct{ Store Remover }
+
+// Purge forgets the removals older than RemovalLife at now.
+func (p Purger) Purge(ctx context.Context, now time.Time) error {
+	if _, err := p.Store.PurgeRemovals(ctx, now.Add(-RemovalLife)); err != nil {
+		return fmt.Errorf("purging removals: %w", err)
+	}
+	return nil
+}
+
 // Query asks for a website's report.
 type Query struct {
 	WebsiteID string
