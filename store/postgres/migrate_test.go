@@ -158,3 +158,35 @@ func dsnOf(t *testing.T, schema string) string {
 	}
 	return dsn
 }
+
+// The rows of a schema at version 1 are filled in by the upgrade as the
+// previous release did: consent times, labels, browser counts and the auth
+// version.
+func TestUpgradeFillsIn(t *testing.T) {
+	ctx := context.Background()
+	schema := storetest.PostgresSchema(t)
+	makePrevious(t, schema, 1)
+	if _, err := connect(t, schema).Exec(ctx, `
+		INSERT INTO accounts (id, owner_email, created_at) VALUES ('acc', 'o@example.com', '2001-01-01 00:00:01Z');
+		INSERT INTO websites (id, account_id, project_id, name, url, timezone, vapid_public_key, vapid_private_key, created_at)
+			VALUES ('web', 'acc', 'prj', 'n', 'https://example.com', 'UTC', 'pub', 'priv', '2001-01-01 00:00:01Z');
+		INSERT INTO subscribers (id, website_id, tags, shard, created_at, last_seen_at) VALUES
+			('sub', 'web', '{"plan":"pro"}', 3, '2001-01-01 00:00:01Z', '2001-01-01 00:00:01Z'),
+			('none', 'web', '{}', 4, '2001-01-01 00:00:01Z', '2001-01-01 00:00:01Z');
+		INSERT INTO endpoints (id, website_id, shard, subscriber_id, url, p256dh, auth, created_at, last_seen_at) VALUES
+			('e2', 'web', 3, 'sub', 'https://push.example/2', 'k', 'a', '2001-01-01 00:00:03Z', '2001-01-01 00:00:03Z'),
+			('e1', 'web', 3, 'sub', 'https://push.example/1', 'k', 'a', '2001-01-01 00:00:02Z', '2001-01-01 00:00:02Z')`); err != nil {
+		t.Fatal(err)
+	}
+	s := openAt(t, dsnOf(t, schema))
+	var got string
+	if err := s.pool.QueryRow(ctx, `SELECT string_agg(id || ' ' || coalesce(extract(epoch FROM consent_at)::text, 'null') || ' ' || browsers, ', ' ORDER BY id)
+		|| '; ' || (SELECT string_agg(subscriber_id || ' ' || key || '=' || value, ',') FROM subscriber_labels)
+		|| '; ' || (SELECT version FROM auth_version)
+		FROM subscribers`).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if want := "none null 0, sub 978307202.000000 2; sub plan=pro; 1"; got != want {
+		t.Fatalf("after the upgrade: %q, want %q", got, want)
+	}
+}

@@ -165,3 +165,45 @@ func queryInts(t *testing.T, path, query string) []int {
 	}
 	return ns
 }
+
+// The rows of a database at version 1 are filled in by the upgrade as the
+// previous release did: consent times, labels, browser counts and the auth
+// version.
+func TestUpgradeFillsIn(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "previous.db")
+	makePrevious(t, path, 1)
+	db, err := openDB(ctx, path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.ExecContext(ctx, `
+		INSERT INTO accounts (id, owner_email, created_at) VALUES ('acc', 'o@example.com', 1000);
+		INSERT INTO websites (id, account_id, project_id, name, url, timezone, vapid_public_key, vapid_private_key, created_at)
+			VALUES ('web', 'acc', 'prj', 'n', 'https://example.com', 'UTC', 'pub', 'priv', 1000);
+		INSERT INTO subscribers (id, website_id, tags, shard, created_at, last_seen_at) VALUES
+			('sub', 'web', '{"plan":"pro"}', 3, 1000, 1000),
+			('none', 'web', '{}', 4, 1000, 1000);
+		INSERT INTO endpoints (id, website_id, shard, subscriber_id, url, p256dh, auth, created_at, last_seen_at) VALUES
+			('e2', 'web', 3, 'sub', 'https://push.example/2', 'k', 'a', 3000, 3000),
+			('e1', 'web', 3, 'sub', 'https://push.example/1', 'k', 'a', 2000, 2000)`)
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var got string
+	if err := s.r.queryRow(ctx, `SELECT group_concat(id || ' ' || coalesce(consent_at, 'null') || ' ' || browsers, ', ')
+		|| '; ' || (SELECT group_concat(subscriber_id || ' ' || key || '=' || value) FROM subscriber_labels)
+		|| '; ' || (SELECT version FROM auth_version)
+		FROM (SELECT * FROM subscribers ORDER BY id)`).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if want := "none null 0, sub 2000 2; sub plan=pro; 1"; got != want {
+		t.Fatalf("after the upgrade: %q, want %q", got, want)
+	}
+}

@@ -51,15 +51,17 @@ const migrationLock = 0x52424d47 // "RBMG"
 // A migration is one version: its shared file NNNN_name.sql and the files
 // of engines that have their own, NNNN_name.<engine>.sql.
 type migration struct {
+	fsys    fs.FS // holding the folder migrations
 	version int
 	name    string // NNNN_name
 	shared  bool
 	engines []string
 }
 
-// migrationList returns the migrations in version order.
-func migrationList() ([]migration, error) {
-	files, err := fs.Glob(migrations, "migrations/*.sql")
+// migrationList returns the migrations of fsys's folder migrations in
+// version order.
+func migrationList(fsys fs.FS) ([]migration, error) {
+	files, err := fs.Glob(fsys, "migrations/*.sql")
 	if err != nil {
 		return nil, fmt.Errorf("listing migrations: %w", err)
 	}
@@ -76,7 +78,7 @@ func migrationList() ([]migration, error) {
 			return nil, fmt.Errorf("migration %s: name must start with a positive version and '_'", f)
 		}
 		if len(list) == 0 || list[len(list)-1].name != name {
-			list = append(list, migration{version: v, name: name})
+			list = append(list, migration{fsys: fsys, version: v, name: name})
 		}
 		m := &list[len(list)-1]
 		if engine == "" {
@@ -116,7 +118,7 @@ func (m migration) render(d Dialect) (string, error) {
 	}
 	t := template.New(main).Option("missingkey=error")
 	for _, f := range files {
-		body, err := fs.ReadFile(migrations, f)
+		body, err := fs.ReadFile(m.fsys, f)
 		if err != nil {
 			return "", fmt.Errorf("reading migration %s: %w", f, err)
 		}
@@ -151,7 +153,7 @@ func (m migration) render(d Dialect) (string, error) {
 // database numbered as before the engines shared one list is renumbered
 // first (renumberSQLite).
 func (s *Store) Migrate(ctx context.Context) error {
-	list, err := migrationList()
+	list, err := migrationList(migrations)
 	if err != nil {
 		return err
 	}
@@ -254,7 +256,7 @@ func renumberSQLite(ctx context.Context, tx Conn, now any) (bool, error) {
 // MigrationVersions lists the versions Migrate applies, in order, for the
 // engines' tests.
 func MigrationVersions() ([]int, error) {
-	list, err := migrationList()
+	list, err := migrationList(migrations)
 	if err != nil {
 		return nil, err
 	}
