@@ -21,12 +21,13 @@
 //     unknown id, what happens in one transaction, what a concurrent call
 //     sees). Add the interface to Store.
 //  2. One migration: store/sqlstore/migrations/NNNN_name.sql, the next
-//     number, run by both engines. Only where the DDL really differs (a
-//     type, an index PostgreSQL builds CONCURRENTLY, a trigger's language)
-//     write NNNN_name.sqlite.sql and NNNN_name.postgres.sql instead. Times
-//     are INTEGER unix milliseconds on SQLite and timestamptz on
-//     PostgreSQL; JSON is TEXT and json; booleans INTEGER and boolean.
-//     Migrations are append-only once shipped.
+//     number, run by both engines, with the dialect's placeholders where
+//     the engines' types differ ({{.Time}}: INTEGER unix milliseconds on
+//     SQLite, timestamptz on PostgreSQL; {{.JSON}}, {{.Bool}}, …; see
+//     sqlstore.DDL). Only SQL no placeholder gives (a trigger's language)
+//     goes in a named block of NNNN_name.sqlite.sql and
+//     NNNN_name.postgres.sql, listed in store/sqlstore's doc. Migrations
+//     are append-only once shipped.
 //  3. One file of queries, store/sqlstore/<feature>.go: methods on
 //     *sqlstore.Store, each query written once with $1…$n, times through
 //     s.time and the scanners of scan.go, lists through Dialect.List and

@@ -48,9 +48,21 @@ func (c conn) QueryRow(ctx context.Context, query string, args ...any) sqlstore.
 
 // dialect is PostgreSQL's sqlstore.Dialect.
 var dialect = sqlstore.Dialect{
-	Engine:   "postgres",
-	Time:     func(t time.Time) any { return ts(t) },
-	TimeType: "timestamptz",
+	Engine: "postgres",
+	Time:   func(t time.Time) any { return ts(t) },
+	DDL: sqlstore.DDL{
+		Time:        "timestamptz",
+		Bool:        "boolean",
+		False:       "false",
+		Bigint:      "bigint",
+		Float:       "double precision",
+		Bytes:       "bytea",
+		JSON:        "json",
+		JSONB:       "jsonb",
+		Serial:      "bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY",
+		SeqTiebreak: ", seq",
+		ByteOrder:   ` COLLATE "C"`,
+	},
 	List: func(ss []string) any {
 		if ss == nil {
 			return []string{}

@@ -2,9 +2,10 @@
 // through a pgx connection pool shared by every node of the cluster. It
 // holds only what is PostgreSQL's: the pool and its transactions, run again
 // after a deadlock or a serialization failure (Store.inTx); the dialect
-// (db.go); the schema's history before the store became one (migrations/,
-// versions 1–13); and the fast paths a benchmark justifies (fast_*.go,
-// listed in store/sqlstore's doc with their benchmarks).
+// (db.go), whose DDL renders store/sqlstore's migrations; and the fast
+// paths a benchmark justifies (fast_*.go, listed in store/sqlstore's doc
+// with their benchmarks). testdata/previous holds the migrations as the
+// last release before one list shipped them, for the upgrade tests.
 //
 // Times are timestamptz, kept to the microsecond (the store rounds every
 // time it writes) and returned in UTC; JSON is jsonb or json, which may

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"embed"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -20,9 +19,6 @@ import (
 )
 
 var _ store.Store = (*Store)(nil)
-
-//go:embed migrations/*.sql
-var migrations embed.FS
 
 // maxAttempts bounds how often a transaction is run again after a deadlock
 // or serialization failure.
@@ -92,7 +88,7 @@ func Open(ctx context.Context, dsn string, logger *slog.Logger) (*Store, error) 
 		}
 	}
 	s.Store = sqlstore.New(&db{pool: pool, s: s}, dialect, logger)
-	if err := s.Migrate(ctx, migrations); err != nil {
+	if err := s.Migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
 	}

@@ -97,9 +97,20 @@ func (r sqlRows) Close() { r.Rows.Close() }
 
 // dialect is SQLite's sqlstore.Dialect.
 var dialect = sqlstore.Dialect{
-	Engine:   "sqlite",
-	Time:     func(t time.Time) any { return t.UnixMilli() },
-	TimeType: "INTEGER",
+	Engine: "sqlite",
+	Time:   func(t time.Time) any { return t.UnixMilli() },
+	DDL: sqlstore.DDL{
+		Time:         "INTEGER",
+		Bool:         "INTEGER",
+		False:        "0",
+		Bigint:       "INTEGER",
+		Float:        "REAL",
+		Bytes:        "BLOB",
+		JSON:         "TEXT",
+		JSONB:        "TEXT",
+		Serial:       "INTEGER PRIMARY KEY AUTOINCREMENT",
+		WithoutRowid: " WITHOUT ROWID",
+	},
 	List: func(ss []string) any {
 		if ss == nil {
 			return "[]"

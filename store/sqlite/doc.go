@@ -1,9 +1,11 @@
 // Package sqlite runs RelayBell's store (store/sqlstore) on one SQLite file,
 // through the pure-Go modernc.org/sqlite driver, so that `relaybell serve`
-// needs nothing installed. It holds only what is SQLite's: the connections,
-// the dialect (db.go), and the schema's history before the store became
-// one (migrations/, versions 1–12). Every query is store/sqlstore's; SQLite
-// runs the generic one of each dialect hook.
+// needs nothing installed. It holds only what is SQLite's: the connections
+// and the dialect (db.go), whose DDL renders store/sqlstore's migrations.
+// Every query is store/sqlstore's; SQLite runs the generic one of each
+// dialect hook. testdata/previous holds the migrations as the last release
+// before one list shipped them (SQLite's own 1–12, then 16–20), for the
+// upgrade tests.
 //
 // # Connections
 //

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"embed"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -21,9 +20,6 @@ import (
 )
 
 var _ store.Store = (*Store)(nil)
-
-//go:embed migrations/*.sql
-var migrations embed.FS
 
 // busyTimeout is how long a connection waits for a lock before SQLITE_BUSY.
 // With one writer connection only checkpoints and other processes compete.
@@ -64,7 +60,7 @@ func Open(ctx context.Context, path string, logger *slog.Logger) (*Store, error)
 	s.w = newPool(w)
 	conns := &db{w: s.w, writer: s}
 	s.Store = sqlstore.New(conns, dialect, logger)
-	if err := s.Migrate(ctx, migrations); err != nil {
+	if err := s.Migrate(ctx); err != nil {
 		s.w.close()
 		return nil, err
 	}

@@ -124,7 +124,7 @@ func TestOpenRefusesMemory(t *testing.T) {
 // last one's version.
 func embeddedMigrations(t *testing.T) (int, int) {
 	t.Helper()
-	vs, err := sqlstore.MigrationVersions(dialect.Engine, migrations)
+	vs, err := sqlstore.MigrationVersions()
 	if err != nil || len(vs) == 0 {
 		t.Fatalf("listing migrations: %d, %v", len(vs), err)
 	}

@@ -10,16 +10,15 @@ import (
 // Dialect is what differs between the engines, and nothing else: the store
 // writes each query once, and asks the dialect only for these.
 type Dialect struct {
-	// Engine is "sqlite" or "postgres": it picks the migration files of
-	// that engine, and names it in messages.
+	// Engine is "sqlite" or "postgres": it picks the engine's files of a
+	// migration, and names it in messages.
 	Engine string
+	// DDL is what the migrations' placeholders stand for on the engine.
+	DDL DDL
 	// Time is the stored form of a time: SQLite keeps unix milliseconds,
 	// PostgreSQL a timestamptz to the microsecond. Scanning needs no
 	// dialect: the scanners of scan.go read both forms.
 	Time func(t time.Time) any
-	// TimeType is the column type of a time, for the tables the store
-	// makes itself (schema_migrations).
-	TimeType string
 	// List is the argument form of a list of strings, for In and Elems:
 	// JSON text on SQLite, a text[] on PostgreSQL.
 	List func(ss []string) any
@@ -116,4 +115,49 @@ type Dialect struct {
 	// it is, where through timeDest (a sql.Scanner) it takes three
 	// allocations (BenchmarkAudience: 12 a recipient).
 	ScanTime func(t *time.Time) any
+}
+
+// DDL is the data the migrations are rendered with (migrate.go): a
+// migration writes {{.Time}} where the engines' column types differ, and
+// gets the engine's. Each field's doc gives PostgreSQL's form, then
+// SQLite's.
+type DDL struct {
+	// Time is a time's column type: timestamptz; INTEGER (unix
+	// milliseconds). Dialect.Time writes it.
+	Time string
+	// Bool is a boolean's column type: boolean; INTEGER (0 or 1).
+	Bool string
+	// False is the literal of a boolean's DEFAULT false: false; 0.
+	False string
+	// Bigint is a 64-bit integer's column type: bigint; INTEGER (every
+	// SQLite integer has 64 bits).
+	Bigint string
+	// Float is a float's column type: double precision; REAL.
+	Float string
+	// Bytes is a byte string's column type: bytea; BLOB.
+	Bytes string
+	// JSON is the column type of JSON kept byte for byte as written, which
+	// nothing queries inside: json; TEXT.
+	JSON string
+	// JSONB is the column type of JSON queried inside (labels, settings):
+	// jsonb; TEXT, read with SQLite's JSON functions.
+	JSONB string
+	// Serial is a column of a table's key, numbers strictly increasing and
+	// never reused: bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY;
+	// INTEGER PRIMARY KEY AUTOINCREMENT (the rowid).
+	Serial string
+	// WithoutRowid ends a CREATE TABLE, after its ")": "" on PostgreSQL,
+	// whose tables are heaps; " WITHOUT ROWID" on SQLite, whose table is
+	// then stored in its primary key's order (its key is one index, not a
+	// rowid table and an index).
+	WithoutRowid string
+	// SeqTiebreak ends an index's column list on a table keyed by a Serial
+	// seq, where the index's order must be the rows' seq order among equal
+	// values: ", seq" on PostgreSQL; "" on SQLite, where seq is the rowid,
+	// which ends every index entry already.
+	SeqTiebreak string
+	// ByteOrder follows TEXT where a column must compare in byte order:
+	// ` COLLATE "C"` on PostgreSQL, whatever the database's collation; ""
+	// on SQLite, whose TEXT compares so already.
+	ByteOrder string
 }

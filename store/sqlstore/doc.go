@@ -65,13 +65,50 @@
 //
 // # Migrations
 //
-// Migrate applies, in one transaction under an advisory lock on
-// PostgreSQL, the engine's own history (SQLite's versions 1–12 and
-// PostgreSQL's 1–13, in each engine's migrations folder) and then the shared files of migrations/ from version
-// 14: NNNN_name.sql for both engines, or NNNN_name.sqlite.sql and
-// NNNN_name.postgres.sql where the DDL really differs. An engine with no
-// file of a version has nothing to do for it. Shipped migrations are never
-// edited.
+// The schema's history is one list of versions in migrations/, each
+// written once and run by both engines. Migrate applies the versions a
+// database lacks, in one transaction under an advisory lock on PostgreSQL,
+// and records each in schema_migrations, also one with nothing to do on
+// the engine.
+//
+// To add a migration, write migrations/NNNN_name.sql, the next number, a
+// text/template rendered with the engine's DDL (Dialect.DDL): a column type
+// that differs between the engines is a placeholder such as {{.Time}}, the
+// rest is written as it is (migrate.go tells how). Where an engine needs
+// SQL no placeholder gives, the shared file names a block that
+// NNNN_name.sqlite.sql and NNNN_name.postgres.sql each define; a change
+// only one engine needs is that engine's file alone. Either is an engine
+// exception, listed below with its reason. Shipped migrations are never
+// edited: the engines' testdata/previous holds what the last release
+// before one list shipped, and their upgrade tests check that a database
+// made with it, at any version, ends at exactly a fresh one's schema.
+//
+// The engine exceptions:
+//
+//   - 0001_init: the first tables were written per engine. SQLite's
+//     endpoints are clustered by (website_id, shard, id), its slugs are
+//     NOCASE, its notifications' seq is the rowid and their documents
+//     BLOBs, its deliveries reference their notification; PostgreSQL's
+//     endpoint id is COLLATE "C" with an audience index, its slugs are
+//     unique by lower(), its notifications have a fillfactor, its scopes
+//     were a text[] (until 14), and it checks shards, outcomes and kinds.
+//     Blocks scopes, shard_check, endpoints, topics, notifications,
+//     deliveries, kind_check.
+//   - 0003_labels, 0011_browsers, 0013_auth_version: triggers, in SQLite's
+//     trigger bodies or PostgreSQL's plpgsql functions, and the labels'
+//     backfill through each engine's JSON functions (blocks sync, bump);
+//     0013's one row is keyed 1 on SQLite, true on PostgreSQL (block id).
+//   - 0009_webhooks: a webhook's key is the seq rowid on SQLite, its id on
+//     PostgreSQL (block keys).
+//   - 0007_json_text, 0010_search, 0014_key_scopes_json,
+//     0015_facets_byte_order: PostgreSQL's alone (jsonb to json, the
+//     trigram index, scopes to JSON, byte-order facets): SQLite already
+//     had what they make, or has no such index.
+//
+// SQLite numbered its versions on its own before the list: its 10–12 are
+// the list's 11–13, and it recorded nothing for 10, 14 and 15. Migrate
+// translates such a database's schema_migrations once (renumberSQLite);
+// its schema needs no change.
 //
 // # Engine-specific code
 //

@@ -18,9 +18,9 @@ const searchPendingQuery = `SELECT seq, title, body FROM notifications
 	WHERE search = '' AND seq > $1 ORDER BY seq LIMIT $2`
 
 // BackfillSearch fills in the search column (store.SearchText) of the
-// notifications written before it existed (SQLite's migration 11,
-// PostgreSQL's 12). Each engine's Open runs it, after Migrate; on SQLite
-// before the readers open, so it uses transactions only. Once the rows are
+// notifications written before it existed (migration 12). Each engine's
+// Open runs it, after Migrate; on SQLite before the readers open, so it
+// uses transactions only. Once the rows are
 // done it finds nothing to do without reading the table: the
 // notifications_search_pending index holds only them.
 //

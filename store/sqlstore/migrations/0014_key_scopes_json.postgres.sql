@@ -1,7 +1,7 @@
--- Version 14: a key's scopes are a JSON array, as on SQLite, so that one
+-- Version 14, PostgreSQL's alone: a key's scopes are a JSON array, as on SQLite, so that one
 -- query writes and reads them on both engines (they were a text[]). The
 -- auth version's trigger names the column, so it is made again around the
--- change (as in 0013_auth_version.sql).
+-- change (as in 0013_auth_version.postgres.sql).
 DROP TRIGGER api_keys_auth_version ON api_keys;
 
 ALTER TABLE api_keys ALTER COLUMN scopes DROP DEFAULT;

@@ -1,4 +1,4 @@
--- Version 15: the columns the facets count by compare in byte order
+-- Version 15, PostgreSQL's alone: the columns the facets count by compare in byte order
 -- (COLLATE "C"), as SQLite's TEXT does, so that one query orders equal
 -- counts the same way on both engines whatever the database's collation
 -- (C also compares fastest). Only the order changes: equality under the
