@@ -3,29 +3,40 @@
 // holds who is signed in; shell.js the signed-in pages, pages/ one module
 // a page.
 import { html, render, useState, useEffect, useCallback } from './vendor/preact-htm.module.js';
-import { call, setProject } from './api.js';
+import { call, setProject, ApiError } from './api.js';
+import { Alert } from './forms.js';
 import { go, useRoute } from './router.js';
 import { SignIn, SignUp, VerifyEmail, ForgotPassword, ResetPassword } from './pages/auth.js';
 import { Shell } from './shell.js';
 
+// signedOut reports whether a refusal says there is no session.
+const signedOut = (err) => err instanceof ApiError && err.status === 401;
+
 function App() {
   const route = useRoute();
   const [me, setMe] = useState(undefined); // undefined: loading; null: signed out
+  const [failure, setFailure] = useState(null); // why GET /auth/me failed, other than no session
   useEffect(() => {
-    call('GET', '/auth/me').then(setMe).catch(() => setMe(null));
+    call('GET', '/auth/me').then(setMe, (err) => {
+      setMe(null);
+      if (!signedOut(err)) setFailure(err);
+    });
   }, []);
   const signedIn = useCallback((answer) => {
     setMe(answer);
     go('');
   }, []);
+  // signOut ends the session; a refusal rejects (the caller shows it), as
+  // the session then still holds, unless it had already ended.
   const signOut = useCallback(async () => {
     try {
       await call('POST', '/auth/logout');
-    } finally {
-      setProject(null);
-      setMe(null);
-      go('signin');
+    } catch (err) {
+      if (!signedOut(err)) throw err;
     }
+    setProject(null);
+    setMe(null);
+    go('signin');
   }, []);
   if (me === undefined) {
     return html`<p class="loading" role="status">Loading RelayBell…</p>`;
@@ -35,13 +46,14 @@ function App() {
     return html`<${ResetPassword} token=${token} />`;
   }
   if (!me) {
+    const alert = html`<${Alert} error=${failure} what="Whether you are signed in could not be checked" />`;
     switch (route.path) {
       case 'signup':
-        return html`<${SignUp} onSignedIn=${signedIn} />`;
+        return html`${alert}<${SignUp} onSignedIn=${signedIn} />`;
       case 'forgot-password':
-        return html`<${ForgotPassword} />`;
+        return html`${alert}<${ForgotPassword} />`;
       default:
-        return html`<${SignIn} onSignedIn=${signedIn} />`;
+        return html`${alert}<${SignIn} onSignedIn=${signedIn} />`;
     }
   }
   if (!me.user.emailVerified) {

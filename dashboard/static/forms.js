@@ -86,6 +86,15 @@ export function Disclosure({ label, open = false, className, children }) {
   </div>`;
 }
 
+// Alert shows a failure where the person is looking: error is an Error
+// (in messageOf's words) or a sentence, what (when given) says what
+// failed; nothing when there is no error.
+export function Alert({ error, what }) {
+  if (!error) return null;
+  const message = typeof error === 'string' ? error : messageOf(error);
+  return html`<p class="error" role="alert">${what ? what + ': ' + message : message}</p>`;
+}
+
 export function FormError({ errors }) {
   return errors.form ? html`<p class="error" role="alert">${errors.form}</p>` : null;
 }

@@ -1,7 +1,9 @@
 // Rules: the Filters value of segments, sends and the audience list
 // (spec 2.5), and the builder that edits it with a live count.
-import { html, useState, useEffect } from './vendor/preact-htm.module.js';
+import { html } from './vendor/preact-htm.module.js';
 import { call } from './api.js';
+import { Alert } from './forms.js';
+import { useLoad, pause } from './lists.js';
 import { numbers } from './format.js';
 
 const ruleFields = [['country', 'Country'], ['language', 'Language'], ['url', 'Last page'], ['external_id', 'External id'], ['tag', 'Label']];
@@ -88,23 +90,14 @@ export function describeFilters(f) {
 // RuleBuilder edits a Filters value, with a live count of whom it reaches.
 // name tells two builders on a page apart.
 export function RuleBuilder({ filters, onChange, name = '', legend = 'Rules', error }) {
-  const [count, setCount] = useState(null);
   const rules = filters.rules;
   const of = (what, i) => what + ' of ' + (name ? name + ' ' : '') + 'rule ' + (i + 1);
   const body = apiFilters(filters);
   const complete = ruleError(filters) === '';
-  useEffect(() => {
-    if (!complete) {
-      setCount(null);
-      return undefined;
-    }
-    let live = true;
-    const timer = setTimeout(() => {
-      call('POST', '/segments/preview', { filters: body })
-        .then((a) => live && setCount(a.count), () => live && setCount(null));
-    }, 300);
-    return () => { live = false; clearTimeout(timer); };
-  }, [JSON.stringify(body), complete]);
+  // The count waits for typing to settle, and is asked only of complete rules.
+  const counted = useLoad((stale) => (complete ? pause(300).then(() => (stale() ? null : call('POST', '/segments/preview', { filters: body })))
+    : Promise.resolve(null)), [JSON.stringify(body), complete]);
+  const count = counted.data ? counted.data.count : null;
   const edit = (i, change) => onChange({ ...filters, rules: rules.map((r, j) => (j === i ? { ...r, ...change } : r)) });
   const matchId = (name ? name.replace(/\W+/g, '-') + '-' : '') + 'match';
   return html`<fieldset><legend>${legend}</legend>
@@ -125,6 +118,7 @@ export function RuleBuilder({ filters, onChange, name = '', legend = 'Rules', er
     <button type="button" class="secondary" aria-label=${'Add ' + (name ? name + ' ' : '') + 'rule'}
       onClick=${() => onChange({ ...filters, rules: [...rules, blankRule()] })}>Add rule</button>
     <p role="status" class="hint">${count === null ? 'Complete every rule to count whom it reaches.' : 'Reaches ' + numbers.format(count) + (count === 1 ? ' browser' : ' browsers') + ' now.'}</p>
-    ${error && html`<p class="error" role="alert">${error}</p>`}
+    <${Alert} error=${counted.error} what="The count did not load" />
+    <${Alert} error=${error} />
   </fieldset>`;
 }

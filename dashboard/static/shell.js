@@ -3,6 +3,7 @@
 import { html, useState } from './vendor/preact-htm.module.js';
 import { call, setProject } from './api.js';
 import { go } from './router.js';
+import { Alert } from './forms.js';
 import { AddWebsite } from './pages/websites.js';
 import { Install } from './pages/install.js';
 import { Home } from './pages/home.js';
@@ -18,6 +19,7 @@ import { Settings } from './pages/settings.js';
 
 export function Shell({ me, route, onMe, onSignOut }) {
   const websites = me.websites || [];
+  const [signOutError, setSignOutError] = useState(null);
   const [current, setCurrent] = useState(() => localStorage.getItem('relaybell.project'));
   const site = websites.find((w) => w.projectId === current) || websites[0];
   // An owner or admin of an account adds websites to it; someone with no
@@ -45,7 +47,7 @@ export function Shell({ me, route, onMe, onSignOut }) {
   } else if (route.path === 'people') {
     page = html`<${Audience} site=${site} />`;
   } else if (route.path.startsWith('people/')) {
-    page = html`<${Person} site=${site} id=${decodeURIComponent(route.path.slice('people/'.length))} />`;
+    page = html`<${Person} site=${site} id=${decodeURIComponent(route.path.slice('people/'.length))} key=${route.path} />`;
   } else if (route.path === 'segments') {
     page = html`<${SegmentsAndTopics} site=${site} />`;
   } else if (route.path === 'webhooks') {
@@ -62,7 +64,7 @@ export function Shell({ me, route, onMe, onSignOut }) {
   } else if (route.path === 'notifications') {
     page = html`<${Notifications} site=${site} status=${route.query.get('status') || ''} key=${route.query.toString()} />`;
   } else if (route.path.startsWith('notifications/')) {
-    page = html`<${NotificationDetail} site=${site} id=${route.path.slice('notifications/'.length)} />`;
+    page = html`<${NotificationDetail} site=${site} id=${route.path.slice('notifications/'.length)} key=${route.path} />`;
   } else {
     page = html`<${Home} site=${site} />`;
   }
@@ -78,7 +80,8 @@ export function Shell({ me, route, onMe, onSignOut }) {
         link('people', 'Audience'), link('segments', 'Segments'), link('webhooks', 'Webhooks'), link('install', 'Install'), link('settings', 'Settings')]}
         ${canAddWebsite && link('websites/new', 'Add website')}</nav>
       <span class="who">${me.user.email}</span>
-      <button type="button" onClick=${onSignOut}>Sign out</button>
+      <button type="button" onClick=${() => onSignOut().catch(setSignOutError)}>Sign out</button>
+      <${Alert} error=${signOutError} what="Signing out failed" />
     </header>
     <main key=${site ? site.projectId : ''}>${page}</main>
   </div>`;

@@ -1,11 +1,18 @@
 // Audience: the list of people with every filter, bulk labels and
 // deletion, import and export.
-import { html, useState, useEffect } from '../vendor/preact-htm.module.js';
+import { html, useState } from '../vendor/preact-htm.module.js';
 import { call, ApiError } from '../api.js';
-import { errorsOf, Disclosure, FormError } from '../forms.js';
+import { errorsOf, Alert, Disclosure, FormError } from '../forms.js';
+import { useLoad } from '../lists.js';
 import { ruleBlank, ruleError, apiFilters, builderFilters, RuleBuilder } from '../rules.js';
 import { numbers, formatTime } from '../format.js';
 import { Import } from './import.js';
+
+// listErrors puts a refused list next to the filter it concerns.
+function listErrors(err) {
+  const at = { invalid_range: 'joinedFrom', invalid_filters: 'rules' };
+  return err instanceof ApiError && at[err.code] ? { [at[err.code]]: err.message } : errorsOf(err);
+}
 
 export function Audience({ site }) {
   const canChange = site.role !== 'viewer';
@@ -13,10 +20,8 @@ export function Audience({ site }) {
     joinedFrom: '', joinedTo: '', seenFrom: '', seenTo: '', rules: builderFilters(null) };
   const [filters, setFilters] = useState(blank);
   const [applied, setApplied] = useState(blank);
-  const [facets, setFacets] = useState(null);
-  const [list, setList] = useState({ items: [], next: null, total: null, loading: true });
   const [picked, setPicked] = useState([]);
-  const [errors, setErrors] = useState({});
+  const [errors, setErrors] = useState({}); // of the filters or picks refused here
   const [label, setLabel] = useState({ key: '', value: '' });
   const [done, setDone] = useState('');
   const query = (cursor) => {
@@ -35,20 +40,17 @@ export function Audience({ site }) {
     if (cursor) p.set('cursor', cursor);
     return p.toString();
   };
-  const load = async (cursor) => {
-    setList((old) => ({ ...old, loading: true }));
-    try {
-      const a = await call('GET', '/audience/subscribers?' + query(cursor));
-      setList((old) => ({ items: cursor ? old.items.concat(a.items) : a.items, next: a.nextCursor, total: a.total, loading: false }));
-      if (!cursor) setPicked([]);
-    } catch (err) {
-      const at = { invalid_range: 'joinedFrom', invalid_filters: 'rules' };
-      setErrors(err instanceof ApiError && at[err.code] ? { [at[err.code]]: err.message } : errorsOf(err));
-      setList({ items: [], next: null, total: null, loading: false });
-    }
+  const list = useLoad(() => call('GET', '/audience/subscribers?' + query(null)), [site.projectId, applied]);
+  const more = () => list.more(() => call('GET', '/audience/subscribers?' + query(list.data.nextCursor)),
+    (old, a) => ({ items: old.items.concat(a.items), nextCursor: a.nextCursor, total: a.total }));
+  const reload = () => {
+    setPicked([]);
+    list.reload();
   };
-  useEffect(() => { setErrors({}); load(null); }, [site.projectId, applied]);
-  useEffect(() => { call('GET', '/audience/subscribers/facets').then(setFacets, () => {}); }, [site.projectId]);
+  const items = list.data ? list.data.items : [];
+  const total = list.data ? list.data.total : null;
+  const facetsLoad = useLoad(() => call('GET', '/audience/subscribers/facets'), [site.projectId]);
+  const facets = facetsLoad.data;
   const set = (name) => (e) => setFilters({ ...filters, [name]: e.currentTarget.value });
   const pick = (id) => setPicked(picked.includes(id) ? picked.filter((x) => x !== id) : [...picked, id]);
   const bulk = async (path, body, what) => {
@@ -56,7 +58,7 @@ export function Audience({ site }) {
     try {
       await call('POST', path, { ids: picked, ...body });
       setDone(what);
-      load(null);
+      reload();
     } catch (err) {
       setErrors(errorsOf(err));
     }
@@ -76,18 +78,24 @@ export function Audience({ site }) {
   };
   const facetOptions = (name) => (facets && facets[name] ? facets[name] : []).map((x) => html`<option value=${x.value}>${x.value} (${numbers.format(x.count)})</option>`);
   const tagFacet = facets && (facets.tags || []).find((x) => x.key === filters.tag);
+  // shown are the errors of the list's answer and of what was refused here.
+  const shown = { ...(list.error ? listErrors(list.error) : {}), ...errors };
   const date = (id, text) => html`<div class="field"><label for=${'people-' + id}>${text}</label>
-    <input id=${'people-' + id} type="date" value=${filters[id]} onInput=${set(id)} aria-invalid=${id === 'joinedFrom' && errors.joinedFrom ? 'true' : undefined}
-      aria-describedby=${id === 'joinedFrom' && errors.joinedFrom ? 'people-joinedFrom-error' : undefined} />
-    ${id === 'joinedFrom' && errors.joinedFrom && html`<p class="error" id="people-joinedFrom-error">${errors.joinedFrom}</p>`}</div>`;
+    <input id=${'people-' + id} type="date" value=${filters[id]} onInput=${set(id)} aria-invalid=${id === 'joinedFrom' && shown.joinedFrom ? 'true' : undefined}
+      aria-describedby=${id === 'joinedFrom' && shown.joinedFrom ? 'people-joinedFrom-error' : undefined} />
+    ${id === 'joinedFrom' && shown.joinedFrom && html`<p class="error" id="people-joinedFrom-error">${shown.joinedFrom}</p>`}</div>`;
   return html`<section>
     <h1>Audience</h1>
+    <${Alert} error=${facetsLoad.error} what="The choices of the filters did not load" />
     <form class="filters" role="search" onSubmit=${(e) => {
       e.preventDefault();
       const started = { ...filters.rules, rules: filters.rules.rules.filter((r) => !ruleBlank(r)) };
       const bad = started.rules.length > 0 && ruleError(started);
-      if (bad) setErrors({ rules: bad });
-      else setApplied(filters);
+      setErrors(bad ? { rules: bad } : {});
+      if (!bad) {
+        setPicked([]);
+        setApplied(filters);
+      }
     }}>
       <div class="field"><label for="people-q">Search people</label>
         <input id="people-q" type="search" value=${filters.q} onInput=${set('q')} /></div>
@@ -112,34 +120,34 @@ export function Audience({ site }) {
       <${Disclosure} label="More filters" className="wide">
         <div class="row">${date('joinedFrom', 'Joined from')}${date('joinedTo', 'Joined to')}${date('seenFrom', 'Last seen from')}${date('seenTo', 'Last seen to')}</div>
         <${RuleBuilder} filters=${filters.rules} onChange=${(rules) => setFilters({ ...filters, rules })} name="people" legend="People matching rules"
-          error=${errors.rules} />
+          error=${shown.rules} />
       <//>
       <div class="actions"><button type="submit">Filter</button>
         <a class="button secondary" href=${'/api/v1/subscribers/export?projectId=' + encodeURIComponent(site.projectId)} download>Export CSV</a></div>
     </form>
-    ${canChange && html`<${Import} onDone=${() => load(null)} />`}
-    <${FormError} errors=${errors} />
+    ${canChange && html`<${Import} onDone=${reload} />`}
+    <${FormError} errors=${shown} />
     ${done && html`<p role="status">${done}</p>`}
-    ${list.total !== null && list.total !== undefined && html`<p>${numbers.format(list.total)} ${list.total === 1 ? 'person' : 'people'}</p>`}
-    ${list.items.length > 0 && html`<div class="scroll"><table>
+    ${total !== null && total !== undefined && html`<p>${numbers.format(total)} ${total === 1 ? 'person' : 'people'}</p>`}
+    ${items.length > 0 && html`<div class="scroll"><table>
       <caption class="visually-hidden">People</caption>
       <thead><tr>${canChange && html`<th scope="col"><span class="visually-hidden">Pick</span></th>`}<th scope="col">Person</th><th scope="col">Status</th>
         <th scope="col">Country</th><th scope="col">Devices</th><th scope="col">Labels</th><th scope="col">Last seen</th></tr></thead>
-      <tbody>${list.items.map((p) => html`<tr>
+      <tbody>${items.map((p) => html`<tr>
         ${canChange && html`<td><input type="checkbox" aria-label=${'Pick ' + (p.externalId || p.id)} checked=${picked.includes(p.id)} onChange=${() => pick(p.id)} /></td>`}
         <td><a href=${'#/people/' + encodeURIComponent(p.id)}>${p.externalId || p.id}</a></td><td>${p.status.replace('_', ' ')}</td>
         <td>${p.country}</td><td>${p.devices.join(', ')}</td>
         <td>${p.tags.map((t) => (t.value === null ? t.key : t.key + '=' + t.value)).join(', ')}</td>
         <td>${formatTime(p.lastSeenAt, site.timezone)}</td></tr>`)}</tbody></table></div>`}
-    ${!list.loading && list.items.length === 0 && !errors.form && html`<p>Nobody matches.</p>`}
+    ${!list.loading && items.length === 0 && !shown.form && html`<p>Nobody matches.</p>`}
     ${list.loading && html`<p role="status">Loading…</p>`}
-    ${list.next && !list.loading && html`<button type="button" onClick=${() => load(list.next)}>Load more</button>`}
+    ${list.data && list.data.nextCursor && !list.loading && html`<button type="button" onClick=${more}>Load more</button>`}
     ${canChange && picked.length > 0 && html`<form class="bulk" onSubmit=${tag}>
       <h2>${numbers.format(picked.length)} picked</h2>
       <div class="row">
         <div class="field"><label for="label-key">Label</label><input id="label-key" value=${label.key}
-          aria-invalid=${errors.label ? 'true' : undefined} onInput=${(e) => setLabel({ ...label, key: e.currentTarget.value })} />
-          ${errors.label && html`<p class="error">${errors.label}</p>`}</div>
+          aria-invalid=${shown.label ? 'true' : undefined} onInput=${(e) => setLabel({ ...label, key: e.currentTarget.value })} />
+          ${shown.label && html`<p class="error">${shown.label}</p>`}</div>
         <div class="field"><label for="label-value">Value</label><input id="label-value" value=${label.value}
           onInput=${(e) => setLabel({ ...label, value: e.currentTarget.value })} /></div>
       </div>

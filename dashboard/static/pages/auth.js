@@ -62,7 +62,7 @@ export function VerifyEmail({ me, token, onVerified, onSignOut }) {
     </form>
     <p><button type="button" class="link" onClick=${resend}>Send the code again</button>
       ${sent && html` <span role="status">Sent.</span>`}
-      · <button type="button" class="link" onClick=${onSignOut}>Sign out</button></p>
+      · <button type="button" class="link" onClick=${() => onSignOut().catch((err) => f.setErrors(errorsOf(err)))}>Sign out</button></p>
   <//>`;
 }
 

@@ -2,7 +2,8 @@
 import { html, useState, useEffect, useRef } from '../vendor/preact-htm.module.js';
 import { call, ApiError } from '../api.js';
 import { go } from '../router.js';
-import { errorsOf, Field, useForm, Disclosure, FormError } from '../forms.js';
+import { Alert, Field, useForm, Disclosure, FormError } from '../forms.js';
+import { useLoad } from '../lists.js';
 import { ruleError, RuleBuilder } from '../rules.js';
 import { composerValues, sendRequest, representable, contentMembers, draftPatch, composerError, when } from '../sends.js';
 import { numbers, zonedToUTC, timeZones } from '../format.js';
@@ -59,33 +60,32 @@ export function Composer({ site, draftId }) {
     sessionStorage.removeItem('relaybell.duplicate');
     return composerValues(saved && !draftId ? JSON.parse(saved) : null, site.timezone);
   });
-  const [lists, setLists] = useState({ topics: [], segments: [], labels: [] });
+  const choices = useLoad(() => Promise.all([call('GET', '/topics'), call('GET', '/segments')]), [site.projectId]);
+  const facets = useLoad(() => call('GET', '/audience/subscribers/facets'), [site.projectId]);
+  const lists = {
+    topics: (choices.data && choices.data[0].topics) || [],
+    segments: (choices.data && choices.data[1].segments) || [],
+    labels: ((facets.data && facets.data.tags) || []).map((t) => t.key),
+  };
+  const draft = useLoad(() => (draftId ? call('GET', '/notifications/' + encodeURIComponent(draftId)) : Promise.resolve(null)), [draftId]);
   const [loaded, setLoaded] = useState(!draftId);
   const [confirm, setConfirm] = useState(null); // {request, audience}
   const sendButton = useRef(null);
   useEffect(() => { if (confirm && sendButton.current) sendButton.current.focus(); }, [confirm]);
   useEffect(() => {
-    Promise.all([call('GET', '/topics'), call('GET', '/segments')])
-      .then(([t, g]) => setLists((old) => ({ ...old, topics: t.topics || [], segments: g.segments || [] })))
-      .catch(() => {});
-    call('GET', '/audience/subscribers/facets')
-      .then((a) => setLists((old) => ({ ...old, labels: (a.tags || []).map((t) => t.key) })), () => {});
-  }, [site.projectId]);
-  useEffect(() => {
-    if (!draftId) return;
-    call('GET', '/notifications/' + encodeURIComponent(draftId)).then((d) => {
-      if (d.notification.status !== 'draft') {
-        f.setErrors({ form: 'This notification is no longer a draft.' });
-        return;
-      }
-      if (!representable(d.sendBody)) {
-        f.setErrors({ form: 'This draft combines audience choices the composer cannot show; change or send it through the API.' });
-        return;
-      }
-      f.setValues(composerValues(d.sendBody, site.timezone));
-      setLoaded(true);
-    }, (err) => f.setErrors(errorsOf(err)));
-  }, [draftId]);
+    const d = draft.data;
+    if (!d) return;
+    if (d.notification.status !== 'draft') {
+      f.setErrors({ form: 'This notification is no longer a draft.' });
+      return;
+    }
+    if (!representable(d.sendBody)) {
+      f.setErrors({ form: 'This draft combines audience choices the composer cannot show; change or send it through the API.' });
+      return;
+    }
+    f.setValues(composerValues(d.sendBody, site.timezone));
+    setLoaded(true);
+  }, [draft.data]);
   const v = f.values;
   // audience counts who a send would reach before it goes.
   const audience = async (r) => {
@@ -205,7 +205,8 @@ export function Composer({ site, draftId }) {
     </select>${error && html`<p class="error" id=${id + '-error'}>${error}</p>`}</div>`;
   const setB = (k) => (x) => f.set('b')({ ...v.b, [k]: x });
   if (!loaded) {
-    return html`<section><h1>Edit draft</h1><${FormError} errors=${f.errors} />${!f.errors.form && html`<p role="status">Loading…</p>`}</section>`;
+    return html`<section><h1>Edit draft</h1><${FormError} errors=${f.errors} /><${Alert} error=${draft.error} />
+      ${!f.errors.form && !draft.error && html`<p role="status">Loading…</p>`}</section>`;
   }
   return html`<section>
     <h1>${draftId ? 'Edit draft' : 'New notification'}</h1>
@@ -213,6 +214,7 @@ export function Composer({ site, draftId }) {
       <${FormError} errors=${f.errors} />
       <${Field} id="title" label="Title" value=${v.title} onInput=${f.set('title')} error=${f.errors.title} />
       <${Field} id="body" label="Message" value=${v.body} onInput=${f.set('body')} error=${f.errors.body} required=${false} />
+      <${Alert} error=${facets.error} what="The labels for merge tags did not load" />
       <${MergeTags} labels=${lists.labels} onInsert=${insert} />
       <${Field} id="url" label="Link" type="url" value=${v.url} onInput=${f.set('url')} error=${f.errors.url} required=${false} hint="Where a click goes; the website's default link when empty." />
       <${Field} id="icon" label="Icon" type="url" value=${v.icon} onInput=${f.set('icon')} required=${false} />
@@ -253,6 +255,7 @@ export function Composer({ site, draftId }) {
       ${v.ab && html`<${Preview} v=${{ ...v, title: v.b.title || v.title, body: v.b.body || v.body, url: v.b.url || v.url, image: v.b.image || v.image }}
         site=${site} heading="Version B preview" id="preview-b" />`}
       <fieldset><legend>Audience</legend>
+        <${Alert} error=${choices.error} what="The topics and segments did not load" />
         ${radio('audience', 'everyone', 'Everyone')}
         ${radio('audience', 'topic', 'A topic')}
         ${v.audience === 'topic' && picker('topicId', 'Topic', v.topicId, lists.topics, 'Choose a topic', f.errors.topicId)}

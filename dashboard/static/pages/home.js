@@ -1,8 +1,9 @@
 // Home: the website's numbers over a period, as charts and a table by
 // day, and the latest sends.
-import { html, useState, useEffect } from '../vendor/preact-htm.module.js';
+import { html, useState } from '../vendor/preact-htm.module.js';
 import { call } from '../api.js';
-import { messageOf, Disclosure } from '../forms.js';
+import { Alert, Disclosure } from '../forms.js';
+import { useLoad } from '../lists.js';
 import { numbers, formatTime } from '../format.js';
 
 const periods = [['7', 'last 7 days'], ['30', 'last 30 days'], ['90', 'last 90 days'], ['365', 'last 12 months']];
@@ -39,20 +40,16 @@ function DailyChart({ label, days, value, period, line, summary }) {
 
 export function Home({ site }) {
   const [period, setPeriod] = useState('30');
-  const [state, setState] = useState({ loading: true });
-  useEffect(() => {
-    let live = true;
-    setState((old) => ({ ...old, loading: true, error: null }));
+  const state = useLoad(() => {
     const to = dayOf(new Date().toISOString(), site.timezone);
     const first = new Date(to + 'T00:00:00Z'); // calendar days: a day of 23 or 25 hours is one day
     first.setUTCDate(first.getUTCDate() - (Number(period) - 1));
     const from = first.toISOString().slice(0, 10);
-    Promise.all([call('GET', '/stats?from=' + from + '&to=' + to), call('GET', '/notifications?limit=10')])
-      .then(([stats, latest]) => live && setState({ stats, items: latest.items }))
-      .catch((err) => live && setState({ error: messageOf(err) }));
-    return () => { live = false; };
+    return Promise.all([call('GET', '/stats?from=' + from + '&to=' + to), call('GET', '/notifications?limit=10')])
+      .then(([stats, latest]) => ({ stats, items: latest.items }));
   }, [site.projectId, period]);
-  const st = state.stats;
+  const st = state.data && state.data.stats;
+  const items = state.data && state.data.items;
   const name = periods.find((p) => p[0] === period)[1];
   return html`<section>
     <h1>${site.name}</h1>
@@ -60,7 +57,7 @@ export function Home({ site }) {
       <select id="period" value=${period} onChange=${(e) => setPeriod(e.currentTarget.value)}>
         ${periods.map(([v, l]) => html`<option value=${v}>${l[0].toUpperCase() + l.slice(1)}</option>`)}</select></div>
     ${state.loading && html`<p role="status">Loading…</p>`}
-    ${state.error && html`<p class="error" role="alert">${state.error}</p>`}
+    <${Alert} error=${state.error} />
     ${st && html`<dl class="tiles">
       <div><dt>Subscribers</dt><dd>${numbers.format(st.totals.subscribers)}</dd></div>
       <div><dt>New subscribers</dt><dd>${numbers.format(st.totals.newSubscribers)}</dd></div>
@@ -87,11 +84,11 @@ export function Home({ site }) {
       </table></div>
     <//>`}
     <h2>Latest sends</h2>
-    ${state.items && state.items.length === 0 && html`<p>Nothing sent yet. <a href="#/install">Install RelayBell on your website</a> to get subscribers.</p>`}
-    ${state.items && state.items.length > 0 && html`<div class="scroll"><table>
+    ${items && items.length === 0 && html`<p>Nothing sent yet. <a href="#/install">Install RelayBell on your website</a> to get subscribers.</p>`}
+    ${items && items.length > 0 && html`<div class="scroll"><table>
       <caption class="visually-hidden">Latest sends</caption>
       <thead><tr><th scope="col">Title</th><th scope="col">Status</th><th scope="col">Sent</th><th scope="col">Clicked</th><th scope="col">CTR</th><th scope="col">Created</th></tr></thead>
-      <tbody>${state.items.map((n) => html`<tr>
+      <tbody>${items.map((n) => html`<tr>
         <td><a href=${'#/notifications/' + n.id}>${n.title}</a></td><td>${n.status}</td><td class="num">${numbers.format(n.sent)}</td>
         <td class="num">${numbers.format(n.clicked)}</td><td class="num">${numbers.format(n.ctr)} %</td>
         <td>${formatTime(n.created_at, site.timezone)}</td></tr>`)}</tbody>

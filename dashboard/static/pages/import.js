@@ -43,7 +43,14 @@ export function Import({ onDone }) {
     const file = e.currentTarget.files[0];
     setState({});
     if (!file) return;
-    const rows = parseCSV(await file.text());
+    let rows;
+    try {
+      rows = parseCSV(await file.text());
+    } catch (err) {
+      setState({ error: 'The file could not be read: ' + err.message });
+      setCsv(null);
+      return;
+    }
     if (rows.length < 2) {
       setState({ error: 'The file needs a header line and at least one row.' });
       setCsv(null);

@@ -1,7 +1,8 @@
 // Install: the snippet, this browser as a test device, the test devices.
-import { html, useState, useEffect } from '../vendor/preact-htm.module.js';
+import { html, useState } from '../vendor/preact-htm.module.js';
 import { call } from '../api.js';
-import { actions, messageOf } from '../forms.js';
+import { actions, Alert } from '../forms.js';
+import { useLoad } from '../lists.js';
 import { formatTime } from '../format.js';
 
 // dashboard's root worker (/relaybell-sw.js) serves that website.
@@ -75,15 +76,14 @@ function TryHere({ site, me, onAdded }) {
 // TestDevices lists the browsers that get the website's test sends.
 function TestDevices({ site, version }) {
   const canChange = site.role !== 'viewer';
-  const [list, setList] = useState(null);
-  const [error, setError] = useState(null);
-  const load = () => call('GET', '/test-devices').then((a) => { setList(a.testDevices); setError(null); }, (err) => setError(messageOf(err)));
-  useEffect(() => { load(); }, [site.projectId, version]);
-  const act = actions(load, (err) => setError(messageOf(err)));
+  const devices = useLoad(() => call('GET', '/test-devices'), [site.projectId, version]);
+  const list = devices.data && devices.data.testDevices;
+  const [error, setError] = useState(null); // a removal refused
+  const act = actions(() => { setError(null); devices.reload(); }, setError);
   return html`<section aria-labelledby="devices-title">
     <h2 id="devices-title">Test devices</h2>
     <p>Test sends from the composer go to these browsers only, at most 120 an hour.</p>
-    ${error && html`<p class="error" role="alert">${error}</p>`}
+    <${Alert} error=${error || devices.error} />
     ${list && list.length === 0 && html`<p>No test devices yet: subscribe this browser above.</p>`}
     ${list && list.length > 0 && html`<div class="scroll"><table>
       <caption class="visually-hidden">Test devices</caption>

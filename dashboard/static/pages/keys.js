@@ -1,17 +1,18 @@
 // API keys: scopes and expiry, the secret shown once, revoking.
-import { html, useState, useEffect } from '../vendor/preact-htm.module.js';
+import { html, useState } from '../vendor/preact-htm.module.js';
 import { call } from '../api.js';
-import { errorsOf, actions, Field, useForm, FormError } from '../forms.js';
+import { errorsOf, actions, Alert, Field, useForm, FormError } from '../forms.js';
+import { useLoad } from '../lists.js';
 import { formatTime, zonedToUTC } from '../format.js';
 
 const allScopes = ['full', 'send', 'events:write', 'subscribers:read', 'subscribers:write', 'segments:write', 'settings:write', 'webhooks:write'];
 
 export function Keys({ site, canChange }) {
-  const [keys, setKeys] = useState(null);
+  const list = useLoad(() => call('GET', '/keys'), [site.projectId]);
+  const keys = list.data && list.data.keys;
+  const load = list.reload;
   const [created, setCreated] = useState(null); // the secret, shown once
   const f = useForm({ name: '', scopes: ['full'], expiresAt: '' });
-  const load = () => call('GET', '/keys').then((a) => setKeys(a.keys), (err) => f.setErrors(errorsOf(err)));
-  useEffect(() => { setCreated(null); load(); }, [site.projectId]);
   const toggle = (scope) => f.set('scopes')(f.values.scopes.includes(scope) ? f.values.scopes.filter((x) => x !== scope) : [...f.values.scopes, scope]);
   const create = f.submit(async (v) => {
     const body = { name: v.name.trim() || 'API key', scopes: v.scopes };
@@ -23,6 +24,7 @@ export function Keys({ site, canChange }) {
   });
   return html`<section aria-labelledby="keys-title">
     <h2 id="keys-title">API keys</h2>
+    <${Alert} error=${list.error} />
     <${FormError} errors=${f.errors} />
     ${created && html`<div class="notice" role="status">
       <p>The key “${created.key.name}” is made. Copy it now: it is never shown again.</p>

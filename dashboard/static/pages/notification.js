@@ -1,20 +1,19 @@
 // A send's detail: its funnel and breakdowns, cancel, duplicate, a draft's
 // edit and delete.
-import { html, useState, useEffect } from '../vendor/preact-htm.module.js';
+import { html, useState } from '../vendor/preact-htm.module.js';
 import { call } from '../api.js';
 import { go } from '../router.js';
-import { actions, messageOf } from '../forms.js';
-import { Breakdown } from '../lists.js';
+import { actions, Alert } from '../forms.js';
+import { useLoad, Breakdown } from '../lists.js';
 import { representable, duplicate } from '../sends.js';
 import { numbers, formatTime } from '../format.js';
 
 export function NotificationDetail({ site, id }) {
-  const [d, setD] = useState(null);
-  const [error, setError] = useState(null);
-  const load = () => call('GET', '/notifications/' + encodeURIComponent(id)).then(setD, (err) => setError(messageOf(err)));
-  useEffect(() => { setD(null); setError(null); load(); }, [id, site.projectId]);
-  if (error) {
-    return html`<section><h1>Notification</h1><p class="error" role="alert">${error}</p></section>`;
+  const load = useLoad(() => call('GET', '/notifications/' + encodeURIComponent(id)), [id, site.projectId]);
+  const [error, setError] = useState(null); // a cancel or delete refused
+  const d = load.data;
+  if (load.error) {
+    return html`<section><h1>Notification</h1><${Alert} error=${load.error} /></section>`;
   }
   if (!d) {
     return html`<p role="status">Loading…</p>`;
@@ -23,10 +22,9 @@ export function NotificationDetail({ site, id }) {
   const money = d.currency ? new Intl.NumberFormat(undefined, { style: 'currency', currency: d.currency }) : numbers;
   const steps = [['recipients', 'Recipients'], ['sent', 'Sent'], ['delivered', 'Delivered'], ['clicked', 'Clicked'], ['converted', 'Converted']];
   const top = Math.max(1, d.funnel.recipients, d.funnel.sent);
-  const fail = (err) => setError(messageOf(err));
   const path = '/notifications/' + encodeURIComponent(id);
-  const cancel = actions(load, fail)('POST', path + '/cancel', undefined, 'Cancel this send? It will not go out.');
-  const removeDraft = actions(() => go('notifications?status=draft'), fail)('DELETE', path, undefined, 'Delete this draft?');
+  const cancel = actions(() => { setError(null); load.reload(); }, setError)('POST', path + '/cancel', undefined, 'Cancel this send? It will not go out.');
+  const removeDraft = actions(() => go('notifications?status=draft'), setError)('DELETE', path, undefined, 'Delete this draft?');
   return html`<section>
     <p><a href="#/notifications">All notifications</a></p>
     <h1>${n.title}</h1>
@@ -42,6 +40,7 @@ export function NotificationDetail({ site, id }) {
       <dt>Revenue</dt><dd>${money.format(d.revenue)}</dd>
       <dt>Conversions</dt><dd>${numbers.format(n.conversions)} (${numbers.format(d.conversionsBy.clickThrough)} after a click, ${numbers.format(d.conversionsBy.influenced)} influenced)</dd>
     </dl>
+    <${Alert} error=${error} />
     ${site.role !== 'viewer' && html`<p class="actions">
       ${(n.status === 'scheduled' || n.status === 'held_for_review') && html`<button type="button" onClick=${cancel}>Cancel send</button>`}
       ${n.status === 'draft' && representable(d.sendBody) && html`<a class="button" href=${'#/compose/' + n.id}>Edit draft</a>`}

@@ -1,7 +1,8 @@
 // Notifications: the list of sends with its filters, paging and export.
-import { html, useState, useEffect } from '../vendor/preact-htm.module.js';
+import { html, useState } from '../vendor/preact-htm.module.js';
 import { call, ApiError } from '../api.js';
 import { errorsOf, FormError } from '../forms.js';
+import { useLoad } from '../lists.js';
 import { numbers, formatTime } from '../format.js';
 
 const statuses = ['draft', 'scheduled', 'queued', 'held_for_review', 'sending', 'sent', 'failed', 'canceled'];
@@ -17,26 +18,21 @@ function listQuery(f, cursor) {
   return p.toString();
 }
 
+// listErrors puts a refused list next to the filter it concerns.
+function listErrors(err) {
+  return err instanceof ApiError && err.code === 'invalid_range' ? { from: err.message }
+    : err instanceof ApiError && err.code === 'invalid_status' ? { status: err.message } : errorsOf(err);
+}
+
 export function Notifications({ site, status = '' }) {
   const blank = { status, q: '', from: '', to: '' };
   const [filters, setFilters] = useState(blank);
   const [applied, setApplied] = useState(blank);
-  const [list, setList] = useState({ items: [], next: null, loading: true });
-  const [errors, setErrors] = useState({});
-  const load = async (cursor) => {
-    setList((old) => ({ ...old, loading: true }));
-    try {
-      const answer = await call('GET', '/notifications?' + listQuery(applied, cursor));
-      setErrors({});
-      setList((old) => ({ items: cursor ? old.items.concat(answer.items) : answer.items, next: answer.nextCursor, loading: false }));
-    } catch (err) {
-      const e = err instanceof ApiError && err.code === 'invalid_range' ? { from: err.message }
-        : err instanceof ApiError && err.code === 'invalid_status' ? { status: err.message } : errorsOf(err);
-      setErrors(e);
-      setList({ items: [], next: null, loading: false });
-    }
-  };
-  useEffect(() => { load(null); }, [site.projectId, applied]);
+  const list = useLoad(() => call('GET', '/notifications?' + listQuery(applied)), [site.projectId, applied]);
+  const more = () => list.more(() => call('GET', '/notifications?' + listQuery(applied, list.data.nextCursor)),
+    (old, a) => ({ items: old.items.concat(a.items), nextCursor: a.nextCursor }));
+  const items = list.data ? list.data.items : [];
+  const errors = list.error ? listErrors(list.error) : {};
   const set = (name) => (e) => setFilters({ ...filters, [name]: e.currentTarget.value });
   const exportHref = '/api/v1/notifications/export.csv?' + listQuery(applied) + '&projectId=' + encodeURIComponent(site.projectId);
   return html`<section>
@@ -60,17 +56,17 @@ export function Notifications({ site, status = '' }) {
         <a class="button secondary" href=${exportHref} download>Export CSV</a></div>
     </form>
     <${FormError} errors=${errors} />
-    ${!list.loading && list.items.length === 0 && !errors.form && html`<p>No sends match.</p>`}
-    ${list.items.length > 0 && html`<div class="scroll"><table>
+    ${!list.loading && items.length === 0 && !errors.form && html`<p>No sends match.</p>`}
+    ${items.length > 0 && html`<div class="scroll"><table>
       <caption class="visually-hidden">Notifications</caption>
       <thead><tr><th scope="col">Title</th><th scope="col">Status</th><th scope="col">Audience</th><th scope="col">Sent</th>
         <th scope="col">Clicked</th><th scope="col">CTR</th><th scope="col">Created</th></tr></thead>
-      <tbody>${list.items.map((n) => html`<tr>
+      <tbody>${items.map((n) => html`<tr>
         <td><a href=${'#/notifications/' + n.id}>${n.title}</a></td><td>${n.status.replace(/_/g, ' ')}</td>
         <td>${n.targetSummary}</td><td class="num">${numbers.format(n.sent)}</td><td class="num">${numbers.format(n.clicked)}</td>
         <td class="num">${numbers.format(n.ctr)} %</td><td>${formatTime(n.created_at, site.timezone)}</td></tr>`)}</tbody>
     </table></div>`}
     ${list.loading && html`<p role="status">Loading…</p>`}
-    ${list.next && !list.loading && html`<button type="button" onClick=${() => load(list.next)}>Load more</button>`}
+    ${list.data && list.data.nextCursor && !list.loading && html`<button type="button" onClick=${more}>Load more</button>`}
   </section>`;
 }

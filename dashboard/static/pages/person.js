@@ -1,23 +1,19 @@
 // A person's profile: their labels, browsers, sends and events; erasure.
-import { html, useState, useEffect } from '../vendor/preact-htm.module.js';
+import { html, useState } from '../vendor/preact-htm.module.js';
 import { call } from '../api.js';
 import { go } from '../router.js';
-import { actions, messageOf } from '../forms.js';
-import { Breakdown } from '../lists.js';
+import { actions, Alert } from '../forms.js';
+import { useLoad, Breakdown } from '../lists.js';
 import { numbers, formatTime } from '../format.js';
 
 export function Person({ site, id }) {
-  const [p, setP] = useState(null);
-  const [error, setError] = useState(null);
-  useEffect(() => {
-    setP(null);
-    setError(null);
-    call('GET', '/subscribers/' + encodeURIComponent(id) + '/profile').then(setP, (err) => setError(messageOf(err)));
-  }, [id, site.projectId]);
-  const erase = actions(() => go('people'), (err) => setError(messageOf(err)))(
+  const load = useLoad(() => call('GET', '/subscribers/' + encodeURIComponent(id) + '/profile'), [id, site.projectId]);
+  const [error, setError] = useState(null); // the erasure refused
+  const p = load.data;
+  const erase = actions(() => go('people'), setError)(
     'DELETE', '/subscribers/' + encodeURIComponent(id), undefined, 'Erase this person and everything about them? This cannot be undone.');
-  if (error) {
-    return html`<section><h1>Person</h1><p class="error" role="alert">${error}</p></section>`;
+  if (load.error) {
+    return html`<section><h1>Person</h1><${Alert} error=${load.error} /></section>`;
   }
   if (!p) {
     return html`<p role="status">Loading…</p>`;
@@ -38,6 +34,7 @@ export function Person({ site, id }) {
     <${Breakdown} title="Sends" rows=${p.sends.map((x) => ({ title: x.title, type: x.type, at: formatTime(x.created_at, site.timezone) }))} columns=${[['title', 'Title'], ['type', 'Type'], ['at', 'Sent']]} />
     <${Breakdown} title="Events" rows=${p.events.map((e) => ({ name: e.name, properties: JSON.stringify(e.properties), at: formatTime(e.created_at, site.timezone) }))}
       columns=${[['name', 'Event'], ['properties', 'Properties'], ['at', 'When']]} />
+    <${Alert} error=${error} />
     ${site.role !== 'viewer' && html`<p><button type="button" class="secondary" onClick=${erase}>Erase this person</button></p>`}
   </section>`;
 }

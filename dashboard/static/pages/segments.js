@@ -1,29 +1,28 @@
 // Segments: their sizes, rules and what waits on them; the rule builder
 // to make and change one. The page holds the topics too.
-import { html, useState, useEffect, useRef } from '../vendor/preact-htm.module.js';
+import { html, useState, useRef } from '../vendor/preact-htm.module.js';
 import { call, ApiError } from '../api.js';
-import { errorsOf, actions, Field, useForm, FormError } from '../forms.js';
+import { errorsOf, actions, Alert, Field, useForm, FormError } from '../forms.js';
+import { useLoad } from '../lists.js';
 import { ruleError, buildable, apiFilters, builderFilters, describeFilters, RuleBuilder } from '../rules.js';
 import { numbers, formatTime } from '../format.js';
 import { Topics } from './topics.js';
 
 function Segments({ site }) {
   const canChange = site.role !== 'viewer';
-  const [segments, setSegments] = useState(null);
-  const [counts, setCounts] = useState({});
   const [editing, setEditing] = useState(null); // the segment being changed, or null for a new one
   const f = useForm({ name: '' });
   const [filters, setFilters] = useState(builderFilters(null));
   const form = useRef(null);
+  const list = useLoad(() => call('GET', '/segments'), [site.projectId]);
+  const sizes = useLoad(() => call('GET', '/audience/segments'), [site.projectId]);
+  const segments = list.data && list.data.segments;
+  const counts = {};
+  for (const g of (sizes.data && sizes.data.segments) || []) counts[g.id] = g;
   const load = () => {
-    call('GET', '/segments').then((a) => setSegments(a.segments), (err) => f.setErrors(errorsOf(err)));
-    call('GET', '/audience/segments').then((a) => {
-      const c = {};
-      for (const g of a.segments || []) c[g.id] = g;
-      setCounts(c);
-    }, () => {});
+    list.reload();
+    sizes.reload();
   };
-  useEffect(load, [site.projectId]);
   const reset = () => {
     setEditing(null);
     f.setValues({ name: '' });
@@ -62,6 +61,8 @@ function Segments({ site }) {
   };
   return html`<section aria-labelledby="segments-title">
     <h2 id="segments-title">Segments</h2>
+    <${Alert} error=${list.error} />
+    <${Alert} error=${sizes.error} what="The sizes of the segments did not load" />
     <${FormError} errors=${f.errors} />
     ${segments && segments.length === 0 && html`<p>No segments yet.</p>`}
     ${segments && segments.length > 0 && html`<div class="scroll"><table>

@@ -3,7 +3,8 @@
 // anything.
 import { html, useState, useEffect } from '../vendor/preact-htm.module.js';
 import { call, ApiError } from '../api.js';
-import { errorsOf, messageOf, Field, useForm, FormError } from '../forms.js';
+import { errorsOf, Alert, Field, useForm, FormError } from '../forms.js';
+import { useLoad } from '../lists.js';
 import { formatTime, timeZones } from '../format.js';
 import { Keys } from './keys.js';
 import { Team } from './team.js';
@@ -39,11 +40,12 @@ function websiteForm(st) {
 function WebsiteSettings({ site, canChange, onSaved }) {
   const f = useForm(null);
   const [saved, setSaved] = useState(false);
+  const settings = useLoad(() => call('GET', '/settings'), [site.projectId]);
   useEffect(() => {
-    call('GET', '/settings').then((a) => f.setValues(websiteForm(a.settings)), (err) => f.setErrors(errorsOf(err)));
-  }, [site.projectId]);
+    if (settings.data) f.setValues(websiteForm(settings.data.settings));
+  }, [settings.data]);
   if (!f.values) {
-    return html`<section><h2>Website</h2><${FormError} errors=${f.errors} /></section>`;
+    return html`<section><h2>Website</h2><${Alert} error=${settings.error} /></section>`;
   }
   const v = f.values;
   const save = f.submit(async () => {
@@ -61,7 +63,7 @@ function WebsiteSettings({ site, canChange, onSaved }) {
     const a = await call('PUT', '/settings', body);
     f.setValues(websiteForm(a.settings));
     setSaved(true);
-    onSaved();
+    await onSaved();
   }, settingsErrors);
   const text = (id, label, hint, type = 'text') => html`<${Field} id=${id} label=${label} type=${type} value=${v[id]}
     onInput=${f.set(id)} error=${f.errors[id]} required=${false} hint=${hint} />`;
@@ -94,21 +96,18 @@ function WebsiteSettings({ site, canChange, onSaved }) {
 }
 
 function IdentitySettings({ site, canChange }) {
-  const [state, setState] = useState(null);
+  const identity = useLoad(() => call('GET', '/identity'), [site.projectId]);
+  const state = identity.data;
   const [secret, setSecret] = useState(null);
-  const [error, setError] = useState(null);
-  useEffect(() => {
-    setSecret(null);
-    call('GET', '/identity').then(setState, (err) => setError(messageOf(err)));
-  }, [site.projectId]);
+  const [error, setError] = useState(null); // a change refused
   const change = async (body) => {
     setError(null);
     try {
       const a = await call('PUT', '/identity', body);
-      setState(a);
+      identity.set(a);
       setSecret(a.newSecret || null);
     } catch (err) {
-      setError(messageOf(err));
+      setError(err);
     }
   };
   const modes = [['off', 'Off: a browser links any external id'], ['report', 'Report: links without a valid hash go through and are counted'],
@@ -116,7 +115,7 @@ function IdentitySettings({ site, canChange }) {
   return html`<section aria-labelledby="identity-title">
     <h2 id="identity-title">Identity verification</h2>
     <p class="hint">Your server signs each external id with a secret (HMAC-SHA256); the SDK's login(id, hash) passes the hash.</p>
-    ${error && html`<p class="error" role="alert">${error}</p>`}
+    <${Alert} error=${error || identity.error} />
     ${state && html`<fieldset disabled=${!canChange}><legend>Mode</legend>
       ${modes.map(([m, label]) => html`<label class="choice"><input type="radio" name="identity-mode" checked=${state.mode === m}
         onChange=${() => change({ mode: m })} /> ${label}</label>`)}

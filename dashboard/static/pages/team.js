@@ -1,13 +1,14 @@
 // The team and its roles, invitations.
-import { html, useState, useEffect } from '../vendor/preact-htm.module.js';
+import { html } from '../vendor/preact-htm.module.js';
 import { call } from '../api.js';
-import { errorsOf, actions, Field, useForm, FormError } from '../forms.js';
+import { errorsOf, actions, Alert, Field, useForm, FormError } from '../forms.js';
+import { useLoad } from '../lists.js';
 
 export function Team({ site, canChange }) {
-  const [team, setTeam] = useState(null);
+  const list = useLoad(() => call('GET', '/members'), [site.projectId]);
+  const team = list.data;
+  const load = list.reload;
   const f = useForm({ email: '', role: 'viewer' });
-  const load = () => call('GET', '/members').then(setTeam, (err) => f.setErrors(errorsOf(err)));
-  useEffect(() => { load(); }, [site.projectId]);
   const invite = f.submit(async (v) => {
     await call('POST', '/members', { email: v.email.trim(), role: v.role });
     f.set('email')('');
@@ -17,6 +18,7 @@ export function Team({ site, canChange }) {
   const roles = ['owner', 'admin', 'viewer'];
   return html`<section aria-labelledby="team-title">
     <h2 id="team-title">Team</h2>
+    <${Alert} error=${list.error} />
     <${FormError} errors=${f.errors} />
     ${team && html`<div class="scroll"><table>
       <caption class="visually-hidden">Team</caption>

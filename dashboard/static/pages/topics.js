@@ -1,15 +1,16 @@
 // Topics with their opt-ins.
-import { html, useState, useEffect } from '../vendor/preact-htm.module.js';
+import { html } from '../vendor/preact-htm.module.js';
 import { call, ApiError } from '../api.js';
-import { errorsOf, actions, Field, useForm, FormError } from '../forms.js';
+import { errorsOf, actions, Alert, Field, useForm, FormError } from '../forms.js';
+import { useLoad } from '../lists.js';
 import { numbers } from '../format.js';
 
 export function Topics({ site }) {
   const canChange = site.role !== 'viewer';
-  const [topics, setTopics] = useState(null);
+  const list = useLoad(() => call('GET', '/topics'), [site.projectId]);
+  const topics = list.data && list.data.topics;
+  const load = list.reload;
   const f = useForm({ name: '', slug: '' });
-  const load = () => call('GET', '/topics').then((a) => setTopics(a.topics), (err) => f.setErrors(errorsOf(err)));
-  useEffect(() => { load(); }, [site.projectId]);
   const create = f.submit(async (v) => {
     const body = { name: v.name };
     if (v.slug.trim()) body.slug = v.slug.trim();
@@ -19,6 +20,7 @@ export function Topics({ site }) {
   }, (err) => (err instanceof ApiError && /slug/i.test(err.message) ? { slug: err.message } : errorsOf(err)));
   return html`<section aria-labelledby="topics-title">
     <h2 id="topics-title">Topics</h2>
+    <${Alert} error=${list.error} />
     <${FormError} errors=${f.errors} />
     ${topics && topics.length === 0 && html`<p>No topics yet.</p>`}
     ${topics && topics.length > 0 && html`<div class="scroll"><table>

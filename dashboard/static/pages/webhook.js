@@ -1,30 +1,31 @@
 // A webhook's delivery log, one delivery's request and answer, resend
 // and test.
-import { html, useState, useEffect } from '../vendor/preact-htm.module.js';
+import { html, useState } from '../vendor/preact-htm.module.js';
 import { call } from '../api.js';
-import { actions, messageOf } from '../forms.js';
+import { actions, Alert } from '../forms.js';
+import { useLoad } from '../lists.js';
 import { numbers, formatTime } from '../format.js';
 
 export function WebhookLog({ site, id, deliveryId }) {
   const canChange = site.role !== 'viewer';
-  const [log, setLog] = useState(null);
-  const [one, setOne] = useState(null);
-  const [error, setError] = useState(null);
   const base = '/webhooks/' + encodeURIComponent(id);
-  const more = (cursor) => call('GET', base + '/deliveries?cursor=' + encodeURIComponent(cursor))
-    .then((a) => setLog((old) => ({ deliveries: old.deliveries.concat(a.deliveries), nextCursor: a.nextCursor })), (err) => setError(messageOf(err)));
-  const load = () => {
-    call('GET', base + '/deliveries').then(setLog, (err) => setError(messageOf(err)));
-    if (deliveryId) {
-      call('GET', base + '/deliveries/' + encodeURIComponent(deliveryId)).then((a) => setOne(a.delivery), (err) => setError(messageOf(err)));
-    }
-  };
-  useEffect(() => { setOne(null); load(); }, [id, deliveryId, site.projectId]);
-  const post = (path) => actions(() => { setError(null); load(); }, (err) => setError(messageOf(err)))('POST', path);
+  const deliveries = useLoad(() => call('GET', base + '/deliveries'), [id, deliveryId, site.projectId]);
+  const delivery = useLoad(() => (deliveryId ? call('GET', base + '/deliveries/' + encodeURIComponent(deliveryId)) : Promise.resolve(null)),
+    [id, deliveryId, site.projectId]);
+  const log = deliveries.data;
+  const one = delivery.data && delivery.data.delivery.id === deliveryId ? delivery.data.delivery : null; // not the one shown before
+  const more = (cursor) => deliveries.more(() => call('GET', base + '/deliveries?cursor=' + encodeURIComponent(cursor)),
+    (old, a) => ({ deliveries: old.deliveries.concat(a.deliveries), nextCursor: a.nextCursor }));
+  const [error, setError] = useState(null); // a test or resend refused
+  const post = (path) => actions(() => {
+    setError(null);
+    deliveries.reload();
+    delivery.reload();
+  }, setError)('POST', path);
   return html`<section>
     <p><a href="#/webhooks">Webhooks</a></p>
     <h1>Delivery log</h1>
-    ${error && html`<p class="error" role="alert">${error}</p>`}
+    <${Alert} error=${error || deliveries.error || delivery.error} />
     ${canChange && html`<p><button type="button" onClick=${post(base + '/test')}>Send a test event</button></p>`}
     ${log && log.deliveries.length === 0 && html`<p>No deliveries yet.</p>`}
     ${log && log.deliveries.length > 0 && html`<div class="scroll"><table>

@@ -1,18 +1,19 @@
 // Webhooks: the list, create (the secret shown once), edit, on/off.
-import { html, useState, useEffect, useRef } from '../vendor/preact-htm.module.js';
+import { html, useState, useRef } from '../vendor/preact-htm.module.js';
 import { call } from '../api.js';
-import { errorsOf, actions, Field, useForm, FormError } from '../forms.js';
+import { errorsOf, actions, Alert, Field, useForm, FormError } from '../forms.js';
+import { useLoad } from '../lists.js';
 import { formatTime } from '../format.js';
 
 export function Webhooks({ site }) {
   const canChange = site.role !== 'viewer';
-  const [list, setList] = useState(null);
+  const hooks = useLoad(() => call('GET', '/webhooks'), [site.projectId]);
+  const list = hooks.data;
+  const load = hooks.reload;
   const [created, setCreated] = useState(null);
   const [editing, setEditing] = useState(null); // the webhook being changed, or null for a new one
   const f = useForm({ url: '', events: [] });
   const form = useRef(null);
-  const load = () => call('GET', '/webhooks').then(setList, (err) => f.setErrors(errorsOf(err)));
-  useEffect(() => { setCreated(null); setEditing(null); load(); }, [site.projectId]);
   const toggle = (name) => f.set('events')(f.values.events.includes(name) ? f.values.events.filter((x) => x !== name) : [...f.values.events, name]);
   const reset = () => {
     setEditing(null);
@@ -38,6 +39,7 @@ export function Webhooks({ site }) {
   const act = actions(load, (err) => f.setErrors(errorsOf(err)));
   return html`<section>
     <h1>Webhooks</h1>
+    <${Alert} error=${hooks.error} />
     <${FormError} errors=${f.errors} />
     ${created && html`<div class="notice" role="status">
       <p>The webhook to <span class="url">${created.url}</span> is made. Copy its signing secret now: it is never shown again.</p>

@@ -9,7 +9,7 @@ export function AddWebsite({ onAdded, first }) {
   const f = useForm({ name: '', url: '', timezone: here });
   const add = async (v) => {
     const answer = await call('POST', '/websites', v);
-    onAdded(answer.website);
+    await onAdded(answer.website);
   };
   return html`<section>
     <h1>${first ? 'Add your first website' : 'Add a website'}</h1>
