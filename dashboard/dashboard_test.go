@@ -18,7 +18,7 @@ var (
 // Every module of the page is served as JavaScript, its relative imports
 // name served files and what they import is exported there (a module that
 // fails to load leaves the page blank); none is over 600 lines.
-func TestModules(t *testing.T) {
+func TestDashboardModules(t *testing.T) {
 	modules := map[string]string{} // name under static/ -> text
 	err := fs.WalkDir(files, "static", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || path.Ext(p) != ".js" {
@@ -79,7 +79,7 @@ func TestModules(t *testing.T) {
 
 // useLoad drops answers older than the latest request
 // (testdata/useload_test.mjs, under node, with the vendored Preact).
-func TestUseLoad(t *testing.T) {
+func TestDashboardUseLoad(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {
 		if os.Getenv("CI") != "" {
