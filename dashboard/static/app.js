@@ -23,6 +23,7 @@ function App() {
     });
   }, []);
   const signedIn = useCallback((answer) => {
+    setFailure(null);
     setMe(answer);
     go('');
   }, []);

@@ -1,6 +1,6 @@
 // Checks useLoad (static/lists.js) under Preact without a browser: a
 // component that renders nothing needs no DOM. Run by TestDashboardUseLoad
-// (useload_test.go); exits non-zero on the first failed assertion.
+// (dashboard_test.go); exits non-zero on the first failed assertion.
 import assert from 'node:assert/strict';
 import { html, render } from '../static/vendor/preact-htm.module.js';
 import { useLoad } from '../static/lists.js';
