@@ -6,9 +6,28 @@
 //
 // The pages are Preact components written with htm's tagged templates
 // (static/vendor/preact-htm.module.js: htm 3.1.1's standalone build,
-// which holds Preact 10 and its hooks; licences beside it). Routing is on
-// the URL's fragment (/#/signin, /#/install…), the form the mailed links
-// use, so the server serves one page.
+// which holds Preact 10 and its hooks; licences beside it), as plain ES
+// modules the browser loads from /assets/ by relative imports, each
+// served with its ETag and revalidated on every load:
+//
+//   - app.js, the entry index.html loads: who is signed in, and the pages
+//     of getting in; shell.js the signed-in header and the page the route
+//     names.
+//   - Shared: api.js (the only way to the server), router.js (routing on
+//     the URL's fragment, /#/signin, /#/install…, the form the mailed links
+//     use, so the server serves one page), format.js (numbers, times, time
+//     zones), forms.js (fields, form state, errors and alerts, the buttons
+//     that change something), lists.js (useLoad, which loads what a page
+//     shows and drops any answer older than the latest request, and the
+//     breakdown tables), rules.js (the Filters value and its builder) and
+//     sends.js (the composer's form as a send request and back).
+//   - pages/: one module a page or feature: auth, websites, install, home,
+//     notifications, notification, compose (with preview), audience (with
+//     import), person, segments (with topics), webhooks, webhook (the
+//     delivery log), settings (with keys and team).
+//
+// Every page loads with useLoad and shows a failure where the person is
+// looking (Alert, or the field it concerns); no error is dropped.
 //
 // Security: a Content-Security-Policy without inline scripts or styles and
 // with frame-ancestors 'none' (CSP); every value from the API is rendered

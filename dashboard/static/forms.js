@@ -1,0 +1,100 @@
+// Forms: every control labelled, every API error next to its field.
+import { html, useState } from './vendor/preact-htm.module.js';
+import { call, ApiError } from './api.js';
+
+// fieldOf is the form field an error code concerns ('form' for the whole).
+const fieldOf = {
+  invalid_email: 'email', invalid_password: 'password', invalid_name: 'name', wrong_password: 'password',
+  invalid_token: 'token', invalid_url: 'url', name_required: 'name', invalid_tz: 'timezone',
+};
+
+export function errorsOf(e) {
+  if (e instanceof ApiError) {
+    return { [fieldOf[e.code] || 'form']: e.message };
+  }
+  return { form: 'The server could not be reached. Try again.' };
+}
+
+// actions makes the handlers of a page's buttons that change something:
+// act(method, path, body, ask) asks ask first (when given), makes the
+// call, then runs done (the page reloads its data); an error goes to fail.
+export function actions(done, fail) {
+  return (method, path, body, ask) => async () => {
+    if (ask && !window.confirm(ask)) return;
+    try {
+      await call(method, path, body);
+      done();
+    } catch (err) {
+      fail(err);
+    }
+  };
+}
+
+// messageOf is an error as one sentence, for a page without fields.
+export function messageOf(err) {
+  return errorsOf(err).form || err.message;
+}
+
+export function Field({ id, label, type = 'text', value, onInput, error, autocomplete, required = true, hint }) {
+  const described = [error ? id + '-error' : null, hint ? id + '-hint' : null].filter(Boolean).join(' ') || undefined;
+  return html`<div class="field">
+    <label for=${id}>${label}</label>
+    <input id=${id} name=${id} type=${type} value=${value} required=${required} autocomplete=${autocomplete}
+      aria-invalid=${error ? 'true' : undefined} aria-describedby=${described}
+      onInput=${(e) => onInput(e.currentTarget.value)} />
+    ${hint && html`<p class="hint" id=${id + '-hint'}>${hint}</p>`}
+    ${error && html`<p class="error" id=${id + '-error'}>${error}</p>`}
+  </div>`;
+}
+
+// useForm holds a form's values, its errors and whether it is sending.
+export function useForm(initial) {
+  const [values, setValues] = useState(initial);
+  const [errors, setErrors] = useState({});
+  const [busy, setBusy] = useState(false);
+  const set = (name) => (v) => {
+    setValues((old) => ({ ...old, [name]: v }));
+    setErrors((old) => (old[name] ? { ...old, [name]: undefined } : old));
+  };
+  const submit = (action, mapErr = errorsOf) => async (e) => {
+    e.preventDefault();
+    if (busy) {
+      return;
+    }
+    setBusy(true);
+    setErrors({});
+    try {
+      await action(values);
+    } catch (err) {
+      setErrors(mapErr(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { values, errors, busy, set, submit, setErrors, setValues };
+}
+
+// Disclosure is a button that shows or hides what it names (a native
+// details element has no role to find it by, nor a state to announce).
+let disclosures = 0;
+export function Disclosure({ label, open = false, className, children }) {
+  const [shown, setShown] = useState(open);
+  const [id] = useState(() => 'disclosure-' + ++disclosures);
+  return html`<div class=${'disclosure ' + (className || '')}>
+    <button type="button" class="link" aria-expanded=${shown ? 'true' : 'false'} aria-controls=${id} onClick=${() => setShown(!shown)}><span class="caret" aria-hidden="true">${shown ? '▾' : '▸'}</span>${label}</button>
+    <div id=${id} hidden=${!shown}>${children}</div>
+  </div>`;
+}
+
+// Alert shows a failure where the person is looking: error is an Error
+// (in messageOf's words) or a sentence, what (when given) says what
+// failed; nothing when there is no error.
+export function Alert({ error, what }) {
+  if (!error) return null;
+  const message = typeof error === 'string' ? error : messageOf(error);
+  return html`<p class="error" role="alert">${what ? what + ': ' + message : message}</p>`;
+}
+
+export function FormError({ errors }) {
+  return errors.form ? html`<p class="error" role="alert">${errors.form}</p>` : null;
+}

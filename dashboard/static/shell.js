@@ -1,0 +1,88 @@
+// The signed-in shell: the header, the website switcher and the page the
+// route names.
+import { html, useState } from './vendor/preact-htm.module.js';
+import { call, setProject } from './api.js';
+import { go } from './router.js';
+import { Alert } from './forms.js';
+import { AddWebsite } from './pages/websites.js';
+import { Install } from './pages/install.js';
+import { Home } from './pages/home.js';
+import { Notifications } from './pages/notifications.js';
+import { NotificationDetail } from './pages/notification.js';
+import { Composer } from './pages/compose.js';
+import { Audience } from './pages/audience.js';
+import { Person } from './pages/person.js';
+import { SegmentsAndTopics } from './pages/segments.js';
+import { Webhooks } from './pages/webhooks.js';
+import { WebhookLog } from './pages/webhook.js';
+import { Settings } from './pages/settings.js';
+
+export function Shell({ me, route, onMe, onSignOut }) {
+  const websites = me.websites || [];
+  const [signOutError, setSignOutError] = useState(null);
+  const [current, setCurrent] = useState(() => localStorage.getItem('relaybell.project'));
+  const site = websites.find((w) => w.projectId === current) || websites[0];
+  // An owner or admin of an account adds websites to it; someone with no
+  // account yet makes their own with their first website.
+  const accounts = me.accounts || [];
+  const canAddWebsite = accounts.length === 0 || accounts.some((a) => a.role !== 'viewer');
+
+  setProject(site ? site.projectId : null);
+  const choose = (projectId) => {
+    localStorage.setItem('relaybell.project', projectId);
+    setCurrent(projectId);
+  };
+  const added = async (w) => {
+    choose(w.projectId);
+    onMe(await call('GET', '/auth/me'));
+    go('install');
+  };
+  let page;
+  if (!site && !canAddWebsite) {
+    page = html`<section><h1>No website yet</h1><p>Ask the owner of a RelayBell account to invite you to theirs.</p></section>`;
+  } else if (!site || route.path === 'websites/new') {
+    page = html`<${AddWebsite} first=${!site} onAdded=${added} />`;
+  } else if (route.path === 'install') {
+    page = html`<${Install} site=${site} me=${me} />`;
+  } else if (route.path === 'people') {
+    page = html`<${Audience} site=${site} />`;
+  } else if (route.path.startsWith('people/')) {
+    page = html`<${Person} site=${site} id=${decodeURIComponent(route.path.slice('people/'.length))} key=${route.path} />`;
+  } else if (route.path === 'segments') {
+    page = html`<${SegmentsAndTopics} site=${site} />`;
+  } else if (route.path === 'webhooks') {
+    page = html`<${Webhooks} site=${site} />`;
+  } else if (route.path.startsWith('webhooks/')) {
+    const [id, , deliveryId] = route.path.slice('webhooks/'.length).split('/');
+    page = html`<${WebhookLog} site=${site} id=${id} deliveryId=${deliveryId} />`;
+  } else if (route.path === 'settings') {
+    page = html`<${Settings} site=${site} onMe=${async () => onMe(await call('GET', '/auth/me'))} />`;
+  } else if (route.path === 'compose' && site.role !== 'viewer') {
+    page = html`<${Composer} site=${site} />`;
+  } else if (route.path.startsWith('compose/') && site.role !== 'viewer') {
+    page = html`<${Composer} site=${site} draftId=${route.path.slice('compose/'.length)} key=${route.path} />`;
+  } else if (route.path === 'notifications') {
+    page = html`<${Notifications} site=${site} status=${route.query.get('status') || ''} key=${route.query.toString()} />`;
+  } else if (route.path.startsWith('notifications/')) {
+    page = html`<${NotificationDetail} site=${site} id=${route.path.slice('notifications/'.length)} key=${route.path} />`;
+  } else {
+    page = html`<${Home} site=${site} />`;
+  }
+  const link = (path, label) => html`<a href=${'#/' + path} aria-current=${route.path === path ? 'page' : undefined}>${label}</a>`;
+  return html`<div class="shell">
+    <header>
+      <span class="brand"><span class="logo" aria-hidden="true"></span>RelayBell</span>
+      ${site && html`<span class="switcher"><label for="website">Website</label>
+        <select id="website" value=${site.projectId} onChange=${(e) => choose(e.currentTarget.value)}>
+          ${websites.map((w) => html`<option value=${w.projectId}>${w.name}</option>`)}
+        </select></span>`}
+      <nav aria-label="Main">${site && [link('', 'Home'), site.role !== 'viewer' && link('compose', 'New notification'), link('notifications', 'Notifications'),
+        link('people', 'Audience'), link('segments', 'Segments'), link('webhooks', 'Webhooks'), link('install', 'Install'), link('settings', 'Settings')]}
+        ${canAddWebsite && link('websites/new', 'Add website')}</nav>
+      <span class="who">${me.user.email}</span>
+      <button type="button" onClick=${() => onSignOut().catch(setSignOutError)}>Sign out</button>
+      <${Alert} error=${signOutError} what="Signing out failed" />
+    </header>
+    <main key=${site ? site.projectId : ''}>${page}</main>
+  </div>`;
+}
