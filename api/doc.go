@@ -14,10 +14,14 @@
 // it), keep state a second API node would need (every node answers the same
 // from the store; only the key cache is local, and every node drops it
 // within Config.AuthPoll of a change made through any node: authwatch.go),
-// or reach into another role's configuration.
+// or reach into another role's configuration. Nor does it build the
+// services it calls (accounts, events, the rate limiter: New takes them as
+// Services) or start any loop: the composition root (package server) runs
+// their loops and the API's own auth version poller (WatchAuth) as modules.
 //
 // Concurrency: handlers run on fasthttp's goroutines and share only the key
 // cache (one mutex, never held across I/O) and atomics. last_used_at
-// updates run in goroutines bounded by a semaphore; one goroutine polls
-// the store's auth version (authwatch.go); Close waits for them all.
+// updates run in goroutines a request starts, bounded by a semaphore;
+// Close waits for them. WatchAuth polls the store's auth version
+// (authwatch.go) in the goroutine its caller gives it.
 package api

@@ -5,6 +5,14 @@
 // together, and torn down in reverse. "all" runs every role in one process,
 // which is the embedded default.
 //
+// Background loops are modules too: the outbox sweep, the conversion folder
+// (events), the rate counts' sync (limits), the periodic purges (purge: each
+// package that owns data says with its Purge what to forget), the API's
+// auth version poller, fan-out, the webhook engine. Each is started here
+// with its dependencies and stopped when Run's context ends; no other
+// package starts a loop of its own (api's TestAPIStartsNoBackgroundWork
+// checks the API; TestLayers checks that no package imports one above it).
+//
 // Roles never reach into each other's configuration: everything a role
 // needs is passed to its constructor here.
 package server
