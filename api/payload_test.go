@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/relaybell/relaybell/notification"
 )
@@ -214,5 +215,36 @@ func TestWebsiteLinksChecked(t *testing.T) {
 	}
 	if r := h.do("PUT", "/api/v1/settings", `{"defaultUrl":"https://shop.example/new","defaultIcon":"https://shop.example/i.png"}`, key...); r.status != 200 {
 		t.Fatalf("settings: %d %s", r.status, r.body)
+	}
+}
+
+// A product alert is made from the event's properties, not refused at a
+// door: when its links leave its texts no room in one push (each link may
+// hold 2,048 bytes), it goes without them.
+func TestProductAlertTooLongGoesWithoutItsLinks(t *testing.T) {
+	h := newHarness(t)
+	h.browser(t, `,"externalId":"ann"`)
+	h.track(t, `{"event":"product.viewed","externalId":"ann","properties":{"productId":"sku-1"}}`)
+	h.clock.Add(time.Second)
+
+	link := "https://shop.example/p/" + strings.Repeat("p", 2000)
+	ans := h.track(t, `{"event":"price_drop","properties":{"productId":"sku-1","title":"`+strings.Repeat("é", 190)+
+		`","price":59,"url":"`+link+`","image":"`+link+`"}}`)
+	if ans["productAlerts"] != 1.0 || ans["alertAudience"] != 1.0 || h.disp.count() != 1 {
+		t.Fatalf("answer %v, dispatched %d", ans, h.disp.count())
+	}
+	c, err := notification.DecodeContent(h.disp.sent[0].Content)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.URL != "https://shop.example" || c.Image != "" || c.Title != "Price drop: "+strings.Repeat("é", 188) {
+		t.Fatalf("alert url %.40q image %.40q title %q", c.URL, c.Image, c.Title)
+	}
+
+	// Links that fit stay.
+	h.clock.Add(time.Hour)
+	h.track(t, `{"event":"price_drop","properties":{"productId":"sku-1","price":49,"url":"`+link+`","image":"https://shop.example/i.png"}}`)
+	if c, err = notification.DecodeContent(h.disp.sent[1].Content); err != nil || c.URL != link || c.Image != "https://shop.example/i.png" {
+		t.Fatalf("alert url %.40q image %q (%v)", c.URL, c.Image, err)
 	}
 }
