@@ -262,7 +262,7 @@ func TestDashboardFlowsWebhooks(t *testing.T) {
 		mu.Unlock()
 	}))
 	t.Cleanup(rc.Close)
-	received := func() []hit {
+	receivedHits := func() []hit {
 		mu.Lock()
 		defer mu.Unlock()
 		return slices.Clone(hits)
@@ -311,7 +311,7 @@ func TestDashboardFlowsWebhooks(t *testing.T) {
 	role("button", "Resend", "click")
 	waitFor(t, "the resend", func() bool { return firedAt() != first })
 	want := []hit{{"/gone", "webhook.test", test.Delivery.ID}, {"/gone", "webhook.test", test.Delivery.ID}}
-	if got := received(); !slices.Equal(got, want) {
+	if got := receivedHits(); !slices.Equal(got, want) {
 		t.Fatalf("the receiver got %+v, want %+v", got, want)
 	}
 	var one struct {
