@@ -330,6 +330,14 @@ func sharedLimit(t *testing.T, a, b *clusterNode, first, rest int, request func(
 			t.Fatalf("A request %d: %d", i, s)
 		}
 	}
+	// A's counts reach the store, and B reads them, as their next syncs
+	// would (on a loaded machine a sync can come late: the exact count
+	// below needs both to have run).
+	for _, n := range []*clusterNode{a, b} {
+		if err := n.api.public.Sync(context.Background(), time.Now()); err != nil {
+			t.Fatalf("%s syncing: %v", n.name, err)
+		}
+	}
 	start, admitted := time.Now(), 0
 	for {
 		s := request(b)
