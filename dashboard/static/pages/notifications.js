@@ -71,7 +71,7 @@ export function Notifications({ site, query = '' }) {
     </form>
     <${FormError} errors=${errors} />
     ${!list.loading && items.length === 0 && !errors.form && (query ? html`<p class="empty">No sends match these filters. Change them, or <a href="#/notifications">list every send</a>.</p>`
-      : html`<p class="empty">No sends yet. <a href="#/compose">Write a notification</a>, or send one from your server with an API key (Settings).</p>`)}
+      : html`<p class="empty">No sends yet. ${site.role !== 'viewer' ? html`<a href="#/compose">Write a notification</a>, or send` : 'Send'} one from your server with an API key (Settings).</p>`)}
     ${items.length > 0 && html`<div class="scroll"><table>
       <caption class="visually-hidden">Notifications</caption>
       <thead><tr><th scope="col">Title</th><th scope="col">Status</th><th scope="col">Audience</th><th scope="col">Sent</th>
