@@ -289,10 +289,13 @@ func (b *dashboard) fits(page string) {
 			Widest        string
 		}
 		b.d.page(`(() => {
+			// An element reaches as far as its box, or its content when that
+			// overflows visibly; the widest is the deepest of the farthest.
 			let widest = null;
 			for (const e of document.querySelectorAll('body *')) {
 				const r = e.getBoundingClientRect();
-				if (r.width > 0 && (!widest || r.right > widest.right)) widest = {right: r.right, what: e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') + (e.className && typeof e.className === 'string' ? '.' + e.className.trim().replace(/\s+/g, '.') : '')};
+				const right = getComputedStyle(e).overflowX === 'visible' ? r.left + Math.max(r.width, e.scrollWidth) : r.right;
+				if (r.width > 0 && (!widest || right >= widest.right)) widest = {right, what: e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') + (e.className && typeof e.className === 'string' ? '.' + e.className.trim().replace(/\s+/g, '.') : '')};
 			}
 			return {scroll: document.documentElement.scrollWidth, inner: window.innerWidth, widest: widest ? widest.what + ' reaching ' + Math.round(widest.right) + ' px' : ''};
 		})()`, &out)
