@@ -55,7 +55,7 @@ export function Breakdown({ title, rows, columns, empty = 'None yet.' }) {
       <caption class="visually-hidden">${title}</caption>
       <thead><tr>${columns.map((c) => html`<th scope="col">${c[1]}</th>`)}<th scope="col"><span class="visually-hidden">${columns[1][1] + ' chart'}</span></th></tr></thead>
       <tbody>${rows.map((r) => html`<tr>${columns.map((c) => html`<td class=${typeof r[c[0]] === 'number' ? 'num' : undefined}>
-        ${typeof r[c[0]] === 'number' ? numbers.format(r[c[0]]) : r[c[0]]}</td>`)}
+        ${typeof r[c[0]] === 'number' ? numbers.format(r[c[0]]) : html`<span class="cut" title=${r[c[0]]}>${r[c[0]]}</span>`}</td>`)}
         <td class="bar-cell" aria-hidden="true"><span class="bar" style=${{ width: Math.round(100 * r[measure] / top) + '%' }}></span></td></tr>`)}</tbody>
     </table></div>`}`;
 }

@@ -35,6 +35,9 @@ function filtersOf(query) {
   return f;
 }
 
+// labelsOf is a person's labels in words: plan=gold, vip.
+const labelsOf = (p) => p.tags.map((t) => (t.value === null ? t.key : t.key + '=' + t.value)).join(', ');
+
 // startedRules are the rules someone began to fill in.
 const startedRules = (f) => ({ ...f.rules, rules: f.rules.rules.filter((r) => !ruleBlank(r)) });
 
@@ -170,7 +173,7 @@ export function Audience({ site, query = '' }) {
         ${canChange && html`<td><input type="checkbox" aria-label=${'Pick ' + (p.externalId || p.id)} checked=${picked.includes(p.id)} onChange=${() => pick(p.id)} /></td>`}
         <td><a class="cut" href=${'#/people/' + encodeURIComponent(p.id)} title=${p.externalId || p.id}>${p.externalId || p.id}</a></td><td>${p.status.replace('_', ' ')}</td>
         <td>${p.country}</td><td>${p.devices.join(', ')}</td>
-        <td>${p.tags.map((t) => (t.value === null ? t.key : t.key + '=' + t.value)).join(', ')}</td>
+        <td><span class="cut" title=${labelsOf(p)}>${labelsOf(p)}</span></td>
         <td>${formatTime(p.lastSeenAt, site.timezone)}</td></tr>`)}</tbody></table></div>`}
     ${!list.loading && items.length === 0 && !shown.form && (query ? html`<p class="empty">Nobody matches these filters. Change them, or <a href="#/people">list everyone</a>.</p>`
       : html`<p class="empty">Nobody has subscribed yet. Put the snippet on your website (<a href="#/install">Install</a>) and people who allow notifications appear here${canChange ? ', or import your users from a CSV file above' : ''}.</p>`)}

@@ -102,11 +102,13 @@ export function Install({ site, me }) {
   const base = location.origin + '/api/v1/projects/' + site.projectId;
   const snippet = '<script src="' + base + '/sdk.js" async></script>';
   const worker = "importScripts('" + base + "/sw.js');";
+  // code is a text to put on the website, with a copy button for those
+  // who install (a viewer selects the text: the page shows them no control).
   const code = (id, label, value, hint, copy) => html`<div class="field">
     <label for=${id}>${label}</label>
     <textarea id=${id} readonly rows=${Math.min(3, Math.ceil(value.length / 70))} aria-describedby=${id + '-hint'} value=${value}></textarea>
     <p class="hint" id=${id + '-hint'}>${hint}</p>
-    <${Copy} source=${id} label=${copy} />
+    ${site.role !== 'viewer' && html`<${Copy} source=${id} label=${copy} />`}
   </div>`;
   return html`<section>
     <h1>Install on ${site.name}</h1>

@@ -32,7 +32,7 @@ export function WebhookLog({ site, id, deliveryId }) {
       <caption class="visually-hidden">Deliveries</caption>
       <thead><tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Answer</th><th scope="col">Created</th></tr></thead>
       <tbody>${log.deliveries.map((x) => html`<tr><td><a href=${'#/webhooks/' + id + '/deliveries/' + x.id}>${x.event}</a></td><td>${x.status}</td>
-        <td class="num">${numbers.format(x.attempts)}</td><td>${x.last_status_code === null ? (x.error || '—') : x.last_status_code}</td>
+        <td class="num">${numbers.format(x.attempts)}</td><td><span class="cut" title=${x.error || ''}>${x.last_status_code === null ? (x.error || '—') : x.last_status_code}</span></td>
         <td>${formatTime(x.created_at, site.timezone)}</td></tr>`)}</tbody></table></div>`}
     ${log && log.nextCursor && html`<button type="button" onClick=${() => more(log.nextCursor)}>Load more</button>`}
     ${one && html`<section aria-labelledby="delivery-title">
