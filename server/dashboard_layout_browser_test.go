@@ -383,6 +383,7 @@ func TestDashboardHostileLengths(t *testing.T) {
 	if href := role("link", "https://shop.example/"+word("u", 300), "href"); !strings.HasPrefix(href, "https://shop.example/"+word("u", 300)) {
 		t.Fatalf("the send's link goes to %q", href)
 	}
+	b.shoot("notification-long")
 
 	// Lists cut the title to one line; its whole is in the title.
 	b.reload("list", "notifications", "Notifications")
