@@ -262,9 +262,11 @@ func (s *Service) ResendVerification(ctx context.Context, u store.User, email st
 	}
 	if u.ID == "" {
 		var err error
-		if u, err = s.st.UserByEmail(ctx, email); errors.Is(err, store.ErrNotFound) {
+		u, err = s.st.UserByEmail(ctx, email)
+		if errors.Is(err, store.ErrNotFound) {
 			return nil
-		} else if err != nil {
+		}
+		if err != nil {
 			return err
 		}
 	}
