@@ -244,7 +244,7 @@ func (s *Service) sendVerification(ctx context.Context, u store.User, c Client) 
 		return err
 	}
 	return s.mail(ctx, u.Email, "Verify your e-mail address",
-		"Welcome to RelayBell.\n\nVerify your address"+at(c.BaseURL, "verify-email?token="+token)+".\n\n"+
+		"Welcome to RelayBell.\n\nVerify your address"+linkLine(c.BaseURL, "verify-email?token="+token)+
 			"The link works in any browser. In the one you signed up with, it verifies the address at once. "+
 			"In another, it asks you to choose your password: that verifies the address, signs you in, "+
 			"and signs out every other session of the account.\n\n"+
@@ -448,7 +448,7 @@ func (s *Service) RequestPasswordReset(ctx context.Context, email string, c Clie
 	}
 	return s.mail(ctx, u.Email, "Reset your RelayBell password",
 		"Someone, maybe you, asked to reset the password of this address.\n\n"+
-			"Choose a new password"+at(c.BaseURL, "reset-password?token="+token)+".\n\n"+
+			"Choose a new password"+linkLine(c.BaseURL, "reset-password?token="+token)+
 			"Or give this code there: "+token+"\n\nIt works for an hour. If it was not you, there is nothing to do.\n", c.Now)
 }
 
@@ -647,6 +647,16 @@ func limit(key string, window time.Duration, max int64) store.RateLimit {
 // else "": a link is never made from the Host a request named, which a
 // client chooses (a reset link to a host of the attacker's would hand them
 // the token).
+// linkLine ends a sentence with a colon and the link to a dashboard page on
+// a line of its own with nothing after it, so that whoever copies the link
+// takes no punctuation along; with no public URL, a full stop.
+func linkLine(base, page string) string {
+	if base == "" {
+		return ".\n\n"
+	}
+	return ":\n\n" + strings.TrimRight(base, "/") + "/#/" + page + "\n\n"
+}
+
 func at(base, page string) string {
 	if base == "" {
 		return ""

@@ -192,7 +192,7 @@ func TestVerifyMailLink(t *testing.T) {
 	h.signup(t, "ann@example.com")
 	body := h.mailTo(t, "ann@example.com", "Verify").Body
 	code := h.mailedToken(t, "ann@example.com", "Verify")
-	want := "Welcome to RelayBell.\n\nVerify your address at https://push.example.com/#/verify-email?token=" + code + ".\n\n" +
+	want := "Welcome to RelayBell.\n\nVerify your address:\n\nhttps://push.example.com/#/verify-email?token=" + code + "\n\n" +
 		"The link works in any browser. In the one you signed up with, it verifies the address at once. " +
 		"In another, it asks you to choose your password: that verifies the address, signs you in, " +
 		"and signs out every other session of the account.\n\n" +

@@ -49,7 +49,7 @@ func TestVerifyLinkElsewhere(t *testing.T) {
 		}
 		ts.call("GET", "/admin/v1/emails", adminToken, nil, &outbox)
 		for _, m := range outbox.Emails { // newest first
-			if sub := regexp.MustCompile(` at (http://\S+/#/verify-email\?token=[A-Za-z0-9_-]+)\.`).FindStringSubmatch(m.Body); m.To == email && sub != nil {
+			if sub := regexp.MustCompile(`:\n\n(http://\S+/#/verify-email\?token=[A-Za-z0-9_-]+)\n\n`).FindStringSubmatch(m.Body); m.To == email && sub != nil {
 				return sub[1]
 			}
 		}
