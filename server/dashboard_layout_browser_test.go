@@ -387,6 +387,7 @@ func TestDashboardHostileLengths(t *testing.T) {
 
 	// Lists cut the title to one line; its whole is in the title.
 	b.reload("list", "notifications", "Notifications")
+	role("link", title, "wait") // the list's rows come after its heading
 	var cut struct {
 		Cut   bool
 		Title string
