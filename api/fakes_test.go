@@ -265,6 +265,10 @@ type testConfig struct {
 	// RateSync is how often the rate counts are shared between nodes
 	// (ratelimit.DefaultSync when 0); negative: never.
 	RateSync time.Duration
+	// FoldByHand leaves the conversion folder off: the test folds with
+	// events.Service.Fold, which would skip the credits a running folder
+	// holds at that moment.
+	FoldByHand bool
 	// Stop, when set, is given a function that ends the loops and waits
 	// for them before the test ends.
 	Stop *func()
@@ -285,7 +289,9 @@ func newAPI(t testing.TB, tc testConfig, st Store, an analytics.Store, d Dispatc
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Go(func() { svc.Events.Run(ctx) })
+	if !tc.FoldByHand {
+		wg.Go(func() { svc.Events.Run(ctx) })
+	}
 	wg.Go(func() { a.WatchAuth(ctx) })
 	if tc.RateSync >= 0 {
 		wg.Go(func() { svc.Public.Run(ctx, cmp.Or(tc.RateSync, ratelimit.DefaultSync), a.now) })

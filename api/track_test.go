@@ -174,7 +174,7 @@ func TestGetEventsLatestHundred(t *testing.T) {
 }
 
 func TestAttribution(t *testing.T) {
-	h := newHarness(t)
+	h := newHarness(t, func(c *testConfig) { c.FoldByHand = true })
 	key := auth(h.site.APIKey)
 	if r := h.do("PUT", "/api/v1/settings", `{"revenueCurrency":"eur","attributionWindowHours":2}`, key...); r.status != 200 {
 		t.Fatalf("settings: %d %s", r.status, r.body)
@@ -280,7 +280,7 @@ func TestAttribution(t *testing.T) {
 }
 
 func TestIdempotencyKey(t *testing.T) {
-	h := newHarness(t)
+	h := newHarness(t, func(c *testConfig) { c.FoldByHand = true })
 	ann := h.browser(t, `,"externalId":"ann"`)
 	n := h.sendTo(t, "Hi", "ann")
 	h.ping(t, "delivered", n, ann.EndpointID)
