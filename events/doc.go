@@ -30,6 +30,10 @@
 //     cap (fan-out skips capped browsers). A price_drop of a product within
 //     10 minutes of the last is deduped.
 //
-// Automations and journeys do not exist yet: automationsTriggered and
-// sequencesEnrolled are 0.
+//   - Automations: an event naming a known person cancels what is pending
+//     of the automations that list it in their stopEvents, then starts the
+//     runs of the active automations it triggers (Config.Automations);
+//     automationsTriggered counts the runs started or restarted.
+//
+// Journeys do not exist yet: sequencesEnrolled is 0.
 package events

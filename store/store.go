@@ -214,6 +214,9 @@ type SubscriptionResult struct {
 	SubscriberID string
 	EndpointID   string
 	Created      bool // a new endpoint was stored
+	// OptedIn are the ids of the topics the subscriber opted into with
+	// this registration (not before), in no set order.
+	OptedIn []string
 }
 
 // Recipient is one endpoint together with the subscriber attributes that
