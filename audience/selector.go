@@ -30,8 +30,8 @@ type Selector struct {
 	// SubscriberID, when set, is the one person selected (an
 	// automation's message).
 	SubscriberID string
-	include     []*filter.Matcher
-	exclude     []*filter.Matcher
+	include      []*filter.Matcher
+	exclude      []*filter.Matcher
 }
 
 // ErrUnreadableTarget is returned by CompileStored when a stored target does

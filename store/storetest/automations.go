@@ -240,7 +240,10 @@ func testAutomationStop(t *testing.T, s store.Store) {
 	if len(timers) != 4 {
 		t.Fatalf("claimed %d, want 4 (q's of a, p's of b)", len(timers))
 	}
-	noErr(t, "StopAutomations", func() error { _, err := s.StopAutomations(ctx, w.Website.ID, q.SubscriberID, []string{a.ID}, at(time.Hour)); return err }())
+	noErr(t, "StopAutomations", func() error {
+		_, err := s.StopAutomations(ctx, w.Website.ID, q.SubscriberID, []string{a.ID}, at(time.Hour))
+		return err
+	}())
 	for _, tm := range timers {
 		n := notification(w.Website.ID)
 		outcome, err := s.FireTimer(ctx, tm, store.Fire{Notification: &n, At: at(time.Hour)})
