@@ -56,4 +56,3 @@ func TestMatches(t *testing.T) {
 	f(fmt.Sprintf(two, "any"), `{"a":0,"b":"x"}`, true)
 	f(fmt.Sprintf(two, "any"), `{"a":0,"b":"y"}`, false)
 }
-
