@@ -151,3 +151,13 @@ func (s *Service) start(ctx context.Context, list []store.Automation, defs map[s
 	}
 	return started, nil
 }
+
+// LedgerLife is how long the ledger keeps what a message did: the caps
+// count a week of it.
+const LedgerLife = 8 * 24 * time.Hour
+
+// Purge forgets the ledger rows no cap counts any more.
+func (s *Service) Purge(ctx context.Context, now time.Time) error {
+	_, err := s.st.PurgeLedger(ctx, now.Add(-LedgerLife))
+	return err
+}

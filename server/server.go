@@ -83,7 +83,7 @@ var modules = map[string][]string{
 	Fanout:      {Store, Analytics, Bus, Ring, Outbox, Engine},
 	Events:      {Store, Analytics, Outbox, Automations},
 	Limits:      {Store},
-	Purge:       {Store, Events},
+	Purge:       {Store, Events, Automations},
 	Automations: {Store},
 	Engine:      {Store, Outbox, Automations},
 	API:         {Store, Analytics, Outbox, Events, Limits, Purge, Automations},
@@ -462,6 +462,7 @@ func (s *Server) initPurge(context.Context) error {
 	purgers := []purger{
 		s.events,                     // Idempotency-Keys, folded credits, interests, alerts' audiences
 		stats.Purger{Store: s.store}, // removals of browsers
+		s.autos,                      // the automations' ledger
 	}
 	s.services = append(s.services, serviceFunc(func(ctx context.Context) error {
 		tick := time.NewTicker(purgeEvery)

@@ -147,4 +147,8 @@ type Automations interface {
 	// f.Notification when the caps let it (its AutomationID and
 	// Automation set by the caller). It returns the ledger outcome.
 	FireTimer(ctx context.Context, t Timer, f Fire) (outcome string, err error)
+	// PurgeLedger forgets the ledger rows written before before (once no
+	// cap can count them; a fired timer is gone, so no redo needs them)
+	// and returns how many went.
+	PurgeLedger(ctx context.Context, before time.Time) (int64, error)
 }

@@ -284,3 +284,12 @@ func (s *Store) FireTimer(ctx context.Context, t store.Timer, f store.Fire) (str
 	}
 	return outcome, nil
 }
+
+// PurgeLedger forgets old ledger rows.
+func (s *Store) PurgeLedger(ctx context.Context, before time.Time) (int64, error) {
+	n, err := s.db.Write().Exec(ctx, `DELETE FROM ledger WHERE at < $1`, s.time(before))
+	if err != nil {
+		return 0, fmt.Errorf("purging the ledger: %w", err)
+	}
+	return n, nil
+}

@@ -278,6 +278,20 @@ func testAutomationCaps(t *testing.T, s store.Store) {
 	if !slices.Equal(outcomes, want) {
 		t.Fatalf("outcomes %v, want %v", outcomes, want)
 	}
+	// Purged, the ledger counts nothing: the next message goes.
+	n, err := s.PurgeLedger(ctx, at(5*24*time.Hour))
+	noErr(t, "PurgeLedger", err)
+	if n != 8 {
+		t.Fatalf("purged %d ledger rows, want 8", n)
+	}
+	start := at(5 * 24 * time.Hour)
+	trigger(t, s, a, p.SubscriberID, true, start)
+	timers, err := s.ClaimTimers(ctx, start.Add(time.Minute), time.Minute, 10)
+	noErr(t, "ClaimTimers", err)
+	nt := notification(w.Website.ID)
+	if outcome, err := s.FireTimer(ctx, timers[0], store.Fire{Notification: &nt, Caps: caps, At: timers[0].Due}); err != nil || outcome != store.LedgerSent {
+		t.Fatalf("after the purge: %q %v", outcome, err)
+	}
 }
 
 func testPersonAudience(t *testing.T, s store.Store) {
