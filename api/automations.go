@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -98,6 +99,9 @@ func (a *API) handleCreateAutomation(r *request) error {
 	if err := a.st.CreateAutomation(r.ctx, au); err != nil {
 		return err
 	}
+	if err := a.watchSegment(r, au); err != nil {
+		return err
+	}
 	return a.answerAutomation(r, http.StatusCreated, au.ID)
 }
 
@@ -113,6 +117,8 @@ func (a *API) handleUpdateAutomation(r *request) error {
 	if err != nil {
 		return err
 	}
+	was := d.Trigger
+	wasActive := au.Status == store.AutomationActive
 	if err := a.checkAutomation(r, &d); err != nil {
 		return err
 	}
@@ -124,6 +130,11 @@ func (a *API) handleUpdateAutomation(r *request) error {
 		return errCode(CodeNotFound)
 	} else if err != nil {
 		return err
+	}
+	if d.Trigger.Type != was.Type || d.Trigger.SegmentID != was.SegmentID || !wasActive && au.Status == store.AutomationActive {
+		if err := a.watchSegment(r, au); err != nil {
+			return err
+		}
 	}
 	return a.answerAutomation(r, http.StatusOK, au.ID)
 }
@@ -203,4 +214,16 @@ func (a *API) automationRoutes(rt *router) {
 	add(http.MethodGet, "/automations/{id}", "", a.handleGetAutomation)
 	add(http.MethodPut, "/automations/{id}", ScopeSettingsWrite, a.handleUpdateAutomation)
 	add(http.MethodDelete, "/automations/{id}", ScopeSettingsWrite, a.handleDeleteAutomation)
+}
+
+// watchSegment records who is in a segment_entered automation's segment
+// as it starts watching it: they are in already, and do not enter.
+func (a *API) watchSegment(r *request, au store.Automation) error {
+	if a.automations == nil || au.TriggerType != automations.TriggerSegmentEntered {
+		return nil
+	}
+	if err := a.automations.WatchSegment(r.ctx, au); err != nil {
+		return fmt.Errorf("reading the automation's segment: %w", err)
+	}
+	return nil
 }

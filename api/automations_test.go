@@ -490,3 +490,60 @@ func TestAutomationCaps(t *testing.T) {
 		t.Fatalf("stats %s", s)
 	}
 }
+
+// TestAutomationSegmentEntered: people are evaluated as they change
+// (labels set, an import, a new browser), not by rescanning: whoever was
+// in the segment when the automation started watching it does not enter;
+// who comes in does, once; who leaves and comes back enters again.
+func TestAutomationSegmentEntered(t *testing.T) {
+	h := newHarness(t)
+	already := h.browser(t, `,"externalId":"already"`)
+	ada := h.browser(t, `,"externalId":"ada"`)
+	bob := h.browser(t, `,"externalId":"bob"`)
+	tag := func(id, set, remove string) {
+		t.Helper()
+		body := fmt.Sprintf(`{"ids":[%q],"set":%s,"remove":%s}`, id, set, remove)
+		if r := h.do("POST", "/api/v1/audience/subscribers/bulk-tag", body, auth(h.site.APIKey)...); r.status != 200 {
+			t.Fatalf("bulk-tag %s: %d %s", body, r.status, r.body)
+		}
+	}
+	tag(already.SubscriberID, `{"plan":"vip"}`, `[]`)
+	r := h.do("POST", "/api/v1/segments", `{"name":"VIP","filters":{"rules":[{"field":"tag:plan","value":"vip"}]}}`, auth(h.site.APIKey)...)
+	segment := r.json(t)["id"].(string)
+	id := h.createAutomation(t, `{"name":"VIP","status":"active","trigger":{"type":"segment_entered","segmentId":"`+segment+`"},
+		"messages":[{"title":"Welcome to VIP"}]}`)["id"].(string)
+
+	tag(already.SubscriberID, `{"seen":"1"}`, `[]`) // a change, still in: no entry
+	tag(ada.SubscriberID, `{"plan":"vip"}`, `[]`)  // enters
+	tag(ada.SubscriberID, `{"seen":"1"}`, `[]`)    // still in
+	if r := h.do("POST", "/api/v1/subscribers/import", `{"subscribers":[{"externalId":"bob","tags":{"plan":"vip"}}]}`, auth(h.site.APIKey)...); r.status != 200 {
+		t.Fatalf("import: %d %s", r.status, r.body)
+	}
+	if s := h.automationStats(t, id); s != autoStats(2, 2, 0, 0, 0, 0, 0, 0) {
+		t.Fatalf("stats %s, want Ada and Bob entered", s)
+	}
+	tag(ada.SubscriberID, `{}`, `["plan"]`)       // leaves
+	tag(ada.SubscriberID, `{"plan":"vip"}`, `[]`) // and comes back: enters again (a restart)
+	if s := h.automationStats(t, id); s != autoStats(3, 2, 0, 0, 0, 0, 0, 0) {
+		t.Fatalf("stats %s after Ada came back", s)
+	}
+	// A new browser of someone in the segment is evaluated too.
+	carl := h.browser(t, `,"externalId":"carl"`)
+	if s := h.automationStats(t, id); s != autoStats(3, 2, 0, 0, 0, 0, 0, 0) {
+		t.Fatalf("stats %s: carl is not in the segment", s)
+	}
+	h.do("POST", "/api/v1/subscribers/import", `{"subscribers":[{"externalId":"carl","tags":{"plan":"vip"}}]}`, auth(h.site.APIKey)...)
+	h.runAutomations(t)
+	var to []string
+	for _, n := range h.notificationsOf(t, id) {
+		to = append(to, string(n.Target))
+	}
+	for _, p := range []browser{ada, bob, carl} {
+		if !strings.Contains(strings.Join(to, " "), p.SubscriberID) {
+			t.Fatalf("no message to %s: %v", p.SubscriberID, to)
+		}
+	}
+	if strings.Contains(strings.Join(to, " "), already.SubscriberID) || len(to) != 3 {
+		t.Fatalf("sends %v, want Ada, Bob and Carl once", to)
+	}
+}

@@ -483,5 +483,17 @@ func (a *API) startAutomations(r *request, websiteID string, res store.Subscript
 	if _, err := a.automations.TopicOptIn(r.ctx, websiteID, res.SubscriberID, res.OptedIn, r.now); err != nil {
 		return fmt.Errorf("starting automations: %w", err)
 	}
+	return a.peopleChanged(r, websiteID, []string{res.SubscriberID})
+}
+
+// peopleChanged starts the segment_entered automations of people whose
+// attributes changed, each named by subscriber or external id.
+func (a *API) peopleChanged(r *request, websiteID string, people []string) error {
+	if a.automations == nil {
+		return nil
+	}
+	if _, err := a.automations.PeopleChanged(r.ctx, websiteID, people, r.now); err != nil {
+		return fmt.Errorf("starting automations: %w", err)
+	}
 	return nil
 }

@@ -36,6 +36,20 @@
 // transactional; the automation's own caps (per person, per day and week)
 // are counted from the ledger in FireTimer's transaction.
 //
+// # Segment entry
+//
+// segment_entered is evaluated as people change, never by rescanning the
+// website: the API calls Service.PeopleChanged for the people a new
+// browser, a label change or an import touched, which evaluates them
+// against the segments of the website's active segment_entered
+// automations (audience.Selector) and records who is in each
+// (store.SetSegmentMember): a person found in a segment without being
+// recorded in it enters. WatchSegment reads the segment's people once
+// when an automation starts watching it (created, its segment changed,
+// made active again), so that those already in do not enter. Events
+// change nothing a segment reads (country, language, url, external id,
+// labels), so they are not evaluated.
+//
 // Timers are generic due items (store.Timer.Kind): a journey's step is
 // another kind fired by the same claim loop.
 //

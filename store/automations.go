@@ -147,6 +147,15 @@ type Automations interface {
 	// f.Notification when the caps let it (its AutomationID and
 	// Automation set by the caller). It returns the ledger outcome.
 	FireTimer(ctx context.Context, t Timer, f Fire) (outcome string, err error)
+	// SetSegmentMember records whether the person is in the segment of a
+	// segment_entered automation now, and reports whether they entered it
+	// (in now, not recorded before). Concurrent calls for one person
+	// report one entry.
+	SetSegmentMember(ctx context.Context, automationID, subscriberID string, in bool) (entered bool, err error)
+	// SeedSegmentMembers replaces the recorded members of a
+	// segment_entered automation's segment with subscriberIDs (those in
+	// it when it starts watching it: they do not enter).
+	SeedSegmentMembers(ctx context.Context, automationID string, subscriberIDs []string) error
 	// PurgeLedger forgets the ledger rows written before before (once no
 	// cap can count them; a fired timer is gone, so no redo needs them)
 	// and returns how many went.

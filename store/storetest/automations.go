@@ -19,6 +19,7 @@ var automationCases = []testCase{
 	{"Caps", testAutomationCaps},
 	{"PersonAudience", testPersonAudience},
 	{"OptedIn", testSubscriptionOptedIn},
+	{"SegmentMembers", testSegmentMembers},
 }
 
 // newAutomation stores an active automation of the website.
@@ -357,4 +358,31 @@ func testSubscriptionOptedIn(t *testing.T, s store.Store) {
 	if res := subscribe(t, s, in); len(res.OptedIn) != 0 {
 		t.Fatalf("OptedIn %v, want none", res.OptedIn)
 	}
+}
+
+func testSegmentMembers(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	p := subscribe(t, s, subscription(w.Website.ID))
+	q := subscribe(t, s, subscription(w.Website.ID))
+	a := newAutomation(t, s, w.Website.ID, at(0))
+	w2 := newWebsite(t, s)
+	stranger := subscribe(t, s, subscription(w2.Website.ID))
+	noErr(t, "SeedSegmentMembers", s.SeedSegmentMembers(ctx, a.ID, []string{p.SubscriberID, stranger.SubscriberID}))
+	f := func(who string, in, want bool) {
+		t.Helper()
+		got, err := s.SetSegmentMember(ctx, a.ID, who, in)
+		noErr(t, "SetSegmentMember", err)
+		if got != want {
+			t.Fatalf("SetSegmentMember(%s, %v) = %v, want %v", who, in, got, want)
+		}
+	}
+	f(p.SubscriberID, true, false) // seeded: in already
+	f(q.SubscriberID, true, true)  // enters
+	f(q.SubscriberID, true, false) // still in
+	f(q.SubscriberID, false, false)
+	f(q.SubscriberID, true, true)         // back
+	f(stranger.SubscriberID, true, false) // another website's person is never a member
+	noErr(t, "SeedSegmentMembers", s.SeedSegmentMembers(ctx, a.ID, nil))
+	f(p.SubscriberID, true, true) // the seed replaced the members
 }

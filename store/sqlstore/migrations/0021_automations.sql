@@ -29,6 +29,16 @@ CREATE TABLE automation_runs (
 	PRIMARY KEY (automation_id, subscriber_id)
 ){{.WithoutRowid}};
 
+-- automation_segment_members: who is in the segment of a segment_entered
+-- automation, as last evaluated: a person enters when a change of theirs
+-- finds them in it without a row here. Seeded with the segment's members
+-- when the automation starts watching it.
+CREATE TABLE automation_segment_members (
+	automation_id TEXT NOT NULL REFERENCES automations (id) ON DELETE CASCADE,
+	subscriber_id TEXT NOT NULL REFERENCES subscribers (id) ON DELETE CASCADE,
+	PRIMARY KEY (automation_id, subscriber_id)
+){{.WithoutRowid}};
+
 -- timers: the engine's due items, one per (run, item), claimed under a
 -- lease (leased_until) by any node. kind says what fires: 'automation' (a
 -- message of an automation's run); journeys' steps are another kind.
