@@ -547,3 +547,28 @@ func TestAutomationSegmentEntered(t *testing.T) {
 		t.Fatalf("sends %v, want Ada, Bob and Carl once", to)
 	}
 }
+
+// TestAutomationQuietHours: the website's quiet hours hold a message
+// (scheduled for their end), except a transactional automation's, which
+// fan-out also keeps out of the frequency cap.
+func TestAutomationQuietHours(t *testing.T) {
+	h := newHarness(t)
+	h.browser(t, `,"externalId":"ada"`)
+	if r := h.do("PUT", "/api/v1/settings", `{"quietHours":{"start":"11:00","end":"13:00"}}`, auth(h.site.APIKey)...); r.status != 200 {
+		t.Fatalf("settings: %d %s", r.status, r.body)
+	}
+	held := h.createAutomation(t, `{"name":"Held","status":"active","trigger":{"type":"event","event":"viewed"},"messages":[{"title":"held"}]}`)["id"].(string)
+	now := h.createAutomation(t, `{"name":"Now","status":"active","transactional":true,"trigger":{"type":"event","event":"viewed"},"messages":[{"title":"now"}]}`)["id"].(string)
+	h.track(t, `{"event":"viewed","externalId":"ada"}`)
+	h.runAutomations(t)
+	a, b := h.notificationsOf(t, held), h.notificationsOf(t, now)
+	if len(a) != 1 || a[0].Status != store.StatusScheduled || a[0].ScheduledAt == nil || !a[0].ScheduledAt.Equal(testStart.Add(time.Hour)) || a[0].Transactional {
+		t.Fatalf("held: %+v", a)
+	}
+	if len(b) != 1 || b[0].Status != store.StatusQueued || !b[0].Transactional {
+		t.Fatalf("transactional: %+v", b)
+	}
+	if h.disp.count() != 1 {
+		t.Fatalf("%d dispatched, want the transactional one", h.disp.count())
+	}
+}

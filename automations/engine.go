@@ -92,14 +92,16 @@ func NewEngine(cfg Config, st Store, disp Dispatcher, wake <-chan struct{}, logg
 }
 
 // Run fires due timers until ctx ends. It sleeps until the earliest
-// timer is due, at most Poll, or until woken.
+// timer not leased is due, at most Poll (a lease that runs out, a run
+// another node started), or until woken; after a failure, Poll.
 func (e *Engine) Run(ctx context.Context) error {
 	for {
-		if _, err := e.RunDue(ctx); err != nil && ctx.Err() == nil {
-			e.logger.Warn("firing automation timers", "err", err)
-		}
 		wait := e.cfg.Poll
-		if due, ok, err := e.st.NextTimerDue(ctx); err == nil && ok {
+		if _, err := e.RunDue(ctx); err != nil {
+			if ctx.Err() == nil {
+				e.logger.Warn("firing automation timers", "err", err)
+			}
+		} else if due, ok, err := e.st.NextTimerDue(ctx); err == nil && ok {
 			wait = min(wait, max(due.Sub(e.cfg.Now()), 0))
 		}
 		t := time.NewTimer(wait)

@@ -137,8 +137,9 @@ type Automations interface {
 	// first. No two callers get the same timer within a lease; on
 	// PostgreSQL callers pass over each other's rows (SKIP LOCKED).
 	ClaimTimers(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]Timer, error)
-	// NextTimerDue is the earliest due time of any timer, leased or not;
-	// ok false when there is none.
+	// NextTimerDue is the earliest due time of the timers never leased;
+	// ok false when there is none. (A timer whose lease runs out is found
+	// by the engines' poll.)
 	NextTimerDue(ctx context.Context) (due time.Time, ok bool, err error)
 	// FireTimer does a claimed timer's item exactly once, in one
 	// transaction: it removes the timer (none left: it was stopped,

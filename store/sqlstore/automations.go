@@ -182,12 +182,9 @@ func (s *Store) StopAutomations(ctx context.Context, websiteID, subscriberID str
 		if err != nil {
 			return err
 		}
-		seen := map[string]bool{}
-		for _, id := range ids {
-			if seen[id] {
-				continue
-			}
-			seen[id] = true
+		// In id order, so that two stops never wait for each other crosswise.
+		slices.Sort(ids)
+		for _, id := range slices.Compact(ids) {
 			stopped++
 			if _, err := tx.Exec(ctx, `UPDATE automations SET stopped = stopped + 1 WHERE id = $1`, id); err != nil {
 				return err
@@ -219,10 +216,11 @@ func (s *Store) ClaimTimers(ctx context.Context, now time.Time, lease time.Durat
 	return out, nil
 }
 
-// NextTimerDue is the earliest due time of any timer.
+// NextTimerDue is the earliest due time of the timers not leased, read
+// in timers_due's order past the few leased ones.
 func (s *Store) NextTimerDue(ctx context.Context) (time.Time, bool, error) {
 	var due time.Time
-	err := s.db.Read().QueryRow(ctx, `SELECT due_at FROM timers ORDER BY due_at LIMIT 1`).Scan(timeDest{&due})
+	err := s.db.Read().QueryRow(ctx, `SELECT due_at FROM timers WHERE leased_until IS NULL ORDER BY due_at LIMIT 1`).Scan(timeDest{&due})
 	switch err = s.mapErr(err); {
 	case errors.Is(err, store.ErrNotFound):
 		return time.Time{}, false, nil

@@ -148,7 +148,11 @@ func testAutomationClaimFire(t *testing.T, s store.Store) {
 	if len(got) != 1 || got[0].Item != 0 {
 		t.Fatalf("ClaimTimers = %+v, want item 0", got)
 	}
-	// Leased: nobody else gets it until the lease runs out.
+	// Leased: NextTimerDue passes over it, and nobody else gets it until
+	// the lease runs out.
+	if due, ok, err := s.NextTimerDue(ctx); err != nil || !ok || !due.Equal(at(time.Hour)) {
+		t.Fatalf("NextTimerDue = %v %v %v, want item 1's %v", due, ok, err, at(time.Hour))
+	}
 	if again, _ := s.ClaimTimers(ctx, at(time.Minute+59*time.Second), time.Minute, 10); len(again) != 0 {
 		t.Fatalf("claimed a leased timer: %+v", again)
 	}
