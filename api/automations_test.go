@@ -514,8 +514,8 @@ func TestAutomationSegmentEntered(t *testing.T) {
 		"messages":[{"title":"Welcome to VIP"}]}`)["id"].(string)
 
 	tag(already.SubscriberID, `{"seen":"1"}`, `[]`) // a change, still in: no entry
-	tag(ada.SubscriberID, `{"plan":"vip"}`, `[]`)  // enters
-	tag(ada.SubscriberID, `{"seen":"1"}`, `[]`)    // still in
+	tag(ada.SubscriberID, `{"plan":"vip"}`, `[]`)   // enters
+	tag(ada.SubscriberID, `{"seen":"1"}`, `[]`)     // still in
 	if r := h.do("POST", "/api/v1/subscribers/import", `{"subscribers":[{"externalId":"bob","tags":{"plan":"vip"}}]}`, auth(h.site.APIKey)...); r.status != 200 {
 		t.Fatalf("import: %d %s", r.status, r.body)
 	}
