@@ -240,11 +240,11 @@ type Services struct {
 	Automations *automations.Service
 }
 
-// New builds the API. st, an and every member of svc are required; d may be
-// nil, which leaves every queued send to the outbox sweep. reg may be nil
-// (no metrics registered anywhere but the API's own registry). New starts
-// no goroutine: the auth version poller is WatchAuth, which the caller
-// runs.
+// New builds the API. st, an and every member of svc but Automations are
+// required; d may be nil, which leaves every queued send to the outbox
+// sweep. reg may be nil (no metrics registered anywhere but the API's own
+// registry). New starts no goroutine: the auth version poller is
+// WatchAuth, which the caller runs.
 func New(cfg Config, st Store, an analytics.Store, d Dispatcher, svc Services, logger *slog.Logger, reg prometheus.Registerer, opts ...Option) (*API, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {

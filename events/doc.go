@@ -13,14 +13,12 @@
 //     notification); a Folder adds credits to the notifications' counters
 //     a batch at a time, so a burst for one popular send does not queue on
 //     its row.
-//
 //   - Product interest: an event naming a known person with
 //     properties.productId records an interest in that product's price
 //     drops; the event back_in_stock.subscribe records an interest in its
 //     return to stock instead. Interests last 90 days (another event
 //     renews one); a back-in-stock interest is used up by the alert that
 //     reaches its person.
-//
 //   - Product alert (rules 5-6): back_in_stock or price_drop with
 //     properties.productId and none of externalId, subscriberId, endpoint
 //     is one send (automation, no send body) to everyone interested, cut at
@@ -31,7 +29,6 @@
 //     It obeys quiet hours (it waits for them to end) and the frequency
 //     cap (fan-out skips capped browsers). A price_drop of a product within
 //     10 minutes of the last is deduped.
-//
 //   - Automations: an event naming a known person cancels what is pending
 //     of the automations that list it in their stopEvents, then starts the
 //     runs of the active automations it triggers (Config.Automations);
