@@ -314,3 +314,49 @@ func TestEngineWakes(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestConcurrentTriggersOneRun: triggers for one person arriving at once
+// on several nodes of one PostgreSQL leave one pending run: without
+// restart one of them starts it; with restart each starts in turn and
+// only the last run's messages wait.
+func TestConcurrentTriggersOneRun(t *testing.T) {
+	nodes := openPostgres(t, 4)
+	w, id := setup(t, nodes[0], 0)
+	ctx := context.Background()
+	res, err := nodes[0].UpsertSubscription(ctx, store.SubscriptionInput{WebsiteID: w.ID, Endpoint: "https://push.example/race", P256dh: "p", Auth: "a", At: start})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, restart := range []bool{false, true} {
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		started := 0
+		for i := range 12 {
+			st := nodes[i%len(nodes)]
+			wg.Go(func() {
+				ok, err := st.TriggerAutomation(ctx, store.AutomationTrigger{WebsiteID: w.ID, AutomationID: id, SubscriberID: res.SubscriberID,
+					RunID: uuid.NewString(), Restart: restart, Delays: []time.Duration{time.Hour, 2 * time.Hour}, At: start})
+				if err != nil {
+					t.Error(err)
+				}
+				if ok {
+					mu.Lock()
+					started++
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		want := map[bool]int{false: 1, true: 12}[restart]
+		if started != want {
+			t.Fatalf("restart %v: %d started, want %d", restart, started, want)
+		}
+		a, err := nodes[0].Automation(ctx, w.ID, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Stats.Pending != 2 {
+			t.Fatalf("restart %v: %d messages pending, want one run's 2", restart, a.Stats.Pending)
+		}
+	}
+}
