@@ -6,9 +6,9 @@ export RELAYBELL_ADMIN_TOKEN
 
 .PHONY: run build test test-short bench bench-events bench-micro lint fuzz clean cluster cluster-stop
 
-## run: serve every role in one process on the embedded default (./relaybell-data, :8080)
+## run: serve every role in one process on the embedded default (./relaybell-data, :8080); the mails' links point at http://localhost:8080 unless RELAYBELL_PUBLIC_URL says otherwise
 run: build
-	./$(BIN) serve
+	RELAYBELL_PUBLIC_URL=$${RELAYBELL_PUBLIC_URL:-http://localhost:8080} ./$(BIN) serve
 
 ## build: compile the relaybell binary into bin/
 build:

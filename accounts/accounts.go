@@ -7,14 +7,20 @@
 //   - Passwords are stored as argon2id hashes; session and mailed tokens
 //     as SHA-256 hashes. The secrets exist only in the cookie and the mail.
 //   - A session ends after IdleTimeout without use and at MaxAge after it
-//     began, whichever comes first; a password change or reset ends the
-//     user's other sessions.
+//     began, whichever comes first; a password change, a reset or a
+//     verification made outside the signing-up session ends the user's
+//     other sessions.
+//   - A mailed verification link verifies at once only in the session of
+//     the person who signed up; anywhere else its holder chooses the
+//     password, so that whoever signed up first with someone else's
+//     address is locked out rather than handed a verified account.
 //   - Sign-up, login and reset never tell whether an address is
 //     registered: a sign-up for a taken address gets a session that looks
-//     like a new, unverified person's (and can do nothing), the address's
-//     owner gets a mail about it; a login fails the same way for an
-//     unknown address and a wrong password, after as long; a reset request
-//     answers the same either way.
+//     like a new, unverified person's (and can do nothing), the address
+//     gets a mail about it (a new verification link while it is still
+//     unverified); a login fails the same way for an unknown address and a
+//     wrong password, after as long; a reset request answers the same
+//     either way.
 //   - Login attempts are throttled per address and per IP address, counted
 //     before any work; sign-ups and mails per IP address and per address.
 //     At most a few password hashes (19 MiB each) run at once.
@@ -197,10 +203,7 @@ func (s *Service) Signup(ctx context.Context, email, password, name string, c Cl
 	err = s.st.CreateUser(ctx, store.Signup{User: u, Account: a})
 	switch {
 	case errors.Is(err, store.ErrConflict):
-		if err := s.mail(ctx, email, "Someone tried to sign up with your address",
-			"Someone, maybe you, tried to sign up for RelayBell with this address, which already has an account.\n\n"+
-				"Sign in"+at(c.BaseURL, "")+", or reset your password if you forgot it.\n"+
-				"If it was not you, there is nothing to do.\n", c.Now); err != nil {
+		if err := s.signedUpAgain(ctx, email, c); err != nil {
 			return Started{}, err
 		}
 		return s.start(ctx, store.User{}, email, name, c)
@@ -213,26 +216,61 @@ func (s *Service) Signup(ctx context.Context, email, password, name string, c Cl
 	return s.start(ctx, u, email, name, c)
 }
 
-// sendVerification mails u a link that verifies their address.
+// signedUpAgain answers a sign-up of a taken address, by mail to the
+// address: a verified one's owner is told to sign in; a pending one gets a
+// new verification link, since the person signing up again is most likely
+// the one who signed up first and lost the way back (the link works in
+// any browser).
+func (s *Service) signedUpAgain(ctx context.Context, email string, c Client) error {
+	u, err := s.st.UserByEmail(ctx, email)
+	if err != nil {
+		return err
+	}
+	if !u.EmailVerified {
+		return s.sendVerification(ctx, u, c)
+	}
+	return s.mail(ctx, email, "Someone tried to sign up with your address",
+		"Someone, maybe you, tried to sign up for RelayBell with this address, which already has an account.\n\n"+
+			"Sign in"+at(c.BaseURL, "")+", or reset your password if you forgot it.\n"+
+			"If it was not you, there is nothing to do.\n", c.Now)
+}
+
+// sendVerification mails u a link that verifies their address: in the
+// session that signed up as u at once (VerifyEmail), in any other browser
+// once the person chooses a password (VerifyEmailWithPassword).
 func (s *Service) sendVerification(ctx context.Context, u store.User, c Client) error {
 	token, err := s.token(ctx, u, store.TokenVerifyEmail, verifyTokenTTL, c.Now)
 	if err != nil {
 		return err
 	}
 	return s.mail(ctx, u.Email, "Verify your e-mail address",
-		"Welcome to RelayBell.\n\nVerify your address in the browser you signed up with"+at(c.BaseURL, "verify-email?token="+token)+
-			".\n\nOr give this code there: "+token+"\n\nIt works for 7 days.\n", c.Now)
+		"Welcome to RelayBell.\n\nVerify your address"+linkLine(c.BaseURL, "verify-email?token="+token)+
+			"The link works in any browser. In the one you signed up with, it verifies the address at once. "+
+			"In another, it asks you to choose your password: that verifies the address, signs you in, "+
+			"and signs out every other session of the account.\n\n"+
+			"Or give this code there: "+token+"\n\nIt works for 7 days. If you did not sign up, there is nothing to do.\n", c.Now)
 }
 
 // ResendVerification mails a signed-in, unverified person a new link. A
 // session without a user (a sign-up of a taken address) gets the same
-// answer and no mail.
+// answer; the address's person gets a new link if still unverified (as
+// at that sign-up), else nothing.
 func (s *Service) ResendVerification(ctx context.Context, u store.User, email string, c Client) error {
 	if err := s.take(ctx, c.Now, 1, limit("mail:email:"+email, time.Hour, mailsPerEmail),
 		limit("mail:ip:"+c.IP, time.Hour, mailsPerIP)); err != nil {
 		return err
 	}
-	if u.ID == "" || u.EmailVerified {
+	if u.ID == "" {
+		var err error
+		u, err = s.st.UserByEmail(ctx, email)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if u.EmailVerified {
 		return nil
 	}
 	return s.sendVerification(ctx, u, c)
@@ -241,30 +279,22 @@ func (s *Service) ResendVerification(ctx context.Context, u store.User, email st
 // VerifyEmail spends a verification token of the signed-in person u: the
 // address it was sent to is verified, and with it the accounts the person
 // owns and their invites. Only the session of the person who signed up
-// verifies: whoever signs up first with someone else's address holds that
-// person's password and session, and must not have them verified by the
-// address's owner clicking the mail (the owner takes the address over with
-// a password reset instead). A sign-up of a taken address (no user) gets
-// ErrInvalidToken, as for a wrong code.
+// verifies this way: whoever signs up first with someone else's address
+// holds that person's password and session, and must not have them
+// verified by the address's owner clicking the mail. Anywhere else the
+// link's holder chooses a password (VerifyEmailWithPassword), which locks
+// such a squatter out. Another person's token, or a sign-up of a taken
+// address (no user), gets ErrInvalidToken and leaves the token unspent,
+// for that.
 func (s *Service) VerifyEmail(ctx context.Context, token string, u store.User, now time.Time) (store.User, error) {
-	if u.ID == "" {
-		return store.User{}, ErrInvalidToken
-	}
-	t, err := s.st.UseToken(ctx, HashToken(token), store.TokenVerifyEmail, now)
-	if errors.Is(err, store.ErrNotFound) {
+	t, err := s.st.Token(ctx, HashToken(token), store.TokenVerifyEmail, now)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && (u.ID == "" || t.UserID != u.ID)) {
 		return store.User{}, ErrInvalidToken
 	}
 	if err != nil {
 		return store.User{}, err
 	}
-	if t.UserID != u.ID {
-		return store.User{}, ErrInvalidToken
-	}
-	u, err = s.st.User(ctx, t.UserID)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && u.Email != t.Email) {
-		return store.User{}, ErrInvalidToken
-	}
-	if err != nil {
+	if u, err = s.spendToken(ctx, token, store.TokenVerifyEmail, now); err != nil {
 		return store.User{}, err
 	}
 	if err := s.st.VerifyEmail(ctx, u.ID, now); err != nil {
@@ -272,6 +302,29 @@ func (s *Service) VerifyEmail(ctx context.Context, token string, u store.User, n
 	}
 	u.EmailVerified = true
 	return u, nil
+}
+
+// VerifyEmailWithPassword spends a verification token opened outside the
+// session that signed up: the holder of the mail chooses the password, so
+// the address is verified for them alone. Every session of the person
+// ends (a squatter's with them; their password no longer works), and a new
+// one starts. A token of an address verified since verifies nothing more:
+// ErrInvalidToken, as a used one.
+func (s *Service) VerifyEmailWithPassword(ctx context.Context, token, password string, c Client) (Started, error) {
+	if err := CheckPasswordRules(password); err != nil {
+		return Started{}, &InputError{ErrInvalidPassword, err.Error()}
+	}
+	u, err := s.spendToken(ctx, token, store.TokenVerifyEmail, c.Now)
+	if err != nil {
+		return Started{}, err
+	}
+	if u.EmailVerified {
+		return Started{}, ErrInvalidToken
+	}
+	if u, err = s.replacePassword(ctx, u, password, c.Now); err != nil {
+		return Started{}, err
+	}
+	return s.start(ctx, u, u.Email, u.Name, c)
 }
 
 // Login checks an address and password and starts a session. Only a
@@ -395,7 +448,7 @@ func (s *Service) RequestPasswordReset(ctx context.Context, email string, c Clie
 	}
 	return s.mail(ctx, u.Email, "Reset your RelayBell password",
 		"Someone, maybe you, asked to reset the password of this address.\n\n"+
-			"Choose a new password"+at(c.BaseURL, "reset-password?token="+token)+".\n\n"+
+			"Choose a new password"+linkLine(c.BaseURL, "reset-password?token="+token)+
 			"Or give this code there: "+token+"\n\nIt works for an hour. If it was not you, there is nothing to do.\n", c.Now)
 }
 
@@ -406,31 +459,49 @@ func (s *Service) ResetPassword(ctx context.Context, token, password string, now
 	if err := CheckPasswordRules(password); err != nil {
 		return &InputError{ErrInvalidPassword, err.Error()}
 	}
-	t, err := s.st.UseToken(ctx, HashToken(token), store.TokenResetPassword, now)
-	if errors.Is(err, store.ErrNotFound) {
-		return ErrInvalidToken
-	}
+	u, err := s.spendToken(ctx, token, store.TokenResetPassword, now)
 	if err != nil {
 		return err
+	}
+	_, err = s.replacePassword(ctx, u, password, now)
+	return err
+}
+
+// spendToken spends a mailed token of kind and returns the person it was
+// sent to, who must still have the address it was sent to:
+// ErrInvalidToken otherwise, and for an unknown, used or expired token.
+func (s *Service) spendToken(ctx context.Context, token, kind string, now time.Time) (store.User, error) {
+	t, err := s.st.UseToken(ctx, HashToken(token), kind, now)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.User{}, ErrInvalidToken
+	}
+	if err != nil {
+		return store.User{}, err
 	}
 	u, err := s.st.User(ctx, t.UserID)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && u.Email != t.Email) {
-		return ErrInvalidToken
+		return store.User{}, ErrInvalidToken
 	}
-	if err != nil {
-		return err
-	}
+	return u, err
+}
+
+// replacePassword sets u's password from a mailed token, which proves the
+// address: every session of theirs ends, and the address is verified.
+func (s *Service) replacePassword(ctx context.Context, u store.User, password string, now time.Time) (store.User, error) {
 	hash, err := s.hash(ctx, password)
 	if err != nil {
-		return err
+		return store.User{}, err
 	}
 	if err := s.st.SetPassword(ctx, u.ID, hash, ""); err != nil {
-		return err
+		return store.User{}, err
 	}
 	if !u.EmailVerified {
-		return s.st.VerifyEmail(ctx, u.ID, now)
+		if err := s.st.VerifyEmail(ctx, u.ID, now); err != nil {
+			return store.User{}, err
+		}
 	}
-	return nil
+	u.PasswordHash, u.EmailVerified = hash, true
+	return u, nil
 }
 
 // ChangePassword replaces a signed-in, verified person's password, given
@@ -576,6 +647,16 @@ func limit(key string, window time.Duration, max int64) store.RateLimit {
 // else "": a link is never made from the Host a request named, which a
 // client chooses (a reset link to a host of the attacker's would hand them
 // the token).
+// linkLine ends a sentence with a colon and the link to a dashboard page on
+// a line of its own with nothing after it, so that whoever copies the link
+// takes no punctuation along; with no public URL, a full stop.
+func linkLine(base, page string) string {
+	if base == "" {
+		return ".\n\n"
+	}
+	return ":\n\n" + strings.TrimRight(base, "/") + "/#/" + page + "\n\n"
+}
+
 func at(base, page string) string {
 	if base == "" {
 		return ""

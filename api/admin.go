@@ -123,11 +123,12 @@ func websiteName(name string) (string, *Error) {
 	return cutRunes(name, maxWebsiteNameChars), nil
 }
 
-// websiteURL accepts an absolute http(s) URL with a host and no user info.
+// websiteURL accepts an absolute http(s) URL with a host (the check of
+// every link, notification.IsHTTPURL), no user info, and at most 2,048
+// bytes.
 func websiteURL(raw string) (string, *Error) {
 	raw = strings.TrimSpace(raw)
-	u, err := url.Parse(raw)
-	if raw == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || len(raw) > 2048 {
+	if u, err := url.Parse(raw); !notification.IsHTTPURL(raw) || err != nil || u.User != nil || len(raw) > 2048 {
 		return "", errorf(CodeInvalidURL, "url must be an absolute http(s) URL")
 	}
 	return raw, nil

@@ -326,13 +326,14 @@ func authFail(r *request, err error) error {
 		r.fc.Response.Header.Set("Retry-After", strconv.Itoa(retry))
 		return errorf(CodeRateLimited, "too many attempts: try again in %d seconds", retry)
 	case errors.Is(err, accounts.ErrInvalidCredentials):
-		return errorf(CodeInvalidCredentials, "wrong e-mail address or password, or the address is not verified yet: use the link in the mail")
+		return errorf(CodeInvalidCredentials, "wrong e-mail address or password, or the address is not verified yet: "+
+			"open the link in the verification mail, in any browser, or use Forgot your password?")
 	case errors.Is(err, accounts.ErrNotVerified):
 		return errorf(CodeEmailNotVerified, "verify your e-mail address first")
 	case errors.Is(err, accounts.ErrWrongPassword):
 		return errorf(CodeWrongPassword, "the current password is wrong")
 	case errors.Is(err, accounts.ErrInvalidToken):
-		return errorf(CodeInvalidToken, "the link is invalid, used or expired")
+		return errorf(CodeInvalidToken, "this link is unknown, already used or expired: sign in, or ask for a new one with Forgot your password?")
 	}
 	return err
 }
@@ -353,6 +354,7 @@ func (a *API) sessionRoutes(rt *router) {
 	open(http.MethodPost, "/api/v1/auth/password/reset", a.handleResetPassword)
 	signedIn(http.MethodGet, "/api/v1/auth/me", a.handleMe)
 	signedIn(http.MethodPost, "/api/v1/auth/verify-email", a.handleVerifyEmail)
+	open(http.MethodPost, "/api/v1/auth/verify-email/password", a.handleVerifyEmailWithPassword)
 	signedIn(http.MethodPost, "/api/v1/auth/verify-email/resend", a.handleResendVerification)
 	signedIn(http.MethodPost, "/api/v1/auth/password", a.handleChangePassword)
 	signedIn(http.MethodGet, "/api/v1/auth/sessions", a.handleListSessions)
@@ -547,6 +549,25 @@ func (a *API) handleVerifyEmail(r *request) error {
 	return r.json(http.StatusOK, okBody)
 }
 
+// handleVerifyEmailWithPassword serves POST
+// /api/v1/auth/verify-email/password: the mailed link opened outside the
+// session that signed up. The person chooses their password, which
+// verifies the address and ends every other session of theirs; 200 with
+// the person and the cookie of a new session, as login.
+func (a *API) handleVerifyEmailWithPassword(r *request) error {
+	var in resetRequest
+	if err := decodeJSON(r.fc.Request.Body(), &in, strict); err != nil {
+		return err
+	}
+	started, err := a.accounts.VerifyEmailWithPassword(r.ctx, strings.TrimSpace(in.Token), in.Password, a.client(r))
+	if err != nil {
+		return authFail(r, err)
+	}
+	a.keys.purge() // the person's accounts are verified: keys resolve anew
+	a.log.Info("e-mail verified with a new password", "request_id", r.id, "user_id", started.User.ID)
+	return a.started(r, http.StatusOK, started)
+}
+
 // handleResendVerification serves POST /api/v1/auth/verify-email/resend.
 func (a *API) handleResendVerification(r *request) error {
 	c := r.session
@@ -578,7 +599,8 @@ func (a *API) handleForgotPassword(r *request) error {
 	return r.json(http.StatusOK, okBody)
 }
 
-// resetRequest is the body of POST /auth/password/reset.
+// resetRequest is the body of POST /auth/password/reset and of POST
+// /auth/verify-email/password.
 type resetRequest struct {
 	Token    string `json:"token"`
 	Password string `json:"password"`

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -170,11 +169,7 @@ func webhookURL(raw *string) (string, *Error) {
 		return "", errorf(CodeInvalidURL, msg)
 	}
 	s := strings.TrimSpace(*raw)
-	lower := strings.ToLower(s)
-	if (!strings.HasPrefix(lower, "http://") && !strings.HasPrefix(lower, "https://")) || len(s) > maxWebhookURL {
-		return "", errorf(CodeInvalidURL, msg)
-	}
-	if u, err := url.Parse(s); err != nil || u.Host == "" {
+	if !notification.IsHTTPURL(s) || len(s) > maxWebhookURL {
 		return "", errorf(CodeInvalidURL, msg)
 	}
 	return s, nil

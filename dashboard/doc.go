@@ -15,14 +15,19 @@
 //     names.
 //   - Shared: api.js (the only way to the server), router.js (routing on
 //     the URL's fragment, /#/signin, /#/install…, the form the mailed links
-//     use, so the server serves one page), format.js (numbers, times, time
+//     use, so the server serves one page; lists keep their filters in its
+//     query, so back and reload keep them; a page with unsent work guards
+//     leaving), unsent.js (a form kept in local storage until it is sent,
+//     saved or discarded, and the warnings before leaving it), format.js (numbers, times, time
 //     zones), forms.js (fields, form state, errors and alerts, the buttons
 //     that change something), lists.js (useLoad, which loads what a page
 //     shows and drops any answer older than the latest request, and the
 //     breakdown tables), rules.js (the Filters value and its builder) and
 //     sends.js (the composer's form as a send request and back).
 //   - pages/: one module a page or feature: auth, websites, install, home,
-//     notifications, notification, compose (with preview), audience (with
+//     notifications, notification, compose (with preview, texts: merge
+//     tags and translations, and budget: the push's size as typed and the
+//     platforms' visible lengths), audience (with
 //     import), person, segments (with topics), webhooks, webhook (the
 //     delivery log), settings (with keys and team).
 //

@@ -3,6 +3,7 @@ package events
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -66,7 +67,21 @@ func (s *Service) alert(ctx context.Context, w store.Website, name, product stri
 	if name == NameBackInStock {
 		kind = store.InterestBackInStock
 	}
-	n, err := notification.Prepare(ctx, alertRequest(w, kind, product, props), w, nil, at)
+	req := alertRequest(w, kind, product, props)
+	n, err := notification.Prepare(ctx, req, w, nil, at)
+	if tooLarge(err) {
+		// The event's links (up to 2,048 bytes each) leave the texts no
+		// room in one push: the alert goes without them.
+		req.URL, req.Image = nil, nil
+		n, err = notification.Prepare(ctx, req, w, nil, at)
+	}
+	if tooLarge(err) {
+		// The website's own link and icon leave no room: no alert can go.
+		s.logger.Warn("product alert too large for a push; none sent", "website_id", w.ID, "product_id", product, "err", err)
+		zero, no := 0, false
+		ans.ProductAlerts, ans.AlertAudience, ans.AlertAudienceTruncated = &zero, &zero, &no
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("preparing product alert: %w", err)
 	}
@@ -98,6 +113,12 @@ func (s *Service) alert(ctx context.Context, w store.Website, name, product stri
 		}
 	}
 	return nil
+}
+
+// tooLarge reports whether err is a send refused for not fitting one push.
+func tooLarge(err error) bool {
+	var ne *notification.Error
+	return errors.As(err, &ne) && ne.Code == "payload_too_large"
 }
 
 // alertRequest is the send of a product alert: the website's text for

@@ -23,6 +23,13 @@
 //
 // Text without '{' is returned as is, without allocating (mergeTags).
 //
+// At the door (Prepare, for every send but a draft): each link member must
+// be blank or an absolute http(s) URL, the url members with their merge
+// tags at the fallbacks (400 invalid_url), and every browser's payload,
+// tags at their fallbacks, must fit one push, MaxPayload bytes (413
+// payload_too_large naming the longest member). At push time
+// (PushPayload) a person's own values that overflow are cut to fit.
+//
 // It is pure: no I/O except through the small Lookup interface that
 // validation uses to check segment and topic ids. Roles (api, fanout,
 // pusher) share it so that a send means the same thing everywhere.

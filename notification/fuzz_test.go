@@ -12,7 +12,8 @@ import (
 
 // FuzzPrepare feeds hostile bodies that decode through Prepare: it may not
 // panic, every refusal is a spec error, and an accepted send's stored
-// content, target and payload are valid JSON. (The API's decoder has its
+// content, target and payload are valid JSON, and a send's payload fits
+// one push. (The API's decoder has its
 // own fuzz test.)
 func FuzzPrepare(f *testing.F) {
 	for _, seed := range []string{
@@ -56,8 +57,12 @@ func FuzzPrepare(f *testing.F) {
 		if !json.Valid(n.SendBody) {
 			t.Fatalf("sendBody %q", n.SendBody)
 		}
-		if _, err := json.Marshal(c.Payload(n.ID, &store.Recipient{Endpoint: store.Endpoint{ID: "e"}, Subscriber: store.Subscriber{Language: "de"}}, c.Variant(n.ID, "e", ""))); err != nil {
-			t.Fatal(err)
+		b, err := c.PushPayload(n.ID, &store.Recipient{Endpoint: store.Endpoint{ID: placeholderID}, Subscriber: store.Subscriber{Language: "de"}}, c.Variant(n.ID, "e", ""))
+		if err != nil || !json.Valid(b) {
+			t.Fatalf("payload %q (%v)", b, err)
+		}
+		if len(b) > MaxPayload && !r.IsDraft() {
+			t.Fatalf("an accepted send's payload is %d bytes", len(b))
 		}
 	})
 }

@@ -81,6 +81,13 @@ func (c *Content) Payload(notificationID string, r *store.Recipient, variant str
 	if r != nil {
 		endpointID, language = r.Endpoint.ID, r.Subscriber.Language
 	}
+	return c.payload(notificationID, endpointID, language, variant, r)
+}
+
+// payload is Payload with the endpoint id and the language given apart
+// from the recipient whose values fill the merge tags (nil: the
+// fallbacks), so that the size check can build any browser's copy.
+func (c *Content) payload(notificationID, endpointID, language, variant string, r *store.Recipient) Payload {
 	p := Payload{
 		NotificationID:     notificationID,
 		EndpointID:         endpointID,
@@ -112,18 +119,26 @@ func (c *Content) Payload(notificationID string, r *store.Recipient, variant str
 		set(&p.URL, c.B.URL)
 		set(&p.Image, c.B.Image)
 	}
-	if len(language) >= 2 && len(c.Translations) > 0 {
-		if t, ok := c.Translations[strings.ToLower(language[:2])]; ok {
-			if t.Title != "" {
-				p.Title = t.Title
-			}
-			if t.Body != "" {
-				p.Body = t.Body
-			}
+	if t, ok := c.translation(language); ok {
+		if t.Title != "" {
+			p.Title = t.Title
+		}
+		if t.Body != "" {
+			p.Body = t.Body
 		}
 	}
 	p.Title = mergeTags(p.Title, r, false)
 	p.Body = mergeTags(p.Body, r, false)
 	p.URL = mergeTags(p.URL, r, true)
 	return p
+}
+
+// translation is the translation for a browser language ("de-DE" takes
+// "de"), if the send has one.
+func (c *Content) translation(language string) (Translation, bool) {
+	if len(language) < 2 || len(c.Translations) == 0 {
+		return Translation{}, false
+	}
+	t, ok := c.Translations[strings.ToLower(language[:2])]
+	return t, ok
 }

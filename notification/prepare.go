@@ -133,6 +133,9 @@ func Prepare(ctx context.Context, r *Request, w store.Website, lk Lookup, now ti
 		if err := validate(ctx, r, w, lk, &target); err != nil {
 			return nil, err
 		}
+		if err := content.checkSize(); err != nil {
+			return nil, err
+		}
 	}
 	for _, id := range []string{target.SegmentID, target.ExcludeSegmentID} {
 		if id != "" && !slices.Contains(n.Segments, id) {
@@ -176,6 +179,9 @@ func validate(ctx context.Context, r *Request, w store.Website, lk Lookup, targe
 		return &Error{Code: "title_required", Message: "a title is required to send"}
 	}
 	if err := checkTargeting(r); err != nil {
+		return err
+	}
+	if err := checkLinks(r); err != nil {
 		return err
 	}
 	if _, ok := ClockTime(str(r.LocalTime)); r.LocalTime != nil && boolean(r.PerTimezone) && !ok {
@@ -411,12 +417,6 @@ func parseSendAt(raw json.RawMessage) (time.Time, bool) {
 		}
 	}
 	return time.Time{}, false
-}
-
-// IsHTTPURL reports whether s is an absolute http or https URL with a host.
-func IsHTTPURL(s string) bool {
-	u, err := url.Parse(s)
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
 
 // AddUTM adds the website's UTM tags to an http(s) link unless the link

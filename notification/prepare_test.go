@@ -151,7 +151,7 @@ func TestPrepareDefaults(t *testing.T) {
 
 func TestPrepareContentRules(t *testing.T) {
 	n, err := prepare(t, `{"title":"Hi","url":"https://x.example/p?a=1#top","ttl":99999999,
-		"actions":[{"title":"One","url":"javascript:alert(1)"},{"title":"Two","action":"go","url":"https://x.example/2"},{"title":"Three"}],
+		"actions":[{"title":"One"},{"title":"Two","action":"go","url":"https://x.example/2"},{"title":"Three"}],
 		"ab":{"b":{"title":"Hey"}},"abTest":{"autoWinner":true,"testPercent":95}}`)
 	if err != nil {
 		t.Fatal(err)

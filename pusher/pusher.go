@@ -3,7 +3,6 @@ package pusher
 import (
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -505,7 +504,7 @@ func (p *Pusher) deliver(ctx context.Context, notificationID string, r store.Rec
 	if err != nil {
 		return store.OutcomeFailed, "invalid_subscription"
 	}
-	payload, err := json.Marshal(c.Payload(notificationID, &r, variant))
+	payload, err := c.PushPayload(notificationID, &r, variant)
 	if err != nil {
 		return store.OutcomeFailed, "payload"
 	}

@@ -50,6 +50,9 @@ type Limiter struct {
 	st  Store
 	log *slog.Logger
 
+	// syncing serialises Sync: two at once would both add the same local
+	// counts. Lock order: syncing before mu.
+	syncing sync.Mutex
 	mu      sync.Mutex
 	entries map[string]*entry
 }
@@ -94,8 +97,11 @@ func (lm *Limiter) Take(l store.RateLimit, now time.Time) (used int64, ok bool) 
 
 // Sync adds this node's counts to the shared counters and reads back the
 // totals of every key it knows in a current window; keys whose window has
-// ended are forgotten. A failed sync keeps the counts for the next.
+// ended are forgotten. A failed sync keeps the counts for the next. Calls
+// run one at a time.
 func (lm *Limiter) Sync(ctx context.Context, now time.Time) error {
+	lm.syncing.Lock()
+	defer lm.syncing.Unlock()
 	lm.mu.Lock()
 	keys := make([]string, 0, len(lm.entries))
 	for k, e := range lm.entries {

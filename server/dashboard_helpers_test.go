@@ -5,7 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 )
 
 // dashboard drives the dashboard in Chromium for a test. Controls are found
@@ -79,6 +82,54 @@ func (b *dashboard) apiStatus(method, path, body string, out any) int {
 		}
 	}
 	return answer.Status
+}
+
+// rows names the body rows of the table whose caption (its accessible
+// name) is table, in order: each by the text of its first link, else of its
+// header cell, else of its first cell.
+func (b *dashboard) rows(table string) []string {
+	b.t.Helper()
+	caption, _ := json.Marshal(table)
+	var out []string
+	b.d.page(`[...document.querySelectorAll('table')].filter((t) => t.caption && t.caption.textContent === `+string(caption)+`)
+		.flatMap((t) => [...t.tBodies].flatMap((body) => [...body.rows]))
+		.map((r) => (r.querySelector('a') || r.querySelector('th') || r.cells[0]).textContent)`, &out)
+	return out
+}
+
+// waitRows waits until the rows of table are want, in order, failing with
+// the rows shown last.
+func (b *dashboard) waitRows(table string, want []string) {
+	b.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for got := b.rows(table); !slices.Equal(got, want); got = b.rows(table) {
+		if time.Now().After(deadline) {
+			b.t.Fatalf("table %q: rows %q, want %q", table, got, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// recordCalls makes the page keep the path and query of every fetch it
+// makes from now on (until it is loaded again), for calls to return.
+func (b *dashboard) recordCalls() {
+	b.t.Helper()
+	b.d.page(`(window.__calls = [], window.fetch = ((fetch) => (url, init) => (window.__calls.push(String(url)), fetch(url, init)))(window.fetch), true)`, nil)
+}
+
+// calls are the recorded fetches whose path starts with prefix, oldest
+// first.
+func (b *dashboard) calls(prefix string) []string {
+	b.t.Helper()
+	var all []string
+	b.d.page(`window.__calls`, &all)
+	var out []string
+	for _, c := range all {
+		if strings.HasPrefix(c, prefix) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // mailedCodes are the codes mailed to email (verification, reset), in the

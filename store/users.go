@@ -148,4 +148,7 @@ type Users interface {
 	// UseToken spends an unexpired token of that kind, once: a second use
 	// or an expired or unknown token is ErrNotFound.
 	UseToken(ctx context.Context, hash, kind string, now time.Time) (UserToken, error)
+	// Token reads an unexpired token of that kind without spending it:
+	// ErrNotFound as for UseToken.
+	Token(ctx context.Context, hash, kind string, now time.Time) (UserToken, error)
 }

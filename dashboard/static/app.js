@@ -6,7 +6,7 @@ import { html, render, useState, useEffect, useCallback } from './vendor/preact-
 import { call, setProject, ApiError } from './api.js';
 import { Alert } from './forms.js';
 import { go, useRoute } from './router.js';
-import { SignIn, SignUp, VerifyEmail, ForgotPassword, ResetPassword } from './pages/auth.js';
+import { SignIn, SignUp, VerifyEmail, VerifyElsewhere, ForgotPassword, ResetPassword } from './pages/auth.js';
 import { Shell } from './shell.js';
 
 // signedOut reports whether a refusal says there is no session.
@@ -45,6 +45,11 @@ function App() {
   const token = route.query.get('token') || '';
   if (route.path === 'reset-password') {
     return html`<${ResetPassword} token=${token} />`;
+  }
+  // The mailed verification link, opened where nobody, or a verified
+  // person, is signed in: the one who opened it chooses their password.
+  if (route.path === 'verify-email' && (!me || me.user.emailVerified)) {
+    return html`<${VerifyElsewhere} token=${token} signedInAs=${me && me.user.email} onSignedIn=${signedIn} />`;
   }
   if (!me) {
     const alert = html`<${Alert} error=${failure} what="Whether you are signed in could not be checked" />`;

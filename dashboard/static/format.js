@@ -40,10 +40,14 @@ export function zonedLocal(iso, timeZone) {
   return parts.year + '-' + parts.month + '-' + parts.day + 'T' + parts.hour + ':' + parts.minute;
 }
 
+// timeZones are the IANA time zones to choose from, UTC first (Chromium's
+// list lacks it, and a browser on UTC would show a blank choice).
 export function timeZones() {
+  let zones = [];
   try {
-    return Intl.supportedValuesOf('timeZone');
+    zones = Intl.supportedValuesOf('timeZone');
   } catch (e) {
-    return ['UTC'];
+    // an older browser: UTC alone
   }
+  return ['UTC', ...zones.filter((z) => z !== 'UTC')];
 }

@@ -98,3 +98,23 @@ export function Alert({ error, what }) {
 export function FormError({ errors }) {
   return errors.form ? html`<p class="error" role="alert">${errors.form}</p>` : null;
 }
+
+// Copy puts the value of the field source (an input or textarea) on the
+// clipboard, with the Clipboard API or, where the page may not use it
+// (plain http away from localhost), by selecting the text and the copy
+// command; its status says whether it worked.
+export function Copy({ source, label }) {
+  const [said, setSaid] = useState('');
+  const copy = async () => {
+    const field = document.getElementById(source);
+    try {
+      await navigator.clipboard.writeText(field.value);
+      setSaid('Copied');
+    } catch (e) {
+      field.select();
+      setSaid(document.execCommand('copy') ? 'Copied' : 'Select the text and copy it with Ctrl+C or ⌘C.');
+    }
+  };
+  return html`<span class="copy"><button type="button" class="secondary" onClick=${copy}>${label}</button>
+    <span class="copied" aria-live="polite">${said}</span></span>`;
+}

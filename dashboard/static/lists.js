@@ -46,16 +46,16 @@ export function useLoad(fetcher, deps) {
 export const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // Breakdown is a table of a send's counts by one dimension, with bars of
-// its first count drawn against the largest.
-export function Breakdown({ title, rows, columns }) {
+// its first count drawn against the largest; empty says what fills it.
+export function Breakdown({ title, rows, columns, empty = 'None yet.' }) {
   const measure = columns[1][0];
   const top = Math.max(1, ...rows.map((r) => r[measure]));
   return html`<h2>${title}</h2>
-    ${rows.length === 0 ? html`<p>None yet.</p>` : html`<div class="scroll"><table class="breakdown">
+    ${rows.length === 0 ? html`<p class="empty">${empty}</p>` : html`<div class="scroll"><table class="breakdown">
       <caption class="visually-hidden">${title}</caption>
       <thead><tr>${columns.map((c) => html`<th scope="col">${c[1]}</th>`)}<th scope="col"><span class="visually-hidden">${columns[1][1] + ' chart'}</span></th></tr></thead>
       <tbody>${rows.map((r) => html`<tr>${columns.map((c) => html`<td class=${typeof r[c[0]] === 'number' ? 'num' : undefined}>
-        ${typeof r[c[0]] === 'number' ? numbers.format(r[c[0]]) : r[c[0]]}</td>`)}
+        ${typeof r[c[0]] === 'number' ? numbers.format(r[c[0]]) : html`<span class="cut" title=${r[c[0]]}>${r[c[0]]}</span>`}</td>`)}
         <td class="bar-cell" aria-hidden="true"><span class="bar" style=${{ width: Math.round(100 * r[measure] / top) + '%' }}></span></td></tr>`)}</tbody>
     </table></div>`}`;
 }

@@ -101,13 +101,37 @@ export function draftPatch(r) {
   return patch;
 }
 
-// composerError maps a send's error to the composer field it concerns.
-export function composerError(err, r) {
+// memberField is the composer's field of the send-request member a
+// refusal names (payload_too_large and invalid_url name it: "title",
+// "actions[1].url", "ab.b.image", "translations.fr.body"…) in the form v,
+// or 'form' when the field is not shown.
+function memberField(member, v) {
+  const plain = { title: 'title', body: 'body', url: 'url', icon: 'icon', image: 'image', badge: 'badge',
+    'ab.b.title': 'b-title', 'ab.b.body': 'b-body', 'ab.b.url': 'b-url', 'ab.b.image': 'b-image' };
+  if (plain[member]) return plain[member];
+  const action = /^actions\[(\d+)\]\.(title|url)$/.exec(member);
+  if (action) {
+    // The request lists only the buttons with a text.
+    const i = v.actions.map((a, j) => (a.title.trim() ? j : -1)).filter((j) => j >= 0)[Number(action[1])];
+    return i === undefined ? 'form' : 'action' + i + '-' + action[2];
+  }
+  const tr = /^translations\.([a-z]{2})\.(title|body)$/.exec(member);
+  const i = tr ? v.translations.findIndex((t) => t.language.trim().toLowerCase() === tr[1]) : -1;
+  return i >= 0 ? 'tr' + i + '-' + tr[2] : 'form';
+}
+
+// composerError maps a send's error to the composer field it concerns:
+// r is the request refused, v the form it came from.
+export function composerError(err, r, v) {
   const at = { title_required: 'title', external_ids_empty: 'externalIds', unknown_topic: 'topicId', segment_not_found: 'segmentId' };
   if (err instanceof ApiError && err.code === 'segment_not_found' && r && r.excludeSegmentId && err.message.includes(r.excludeSegmentId)) {
     return { excludeSegmentId: err.message };
   }
   if (err instanceof ApiError && at[err.code]) return { [at[err.code]]: err.message };
+  if (err instanceof ApiError && v && (err.code === 'payload_too_large' || err.code === 'invalid_url')) {
+    const named = /longest member is (\S+)$/.exec(err.message) || /^(\S+) (?:is|must) /.exec(err.message);
+    return { [named ? memberField(named[1], v) : 'form']: err.message };
+  }
   return errorsOf(err);
 }
 

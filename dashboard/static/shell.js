@@ -1,6 +1,6 @@
 // The signed-in shell: the header, the website switcher and the page the
 // route names.
-import { html, useState } from './vendor/preact-htm.module.js';
+import { html, useState, useEffect } from './vendor/preact-htm.module.js';
 import { call, setProject } from './api.js';
 import { go } from './router.js';
 import { Alert } from './forms.js';
@@ -21,6 +21,8 @@ export function Shell({ me, route, onMe, onSignOut }) {
   const websites = me.websites || [];
   const [signOutError, setSignOutError] = useState(null);
   const [current, setCurrent] = useState(() => localStorage.getItem('relaybell.project'));
+  const [menuOpen, setMenuOpen] = useState(false); // the phone's menu
+  useEffect(() => setMenuOpen(false), [route.path]);
   const site = websites.find((w) => w.projectId === current) || websites[0];
   // An owner or admin of an account adds websites to it; someone with no
   // account yet makes their own with their first website.
@@ -45,7 +47,7 @@ export function Shell({ me, route, onMe, onSignOut }) {
   } else if (route.path === 'install') {
     page = html`<${Install} site=${site} me=${me} />`;
   } else if (route.path === 'people') {
-    page = html`<${Audience} site=${site} />`;
+    page = html`<${Audience} site=${site} query=${route.query.toString()} />`;
   } else if (route.path.startsWith('people/')) {
     page = html`<${Person} site=${site} id=${decodeURIComponent(route.path.slice('people/'.length))} key=${route.path} />`;
   } else if (route.path === 'segments') {
@@ -62,27 +64,32 @@ export function Shell({ me, route, onMe, onSignOut }) {
   } else if (route.path.startsWith('compose/') && site.role !== 'viewer') {
     page = html`<${Composer} site=${site} draftId=${route.path.slice('compose/'.length)} key=${route.path} />`;
   } else if (route.path === 'notifications') {
-    page = html`<${Notifications} site=${site} status=${route.query.get('status') || ''} key=${route.query.toString()} />`;
+    page = html`<${Notifications} site=${site} query=${route.query.toString()} />`;
   } else if (route.path.startsWith('notifications/')) {
     page = html`<${NotificationDetail} site=${site} id=${route.path.slice('notifications/'.length)} key=${route.path} />`;
   } else {
     page = html`<${Home} site=${site} />`;
   }
   const link = (path, label) => html`<a href=${'#/' + path} aria-current=${route.path === path ? 'page' : undefined}>${label}</a>`;
+  // On a phone the switcher, the pages and the account fold into the menu.
   return html`<div class="shell">
     <header>
       <span class="brand"><span class="logo" aria-hidden="true"></span>RelayBell</span>
-      ${site && html`<span class="switcher"><label for="website">Website</label>
-        <select id="website" value=${site.projectId} onChange=${(e) => choose(e.currentTarget.value)}>
-          ${websites.map((w) => html`<option value=${w.projectId}>${w.name}</option>`)}
-        </select></span>`}
-      <nav aria-label="Main">${site && [link('', 'Home'), site.role !== 'viewer' && link('compose', 'New notification'), link('notifications', 'Notifications'),
-        link('people', 'Audience'), link('segments', 'Segments'), link('webhooks', 'Webhooks'), link('install', 'Install'), link('settings', 'Settings')]}
-        ${canAddWebsite && link('websites/new', 'Add website')}</nav>
-      <span class="who">${me.user.email}</span>
-      <button type="button" onClick=${() => onSignOut().catch(setSignOutError)}>Sign out</button>
+      <button type="button" class="menu-button secondary" aria-expanded=${menuOpen ? 'true' : 'false'} aria-controls="main-menu"
+        onClick=${() => setMenuOpen(!menuOpen)}>Menu</button>
+      <div id="main-menu" class=${'menu' + (menuOpen ? ' open' : '')}>
+        ${site && html`<span class="switcher"><label for="website">Website</label>
+          <select id="website" value=${site.projectId} onChange=${(e) => choose(e.currentTarget.value)}>
+            ${websites.map((w) => html`<option value=${w.projectId}>${w.name}</option>`)}
+          </select></span>`}
+        <span class="who">${me.user.email}</span>
+        <button type="button" class="secondary" onClick=${() => onSignOut().catch(setSignOutError)}>Sign out</button>
+        <nav aria-label="Main">${site && [link('', 'Home'), site.role !== 'viewer' && link('compose', 'New notification'), link('notifications', 'Notifications'),
+          link('people', 'Audience'), link('segments', 'Segments'), link('webhooks', 'Webhooks'), link('install', 'Install'), link('settings', 'Settings')]}
+          ${canAddWebsite && link('websites/new', 'Add website')}</nav>
+      </div>
       <${Alert} error=${signOutError} what="Signing out failed" />
     </header>
-    <main key=${site ? site.projectId : ''}>${page}</main>
+    <main key=${site ? site.projectId : ''} class=${route.path === 'compose' || route.path.startsWith('compose/') ? 'wide' : undefined}>${page}</main>
   </div>`;
 }

@@ -347,3 +347,18 @@ func (s *Store) UseToken(ctx context.Context, hash, kind string, now time.Time) 
 	}
 	return t, nil
 }
+
+// Token reads an unexpired token of that kind, leaving it unspent.
+func (s *Store) Token(ctx context.Context, hash, kind string, now time.Time) (store.UserToken, error) {
+	var t store.UserToken
+	err := s.db.Read().QueryRow(ctx, `SELECT hash, user_id, kind, email, created_at, expires_at FROM user_tokens
+		WHERE hash = $1 AND kind = $2`, hash, kind).
+		Scan(&t.Hash, &t.UserID, &t.Kind, &t.Email, timeDest{&t.CreatedAt}, timeDest{&t.ExpiresAt})
+	if err != nil {
+		return store.UserToken{}, fmt.Errorf("reading token: %w", s.mapErr(err))
+	}
+	if !t.ExpiresAt.After(now) {
+		return store.UserToken{}, fmt.Errorf("reading token: expired: %w", store.ErrNotFound)
+	}
+	return t, nil
+}

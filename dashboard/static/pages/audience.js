@@ -1,7 +1,8 @@
 // Audience: the list of people with every filter, bulk labels and
 // deletion, import and export.
-import { html, useState } from '../vendor/preact-htm.module.js';
+import { html, useState, useEffect } from '../vendor/preact-htm.module.js';
 import { call, ApiError } from '../api.js';
+import { go, withQuery } from '../router.js';
 import { errorsOf, Alert, Disclosure, FormError } from '../forms.js';
 import { useLoad } from '../lists.js';
 import { ruleBlank, ruleError, apiFilters, builderFilters, RuleBuilder } from '../rules.js';
@@ -14,17 +15,52 @@ function listErrors(err) {
   return err instanceof ApiError && at[err.code] ? { [at[err.code]]: err.message } : errorsOf(err);
 }
 
-export function Audience({ site }) {
+// The filters live in the page's address (#/people?country=FR&filters=…),
+// so back and reload show the same list. Its query names are the list
+// route's (spec 4.5), but for the label's value (tagValue) and the rules
+// (filters, their JSON as the route takes it).
+const dates = ['joinedFrom', 'joinedTo', 'seenFrom', 'seenTo'];
+const blankFilters = { q: '', status: 'all', country: '', device: '', language: '', topic: '', tag: '', tagValue: '',
+  joinedFrom: '', joinedTo: '', seenFrom: '', seenTo: '', rules: builderFilters(null) };
+
+function filtersOf(query) {
+  const p = new URLSearchParams(query);
+  const f = { ...blankFilters };
+  for (const k of Object.keys(blankFilters)) if (k !== 'rules' && p.get(k)) f[k] = p.get(k);
+  try {
+    f.rules = builderFilters(JSON.parse(p.get('filters') || 'null'));
+  } catch (e) {
+    // an address cut short: no rules
+  }
+  return f;
+}
+
+// labelsOf is a person's labels in words: plan=gold, vip.
+const labelsOf = (p) => p.tags.map((t) => (t.value === null ? t.key : t.key + '=' + t.value)).join(', ');
+
+// startedRules are the rules someone began to fill in.
+const startedRules = (f) => ({ ...f.rules, rules: f.rules.rules.filter((r) => !ruleBlank(r)) });
+
+function addressOf(f) {
+  const p = new URLSearchParams();
+  for (const k of Object.keys(blankFilters)) if (k !== 'rules' && f[k].trim() && f[k] !== blankFilters[k]) p.set(k, f[k].trim());
+  if (!f.tag) p.delete('tagValue');
+  const rules = startedRules(f);
+  if (rules.rules.length) p.set('filters', JSON.stringify(apiFilters(rules)));
+  return p.toString();
+}
+
+export function Audience({ site, query = '' }) {
   const canChange = site.role !== 'viewer';
-  const blank = { q: '', status: 'all', country: '', device: '', language: '', topic: '', tag: '', tagValue: '',
-    joinedFrom: '', joinedTo: '', seenFrom: '', seenTo: '', rules: builderFilters(null) };
-  const [filters, setFilters] = useState(blank);
-  const [applied, setApplied] = useState(blank);
+  const applied = filtersOf(query);
+  const [filters, setFilters] = useState(applied);
+  useEffect(() => setFilters(filtersOf(query)), [query]); // back, forward, a link
   const [picked, setPicked] = useState([]);
+  useEffect(() => setPicked([]), [query]);
   const [errors, setErrors] = useState({}); // of the filters or picks refused here
   const [label, setLabel] = useState({ key: '', value: '' });
   const [done, setDone] = useState('');
-  const query = (cursor) => {
+  const listQuery = (cursor) => {
     const p = new URLSearchParams({ count: '1' });
     if (applied.q.trim()) p.set('q', applied.q.trim());
     if (applied.status !== 'all') p.set('status', applied.status);
@@ -33,15 +69,15 @@ export function Audience({ site }) {
     if (applied.language) p.set('language', applied.language);
     if (applied.topic) p.set('topic', applied.topic);
     if (applied.tag) p.set('tag', applied.tag + (applied.tagValue ? ':' + applied.tagValue : ''));
-    for (const k of ['joinedFrom', 'joinedTo', 'seenFrom', 'seenTo']) if (applied[k]) p.set(k, applied[k]);
-    if (['joinedFrom', 'joinedTo', 'seenFrom', 'seenTo'].some((k) => applied[k])) p.set('tz', site.timezone);
-    const rules = apiFilters({ ...applied.rules, rules: applied.rules.rules.filter((r) => !ruleBlank(r)) }); // checked on submit
+    for (const k of dates) if (applied[k]) p.set(k, applied[k]);
+    if (dates.some((k) => applied[k])) p.set('tz', site.timezone);
+    const rules = apiFilters(startedRules(applied)); // checked on submit
     if (rules.rules.length) p.set('filters', JSON.stringify(rules));
     if (cursor) p.set('cursor', cursor);
     return p.toString();
   };
-  const list = useLoad(() => call('GET', '/audience/subscribers?' + query(null)), [site.projectId, applied]);
-  const more = () => list.more(() => call('GET', '/audience/subscribers?' + query(list.data.nextCursor)),
+  const list = useLoad(() => call('GET', '/audience/subscribers?' + listQuery(null)), [site.projectId, query]);
+  const more = () => list.more(() => call('GET', '/audience/subscribers?' + listQuery(list.data.nextCursor)),
     (old, a) => ({ items: old.items.concat(a.items), nextCursor: a.nextCursor, total: a.total }));
   const reload = () => {
     setPicked([]);
@@ -89,13 +125,13 @@ export function Audience({ site }) {
     <${Alert} error=${facetsLoad.error} what="The choices of the filters did not load" />
     <form class="filters" role="search" onSubmit=${(e) => {
       e.preventDefault();
-      const started = { ...filters.rules, rules: filters.rules.rules.filter((r) => !ruleBlank(r)) };
+      const started = startedRules(filters);
       const bad = started.rules.length > 0 && ruleError(started);
       setErrors(bad ? { rules: bad } : {});
-      if (!bad) {
-        setPicked([]);
-        setApplied(filters);
-      }
+      if (bad) return;
+      const next = addressOf(filters);
+      if (next === query) reload();
+      else go(withQuery('people', next));
     }}>
       <div class="field"><label for="people-q">Search people</label>
         <input id="people-q" type="search" value=${filters.q} onInput=${set('q')} /></div>
@@ -117,7 +153,7 @@ export function Audience({ site }) {
       ${filters.tag && html`<div class="field"><label for="people-tag-value">Label value</label>
         <select id="people-tag-value" value=${filters.tagValue} onChange=${set('tagValue')}><option value="">Any value</option>
           ${(tagFacet ? tagFacet.values : []).map((x) => html`<option value=${x}>${x}</option>`)}</select></div>`}
-      <${Disclosure} label="More filters" className="wide">
+      <${Disclosure} label="More filters" className="wide" open=${dates.some((k) => applied[k]) || startedRules(applied).rules.length > 0}>
         <div class="row">${date('joinedFrom', 'Joined from')}${date('joinedTo', 'Joined to')}${date('seenFrom', 'Last seen from')}${date('seenTo', 'Last seen to')}</div>
         <${RuleBuilder} filters=${filters.rules} onChange=${(rules) => setFilters({ ...filters, rules })} name="people" legend="People matching rules"
           error=${shown.rules} />
@@ -135,11 +171,12 @@ export function Audience({ site }) {
         <th scope="col">Country</th><th scope="col">Devices</th><th scope="col">Labels</th><th scope="col">Last seen</th></tr></thead>
       <tbody>${items.map((p) => html`<tr>
         ${canChange && html`<td><input type="checkbox" aria-label=${'Pick ' + (p.externalId || p.id)} checked=${picked.includes(p.id)} onChange=${() => pick(p.id)} /></td>`}
-        <td><a href=${'#/people/' + encodeURIComponent(p.id)}>${p.externalId || p.id}</a></td><td>${p.status.replace('_', ' ')}</td>
+        <td><a class="cut" href=${'#/people/' + encodeURIComponent(p.id)} title=${p.externalId || p.id}>${p.externalId || p.id}</a></td><td>${p.status.replace('_', ' ')}</td>
         <td>${p.country}</td><td>${p.devices.join(', ')}</td>
-        <td>${p.tags.map((t) => (t.value === null ? t.key : t.key + '=' + t.value)).join(', ')}</td>
+        <td><span class="cut" title=${labelsOf(p)}>${labelsOf(p)}</span></td>
         <td>${formatTime(p.lastSeenAt, site.timezone)}</td></tr>`)}</tbody></table></div>`}
-    ${!list.loading && items.length === 0 && !shown.form && html`<p>Nobody matches.</p>`}
+    ${!list.loading && items.length === 0 && !shown.form && (query ? html`<p class="empty">Nobody matches these filters. Change them, or <a href="#/people">list everyone</a>.</p>`
+      : html`<p class="empty">Nobody has subscribed yet. Put the snippet on your website (<a href="#/install">Install</a>) and people who allow notifications appear here${canChange ? ', or import your users from a CSV file above' : ''}.</p>`)}
     ${list.loading && html`<p role="status">Loading…</p>`}
     ${list.data && list.data.nextCursor && !list.loading && html`<button type="button" onClick=${more}>Load more</button>`}
     ${canChange && picked.length > 0 && html`<form class="bulk" onSubmit=${tag}>

@@ -1,4 +1,6 @@
-// The composer: writes a send or changes a draft.
+// The composer: writes a send or changes a draft. The form stays in this
+// browser until it is sent, saved or discarded (unsent.js); the push's
+// size and the texts' lengths show as they are typed (budget.js).
 import { html, useState, useEffect, useRef } from '../vendor/preact-htm.module.js';
 import { call, ApiError } from '../api.js';
 import { go } from '../router.js';
@@ -6,62 +8,31 @@ import { Alert, Field, useForm, Disclosure, FormError } from '../forms.js';
 import { useLoad } from '../lists.js';
 import { ruleError, RuleBuilder } from '../rules.js';
 import { composerValues, sendRequest, representable, contentMembers, draftPatch, composerError, when } from '../sends.js';
+import { readUnsent, useUnsent } from '../unsent.js';
 import { numbers, zonedToUTC, timeZones } from '../format.js';
 import { Preview } from './preview.js';
-
-// mergeNames are the subscriber attributes merge tags know (spec 2.1).
-const mergeNames = [['external_id', 'External id'], ['country', 'Country'], ['language', 'Language'], ['timezone', 'Time zone'], ['device', 'Device']];
-
-// MergeTags inserts {name|fallback} into the title or the message.
-function MergeTags({ labels, onInsert }) {
-  const [name, setName] = useState('external_id');
-  const [fallback, setFallback] = useState('');
-  const tag = '{' + name + (fallback ? '|' + fallback.replace(/[{}]/g, '') : '') + '}';
-  return html`<${Disclosure} label="Merge tags">
-    <p class="hint">A merge tag is replaced by each subscriber’s value, or by the fallback when they have none.</p>
-    <div class="row">
-      <div class="field"><label for="merge-name">Value</label>
-        <select id="merge-name" value=${name} onChange=${(e) => setName(e.currentTarget.value)}>
-          ${mergeNames.map(([v, l]) => html`<option value=${v}>${l}</option>`)}
-          ${labels.filter((k) => /^[A-Za-z0-9_.:-]{1,64}$/.test(k) && !mergeNames.some(([a]) => a.toLowerCase() === k.toLowerCase()) &&
-            !['externalid', 'subscriber_id'].includes(k.toLowerCase())).map((k) => html`<option value=${k}>${'Label: ' + k}</option>`)}
-        </select></div>
-      <div class="field"><label for="merge-fallback">Fallback</label>
-        <input id="merge-fallback" value=${fallback} onInput=${(e) => setFallback(e.currentTarget.value)} /></div>
-    </div>
-    <p class="actions"><code>${tag}</code>
-      <button type="button" class="secondary" onClick=${() => onInsert('title', tag)}>Insert into title</button>
-      <button type="button" class="secondary" onClick=${() => onInsert('body', tag)}>Insert into message</button></p>
-  <//>`;
-}
-
-// Translations edits the title and message per language.
-function Translations({ rows, onChange }) {
-  const edit = (i, change) => onChange(rows.map((t, j) => (j === i ? { ...t, ...change } : t)));
-  return html`<${Disclosure} label="Translations" open=${rows.length > 0}>
-    <p class="hint">Browsers in these languages get this title and message; others get the main text.</p>
-    ${rows.map((t, i) => html`<div class="row translation" role="group" aria-label=${'Translation ' + (i + 1)}>
-      <div class="field"><label for=${'tr' + i + '-language'}>${'Language of translation ' + (i + 1)}</label>
-        <input id=${'tr' + i + '-language'} value=${t.language} maxlength="2" placeholder="fr" onInput=${(e) => edit(i, { language: e.currentTarget.value })} /></div>
-      <div class="field"><label for=${'tr' + i + '-title'}>${'Title of translation ' + (i + 1)}</label>
-        <input id=${'tr' + i + '-title'} value=${t.title} onInput=${(e) => edit(i, { title: e.currentTarget.value })} /></div>
-      <div class="field"><label for=${'tr' + i + '-body'}>${'Message of translation ' + (i + 1)}</label>
-        <input id=${'tr' + i + '-body'} value=${t.body} onInput=${(e) => edit(i, { body: e.currentTarget.value })} /></div>
-      <button type="button" class="secondary" aria-label=${'Remove translation ' + (i + 1)} onClick=${() => onChange(rows.filter((_, j) => j !== i))}>Remove</button>
-    </div>`)}
-    <button type="button" class="secondary" onClick=${() => onChange([...rows, { language: '', title: '', body: '' }])}>Add translation</button>
-  <//>`;
-}
+import { MergeTags, Translations } from './texts.js';
+import { payloadSize, Budget, counted } from './budget.js';
 
 // Composer writes a send, or changes the draft draftId.
 export function Composer({ site, draftId }) {
-  const f = useForm(() => {
-    const saved = sessionStorage.getItem('relaybell.duplicate');
+  const unsentKey = 'relaybell.unsent.' + site.projectId + (draftId ? '.' + draftId : '');
+  // The form starts as a duplicated send, the unsent form kept from
+  // before (restored), or empty; a draft's once it loads.
+  const [start] = useState(() => {
+    const blank = composerValues(null, site.timezone);
+    const duplicated = sessionStorage.getItem('relaybell.duplicate');
     sessionStorage.removeItem('relaybell.duplicate');
-    return composerValues(saved && !draftId ? JSON.parse(saved) : null, site.timezone);
+    if (duplicated && !draftId) return { blank, values: composerValues(JSON.parse(duplicated), site.timezone), restored: false };
+    const kept = !draftId && readUnsent(unsentKey);
+    return { blank, values: kept ? { ...blank, ...kept } : blank, restored: !!kept };
   });
+  const f = useForm(start.values);
+  const [baseline, setBaseline] = useState(start.blank); // what the form holds with nothing unsent
+  const [restored, setRestored] = useState(start.restored);
   const choices = useLoad(() => Promise.all([call('GET', '/topics'), call('GET', '/segments')]), [site.projectId]);
   const facets = useLoad(() => call('GET', '/audience/subscribers/facets'), [site.projectId]);
+  const settings = useLoad(() => call('GET', '/settings'), [site.projectId]); // the default link and icon, and UTM tags, of the push's size
   const lists = {
     topics: (choices.data && choices.data[0].topics) || [],
     segments: (choices.data && choices.data[1].segments) || [],
@@ -69,7 +40,7 @@ export function Composer({ site, draftId }) {
   };
   const draft = useLoad(() => (draftId ? call('GET', '/notifications/' + encodeURIComponent(draftId)) : Promise.resolve(null)), [draftId]);
   const [loaded, setLoaded] = useState(!draftId);
-  const [confirm, setConfirm] = useState(null); // {request, audience}
+  const [confirm, setConfirm] = useState(null); // {request, audience, none}
   const sendButton = useRef(null);
   useEffect(() => { if (confirm && sendButton.current) sendButton.current.focus(); }, [confirm]);
   useEffect(() => {
@@ -83,26 +54,39 @@ export function Composer({ site, draftId }) {
       f.setErrors({ form: 'This draft combines audience choices the composer cannot show; change or send it through the API.' });
       return;
     }
-    f.setValues(composerValues(d.sendBody, site.timezone));
+    const saved = composerValues(d.sendBody, site.timezone);
+    const kept = readUnsent(unsentKey);
+    setBaseline(saved);
+    f.setValues(kept ? { ...saved, ...kept } : saved);
+    setRestored(!!kept);
     setLoaded(true);
   }, [draft.data]);
   const v = f.values;
-  // audience counts who a send would reach before it goes.
+  const unsent = useUnsent(unsentKey, v, baseline, loaded, draftId ? 'Leave this draft? Your unsaved changes will be discarded.'
+    : 'Leave the composer? Your unsent notification will be discarded.');
+  const startOver = () => {
+    unsent.forget();
+    f.setValues(baseline);
+    f.setErrors({});
+    setRestored(false);
+  };
+  // audience counts who a send would reach before it goes: {text, count}
+  // (count null when not counted).
   const audience = async (r) => {
     if (r.externalIds) {
-      return numbers.format(r.externalIds.length) + (r.externalIds.length === 1 ? ' person' : ' people') + ' named';
+      return { text: numbers.format(r.externalIds.length) + (r.externalIds.length === 1 ? ' person' : ' people') + ' named', count: null };
     }
     const body = {};
     if (r.topicId) body.topicId = r.topicId;
     if (r.filters) body.filters = r.filters;
     if (r.segmentId) {
       const seg = lists.segments.find((g) => g.id === r.segmentId);
-      if (!seg) return 'the segment’s browsers (not counted: the segments did not load)';
+      if (!seg) return { text: 'the segment’s browsers (not counted: the segments did not load)', count: null };
       body.filters = seg.filters;
     }
     const answer = await call('POST', '/segments/preview', body);
     const n = numbers.format(answer.count) + (answer.count === 1 ? ' browser' : ' browsers');
-    return r.excludeSegmentId || r.excludeFilters ? 'at most ' + n + ' (before leaving out the excluded)' : n;
+    return { text: r.excludeSegmentId || r.excludeFilters ? 'at most ' + n + ' (before leaving out the excluded)' : n, count: answer.count };
   };
   // formErrors refuses a send or draft whose rules cannot go as they are,
   // or that is to go later with no time, or one past (it would go now).
@@ -140,8 +124,9 @@ export function Composer({ site, draftId }) {
       f.setErrors(bad);
       return;
     }
-    setConfirm({ request: r, audience: await audience(r) });
-  }, composerError);
+    const a = await audience(r);
+    setConfirm({ request: r, audience: a.text, none: a.count === 0 });
+  }, (err) => composerError(err, null, v));
   const send = once(async () => {
     const r = confirm.request;
     setConfirm(null);
@@ -154,9 +139,10 @@ export function Composer({ site, draftId }) {
       } else {
         answer = await call('POST', '/notifications', r);
       }
+      unsent.forget();
       go('notifications/' + answer.notificationId);
     } catch (err) {
-      f.setErrors(composerError(err, r));
+      f.setErrors(composerError(err, r, v));
     }
   });
   const saveDraft = once(async () => {
@@ -172,9 +158,10 @@ export function Composer({ site, draftId }) {
       } else {
         await call('POST', '/notifications', r);
       }
+      unsent.forget();
       go('notifications?status=draft');
     } catch (err) {
-      f.setErrors(composerError(err, r));
+      f.setErrors(composerError(err, r, v));
     }
   });
   const [tested, setTested] = useState('');
@@ -191,7 +178,7 @@ export function Composer({ site, draftId }) {
       setTested('Test sent to ' + numbers.format(a.devices) + (a.devices === 1 ? ' test device.' : ' test devices.'));
     } catch (err) {
       f.setErrors(err instanceof ApiError && err.code === 'no_test_devices'
-        ? { form: 'No test devices yet: subscribe a browser on the Install page first.' } : composerError(err));
+        ? { form: 'No test devices yet: subscribe a browser on the Install page first.' } : composerError(err, content, v));
     }
   });
   const insert = (field, tag) => f.set(field)(v[field] + tag);
@@ -203,33 +190,37 @@ export function Composer({ site, draftId }) {
       <option value="">${empty}</option>
       ${options.map((o) => html`<option value=${o.id}>${o.name}</option>`)}
     </select>${error && html`<p class="error" id=${id + '-error'}>${error}</p>`}</div>`;
+  // link is an optional field of a link or an image's address.
+  const link = (id, label, value, onInput, hint) => html`<${Field} id=${id} label=${label} type="url" value=${value} onInput=${onInput}
+    error=${f.errors[id]} required=${false} hint=${hint} />`;
   const setB = (k) => (x) => f.set('b')({ ...v.b, [k]: x });
+  const setAction = (i, k) => (x) => f.set('actions')(v.actions.map((a, j) => (j === i ? { ...a, [k]: x } : a)));
   if (!loaded) {
     return html`<section><h1>Edit draft</h1><${FormError} errors=${f.errors} /><${Alert} error=${draft.error} />
       ${!f.errors.form && !draft.error && html`<p role="status">Loading…</p>`}</section>`;
   }
-  return html`<section>
+  return html`<section class="composer">
     <h1>${draftId ? 'Edit draft' : 'New notification'}</h1>
     <form onSubmit=${review} novalidate>
+      ${restored && html`<div class="notice"><p>${draftId ? 'Restored your unsaved changes to this draft.' : 'Restored your unsent notification.'}</p>
+        <button type="button" class="secondary" onClick=${startOver}>${draftId ? 'Discard changes' : 'Start over'}</button></div>`}
       <${FormError} errors=${f.errors} />
-      <${Field} id="title" label="Title" value=${v.title} onInput=${f.set('title')} error=${f.errors.title} />
-      <${Field} id="body" label="Message" value=${v.body} onInput=${f.set('body')} error=${f.errors.body} required=${false} />
+      <${Field} id="title" label="Title" value=${v.title} onInput=${f.set('title')} error=${f.errors.title} hint=${counted('title', v.title)} />
+      <${Field} id="body" label="Message" value=${v.body} onInput=${f.set('body')} error=${f.errors.body} required=${false} hint=${counted('body', v.body)} />
       <${Alert} error=${facets.error} what="The labels for merge tags did not load" />
       <${MergeTags} labels=${lists.labels} onInsert=${insert} />
-      <${Field} id="url" label="Link" type="url" value=${v.url} onInput=${f.set('url')} error=${f.errors.url} required=${false} hint="Where a click goes; the website's default link when empty." />
-      <${Field} id="icon" label="Icon" type="url" value=${v.icon} onInput=${f.set('icon')} required=${false} />
-      <${Field} id="image" label="Image" type="url" value=${v.image} onInput=${f.set('image')} required=${false} />
-      <${Field} id="badge" label="Badge" type="url" value=${v.badge} onInput=${f.set('badge')} required=${false}
-        hint="A small one-colour PNG with a transparent background (about 96×96) for Android's status bar." />
+      ${link('url', 'Link', v.url, f.set('url'), 'Where a click goes; the website\'s default link when empty.')}
+      ${link('icon', 'Icon', v.icon, f.set('icon'))}
+      ${link('image', 'Image', v.image, f.set('image'))}
+      ${link('badge', 'Badge', v.badge, f.set('badge'), 'A small one-colour PNG with a transparent background (about 96×96) for Android\'s status bar.')}
       <fieldset><legend>Buttons (up to 2)</legend>
         ${v.actions.map((a, i) => html`<div class="row">
           <${Field} id=${'action' + i + '-title'} label=${'Button ' + (i + 1) + ' text'} value=${a.title} required=${false}
-            onInput=${(t) => f.set('actions')(v.actions.map((x, j) => (j === i ? { ...x, title: t } : x)))} />
-          <${Field} id=${'action' + i + '-url'} label=${'Button ' + (i + 1) + ' link'} type="url" value=${a.url} required=${false}
-            onInput=${(u) => f.set('actions')(v.actions.map((x, j) => (j === i ? { ...x, url: u } : x)))} />
+            error=${f.errors['action' + i + '-title']} onInput=${setAction(i, 'title')} />
+          ${link('action' + i + '-url', 'Button ' + (i + 1) + ' link', a.url, setAction(i, 'url'))}
         </div>`)}
       </fieldset>
-      <${Translations} rows=${v.translations} onChange=${f.set('translations')} />
+      <${Translations} rows=${v.translations} onChange=${f.set('translations')} errors=${f.errors} />
       <${Disclosure} label="More options">
         <${Field} id="ttl" label="Time to live (seconds)" type="number" value=${v.ttl} onInput=${f.set('ttl')} required=${false} error=${f.errors.ttl}
           hint="How long a push service keeps trying an offline browser: 1 to 2,419,200; 24 hours when empty." />
@@ -241,10 +232,10 @@ export function Composer({ site, draftId }) {
         <label class="choice"><input type="checkbox" checked=${v.ab} onChange=${(e) => f.set('ab')(e.currentTarget.checked)} /> Test a version B</label>
         ${v.ab && html`<div>
           <p class="hint">Each browser gets version A (the fields above) or B; B's empty fields come from A.</p>
-          <${Field} id="b-title" label="Version B title" value=${v.b.title} onInput=${setB('title')} required=${false} />
-          <${Field} id="b-body" label="Version B message" value=${v.b.body} onInput=${setB('body')} required=${false} />
-          <${Field} id="b-url" label="Version B link" type="url" value=${v.b.url} onInput=${setB('url')} required=${false} />
-          <${Field} id="b-image" label="Version B image" type="url" value=${v.b.image} onInput=${setB('image')} required=${false} />
+          <${Field} id="b-title" label="Version B title" value=${v.b.title} onInput=${setB('title')} required=${false} error=${f.errors['b-title']} />
+          <${Field} id="b-body" label="Version B message" value=${v.b.body} onInput=${setB('body')} required=${false} error=${f.errors['b-body']} />
+          ${link('b-url', 'Version B link', v.b.url, setB('url'))}
+          ${link('b-image', 'Version B image', v.b.image, setB('image'))}
           <label class="choice"><input type="checkbox" checked=${v.autoWinner} onChange=${(e) => f.set('autoWinner')(e.currentTarget.checked)} /> Send the winner to the rest automatically</label>
           ${v.autoWinner && html`<div class="row">
             <${Field} id="testPercent" label="Test group (% of the audience)" type="number" value=${v.testPercent} onInput=${f.set('testPercent')} hint="1 to 90." />
@@ -252,8 +243,6 @@ export function Composer({ site, draftId }) {
           </div>`}
         </div>`}
       </fieldset>
-      ${v.ab && html`<${Preview} v=${{ ...v, title: v.b.title || v.title, body: v.b.body || v.body, url: v.b.url || v.url, image: v.b.image || v.image }}
-        site=${site} heading="Version B preview" id="preview-b" />`}
       <fieldset><legend>Audience</legend>
         <${Alert} error=${choices.error} what="The topics and segments did not load" />
         ${radio('audience', 'everyone', 'Everyone')}
@@ -289,18 +278,25 @@ export function Composer({ site, draftId }) {
         ${v.when === 'local' && html`<${Field} id="localTime" label="Local time" type="time" value=${v.localTime} onInput=${f.set('localTime')} />`}
         ${radio('when', 'smart', 'At each subscriber’s most active hour')}
       </fieldset>
+      <${Budget} size=${payloadSize(sendRequest(v, site, false), site, settings.data && settings.data.settings)} />
       <div class="actions"><button type="submit" disabled=${f.busy}>Review and send</button>
         <button type="button" class="secondary" onClick=${saveDraft} disabled=${pending}>Save draft</button>
         <button type="button" class="secondary" onClick=${test} disabled=${pending}>Send a test</button></div>
       ${tested && html`<p role="status">${tested}</p>`}
     </form>
-    <${Preview} v=${v} site=${site} />
+    <aside aria-label="Previews">
+      <${Preview} v=${v} site=${site} />
+      ${v.ab && html`<${Preview} v=${{ ...v, title: v.b.title || v.title, body: v.b.body || v.body, url: v.b.url || v.url, image: v.b.image || v.image }}
+        site=${site} heading="Version B preview" id="preview-b" />`}
+    </aside>
     ${confirm && html`<div class="dialog" role="dialog" aria-modal="true" aria-labelledby="confirm-title"
       onKeyDown=${(e) => { if (e.key === 'Escape') setConfirm(null); }}>
       <h2 id="confirm-title">Send “${confirm.request.title}”?</h2>
       <p>It goes to ${confirm.audience}${when(confirm.request, site, v.sendZone)}.</p>
-      <div class="actions"><button type="button" ref=${sendButton} onClick=${send} disabled=${pending}>Send</button>
-        <button type="button" class="secondary" onClick=${() => setConfirm(null)}>Back</button></div>
+      ${confirm.none && html`<p class="warning">This reaches no one yet: no subscribed browser matches this audience.
+        Choose another audience, or save it as a draft until people subscribe.</p>`}
+      <div class="actions">${!confirm.none && html`<button type="button" ref=${sendButton} onClick=${send} disabled=${pending}>Send</button>`}
+        <button type="button" class="secondary" ref=${confirm.none ? sendButton : undefined} onClick=${() => setConfirm(null)}>Back</button></div>
     </div>`}
   </section>`;
 }

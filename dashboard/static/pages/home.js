@@ -84,12 +84,12 @@ export function Home({ site }) {
       </table></div>
     <//>`}
     <h2>Latest sends</h2>
-    ${items && items.length === 0 && html`<p>Nothing sent yet. <a href="#/install">Install RelayBell on your website</a> to get subscribers.</p>`}
+    ${items && items.length === 0 && html`<p class="empty">Nothing sent yet. <a href="#/install">Install RelayBell on your website</a> to get subscribers${site.role !== 'viewer' ? html`, then <a href="#/compose">write your first notification</a>` : ''}.</p>`}
     ${items && items.length > 0 && html`<div class="scroll"><table>
       <caption class="visually-hidden">Latest sends</caption>
       <thead><tr><th scope="col">Title</th><th scope="col">Status</th><th scope="col">Sent</th><th scope="col">Clicked</th><th scope="col">CTR</th><th scope="col">Created</th></tr></thead>
       <tbody>${items.map((n) => html`<tr>
-        <td><a href=${'#/notifications/' + n.id}>${n.title}</a></td><td>${n.status}</td><td class="num">${numbers.format(n.sent)}</td>
+        <td><a class="cut" href=${'#/notifications/' + n.id} title=${n.title}>${n.title}</a></td><td>${n.status}</td><td class="num">${numbers.format(n.sent)}</td>
         <td class="num">${numbers.format(n.clicked)}</td><td class="num">${numbers.format(n.ctr)} %</td>
         <td>${formatTime(n.created_at, site.timezone)}</td></tr>`)}</tbody>
     </table></div>`}

@@ -1,10 +1,11 @@
 // Install: the snippet, this browser as a test device, the test devices.
 import { html, useState } from '../vendor/preact-htm.module.js';
 import { call } from '../api.js';
-import { actions, Alert } from '../forms.js';
+import { actions, Alert, Copy } from '../forms.js';
 import { useLoad } from '../lists.js';
 import { formatTime } from '../format.js';
 
+// loadSDK loads the browser SDK of a website into this page, once; the
 // dashboard's root worker (/relaybell-sw.js) serves that website.
 function loadSDK(projectId) {
   if (window.RelayBell) {
@@ -84,12 +85,12 @@ function TestDevices({ site, version }) {
     <h2 id="devices-title">Test devices</h2>
     <p>Test sends from the composer go to these browsers only, at most 120 an hour.</p>
     <${Alert} error=${error || devices.error} />
-    ${list && list.length === 0 && html`<p>No test devices yet: subscribe this browser above.</p>`}
+    ${list && list.length === 0 && html`<p class="empty">No test devices yet. ${site.role !== 'viewer' ? 'Subscribe this browser above' : 'An owner or admin subscribes one here'}, and the composer’s “Send a test” reaches it before everyone.</p>`}
     ${list && list.length > 0 && html`<div class="scroll"><table>
       <caption class="visually-hidden">Test devices</caption>
       <thead><tr><th scope="col">Name</th><th scope="col">Device</th><th scope="col">Person</th><th scope="col">Last seen</th>
         ${canChange && html`<th scope="col"><span class="visually-hidden">Actions</span></th>`}</tr></thead>
-      <tbody>${list.map((d) => html`<tr><td>${d.name}</td><td>${d.device}</td><td>${d.externalId || '—'}</td>
+      <tbody>${list.map((d) => html`<tr><td><span class="cut" title=${d.name}>${d.name}</span></td><td>${d.device}</td><td>${d.externalId || '—'}</td>
         <td>${formatTime(d.last_seen_at, site.timezone)}</td>
         ${canChange && html`<td><button type="button" class="secondary" aria-label=${'Remove test device ' + d.name} onClick=${act('DELETE', '/test-devices/' + encodeURIComponent(d.id))}>Remove</button></td>`}</tr>`)}</tbody>
     </table></div>`}
@@ -101,17 +102,20 @@ export function Install({ site, me }) {
   const base = location.origin + '/api/v1/projects/' + site.projectId;
   const snippet = '<script src="' + base + '/sdk.js" async></script>';
   const worker = "importScripts('" + base + "/sw.js');";
-  const Code = ({ id, label, value, hint }) => html`<div class="field">
+  // code is a text to put on the website, with a copy button for those
+  // who install (a viewer selects the text: the page shows them no control).
+  const code = (id, label, value, hint, copy) => html`<div class="field">
     <label for=${id}>${label}</label>
     <textarea id=${id} readonly rows=${Math.min(3, Math.ceil(value.length / 70))} aria-describedby=${id + '-hint'} value=${value}></textarea>
     <p class="hint" id=${id + '-hint'}>${hint}</p>
+    ${site.role !== 'viewer' && html`<${Copy} source=${id} label=${copy} />`}
   </div>`;
   return html`<section>
     <h1>Install on ${site.name}</h1>
     <p>Three steps put the subscribe prompt on <span class="url">${site.url}</span>.</p>
-    <${Code} id="snippet" label="Script tag" value=${snippet} hint="Put it in the <head> of every page." />
-    <${Code} id="worker" label="Service worker file" value=${worker} hint="Serve this one line at /relaybell-sw.js on your website." />
-    <${Code} id="vapid" label="VAPID public key" value=${site.vapidPublicKey} hint="The SDK fetches it itself; here for other clients." />
+    ${code('snippet', 'Script tag', snippet, 'Put it in the <head> of every page.', 'Copy snippet')}
+    ${code('worker', 'Service worker file', worker, 'Serve this one line at /relaybell-sw.js on your website.', 'Copy service worker line')}
+    ${code('vapid', 'VAPID public key', site.vapidPublicKey, 'The SDK fetches it itself; here for other clients.', 'Copy VAPID key')}
     ${site.role !== 'viewer' && html`<${TryHere} site=${site} me=${me} onAdded=${() => setVersion(version + 1)} />`}
     <${TestDevices} site=${site} version=${version} />
   </section>`;

@@ -1,7 +1,7 @@
 // API keys: scopes and expiry, the secret shown once, revoking.
 import { html, useState } from '../vendor/preact-htm.module.js';
 import { call } from '../api.js';
-import { errorsOf, actions, Alert, Field, useForm, FormError } from '../forms.js';
+import { errorsOf, actions, Alert, Field, useForm, FormError, Copy } from '../forms.js';
 import { useLoad } from '../lists.js';
 import { formatTime, zonedToUTC } from '../format.js';
 
@@ -30,14 +30,15 @@ export function Keys({ site, canChange }) {
       <p>The key “${created.key.name}” is made. Copy it now: it is never shown again.</p>
       <label for="new-key">New API key</label>
       <input id="new-key" readonly value=${created.apiKey} />
+      <${Copy} source="new-key" label="Copy API key" />
     </div>`}
-    ${keys && keys.length === 0 && html`<p>No keys yet.</p>`}
+    ${keys && keys.length === 0 && html`<p class="empty">No keys yet. ${canChange ? 'Create one below' : 'An owner or admin creates them here'} to call the API from your server: sends, events and your audience.</p>`}
     ${keys && keys.length > 0 && html`<div class="scroll"><table>
       <caption class="visually-hidden">API keys</caption>
       <thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Scopes</th><th scope="col">Expires</th><th scope="col">Last used</th>
         ${canChange && html`<th scope="col"><span class="visually-hidden">Actions</span></th>`}</tr></thead>
       <tbody>${keys.map((k) => html`<tr>
-        <td>${k.name}</td><td><code>${k.prefix}…</code></td><td>${k.scopes.join(', ')}</td>
+        <td><span class="cut" title=${k.name}>${k.name}</span></td><td><code>${k.prefix}…</code></td><td>${k.scopes.join(', ')}</td>
         <td>${k.expires_at ? formatTime(k.expires_at, site.timezone) : 'never'}${k.expired ? ' (expired)' : ''}</td>
         <td>${k.last_used_at ? formatTime(k.last_used_at, site.timezone) : 'never'}</td>
         ${canChange && html`<td><button type="button" class="secondary" aria-label=${'Revoke ' + k.name} onClick=${actions(load, (err) => f.setErrors(errorsOf(err)))(

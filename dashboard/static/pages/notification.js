@@ -7,6 +7,7 @@ import { actions, Alert } from '../forms.js';
 import { useLoad, Breakdown } from '../lists.js';
 import { representable, duplicate } from '../sends.js';
 import { numbers, formatTime } from '../format.js';
+import { isHTTPURL } from './budget.js';
 
 export function NotificationDetail({ site, id }) {
   const load = useLoad(() => call('GET', '/notifications/' + encodeURIComponent(id)), [id, site.projectId]);
@@ -32,6 +33,7 @@ export function NotificationDetail({ site, id }) {
     <dl class="facts">
       <dt>Status</dt><dd>${n.status.replace(/_/g, ' ')}${n.error ? ' (' + n.error + ')' : ''}</dd>
       <dt>Audience</dt><dd>${n.targetSummary}</dd>
+      ${n.url && html`<dt>Link</dt><dd>${isHTTPURL(n.url) ? html`<a href=${n.url} rel="noopener noreferrer" target="_blank">${n.url}</a>` : n.url}</dd>`}
       <dt>Created</dt><dd>${formatTime(n.created_at, site.timezone)}</dd>
       ${n.scheduled_at && html`<dt>Scheduled</dt><dd>${formatTime(n.scheduled_at, site.timezone)}</dd>`}
       ${n.local_time && html`<dt>Timing</dt><dd>${n.local_time === 'smart' ? 'Each subscriber’s most active hour' : n.local_time + ' in each subscriber’s time zone'}</dd>`}
@@ -53,9 +55,13 @@ export function NotificationDetail({ site, id }) {
       <tbody>${steps.map(([k, label]) => html`<tr><th scope="row">${label}</th><td class="num">${numbers.format(d.funnel[k])}</td>
         <td class="bar-cell"><span class="bar" style=${{ width: Math.round(100 * d.funnel[k] / top) + '%' }}></span></td></tr>`)}</tbody>
     </table>
-    <${Breakdown} title="Devices" rows=${d.devices} columns=${[['device', 'Device'], ['sent', 'Sent'], ['clicked', 'Clicked']]} />
-    ${n.ab && html`<${Breakdown} title="Variants" rows=${d.variants} columns=${[['variant', 'Variant'], ['sent', 'Sent'], ['clicked', 'Clicked'], ['ctr', 'CTR %']]} />`}
-    <${Breakdown} title="Languages" rows=${d.languages} columns=${[['language', 'Language'], ['sent', 'Sent'], ['clicked', 'Clicked']]} />
-    <${Breakdown} title="Errors" rows=${d.errors} columns=${[['code', 'Answer'], ['count', 'Count']]} />
+    <${Breakdown} title="Devices" rows=${d.devices} columns=${[['device', 'Device'], ['sent', 'Sent'], ['clicked', 'Clicked']]}
+      empty="None yet: browsers are counted here as the push services accept their pushes." />
+    ${n.ab && html`<${Breakdown} title="Variants" rows=${d.variants} columns=${[['variant', 'Variant'], ['sent', 'Sent'], ['clicked', 'Clicked'], ['ctr', 'CTR %']]}
+      empty="None yet: each version is counted here as its pushes go out." />`}
+    <${Breakdown} title="Languages" rows=${d.languages} columns=${[['language', 'Language'], ['sent', 'Sent'], ['clicked', 'Clicked']]}
+      empty="None yet: languages are counted here as the pushes go out." />
+    <${Breakdown} title="Errors" rows=${d.errors} columns=${[['code', 'Answer'], ['count', 'Count']]}
+      empty="None: every push service accepted its pushes so far." />
   </section>`;
 }

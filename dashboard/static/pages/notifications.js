@@ -1,13 +1,21 @@
 // Notifications: the list of sends with its filters, paging and export.
-import { html, useState } from '../vendor/preact-htm.module.js';
+import { html, useState, useEffect } from '../vendor/preact-htm.module.js';
 import { call, ApiError } from '../api.js';
+import { go, withQuery } from '../router.js';
 import { errorsOf, FormError } from '../forms.js';
 import { useLoad } from '../lists.js';
 import { numbers, formatTime } from '../format.js';
 
 const statuses = ['draft', 'scheduled', 'queued', 'held_for_review', 'sending', 'sent', 'failed', 'canceled'];
 
-// listQuery is the list's query string for the applied filters.
+// The filters live in the page's address (#/notifications?status=sent&q=sale),
+// so back and reload show the same list: filtersOf reads them from the
+// route's query, listQuery writes them as the list's query.
+function filtersOf(query) {
+  const p = new URLSearchParams(query);
+  return { status: p.get('status') || '', q: p.get('q') || '', from: p.get('from') || '', to: p.get('to') || '' };
+}
+
 function listQuery(f, cursor) {
   const p = new URLSearchParams();
   if (f.status) p.append('status', f.status);
@@ -15,7 +23,7 @@ function listQuery(f, cursor) {
   if (f.from) p.set('from', f.from);
   if (f.to) p.set('to', f.to);
   if (cursor) p.set('cursor', cursor);
-  return p.toString();
+  return p;
 }
 
 // listErrors puts a refused list next to the filter it concerns.
@@ -24,11 +32,17 @@ function listErrors(err) {
     : err instanceof ApiError && err.code === 'invalid_status' ? { status: err.message } : errorsOf(err);
 }
 
-export function Notifications({ site, status = '' }) {
-  const blank = { status, q: '', from: '', to: '' };
-  const [filters, setFilters] = useState(blank);
-  const [applied, setApplied] = useState(blank);
-  const list = useLoad(() => call('GET', '/notifications?' + listQuery(applied)), [site.projectId, applied]);
+export function Notifications({ site, query = '' }) {
+  const applied = filtersOf(query);
+  const [filters, setFilters] = useState(applied);
+  useEffect(() => setFilters(filtersOf(query)), [query]); // back, forward, a link
+  const list = useLoad(() => call('GET', '/notifications?' + listQuery(applied)), [site.projectId, query]);
+  const apply = (e) => {
+    e.preventDefault();
+    const next = listQuery(filters).toString();
+    if (next === query) list.reload();
+    else go(withQuery('notifications', next));
+  };
   const more = () => list.more(() => call('GET', '/notifications?' + listQuery(applied, list.data.nextCursor)),
     (old, a) => ({ items: old.items.concat(a.items), nextCursor: a.nextCursor }));
   const items = list.data ? list.data.items : [];
@@ -37,7 +51,7 @@ export function Notifications({ site, status = '' }) {
   const exportHref = '/api/v1/notifications/export.csv?' + listQuery(applied) + '&projectId=' + encodeURIComponent(site.projectId);
   return html`<section>
     <h1>Notifications</h1>
-    <form class="filters" role="search" onSubmit=${(e) => { e.preventDefault(); setApplied(filters); }}>
+    <form class="filters" role="search" onSubmit=${apply}>
       <div class="field"><label for="q">Search</label>
         <input id="q" type="search" value=${filters.q} onInput=${set('q')} /></div>
       <div class="field"><label for="status">Status</label>
@@ -56,14 +70,15 @@ export function Notifications({ site, status = '' }) {
         <a class="button secondary" href=${exportHref} download>Export CSV</a></div>
     </form>
     <${FormError} errors=${errors} />
-    ${!list.loading && items.length === 0 && !errors.form && html`<p>No sends match.</p>`}
+    ${!list.loading && items.length === 0 && !errors.form && (query ? html`<p class="empty">No sends match these filters. Change them, or <a href="#/notifications">list every send</a>.</p>`
+      : html`<p class="empty">No sends yet. ${site.role !== 'viewer' ? html`<a href="#/compose">Write a notification</a>, or send` : 'Send'} one from your server with an API key (Settings).</p>`)}
     ${items.length > 0 && html`<div class="scroll"><table>
       <caption class="visually-hidden">Notifications</caption>
       <thead><tr><th scope="col">Title</th><th scope="col">Status</th><th scope="col">Audience</th><th scope="col">Sent</th>
         <th scope="col">Clicked</th><th scope="col">CTR</th><th scope="col">Created</th></tr></thead>
       <tbody>${items.map((n) => html`<tr>
-        <td><a href=${'#/notifications/' + n.id}>${n.title}</a></td><td>${n.status.replace(/_/g, ' ')}</td>
-        <td>${n.targetSummary}</td><td class="num">${numbers.format(n.sent)}</td><td class="num">${numbers.format(n.clicked)}</td>
+        <td><a class="cut" href=${'#/notifications/' + n.id} title=${n.title}>${n.title}</a></td><td>${n.status.replace(/_/g, ' ')}</td>
+        <td><span class="cut" title=${n.targetSummary}>${n.targetSummary}</span></td><td class="num">${numbers.format(n.sent)}</td><td class="num">${numbers.format(n.clicked)}</td>
         <td class="num">${numbers.format(n.ctr)} %</td><td>${formatTime(n.created_at, site.timezone)}</td></tr>`)}</tbody>
     </table></div>`}
     ${list.loading && html`<p role="status">Loading…</p>`}

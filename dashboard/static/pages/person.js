@@ -29,11 +29,15 @@ export function Person({ site, id }) {
       <dt>Joined</dt><dd>${formatTime(sub.createdAt, site.timezone)}</dd>
       <dt>Delivered, clicked</dt><dd>${numbers.format(p.stats.delivered)}, ${numbers.format(p.stats.clicked)}</dd>
     </dl>
-    <${Breakdown} title="Labels" rows=${p.tags.map((t) => ({ key: t.key, value: t.value === null ? '' : t.value }))} columns=${[['key', 'Label'], ['value', 'Value']]} />
-    <${Breakdown} title="Browsers" rows=${p.endpoints.map((e) => ({ device: e.device, seen: formatTime(e.last_seen_at, site.timezone) }))} columns=${[['device', 'Device'], ['seen', 'Last seen']]} />
-    <${Breakdown} title="Sends" rows=${p.sends.map((x) => ({ title: x.title, type: x.type, at: formatTime(x.created_at, site.timezone) }))} columns=${[['title', 'Title'], ['type', 'Type'], ['at', 'Sent']]} />
+    <${Breakdown} title="Labels" rows=${p.tags.map((t) => ({ key: t.key, value: t.value === null ? '' : t.value }))} columns=${[['key', 'Label'], ['value', 'Value']]}
+      empty="No labels. Your server sets them with an import or the Audience page’s bulk labels; sends can then target them." />
+    <${Breakdown} title="Browsers" rows=${p.endpoints.map((e) => ({ device: e.device, seen: formatTime(e.last_seen_at, site.timezone) }))} columns=${[['device', 'Device'], ['seen', 'Last seen']]}
+      empty="No browser: this person was imported and is reached once they allow notifications on your website." />
+    <${Breakdown} title="Sends" rows=${p.sends.map((x) => ({ title: x.title, type: x.type, at: formatTime(x.created_at, site.timezone) }))} columns=${[['title', 'Title'], ['type', 'Type'], ['at', 'Sent']]}
+      empty="No sends reached this person yet." />
     <${Breakdown} title="Events" rows=${p.events.map((e) => ({ name: e.name, properties: JSON.stringify(e.properties), at: formatTime(e.created_at, site.timezone) }))}
-      columns=${[['name', 'Event'], ['properties', 'Properties'], ['at', 'When']]} />
+      columns=${[['name', 'Event'], ['properties', 'Properties'], ['at', 'When']]}
+      empty="No events yet. Your server posts them (POST /events) or the page calls RelayBell.track; purchases count as conversions." />
     <${Alert} error=${error} />
     ${site.role !== 'viewer' && html`<p><button type="button" class="secondary" onClick=${erase}>Erase this person</button></p>`}
   </section>`;

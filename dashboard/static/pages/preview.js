@@ -1,21 +1,16 @@
 // The composer's previews, as browsers draw a notification.
 import { html } from '../vendor/preact-htm.module.js';
-
-// mergePreview shows text as a recipient without the tags' values sees it:
-// every {name|fallback} becomes its fallback (spec 2.1 merge tags).
-function mergePreview(text) {
-  return text.replace(/\{([A-Za-z0-9_.:-]{1,64})(?:\|([^{}]*))?\}/g, (_, name, fallback) => fallback || '');
-}
+import { fallbacks } from './budget.js';
 
 // Preview shows a notification roughly as desktop Chrome, Android and
 // macOS draw it; every value goes in as text (or as an image address).
 export function Preview({ v, site, heading = 'Preview', id = 'preview' }) {
-  const url = mergePreview(v.url);
+  const url = fallbacks(v.url);
   const host = (() => { try { return new URL(url || site.url).host; } catch (e) { return site.url; } })();
   const icon = v.icon.trim();
   const image = v.image.trim();
-  const title = mergePreview(v.title) || 'Title';
-  const body = mergePreview(v.body);
+  const title = fallbacks(v.title) || 'Title';
+  const body = fallbacks(v.body);
   const buttons = v.actions.filter((a) => a.title.trim());
   const styles = [['chrome', 'Chrome on Windows'], ['android', 'Android'], ['macos', 'macOS']];
   return html`<section class="previews" aria-labelledby=${id + '-title'}>

@@ -64,12 +64,12 @@ function Segments({ site }) {
     <${Alert} error=${list.error} />
     <${Alert} error=${sizes.error} what="The sizes of the segments did not load" />
     <${FormError} errors=${f.errors} />
-    ${segments && segments.length === 0 && html`<p>No segments yet.</p>`}
+    ${segments && segments.length === 0 && html`<p class="empty">No segments yet. ${canChange ? 'Make one below' : 'An owner or admin makes them here'}: a segment is a saved set of rules (country, language, a label…) to send to, or to leave out of a send.</p>`}
     ${segments && segments.length > 0 && html`<div class="scroll"><table>
       <caption class="visually-hidden">Segments</caption>
       <thead><tr><th scope="col">Name</th><th scope="col">Browsers</th><th scope="col">Rules</th><th scope="col">Used by</th>${canChange && html`<th scope="col"><span class="visually-hidden">Actions</span></th>`}</tr></thead>
-      <tbody>${segments.map((g) => html`<tr><td>${g.name}</td><td class="num">${size(g)}</td>
-        <td>${describeFilters(g.filters)}</td><td>${uses(g)}</td>
+      <tbody>${segments.map((g) => html`<tr><td><span class="cut" title=${g.name}>${g.name}</span></td><td class="num">${size(g)}</td>
+        <td><span class="cut" title=${describeFilters(g.filters)}>${describeFilters(g.filters)}</span></td><td>${uses(g)}</td>
         ${canChange && html`<td class="buttons">${buildable(g.filters) && html`<button type="button" class="secondary" aria-label=${'Edit segment ' + g.name} onClick=${() => edit(g)}>Edit</button>`}
           <button type="button" class="secondary" aria-label=${'Delete segment ' + g.name} onClick=${actions(() => { if (editing && editing.id === g.id) reset(); load(); }, (err) => f.setErrors(errorsOf(err)))(
             'DELETE', '/segments/' + encodeURIComponent(g.id), undefined, 'Delete the segment “' + g.name + '”?')}>Delete</button></td>`}</tr>`)}</tbody>

@@ -3,7 +3,7 @@
 // anything.
 import { html, useState, useEffect } from '../vendor/preact-htm.module.js';
 import { call, ApiError } from '../api.js';
-import { errorsOf, Alert, Field, useForm, FormError } from '../forms.js';
+import { errorsOf, Alert, Field, useForm, FormError, Copy } from '../forms.js';
 import { useLoad } from '../lists.js';
 import { formatTime, timeZones } from '../format.js';
 import { Keys } from './keys.js';
@@ -121,8 +121,9 @@ function IdentitySettings({ site, canChange }) {
         onChange=${() => change({ mode: m })} /> ${label}</label>`)}
     </fieldset>
     ${secret && html`<div class="notice" role="status"><p>Copy the new secret now: it is never shown again.</p>
-      <label for="identity-secret">New identity secret</label><input id="identity-secret" readonly value=${secret.secret} /></div>`}
-    ${state.secrets.length === 0 ? html`<p>No secrets yet.</p>` : html`<div class="scroll"><table>
+      <label for="identity-secret">New identity secret</label><input id="identity-secret" readonly value=${secret.secret} />
+      <${Copy} source="identity-secret" label="Copy identity secret" /></div>`}
+    ${state.secrets.length === 0 ? html`<p class="empty">No secrets yet. ${canChange ? 'Add one' : 'An owner or admin adds one'}, sign each user id with it on your server and pass the hash to the SDK’s login, then turn on Report or Enforce.</p>` : html`<div class="scroll"><table>
       <caption class="visually-hidden">Identity secrets</caption>
       <thead><tr><th scope="col">Secret</th><th scope="col">Made</th>${canChange && html`<th scope="col"><span class="visually-hidden">Actions</span></th>`}</tr></thead>
       <tbody>${state.secrets.map((x) => html`<tr><td><code>${x.prefix}…</code></td><td>${formatTime(x.created_at, site.timezone)}</td>

@@ -22,11 +22,11 @@ export function Topics({ site }) {
     <h2 id="topics-title">Topics</h2>
     <${Alert} error=${list.error} />
     <${FormError} errors=${f.errors} />
-    ${topics && topics.length === 0 && html`<p>No topics yet.</p>`}
+    ${topics && topics.length === 0 && html`<p class="empty">No topics yet. ${canChange ? 'Make one below' : 'An owner or admin makes them here'}: subscribers opt in to topics (news, deals…) through the SDK, and a send can go to one topic’s subscribers.</p>`}
     ${topics && topics.length > 0 && html`<div class="scroll"><table>
       <caption class="visually-hidden">Topics</caption>
       <thead><tr><th scope="col">Name</th><th scope="col">Slug</th><th scope="col">Opted in</th>${canChange && html`<th scope="col"><span class="visually-hidden">Actions</span></th>`}</tr></thead>
-      <tbody>${topics.map((tp) => html`<tr><td>${tp.name}</td><td><code>${tp.slug}</code></td><td class="num">${numbers.format(tp.subscribers)}</td>
+      <tbody>${topics.map((tp) => html`<tr><td><span class="cut" title=${tp.name}>${tp.name}</span></td><td><code>${tp.slug}</code></td><td class="num">${numbers.format(tp.subscribers)}</td>
         ${canChange && html`<td><button type="button" class="secondary" aria-label=${'Delete topic ' + tp.name} onClick=${actions(load, (err) => f.setErrors(errorsOf(err)))(
           'DELETE', '/topics/' + encodeURIComponent(tp.id), undefined, 'Delete the topic “' + tp.name + '”?')}>Delete</button></td>`}</tr>`)}</tbody>
     </table></div>`}

@@ -27,12 +27,12 @@ export function WebhookLog({ site, id, deliveryId }) {
     <h1>Delivery log</h1>
     <${Alert} error=${error || deliveries.error || delivery.error} />
     ${canChange && html`<p><button type="button" onClick=${post(base + '/test')}>Send a test event</button></p>`}
-    ${log && log.deliveries.length === 0 && html`<p>No deliveries yet.</p>`}
+    ${log && log.deliveries.length === 0 && html`<p class="empty">No deliveries yet. Each event this webhook takes is listed here with your server’s answer${canChange ? '; “Send a test event” sends one now' : ''}.</p>`}
     ${log && log.deliveries.length > 0 && html`<div class="scroll"><table>
       <caption class="visually-hidden">Deliveries</caption>
       <thead><tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Answer</th><th scope="col">Created</th></tr></thead>
       <tbody>${log.deliveries.map((x) => html`<tr><td><a href=${'#/webhooks/' + id + '/deliveries/' + x.id}>${x.event}</a></td><td>${x.status}</td>
-        <td class="num">${numbers.format(x.attempts)}</td><td>${x.last_status_code === null ? (x.error || '—') : x.last_status_code}</td>
+        <td class="num">${numbers.format(x.attempts)}</td><td><span class="cut" title=${x.error || ''}>${x.last_status_code === null ? (x.error || '—') : x.last_status_code}</span></td>
         <td>${formatTime(x.created_at, site.timezone)}</td></tr>`)}</tbody></table></div>`}
     ${log && log.nextCursor && html`<button type="button" onClick=${() => more(log.nextCursor)}>Load more</button>`}
     ${one && html`<section aria-labelledby="delivery-title">

@@ -1,7 +1,7 @@
 // Webhooks: the list, create (the secret shown once), edit, on/off.
 import { html, useState, useRef } from '../vendor/preact-htm.module.js';
 import { call } from '../api.js';
-import { errorsOf, actions, Alert, Field, useForm, FormError } from '../forms.js';
+import { errorsOf, actions, Alert, Field, useForm, FormError, Copy } from '../forms.js';
 import { useLoad } from '../lists.js';
 import { formatTime } from '../format.js';
 
@@ -43,14 +43,15 @@ export function Webhooks({ site }) {
     <${FormError} errors=${f.errors} />
     ${created && html`<div class="notice" role="status">
       <p>The webhook to <span class="url">${created.url}</span> is made. Copy its signing secret now: it is never shown again.</p>
-      <label for="new-secret">Signing secret</label><input id="new-secret" readonly value=${created.secret} /></div>`}
-    ${list && list.webhooks.length === 0 && html`<p>No webhooks yet.</p>`}
+      <label for="new-secret">Signing secret</label><input id="new-secret" readonly value=${created.secret} />
+      <${Copy} source="new-secret" label="Copy signing secret" /></div>`}
+    ${list && list.webhooks.length === 0 && html`<p class="empty">No webhooks yet. ${canChange ? 'Add one below' : 'An owner or admin adds them here'} to get sends’ results, clicks and new subscribers on your server as they happen, each signed so your server can check it came from RelayBell.</p>`}
     ${list && list.webhooks.length > 0 && html`<div class="scroll"><table>
       <caption class="visually-hidden">Webhooks</caption>
       <thead><tr><th scope="col">Address</th><th scope="col">Events</th><th scope="col">State</th><th scope="col">Last answer</th>
         ${canChange && html`<th scope="col"><span class="visually-hidden">Actions</span></th>`}</tr></thead>
       <tbody>${list.webhooks.map((h) => html`<tr>
-        <td><a class="url" href=${'#/webhooks/' + h.id}>${h.url}</a></td><td>${h.events.length ? h.events.join(', ') : 'every event'}</td>
+        <td><a class="cut" href=${'#/webhooks/' + h.id} title=${h.url}>${h.url}</a></td><td>${h.events.length ? h.events.join(', ') : 'every event'}</td>
         <td>${h.enabled ? 'on' : 'off' + (h.disabled_reason ? ' (' + h.disabled_reason + ')' : '')}</td>
         <td>${h.last_status === null ? '—' : h.last_status}${h.last_fired_at ? ', ' + formatTime(h.last_fired_at, site.timezone) : ''}</td>
         ${canChange && html`<td class="buttons">

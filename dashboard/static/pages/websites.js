@@ -29,4 +29,3 @@ export function AddWebsite({ onAdded, first }) {
   </section>`;
 }
 
-// loadSDK loads the browser SDK of a website into this page, once; the

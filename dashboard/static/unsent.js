@@ -1,0 +1,66 @@
+// Unsent work: a form kept in this browser's local storage until it is
+// sent, saved or discarded, so a reload or a closed tab loses nothing, and
+// a warning before a reload, a close or a change of page would drop it.
+import { useEffect, useRef } from './vendor/preact-htm.module.js';
+import { guardLeaving } from './router.js';
+
+// readUnsent is the form kept under key, or null.
+export function readUnsent(key) {
+  try {
+    const raw = localStorage.getItem(key);
+    return raw ? JSON.parse(raw) : null;
+  } catch (e) {
+    return null; // storage off, or not JSON
+  }
+}
+
+// useUnsent keeps values under key while ready (the form shows what it
+// edits) and they differ from baseline, what was last saved or an empty
+// form. forget() drops what is kept once the work went (sent, saved) or
+// was discarded; leaving asks first while the work is unsent, and
+// leaving by a change of page drops it.
+export function useUnsent(key, values, baseline, ready, question) {
+  const text = JSON.stringify(values);
+  const dirty = ready && text !== JSON.stringify(baseline);
+  const state = useRef({});
+  state.current.dirty = dirty && !state.current.forgotten;
+  const forget = () => {
+    state.current.forgotten = true;
+    state.current.dirty = false;
+    try {
+      localStorage.removeItem(key);
+    } catch (e) {
+      // storage off: nothing was kept
+    }
+  };
+  useEffect(() => {
+    state.current.forgotten = false; // a change after forget() is new work
+    state.current.dirty = dirty;
+    if (!ready) return;
+    try {
+      if (dirty) localStorage.setItem(key, text);
+      else localStorage.removeItem(key);
+    } catch (e) {
+      // storage off or full: the warnings still hold
+    }
+  }, [key, text, dirty, ready]);
+  useEffect(() => {
+    const unload = (e) => {
+      if (!state.current.dirty) return;
+      e.preventDefault();
+      e.returnValue = '';
+    };
+    window.addEventListener('beforeunload', unload);
+    const release = guardLeaving(() => {
+      if (!state.current.dirty) return true;
+      if (!window.confirm(question)) return false;
+      forget();
+      return true;
+    });
+    return () => {
+      window.removeEventListener('beforeunload', unload);
+      release();
+    };
+  }, [key]);
+  return { dirty, forget };
+}
