@@ -16,6 +16,7 @@ import (
 
 	"github.com/relaybell/relaybell/accounts"
 	"github.com/relaybell/relaybell/analytics"
+	"github.com/relaybell/relaybell/automations"
 	"github.com/relaybell/relaybell/events"
 	"github.com/relaybell/relaybell/netpolicy"
 	"github.com/relaybell/relaybell/ratelimit"
@@ -181,6 +182,7 @@ type Store interface {
 	store.Behavior
 	store.Stats
 	store.TestDevices
+	store.Automations
 }
 
 // Option changes how New builds the API.
@@ -207,8 +209,10 @@ type API struct {
 	accounts *accounts.Service
 	public   *ratelimit.Limiter // the public routes' per-IP limit, shared by every node
 	events   *events.Service
-	router   *router
-	ready    atomic.Bool
+	// automations starts runs on subscriptions and opt-ins; nil: none.
+	automations *automations.Service
+	router      *router
+	ready       atomic.Bool
 
 	// base is the context of work a request leaves running (last-used
 	// updates, a streamed export); Close ends it.
@@ -230,13 +234,17 @@ type Services struct {
 	// Public counts the public routes' and the events routes' per-IP and
 	// per-key limits, shared by every node (its Run syncs the counts).
 	Public *ratelimit.Limiter
+	// Automations starts people's automation runs as their browsers
+	// subscribe and opt into topics; nil starts none (events start theirs
+	// through Events).
+	Automations *automations.Service
 }
 
-// New builds the API. st, an and every member of svc are required; d may be
-// nil, which leaves every queued send to the outbox sweep. reg may be nil
-// (no metrics registered anywhere but the API's own registry). New starts
-// no goroutine: the auth version poller is WatchAuth, which the caller
-// runs.
+// New builds the API. st, an and every member of svc but Automations are
+// required; d may be nil, which leaves every queued send to the outbox
+// sweep. reg may be nil (no metrics registered anywhere but the API's own
+// registry). New starts no goroutine: the auth version poller is
+// WatchAuth, which the caller runs.
 func New(cfg Config, st Store, an analytics.Store, d Dispatcher, svc Services, logger *slog.Logger, reg prometheus.Registerer, opts ...Option) (*API, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
@@ -283,7 +291,7 @@ func New(cfg Config, st Store, an analytics.Store, d Dispatcher, svc Services, l
 	}
 	a.metrics = m
 	a.keys = newKeyCache(cfg.KeyCacheTTL, cfg.KeyCacheSize)
-	a.accounts, a.events, a.public = svc.Accounts, svc.Events, svc.Public
+	a.accounts, a.events, a.public, a.automations = svc.Accounts, svc.Events, svc.Public, svc.Automations
 	a.base, a.cancel = context.WithCancel(context.Background())
 	a.router = a.routes()
 	a.readAuthFirst()

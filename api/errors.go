@@ -176,6 +176,11 @@ var catalog = map[string]int{
 	CodeTooManyTestDevices:  http.StatusConflict,
 	CodeNoTestDevices:       http.StatusConflict,
 
+	CodeInvalidTrigger:    http.StatusBadRequest,
+	CodeInvalidStopEvents: http.StatusBadRequest,
+	CodeInvalidMessages:   http.StatusBadRequest,
+	CodeInvalidCaps:       http.StatusBadRequest,
+
 	CodeMethodNotAllowed: http.StatusMethodNotAllowed,
 	CodeBadRequest:       http.StatusBadRequest,
 	CodeInternal:         http.StatusInternalServerError,

@@ -25,6 +25,7 @@ import (
 	"github.com/relaybell/relaybell/accounts"
 	"github.com/relaybell/relaybell/analytics"
 	ansqlite "github.com/relaybell/relaybell/analytics/sqlite"
+	"github.com/relaybell/relaybell/automations"
 	"github.com/relaybell/relaybell/events"
 	"github.com/relaybell/relaybell/ratelimit"
 	"github.com/relaybell/relaybell/store"
@@ -278,10 +279,12 @@ type testConfig struct {
 // server) does, and runs their loops (the conversion folder, the rate
 // counts' sync, the auth version poller) until the test ends.
 func newAPI(t testing.TB, tc testConfig, st Store, an analytics.Store, d Dispatcher, logger *slog.Logger, reg prometheus.Registerer, opts ...Option) (*API, error) {
+	autos := automations.NewService(st, logger)
 	svc := Services{
-		Accounts: accounts.New(st, tc.Accounts, logger),
-		Events:   events.New(st, an, d, logger, events.Config{AlertMax: tc.AlertMax}),
-		Public:   ratelimit.New(st, logger),
+		Accounts:    accounts.New(st, tc.Accounts, logger),
+		Events:      events.New(st, an, d, logger, events.Config{AlertMax: tc.AlertMax, Automations: autos}),
+		Public:      ratelimit.New(st, logger),
+		Automations: autos,
 	}
 	a, err := New(tc.Config, st, an, d, svc, logger, reg, opts...)
 	if err != nil {

@@ -218,6 +218,13 @@ func (a *API) handleImport(r *request) error {
 	if err != nil {
 		return err
 	}
+	imported := make([]string, len(out))
+	for i, row := range out {
+		imported[i] = row.ExternalID
+	}
+	if err := a.peopleChanged(r, r.owner.Website.ID, imported); err != nil {
+		return err
+	}
 	return r.json(http.StatusOK, struct {
 		OK        bool   `json:"ok"`
 		Processed int    `json:"processed"`
@@ -578,6 +585,9 @@ func (a *API) handleBulkTag(r *request) error {
 	}
 	n, err := a.st.TagPeople(r.ctx, r.owner.Website.ID, ids, set, in.Remove)
 	if err != nil {
+		return err
+	}
+	if err := a.peopleChanged(r, r.owner.Website.ID, ids); err != nil {
 		return err
 	}
 	return r.json(http.StatusOK, map[string]any{"ok": true, "updated": n})

@@ -448,7 +448,7 @@ func (s *robustSuite) seed(t testing.TB) {
 	s.session = s.h.sessionOf(t, owner.ID)
 	ids["userId"] = s.h.member(t, "member@robust.example", robustPassword, s.h.site.AccountID, "viewer").ID
 	for _, k := range []string{"externalId", "/api/v1/notifications/ id", "/api/v1/segments/ id", "/api/v1/topics/ id",
-		"/api/v1/webhooks/ id", "deliveryId", "/admin/v1/notifications/ id", "/api/v1/keys/ id",
+		"/api/v1/automations/ id", "/api/v1/webhooks/ id", "deliveryId", "/admin/v1/notifications/ id", "/api/v1/keys/ id",
 		"/api/v1/websites/ id", "/api/v1/auth/sessions/ id", "email"} {
 		ids[k] = s.make(t, k)
 	}
@@ -501,6 +501,8 @@ func (s *robustSuite) make(t testing.TB, k string) string {
 		return id(h.do("POST", "/api/v1/segments", `{"name":"DE","filters":{"rules":[{"field":"country","value":"DE"}]}}`, key...), "id")
 	case "/api/v1/topics/ id":
 		return id(h.do("POST", "/api/v1/topics", `{"name":"News"}`, key...), "id")
+	case "/api/v1/automations/ id":
+		return id(h.do("POST", "/api/v1/automations", `{"name":"Welcome","trigger":{"type":"subscribed"},"messages":[{"title":"Hi"}]}`, key...), "id")
 	case "/api/v1/webhooks/ id":
 		return id(h.do("POST", "/api/v1/webhooks", `{"url":"https://hooks.example/x"}`, key...), "webhook", "id")
 	case "deliveryId":
@@ -537,14 +539,17 @@ func (s *robustSuite) make(t testing.TB, k string) string {
 func (s *robustSuite) bodies(t testing.TB) map[string]any {
 	p256dh, authKey := browserKeys(t)
 	return map[string]any{
-		"POST /api/v1/notifications":                    map[string]any{"title": "Hello", "body": "there", "sendAt": "2030-01-01T00:00:00Z"},
-		"PATCH /api/v1/notifications/{id}":              map[string]any{"title": "Hello"},
-		"POST /api/v1/notifications/{id}/send":          map[string]any{"title": "Hello", "sendAt": "2030-01-01T00:00:00Z"},
-		"POST /api/v1/segments":                         map[string]any{"name": "FR", "filters": map[string]any{"rules": []any{map[string]any{"field": "country", "value": "FR"}}}},
-		"PUT /api/v1/segments/{id}":                     map[string]any{"name": "FR"},
-		"POST /api/v1/segments/preview":                 map[string]any{"filters": map[string]any{"rules": []any{map[string]any{"field": "country", "value": "FR"}}}},
-		"POST /api/v1/topics":                           map[string]any{"name": "Sport"},
-		"PUT /api/v1/topics/{id}":                       map[string]any{"name": "Sport"},
+		"POST /api/v1/notifications":           map[string]any{"title": "Hello", "body": "there", "sendAt": "2030-01-01T00:00:00Z"},
+		"PATCH /api/v1/notifications/{id}":     map[string]any{"title": "Hello"},
+		"POST /api/v1/notifications/{id}/send": map[string]any{"title": "Hello", "sendAt": "2030-01-01T00:00:00Z"},
+		"POST /api/v1/segments":                map[string]any{"name": "FR", "filters": map[string]any{"rules": []any{map[string]any{"field": "country", "value": "FR"}}}},
+		"PUT /api/v1/segments/{id}":            map[string]any{"name": "FR"},
+		"POST /api/v1/segments/preview":        map[string]any{"filters": map[string]any{"rules": []any{map[string]any{"field": "country", "value": "FR"}}}},
+		"POST /api/v1/topics":                  map[string]any{"name": "Sport"},
+		"PUT /api/v1/topics/{id}":              map[string]any{"name": "Sport"},
+		"POST /api/v1/automations": map[string]any{"name": "Cart", "trigger": map[string]any{"type": "event", "event": "cart.updated"},
+			"messages": []any{map[string]any{"delaySeconds": 60, "title": "Your cart"}}},
+		"PUT /api/v1/automations/{id}":                  map[string]any{"status": "paused"},
 		"POST /api/v1/webhooks":                         map[string]any{"url": "https://hooks.example/y"},
 		"PUT /api/v1/webhooks/{id}":                     map[string]any{"enabled": true},
 		"PUT /api/v1/settings":                          map[string]any{"timezone": "Europe/Paris"},

@@ -127,6 +127,7 @@ func (a *API) routes() *router {
 	a.testDeviceRoutes(rt)
 	a.segmentRoutes(rt)
 	a.topicRoutes(rt)
+	a.automationRoutes(rt)
 	a.settingsRoutes(rt)
 	a.peopleRoutes(rt)
 	a.webhookRoutes(rt)

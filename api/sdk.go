@@ -140,6 +140,9 @@ func (a *API) handleSubscribe(r *request) error {
 	if err != nil {
 		return fmt.Errorf("storing subscription: %w", err)
 	}
+	if err := a.startAutomations(r, w.ID, res); err != nil {
+		return err
+	}
 	status := http.StatusOK
 	if res.Created {
 		status = http.StatusCreated
@@ -463,4 +466,34 @@ func (a *API) sdkRoutes(rt *router) {
 	add(http.MethodPost, "/pings/clicked", a.handlePing(store.InteractionClicked))
 	add(http.MethodGet, "/sdk.js", a.handleScript(sdk.SDK))
 	add(http.MethodGet, "/sw.js", a.handleScript(sdk.Worker))
+}
+
+// startAutomations starts the person's runs of the automations a
+// registration triggers: subscribed for a new browser, topic_opt_in for
+// each topic it opted into.
+func (a *API) startAutomations(r *request, websiteID string, res store.SubscriptionResult) error {
+	if a.automations == nil {
+		return nil
+	}
+	if res.Created {
+		if _, err := a.automations.Subscribed(r.ctx, websiteID, res.SubscriberID, r.now); err != nil {
+			return fmt.Errorf("starting automations: %w", err)
+		}
+	}
+	if _, err := a.automations.TopicOptIn(r.ctx, websiteID, res.SubscriberID, res.OptedIn, r.now); err != nil {
+		return fmt.Errorf("starting automations: %w", err)
+	}
+	return a.peopleChanged(r, websiteID, []string{res.SubscriberID})
+}
+
+// peopleChanged starts the segment_entered automations of people whose
+// attributes changed, each named by subscriber or external id.
+func (a *API) peopleChanged(r *request, websiteID string, people []string) error {
+	if a.automations == nil {
+		return nil
+	}
+	if _, err := a.automations.PeopleChanged(r.ctx, websiteID, people, r.now); err != nil {
+		return fmt.Errorf("starting automations: %w", err)
+	}
+	return nil
 }

@@ -27,8 +27,11 @@ type Selector struct {
 	TopicID     string   // when set, only people opted into this topic
 	AlertID     string   // when set, only the people of this product alert's audience
 	TestDevices bool     // when set, only the website's test devices
-	include     []*filter.Matcher
-	exclude     []*filter.Matcher
+	// SubscriberID, when set, is the one person selected (an
+	// automation's message).
+	SubscriberID string
+	include      []*filter.Matcher
+	exclude      []*filter.Matcher
 }
 
 // ErrUnreadableTarget is returned by CompileStored when a stored target does
@@ -49,7 +52,8 @@ func CompileStored(ctx context.Context, segs Segments, websiteID string, target 
 // Compile resolves a target's saved segments and compiles its filters. A
 // segment that does not exist is ErrSegmentMissing.
 func Compile(ctx context.Context, segs Segments, websiteID string, t notification.Target) (*Selector, error) {
-	s := &Selector{WebsiteID: websiteID, ExternalIDs: t.ExternalIDs, TopicID: t.TopicID, TestDevices: t.TestDevices}
+	s := &Selector{WebsiteID: websiteID, ExternalIDs: t.ExternalIDs, TopicID: t.TopicID, TestDevices: t.TestDevices,
+		SubscriberID: t.SubscriberID}
 	if t.ProductAlert != nil {
 		if t.ProductAlert.ID == "" {
 			return nil, errors.New("a product alert's target names no alert")
@@ -131,6 +135,7 @@ func (s *Selector) Query(shard int, afterID string, limit int) store.AudienceQue
 	return store.AudienceQuery{
 		WebsiteID: s.WebsiteID, Shard: shard, AfterID: afterID, Limit: limit,
 		ExternalIDs: s.ExternalIDs, TopicID: s.TopicID, AlertID: s.AlertID, TestDevices: s.TestDevices,
+		SubscriberID: s.SubscriberID,
 	}
 }
 
@@ -144,7 +149,7 @@ type Reader interface {
 // require (Selects still decides), with the tags when tags is set.
 func (s *Selector) reach(shard int, tags bool) store.ReachQuery {
 	q := store.ReachQuery{WebsiteID: s.WebsiteID, Shard: shard, ExternalIDs: s.ExternalIDs, AlertID: s.AlertID,
-		TestDevices: s.TestDevices, Tags: tags}
+		TestDevices: s.TestDevices, SubscriberID: s.SubscriberID, Tags: tags}
 	if s.TopicID != "" {
 		q.Narrow.Topics = []string{s.TopicID}
 	}

@@ -29,7 +29,10 @@
 //     It obeys quiet hours (it waits for them to end) and the frequency
 //     cap (fan-out skips capped browsers). A price_drop of a product within
 //     10 minutes of the last is deduped.
+//   - Automations: an event naming a known person cancels what is pending
+//     of the automations that list it in their stopEvents, then starts the
+//     runs of the active automations it triggers (Config.Automations);
+//     automationsTriggered counts the runs started or restarted.
 //
-// Automations and journeys do not exist yet: automationsTriggered and
-// sequencesEnrolled are 0.
+// Journeys do not exist yet: sequencesEnrolled is 0.
 package events

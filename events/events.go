@@ -77,11 +77,21 @@ type Dispatcher interface {
 	Dispatch(ctx context.Context, n store.Notification) error
 }
 
+// Automations starts and stops a person's automation runs on their
+// events (package automations' Service is one).
+type Automations interface {
+	// Event cancels what the event stops and starts what it triggers, and
+	// returns how many runs it started or restarted.
+	Event(ctx context.Context, websiteID, subscriberID, name string, properties json.RawMessage, at time.Time) (int, error)
+}
+
 // Config tunes a Service; the zero value is the spec's.
 type Config struct {
 	// AlertMax is where a product alert's audience is cut (tests make it
 	// small); 0 is DefaultAlertMax.
 	AlertMax int
+	// Automations acts on the events of known people; nil runs none.
+	Automations Automations
 }
 
 // Service handles behavioral events.
@@ -235,6 +245,15 @@ func (s *Service) Track(ctx context.Context, in Input) (Answer, error) {
 		case s.kick <- struct{}{}:
 		default:
 		}
+	}
+	if person != nil && s.cfg.Automations != nil {
+		// A redo (same event id) stops nothing more and restarts what it
+		// started, so its answer may count the restarts again.
+		n, err := s.cfg.Automations.Event(ctx, in.Website.ID, person.ID, name, b.Properties, at)
+		if err != nil {
+			return Answer{}, fmt.Errorf("running automations: %w", err)
+		}
+		ans.AutomationsTriggered = n
 	}
 	if err := s.log.RecordBehaviors(ctx, []analytics.Behavior{b}); err != nil {
 		return Answer{}, fmt.Errorf("storing event: %w", err)

@@ -69,6 +69,11 @@ type Target struct {
 	// TestDevices makes the send a test: it goes to the website's test
 	// devices (store.TestDevices) and nobody else.
 	TestDevices bool `json:"testDevices,omitempty"`
+	// SubscriberID makes the send go to that one person's browsers and
+	// nobody else's (an automation's message). No request sets it; a node
+	// that does not know it refuses the target (DecodeTarget), so it can
+	// never widen a send.
+	SubscriberID string `json:"subscriberId,omitempty"`
 }
 
 // ProductAlert is the target of a product alert.
@@ -83,7 +88,8 @@ type ProductAlert struct {
 // Everyone reports whether the target selects every subscriber.
 func (t Target) Everyone() bool {
 	return len(t.ExternalIDs) == 0 && t.SegmentID == "" && noRules(t.Filters) && t.TopicID == "" &&
-		t.ExcludeSegmentID == "" && noRules(t.ExcludeFilters) && t.ProductAlert == nil && !t.TestDevices
+		t.ExcludeSegmentID == "" && noRules(t.ExcludeFilters) && t.ProductAlert == nil && !t.TestDevices &&
+		t.SubscriberID == ""
 }
 
 func noRules(f *filter.Filters) bool { return f == nil || f.Empty() }
@@ -442,6 +448,8 @@ func (t Target) Summary() string {
 	switch {
 	case t.TestDevices:
 		return "Test devices"
+	case t.SubscriberID != "":
+		return "Subscriber " + t.SubscriberID
 	case t.ProductAlert != nil && t.ProductAlert.Kind == store.InterestBackInStock:
 		parts = append(parts, "People waiting for product "+t.ProductAlert.ProductID+" to be back in stock")
 	case t.ProductAlert != nil:

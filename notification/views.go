@@ -181,6 +181,7 @@ func Detail(n store.Notification, rep analytics.Report, currency *string) Detail
 		Target:             json.RawMessage("null"),
 		TargetSummary:      n.TargetSummary,
 		Automation:         n.Automation,
+		AutomationID:       nullable(n.AutomationID),
 		Transactional:      n.Transactional,
 		AB:                 c.B,
 		ABTest:             c.ABTest,

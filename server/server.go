@@ -25,6 +25,7 @@ import (
 	analyticsclickhouse "github.com/relaybell/relaybell/analytics/clickhouse"
 	analyticssqlite "github.com/relaybell/relaybell/analytics/sqlite"
 	"github.com/relaybell/relaybell/api"
+	"github.com/relaybell/relaybell/automations"
 	"github.com/relaybell/relaybell/bus"
 	"github.com/relaybell/relaybell/bus/kafka"
 	"github.com/relaybell/relaybell/events"
@@ -61,22 +62,32 @@ const (
 	Limits = "limits"
 	// Purge forgets old data, each package's with that package's Purge.
 	Purge = "purge"
+	// Automations starts and stops people's automation runs as events,
+	// subscriptions and opt-ins arrive (package automations), beside the
+	// API and the events that take them.
+	Automations = "automations"
+	// Engine sends automations' messages as they come due (package
+	// automations), on the fan-out nodes: see its doc for why and how it
+	// scales out.
+	Engine = "engine"
 )
 
 // modules maps each module to the modules it needs (the dependency map).
 var modules = map[string][]string{
-	Store:     nil,
-	Analytics: {Bus}, // a cluster journals events to Kafka
-	Bus:       nil,
-	Outbox:    {Store, Bus},
-	Pusher:    {Store, Analytics, Ring},
-	Ring:      nil,
-	Fanout:    {Store, Analytics, Bus, Ring, Outbox},
-	Events:    {Store, Analytics, Outbox},
-	Limits:    {Store},
-	Purge:     {Store, Events},
-	API:       {Store, Analytics, Outbox, Events, Limits, Purge},
-	All:       {API, Fanout, Pusher},
+	Store:       nil,
+	Analytics:   {Bus}, // a cluster journals events to Kafka
+	Bus:         nil,
+	Outbox:      {Store, Bus},
+	Pusher:      {Store, Analytics, Ring},
+	Ring:        nil,
+	Fanout:      {Store, Analytics, Bus, Ring, Outbox, Engine},
+	Events:      {Store, Analytics, Outbox, Automations},
+	Limits:      {Store},
+	Purge:       {Store, Events, Automations},
+	Automations: {Store},
+	Engine:      {Store, Outbox, Automations},
+	API:         {Store, Analytics, Outbox, Events, Limits, Purge, Automations},
+	All:         {API, Fanout, Pusher},
 }
 
 var targetable = map[string]bool{API: true, Fanout: true, Pusher: true, All: true}
@@ -105,6 +116,7 @@ type Server struct {
 	fanout    *fanout.Fanout
 	events    *events.Service
 	limiter   *ratelimit.Limiter
+	autos     *automations.Service
 	api       *api.API
 
 	services []service
@@ -133,6 +145,7 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Server, error) 
 		Store: s.initStore, Analytics: s.initAnalytics, Bus: s.initBus, Outbox: s.initOutbox,
 		Pusher: s.initPusher, Ring: s.initRing, Fanout: s.initFanout, API: s.initAPI,
 		Events: s.initEvents, Limits: s.initLimits, Purge: s.initPurge,
+		Automations: s.initAutomations, Engine: s.initEngine,
 		All: func(context.Context) error { return nil },
 	}
 	for _, m := range order(targets) {
@@ -405,8 +418,26 @@ func (s *Server) initFanout(context.Context) error {
 }
 
 func (s *Server) initEvents(context.Context) error {
-	s.events = events.New(s.store, s.analytics, s.dispatcher(), s.logger, events.Config{AlertMax: s.cfg.ProductAlertMax})
+	s.events = events.New(s.store, s.analytics, s.dispatcher(), s.logger,
+		events.Config{AlertMax: s.cfg.ProductAlertMax, Automations: s.autos})
 	s.services = append(s.services, s.events)
+	return nil
+}
+
+func (s *Server) initAutomations(context.Context) error {
+	s.autos = automations.NewService(s.store, s.logger)
+	return nil
+}
+
+// initEngine runs the automations engine. Its wake channel is the
+// service's: on a node that also runs the API (the embedded default), a
+// run started by a request is looked at at once.
+func (s *Server) initEngine(context.Context) error {
+	e, err := automations.NewEngine(automations.Config{}, s.store, s.dispatcher(), s.autos.Wakes(), s.logger, s.reg)
+	if err != nil {
+		return err
+	}
+	s.services = append(s.services, e)
 	return nil
 }
 
@@ -431,6 +462,7 @@ func (s *Server) initPurge(context.Context) error {
 	purgers := []purger{
 		s.events,                     // Idempotency-Keys, folded credits, interests, alerts' audiences
 		stats.Purger{Store: s.store}, // removals of browsers
+		s.autos,                      // the automations' ledger
 	}
 	s.services = append(s.services, serviceFunc(func(ctx context.Context) error {
 		tick := time.NewTicker(purgeEvery)
@@ -453,9 +485,10 @@ func (s *Server) initPurge(context.Context) error {
 
 func (s *Server) initAPI(context.Context) error {
 	svc := api.Services{
-		Accounts: accounts.New(s.store, accounts.Config{IdleTimeout: s.cfg.SessionIdle, MaxAge: s.cfg.SessionMaxAge}, s.logger),
-		Events:   s.events,
-		Public:   s.limiter,
+		Accounts:    accounts.New(s.store, accounts.Config{IdleTimeout: s.cfg.SessionIdle, MaxAge: s.cfg.SessionMaxAge}, s.logger),
+		Events:      s.events,
+		Public:      s.limiter,
+		Automations: s.autos,
 	}
 	a, err := api.New(api.Config{
 		AdminToken:      s.cfg.AdminToken,

@@ -77,6 +77,8 @@ type ReachQuery struct {
 	Shard       int      // AllShards for the whole website
 	ExternalIDs []string // when non-empty, only people with these external ids
 	AlertID     string   // when set, only the people of this product alert's audience
+	// SubscriberID, when set, selects that one person.
+	SubscriberID string
 	// TestDevices, when set, selects only the people with a test device
 	// (each counted with all their browsers).
 	TestDevices bool

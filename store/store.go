@@ -214,6 +214,9 @@ type SubscriptionResult struct {
 	SubscriberID string
 	EndpointID   string
 	Created      bool // a new endpoint was stored
+	// OptedIn are the ids of the topics the subscriber opted into with
+	// this registration (not before), in no set order.
+	OptedIn []string
 }
 
 // Recipient is one endpoint together with the subscriber attributes that
@@ -230,7 +233,11 @@ type AudienceQuery struct {
 	AfterID     string   // endpoint id to continue after ("" from the start)
 	Limit       int      // page size
 	ExternalIDs []string // when non-empty, only subscribers with these external ids
-	TopicID     string   // when set, only subscribers opted into this topic
+	// SubscriberID, when set, is the one person whose browsers the send
+	// reaches (an automation's message); nothing else may be set with it
+	// but TopicID.
+	SubscriberID string
+	TopicID      string // when set, only subscribers opted into this topic
 	// AlertID, when set, is a product alert's notification id: only the
 	// people its audience holds (Behavior.CreateProductAlert).
 	AlertID string
@@ -268,6 +275,8 @@ type Notification struct {
 	Transactional bool
 	AB            bool
 	Automation    bool
+	// AutomationID is the automation that sent it; "" for any other.
+	AutomationID string
 	// Test marks a test send to the website's test devices: listed like
 	// any send, left out of Stats.
 	Test        bool
@@ -357,6 +366,7 @@ type Store interface {
 	Behavior
 	Stats
 	TestDevices
+	Automations
 	Close() error
 }
 

@@ -81,6 +81,17 @@ const alertAudienceSQL = `SELECT ` + recipientCols + `
 	  AND ` + audienceTopic + `
 	ORDER BY e.id LIMIT $4`
 
+// personAudienceSQL is the query of a page of a send to one person (an
+// automation's message): the arguments of AudienceSQL, with the
+// subscriber id as $6; that person's endpoints, if of the shard.
+const personAudienceSQL = `SELECT ` + recipientCols + `
+	FROM subscribers s
+	CROSS JOIN endpoints e
+	WHERE s.id = $6 AND s.website_id = $1 AND s.shard = $2 AND s.unsubscribed_at IS NULL
+	  AND e.subscriber_id = s.id AND e.id > $3
+	  AND ` + audienceTopic + `
+	ORDER BY e.id LIMIT $4`
+
 // testDevicesAudienceSQL is the query of a page of a test send's Audience:
 // the arguments of AudienceSQL; the website's test devices of the shard,
 // and only those endpoints of their people.
@@ -111,6 +122,12 @@ func (s *Store) Audience(ctx context.Context, q store.AudienceQuery) ([]store.Re
 		return nil, errors.New("loading audience: a product alert names no external ids")
 	case q.TestDevices && (byExternalIDs || q.AlertID != ""):
 		return nil, errors.New("loading audience: a test send names nobody else")
+	case q.SubscriberID != "" && (byExternalIDs || q.AlertID != "" || q.TestDevices):
+		return nil, errors.New("loading audience: a send to one person names nobody else")
+	case q.SubscriberID != "":
+		args = append(args, q.SubscriberID)
+		query = personAudienceSQL
+		size = min(limit, 16)
 	case q.TestDevices:
 		query = testDevicesAudienceSQL
 	case byExternalIDs:

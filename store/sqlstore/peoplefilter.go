@@ -37,6 +37,9 @@ func ReachSQL(d Dialect, q store.ReachQuery) (string, []any) {
 	if q.AlertID != "" {
 		query += ` AND s.id IN (SELECT a.subscriber_id FROM alert_audience a WHERE a.notification_id = ` + w.arg(q.AlertID) + `)`
 	}
+	if q.SubscriberID != "" {
+		query += ` AND s.id = ` + w.arg(q.SubscriberID)
+	}
 	if q.TestDevices {
 		query += ` AND s.id IN (SELECT e.subscriber_id FROM test_devices t CROSS JOIN endpoints e
 			WHERE t.website_id = ` + w.arg(q.WebsiteID) + ` AND e.id = t.endpoint_id)`

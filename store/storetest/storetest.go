@@ -48,6 +48,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Behavior", behaviorCases},
 		{"Stats", statsCases},
 		{"TestDevices", testDeviceCases},
+		{"Automations", automationCases},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

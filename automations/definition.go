@@ -1,0 +1,273 @@
+package automations
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/relaybell/relaybell/analytics"
+	"github.com/relaybell/relaybell/filter"
+	"github.com/relaybell/relaybell/notification"
+	"github.com/relaybell/relaybell/store"
+)
+
+// Limits of an automation.
+const (
+	MaxName       = 100
+	MaxMessages   = 10
+	MaxDelay      = 31_536_000 // seconds: a year
+	MaxStopEvents = 20
+	MaxConditions = 20
+	MaxCap        = 1000
+)
+
+// Trigger types.
+const (
+	TriggerEvent          = "event"
+	TriggerSubscribed     = "subscribed"
+	TriggerTopicOptIn     = "topic_opt_in"
+	TriggerSegmentEntered = "segment_entered"
+)
+
+// Error is a refused automation, with the code of the API's catalog the
+// API answers it with.
+type Error struct {
+	Code    string
+	Message string
+}
+
+func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+func errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Body is the body of POST and PUT /automations: every member optional,
+// so that a PUT changes only what it names (Apply).
+type Body struct {
+	Name          *string   `json:"name"`
+	Status        *string   `json:"status"`
+	Trigger       *Trigger  `json:"trigger"`
+	StopEvents    []string  `json:"stopEvents"`
+	Restart       *bool     `json:"restart"`
+	Messages      []Message `json:"messages"`
+	Caps          *Caps     `json:"caps"`
+	Transactional *bool     `json:"transactional"`
+}
+
+// Trigger is what starts a person's run.
+type Trigger struct {
+	Type string `json:"type"`
+	// Event is the event name of an event trigger.
+	Event string `json:"event,omitempty"`
+	// Conditions narrow an event trigger by the event's properties.
+	Conditions *filter.Filters `json:"conditions,omitempty"`
+	TopicID    string          `json:"topicId,omitempty"`
+	SegmentID  string          `json:"segmentId,omitempty"`
+}
+
+// Message is one push of an automation: its delay from the trigger and
+// the content members of a send request (spec 2.1).
+type Message struct {
+	DelaySeconds *int64 `json:"delaySeconds"`
+	notification.Request
+}
+
+// Caps bound an automation's messages to one person; nil is no bound.
+type Caps struct {
+	PerDay  *int `json:"perDay"`
+	PerWeek *int `json:"perWeek"`
+}
+
+// Definition is an automation as stored: the body with its defaults,
+// every member set.
+type Definition struct {
+	Name          string    `json:"-"`
+	Status        string    `json:"-"`
+	Trigger       Trigger   `json:"trigger"`
+	StopEvents    []string  `json:"stopEvents"`
+	Restart       bool      `json:"restart"`
+	Messages      []Message `json:"messages"`
+	Caps          Caps      `json:"caps"`
+	Transactional bool      `json:"transactional"`
+}
+
+// New is the definition of a new automation: its defaults (status draft,
+// restart true).
+func New() Definition {
+	return Definition{Status: store.AutomationDraft, Restart: true, StopEvents: []string{}}
+}
+
+// Apply sets the members the body names over d.
+func (d *Definition) Apply(b Body) {
+	if b.Name != nil {
+		d.Name = *b.Name
+	}
+	if b.Status != nil {
+		d.Status = *b.Status
+	}
+	if b.Trigger != nil {
+		d.Trigger = *b.Trigger
+	}
+	if b.StopEvents != nil {
+		d.StopEvents = b.StopEvents
+	}
+	if b.Restart != nil {
+		d.Restart = *b.Restart
+	}
+	if b.Messages != nil {
+		d.Messages = b.Messages
+	}
+	if b.Caps != nil {
+		d.Caps = *b.Caps
+	}
+	if b.Transactional != nil {
+		d.Transactional = *b.Transactional
+	}
+}
+
+// Lookup is what Check reads of the website: its topics and segments.
+type Lookup interface {
+	Segment(ctx context.Context, websiteID, id string) (store.Segment, error)
+	Topic(ctx context.Context, websiteID, idOrSlug string) (store.Topic, error)
+}
+
+// Check validates d for website w and puts it in its stored form (names
+// trimmed, the topic's id for its slug, conditions normalized). A refusal
+// is an *Error; any other error is the store's.
+func (d *Definition) Check(ctx context.Context, w store.Website, lk Lookup, now time.Time) error {
+	d.Name = strings.TrimSpace(d.Name)
+	switch {
+	case d.Name == "":
+		return errorf("name_required", "a name is required")
+	case utf8.RuneCountInString(d.Name) > MaxName:
+		return errorf("invalid_name", "a name is at most %d characters", MaxName)
+	}
+	switch d.Status {
+	case store.AutomationDraft, store.AutomationActive, store.AutomationPaused:
+	default:
+		return errorf("invalid_status", "status is draft, active or paused")
+	}
+	if err := d.checkTrigger(ctx, w, lk); err != nil {
+		return err
+	}
+	if len(d.StopEvents) > MaxStopEvents {
+		return errorf("invalid_stop_events", "at most %d stop events", MaxStopEvents)
+	}
+	for i, name := range d.StopEvents {
+		name = strings.TrimSpace(name)
+		if name == "" || utf8.RuneCountInString(name) > analytics.MaxBehaviorName {
+			return errorf("invalid_stop_events", "stopEvents[%d] must be an event name of 1 to %d characters", i, analytics.MaxBehaviorName)
+		}
+		d.StopEvents[i] = name
+	}
+	if err := d.checkMessages(ctx, w, now); err != nil {
+		return err
+	}
+	for _, c := range []struct {
+		name string
+		v    *int
+	}{{"perDay", d.Caps.PerDay}, {"perWeek", d.Caps.PerWeek}} {
+		if c.v != nil && (*c.v < 1 || *c.v > MaxCap) {
+			return errorf("invalid_caps", "caps.%s is 1 to %d, or null for no bound", c.name, MaxCap)
+		}
+	}
+	return nil
+}
+
+func (d *Definition) checkTrigger(ctx context.Context, w store.Website, lk Lookup) error {
+	t := &d.Trigger
+	needs := map[string]string{TriggerEvent: "event", TriggerTopicOptIn: "topicId", TriggerSegmentEntered: "segmentId"}
+	if _, ok := needs[t.Type]; !ok && t.Type != TriggerSubscribed {
+		return errorf("invalid_trigger", "trigger.type is event, subscribed, topic_opt_in or segment_entered")
+	}
+	for _, m := range []struct {
+		name string
+		set  bool
+	}{{"event", t.Event != ""}, {"topicId", t.TopicID != ""}, {"segmentId", t.SegmentID != ""}, {"conditions", t.Conditions != nil}} {
+		if m.set && m.name != needs[t.Type] && !(m.name == "conditions" && t.Type == TriggerEvent) {
+			return errorf("invalid_trigger", "a %s trigger takes no %s", t.Type, m.name)
+		}
+	}
+	switch t.Type {
+	case TriggerEvent:
+		t.Event = strings.TrimSpace(t.Event)
+		if t.Event == "" || utf8.RuneCountInString(t.Event) > analytics.MaxBehaviorName {
+			return errorf("invalid_trigger", "an event trigger needs trigger.event, an event name of 1 to %d characters", analytics.MaxBehaviorName)
+		}
+		if t.Conditions != nil {
+			f, err := checkConditions(*t.Conditions)
+			if err != nil {
+				return err
+			}
+			t.Conditions = &f
+		}
+	case TriggerTopicOptIn:
+		topic, err := lk.Topic(ctx, w.ID, t.TopicID)
+		if errors.Is(err, store.ErrNotFound) || err == nil && t.TopicID == "" {
+			return errorf("unknown_topic", "no topic %q on this website", t.TopicID)
+		}
+		if err != nil {
+			return fmt.Errorf("looking up topic: %w", err)
+		}
+		t.TopicID = topic.ID
+	case TriggerSegmentEntered:
+		err := store.ErrNotFound
+		if id, perr := uuid.Parse(t.SegmentID); perr == nil && len(t.SegmentID) == 36 {
+			t.SegmentID = id.String()
+			_, err = lk.Segment(ctx, w.ID, t.SegmentID)
+		}
+		if errors.Is(err, store.ErrNotFound) {
+			return errorf("segment_not_found", "no segment %q on this website", t.SegmentID)
+		}
+		if err != nil {
+			return fmt.Errorf("looking up segment: %w", err)
+		}
+	}
+	return nil
+}
+
+// checkMessages validates each message's delay and its content as a send
+// validates it (notification.Prepare): a message takes a send's content
+// members and nothing that chooses who gets it or when.
+func (d *Definition) checkMessages(ctx context.Context, w store.Website, now time.Time) error {
+	if len(d.Messages) == 0 || len(d.Messages) > MaxMessages {
+		return errorf("invalid_messages", "messages holds 1 to %d messages", MaxMessages)
+	}
+	for i := range d.Messages {
+		m := &d.Messages[i]
+		if m.DelaySeconds == nil {
+			m.DelaySeconds = new(int64)
+		}
+		if *m.DelaySeconds < 0 || *m.DelaySeconds > MaxDelay {
+			return errorf("invalid_messages", "messages[%d].delaySeconds is 0 to %d", i, MaxDelay)
+		}
+		if name := m.AudienceOrTiming(); name != "" {
+			return errorf("unknown_field", "unknown field messages[%d].%s: a message goes to the person who triggered it", i, name)
+		}
+		if _, err := m.Prepare(ctx, w, false, now); err != nil {
+			var ne *notification.Error
+			if errors.As(err, &ne) {
+				return errorf(ne.Code, "messages[%d]: %s", i, ne.Message)
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// Prepare is the message's send as notification.Prepare makes it: its
+// content resolved against the website's defaults, queued, or scheduled
+// when the website's quiet hours hold it (not transactional).
+func (m *Message) Prepare(ctx context.Context, w store.Website, transactional bool, now time.Time) (*store.Notification, error) {
+	r := m.Request
+	if transactional {
+		r.Transactional = &transactional
+	}
+	return notification.Prepare(ctx, &r, w, nil, now)
+}

@@ -1,0 +1,84 @@
+// Package automations is what an automation is and does (issue 32, item
+// 1): a trigger (an event with conditions on its properties, a new
+// browser subscription, a topic opt-in, a segment entered), stop events,
+// and 1 to 10 messages each sent a delay after the trigger to the person
+// who triggered it.
+//
+// It owns the definition and its validation (Definition.Check: a
+// message's content is validated by notification.Prepare, as a send's),
+// the conditions (Matches), the Service that starts and stops runs as
+// events, subscriptions and opt-ins arrive (on the API nodes, on the
+// request's path), and the Engine that sends the messages when they come
+// due.
+//
+// # Engine
+//
+// A run is a person's pass through an automation: one timer per message
+// in the store (store.Automations), due at the trigger plus the message's
+// delay. Engines on any number of nodes claim due timers under a lease
+// (ClaimTimers: FOR UPDATE SKIP LOCKED on PostgreSQL, SQLite's one
+// writer), and fire each with FireTimer: one transaction that deletes the
+// timer, writes the ledger row keyed by (run, item) and stores the
+// message's notification. A node killed at any moment leaves either
+// nothing (the timer comes back when its lease runs out) or all three,
+// so each message is stored once; the ledger's unique key makes a redo a
+// no-op even so. The notification is then dispatched like any send, and
+// the outbox sweep re-drives it if the node died before. A stop event or
+// a restart deletes the timers in its own transaction: a timer being
+// fired at that moment is fired first or never.
+//
+// A message is a notification with automation true, its automation_id
+// and no send body, whose target names the one subscriber
+// (notification.Target.SubscriberID, read only through audience's one
+// path; a node that does not know it refuses the target, so it never
+// widens). Quiet hours hold it (notification.Prepare schedules it) and
+// fan-out applies the website's frequency cap, unless the automation is
+// transactional; the automation's own caps (per person, per day and week)
+// are counted from the ledger in FireTimer's transaction.
+//
+// # Segment entry
+//
+// segment_entered is evaluated as people change, never by rescanning the
+// website: the API calls Service.PeopleChanged for the people a new
+// browser, a label change or an import touched, which evaluates them
+// against the segments of the website's active segment_entered
+// automations (audience.Selector) and records who is in each
+// (store.SetSegmentMember): a person found in a segment without being
+// recorded in it enters. WatchSegment reads the segment's people once
+// when an automation starts watching it (created, its segment changed,
+// made active again), so that those already in do not enter. Events
+// change nothing a segment reads (country, language, url, external id,
+// labels), so they are not evaluated.
+//
+// Timers are generic due items (store.Timer.Kind): a journey's step is
+// another kind fired by the same claim loop.
+//
+// # Where it runs
+//
+// The Engine is a module of the fan-out role (package server), beside the
+// other background deliveries (outbox sweep, webhooks): it makes sends,
+// and fan-out nodes are the ones that scale with sending. Each engine
+// claims batches with SKIP LOCKED, so adding fan-out nodes adds engines
+// that share the due timers without waiting on each other; memory is one
+// batch, whatever the number of waiting runs. An engine wakes at the
+// earliest due timer or after Config.Poll (1s), and at once when a run
+// starts in its process (Service.Wakes), so a due message goes out within
+// about a second in the cluster, and at once on the embedded default.
+//
+// # What it must never do
+//
+// Send a message to anyone but the person whose run it is; send a
+// message twice; send for an automation that is not active (a due timer
+// of a paused or draft automation is skipped, and recorded so); start a
+// goroutine of its own (Run is started by the composition root).
+//
+// # Lock order
+//
+// On PostgreSQL: TriggerAutomation locks the person's automation_runs
+// row, then the run's timers (deleting them), then the automation's row
+// (its triggered count). StopAutomations deletes timers (locking them),
+// then updates automations rows. FireTimer deletes the timer (its row
+// lock), reads the ledger, inserts the ledger row and the notification.
+// Timers are always locked before automations rows, and no transaction
+// takes a run's row after its timers, so they never wait crosswise.
+package automations

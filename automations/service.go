@@ -1,0 +1,272 @@
+package automations
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/relaybell/relaybell/audience"
+	"github.com/relaybell/relaybell/filter"
+	"github.com/relaybell/relaybell/store"
+)
+
+// Store is what the Service and the Engine read and write.
+type Store interface {
+	store.Automations
+	audience.Reader
+	Website(ctx context.Context, id string) (store.Website, error)
+	Segment(ctx context.Context, websiteID, id string) (store.Segment, error)
+	Person(ctx context.Context, websiteID, idOrExternalID string) (store.Person, error)
+}
+
+// Service starts and stops people's runs as their events and browsers
+// arrive. It runs on the API nodes, on the request's path; the Engine
+// sends the messages when they come due.
+type Service struct {
+	st     Store
+	logger *slog.Logger
+	// wake tells a local Engine that a run started (a message may be due
+	// now); buffered, never blocks.
+	wake chan struct{}
+}
+
+// NewService returns a Service over st.
+func NewService(st Store, logger *slog.Logger) *Service {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Service{st: st, logger: logger, wake: make(chan struct{}, 1)}
+}
+
+// Wakes is signalled after a run starts, for an Engine in the same
+// process (NewEngine's wake).
+func (s *Service) Wakes() <-chan struct{} { return s.wake }
+
+// Decode reads a stored automation's definition.
+func Decode(a store.Automation) (Definition, error) {
+	d := Definition{Name: a.Name, Status: a.Status}
+	if err := json.Unmarshal(a.Definition, &d); err != nil {
+		return Definition{}, fmt.Errorf("decoding automation %s: %w", a.ID, err)
+	}
+	return d, nil
+}
+
+// Event acts on a person's behavioral event named name: it first cancels
+// what is pending of the automations that name it as a stop event, then
+// starts the runs of the active automations it triggers (conditions on
+// its properties included). It returns how many runs it started or
+// restarted.
+func (s *Service) Event(ctx context.Context, websiteID, subscriberID, name string, properties json.RawMessage, at time.Time) (int, error) {
+	list, err := s.st.ActiveAutomations(ctx, websiteID)
+	if err != nil {
+		return 0, err
+	}
+	var stops []string
+	var triggers []store.Automation
+	defs := map[string]Definition{}
+	for _, a := range list {
+		d, err := Decode(a)
+		if err != nil {
+			return 0, err
+		}
+		defs[a.ID] = d
+		if slices.Contains(d.StopEvents, name) {
+			stops = append(stops, a.ID)
+		}
+		if d.Trigger.Type == TriggerEvent && d.Trigger.Event == name && Matches(d.Trigger.Conditions, properties) {
+			triggers = append(triggers, a)
+		}
+	}
+	if _, err := s.st.StopAutomations(ctx, websiteID, subscriberID, stops, at); err != nil {
+		return 0, err
+	}
+	return s.start(ctx, triggers, defs, subscriberID, at)
+}
+
+// Subscribed starts the runs of the website's subscribed automations for
+// a person whose browser just subscribed.
+func (s *Service) Subscribed(ctx context.Context, websiteID, subscriberID string, at time.Time) (int, error) {
+	return s.startMatching(ctx, websiteID, subscriberID, TriggerSubscribed, at, func(Definition) bool { return true })
+}
+
+// TopicOptIn starts the runs of the topic_opt_in automations of the
+// topics a person just opted into.
+func (s *Service) TopicOptIn(ctx context.Context, websiteID, subscriberID string, topicIDs []string, at time.Time) (int, error) {
+	if len(topicIDs) == 0 {
+		return 0, nil
+	}
+	return s.startMatching(ctx, websiteID, subscriberID, TriggerTopicOptIn, at, func(d Definition) bool {
+		return slices.Contains(topicIDs, d.Trigger.TopicID)
+	})
+}
+
+func (s *Service) startMatching(ctx context.Context, websiteID, subscriberID, trigger string, at time.Time, match func(Definition) bool) (int, error) {
+	list, err := s.st.ActiveAutomations(ctx, websiteID, trigger)
+	if err != nil {
+		return 0, err
+	}
+	var triggers []store.Automation
+	defs := map[string]Definition{}
+	for _, a := range list {
+		d, err := Decode(a)
+		if err != nil {
+			return 0, err
+		}
+		if match(d) {
+			triggers = append(triggers, a)
+			defs[a.ID] = d
+		}
+	}
+	return s.start(ctx, triggers, defs, subscriberID, at)
+}
+
+// start starts the person's run of each automation.
+func (s *Service) start(ctx context.Context, list []store.Automation, defs map[string]Definition, subscriberID string, at time.Time) (int, error) {
+	started := 0
+	for _, a := range list {
+		d := defs[a.ID]
+		delays := make([]time.Duration, len(d.Messages))
+		for i, m := range d.Messages {
+			delays[i] = time.Duration(*m.DelaySeconds) * time.Second
+		}
+		ok, err := s.st.TriggerAutomation(ctx, store.AutomationTrigger{
+			WebsiteID: a.WebsiteID, AutomationID: a.ID, SubscriberID: subscriberID,
+			RunID: uuid.NewString(), Restart: d.Restart, Delays: delays, At: at,
+		})
+		switch {
+		case errors.Is(err, store.ErrNotFound): // deleted meanwhile, or the person was erased
+			continue
+		case err != nil:
+			return started, err
+		case ok:
+			started++
+		}
+	}
+	if started > 0 {
+		select {
+		case s.wake <- struct{}{}:
+		default:
+		}
+	}
+	return started, nil
+}
+
+// LedgerLife is how long the ledger keeps what a message did: the caps
+// count a week of it.
+const LedgerLife = 8 * 24 * time.Hour
+
+// Purge forgets the ledger rows no cap counts any more.
+func (s *Service) Purge(ctx context.Context, now time.Time) error {
+	_, err := s.st.PurgeLedger(ctx, now.Add(-LedgerLife))
+	return err
+}
+
+// segmentSelector compiles the segment a segment_entered automation
+// watches; nil when the segment is gone.
+func (s *Service) segmentSelector(ctx context.Context, websiteID, segmentID string) (*audience.Selector, error) {
+	seg, err := s.st.Segment(ctx, websiteID, segmentID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	f, err := filter.Parse(seg.Filters)
+	if err != nil {
+		return nil, fmt.Errorf("segment %s filters: %w", segmentID, err)
+	}
+	return audience.ForFilters(websiteID, "", &f), nil
+}
+
+// WatchSegment records who is in the segment of a segment_entered
+// automation now, when it starts watching it (created, its segment
+// changed, or made active again): they are in it already and do not
+// enter. It is the one read of the website's people the trigger makes;
+// after it, people are evaluated as they change (PeopleChanged).
+func (s *Service) WatchSegment(ctx context.Context, a store.Automation) error {
+	d, err := Decode(a)
+	if err != nil || d.Trigger.Type != TriggerSegmentEntered {
+		return err
+	}
+	sel, err := s.segmentSelector(ctx, a.WebsiteID, d.Trigger.SegmentID)
+	if err != nil || sel == nil {
+		return err
+	}
+	var members []string
+	err = s.st.Reachable(ctx, store.ReachQuery{WebsiteID: a.WebsiteID, Shard: store.AllShards, Tags: true}, func(sub *store.Subscriber, _ int) {
+		if sel.Selects(sub) {
+			members = append(members, sub.ID)
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("reading the segment's people: %w", err)
+	}
+	return s.st.SeedSegmentMembers(ctx, a.ID, members)
+}
+
+// PeopleChanged evaluates the website's active segment_entered
+// automations for people whose attributes just changed (a browser
+// subscribed, labels set, an import), each named by subscriber or
+// external id: a subscribed person now in the segment who was not starts
+// a run; one no longer in it is recorded out, and may enter again. It
+// returns how many runs it started.
+func (s *Service) PeopleChanged(ctx context.Context, websiteID string, people []string, at time.Time) (int, error) {
+	if len(people) == 0 {
+		return 0, nil
+	}
+	list, err := s.st.ActiveAutomations(ctx, websiteID, TriggerSegmentEntered)
+	if err != nil || len(list) == 0 {
+		return 0, err
+	}
+	type watched struct {
+		a   store.Automation
+		d   Definition
+		sel *audience.Selector
+	}
+	var ws []watched
+	for _, a := range list {
+		d, err := Decode(a)
+		if err != nil {
+			return 0, err
+		}
+		sel, err := s.segmentSelector(ctx, websiteID, d.Trigger.SegmentID)
+		if err != nil {
+			return 0, err
+		}
+		if sel != nil {
+			ws = append(ws, watched{a, d, sel})
+		}
+	}
+	started := 0
+	for _, key := range people {
+		p, err := s.st.Person(ctx, websiteID, key)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return started, err
+		}
+		for _, w := range ws {
+			in := p.Status() == "subscribed" && w.sel.Selects(&p.Subscriber)
+			entered, err := s.st.SetSegmentMember(ctx, w.a.ID, p.ID, in)
+			if err != nil {
+				return started, err
+			}
+			if !entered {
+				continue
+			}
+			n, err := s.start(ctx, []store.Automation{w.a}, map[string]Definition{w.a.ID: w.d}, p.ID, at)
+			if err != nil {
+				return started, err
+			}
+			started += n
+		}
+	}
+	return started, nil
+}

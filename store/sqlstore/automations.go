@@ -1,0 +1,334 @@
+package sqlstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/relaybell/relaybell/store"
+)
+
+// automationCols are an automation's columns with its stats: the runs'
+// counts on its row, its pending timers and its notifications' counters.
+const automationCols = `a.id, a.website_id, a.name, a.status, a.trigger_type, a.definition, a.created_at, a.updated_at,
+	a.triggered, a.stopped,
+	(SELECT count(*) FROM timers t WHERE t.automation_id = a.id),
+	coalesce(n.sent, 0), coalesce(n.delivered, 0), coalesce(n.clicked, 0), coalesce(n.conversions, 0), coalesce(n.revenue, 0)`
+
+// automationFrom joins each automation with the sums of its notifications.
+const automationFrom = `automations a
+	LEFT JOIN (SELECT automation_id, sum(sent) AS sent, sum(delivered) AS delivered, sum(clicked) AS clicked,
+		sum(conversions) AS conversions, sum(revenue) AS revenue
+		FROM notifications WHERE automation_id IS NOT NULL AND website_id = $1 GROUP BY automation_id) n
+	ON n.automation_id = a.id`
+
+func automationDest(a *store.Automation) []any {
+	return []any{&a.ID, &a.WebsiteID, &a.Name, &a.Status, &a.TriggerType, rawJSONDest{&a.Definition},
+		timeDest{&a.CreatedAt}, timeDest{&a.UpdatedAt}, &a.Stats.Triggered, &a.Stats.Stopped, &a.Stats.Pending,
+		&a.Stats.Sent, &a.Stats.Delivered, &a.Stats.Clicked, &a.Stats.Converted, &a.Stats.Revenue}
+}
+
+// ListAutomations lists the website's automations, newest first.
+func (s *Store) ListAutomations(ctx context.Context, websiteID string) ([]store.Automation, error) {
+	rows, err := s.db.Read().Query(ctx, `SELECT `+automationCols+` FROM `+automationFrom+`
+		WHERE a.website_id = $1 ORDER BY a.created_at DESC, a.id DESC`, websiteID)
+	out, err := collectRows(rows, err, automationDest)
+	if err != nil {
+		return nil, fmt.Errorf("listing automations: %w", err)
+	}
+	return out, nil
+}
+
+// Automation finds one of the website's automations.
+func (s *Store) Automation(ctx context.Context, websiteID, id string) (store.Automation, error) {
+	var a store.Automation
+	err := s.db.Read().QueryRow(ctx, `SELECT `+automationCols+` FROM `+automationFrom+`
+		WHERE a.website_id = $1 AND a.id = $2`, websiteID, id).Scan(automationDest(&a)...)
+	if err != nil {
+		return store.Automation{}, fmt.Errorf("loading automation: %w", s.mapErr(err))
+	}
+	return a, nil
+}
+
+// CreateAutomation stores a new automation.
+func (s *Store) CreateAutomation(ctx context.Context, a store.Automation) error {
+	_, err := s.db.Write().Exec(ctx, `INSERT INTO automations (id, website_id, name, status, trigger_type, definition,
+		created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		a.ID, a.WebsiteID, a.Name, a.Status, a.TriggerType, string(a.Definition), s.now(a.CreatedAt), s.now(a.UpdatedAt))
+	if err != nil {
+		return fmt.Errorf("creating automation: %w", s.mapErr(err))
+	}
+	return nil
+}
+
+// UpdateAutomation replaces an automation's settings.
+func (s *Store) UpdateAutomation(ctx context.Context, a store.Automation) error {
+	err := affected(s.db.Write().Exec(ctx, `UPDATE automations SET name = $3, status = $4, trigger_type = $5,
+		definition = $6, updated_at = $7 WHERE website_id = $1 AND id = $2`,
+		a.WebsiteID, a.ID, a.Name, a.Status, a.TriggerType, string(a.Definition), s.now(a.UpdatedAt)))
+	if err != nil {
+		return fmt.Errorf("updating automation: %w", s.mapErr(err))
+	}
+	return nil
+}
+
+// DeleteAutomation removes an automation; its runs, timers and ledger go
+// with it (ON DELETE CASCADE).
+func (s *Store) DeleteAutomation(ctx context.Context, websiteID, id string) error {
+	if err := affected(s.db.Write().Exec(ctx, `DELETE FROM automations WHERE website_id = $1 AND id = $2`, websiteID, id)); err != nil {
+		return fmt.Errorf("deleting automation: %w", s.mapErr(err))
+	}
+	return nil
+}
+
+// ActiveAutomations lists the website's active automations of the trigger
+// types, oldest first.
+func (s *Store) ActiveAutomations(ctx context.Context, websiteID string, triggerTypes ...string) ([]store.Automation, error) {
+	query := `SELECT id, website_id, name, status, trigger_type, definition, created_at, updated_at
+		FROM automations WHERE website_id = $1 AND status = 'active'`
+	args := []any{websiteID}
+	if len(triggerTypes) > 0 {
+		query += ` AND ` + s.d.In("trigger_type", "$2")
+		args = append(args, s.d.List(triggerTypes))
+	}
+	rows, err := s.db.Read().Query(ctx, query+` ORDER BY created_at, id`, args...)
+	out, err := collectRows(rows, err, func(a *store.Automation) []any {
+		return []any{&a.ID, &a.WebsiteID, &a.Name, &a.Status, &a.TriggerType, rawJSONDest{&a.Definition},
+			timeDest{&a.CreatedAt}, timeDest{&a.UpdatedAt}}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing active automations: %w", err)
+	}
+	return out, nil
+}
+
+// TriggerAutomation starts a person's run. The person's run row is locked
+// first (inserted when missing: a concurrent insert of the same row is a
+// unique violation, and the transaction runs again to find and lock it),
+// so two triggers for one person never both find no pending run.
+func (s *Store) TriggerAutomation(ctx context.Context, tr store.AutomationTrigger) (bool, error) {
+	var started bool
+	err := s.db.Tx(ctx, TxOptions{RetryUnique: true}, func(tx Conn) error {
+		started = false
+		var ok bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM automations a JOIN subscribers p ON p.website_id = a.website_id
+			WHERE a.id = $1 AND a.website_id = $2 AND p.id = $3)`, tr.AutomationID, tr.WebsiteID, tr.SubscriberID).Scan(&ok); err != nil {
+			return err
+		}
+		if !ok {
+			return store.ErrNotFound
+		}
+		var run string
+		err := tx.QueryRow(ctx, `SELECT run_id FROM automation_runs WHERE automation_id = $1 AND subscriber_id = $2 `+s.d.ForUpdate(),
+			tr.AutomationID, tr.SubscriberID).Scan(&run)
+		switch err = s.mapErr(err); {
+		case errors.Is(err, store.ErrNotFound):
+			if _, err := tx.Exec(ctx, `INSERT INTO automation_runs (automation_id, subscriber_id, run_id, started_at)
+				VALUES ($1, $2, $3, $4)`, tr.AutomationID, tr.SubscriberID, tr.RunID, s.time(tr.At)); err != nil {
+				return err
+			}
+		case err != nil:
+			return err
+		default:
+			var pending bool
+			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM timers WHERE run_id = $1)`, run).Scan(&pending); err != nil {
+				return err
+			}
+			if pending && !tr.Restart {
+				return nil
+			}
+			if _, err := tx.Exec(ctx, `DELETE FROM timers WHERE run_id = $1`, run); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `UPDATE automation_runs SET run_id = $3, started_at = $4
+				WHERE automation_id = $1 AND subscriber_id = $2`, tr.AutomationID, tr.SubscriberID, tr.RunID, s.time(tr.At)); err != nil {
+				return err
+			}
+		}
+		for i, d := range tr.Delays {
+			if _, err := tx.Exec(ctx, `INSERT INTO timers (run_id, item, kind, website_id, automation_id, subscriber_id, due_at)
+				VALUES ($1, $2, $3, $4, $5, $6, $7)`, tr.RunID, i, store.TimerAutomation, tr.WebsiteID, tr.AutomationID,
+				tr.SubscriberID, s.time(tr.At.Add(d))); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.Exec(ctx, `UPDATE automations SET triggered = triggered + 1 WHERE id = $1`, tr.AutomationID); err != nil {
+			return err
+		}
+		started = true
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("triggering automation: %w", s.mapErr(err))
+	}
+	return started, nil
+}
+
+// StopAutomations cancels a person's pending timers of the automations.
+// Deleting a timer waits for a FireTimer that holds it (PostgreSQL's row
+// lock), so the timer is fired before or not at all.
+func (s *Store) StopAutomations(ctx context.Context, websiteID, subscriberID string, automationIDs []string, at time.Time) (int, error) {
+	if len(automationIDs) == 0 {
+		return 0, nil
+	}
+	var stopped int
+	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
+		stopped = 0
+		rows, err := tx.Query(ctx, `DELETE FROM timers WHERE website_id = $1 AND subscriber_id = $2
+			AND `+s.d.In("automation_id", "$3")+` RETURNING automation_id`, websiteID, subscriberID, s.d.List(automationIDs))
+		ids, err := collectRows(rows, err, func(id *string) []any { return []any{id} })
+		if err != nil {
+			return err
+		}
+		// In id order, so that two stops never wait for each other crosswise.
+		slices.Sort(ids)
+		for _, id := range slices.Compact(ids) {
+			stopped++
+			if _, err := tx.Exec(ctx, `UPDATE automations SET stopped = stopped + 1 WHERE id = $1`, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("stopping automations: %w", s.mapErr(err))
+	}
+	return stopped, nil
+}
+
+// ClaimTimers leases due timers, as DueWaves leases waves.
+func (s *Store) ClaimTimers(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]store.Timer, error) {
+	rows, err := s.db.Write().Query(ctx, `UPDATE timers SET leased_until = $2
+		FROM (SELECT run_id AS due_run, item AS due_item FROM timers
+			WHERE due_at <= $1 AND (leased_until IS NULL OR leased_until <= $1)
+			ORDER BY due_at, run_id, item LIMIT $3 `+s.d.SkipLocked()+`) due
+		WHERE run_id = due.due_run AND item = due.due_item AND (leased_until IS NULL OR leased_until <= $1)
+		RETURNING run_id, item, kind, website_id, coalesce(automation_id, ''), subscriber_id, due_at`,
+		s.time(now), s.time(now.Add(lease)), limitArg(limit))
+	out, err := collectRows(rows, err, func(t *store.Timer) []any {
+		return []any{&t.RunID, &t.Item, &t.Kind, &t.WebsiteID, &t.AutomationID, &t.SubscriberID, timeDest{&t.Due}}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claiming timers: %w", err)
+	}
+	return out, nil
+}
+
+// NextTimerDue is the earliest due time of the timers not leased, read
+// in timers_due's order past the few leased ones.
+func (s *Store) NextTimerDue(ctx context.Context) (time.Time, bool, error) {
+	var due time.Time
+	err := s.db.Read().QueryRow(ctx, `SELECT due_at FROM timers WHERE leased_until IS NULL ORDER BY due_at LIMIT 1`).Scan(timeDest{&due})
+	switch err = s.mapErr(err); {
+	case errors.Is(err, store.ErrNotFound):
+		return time.Time{}, false, nil
+	case err != nil:
+		return time.Time{}, false, fmt.Errorf("finding next timer: %w", err)
+	}
+	return due, true, nil
+}
+
+// FireTimer does a timer's item once. The DELETE of the timer is the
+// claim that counts: of two nodes firing it (a lease ran out), the second
+// waits on the first's row lock and then deletes nothing. The ledger's key
+// (run, item) makes a redo of a committed item a no-op even so.
+func (s *Store) FireTimer(ctx context.Context, t store.Timer, f store.Fire) (string, error) {
+	var outcome string
+	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
+		outcome = ""
+		n, err := tx.Exec(ctx, `DELETE FROM timers WHERE run_id = $1 AND item = $2`, t.RunID, t.Item)
+		if err != nil || n == 0 {
+			return err
+		}
+		outcome = store.LedgerSkipped
+		if f.Notification != nil {
+			outcome = store.LedgerSent
+			for _, c := range []struct {
+				max   int
+				since time.Time
+			}{{f.Caps.PerDay, f.At.Add(-24 * time.Hour)}, {f.Caps.PerWeek, f.At.Add(-7 * 24 * time.Hour)}} {
+				if c.max <= 0 {
+					continue
+				}
+				var sent int
+				if err := tx.QueryRow(ctx, `SELECT count(*) FROM ledger WHERE automation_id = $1 AND subscriber_id = $2
+					AND outcome = 'sent' AND at > $3`, t.AutomationID, t.SubscriberID, s.time(c.since)).Scan(&sent); err != nil {
+					return err
+				}
+				if sent >= c.max {
+					outcome = store.LedgerCapped
+				}
+			}
+		}
+		var notificationID any
+		if outcome == store.LedgerSent {
+			notificationID = f.Notification.ID
+		}
+		n, err = tx.Exec(ctx, `INSERT INTO ledger (run_id, item, automation_id, subscriber_id, notification_id, outcome, at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (run_id, item) DO NOTHING`,
+			t.RunID, t.Item, nullString(t.AutomationID), t.SubscriberID, notificationID, outcome, s.time(f.At))
+		if err != nil || n == 0 {
+			outcome = ""
+			return err
+		}
+		if outcome == store.LedgerSent {
+			return s.insertNotification(ctx, tx, f.Notification)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("firing timer: %w", s.mapErr(err))
+	}
+	return outcome, nil
+}
+
+// PurgeLedger forgets old ledger rows.
+func (s *Store) PurgeLedger(ctx context.Context, before time.Time) (int64, error) {
+	n, err := s.db.Write().Exec(ctx, `DELETE FROM ledger WHERE at < $1`, s.time(before))
+	if err != nil {
+		return 0, fmt.Errorf("purging the ledger: %w", err)
+	}
+	return n, nil
+}
+
+// SetSegmentMember records a person in or out of an automation's segment.
+func (s *Store) SetSegmentMember(ctx context.Context, automationID, subscriberID string, in bool) (bool, error) {
+	var n int64
+	var err error
+	if in {
+		n, err = s.db.Write().Exec(ctx, `INSERT INTO automation_segment_members (automation_id, subscriber_id)
+			SELECT a.id, p.id FROM automations a JOIN subscribers p ON p.website_id = a.website_id
+			WHERE a.id = $1 AND p.id = $2
+			ON CONFLICT (automation_id, subscriber_id) DO NOTHING`, automationID, subscriberID)
+	} else {
+		_, err = s.db.Write().Exec(ctx, `DELETE FROM automation_segment_members WHERE automation_id = $1 AND subscriber_id = $2`,
+			automationID, subscriberID)
+	}
+	if err != nil {
+		return false, fmt.Errorf("recording segment member: %w", s.mapErr(err))
+	}
+	return n == 1, nil
+}
+
+// SeedSegmentMembers replaces an automation's recorded segment members.
+func (s *Store) SeedSegmentMembers(ctx context.Context, automationID string, subscriberIDs []string) error {
+	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
+		if _, err := tx.Exec(ctx, `DELETE FROM automation_segment_members WHERE automation_id = $1`, automationID); err != nil {
+			return err
+		}
+		for chunk := range slices.Chunk(subscriberIDs, 1000) {
+			if _, err := tx.Exec(ctx, `INSERT INTO automation_segment_members (automation_id, subscriber_id)
+				SELECT a.id, p.id FROM automations a JOIN subscribers p ON p.website_id = a.website_id
+				WHERE a.id = $1 AND `+s.d.In("p.id", "$2")+` ON CONFLICT DO NOTHING`, automationID, s.d.List(chunk)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("seeding segment members: %w", s.mapErr(err))
+	}
+	return nil
+}

@@ -1,0 +1,392 @@
+package storetest
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/relaybell/relaybell/store"
+)
+
+var automationCases = []testCase{
+	{"CRUD", testAutomationCRUD},
+	{"TriggerRestart", testAutomationTrigger},
+	{"ClaimAndFire", testAutomationClaimFire},
+	{"Stop", testAutomationStop},
+	{"Caps", testAutomationCaps},
+	{"PersonAudience", testPersonAudience},
+	{"OptedIn", testSubscriptionOptedIn},
+	{"SegmentMembers", testSegmentMembers},
+}
+
+// newAutomation stores an active automation of the website.
+func newAutomation(t *testing.T, s store.Store, websiteID string, created time.Time) store.Automation {
+	t.Helper()
+	a := store.Automation{ID: uuid.NewString(), WebsiteID: websiteID, Name: "Cart", Status: store.AutomationActive,
+		TriggerType: "event", Definition: []byte(`{"trigger":{"type":"event","event":"cart.updated"}}`),
+		CreatedAt: created, UpdatedAt: created}
+	noErr(t, "CreateAutomation", s.CreateAutomation(context.Background(), a))
+	return a
+}
+
+func testAutomationCRUD(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	a := newAutomation(t, s, w.Website.ID, at(time.Minute))
+	b := newAutomation(t, s, w.Website.ID, at(2*time.Minute))
+	list, err := s.ListAutomations(ctx, w.Website.ID)
+	noErr(t, "ListAutomations", err)
+	if len(list) != 2 || list[0].ID != b.ID || list[1].ID != a.ID {
+		t.Fatalf("ListAutomations = %+v, want newest first", list)
+	}
+	same(t, "listed automation", list[1], a)
+	got, err := s.Automation(ctx, w.Website.ID, a.ID)
+	noErr(t, "Automation", err)
+	same(t, "automation", got, a)
+
+	a.Name, a.Status, a.TriggerType, a.Definition, a.UpdatedAt = "Welcome", store.AutomationPaused, "subscribed",
+		[]byte(`{"trigger":{"type":"subscribed"}}`), at(time.Hour)
+	noErr(t, "UpdateAutomation", s.UpdateAutomation(ctx, a))
+	got, err = s.Automation(ctx, w.Website.ID, a.ID)
+	noErr(t, "Automation", err)
+	same(t, "updated automation", got, a)
+	active, err := s.ActiveAutomations(ctx, w.Website.ID)
+	noErr(t, "ActiveAutomations", err)
+	if len(active) != 1 || active[0].ID != b.ID {
+		t.Fatalf("ActiveAutomations = %+v, want b alone", active)
+	}
+	if active, _ := s.ActiveAutomations(ctx, w.Website.ID, "subscribed"); len(active) != 0 {
+		t.Fatalf("ActiveAutomations(subscribed) = %+v", active)
+	}
+
+	w2 := newWebsite(t, s)
+	_, err = s.Automation(ctx, w2.Website.ID, a.ID)
+	wantErr(t, "Automation(other website)", err, store.ErrNotFound)
+	other := a
+	other.WebsiteID = w2.Website.ID
+	wantErr(t, "UpdateAutomation(other website)", s.UpdateAutomation(ctx, other), store.ErrNotFound)
+	wantErr(t, "DeleteAutomation(other website)", s.DeleteAutomation(ctx, w2.Website.ID, a.ID), store.ErrNotFound)
+	noErr(t, "DeleteAutomation", s.DeleteAutomation(ctx, w.Website.ID, a.ID))
+	wantErr(t, "DeleteAutomation(again)", s.DeleteAutomation(ctx, w.Website.ID, a.ID), store.ErrNotFound)
+	if list, _ := s.ListAutomations(ctx, w.Website.ID); len(list) != 1 {
+		t.Fatalf("after delete: %+v", list)
+	}
+}
+
+// trigger starts a run of two messages, a minute and an hour after at.
+func trigger(t *testing.T, s store.Store, a store.Automation, subscriberID string, restart bool, when time.Time) (string, bool) {
+	t.Helper()
+	run := uuid.NewString()
+	ok, err := s.TriggerAutomation(context.Background(), store.AutomationTrigger{WebsiteID: a.WebsiteID, AutomationID: a.ID,
+		SubscriberID: subscriberID, RunID: run, Restart: restart, Delays: []time.Duration{time.Minute, time.Hour}, At: when})
+	noErr(t, "TriggerAutomation", err)
+	return run, ok
+}
+
+func automationStats(t *testing.T, s store.Store, a store.Automation) store.AutomationStats {
+	t.Helper()
+	got, err := s.Automation(context.Background(), a.WebsiteID, a.ID)
+	noErr(t, "Automation", err)
+	return got.Stats
+}
+
+func testAutomationTrigger(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	p := subscribe(t, s, subscription(w.Website.ID))
+	a := newAutomation(t, s, w.Website.ID, at(0))
+	first, ok := trigger(t, s, a, p.SubscriberID, false, at(time.Minute))
+	if !ok {
+		t.Fatal("first trigger did not start")
+	}
+	if _, ok := trigger(t, s, a, p.SubscriberID, false, at(2*time.Minute)); ok {
+		t.Fatal("a trigger without restart started during a pending run")
+	}
+	second, ok := trigger(t, s, a, p.SubscriberID, true, at(3*time.Minute))
+	if !ok {
+		t.Fatal("a trigger with restart did not start")
+	}
+	if st := automationStats(t, s, a); st != (store.AutomationStats{Triggered: 2, Pending: 2}) {
+		t.Fatalf("stats %+v", st)
+	}
+	timers, err := s.ClaimTimers(ctx, at(24*time.Hour), time.Minute, 10)
+	noErr(t, "ClaimTimers", err)
+	slices.SortFunc(timers, func(x, y store.Timer) int { return x.Due.Compare(y.Due) })
+	want := []store.Timer{
+		{RunID: second, Item: 0, Kind: store.TimerAutomation, WebsiteID: w.Website.ID, AutomationID: a.ID, SubscriberID: p.SubscriberID, Due: at(4 * time.Minute)},
+		{RunID: second, Item: 1, Kind: store.TimerAutomation, WebsiteID: w.Website.ID, AutomationID: a.ID, SubscriberID: p.SubscriberID, Due: at(3*time.Minute + time.Hour)},
+	}
+	same(t, "timers after a restart", timers, want)
+	_ = first
+
+	// Another website's person or automation: ErrNotFound, nothing stored.
+	w2 := newWebsite(t, s)
+	_, err = s.TriggerAutomation(ctx, store.AutomationTrigger{WebsiteID: w2.Website.ID, AutomationID: a.ID, SubscriberID: p.SubscriberID,
+		RunID: uuid.NewString(), Delays: []time.Duration{0}, At: at(0)})
+	wantErr(t, "TriggerAutomation(other website)", err, store.ErrNotFound)
+}
+
+func testAutomationClaimFire(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	p := subscribe(t, s, subscription(w.Website.ID))
+	a := newAutomation(t, s, w.Website.ID, at(0))
+	trigger(t, s, a, p.SubscriberID, true, at(0))
+	due, ok, err := s.NextTimerDue(ctx)
+	noErr(t, "NextTimerDue", err)
+	if !ok || !due.Equal(at(time.Minute)) {
+		t.Fatalf("NextTimerDue = %v %v, want %v", due, ok, at(time.Minute))
+	}
+	if got, _ := s.ClaimTimers(ctx, at(59*time.Second), time.Minute, 10); len(got) != 0 {
+		t.Fatalf("claimed %+v before it was due", got)
+	}
+	got, err := s.ClaimTimers(ctx, at(time.Minute), time.Minute, 10)
+	noErr(t, "ClaimTimers", err)
+	if len(got) != 1 || got[0].Item != 0 {
+		t.Fatalf("ClaimTimers = %+v, want item 0", got)
+	}
+	// Leased: NextTimerDue passes over it, and nobody else gets it until
+	// the lease runs out.
+	if due, ok, err := s.NextTimerDue(ctx); err != nil || !ok || !due.Equal(at(time.Hour)) {
+		t.Fatalf("NextTimerDue = %v %v %v, want item 1's %v", due, ok, err, at(time.Hour))
+	}
+	if again, _ := s.ClaimTimers(ctx, at(time.Minute+59*time.Second), time.Minute, 10); len(again) != 0 {
+		t.Fatalf("claimed a leased timer: %+v", again)
+	}
+	again, err := s.ClaimTimers(ctx, at(2*time.Minute), time.Minute, 10)
+	noErr(t, "ClaimTimers(lease ran out)", err)
+	if len(again) != 1 || again[0] != got[0] {
+		t.Fatalf("ClaimTimers after the lease = %+v, want %+v", again, got[0])
+	}
+
+	n := notification(w.Website.ID)
+	n.Automation, n.AutomationID, n.SendBody = true, a.ID, nil
+	n.Target = []byte(`{"subscriberId":"` + p.SubscriberID + `"}`)
+	// A failure before the commit leaves the timer and stores nothing.
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := s.FireTimer(cancelled, got[0], store.Fire{Notification: &n, At: at(2 * time.Minute)}); err == nil {
+		t.Fatal("FireTimer with a cancelled context succeeded")
+	}
+	if _, err := s.NotificationByID(ctx, n.ID); err == nil {
+		t.Fatal("a failed FireTimer stored its notification")
+	}
+	outcome, err := s.FireTimer(ctx, got[0], store.Fire{Notification: &n, At: at(2 * time.Minute)})
+	noErr(t, "FireTimer", err)
+	if outcome != store.LedgerSent {
+		t.Fatalf("outcome %q", outcome)
+	}
+	stored := getNotification(t, s, n.ID)
+	if stored.AutomationID != a.ID || !stored.Automation || stored.SendBody != nil {
+		t.Fatalf("stored %+v", stored)
+	}
+	// Again (a node whose lease ran out): nothing more.
+	n2 := notification(w.Website.ID)
+	outcome, err = s.FireTimer(ctx, got[0], store.Fire{Notification: &n2, At: at(3 * time.Minute)})
+	noErr(t, "FireTimer(again)", err)
+	if outcome != "" {
+		t.Fatalf("outcome of a redo %q", outcome)
+	}
+	if _, err := s.NotificationByID(ctx, n2.ID); err == nil {
+		t.Fatal("a redo stored a notification")
+	}
+	noErr(t, "RecordResults", s.RecordResults(ctx, n.ID, []store.PushResult{{EndpointID: p.EndpointID, Outcome: store.OutcomeSent}}))
+	if st := automationStats(t, s, a); st != (store.AutomationStats{Triggered: 1, Pending: 1, Sent: 1}) {
+		t.Fatalf("stats %+v", st)
+	}
+	// Without a notification the item is skipped, and done.
+	rest, err := s.ClaimTimers(ctx, at(2*time.Hour), time.Minute, 10)
+	noErr(t, "ClaimTimers", err)
+	outcome, err = s.FireTimer(ctx, rest[0], store.Fire{At: at(2 * time.Hour)})
+	noErr(t, "FireTimer(skip)", err)
+	if outcome != store.LedgerSkipped {
+		t.Fatalf("outcome %q", outcome)
+	}
+	if _, ok, _ := s.NextTimerDue(ctx); ok {
+		t.Fatal("a timer is left")
+	}
+}
+
+func testAutomationStop(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	p := subscribe(t, s, subscription(w.Website.ID))
+	q := subscribe(t, s, subscription(w.Website.ID))
+	a := newAutomation(t, s, w.Website.ID, at(0))
+	b := newAutomation(t, s, w.Website.ID, at(0))
+	trigger(t, s, a, p.SubscriberID, true, at(0))
+	trigger(t, s, a, q.SubscriberID, true, at(0))
+	trigger(t, s, b, p.SubscriberID, true, at(0))
+	n, err := s.StopAutomations(ctx, w.Website.ID, p.SubscriberID, []string{a.ID}, at(time.Second))
+	noErr(t, "StopAutomations", err)
+	if n != 1 {
+		t.Fatalf("stopped %d, want 1", n)
+	}
+	if n, _ := s.StopAutomations(ctx, w.Website.ID, p.SubscriberID, []string{a.ID}, at(time.Second)); n != 0 {
+		t.Fatalf("stopped %d again", n)
+	}
+	if st := automationStats(t, s, a); st != (store.AutomationStats{Triggered: 2, Pending: 2, Stopped: 1}) {
+		t.Fatalf("a stats %+v", st)
+	}
+	if st := automationStats(t, s, b); st != (store.AutomationStats{Triggered: 1, Pending: 2}) {
+		t.Fatalf("b stats %+v", st)
+	}
+	// Another website stops nothing.
+	w2 := newWebsite(t, s)
+	if n, _ := s.StopAutomations(ctx, w2.Website.ID, q.SubscriberID, []string{a.ID}, at(time.Second)); n != 0 {
+		t.Fatalf("another website stopped %d", n)
+	}
+	// A stopped run's claimed timer fires nothing.
+	timers, err := s.ClaimTimers(ctx, at(time.Hour), time.Minute, 10)
+	noErr(t, "ClaimTimers", err)
+	if len(timers) != 4 {
+		t.Fatalf("claimed %d, want 4 (q's of a, p's of b)", len(timers))
+	}
+	noErr(t, "StopAutomations", func() error {
+		_, err := s.StopAutomations(ctx, w.Website.ID, q.SubscriberID, []string{a.ID}, at(time.Hour))
+		return err
+	}())
+	for _, tm := range timers {
+		n := notification(w.Website.ID)
+		outcome, err := s.FireTimer(ctx, tm, store.Fire{Notification: &n, At: at(time.Hour)})
+		noErr(t, "FireTimer", err)
+		if want := map[bool]string{true: "", false: store.LedgerSent}[tm.AutomationID == a.ID]; outcome != want {
+			t.Fatalf("timer %+v: outcome %q, want %q", tm, outcome, want)
+		}
+	}
+}
+
+func testAutomationCaps(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	p := subscribe(t, s, subscription(w.Website.ID))
+	a := newAutomation(t, s, w.Website.ID, at(0))
+	caps := store.AutomationCaps{PerDay: 1, PerWeek: 2}
+	var outcomes []string
+	for day := range 4 {
+		start := at(time.Duration(day) * 24 * time.Hour)
+		trigger(t, s, a, p.SubscriberID, true, start)
+		timers, err := s.ClaimTimers(ctx, start.Add(2*time.Hour), time.Minute, 10)
+		noErr(t, "ClaimTimers", err)
+		slices.SortFunc(timers, func(x, y store.Timer) int { return x.Item - y.Item })
+		for _, tm := range timers {
+			n := notification(w.Website.ID)
+			outcome, err := s.FireTimer(ctx, tm, store.Fire{Notification: &n, Caps: caps, At: tm.Due})
+			noErr(t, "FireTimer", err)
+			outcomes = append(outcomes, outcome)
+		}
+	}
+	want := []string{"sent", "capped", "sent", "capped", "capped", "capped", "capped", "capped"}
+	if !slices.Equal(outcomes, want) {
+		t.Fatalf("outcomes %v, want %v", outcomes, want)
+	}
+	// Purged, the ledger counts nothing: the next message goes.
+	n, err := s.PurgeLedger(ctx, at(5*24*time.Hour))
+	noErr(t, "PurgeLedger", err)
+	if n != 8 {
+		t.Fatalf("purged %d ledger rows, want 8", n)
+	}
+	start := at(5 * 24 * time.Hour)
+	trigger(t, s, a, p.SubscriberID, true, start)
+	timers, err := s.ClaimTimers(ctx, start.Add(time.Minute), time.Minute, 10)
+	noErr(t, "ClaimTimers", err)
+	nt := notification(w.Website.ID)
+	if outcome, err := s.FireTimer(ctx, timers[0], store.Fire{Notification: &nt, Caps: caps, At: timers[0].Due}); err != nil || outcome != store.LedgerSent {
+		t.Fatalf("after the purge: %q %v", outcome, err)
+	}
+}
+
+func testPersonAudience(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	in := subscription(w.Website.ID)
+	in.ExternalID = "ada"
+	p := subscribe(t, s, in)
+	in2 := subscription(w.Website.ID)
+	in2.ExternalID = "ada"
+	p2 := subscribe(t, s, in2) // Ada's second browser
+	subscribe(t, s, subscription(w.Website.ID))
+	var got []string
+	for shard := range store.Shards {
+		page, err := s.Audience(ctx, store.AudienceQuery{WebsiteID: w.Website.ID, Shard: shard, SubscriberID: p.SubscriberID})
+		noErr(t, "Audience", err)
+		for _, r := range page {
+			got = append(got, r.Endpoint.ID)
+		}
+	}
+	slices.Sort(got)
+	want := []string{p.EndpointID, p2.EndpointID}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("audience %v, want Ada's browsers %v", got, want)
+	}
+	people := 0
+	noErr(t, "Reachable", s.Reachable(ctx, store.ReachQuery{WebsiteID: w.Website.ID, Shard: store.AllShards, SubscriberID: p.SubscriberID},
+		func(sub *store.Subscriber, browsers int) {
+			if sub.ID != p.SubscriberID || browsers != 2 {
+				t.Errorf("reached %s with %d browsers", sub.ID, browsers)
+			}
+			people++
+		}))
+	if people != 1 {
+		t.Fatalf("reached %d people", people)
+	}
+	// Another website's person: nobody.
+	w2 := newWebsite(t, s)
+	for shard := range store.Shards {
+		if page, _ := s.Audience(ctx, store.AudienceQuery{WebsiteID: w2.Website.ID, Shard: shard, SubscriberID: p.SubscriberID}); len(page) != 0 {
+			t.Fatalf("another website reached %+v", page)
+		}
+	}
+}
+
+func testSubscriptionOptedIn(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	news, _, err := s.SaveTopic(ctx, store.Topic{ID: uuid.NewString(), WebsiteID: w.Website.ID, Name: "News", Slug: "news", CreatedAt: at(0)})
+	noErr(t, "SaveTopic", err)
+	sale, _, err := s.SaveTopic(ctx, store.Topic{ID: uuid.NewString(), WebsiteID: w.Website.ID, Name: "Sale", Slug: "sale", CreatedAt: at(0)})
+	noErr(t, "SaveTopic", err)
+	in := subscription(w.Website.ID)
+	in.Topics = []string{"news"}
+	if res := subscribe(t, s, in); !slices.Equal(res.OptedIn, []string{news.ID}) {
+		t.Fatalf("OptedIn %v, want news", res.OptedIn)
+	}
+	in.Topics = []string{"news", "sale"}
+	if res := subscribe(t, s, in); !slices.Equal(res.OptedIn, []string{sale.ID}) {
+		t.Fatalf("OptedIn %v, want sale alone", res.OptedIn)
+	}
+	if res := subscribe(t, s, in); len(res.OptedIn) != 0 {
+		t.Fatalf("OptedIn %v, want none", res.OptedIn)
+	}
+}
+
+func testSegmentMembers(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	p := subscribe(t, s, subscription(w.Website.ID))
+	q := subscribe(t, s, subscription(w.Website.ID))
+	a := newAutomation(t, s, w.Website.ID, at(0))
+	w2 := newWebsite(t, s)
+	stranger := subscribe(t, s, subscription(w2.Website.ID))
+	noErr(t, "SeedSegmentMembers", s.SeedSegmentMembers(ctx, a.ID, []string{p.SubscriberID, stranger.SubscriberID}))
+	f := func(who string, in, want bool) {
+		t.Helper()
+		got, err := s.SetSegmentMember(ctx, a.ID, who, in)
+		noErr(t, "SetSegmentMember", err)
+		if got != want {
+			t.Fatalf("SetSegmentMember(%s, %v) = %v, want %v", who, in, got, want)
+		}
+	}
+	f(p.SubscriberID, true, false) // seeded: in already
+	f(q.SubscriberID, true, true)  // enters
+	f(q.SubscriberID, true, false) // still in
+	f(q.SubscriberID, false, false)
+	f(q.SubscriberID, true, true)         // back
+	f(stranger.SubscriberID, true, false) // another website's person is never a member
+	noErr(t, "SeedSegmentMembers", s.SeedSegmentMembers(ctx, a.ID, nil))
+	f(p.SubscriberID, true, true) // the seed replaced the members
+}
