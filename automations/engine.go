@@ -209,9 +209,15 @@ func (b *batch) fire(ctx context.Context, t store.Timer, now time.Time) error {
 	return nil
 }
 
+// errNoPerson refuses a message whose timer names nobody.
+var errNoPerson = errors.New("an automation message's timer names no person")
+
 // message is the notification of a timer's message: an automation send
 // (no send body) to the person's browsers and nobody else's.
 func message(ctx context.Context, d Definition, t store.Timer, w store.Website, now time.Time) (*store.Notification, error) {
+	if t.SubscriberID == "" { // an empty target is everyone: never
+		return nil, errNoPerson
+	}
 	n, err := d.Messages[t.Item].Prepare(ctx, w, d.Transactional, now)
 	if err != nil {
 		return nil, fmt.Errorf("preparing automation message: %w", err)
