@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/relaybell/relaybell/api"
+	"github.com/relaybell/relaybell/automations"
 	"github.com/relaybell/relaybell/fanout"
 	"github.com/relaybell/relaybell/pusher"
 )
@@ -65,6 +66,9 @@ type Config struct {
 
 	Fanout fanout.Config
 	Pusher pusher.Config
+	// Automations tunes the automations engine (its poll, lease, batch and
+	// clock; tests move the clock instead of waiting through delays).
+	Automations automations.Config
 }
 
 // RegisterFlags binds the configuration to flags, with defaults taken from

@@ -433,7 +433,7 @@ func (s *Server) initAutomations(context.Context) error {
 // service's: on a node that also runs the API (the embedded default), a
 // run started by a request is looked at at once.
 func (s *Server) initEngine(context.Context) error {
-	e, err := automations.NewEngine(automations.Config{}, s.store, s.dispatcher(), s.autos.Wakes(), s.logger, s.reg)
+	e, err := automations.NewEngine(s.cfg.Automations, s.store, s.dispatcher(), s.autos.Wakes(), s.logger, s.reg)
 	if err != nil {
 		return err
 	}
