@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // automationOf is GET /automations/{id} without what the server sets (id,
@@ -185,5 +187,160 @@ func TestDashboardAutomations(t *testing.T) {
 	var refused struct{ Error string }
 	if code := b.apiStatus("GET", "/automations/"+id, "", &refused); code != 404 || refused.Error != "not_found" {
 		t.Fatalf("the deleted automation: %d %+v", code, refused)
+	}
+}
+
+// testClock is a server's clock that a test moves forward instead of
+// waiting: the real time plus an offset.
+type testClock struct{ offset atomic.Int64 }
+
+func (c *testClock) now() time.Time           { return time.Now().Add(time.Duration(c.offset.Load())) }
+func (c *testClock) advance(by time.Duration) { c.offset.Add(int64(by)) }
+
+// TestAbandonedCartInChromium is issue 32's abandoned cart with a real
+// browser: Chromium subscribes through the SDK and logs its shopper in;
+// the website posts cart.updated, and the browser's own purchase (a stop
+// event, tracked by the SDK) drops the reminder: nothing is sent when its
+// time passes. The next cart.updated sends the reminder once its hour has
+// passed on the server's clock, to that browser, whose worker shows it.
+func TestAbandonedCartInChromium(t *testing.T) {
+	clock := &testClock{}
+	d := startDriver(t)
+	ts := startServer(t, func(c *Config) {
+		c.Now = clock.now
+		c.Automations.Poll = 50 * time.Millisecond // a moved clock is seen within this
+	})
+	w := ts.createWebsite()
+	rb := startRecorder(t, ts.base)
+	site := startSite(t, rb.URL, w.ProjectID)
+	b := ts.push.NewBrowser(w.VAPIDPublicKey)
+	sub := b.Subscription()
+	d.call("launch", map[string]any{
+		"executablePath": chromiumPath, "origin": site.URL, "locale": "en-GB", "timezoneId": "Europe/London",
+		"subscription": map[string]string{"endpoint": sub.Endpoint, "p256dh": sub.P256dh, "auth": sub.Auth},
+	}, nil)
+	d.call("goto", map[string]string{"url": site.URL + "/"}, nil)
+	var ready struct {
+		Subscribed   bool   `json:"subscribed"`
+		SubscriberID string `json:"subscriberId"`
+		EndpointID   string `json:"endpointId"`
+		Error        string `json:"error"`
+	}
+	d.page("RelayBell.ready", &ready)
+	if !ready.Subscribed || ready.SubscriberID == "" || ready.Error != "" {
+		t.Fatalf("RelayBell.ready: %+v", ready)
+	}
+	d.page("RelayBell.login('shopper-7')", nil)
+
+	var created struct {
+		ID string `json:"id"`
+	}
+	if code := ts.call("POST", "/api/v1/automations", w.APIKey, map[string]any{
+		"name": "Abandoned cart", "status": "active",
+		"trigger":    map[string]any{"type": "event", "event": "cart.updated"},
+		"stopEvents": []string{"purchase"},
+		"messages": []any{map[string]any{"delaySeconds": 3600, "title": "Your cart is waiting", "body": "Finish your order",
+			"url": site.URL + "/cart"}},
+	}, &created); code != 201 {
+		t.Fatalf("POST /automations: %d", code)
+	}
+	stats := func() map[string]float64 {
+		t.Helper()
+		var a struct {
+			Stats map[string]float64 `json:"stats"`
+		}
+		if code := ts.call("GET", "/api/v1/automations/"+created.ID, w.APIKey, nil, &a); code != 200 {
+			t.Fatalf("GET /automations/%s: %d", created.ID, code)
+		}
+		return a.Stats
+	}
+	wantStats := func(triggered, pending, sent, stopped float64) {
+		t.Helper()
+		want := map[string]float64{"triggered": triggered, "pending": pending, "sent": sent, "delivered": 0, "clicked": 0,
+			"converted": 0, "revenue": 0, "stopped": stopped}
+		if got := stats(); !reflect.DeepEqual(got, want) {
+			t.Fatalf("stats %v, want %v", got, want)
+		}
+	}
+	cartUpdated := func() {
+		t.Helper()
+		var ans struct {
+			AutomationsTriggered int `json:"automationsTriggered"`
+		}
+		if code := ts.call("POST", "/api/v1/events", w.APIKey, map[string]any{"event": "cart.updated", "externalId": "shopper-7",
+			"properties": map[string]any{"value": 80}}, &ans); code != 202 || ans.AutomationsTriggered != 1 {
+			t.Fatalf("cart.updated: %d %+v", code, ans)
+		}
+	}
+	automationSends := func() []string {
+		t.Helper()
+		var list struct {
+			Items []struct {
+				ID         string `json:"id"`
+				Automation bool   `json:"automation"`
+			} `json:"items"`
+		}
+		ts.call("GET", "/api/v1/notifications", w.APIKey, nil, &list)
+		var ids []string
+		for _, n := range list.Items {
+			if n.Automation {
+				ids = append(ids, n.ID)
+			}
+		}
+		return ids
+	}
+
+	// cart.updated, then the purchase from the browser: the run stops at
+	// once, and its hour passes with nothing sent.
+	cartUpdated()
+	wantStats(1, 1, 0, 0)
+	var tracked map[string]any
+	d.page("RelayBell.track('purchase', { value: 80 })", &tracked)
+	if tracked["ok"] != true {
+		t.Fatalf("track('purchase'): %v", tracked)
+	}
+	wantStats(1, 0, 0, 1)
+	clock.advance(2 * time.Hour)
+	if got := b.Received(); len(got) != 0 {
+		t.Fatalf("the browser got %d pushes after the purchase", len(got))
+	}
+
+	// cart.updated alone: nothing before the hour, the reminder after it.
+	cartUpdated()
+	wantStats(2, 1, 0, 1)
+	if got := automationSends(); len(got) != 0 {
+		t.Fatalf("automation sends before the delay: %q", got)
+	}
+	clock.advance(time.Hour + time.Second)
+	var sends []string
+	waitFor(t, "the reminder's notification", func() bool { sends = automationSends(); return len(sends) > 0 })
+	// Timers fire in the order they come due: the stopped run's, two
+	// hours earlier, would have been stored first.
+	if len(sends) != 1 {
+		t.Fatalf("automation sends %q, want the reminder alone", sends)
+	}
+	p := waitReceived(t, b, sends[0])
+	if p.Title != "Your cart is waiting" {
+		t.Fatalf("the browser got %+v", p)
+	}
+	if got := b.Received(); len(got) != 1 {
+		t.Fatalf("the browser got %d pushes, want the reminder alone", len(got))
+	}
+	plaintext := b.Received()[0].Payload
+	n := site.pushes.Load()
+	d.call("cdp", map[string]any{"method": "ServiceWorker.deliverPushMessage",
+		"params": map[string]string{"origin": site.URL, "registrationId": d.registrationID(site.URL + "/"), "data": string(plaintext)}}, nil)
+	waitFor(t, "the worker to get the push", func() bool { return site.pushes.Load() > n })
+	base := "/api/v1/projects/" + w.ProjectID
+	waitFor(t, "the delivered ping", func() bool { return len(rb.all("POST", base+"/pings/delivered")) == 1 })
+	shown := d.notifications()
+	if len(shown) != 1 || shown[0].Title != "Your cart is waiting" || shown[0].Body != "Finish your order" ||
+		shown[0].Data.URL != site.URL+"/cart" || shown[0].Data.NotificationID != sends[0] || shown[0].Data.EndpointID != ready.EndpointID {
+		t.Fatalf("shown %+v", shown)
+	}
+	waitFor(t, "the delivery counted", func() bool { return stats()["delivered"] == 1 })
+	got := stats()
+	if want := map[string]float64{"triggered": 2, "pending": 0, "sent": 1, "delivered": 1, "clicked": 0, "converted": 0, "revenue": 0, "stopped": 1}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("stats %v, want %v", got, want)
 	}
 }

@@ -66,9 +66,13 @@ type Config struct {
 
 	Fanout fanout.Config
 	Pusher pusher.Config
-	// Automations tunes the automations engine (its poll, lease, batch and
-	// clock; tests move the clock instead of waiting through delays).
+	// Automations tunes the automations engine: its poll, lease and batch.
+	// Its clock is Now.
 	Automations automations.Config
+	// Now is the clock of the API and of the automations engine; default
+	// time.Now. Tests move it instead of waiting through an automation's
+	// delays.
+	Now func() time.Time
 }
 
 // RegisterFlags binds the configuration to flags, with defaults taken from

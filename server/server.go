@@ -433,7 +433,11 @@ func (s *Server) initAutomations(context.Context) error {
 // service's: on a node that also runs the API (the embedded default), a
 // run started by a request is looked at at once.
 func (s *Server) initEngine(context.Context) error {
-	e, err := automations.NewEngine(s.cfg.Automations, s.store, s.dispatcher(), s.autos.Wakes(), s.logger, s.reg)
+	cfg := s.cfg.Automations
+	if s.cfg.Now != nil {
+		cfg.Now = s.cfg.Now
+	}
+	e, err := automations.NewEngine(cfg, s.store, s.dispatcher(), s.autos.Wakes(), s.logger, s.reg)
 	if err != nil {
 		return err
 	}
@@ -499,7 +503,7 @@ func (s *Server) initAPI(context.Context) error {
 		ReviewThreshold: s.cfg.ReviewThreshold,
 		PublicRateLimit: s.cfg.PublicRateLimit,
 		EventRateLimit:  s.cfg.EventRateLimit,
-	}, s.store, s.analytics, s.dispatcher(), svc, s.logger, s.reg)
+	}, s.store, s.analytics, s.dispatcher(), svc, s.logger, s.reg, s.apiOptions()...)
 	if err != nil {
 		return err
 	}
@@ -507,6 +511,14 @@ func (s *Server) initAPI(context.Context) error {
 	s.services = append(s.services, serviceFunc(a.WatchAuth))
 	s.closers = append(s.closers, a.Close)
 	return nil
+}
+
+// apiOptions are the API's options from the configuration: its clock.
+func (s *Server) apiOptions() []api.Option {
+	if s.cfg.Now == nil {
+		return nil
+	}
+	return []api.Option{api.WithClock(s.cfg.Now)}
 }
 
 type serviceFunc func(ctx context.Context) error
