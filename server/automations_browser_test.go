@@ -88,6 +88,18 @@ func TestDashboardAutomations(t *testing.T) {
 	role("textbox", "Title (push 2)", "fill", "<b>Still</b> thinking about it?")
 	role("button", "More options (push 2)", "click")
 	role("textbox", "Tag (push 2)", "fill", "cart")
+	// A push's refusal shows at that push's field.
+	role("textbox", "Link (push 2)", "fill", "cart.html")
+	role("button", "Create automation", "click")
+	waitFor(t, "the refusal at push 2's link", func() bool { return role("textbox", "Link (push 2)", "invalid") == "true" })
+	if got, want := role("textbox", "Link (push 2)", "description"),
+		"url must be an absolute http(s) link Where a click goes; the website's default link when empty."; got != want {
+		t.Fatalf("push 2's link described %q, want %q", got, want)
+	}
+	if b.api("GET", "/automations", "", &list); len(list.Automations) != 0 {
+		t.Fatalf("a refused automation was stored: %v", list.Automations)
+	}
+	role("textbox", "Link (push 2)", "fill", "")
 	b.shoot("automation-editor")
 	role("button", "Create automation", "click")
 	heading("Automations")

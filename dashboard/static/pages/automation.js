@@ -103,8 +103,9 @@ function automationError(err, v) {
   if (delay) return { ['m' + delay[1] + '-delay']: err.message };
   const member = /^messages\[(\d+)\]: (.*)$/.exec(err.message);
   if (member && v.pushes[Number(member[1])]) {
+    // At the push's field, the API's words without the push's index.
     const field = contentField(err.code, member[2], v.pushes[Number(member[1])]);
-    return { [field === 'form' ? 'form' : 'm' + member[1] + '-' + field]: err.message };
+    return field === 'form' ? { form: err.message } : { ['m' + member[1] + '-' + field]: member[2] };
   }
   return errorsOf(err);
 }
