@@ -187,11 +187,53 @@ func TestDashboardAutomations(t *testing.T) {
 		t.Fatalf("activated: status %v", got)
 	}
 
-	// Delete from the editor (the confirmation is accepted).
-	role("link", "Abandoned cart", "click")
-	heading("Automation “Abandoned cart”")
-	role("button", "Delete automation", "click")
+	// A topic's opt-in, then a segment entered, chosen by name.
+	var topic, segment struct{ ID string }
+	b.api("POST", "/topics", `{name: 'News'}`, &topic)
+	b.api("POST", "/segments", `{name: 'Big spenders', filters: {rules: [{field: 'tag:vip', op: 'exists'}]}}`, &segment)
+	role("link", "New automation", "click")
+	heading("New automation")
+	role("textbox", "Automation name", "fill", "Welcome to the news")
+	role("combobox", "Starts when", "select", "topic_opt_in")
+	role("combobox", "Topic", "select", "News")
+	role("spinbutton", "Delay (push 1)", "fill", "0")
+	role("textbox", "Title (push 1)", "fill", "Thanks for following the news")
+	role("button", "Create automation", "click")
 	heading("Automations")
+	b.waitRows("Automations", []string{"Welcome to the news", "Abandoned cart"})
+	b.api("GET", "/automations", "", &list)
+	welcome, _ := list.Automations[0]["id"].(string)
+	stored = `{"name": "Welcome to the news", "status": "draft", "trigger": {"type": "topic_opt_in", "topicId": "` + topic.ID + `"},
+		"stopEvents": [], "restart": true, "transactional": false, "caps": {"perDay": null, "perWeek": null},
+		"messages": [{"delaySeconds": 0, "title": "Thanks for following the news"}]}`
+	if got, want := automationOf(b, welcome), wantJSON(t, stored); !reflect.DeepEqual(got, want) {
+		t.Fatalf("stored %v\nwant   %v", got, want)
+	}
+	role("link", "Welcome to the news", "click")
+	heading("Automation “Welcome to the news”")
+	if got := role("combobox", "Topic", "value"); got != topic.ID {
+		t.Fatalf("the topic shown is %q, want %s", got, topic.ID)
+	}
+	role("combobox", "Starts when", "select", "segment_entered")
+	role("combobox", "Segment", "select", "Big spenders")
+	role("button", "Save automation", "click")
+	heading("Automations")
+	stored = strings.Replace(stored, `"type": "topic_opt_in", "topicId": "`+topic.ID, `"type": "segment_entered", "segmentId": "`+segment.ID, 1)
+	if got, want := automationOf(b, welcome), wantJSON(t, stored); !reflect.DeepEqual(got, want) {
+		t.Fatalf("edited %v\nwant   %v", got, want)
+	}
+	waitFor(t, "the segment trigger in the list", func() bool {
+		b.d.page(`document.querySelector('main tbody tr').cells[2].textContent`, &main)
+		return main == "Enters “Big spenders”"
+	})
+
+	// Delete from the editor (the confirmation is accepted).
+	for _, name := range []string{"Welcome to the news", "Abandoned cart"} {
+		role("link", name, "click")
+		heading("Automation “" + name + "”")
+		role("button", "Delete automation", "click")
+		heading("Automations")
+	}
 	waitFor(t, "the empty state", func() bool {
 		b.d.page(`document.querySelector('main').textContent`, &main)
 		return strings.Contains(main, "No automations yet.")

@@ -163,6 +163,7 @@ export function AutomationEditor({ site, id }) {
       aria-describedby=${f.errors[fid] ? fid + '-error' : undefined}>
       ${extra.empty && html`<option value="">${extra.empty}</option>`}
       ${options.map(([o, l]) => html`<option value=${o}>${l}</option>`)}</select>
+    ${extra.none && choices.data && options.length === 0 && html`<p class="hint">${extra.none}</p>`}
     ${f.errors[fid] && html`<p class="error" id=${fid + '-error'}>${f.errors[fid]}</p>`}</div>`;
   const box = (name, label) => html`<label class="choice"><input type="checkbox" checked=${v[name]}
     onChange=${(e) => f.set(name)(e.currentTarget.checked)} /> ${label}</label>`;
@@ -180,8 +181,10 @@ export function AutomationEditor({ site, id }) {
             hint="The name your website posts to /events, such as cart.updated." />
           <${RuleBuilder} filters=${v.conditions} onChange=${f.set('conditions')} kind=${eventRules} name="condition"
             legend="Conditions on the event’s properties (optional)" error=${f.errors.conditions} />`}
-        ${v.type === 'topic_opt_in' && select('topicId', 'Topic', topics.map((t) => [t.id, t.name]), { empty: 'Choose a topic' })}
-        ${v.type === 'segment_entered' && select('segmentId', 'Segment', segments.map((g) => [g.id, g.name]), { empty: 'Choose a segment' })}
+        ${v.type === 'topic_opt_in' && select('topicId', 'Topic', topics.map((t) => [t.id, t.name]),
+          { empty: 'Choose a topic', none: 'No topics yet: make one on the Segments page.' })}
+        ${v.type === 'segment_entered' && select('segmentId', 'Segment', segments.map((g) => [g.id, g.name]),
+          { empty: 'Choose a segment', none: 'No segments yet: make one on the Segments page.' })}
       </fieldset>
       <div class="field"><label for="stopEvents">Stop events</label>
         <textarea id="stopEvents" rows="2" value=${v.stopEvents} onInput=${(e) => f.set('stopEvents')(e.currentTarget.value)}
