@@ -80,9 +80,13 @@ export function automationBody(v) {
 }
 
 // formErrors are what the form refuses before asking the API: an
-// incomplete condition, a delay that is no number of 0 to a year.
+// incomplete condition, a cap that is no whole number (JSON would carry it
+// as no bound), a delay that is no number of 0 to a year.
 function formErrors(v) {
   const errors = {};
+  for (const k of ['perDay', 'perWeek']) {
+    if (v[k].trim() && !/^\d+$/.test(v[k].trim())) errors[k] = 'A whole number of 1 to 1,000, or empty for no bound.';
+  }
   if (v.type === 'event' && !v.conditions.rules.every(ruleBlank) && ruleError(v.conditions)) errors.conditions = ruleError(v.conditions);
   v.pushes.forEach((p, i) => {
     const s = Number(p.delay) * unitSeconds[p.unit];
