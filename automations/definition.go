@@ -29,8 +29,8 @@ const (
 // Trigger types.
 const (
 	TriggerEvent          = "event"
-	TriggerSubscribed     = "subscribed"
-	TriggerTopicOptIn     = "topic_opt_in"
+	TriggerSubscribed     = store.TriggerSubscribed
+	TriggerTopicOptIn     = store.TriggerTopicOptIn
 	TriggerSegmentEntered = "segment_entered"
 )
 
