@@ -222,6 +222,13 @@ func (a *API) handleImport(r *request) error {
 	for i, row := range out {
 		imported[i] = row.ExternalID
 	}
+	// The import's opt-ins trigger topic_opt_in as a browser's do (the
+	// store recorded them with the import).
+	if a.automations != nil {
+		if _, err := a.automations.Pending(r.ctx, r.owner.Website.ID, ""); err != nil {
+			return fmt.Errorf("starting automations: %w", err)
+		}
+	}
 	if err := a.peopleChanged(r, r.owner.Website.ID, imported); err != nil {
 		return err
 	}
