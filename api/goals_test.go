@@ -320,3 +320,53 @@ func TestGoalTagCredit(t *testing.T) {
 		t.Fatalf("results %s, want %s: Ada's send twice and Bob's once", got, want)
 	}
 }
+
+// TestAutomationGoalID: an automation's goalId is a goal of the website,
+// shown on its record; null clears it; a goal deleted since does not
+// refuse the automation's other changes.
+func TestAutomationGoalID(t *testing.T) {
+	h := newHarness(t)
+	goal := h.createGoal(t, `{"name":"Bought","event":"purchase"}`)
+	other, err := CreateWebsite(context.Background(), h.st, NewWebsite{Name: "Other", URL: "https://other.example"}, testStart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := h.do("POST", "/api/v1/goals", `{"name":"Theirs","event":"purchase"}`, auth(other.APIKey)...)
+	theirs := r.json(t)["id"].(string)
+	const base = `{"name":"Cart","trigger":{"type":"event","event":"cart.updated"},"messages":[{"title":"Hi"}]`
+	id := h.createAutomation(t, base+`}`)["id"].(string)
+	before := h.dump.take(t)
+	for _, c := range []struct{ goalID, code, message string }{
+		{`"nope"`, CodeGoalNotFound, `no goal "nope" on this website`},
+		{`"` + theirs + `"`, CodeGoalNotFound, `no goal "` + theirs + `" on this website`},
+		{`"00000000-0000-4000-8000-000000000000"`, CodeGoalNotFound, `no goal "00000000-0000-4000-8000-000000000000" on this website`},
+		{`5`, CodeInvalidJSON, ""},
+		{`{"id":"x"}`, CodeInvalidJSON, ""},
+	} {
+		for _, req := range []struct{ method, path string }{{"POST", "/api/v1/automations"}, {"PUT", "/api/v1/automations/" + id}} {
+			r := h.do(req.method, req.path, base+`,"goalId":`+c.goalID+`}`, auth(h.site.APIKey)...)
+			if c.message == "" {
+				expectCode(t, r, 400, c.code)
+			} else {
+				expectError(t, r, 400, c.code, fmt.Sprintf(`,"message":%q`, c.message))
+			}
+		}
+	}
+	if h.dump.take(t) != before {
+		t.Fatal("a refused goalId changed the stores")
+	}
+	r = h.do("PUT", "/api/v1/automations/"+id, `{"goalId":"`+strings.ToUpper(goal)+`"}`, auth(h.site.APIKey)...)
+	if r.status != 200 || r.json(t)["goalId"] != goal {
+		t.Fatalf("PUT goalId: %d %s", r.status, r.body)
+	}
+	if r := h.do("GET", "/api/v1/automations/"+id, "", auth(h.site.APIKey)...); r.json(t)["goalId"] != goal {
+		t.Fatalf("GET: %s", r.body)
+	}
+	h.do("DELETE", "/api/v1/goals/"+goal, "", auth(h.site.APIKey)...)
+	if r := h.do("PUT", "/api/v1/automations/"+id, `{"name":"Cart 2"}`, auth(h.site.APIKey)...); r.status != 200 || r.json(t)["goalId"] != goal {
+		t.Fatalf("PUT after the goal went: %d %s", r.status, r.body)
+	}
+	if r := h.do("PUT", "/api/v1/automations/"+id, `{"goalId":null}`, auth(h.site.APIKey)...); r.status != 200 || !strings.Contains(string(r.body), `"goalId":null`) {
+		t.Fatalf("PUT goalId null: %d %s", r.status, r.body)
+	}
+}
