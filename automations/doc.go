@@ -11,6 +11,11 @@
 // request's path), and the Engine that sends the messages when they come
 // due.
 //
+// An automation may name a goal (Definition.GoalID, a goal of the
+// website when the body names it): the goal's reaches credited to the
+// automation's messages are its results of source automation (package
+// goals).
+//
 // # Engine
 //
 // A run is a person's pass through an automation: one timer per message
