@@ -30,6 +30,7 @@ import (
 	"github.com/relaybell/relaybell/bus/kafka"
 	"github.com/relaybell/relaybell/events"
 	"github.com/relaybell/relaybell/fanout"
+	"github.com/relaybell/relaybell/goals"
 	"github.com/relaybell/relaybell/netpolicy"
 	"github.com/relaybell/relaybell/pusher"
 	"github.com/relaybell/relaybell/ratelimit"
@@ -66,6 +67,10 @@ const (
 	// subscriptions and opt-ins arrive (package automations), beside the
 	// API and the events that take them.
 	Automations = "automations"
+	// Goals records the goals people reach as events arrive and labels
+	// change (package goals), beside the API and the events that take
+	// them.
+	Goals = "goals"
 	// Engine sends automations' messages as they come due (package
 	// automations), on the fan-out nodes: see its doc for why and how it
 	// scales out.
@@ -81,12 +86,13 @@ var modules = map[string][]string{
 	Pusher:      {Store, Analytics, Ring},
 	Ring:        nil,
 	Fanout:      {Store, Analytics, Bus, Ring, Outbox, Engine},
-	Events:      {Store, Analytics, Outbox, Automations},
+	Events:      {Store, Analytics, Outbox, Automations, Goals},
 	Limits:      {Store},
 	Purge:       {Store, Events, Automations},
 	Automations: {Store},
+	Goals:       {Store},
 	Engine:      {Store, Outbox, Automations},
-	API:         {Store, Analytics, Outbox, Events, Limits, Purge, Automations},
+	API:         {Store, Analytics, Outbox, Events, Limits, Purge, Automations, Goals},
 	All:         {API, Fanout, Pusher},
 }
 
@@ -117,6 +123,7 @@ type Server struct {
 	events    *events.Service
 	limiter   *ratelimit.Limiter
 	autos     *automations.Service
+	goals     *goals.Service
 	api       *api.API
 
 	services []service
@@ -145,7 +152,7 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Server, error) 
 		Store: s.initStore, Analytics: s.initAnalytics, Bus: s.initBus, Outbox: s.initOutbox,
 		Pusher: s.initPusher, Ring: s.initRing, Fanout: s.initFanout, API: s.initAPI,
 		Events: s.initEvents, Limits: s.initLimits, Purge: s.initPurge,
-		Automations: s.initAutomations, Engine: s.initEngine,
+		Automations: s.initAutomations, Engine: s.initEngine, Goals: s.initGoals,
 		All: func(context.Context) error { return nil },
 	}
 	for _, m := range order(targets) {
@@ -419,13 +426,18 @@ func (s *Server) initFanout(context.Context) error {
 
 func (s *Server) initEvents(context.Context) error {
 	s.events = events.New(s.store, s.analytics, s.dispatcher(), s.logger,
-		events.Config{AlertMax: s.cfg.ProductAlertMax, Automations: s.autos})
+		events.Config{AlertMax: s.cfg.ProductAlertMax, Automations: s.autos, Goals: s.goals})
 	s.services = append(s.services, s.events)
 	return nil
 }
 
 func (s *Server) initAutomations(context.Context) error {
 	s.autos = automations.NewService(s.store, s.logger)
+	return nil
+}
+
+func (s *Server) initGoals(context.Context) error {
+	s.goals = goals.NewService(s.store, s.logger)
 	return nil
 }
 
@@ -493,6 +505,7 @@ func (s *Server) initAPI(context.Context) error {
 		Events:      s.events,
 		Public:      s.limiter,
 		Automations: s.autos,
+		Goals:       s.goals,
 	}
 	a, err := api.New(api.Config{
 		AdminToken:      s.cfg.AdminToken,
