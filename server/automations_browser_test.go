@@ -109,7 +109,7 @@ func TestDashboardAutomations(t *testing.T) {
 		t.Fatalf("automations %v", list.Automations)
 	}
 	id, _ := list.Automations[0]["id"].(string)
-	stored := `{"name": "Abandoned cart", "status": "active",
+	stored := `{"name": "Abandoned cart", "status": "active", "goalId": null,
 		"trigger": {"type": "event", "event": "cart.updated", "conditions": {"match": "all", "rules": [{"field": "properties.value", "op": "gte", "value": "50"}]}},
 		"stopEvents": ["purchase", "order.placed"], "restart": true, "transactional": false, "caps": {"perDay": 2, "perWeek": null},
 		"messages": [
@@ -203,7 +203,7 @@ func TestDashboardAutomations(t *testing.T) {
 	b.waitRows("Automations", []string{"Welcome to the news", "Abandoned cart"})
 	b.api("GET", "/automations", "", &list)
 	welcome, _ := list.Automations[0]["id"].(string)
-	stored = `{"name": "Welcome to the news", "status": "draft", "trigger": {"type": "topic_opt_in", "topicId": "` + topic.ID + `"},
+	stored = `{"name": "Welcome to the news", "status": "draft", "goalId": null, "trigger": {"type": "topic_opt_in", "topicId": "` + topic.ID + `"},
 		"stopEvents": [], "restart": true, "transactional": false, "caps": {"perDay": null, "perWeek": null},
 		"messages": [{"delaySeconds": 0, "title": "Thanks for following the news"}]}`
 	if got, want := automationOf(b, welcome), wantJSON(t, stored); !reflect.DeepEqual(got, want) {
