@@ -200,7 +200,7 @@ func testJourneyMove(t *testing.T, s store.Store) {
 	due := at(time.Hour)
 	m := store.JourneyMove{EnrollmentID: id, Tick: 0, Timer: &timers[0], State: store.EnrollmentActive, CurrentStep: "w", Waiting: true,
 		Steps: []store.JourneyStep{{StepID: "a", Type: "send", Outcome: "sent", Notification: &n}, {StepID: "t", Type: "set_tags", Outcome: "tags set"}},
-		Tags: map[string]string{"stage": "welcomed"}, Due: &due, At: at(time.Second)}
+		Tags:  map[string]string{"stage": "welcomed"}, Due: &due, At: at(time.Second)}
 	// A failure before the commit leaves everything as it was.
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
