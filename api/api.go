@@ -17,6 +17,7 @@ import (
 	"github.com/relaybell/relaybell/accounts"
 	"github.com/relaybell/relaybell/analytics"
 	"github.com/relaybell/relaybell/automations"
+	"github.com/relaybell/relaybell/journeys"
 	"github.com/relaybell/relaybell/events"
 	"github.com/relaybell/relaybell/netpolicy"
 	"github.com/relaybell/relaybell/ratelimit"
@@ -183,6 +184,7 @@ type Store interface {
 	store.Stats
 	store.TestDevices
 	store.Automations
+	store.Journeys
 }
 
 // Option changes how New builds the API.
@@ -211,6 +213,9 @@ type API struct {
 	events   *events.Service
 	// automations starts runs on subscriptions and opt-ins; nil: none.
 	automations *automations.Service
+	// journeys enrols people and moves their enrolments on; nil: the
+	// journey routes are not served.
+	journeys *journeys.Service
 	router      *router
 	ready       atomic.Bool
 
@@ -238,6 +243,9 @@ type Services struct {
 	// subscribe and opt into topics; nil starts none (events start theirs
 	// through Events).
 	Automations *automations.Service
+	// Journeys enrols people in journeys (by the API, their browsers and
+	// pings; events reach it through Events); nil serves no journey route.
+	Journeys *journeys.Service
 }
 
 // New builds the API. st, an and every member of svc but Automations are
@@ -291,7 +299,7 @@ func New(cfg Config, st Store, an analytics.Store, d Dispatcher, svc Services, l
 	}
 	a.metrics = m
 	a.keys = newKeyCache(cfg.KeyCacheTTL, cfg.KeyCacheSize)
-	a.accounts, a.events, a.public, a.automations = svc.Accounts, svc.Events, svc.Public, svc.Automations
+	a.accounts, a.events, a.public, a.automations, a.journeys = svc.Accounts, svc.Events, svc.Public, svc.Automations, svc.Journeys
 	a.base, a.cancel = context.WithCancel(context.Background())
 	a.router = a.routes()
 	a.readAuthFirst()

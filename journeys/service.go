@@ -298,7 +298,7 @@ func met(e store.Enrollment, st *Step, outcome string, at time.Time) *store.Jour
 
 // MigrateError refuses a migration: a live enrolment's step that the
 // mapping leaves out, or maps to no step of the current version.
-type MigrateError struct{ Message string }
+type MigrateError struct{ Message, Step string }
 
 func (e *MigrateError) Error() string { return e.Message }
 
@@ -313,7 +313,7 @@ func (s *Service) Migrate(ctx context.Context, j store.Journey, from int, steps 
 	}
 	for old, to := range steps {
 		if _, ok := cur.Step(to); !ok {
-			return 0, &MigrateError{fmt.Sprintf("steps[%q] names %q, no step of version %d", old, to, j.Version)}
+			return 0, &MigrateError{Message: fmt.Sprintf("steps[%q] names %q, no step of version %d", old, to, j.Version), Step: to}
 		}
 	}
 	live, err := s.st.ListEnrollments(ctx, store.EnrollmentQuery{WebsiteID: j.WebsiteID, JourneyID: j.ID, Version: from, LiveOnly: true})
@@ -322,7 +322,7 @@ func (s *Service) Migrate(ctx context.Context, j store.Journey, from int, steps 
 	}
 	for _, e := range live {
 		if _, ok := steps[e.CurrentStep]; !ok {
-			return 0, &MigrateError{fmt.Sprintf("live enrolments of version %d are at step %q, which steps does not map", from, e.CurrentStep)}
+			return 0, &MigrateError{Message: fmt.Sprintf("live enrolments of version %d are at step %q, which steps does not map", from, e.CurrentStep), Step: e.CurrentStep}
 		}
 	}
 	n, err := s.st.MigrateEnrollments(ctx, j.WebsiteID, j.ID, from, j.Version, steps, at)

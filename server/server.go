@@ -26,6 +26,7 @@ import (
 	analyticssqlite "github.com/relaybell/relaybell/analytics/sqlite"
 	"github.com/relaybell/relaybell/api"
 	"github.com/relaybell/relaybell/automations"
+	"github.com/relaybell/relaybell/journeys"
 	"github.com/relaybell/relaybell/bus"
 	"github.com/relaybell/relaybell/bus/kafka"
 	"github.com/relaybell/relaybell/events"
@@ -66,10 +67,15 @@ const (
 	// subscriptions and opt-ins arrive (package automations), beside the
 	// API and the events that take them.
 	Automations = "automations"
-	// Engine sends automations' messages as they come due (package
-	// automations), on the fan-out nodes: see its doc for why and how it
-	// scales out.
+	// Engine sends automations' messages and runs journeys' steps as they
+	// come due (packages automations and journeys: one claim loop for both
+	// timer kinds), on the fan-out nodes: see their docs for why and how
+	// it scales out.
 	Engine = "engine"
+	// Journeys enrols people in journeys and moves their enrolments on as
+	// events, browsers, pings and API calls arrive (package journeys),
+	// beside the API and the events that take them.
+	Journeys = "journeys"
 )
 
 // modules maps each module to the modules it needs (the dependency map).
@@ -81,12 +87,13 @@ var modules = map[string][]string{
 	Pusher:      {Store, Analytics, Ring},
 	Ring:        nil,
 	Fanout:      {Store, Analytics, Bus, Ring, Outbox, Engine},
-	Events:      {Store, Analytics, Outbox, Automations},
+	Events:      {Store, Analytics, Outbox, Automations, Journeys},
 	Limits:      {Store},
 	Purge:       {Store, Events, Automations},
 	Automations: {Store},
-	Engine:      {Store, Outbox, Automations},
-	API:         {Store, Analytics, Outbox, Events, Limits, Purge, Automations},
+	Journeys:    {Store, Automations},
+	Engine:      {Store, Outbox, Automations, Journeys},
+	API:         {Store, Analytics, Outbox, Events, Limits, Purge, Automations, Journeys},
 	All:         {API, Fanout, Pusher},
 }
 
@@ -117,6 +124,7 @@ type Server struct {
 	events    *events.Service
 	limiter   *ratelimit.Limiter
 	autos     *automations.Service
+	journeys  *journeys.Service
 	api       *api.API
 
 	services []service
@@ -145,7 +153,7 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Server, error) 
 		Store: s.initStore, Analytics: s.initAnalytics, Bus: s.initBus, Outbox: s.initOutbox,
 		Pusher: s.initPusher, Ring: s.initRing, Fanout: s.initFanout, API: s.initAPI,
 		Events: s.initEvents, Limits: s.initLimits, Purge: s.initPurge,
-		Automations: s.initAutomations, Engine: s.initEngine,
+		Automations: s.initAutomations, Engine: s.initEngine, Journeys: s.initJourneys,
 		All: func(context.Context) error { return nil },
 	}
 	for _, m := range order(targets) {
@@ -419,7 +427,7 @@ func (s *Server) initFanout(context.Context) error {
 
 func (s *Server) initEvents(context.Context) error {
 	s.events = events.New(s.store, s.analytics, s.dispatcher(), s.logger,
-		events.Config{AlertMax: s.cfg.ProductAlertMax, Automations: s.autos})
+		events.Config{AlertMax: s.cfg.ProductAlertMax, Automations: s.autos, Journeys: s.journeys})
 	s.services = append(s.services, s.events)
 	return nil
 }
@@ -429,11 +437,22 @@ func (s *Server) initAutomations(context.Context) error {
 	return nil
 }
 
-// initEngine runs the automations engine. Its wake channel is the
-// service's: on a node that also runs the API (the embedded default), a
-// run started by a request is looked at at once.
+// initJourneys builds the journeys' service. It wakes the engine through
+// the automations' wake channel: one engine claims both kinds of timer.
+// GoalExists is left nil until goals are wired in (any goal UUID is
+// taken).
+func (s *Server) initJourneys(context.Context) error {
+	s.journeys = journeys.NewService(s.store, journeys.Config{Wake: s.autos.Wake}, s.logger)
+	return nil
+}
+
+// initEngine runs the engine: the automations' claim loop, which fires
+// journey timers through the journeys' handler. Its wake channel is the
+// automations service's: on a node that also runs the API (the embedded
+// default), a run or enrolment started by a request is looked at at once.
 func (s *Server) initEngine(context.Context) error {
-	e, err := automations.NewEngine(automations.Config{}, s.store, s.dispatcher(), s.autos.Wakes(), s.logger, s.reg)
+	kinds := map[string]automations.KindHandler{store.TimerJourney: journeys.NewEngine(s.store, s.dispatcher(), s.logger)}
+	e, err := automations.NewEngine(automations.Config{Kinds: kinds}, s.store, s.dispatcher(), s.autos.Wakes(), s.logger, s.reg)
 	if err != nil {
 		return err
 	}
@@ -489,6 +508,7 @@ func (s *Server) initAPI(context.Context) error {
 		Events:      s.events,
 		Public:      s.limiter,
 		Automations: s.autos,
+		Journeys:    s.journeys,
 	}
 	a, err := api.New(api.Config{
 		AdminToken:      s.cfg.AdminToken,
