@@ -1,0 +1,276 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/relaybell/relaybell/automations"
+	"github.com/relaybell/relaybell/journeys"
+	"github.com/relaybell/relaybell/store"
+)
+
+// Journeys (issue 32, items 2, 3 and 5): the routes, their refusals, the
+// steps as the engine runs them, exits, waits, versions and enrolments,
+// with the engine driven by the harness clock (no test sleeps through a
+// delay).
+
+func (h *harness) createJourney(t *testing.T, body string) map[string]any {
+	t.Helper()
+	r := h.do("POST", "/api/v1/journeys", body, auth(h.site.APIKey)...)
+	if r.status != http.StatusCreated {
+		t.Fatalf("POST /journeys %s: %d %s", body, r.status, r.body)
+	}
+	return r.json(t)
+}
+
+// runJourneys fires every timer due at the harness clock, as the engine
+// module does (one claim loop, the journeys' handler), and returns how
+// many it fired.
+func (h *harness) runJourneys(t *testing.T) int {
+	t.Helper()
+	kinds := map[string]automations.KindHandler{store.TimerJourney: journeys.NewEngine(h.st, h.disp, nil)}
+	e, err := automations.NewEngine(automations.Config{Now: h.clock.Now, Kinds: kinds}, h.st, h.disp, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := e.RunDue(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// journeySends lists "step:title" of the journey's notifications, oldest
+// first, and checks what each must be: an automation send, no send body,
+// to the one subscriber.
+func (h *harness) journeySends(t *testing.T, journeyID string) []string {
+	t.Helper()
+	list, err := h.st.ListNotifications(context.Background(), store.ListQuery{WebsiteID: h.site.WebsiteID, Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for i := len(list) - 1; i >= 0; i-- {
+		n := list[i]
+		if n.JourneyID != journeyID {
+			continue
+		}
+		if !n.Automation || n.SendBody != nil || !strings.HasPrefix(string(n.Target), `{"subscriberId":"`) {
+			t.Fatalf("journey send %+v: want automation, no send body, one subscriber", n)
+		}
+		out = append(out, n.JourneyStep+":"+n.Title)
+	}
+	return out
+}
+
+type enrollmentOutJSON struct {
+	ID          string `json:"id"`
+	Version     int    `json:"version"`
+	State       string `json:"state"`
+	CurrentStep string `json:"currentStep"`
+	Waiting     bool   `json:"waiting"`
+	History     []struct {
+		StepID         string  `json:"stepId"`
+		Type           string  `json:"type"`
+		At             string  `json:"at"`
+		Outcome        string  `json:"outcome"`
+		NotificationID *string `json:"notificationId"`
+	} `json:"history"`
+}
+
+// enrollments lists the person's enrolments in the journey, newest
+// first, each with its history.
+func (h *harness) enrollments(t *testing.T, journeyID, externalID string) []enrollmentOutJSON {
+	t.Helper()
+	r := h.do("GET", "/api/v1/journeys/"+journeyID+"/enrollments?externalId="+externalID, "", auth(h.site.APIKey)...)
+	list := decode[struct {
+		Enrollments []enrollmentOutJSON `json:"enrollments"`
+	}](t, r)
+	for i, e := range list.Enrollments {
+		r := h.do("GET", "/api/v1/journeys/"+journeyID+"/enrollments/"+e.ID, "", auth(h.site.APIKey)...)
+		list.Enrollments[i] = decode[enrollmentOutJSON](t, r)
+	}
+	return list.Enrollments
+}
+
+// trail is an enrolment's history as "step outcome" lines.
+func trail(e enrollmentOutJSON) string {
+	var out []string
+	for _, h := range e.History {
+		out = append(out, h.StepID+" "+h.Outcome)
+	}
+	return strings.Join(out, "; ")
+}
+
+func (h *harness) enroll(t *testing.T, journeyID, body string) response {
+	t.Helper()
+	return h.do("POST", "/api/v1/journeys/"+journeyID+"/enrollments", body, auth(h.site.APIKey)...)
+}
+
+const welcomeJourney = `{"name":"Welcome","status":"active","entry":{"type":"api"},"steps":[
+	{"id":"hello","type":"send","content":{"title":"Hello"},"next":"wait"},
+	{"id":"wait","type":"wait","seconds":3600,"next":"bye"},
+	{"id":"bye","type":"send","content":{"title":"Bye"}}]}`
+
+func TestJourneyRoutes(t *testing.T) {
+	h := newHarness(t)
+	created := h.createJourney(t, welcomeJourney)
+	id := created["id"].(string)
+	if !isUUID(id) {
+		t.Fatalf("id %q", id)
+	}
+	zero := `{"entered":0,"waiting":0,"completed":0,"exitedEarly":0,"sent":0,"delivered":0,"clicked":0,"converted":0,"revenue":0}`
+	want := fmt.Sprintf(`{"id":%q,"name":"Welcome","status":"active","version":1,"entry":{"type":"api"},"reentry":{"mode":"never"},`+
+		`"exitEvents":[],"goal":null,"steps":[{"id":"hello","type":"send","next":"wait","content":{"title":"Hello"}},`+
+		`{"id":"wait","type":"wait","next":"bye","seconds":3600},{"id":"bye","type":"send","content":{"title":"Bye"}}],`+
+		`"stats":{"bye":%s,"hello":%s,"wait":%s},"created_at":"2026-03-01T12:00:00Z","updated_at":"2026-03-01T12:00:00Z"}`, id, zero, zero, zero)
+	r := h.do("GET", "/api/v1/journeys/"+id, "", auth(h.site.APIKey)...)
+	if r.status != 200 || string(r.body) != want {
+		t.Fatalf("GET: %d\n %s\nwant\n %s", r.status, r.body, want)
+	}
+	h.clock.Add(time.Minute)
+	second := h.createJourney(t, `{"name":"Draft","steps":[{"id":"x","type":"exit"}]}`)
+	if second["status"] != "draft" || second["version"] != 1.0 || fmt.Sprint(second["entry"]) != "map[type:api]" ||
+		fmt.Sprint(second["reentry"]) != "map[mode:never]" {
+		t.Fatalf("defaults: %v", second)
+	}
+	list := decode[struct {
+		Journeys []struct {
+			ID    string          `json:"id"`
+			Stats json.RawMessage `json:"stats"`
+		} `json:"journeys"`
+	}](t, h.do("GET", "/api/v1/journeys", "", auth(h.site.APIKey)...))
+	if len(list.Journeys) != 2 || list.Journeys[0].ID != second["id"] || list.Journeys[1].ID != id || list.Journeys[0].Stats != nil {
+		t.Fatalf("list %+v", list)
+	}
+	// PUT: what it names, answered as it is now; no enrolment yet, so
+	// still version 1.
+	h.clock.Add(time.Minute)
+	r = h.do("PUT", "/api/v1/journeys/"+id, `{"name":"Hi","reentry":{"mode":"after","hours":24}}`, auth(h.site.APIKey)...)
+	got := r.json(t)
+	if r.status != 200 || got["name"] != "Hi" || got["version"] != 1.0 || fmt.Sprint(got["reentry"]) != "map[hours:24 mode:after]" ||
+		got["updated_at"] != "2026-03-01T12:02:00Z" || got["stats"] == nil {
+		t.Fatalf("PUT: %d %s", r.status, r.body)
+	}
+	// Reads with any key; changes need settings:write, enrolments
+	// events:write.
+	send := h.key([]string{ScopeSend}, nil)
+	for _, path := range []string{"/api/v1/journeys", "/api/v1/journeys/" + id, "/api/v1/journeys/" + id + "/enrollments"} {
+		if r := h.do("GET", path, "", auth(send)...); r.status != 200 {
+			t.Fatalf("GET %s with a send key: %d %s", path, r.status, r.body)
+		}
+	}
+	before := h.dump.take(t)
+	for _, c := range []struct{ method, path, body, scope string }{
+		{"POST", "/api/v1/journeys", welcomeJourney, ScopeSettingsWrite},
+		{"PUT", "/api/v1/journeys/" + id, `{"status":"paused"}`, ScopeSettingsWrite},
+		{"DELETE", "/api/v1/journeys/" + id, "", ScopeSettingsWrite},
+		{"POST", "/api/v1/journeys/" + id + "/migrate", `{"fromVersion":1,"steps":{}}`, ScopeSettingsWrite},
+		{"POST", "/api/v1/journeys/" + id + "/enrollments", `{"externalId":"ada"}`, ScopeEventsWrite},
+		{"DELETE", "/api/v1/journeys/" + id + "/enrollments/00000000-0000-4000-8000-000000000000", "", ScopeEventsWrite},
+	} {
+		expectError(t, h.do(c.method, c.path, c.body, auth(send)...), 403, CodeInsufficientScope, `,"required":"`+c.scope+`"`)
+	}
+	if h.dump.take(t) != before {
+		t.Fatal("a refused change changed the stores")
+	}
+	otherSite, err := CreateWebsite(context.Background(), h.st, NewWebsite{Name: "Other", URL: "https://other.example"}, testStart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ method, path, body, key string }{
+		{"GET", "/api/v1/journeys/" + id, "", otherSite.APIKey},
+		{"PUT", "/api/v1/journeys/" + id, `{"name":"x"}`, otherSite.APIKey},
+		{"DELETE", "/api/v1/journeys/" + id, "", otherSite.APIKey},
+		{"POST", "/api/v1/journeys/" + id + "/enrollments", `{"externalId":"ada"}`, otherSite.APIKey},
+		{"GET", "/api/v1/journeys/" + id + "/enrollments", "", otherSite.APIKey},
+		{"GET", "/api/v1/journeys/00000000-0000-4000-8000-000000000000", "", h.site.APIKey},
+		{"GET", "/api/v1/journeys/nope", "", h.site.APIKey},
+	} {
+		expectCode(t, h.do(c.method, c.path, c.body, auth(c.key)...), 404, CodeNotFound)
+	}
+	r = h.do("DELETE", "/api/v1/journeys/"+id, "", auth(h.site.APIKey)...)
+	if r.status != 200 || string(r.body) != `{"ok":true}` {
+		t.Fatalf("DELETE: %d %s", r.status, r.body)
+	}
+	expectCode(t, h.do("GET", "/api/v1/journeys/"+id, "", auth(h.site.APIKey)...), 404, CodeNotFound)
+}
+
+// TestJourneyRefusals: each invalid graph answers invalid_graph naming
+// the step and saying why; other members their codes; nothing changes.
+func TestJourneyRefusals(t *testing.T) {
+	h := newHarness(t)
+	id := h.createJourney(t, `{"name":"Base","steps":[{"id":"a","type":"exit"}]}`)["id"].(string)
+	f := func(steps, code, step, message string) {
+		t.Helper()
+		body := `{"name":"x","steps":` + steps + `}`
+		if strings.HasPrefix(steps, "{") {
+			body = steps
+		}
+		before := h.dump.take(t)
+		for _, c := range []struct{ method, path string }{{"POST", "/api/v1/journeys"}, {"PUT", "/api/v1/journeys/" + id}} {
+			r := h.do(c.method, c.path, body, auth(h.site.APIKey)...)
+			if message == "" {
+				expectCode(t, r, 400, code)
+				continue
+			}
+			extra := fmt.Sprintf(`,"message":%q`, message)
+			if step != "" {
+				extra += fmt.Sprintf(`,"step":%q`, step)
+			}
+			expectError(t, r, 400, code, extra)
+		}
+		if h.dump.take(t) != before {
+			t.Fatalf("%s changed the stores", body)
+		}
+	}
+	send := `{"id":"s","type":"send","content":{"title":"Hi"},"next":"w"}`
+	f(`[{"id":"a","type":"send","content":{"title":"Hi"},"next":"nowhere"}]`, CodeInvalidGraph, "a", `next "nowhere" of step "a" names no step`)
+	f(`[{"id":"a","type":"condition","filters":{"rules":[{"field":"country","value":"FR"}]},"yes":"b","no":"zz"},{"id":"b","type":"exit"}]`,
+		CodeInvalidGraph, "a", `no "zz" of step "a" names no step`)
+	f(`[{"id":"a","type":"wait_until","event":"x","timeoutSeconds":60,"next":"b","timeoutNext":"gone"},{"id":"b","type":"exit"}]`,
+		CodeInvalidGraph, "a", `timeoutNext "gone" of step "a" names no step`)
+	f(`[{"id":"a","type":"split","branches":[{"weight":50,"next":"b"},{"weight":50,"next":"q"}]},{"id":"b","type":"exit"}]`,
+		CodeInvalidGraph, "a", `branches[1].next "q" of step "a" names no step`)
+	f(`[{"id":"a","type":"split","branches":[{"weight":50,"next":"b"},{"weight":40,"next":"b"}]},{"id":"b","type":"exit"}]`,
+		CodeInvalidGraph, "a", `step "a": the branches' weights sum to 90, not 100`)
+	f(`[{"id":"a","type":"split","branches":[{"weight":100,"next":"b"}]},{"id":"b","type":"exit"}]`,
+		CodeInvalidGraph, "a", `step "a": a split has 2 to 5 branches`)
+	f(`[{"id":"a","type":"set_tags","tags":{"seen":"1"},"next":"b"},{"id":"b","type":"send","content":{"title":"Hi"},"next":"a"}]`,
+		CodeInvalidGraph, "a", `step "a" is on a cycle with no wait, wait_until or window in it`)
+	f(`[`+send+`,{"id":"w","type":"wait_until","delivered":"x","timeoutSeconds":60}]`, CodeInvalidGraph, "w", `delivered "x" of step "w" names no send step`)
+	f(`[{"id":"c","type":"condition","segmentId":"00000000-0000-4000-8000-000000000000","yes":"s","no":"w"},`+send+`,{"id":"w","type":"wait_until","clicked":"s","timeoutSeconds":60}]`,
+		CodeSegmentNotFound, "c", `step "c": no segment "00000000-0000-4000-8000-000000000000" on this website`)
+	f(`[{"id":"c","type":"condition","filters":{"rules":[{"field":"country","value":"FR"}]},"yes":"s","no":"w"},`+send+`,{"id":"w","type":"wait_until","clicked":"s","timeoutSeconds":60}]`,
+		CodeInvalidGraph, "w", `clicked "s" of step "w": that send does not come before it on every path from the first step`)
+	f(`[{"id":"a","type":"wait","seconds":0,"next":"a"}]`, CodeInvalidGraph, "a", `step "a": seconds is 1 to 31536000`)
+	f(`[{"id":"a","type":"wait","seconds":60,"content":{"title":"x"}}]`, CodeInvalidGraph, "a", `step "a": a wait step takes no content`)
+	f(`[{"id":"a","type":"wait_until","event":"x","clicked":"a","timeoutSeconds":60}]`, CodeInvalidGraph, "a",
+		`step "a": a wait_until step takes exactly one of event, delivered and clicked`)
+	f(`[{"id":"a","type":"wait_until","event":"x"}]`, CodeInvalidGraph, "a", `step "a": timeoutSeconds is 1 to 31536000`)
+	f(`[{"id":"a","type":"window","from":"9:00","to":"17:00"}]`, CodeInvalidGraph, "a", `step "a": from and to are two different times HH:MM`)
+	f(`[{"id":"a","type":"window","from":"09:00","to":"17:00","days":["mon","someday"]}]`, CodeInvalidGraph, "a", `step "a": days are mon, tue, wed, thu, fri, sat or sun`)
+	f(`[{"id":"a","type":"jump"}]`, CodeInvalidGraph, "a", `step "a": type is send, wait, wait_until, window, split, condition, set_tags or exit`)
+	f(`[{"id":"a","type":"exit"},{"id":"a","type":"exit"}]`, CodeInvalidGraph, "a", `step id "a" is used twice`)
+	f(`[]`, CodeInvalidGraph, "", `steps holds 1 to 100 steps`)
+	f(`[{"id":"a","type":"set_tags","tags":{"rb_x":"1"}}]`, CodeInvalidGraph, "a", `step "a": label names are 1-64 characters, not starting with "rb_", and values up to 256`)
+	f(`[{"id":"a","type":"send","content":{"body":"no title"}}]`, CodeTitleRequired, "a", `step "a": a title is required to send`)
+	f(`[{"id":"a","type":"send","content":{"title":"x","segmentId":"00000000-0000-4000-8000-000000000000"}}]`, CodeUnknownField, "a",
+		`unknown field content.segmentId of step "a": a step goes to the enrolled person (transactional is a member of the step)`)
+	f(`[{"id":"a","type":"condition","filters":{"rules":[{"field":"country"}]}}]`, CodeInvalidFilters, "a", `step "a": filters need at least one complete rule (a field and a value)`)
+	f(`[{"id":"a","type":"exit","color":"red"}]`, CodeUnknownField, "", "")
+	f(`[{"id":"a","type":"wait","seconds":"60"}]`, CodeInvalidJSON, "", "")
+	f(`{"name":"x","entry":{"type":"visit"},"steps":[{"id":"a","type":"exit"}]}`, CodeInvalidEntry, "", "entry.type is api, event, subscribed, topic_opt_in or segment_entered")
+	f(`{"name":"x","entry":{"type":"api","event":"x"},"steps":[{"id":"a","type":"exit"}]}`, CodeInvalidEntry, "", "an api entry takes no other member")
+	f(`{"name":"x","entry":{"type":"event"},"steps":[{"id":"a","type":"exit"}]}`, CodeInvalidEntry, "", "an event entry needs entry.event, an event name of 1 to 120 characters")
+	f(`{"name":"x","reentry":{"mode":"after"},"steps":[{"id":"a","type":"exit"}]}`, CodeInvalidReentry, "", "reentry is {mode: never} or {mode: after, hours: 1 to 8760}")
+	f(`{"name":"x","exitEvents":[""],"steps":[{"id":"a","type":"exit"}]}`, CodeInvalidExitEvents, "", "exitEvents[0] must be an event name of 1 to 120 characters")
+	f(`{"name":"x","goal":{"goalId":"nope","exitOnGoal":true},"steps":[{"id":"a","type":"exit"}]}`, CodeGoalNotFound, "", `no goal "nope" on this website`)
+	f(`{"name":" ","steps":[{"id":"a","type":"exit"}]}`, CodeNameRequired, "", "a name is required")
+	f(`{"name":"x","status":"live","steps":[{"id":"a","type":"exit"}]}`, CodeInvalidStatus, "", "status is draft, active or paused")
+}
