@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -273,4 +274,213 @@ func TestJourneyRefusals(t *testing.T) {
 	f(`{"name":"x","goal":{"goalId":"nope","exitOnGoal":true},"steps":[{"id":"a","type":"exit"}]}`, CodeGoalNotFound, "", `no goal "nope" on this website`)
 	f(`{"name":" ","steps":[{"id":"a","type":"exit"}]}`, CodeNameRequired, "", "a name is required")
 	f(`{"name":"x","status":"live","steps":[{"id":"a","type":"exit"}]}`, CodeInvalidStatus, "", "status is draft, active or paused")
+}
+
+// TestJourneyStepsRun: an event entry with conditions enrols (answered
+// in sequencesEnrolled), and every step type runs: send, wait, condition,
+// set_tags, split, exit; the history says why each step went its way and
+// the per-step stats count it.
+func TestJourneyStepsRun(t *testing.T) {
+	h := newHarness(t)
+	ada := h.browser(t, `,"externalId":"ada"`)
+	id := h.createJourney(t, `{"name":"Cart","status":"active",
+		"entry":{"type":"event","event":"cart.updated","conditions":{"rules":[{"field":"properties.value","op":"gt","value":50}]}},
+		"steps":[
+		{"id":"remind","type":"send","content":{"title":"Your cart"},"next":"pause"},
+		{"id":"pause","type":"wait","seconds":3600,"next":"vip"},
+		{"id":"vip","type":"condition","filters":{"rules":[{"field":"tag:plan","value":"vip"}]},"yes":"tag","no":"ab"},
+		{"id":"tag","type":"set_tags","tags":{"journey":"cart-vip"},"next":"done"},
+		{"id":"ab","type":"split","branches":[{"weight":50,"next":"a"},{"weight":50,"next":"b"}]},
+		{"id":"a","type":"send","content":{"title":"A"},"next":"done"},
+		{"id":"b","type":"send","content":{"title":"B"},"next":"done"},
+		{"id":"done","type":"exit"}]}`)["id"].(string)
+	if got := h.track(t, `{"event":"cart.updated","externalId":"ada","properties":{"value":20}}`)["sequencesEnrolled"]; got != 0.0 {
+		t.Fatalf("a small cart: sequencesEnrolled %v", got)
+	}
+	if got := h.track(t, `{"event":"cart.updated","externalId":"ada","properties":{"value":80}}`)["sequencesEnrolled"]; got != 1.0 {
+		t.Fatalf("sequencesEnrolled %v, want 1", got)
+	}
+	if got := h.track(t, `{"event":"cart.updated","externalId":"ada","properties":{"value":90}}`)["sequencesEnrolled"]; got != 0.0 {
+		t.Fatalf("again while live: sequencesEnrolled %v", got)
+	}
+	if n := h.runJourneys(t); n != 1 {
+		t.Fatalf("fired %d, want the entry", n)
+	}
+	if got := h.journeySends(t, id); fmt.Sprint(got) != "[remind:Your cart]" {
+		t.Fatalf("sends %v", got)
+	}
+	if n := h.runJourneys(t); n != 0 {
+		t.Fatalf("fired %d during the wait", n)
+	}
+	h.clock.Add(time.Hour)
+	h.runJourneys(t)
+	list := h.enrollments(t, id, "ada")
+	if len(list) != 1 || list[0].State != "completed" || list[0].CurrentStep != "done" {
+		t.Fatalf("enrolments %+v", list)
+	}
+	branch := journeys.ChooseBranch(list[0].ID, "ab", []journeys.Branch{{Weight: 50}, {Weight: 50}})
+	pick := []string{"a", "b"}[branch]
+	sends := h.journeySends(t, id)
+	if fmt.Sprint(sends) != fmt.Sprintf("[remind:Your cart %s:%s]", pick, strings.ToUpper(pick)) {
+		t.Fatalf("sends %v, want the branch %s", sends, pick)
+	}
+	n := h.notificationsOfJourney(t, id)
+	want := fmt.Sprintf("remind sent %s; pause waited 3600s; vip no; ab branch %d of 2 (weight 50); %s sent %s; done exit step",
+		n[0].ID, branch+1, pick, n[1].ID)
+	if got := trail(list[0]); got != want {
+		t.Fatalf("history\n %s\nwant\n %s", got, want)
+	}
+	if at := list[0].History[1].At; at != "2026-03-01T13:00:00Z" {
+		t.Fatalf("wait's row at %s", at)
+	}
+	// Stats per step: the sends' pushes count too.
+	if err := h.st.RecordResults(context.Background(), n[0].ID, []store.PushResult{{EndpointID: ada.EndpointID, Outcome: store.OutcomeSent}}); err != nil {
+		t.Fatal(err)
+	}
+	h.ping(t, "delivered", n[0].ID, ada.EndpointID)
+	var got struct {
+		Stats map[string]stepStatsJSON `json:"stats"`
+	}
+	got = decode[struct {
+		Stats map[string]stepStatsJSON `json:"stats"`
+	}](t, h.do("GET", "/api/v1/journeys/"+id, "", auth(h.site.APIKey)...))
+	other := map[string]string{"a": "b", "b": "a"}[pick]
+	if got.Stats["remind"] != (stepStatsJSON{Entered: 1, Completed: 1, Sent: 1, Delivered: 1}) ||
+		got.Stats["pause"] != (stepStatsJSON{Entered: 1, Completed: 1}) || got.Stats[other] != (stepStatsJSON{}) ||
+		got.Stats["tag"] != (stepStatsJSON{}) || got.Stats["done"] != (stepStatsJSON{Entered: 1, Completed: 1}) {
+		t.Fatalf("stats %+v", got.Stats)
+	}
+
+	// A VIP takes the yes branch and gets the label set.
+	bob := h.browser(t, `,"externalId":"bob"`)
+	if r := h.do("POST", "/api/v1/audience/subscribers/bulk-tag", `{"ids":["`+bob.SubscriberID+`"],"set":{"plan":"vip"},"remove":[]}`,
+		auth(h.site.APIKey)...); r.status != 200 {
+		t.Fatalf("bulk-tag: %d %s", r.status, r.body)
+	}
+	h.track(t, `{"event":"cart.updated","externalId":"bob","properties":{"value":80}}`)
+	h.runJourneys(t)
+	h.clock.Add(time.Hour)
+	h.runJourneys(t)
+	bobs := h.enrollments(t, id, "bob")
+	if len(bobs) != 1 || !strings.Contains(trail(bobs[0]), "vip yes; tag tags set: journey=cart-vip; done exit step") {
+		t.Fatalf("bob: %+v", bobs)
+	}
+	p, err := h.st.Person(context.Background(), h.site.WebsiteID, "bob")
+	if err != nil || p.Tags["journey"] != "cart-vip" || p.Tags["plan"] != "vip" {
+		t.Fatalf("bob's labels %v %v", p.Tags, err)
+	}
+}
+
+// notificationsOfJourney lists the journey's notifications, oldest first.
+func (h *harness) notificationsOfJourney(t *testing.T, journeyID string) []store.Notification {
+	t.Helper()
+	list, err := h.st.ListNotifications(context.Background(), store.ListQuery{WebsiteID: h.site.WebsiteID, Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []store.Notification
+	for i := len(list) - 1; i >= 0; i-- {
+		if list[i].JourneyID == journeyID {
+			out = append(out, list[i])
+		}
+	}
+	return out
+}
+
+// TestJourneyExitAndWaitUntil: an exit event ends the enrolment when it
+// arrives, mid-wait; wait_until on an event moves on at once when it
+// comes, and at its timeout to timeoutNext when it does not (no
+// timeoutNext: the enrolment ends).
+func TestJourneyExitAndWaitUntil(t *testing.T) {
+	h := newHarness(t)
+	for _, p := range []string{"ada", "bob", "cy"} {
+		h.browser(t, `,"externalId":"`+p+`"`)
+	}
+	id := h.createJourney(t, `{"name":"Cart","status":"active","entry":{"type":"api"},"exitEvents":["purchase"],"steps":[
+		{"id":"w","type":"wait_until","event":"checkout.started","timeoutSeconds":86400,"next":"thanks","timeoutNext":"nudge"},
+		{"id":"thanks","type":"send","content":{"title":"Thanks"}},
+		{"id":"nudge","type":"send","content":{"title":"Nudge"},"next":"long"},
+		{"id":"long","type":"wait","seconds":2592000,"next":"late"},
+		{"id":"late","type":"send","content":{"title":"Late"}}]}`)["id"].(string)
+	for _, p := range []string{"ada", "bob", "cy"} {
+		if r := h.enroll(t, id, `{"externalId":"`+p+`"}`); r.status != 201 {
+			t.Fatalf("enrol %s: %d %s", p, r.status, r.body)
+		}
+	}
+	h.runJourneys(t)
+	// Ada starts the checkout: on at once (the engine runs her next step).
+	h.clock.Add(time.Hour)
+	if got := h.track(t, `{"event":"checkout.started","externalId":"ada"}`)["sequencesEnrolled"]; got != 0.0 {
+		t.Fatalf("sequencesEnrolled %v", got)
+	}
+	h.runJourneys(t)
+	if got := trail(h.enrollments(t, id, "ada")[0]); !strings.HasPrefix(got, "w met: event checkout.started arrived; thanks sent ") {
+		t.Fatalf("ada: %s", got)
+	}
+	// A day: Bob and Cy time out to the nudge, then wait 30 days.
+	h.clock.Add(23 * time.Hour)
+	h.runJourneys(t)
+	if got := h.journeySends(t, id); fmt.Sprint(got) != "[thanks:Thanks nudge:Nudge nudge:Nudge]" {
+		t.Fatalf("sends %v", got)
+	}
+	// Bob buys on day 2 of the 30-day wait: he exits then, not at its end.
+	h.clock.Add(24 * time.Hour)
+	h.track(t, `{"event":"purchase","externalId":"bob"}`)
+	bob := h.enrollments(t, id, "bob")[0]
+	if bob.State != "exited" || !strings.HasSuffix(trail(bob), "long exit event purchase") || bob.History[len(bob.History)-1].At != "2026-03-03T12:00:00Z" {
+		t.Fatalf("bob %+v", bob)
+	}
+	h.clock.Add(30 * 24 * time.Hour)
+	h.runJourneys(t)
+	if got := h.journeySends(t, id); fmt.Sprint(got) != "[thanks:Thanks nudge:Nudge nudge:Nudge late:Late]" {
+		t.Fatalf("sends %v, want Cy's late alone", got)
+	}
+	cy := h.enrollments(t, id, "cy")[0]
+	if cy.State != "completed" || !strings.HasPrefix(trail(cy), "w timeout after 86400s; nudge sent ") {
+		t.Fatalf("cy %+v", cy)
+	}
+	// A purchase after the end changes nothing.
+	h.track(t, `{"event":"purchase","externalId":"cy"}`)
+	if again := h.enrollments(t, id, "cy")[0]; again.State != "completed" || len(again.History) != len(cy.History) {
+		t.Fatalf("cy after the end %+v", again)
+	}
+}
+
+// TestJourneyWaitUntilPings: wait_until delivered and clicked move on
+// when the named send's ping of that person arrives, and time out when
+// none does; a ping that came during an earlier wait meets it at once.
+func TestJourneyWaitUntilPings(t *testing.T) {
+	h := newHarness(t)
+	ada := h.browser(t, `,"externalId":"ada"`)
+	bob := h.browser(t, `,"externalId":"bob"`)
+	id := h.createJourney(t, `{"name":"Pings","status":"active","steps":[
+		{"id":"s","type":"send","content":{"title":"One"},"next":"d"},
+		{"id":"d","type":"wait_until","delivered":"s","timeoutSeconds":600,"next":"c","timeoutNext":"lost"},
+		{"id":"c","type":"wait_until","clicked":"s","timeoutSeconds":600,"next":"clicked"},
+		{"id":"clicked","type":"send","content":{"title":"Clicked"}},
+		{"id":"lost","type":"send","content":{"title":"Lost"}}]}`)["id"].(string)
+	h.enroll(t, id, `{"externalId":"ada"}`)
+	h.enroll(t, id, `{"externalId":"bob"}`)
+	h.runJourneys(t)
+	sends := h.notificationsOfJourney(t, id)
+	toAda := sends[0]
+	if !strings.Contains(string(toAda.Target), ada.SubscriberID) {
+		toAda = sends[1]
+	}
+	// Ada's browser clicks: delivered and clicked are both met.
+	h.ping(t, "clicked", toAda.ID, ada.EndpointID)
+	h.runJourneys(t)
+	if got := trail(h.enrollments(t, id, "ada")[0]); !strings.HasPrefix(got, "s sent "+toAda.ID+"; d met: delivered s; c met: clicked s already; clicked sent ") {
+		t.Fatalf("ada: %s", got)
+	}
+	// Bob's ping of Ada's send moves nothing of his.
+	h.ping(t, "delivered", toAda.ID, bob.EndpointID)
+	h.clock.Add(10 * time.Minute)
+	h.runJourneys(t)
+	if got := trail(h.enrollments(t, id, "bob")[0]); !strings.Contains(got, "d timeout after 600s; lost sent ") {
+		t.Fatalf("bob: %s", got)
+	}
+	if got := h.journeySends(t, id); len(got) != 4 || !slices.Contains(got, "clicked:Clicked") || !slices.Contains(got, "lost:Lost") {
+		t.Fatalf("sends %v", got)
+	}
 }
