@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -482,5 +483,237 @@ func TestJourneyWaitUntilPings(t *testing.T) {
 	}
 	if got := h.journeySends(t, id); len(got) != 4 || !slices.Contains(got, "clicked:Clicked") || !slices.Contains(got, "lost:Lost") {
 		t.Fatalf("sends %v", got)
+	}
+}
+
+// TestJourneyEnrollments: enrolment by the API, its refusals, reentry
+// never and after, ending one, the lists by person, and two concurrent
+// enrolments of one person: one 201, one 409.
+func TestJourneyEnrollments(t *testing.T) {
+	h := newHarness(t)
+	ada := h.browser(t, `,"externalId":"ada"`)
+	id := h.createJourney(t, welcomeJourney)["id"].(string)
+	events := h.key([]string{ScopeEventsWrite}, nil)
+	r := h.do("POST", "/api/v1/journeys/"+id+"/enrollments", `{"externalId":"ada"}`, auth(events)...)
+	if r.status != 201 {
+		t.Fatalf("enrol: %d %s", r.status, r.body)
+	}
+	first := r.json(t)["enrollmentId"].(string)
+	if !isUUID(first) || string(r.body) != `{"enrollmentId":"`+first+`"}` {
+		t.Fatalf("answer %s", r.body)
+	}
+	before := h.dump.take(t)
+	expectError(t, h.enroll(t, id, `{"subscriberId":"`+strings.ToUpper(ada.SubscriberID)+`"}`), 409, CodeAlreadyEnrolled,
+		`,"message":"the person has a live enrolment in this journey, or its reentry rule keeps them out"`)
+	expectError(t, h.enroll(t, id, `{}`), 400, CodePersonRequired, `,"message":"name the person with exactly one of externalId and subscriberId"`)
+	expectError(t, h.enroll(t, id, `{"externalId":"ada","subscriberId":"`+ada.SubscriberID+`"}`), 400, CodePersonRequired,
+		`,"message":"name the person with exactly one of externalId and subscriberId"`)
+	expectError(t, h.enroll(t, id, `{"externalId":"nobody"}`), 404, CodeNotFound, `,"message":"no such person on this website"`)
+	expectCode(t, h.enroll(t, id, `{"externalId":"ada","extra":1}`), 400, CodeUnknownField)
+	expectCode(t, h.enroll(t, id, `{"externalId":5}`), 400, CodeInvalidJSON)
+	draft := h.createJourney(t, `{"name":"Draft","steps":[{"id":"x","type":"exit"}]}`)["id"].(string)
+	before = h.dump.take(t)
+	expectError(t, h.enroll(t, draft, `{"externalId":"ada"}`), 409, CodeJourneyNotActive, `,"message":"the journey is draft; only an active journey enrols"`)
+	if h.dump.take(t) != before {
+		t.Fatal("a refused enrolment changed the stores")
+	}
+	// The list by person, the person's enrolments across journeys, and
+	// ending one.
+	list := h.enrollments(t, id, "ada")
+	if len(list) != 1 || list[0].ID != first || list[0].State != "active" || list[0].CurrentStep != "hello" || list[0].Version != 1 {
+		t.Fatalf("enrolments %+v", list)
+	}
+	if got := h.enrollments(t, id, "nobody"); len(got) != 0 {
+		t.Fatalf("nobody's %+v", got)
+	}
+	h.runJourneys(t)
+	r = h.do("DELETE", "/api/v1/journeys/"+id+"/enrollments/"+first, "", auth(events)...)
+	ended := decode[enrollmentOutJSON](t, r)
+	if ended.State != "exited" || !strings.HasSuffix(trail(ended), "wait ended by the API") {
+		t.Fatalf("DELETE: %s", r.body)
+	}
+	h.clock.Add(2 * time.Hour)
+	if n := h.runJourneys(t); n != 0 {
+		t.Fatalf("an ended enrolment's wait fired %d", n)
+	}
+	// Reentry never: refused after the end.
+	expectCode(t, h.enroll(t, id, `{"externalId":"ada"}`), 409, CodeAlreadyEnrolled)
+	// Reentry after a day: refused within it, taken after it.
+	h.do("PUT", "/api/v1/journeys/"+id, `{"reentry":{"mode":"after","hours":24}}`, auth(h.site.APIKey)...)
+	expectCode(t, h.enroll(t, id, `{"externalId":"ada"}`), 409, CodeAlreadyEnrolled)
+	h.clock.Add(22 * time.Hour)
+	if r := h.enroll(t, id, `{"externalId":"ada"}`); r.status != 201 {
+		t.Fatalf("after a day: %d %s", r.status, r.body)
+	}
+	r = h.do("GET", "/api/v1/subscribers/ada/enrollments", "", auth(h.site.APIKey)...)
+	all := decode[struct {
+		Enrollments []struct {
+			JourneyID string `json:"journeyId"`
+			State     string `json:"state"`
+			Version   int    `json:"version"`
+		} `json:"enrollments"`
+	}](t, r)
+	if len(all.Enrollments) != 2 || all.Enrollments[0].State != "active" || all.Enrollments[0].Version != 2 ||
+		all.Enrollments[1].State != "exited" || all.Enrollments[1].JourneyID != id {
+		t.Fatalf("person's enrolments %s", r.body)
+	}
+	expectCode(t, h.do("GET", "/api/v1/subscribers/nobody/enrollments", "", auth(h.site.APIKey)...), 404, CodeNotFound)
+
+	// Two at once for a new person: one 201, one 409.
+	h.browser(t, `,"externalId":"bob"`)
+	var wg sync.WaitGroup
+	codes := make([]int, 2)
+	for i := range codes {
+		wg.Go(func() { codes[i] = h.enroll(t, id, `{"externalId":"bob"}`).status })
+	}
+	wg.Wait()
+	slices.Sort(codes)
+	if fmt.Sprint(codes) != "[201 409]" {
+		t.Fatalf("concurrent enrolments %v", codes)
+	}
+}
+
+// TestJourneyVersions: a change after enrolments is a new version; the
+// live enrolment stays on its own and its pending steps do not change;
+// migrate moves it to the mapped step, refusing an unmapped one.
+func TestJourneyVersions(t *testing.T) {
+	h := newHarness(t)
+	h.browser(t, `,"externalId":"ada"`)
+	h.browser(t, `,"externalId":"bob"`)
+	id := h.createJourney(t, welcomeJourney)["id"].(string)
+	h.enroll(t, id, `{"externalId":"ada"}`)
+	h.runJourneys(t) // Ada: hello sent, waiting an hour
+	r := h.do("PUT", "/api/v1/journeys/"+id, `{"steps":[
+		{"id":"hi","type":"send","content":{"title":"Hi v2"},"next":"pause"},
+		{"id":"pause","type":"wait","seconds":60,"next":"end"},
+		{"id":"end","type":"send","content":{"title":"End v2"}}]}`, auth(h.site.APIKey)...)
+	if got := r.json(t); r.status != 200 || got["version"] != 2.0 {
+		t.Fatalf("PUT: %d %s", r.status, r.body)
+	}
+	// A second change before anyone entered version 2 stays version 2.
+	if got := h.do("PUT", "/api/v1/journeys/"+id, `{"name":"Welcome 2"}`, auth(h.site.APIKey)...).json(t); got["version"] != 2.0 {
+		t.Fatalf("version %v", got["version"])
+	}
+	h.enroll(t, id, `{"externalId":"bob"}`)
+	h.runJourneys(t)
+	h.clock.Add(time.Hour)
+	h.runJourneys(t)
+	ada, bob := h.enrollments(t, id, "ada")[0], h.enrollments(t, id, "bob")[0]
+	if ada.Version != 1 || ada.State != "completed" || !strings.Contains(trail(ada), "wait waited 3600s; bye sent") {
+		t.Fatalf("ada on version 1: %+v", ada)
+	}
+	if bob.Version != 2 || bob.State != "completed" || !strings.Contains(trail(bob), "pause waited 60s; end sent") {
+		t.Fatalf("bob on version 2: %+v", bob)
+	}
+	// Migration: Carl on version 2 waiting, moved to version 3's step.
+	h.browser(t, `,"externalId":"carl"`)
+	h.enroll(t, id, `{"externalId":"carl"}`)
+	h.runJourneys(t) // Carl: hi sent, waiting at pause
+	if got := h.do("PUT", "/api/v1/journeys/"+id, `{"steps":[{"id":"start","type":"wait","seconds":30,"next":"last"},
+		{"id":"last","type":"send","content":{"title":"Last v3"}}]}`, auth(h.site.APIKey)...).json(t); got["version"] != 3.0 {
+		t.Fatalf("version %v", got["version"])
+	}
+	before := h.dump.take(t)
+	expectError(t, h.do("POST", "/api/v1/journeys/"+id+"/migrate", `{"fromVersion":2,"steps":{"hi":"start"}}`, auth(h.site.APIKey)...),
+		400, CodeUnmappedStep, `,"message":"live enrolments of version 2 are at step \"pause\", which steps does not map","step":"pause"`)
+	expectError(t, h.do("POST", "/api/v1/journeys/"+id+"/migrate", `{"fromVersion":2,"steps":{"pause":"nope"}}`, auth(h.site.APIKey)...),
+		400, CodeUnmappedStep, `,"message":"steps[\"pause\"] names \"nope\", no step of version 3","step":"nope"`)
+	expectError(t, h.do("POST", "/api/v1/journeys/"+id+"/migrate", `{"fromVersion":3,"steps":{}}`, auth(h.site.APIKey)...),
+		400, CodeInvalidID, `,"message":"fromVersion is an earlier version of this journey, 1 to 2"`)
+	expectCode(t, h.do("POST", "/api/v1/journeys/"+id+"/migrate", `{"fromVersion":2,"steps":{"pause":1}}`, auth(h.site.APIKey)...), 400, CodeInvalidJSON)
+	if h.dump.take(t) != before {
+		t.Fatal("a refused migration changed the stores")
+	}
+	r = h.do("POST", "/api/v1/journeys/"+id+"/migrate", `{"fromVersion":2,"steps":{"pause":"start"}}`, auth(h.site.APIKey)...)
+	if r.status != 200 || string(r.body) != `{"moved":1,"ok":true}` {
+		t.Fatalf("migrate: %d %s", r.status, r.body)
+	}
+	h.runJourneys(t)
+	h.clock.Add(30 * time.Second)
+	h.runJourneys(t)
+	carl := h.enrollments(t, id, "carl")[0]
+	if carl.Version != 3 || carl.State != "completed" || !strings.HasSuffix(trail(carl), "start waited 30s; last sent "+carl.History[2].Outcome[5:]) {
+		t.Fatalf("carl after the migration: %+v", carl)
+	}
+	if got := h.journeySends(t, id); fmt.Sprint(got) != "[hello:Hello hi:Hi v2 end:End v2 bye:Bye hi:Hi v2 last:Last v3]" {
+		t.Fatalf("sends %v", got)
+	}
+}
+
+// TestJourneyQuietHoursAndEntries: quiet hours hold a step's push except
+// a transactional step's (which fan-out also keeps out of the frequency
+// cap); subscribed and topic_opt_in entries enrol.
+func TestJourneyQuietHoursAndEntries(t *testing.T) {
+	h := newHarness(t)
+	h.createTopics(t, "news")
+	if r := h.do("PUT", "/api/v1/settings", `{"quietHours":{"start":"11:00","end":"13:00"}}`, auth(h.site.APIKey)...); r.status != 200 {
+		t.Fatalf("settings: %d %s", r.status, r.body)
+	}
+	welcome := h.createJourney(t, `{"name":"Welcome","status":"active","entry":{"type":"subscribed"},"steps":[
+		{"id":"held","type":"send","content":{"title":"held"},"next":"now"},
+		{"id":"now","type":"send","transactional":true,"content":{"title":"now"}}]}`)["id"].(string)
+	news := h.createJourney(t, `{"name":"News","status":"active","entry":{"type":"topic_opt_in","topicId":"news"},"steps":[
+		{"id":"n","type":"send","transactional":true,"content":{"title":"news"}}]}`)["id"].(string)
+	path := "/api/v1/projects/" + h.site.ProjectID + "/subscriptions"
+	body := subscribeBody(t, "https://push.example/one", `,"topics":["news"]`)
+	if r := h.do("POST", path, body); r.status != 201 {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	if r := h.do("POST", path, body); r.status != 200 {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	h.runJourneys(t)
+	sends := h.notificationsOfJourney(t, welcome)
+	if len(sends) != 2 || sends[0].Status != store.StatusScheduled || sends[0].ScheduledAt == nil ||
+		!sends[0].ScheduledAt.Equal(testStart.Add(time.Hour)) || sends[0].Transactional ||
+		sends[1].Status != store.StatusQueued || !sends[1].Transactional {
+		t.Fatalf("welcome sends %+v", sends)
+	}
+	if got := h.journeySends(t, news); fmt.Sprint(got) != "[n:news]" {
+		t.Fatalf("news sends %v", got)
+	}
+	if h.disp.count() != 2 {
+		t.Fatalf("%d dispatched, want the two transactional ones", h.disp.count())
+	}
+}
+
+// TestJourneyWindow: a window waits until it opens in the person's time
+// zone (else the website's), on its days.
+func TestJourneyWindow(t *testing.T) {
+	s := &journeys.Step{Type: journeys.StepWindow, From: "09:00", To: "17:00", Days: []string{"mon"}}
+	paris, _ := time.LoadLocation("Europe/Paris")
+	// 2026-03-01 is a Sunday; 12:00 UTC is 13:00 in Paris.
+	open, next := journeys.Window(s, paris, testStart)
+	if open || !next.Equal(time.Date(2026, 3, 2, 9, 0, 0, 0, paris)) {
+		t.Fatalf("Sunday: %v %v", open, next)
+	}
+	if open, _ := journeys.Window(s, paris, time.Date(2026, 3, 2, 15, 0, 0, 0, paris)); !open {
+		t.Fatal("Monday 15:00 is in the window")
+	}
+	night := &journeys.Step{Type: journeys.StepWindow, From: "22:00", To: "06:00"}
+	if open, _ := journeys.Window(night, time.UTC, time.Date(2026, 3, 2, 3, 0, 0, 0, time.UTC)); !open {
+		t.Fatal("03:00 is in a 22:00-06:00 window")
+	}
+	if open, next := journeys.Window(night, time.UTC, time.Date(2026, 3, 2, 7, 0, 0, 0, time.UTC)); open || next.Hour() != 22 {
+		t.Fatalf("07:00: %v %v", open, next)
+	}
+
+	h := newHarness(t)
+	h.browser(t, `,"externalId":"ada"`)
+	id := h.createJourney(t, `{"name":"W","status":"active","steps":[
+		{"id":"w","type":"window","from":"09:00","to":"10:00","next":"s"},
+		{"id":"s","type":"send","content":{"title":"Morning"}}]}`)["id"].(string)
+	h.enroll(t, id, `{"externalId":"ada"}`)
+	h.runJourneys(t)
+	if got := h.journeySends(t, id); len(got) != 0 {
+		t.Fatalf("sent outside the window: %v", got)
+	}
+	h.clock.Add(21 * time.Hour) // 09:00 UTC the next day (the website's zone)
+	h.runJourneys(t)
+	if got := h.journeySends(t, id); fmt.Sprint(got) != "[s:Morning]" {
+		t.Fatalf("sends %v", got)
+	}
+	if got := trail(h.enrollments(t, id, "ada")[0]); !strings.HasPrefix(got, "w window opened; s sent ") {
+		t.Fatalf("history %s", got)
 	}
 }
