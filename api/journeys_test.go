@@ -596,7 +596,9 @@ func TestJourneyVersions(t *testing.T) {
 	}
 	h.enroll(t, id, `{"externalId":"bob"}`)
 	h.runJourneys(t)
-	h.clock.Add(time.Hour)
+	h.clock.Add(time.Minute)
+	h.runJourneys(t)
+	h.clock.Add(59 * time.Minute)
 	h.runJourneys(t)
 	ada, bob := h.enrollments(t, id, "ada")[0], h.enrollments(t, id, "bob")[0]
 	if ada.Version != 1 || ada.State != "completed" || !strings.Contains(trail(ada), "wait waited 3600s; bye sent") {
