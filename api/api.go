@@ -17,8 +17,8 @@ import (
 	"github.com/relaybell/relaybell/accounts"
 	"github.com/relaybell/relaybell/analytics"
 	"github.com/relaybell/relaybell/automations"
-	"github.com/relaybell/relaybell/journeys"
 	"github.com/relaybell/relaybell/events"
+	"github.com/relaybell/relaybell/journeys"
 	"github.com/relaybell/relaybell/netpolicy"
 	"github.com/relaybell/relaybell/ratelimit"
 	"github.com/relaybell/relaybell/store"
@@ -216,8 +216,8 @@ type API struct {
 	// journeys enrols people and moves their enrolments on; nil: the
 	// journey routes are not served.
 	journeys *journeys.Service
-	router      *router
-	ready       atomic.Bool
+	router   *router
+	ready    atomic.Bool
 
 	// base is the context of work a request leaves running (last-used
 	// updates, a streamed export); Close ends it.
