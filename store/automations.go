@@ -171,15 +171,7 @@ type Automations interface {
 	// f.Notification when the caps let it (its AutomationID and
 	// Automation set by the caller). It returns the ledger outcome.
 	FireTimer(ctx context.Context, t Timer, f Fire) (outcome string, err error)
-	// SetSegmentMember records whether the person is in the segment of a
-	// segment_entered automation now, and reports whether they entered it
-	// (in now, not recorded before). Concurrent calls for one person
-	// report one entry.
-	SetSegmentMember(ctx context.Context, automationID, subscriberID string, in bool) (entered bool, err error)
-	// SeedSegmentMembers replaces the recorded members of a
-	// segment_entered automation's segment with subscriberIDs (those in
-	// it when it starts watching it: they do not enter).
-	SeedSegmentMembers(ctx context.Context, automationID string, subscriberIDs []string) error
+	SegmentMembers
 	// PendingTriggers lists up to limit triggers that a registration or
 	// an import recorded in its own transaction (a new browser, a topic
 	// opt-in, while the website had an active automation of that type)
@@ -193,4 +185,21 @@ type Automations interface {
 	// cap can count them; a fired timer is gone, so no redo needs them)
 	// and returns how many went.
 	PurgeLedger(ctx context.Context, before time.Time) (int64, error)
+}
+
+// SegmentMembers records who is in the segment of each of its watchers: a
+// segment_entered automation or journey, named by its id (the watcher
+// id). Both kinds share the rows and the one evaluation that reads them
+// (automations.Segments).
+type SegmentMembers interface {
+	// SetSegmentMember records whether the person is in the segment the
+	// watcher watches now, and reports whether they entered it (in now,
+	// not recorded before). Concurrent calls for one person report one
+	// entry. A person of another website than the watcher's, or a watcher
+	// that is no automation or journey, is never recorded (entered false).
+	SetSegmentMember(ctx context.Context, watcherID, subscriberID string, in bool) (entered bool, err error)
+	// SeedSegmentMembers replaces the recorded members of the watcher's
+	// segment with subscriberIDs (those in it when it starts watching it:
+	// they do not enter). The rows go with the watcher when it is deleted.
+	SeedSegmentMembers(ctx context.Context, watcherID string, subscriberIDs []string) error
 }

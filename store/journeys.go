@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -199,7 +200,18 @@ type Journeys interface {
 	SendInteracted(ctx context.Context, enrollmentID, stepID, kind string) (bool, error)
 	// MigrateEnrollments moves the live enrolments of version from to
 	// version to, each at steps[its current step] afresh (not waiting,
-	// due at), and returns how many moved. The caller checks every
-	// current step is mapped.
+	// due at), and returns how many moved. A live enrolment at a step
+	// steps does not name, as the transaction finds them (an enrolment
+	// may have moved since the caller last read it), is an
+	// *UnmappedStepError and nothing moves.
 	MigrateEnrollments(ctx context.Context, websiteID, journeyID string, from, to int, steps map[string]string, at time.Time) (int, error)
+}
+
+// UnmappedStepError refuses a migration (Journeys.MigrateEnrollments): a
+// live enrolment of the version is at Step, which the mapping does not
+// name. Nothing moved.
+type UnmappedStepError struct{ Step string }
+
+func (e *UnmappedStepError) Error() string {
+	return fmt.Sprintf("a live enrolment is at step %q, which the mapping does not name", e.Step)
 }

@@ -297,46 +297,6 @@ func (s *Store) PurgeLedger(ctx context.Context, before time.Time) (int64, error
 	return n, nil
 }
 
-// SetSegmentMember records a person in or out of an automation's segment.
-func (s *Store) SetSegmentMember(ctx context.Context, automationID, subscriberID string, in bool) (bool, error) {
-	var n int64
-	var err error
-	if in {
-		n, err = s.db.Write().Exec(ctx, `INSERT INTO automation_segment_members (automation_id, subscriber_id)
-			SELECT a.id, p.id FROM automations a JOIN subscribers p ON p.website_id = a.website_id
-			WHERE a.id = $1 AND p.id = $2
-			ON CONFLICT (automation_id, subscriber_id) DO NOTHING`, automationID, subscriberID)
-	} else {
-		_, err = s.db.Write().Exec(ctx, `DELETE FROM automation_segment_members WHERE automation_id = $1 AND subscriber_id = $2`,
-			automationID, subscriberID)
-	}
-	if err != nil {
-		return false, fmt.Errorf("recording segment member: %w", s.mapErr(err))
-	}
-	return n == 1, nil
-}
-
-// SeedSegmentMembers replaces an automation's recorded segment members.
-func (s *Store) SeedSegmentMembers(ctx context.Context, automationID string, subscriberIDs []string) error {
-	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
-		if _, err := tx.Exec(ctx, `DELETE FROM automation_segment_members WHERE automation_id = $1`, automationID); err != nil {
-			return err
-		}
-		for chunk := range slices.Chunk(subscriberIDs, 1000) {
-			if _, err := tx.Exec(ctx, `INSERT INTO automation_segment_members (automation_id, subscriber_id)
-				SELECT a.id, p.id FROM automations a JOIN subscribers p ON p.website_id = a.website_id
-				WHERE a.id = $1 AND `+s.d.In("p.id", "$2")+` ON CONFLICT DO NOTHING`, automationID, s.d.List(chunk)); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("seeding segment members: %w", s.mapErr(err))
-	}
-	return nil
-}
-
 // queueTriggers records the person's pending triggers of one type (with
 // no topics: one subscribed trigger; with topics: a topic_opt_in trigger
 // per topic), in the caller's transaction, and only while the website

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"time"
 
 	"github.com/relaybell/relaybell/store"
@@ -428,7 +426,7 @@ func (s *Store) MigrateEnrollments(ctx context.Context, websiteID, journeyID str
 		for _, e := range list {
 			step := steps[e.CurrentStep]
 			if step == "" {
-				return fmt.Errorf("no step mapped for %q (keys %v)", e.CurrentStep, slices.Sorted(maps.Keys(steps)))
+				return &store.UnmappedStepError{Step: e.CurrentStep}
 			}
 			if _, err := tx.Exec(ctx, `DELETE FROM timers WHERE run_id = $1`, e.ID); err != nil {
 				return err

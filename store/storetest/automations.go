@@ -390,4 +390,27 @@ func testSegmentMembers(t *testing.T, s store.Store) {
 	f(stranger.SubscriberID, true, false) // another website's person is never a member
 	noErr(t, "SeedSegmentMembers", s.SeedSegmentMembers(ctx, a.ID, nil))
 	f(p.SubscriberID, true, true) // the seed replaced the members
+
+	// A journey watches with the same rows, keyed by its own id: an
+	// automation's membership is not the journey's.
+	j := newJourney(t, s, w.Website.ID, at(0))
+	g := func(watcher, who string, in, want bool) {
+		t.Helper()
+		got, err := s.SetSegmentMember(ctx, watcher, who, in)
+		noErr(t, "SetSegmentMember", err)
+		if got != want {
+			t.Fatalf("SetSegmentMember(%s, %s, %v) = %v, want %v", watcher, who, in, got, want)
+		}
+	}
+	noErr(t, "SeedSegmentMembers", s.SeedSegmentMembers(ctx, j.ID, []string{q.SubscriberID, stranger.SubscriberID}))
+	g(j.ID, q.SubscriberID, true, false) // seeded
+	g(j.ID, p.SubscriberID, true, true)  // in the automation's rows already, not the journey's
+	g(j.ID, stranger.SubscriberID, true, false)
+	g(uuid.NewString(), p.SubscriberID, true, false) // no such watcher
+	// A watcher with members deletes (its rows go with it), and the
+	// other watcher's rows stay.
+	noErr(t, "DeleteAutomation", s.DeleteAutomation(ctx, w.Website.ID, a.ID))
+	g(j.ID, p.SubscriberID, true, false)
+	noErr(t, "DeleteJourney", s.DeleteJourney(ctx, w.Website.ID, j.ID))
+	g(j.ID, p.SubscriberID, true, false) // gone: never recorded again
 }

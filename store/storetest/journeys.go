@@ -308,8 +308,23 @@ func testJourneyMigrate(t *testing.T, s store.Store) {
 	if len(timers) != 2 || timers[0].Item != 1 || timers[1].Item != 1 {
 		t.Fatalf("timers %+v", timers)
 	}
-	if _, err := s.MigrateEnrollments(ctx, w.Website.ID, j.ID, 2, 2, map[string]string{}, at(time.Minute)); err == nil ||
-		errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("an unmapped step: %v", err)
+	// A step the mapping leaves out, found inside the transaction:
+	// refused, naming it, and nothing moves, not even the mapped ones.
+	p := subscribe(t, s, subscription(w.Website.ID))
+	third, _ := enroll(t, s, j, p.SubscriberID, 0, at(0)) // at "a" of version 2
+	noErr(t, "UpdateJourney", errOf(s.UpdateJourney(ctx, j)))
+	var ue *store.UnmappedStepError
+	if _, err := s.MigrateEnrollments(ctx, w.Website.ID, j.ID, 2, 3, map[string]string{"z": "z"}, at(2*time.Minute)); !errors.As(err, &ue) ||
+		ue.Step != "a" {
+		t.Fatalf("an unmapped step: %v, want an UnmappedStepError naming a", err)
+	}
+	for _, id := range append(ids, third) {
+		e, err := s.Enrollment(ctx, w.Website.ID, id)
+		noErr(t, "Enrollment", err)
+		if e.Version != 2 || e.Tick > 1 {
+			t.Fatalf("a refused migration moved %+v", e)
+		}
 	}
 }
+
+func errOf[T any](_ T, err error) error { return err }
