@@ -221,6 +221,9 @@ type API struct {
 	// journeys enrols people and moves their enrolments on; nil: the
 	// journey routes are not served.
 	journeys *journeys.Service
+	// segments evaluates segment entry (automations' and journeys') for
+	// people whose attributes changed; nil: none.
+	segments *automations.Segments
 	router   *router
 	ready    atomic.Bool
 
@@ -254,11 +257,15 @@ type Services struct {
 	// Journeys enrols people in journeys (by the API, their browsers and
 	// pings; events reach it through Events); nil serves no journey route.
 	Journeys *journeys.Service
+	// Segments evaluates the segment_entered automations and journeys of
+	// people whose attributes changed (a browser, labels, an import); nil
+	// evaluates none.
+	Segments *automations.Segments
 }
 
-// New builds the API. st, an and every member of svc but Automations and Goals are
-// required; d may be nil, which leaves every queued send to the outbox
-// sweep. reg may be nil (no metrics registered anywhere but the API's own
+// New builds the API. st, an and every member of svc but Automations,
+// Goals and Segments are required; d may be nil, which leaves every
+// queued send to the outbox sweep. reg may be nil (no metrics registered anywhere but the API's own
 // registry). New starts no goroutine: the auth version poller is
 // WatchAuth, which the caller runs.
 func New(cfg Config, st Store, an analytics.Store, d Dispatcher, svc Services, logger *slog.Logger, reg prometheus.Registerer, opts ...Option) (*API, error) {
@@ -308,7 +315,7 @@ func New(cfg Config, st Store, an analytics.Store, d Dispatcher, svc Services, l
 	a.metrics = m
 	a.keys = newKeyCache(cfg.KeyCacheTTL, cfg.KeyCacheSize)
 	a.accounts, a.events, a.public = svc.Accounts, svc.Events, svc.Public
-	a.automations, a.goals, a.journeys = svc.Automations, svc.Goals, svc.Journeys
+	a.automations, a.goals, a.journeys, a.segments = svc.Automations, svc.Goals, svc.Journeys, svc.Segments
 	a.base, a.cancel = context.WithCancel(context.Background())
 	a.router = a.routes()
 	a.readAuthFirst()

@@ -136,7 +136,7 @@ func (a *API) handleUpdateAutomation(r *request) error {
 	} else if err != nil {
 		return err
 	}
-	if d.Trigger.Type != was.Type || d.Trigger.SegmentID != was.SegmentID || !wasActive && au.Status == store.AutomationActive {
+	if automations.StartsWatching(was, d.Trigger, wasActive, au.Status == store.AutomationActive) {
 		if err := a.watchSegment(r, au); err != nil {
 			return err
 		}

@@ -291,6 +291,7 @@ func newAPI(t testing.TB, tc testConfig, st Store, an analytics.Store, d Dispatc
 		Automations: autos,
 		Goals:       gs,
 		Journeys:    js,
+		Segments:    automations.NewSegments(st, logger, autos, js),
 	}
 	a, err := New(tc.Config, st, an, d, svc, logger, reg, opts...)
 	if err != nil {

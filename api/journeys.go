@@ -3,12 +3,14 @@ package api
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/relaybell/relaybell/automations"
 	"github.com/relaybell/relaybell/journeys"
 	"github.com/relaybell/relaybell/store"
 )
@@ -100,6 +102,9 @@ func (a *API) handleCreateJourney(r *request) error {
 	if err := a.st.CreateJourney(r.ctx, j); err != nil {
 		return err
 	}
+	if err := a.watchJourneySegment(r, j); err != nil {
+		return err
+	}
 	return a.answerJourney(r, http.StatusCreated, j)
 }
 
@@ -116,6 +121,7 @@ func (a *API) handleUpdateJourney(r *request) error {
 	if err != nil {
 		return err
 	}
+	was, wasActive := d.Entry, j.Status == store.AutomationActive
 	if err := a.checkJourney(r, &d); err != nil {
 		return err
 	}
@@ -128,6 +134,11 @@ func (a *API) handleUpdateJourney(r *request) error {
 		return errCode(CodeNotFound)
 	} else if err != nil {
 		return err
+	}
+	if automations.StartsWatching(was, d.Entry, wasActive, j.Status == store.AutomationActive) {
+		if err := a.watchJourneySegment(r, j); err != nil {
+			return err
+		}
 	}
 	return a.answerJourney(r, http.StatusOK, j)
 }
@@ -479,6 +490,19 @@ func (a *API) journeyRoutes(rt *router) {
 	add(http.MethodGet, "/journeys/{id}/enrollments/{enrollmentId}", "", a.handleGetEnrollment)
 	add(http.MethodDelete, "/journeys/{id}/enrollments/{enrollmentId}", ScopeEventsWrite, a.handleEndEnrollment)
 	add(http.MethodGet, "/subscribers/{externalId}/enrollments", ScopeSubscribersRead, a.handlePersonEnrollments)
+}
+
+// watchJourneySegment records who is in a segment_entered journey's
+// segment as it starts watching it: they are in already, and do not
+// enter.
+func (a *API) watchJourneySegment(r *request, j store.Journey) error {
+	if j.EntryType != automations.TriggerSegmentEntered {
+		return nil
+	}
+	if err := a.journeys.WatchSegment(r.ctx, j); err != nil {
+		return fmt.Errorf("reading the journey's segment: %w", err)
+	}
+	return nil
 }
 
 // journeysSubscribed enrols a person whose browser just subscribed, or

@@ -31,11 +31,13 @@ func (h *harness) createJourney(t *testing.T, body string) map[string]any {
 }
 
 // runJourneys fires every timer due at the harness clock, as the engine
-// module does (one claim loop, the journeys' handler), and returns how
+// module does (one claim loop, the journeys' handler, told of the labels
+// set_tags steps set as the composition root tells it), and returns how
 // many it fired.
 func (h *harness) runJourneys(t *testing.T) int {
 	t.Helper()
-	kinds := map[string]automations.KindHandler{store.TimerJourney: journeys.NewEngine(h.st, h.disp, nil)}
+	tags := journeys.LabelsChanged(h.api.segments, h.api.goals)
+	kinds := map[string]automations.KindHandler{store.TimerJourney: journeys.NewEngine(h.st, h.disp, tags, nil)}
 	e, err := automations.NewEngine(automations.Config{Now: h.clock.Now, Kinds: kinds}, h.st, h.disp, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)

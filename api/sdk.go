@@ -476,25 +476,26 @@ func (a *API) sdkRoutes(rt *router) {
 // registration triggers: subscribed for a new browser, topic_opt_in for
 // each topic it opted into. The store recorded those triggers with the
 // registration (store.PendingTrigger): a retry of a request that failed
-// after storing the browser finds and starts them.
+// after storing the browser finds and starts them. Then the person is
+// evaluated for segment entry (automations' and journeys').
 func (a *API) startAutomations(r *request, websiteID string, res store.SubscriptionResult) error {
-	if a.automations == nil {
-		return nil
-	}
-	if _, err := a.automations.Pending(r.ctx, websiteID, res.SubscriberID); err != nil {
-		return fmt.Errorf("starting automations: %w", err)
+	if a.automations != nil {
+		if _, err := a.automations.Pending(r.ctx, websiteID, res.SubscriberID); err != nil {
+			return fmt.Errorf("starting automations: %w", err)
+		}
 	}
 	return a.peopleChanged(r, websiteID, []string{res.SubscriberID})
 }
 
-// peopleChanged starts the segment_entered automations of people whose
-// attributes changed, each named by subscriber or external id.
+// peopleChanged evaluates the segment_entered automations and journeys
+// of people whose attributes changed, each named by subscriber or
+// external id.
 func (a *API) peopleChanged(r *request, websiteID string, people []string) error {
-	if a.automations == nil {
+	if a.segments == nil {
 		return nil
 	}
-	if _, err := a.automations.PeopleChanged(r.ctx, websiteID, people, r.now); err != nil {
-		return fmt.Errorf("starting automations: %w", err)
+	if _, err := a.segments.PeopleChanged(r.ctx, websiteID, people, r.now); err != nil {
+		return fmt.Errorf("evaluating segment entry: %w", err)
 	}
 	return nil
 }

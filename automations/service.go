@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/relaybell/relaybell/audience"
-	"github.com/relaybell/relaybell/filter"
 	"github.com/relaybell/relaybell/store"
 )
 
@@ -163,106 +162,39 @@ func (s *Service) Purge(ctx context.Context, now time.Time) error {
 	return err
 }
 
-// segmentSelector compiles the segment a segment_entered automation
-// watches; nil when the segment is gone.
-func (s *Service) segmentSelector(ctx context.Context, websiteID, segmentID string) (*audience.Selector, error) {
-	seg, err := s.st.Segment(ctx, websiteID, segmentID)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	f, err := filter.Parse(seg.Filters)
-	if err != nil {
-		return nil, fmt.Errorf("segment %s filters: %w", segmentID, err)
-	}
-	return audience.ForFilters(websiteID, "", &f), nil
-}
-
 // WatchSegment records who is in the segment of a segment_entered
 // automation now, when it starts watching it (created, its segment
 // changed, or made active again): they are in it already and do not
-// enter. It is the one read of the website's people the trigger makes;
-// after it, people are evaluated as they change (PeopleChanged).
+// enter (SeedSegment).
 func (s *Service) WatchSegment(ctx context.Context, a store.Automation) error {
 	d, err := Decode(a)
 	if err != nil || d.Trigger.Type != TriggerSegmentEntered {
 		return err
 	}
-	sel, err := s.segmentSelector(ctx, a.WebsiteID, d.Trigger.SegmentID)
-	if err != nil || sel == nil {
-		return err
-	}
-	var members []string
-	err = s.st.Reachable(ctx, store.ReachQuery{WebsiteID: a.WebsiteID, Shard: store.AllShards, Tags: true}, func(sub *store.Subscriber, _ int) {
-		if sel.Selects(sub) {
-			members = append(members, sub.ID)
-		}
-	})
-	if err != nil {
-		return fmt.Errorf("reading the segment's people: %w", err)
-	}
-	return s.st.SeedSegmentMembers(ctx, a.ID, members)
+	return SeedSegment(ctx, s.st, a.WebsiteID, a.ID, d.Trigger.SegmentID)
 }
 
-// PeopleChanged evaluates the website's active segment_entered
-// automations for people whose attributes just changed (a browser
-// subscribed, labels set, an import), each named by subscriber or
-// external id: a subscribed person now in the segment who was not starts
-// a run; one no longer in it is recorded out, and may enter again. It
-// returns how many runs it started.
-func (s *Service) PeopleChanged(ctx context.Context, websiteID string, people []string, at time.Time) (int, error) {
-	if len(people) == 0 {
-		return 0, nil
-	}
+// SegmentWatches lists the website's active segment_entered automations
+// as watchers of their segments (Segments): entering one starts the
+// person's run.
+func (s *Service) SegmentWatches(ctx context.Context, websiteID string) ([]Watch, error) {
 	list, err := s.st.ActiveAutomations(ctx, websiteID, TriggerSegmentEntered)
-	if err != nil || len(list) == 0 {
-		return 0, err
+	if err != nil {
+		return nil, err
 	}
-	type watched struct {
-		a   store.Automation
-		d   Definition
-		sel *audience.Selector
-	}
-	var ws []watched
+	out := make([]Watch, 0, len(list))
 	for _, a := range list {
 		d, err := Decode(a)
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
-		sel, err := s.segmentSelector(ctx, websiteID, d.Trigger.SegmentID)
-		if err != nil {
-			return 0, err
-		}
-		if sel != nil {
-			ws = append(ws, watched{a, d, sel})
-		}
+		out = append(out, Watch{ID: a.ID, SegmentID: d.Trigger.SegmentID,
+			Enter: func(ctx context.Context, subscriberID string, at time.Time) (bool, error) {
+				n, err := s.start(ctx, []store.Automation{a}, map[string]Definition{a.ID: d}, subscriberID, "", at)
+				return n > 0, err
+			}})
 	}
-	started := 0
-	for _, key := range people {
-		p, err := s.st.Person(ctx, websiteID, key)
-		if errors.Is(err, store.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return started, err
-		}
-		for _, w := range ws {
-			in := p.Status() == "subscribed" && w.sel.Selects(&p.Subscriber)
-			entered, err := s.st.SetSegmentMember(ctx, w.a.ID, p.ID, in)
-			if err != nil {
-				return started, err
-			}
-			if !entered {
-				continue
-			}
-			n, err := s.start(ctx, []store.Automation{w.a}, map[string]Definition{w.a.ID: w.d}, p.ID, "", at)
-			if err != nil {
-				return started, err
-			}
-			started += n
-		}
-	}
-	return started, nil
+	return out, nil
 }
+
+var _ Watchers = (*Service)(nil)

@@ -3,6 +3,7 @@ package journeys
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -15,22 +16,63 @@ type Dispatcher interface {
 	Dispatch(ctx context.Context, n store.Notification) error
 }
 
+// TagsSet is told, once the move that set them has committed, that a
+// set_tags step changed a person's labels, so that they do what a label
+// change through the API does: tag goals reached, segment entry
+// evaluated. The composition root builds it from the goals' and the
+// segments' services.
+type TagsSet func(ctx context.Context, websiteID, subscriberID string, at time.Time) error
+
+// SegmentEntry evaluates segment entry for people whose attributes
+// changed (automations.Segments).
+type SegmentEntry interface {
+	PeopleChanged(ctx context.Context, websiteID string, people []string, at time.Time) (int, error)
+}
+
+// TagGoals records the tag goals a person reached as their labels changed
+// (goals.Service).
+type TagGoals interface {
+	TagsChanged(ctx context.Context, websiteID, person string, at time.Time) ([]string, error)
+}
+
+// LabelsChanged is the TagsSet that does what a label change through the
+// API does, in the same order: segment entry evaluated, then tag goals
+// reached (whose Reached hook ends the enrolments that exit on them).
+// Either may be nil.
+func LabelsChanged(segments SegmentEntry, goals TagGoals) TagsSet {
+	return func(ctx context.Context, websiteID, subscriberID string, at time.Time) error {
+		if segments != nil {
+			if _, err := segments.PeopleChanged(ctx, websiteID, []string{subscriberID}, at); err != nil {
+				return fmt.Errorf("evaluating segment entry: %w", err)
+			}
+		}
+		if goals != nil {
+			if _, err := goals.TagsChanged(ctx, websiteID, subscriberID, at); err != nil {
+				return fmt.Errorf("recording tag goals: %w", err)
+			}
+		}
+		return nil
+	}
+}
+
 // Engine fires journey timers (store.TimerJourney): it is the handler the
 // automations' claim loop (automations.Engine) calls for that kind, so
 // one loop claims both kinds under the same leases.
 type Engine struct {
-	st     Store
-	disp   Dispatcher
-	logger *slog.Logger
+	st      Store
+	disp    Dispatcher
+	tagsSet TagsSet
+	logger  *slog.Logger
 }
 
 // NewEngine returns the journeys' timer handler; disp may be nil (the
-// outbox sweep publishes every send).
-func NewEngine(st Store, disp Dispatcher, logger *slog.Logger) *Engine {
+// outbox sweep publishes every send), and so may tagsSet (a set_tags
+// step changes the labels and nothing more).
+func NewEngine(st Store, disp Dispatcher, tagsSet TagsSet, logger *slog.Logger) *Engine {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Engine{st: st, disp: disp, logger: logger}
+	return &Engine{st: st, disp: disp, tagsSet: tagsSet, logger: logger}
 }
 
 // FireTimer runs a claimed timer's enrolment from where it is until it
@@ -79,6 +121,21 @@ func (e *Engine) FireTimer(ctx context.Context, t store.Timer, now time.Time) er
 		}
 		if err := e.disp.Dispatch(ctx, *n); err != nil {
 			e.logger.Warn("dispatching a journey step's send; the outbox sweep will retry", "notification_id", n.ID, "err", err)
+		}
+	}
+	// After the commit, never inside it: what the label change reaches
+	// (goals, segment entries, other journeys and automations) moves in
+	// transactions of its own. A node that dies between the commit and
+	// this call has set the labels without evaluating them, and nothing
+	// retries it (the timer went with the move): the person's next
+	// evaluation (a label change or an import; for segments also a
+	// registration, which the SDK makes on every page view) finds the
+	// same state and does it then, late. Labels changed back before that
+	// lose it. The membership rows record what was done, so nothing is
+	// done twice.
+	if len(m.Tags) > 0 && e.tagsSet != nil {
+		if err := e.tagsSet(ctx, t.WebsiteID, en.SubscriberID, now); err != nil {
+			e.logger.Warn("evaluating the labels a journey step set", "enrollment_id", en.ID, "err", err)
 		}
 	}
 	return nil

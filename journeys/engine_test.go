@@ -150,7 +150,7 @@ func engine(t *testing.T, st Store, clk *clock, batch int) *automations.Engine {
 		t.Fatal("not an automations store")
 	}
 	e, err := automations.NewEngine(automations.Config{Now: clk.Now, Batch: batch, Lease: time.Minute,
-		Kinds: map[string]automations.KindHandler{store.TimerJourney: NewEngine(st, nil, nil)}}, as, nil, nil, nil, nil)
+		Kinds: map[string]automations.KindHandler{store.TimerJourney: NewEngine(st, nil, nil, nil)}}, as, nil, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +237,7 @@ func TestEngineCrashRedo(t *testing.T) {
 			if err != nil || len(claimed) != people {
 				t.Fatalf("claimed %d (%v), want %d", len(claimed), err, people)
 			}
-			h := NewEngine(st, nil, nil)
+			h := NewEngine(st, nil, nil, nil)
 			for _, tm := range claimed {
 				if err := h.FireTimer(context.Background(), tm, clk.Now()); err != nil {
 					t.Fatal(err)

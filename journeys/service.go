@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 type Store interface {
 	store.Journeys
 	automations.Lookup
+	automations.SegmentStore
 	Website(ctx context.Context, id string) (store.Website, error)
 	Person(ctx context.Context, websiteID, idOrExternalID string) (store.Person, error)
 }
@@ -174,6 +176,47 @@ func (s *Service) TopicOptIn(ctx context.Context, websiteID, subscriberID string
 	})
 }
 
+// SegmentWatches lists the website's active segment_entered journeys as
+// watchers of their segments (automations.Segments, which evaluates them
+// with the automations as people change): entering one enrols the
+// person, as its other entries do.
+func (s *Service) SegmentWatches(ctx context.Context, websiteID string) ([]automations.Watch, error) {
+	list, err := s.st.ActiveJourneys(ctx, websiteID, automations.TriggerSegmentEntered)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]automations.Watch, 0, len(list))
+	for _, j := range list {
+		d, err := Decode(j)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, automations.Watch{ID: j.ID, SegmentID: d.Entry.SegmentID,
+			Enter: func(ctx context.Context, subscriberID string, at time.Time) (bool, error) {
+				_, refused, err := s.Enroll(ctx, j, subscriberID, at)
+				if errors.Is(err, store.ErrNotFound) { // deleted meanwhile, or the person was erased
+					return false, nil
+				}
+				return err == nil && refused == "", err
+			}})
+	}
+	return out, nil
+}
+
+// WatchSegment records who is in the segment of a segment_entered journey
+// now, when it starts watching it (created, its segment changed, or made
+// active again): they are in it already and do not enter
+// (automations.SeedSegment, as for an automation).
+func (s *Service) WatchSegment(ctx context.Context, j store.Journey) error {
+	d, err := Decode(j)
+	if err != nil || d.Entry.Type != automations.TriggerSegmentEntered {
+		return err
+	}
+	return automations.SeedSegment(ctx, s.st, j.WebsiteID, j.ID, d.Entry.SegmentID)
+}
+
+var _ automations.Watchers = (*Service)(nil)
+
 // Interaction moves on the enrolment waiting for a send of its own to be
 // delivered or clicked (wait_until delivered/clicked), when a ping of
 // that send arrives. A click counts as a delivery too.
@@ -299,27 +342,26 @@ func (e *MigrateError) Error() string { return e.Message }
 // Migrate moves the live enrolments of version from to the journey's
 // current version, at the mapped steps (each entered afresh). Every
 // current step of those enrolments must be mapped to a step of the
-// current version, else nothing moves. It returns how many moved.
+// current version, else nothing moves. The store checks the enrolments'
+// steps in the transaction that moves them, so an enrolment that moves
+// on to an unmapped step meanwhile is refused too, never half moved. It
+// returns how many moved.
 func (s *Service) Migrate(ctx context.Context, j store.Journey, from int, steps map[string]string, at time.Time) (int, error) {
 	cur, err := Decode(j)
 	if err != nil {
 		return 0, err
 	}
-	for old, to := range steps {
+	for _, old := range slices.Sorted(maps.Keys(steps)) {
+		to := steps[old]
 		if _, ok := cur.Step(to); !ok {
 			return 0, &MigrateError{Message: fmt.Sprintf("steps[%q] names %q, no step of version %d", old, to, j.Version), Step: to}
 		}
 	}
-	live, err := s.st.ListEnrollments(ctx, store.EnrollmentQuery{WebsiteID: j.WebsiteID, JourneyID: j.ID, Version: from, LiveOnly: true})
-	if err != nil {
-		return 0, err
-	}
-	for _, e := range live {
-		if _, ok := steps[e.CurrentStep]; !ok {
-			return 0, &MigrateError{Message: fmt.Sprintf("live enrolments of version %d are at step %q, which steps does not map", from, e.CurrentStep), Step: e.CurrentStep}
-		}
-	}
 	n, err := s.st.MigrateEnrollments(ctx, j.WebsiteID, j.ID, from, j.Version, steps, at)
+	var ue *store.UnmappedStepError
+	if errors.As(err, &ue) {
+		return 0, &MigrateError{Message: fmt.Sprintf("live enrolments of version %d are at step %q, which steps does not map", from, ue.Step), Step: ue.Step}
+	}
 	if err == nil && n > 0 {
 		s.wake()
 	}

@@ -98,7 +98,7 @@ var modules = map[string][]string{
 	Automations: {Store},
 	Journeys:    {Store, Automations},
 	Goals:       {Store, Journeys},
-	Engine:      {Store, Outbox, Automations, Journeys},
+	Engine:      {Store, Outbox, Automations, Journeys, Goals},
 	API:         {Store, Analytics, Outbox, Events, Limits, Purge, Automations, Goals, Journeys},
 	All:         {API, Fanout, Pusher},
 }
@@ -132,6 +132,7 @@ type Server struct {
 	autos     *automations.Service
 	goals     *goals.Service
 	journeys  *journeys.Service
+	segments  *automations.Segments
 	api       *api.API
 
 	services []service
@@ -453,8 +454,11 @@ func (s *Server) initGoals(context.Context) error {
 
 // initJourneys builds the journeys' service. It wakes the engine through
 // the automations' wake channel: one engine claims both kinds of timer.
+// With it comes segment entry, which evaluates the segment_entered
+// automations and journeys together as people change.
 func (s *Server) initJourneys(context.Context) error {
 	s.journeys = journeys.NewService(s.store, journeys.Config{Wake: s.autos.Wake}, s.logger)
+	s.segments = automations.NewSegments(s.store, s.logger, s.autos, s.journeys)
 	return nil
 }
 
@@ -467,7 +471,10 @@ func (s *Server) initEngine(context.Context) error {
 	if s.cfg.Now != nil {
 		cfg.Now = s.cfg.Now
 	}
-	cfg.Kinds = map[string]automations.KindHandler{store.TimerJourney: journeys.NewEngine(s.store, s.dispatcher(), s.logger)}
+	// A set_tags step's labels do what a label change through the API
+	// does: segment entry, tag goals.
+	tags := journeys.LabelsChanged(s.segments, s.goals)
+	cfg.Kinds = map[string]automations.KindHandler{store.TimerJourney: journeys.NewEngine(s.store, s.dispatcher(), tags, s.logger)}
 	e, err := automations.NewEngine(cfg, s.store, s.dispatcher(), s.autos.Wakes(), s.logger, s.reg)
 	if err != nil {
 		return err
@@ -526,6 +533,7 @@ func (s *Server) initAPI(context.Context) error {
 		Automations: s.autos,
 		Goals:       s.goals,
 		Journeys:    s.journeys,
+		Segments:    s.segments,
 	}
 	a, err := api.New(api.Config{
 		AdminToken:      s.cfg.AdminToken,
