@@ -88,6 +88,10 @@ type failStore struct {
 	mu            sync.Mutex
 	fail          map[string]error // method name -> error to return
 	keyOwnerCalls int
+	// beforeMigrate runs once at the start of the next
+	// MigrateEnrollments: what a concurrent engine does between the
+	// handler's reads and the store's transaction.
+	beforeMigrate func()
 }
 
 func (s *failStore) setFail(method string, err error) {
@@ -126,6 +130,17 @@ func (s *failStore) CreateNotification(ctx context.Context, n *store.Notificatio
 		return err
 	}
 	return s.Store.CreateNotification(ctx, n)
+}
+
+func (s *failStore) MigrateEnrollments(ctx context.Context, websiteID, journeyID string, from, to int, steps map[string]string, at time.Time) (int, error) {
+	s.mu.Lock()
+	before := s.beforeMigrate
+	s.beforeMigrate = nil
+	s.mu.Unlock()
+	if before != nil {
+		before()
+	}
+	return s.Store.MigrateEnrollments(ctx, websiteID, journeyID, from, to, steps, at)
 }
 
 // failAnalytics is the real analytics store whose Report can be made to fail.

@@ -186,3 +186,51 @@ func TestJourneySetTagsReach(t *testing.T) {
 		t.Fatalf("segment journey's sends %v", got)
 	}
 }
+
+// TestJourneyMigrateRace: an enrolment that moves on to a step the
+// mapping does not name after the handler read the journey, and before
+// the store's transaction (the engine fired its timer meanwhile), is
+// refused as unmapped_step naming that step, and nothing moves: the store
+// checks the steps in the transaction that moves them.
+func TestJourneyMigrateRace(t *testing.T) {
+	h := newHarness(t)
+	h.browser(t, `,"externalId":"ada"`)
+	h.browser(t, `,"externalId":"bob"`)
+	id := h.createJourney(t, `{"name":"Race","status":"active","entry":{"type":"api"},"steps":[
+		{"id":"short","type":"wait","seconds":60,"next":"long"},
+		{"id":"long","type":"wait","seconds":3600,"next":"end"},
+		{"id":"end","type":"send","content":{"title":"End"}}]}`)["id"].(string)
+	for _, p := range []string{"ada", "bob"} {
+		if r := h.enroll(t, id, `{"externalId":"`+p+`"}`); r.status != 201 {
+			t.Fatalf("enrol %s: %d %s", p, r.status, r.body)
+		}
+	}
+	h.runJourneys(t) // both wait at short
+	if got := h.do("PUT", "/api/v1/journeys/"+id, `{"steps":[{"id":"again","type":"wait","seconds":60,"next":"fin"},
+		{"id":"fin","type":"send","content":{"title":"Fin"}}]}`, auth(h.site.APIKey)...).json(t); got["version"] != 2.0 {
+		t.Fatalf("version %v", got["version"])
+	}
+	h.st.beforeMigrate = func() {
+		h.clock.Add(time.Minute)
+		if n := h.runJourneys(t); n != 2 {
+			t.Errorf("the engine fired %d timers, want both enrolments' short waits", n)
+		}
+	}
+	trails := ""
+	r := h.do("POST", "/api/v1/journeys/"+id+"/migrate", `{"fromVersion":1,"steps":{"short":"again"}}`, auth(h.site.APIKey)...)
+	expectError(t, r, 400, CodeUnmappedStep, `,"message":"live enrolments of version 1 are at step \"long\", which steps does not map","step":"long"`)
+	for _, p := range []string{"ada", "bob"} {
+		e := h.enrollments(t, id, p)[0]
+		if e.Version != 1 || e.State != "active" || e.CurrentStep != "long" || !e.Waiting {
+			t.Fatalf("%s after the refused migration: %+v, want still on version 1, waiting at long", p, e)
+		}
+		trails += trail(e) + "|"
+	}
+	if trails != "short waited 60s|short waited 60s|" {
+		t.Fatalf("trails %q", trails)
+	}
+	r = h.do("POST", "/api/v1/journeys/"+id+"/migrate", `{"fromVersion":1,"steps":{"short":"again","long":"again"}}`, auth(h.site.APIKey)...)
+	if r.status != 200 || string(r.body) != `{"moved":2,"ok":true}` {
+		t.Fatalf("migrate: %d %s", r.status, r.body)
+	}
+}
