@@ -44,14 +44,19 @@
 // # Segment entry
 //
 // segment_entered is evaluated as people change, never by rescanning the
-// website: the API calls Service.PeopleChanged for the people a new
-// browser, a label change or an import touched, which evaluates them
-// against the segments of the website's active segment_entered
-// automations (audience.Selector) and records who is in each
-// (store.SetSegmentMember): a person found in a segment without being
-// recorded in it enters. WatchSegment reads the segment's people once
-// when an automation starts watching it (created, its segment changed,
-// made active again), so that those already in do not enter. Events
+// website, for automations and journeys alike: Segments (segments.go) is
+// the one evaluation, over Watchers (this package's Service for
+// automations, the journeys' Service for journeys). The API calls
+// Segments.PeopleChanged for the people a new browser, a label change or
+// an import touched, and the engine for the person a journey's set_tags
+// step changed; it reads each person once, checks them against the
+// segment of each active watcher of the website (audience.Selector) and
+// records who is in each under the watcher's id
+// (store.SegmentMembers.SetSegmentMember): a person found in a segment
+// without being recorded in it enters (Watch.Enter: a run starts, a
+// journey enrols). SeedSegment reads the segment's people once when a
+// watcher starts watching it (created, its segment changed, made active
+// again: StartsWatching), so that those already in do not enter. Events
 // change nothing a segment reads (country, language, url, external id,
 // labels), so they are not evaluated.
 //

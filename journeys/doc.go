@@ -78,8 +78,44 @@
 // enrolment's row but the enrolment's own, and those are only reached
 // through the enrolment's lock, so they never wait crosswise.
 //
+// # Segment entry
+//
+// A segment_entered journey is a watcher of its segment, as a
+// segment_entered automation is: Service.SegmentWatches lists the active
+// ones for automations.Segments, the one evaluation of both kinds, which
+// the API calls for the people a new browser, a label change or an
+// import touched, and the engine for the person a set_tags step changed.
+// Each person is read once, checked against each watcher's segment and
+// recorded in or out under the watcher's id (store.SegmentMembers); one
+// found in without being recorded enrols (Enroll: a live enrolment or the
+// reentry rule refuses, as for any entry). WatchSegment seeds the rows
+// when the journey starts watching (created, its segment changed, made
+// active again), so those in the segment already do not enrol; nothing
+// rescans the website after that.
+//
+// # Labels a step sets
+//
+// set_tags writes the labels in the move's transaction. Once it has
+// committed, the Engine tells its TagsSet hook (LabelsChanged, from the
+// composition root), which does what a label change through the API
+// does: segment entry evaluated, then tag goals reached, whose Reached
+// hook ends the enrolments that exit on them. It runs after the commit,
+// never inside it, so those moves keep their own transactions and lock
+// order. A node that dies between the commit and the hook has set the
+// labels without evaluating them, and nothing retries it (the timer went
+// with the move): the person's next evaluation (a label change, an
+// import; for segments also a registration, which the SDK makes on every
+// page view) finds the same state and does it then, late, unless the
+// labels changed back meanwhile. The membership rows make an evaluation
+// done twice enter nobody twice.
+//
+// # Migration
+//
+// Migrate checks the mapping names steps of the current version; the
+// store checks each live enrolment's step is mapped in the transaction
+// that moves them (store.UnmappedStepError), so an enrolment the engine
+// moves on between the request's reads and that transaction is refused
+// like any other, and nothing moves.
+//
 // Pausing a journey stops entries; enrolments in progress go on.
-// Segment entry (segment_entered) is accepted and stored, but journeys
-// are not yet evaluated as people change (the automations' PeopleChanged
-// does it for automations alone).
 package journeys
