@@ -19,6 +19,7 @@ import (
 	"github.com/relaybell/relaybell/automations"
 	"github.com/relaybell/relaybell/events"
 	"github.com/relaybell/relaybell/goals"
+	"github.com/relaybell/relaybell/journeys"
 	"github.com/relaybell/relaybell/netpolicy"
 	"github.com/relaybell/relaybell/ratelimit"
 	"github.com/relaybell/relaybell/store"
@@ -185,6 +186,7 @@ type Store interface {
 	store.TestDevices
 	store.Automations
 	store.Goals
+	store.Journeys
 }
 
 // Option changes how New builds the API.
@@ -215,9 +217,12 @@ type API struct {
 	automations *automations.Service
 	// goals records the tag goals people reach as labels change; nil:
 	// none.
-	goals  *goals.Service
-	router *router
-	ready  atomic.Bool
+	goals *goals.Service
+	// journeys enrols people and moves their enrolments on; nil: the
+	// journey routes are not served.
+	journeys *journeys.Service
+	router   *router
+	ready    atomic.Bool
 
 	// base is the context of work a request leaves running (last-used
 	// updates, a streamed export); Close ends it.
@@ -246,6 +251,9 @@ type Services struct {
 	// Goals records the tag goals people reach as their labels change;
 	// nil records none (events reach theirs through Events).
 	Goals *goals.Service
+	// Journeys enrols people in journeys (by the API, their browsers and
+	// pings; events reach it through Events); nil serves no journey route.
+	Journeys *journeys.Service
 }
 
 // New builds the API. st, an and every member of svc but Automations and Goals are
@@ -299,7 +307,8 @@ func New(cfg Config, st Store, an analytics.Store, d Dispatcher, svc Services, l
 	}
 	a.metrics = m
 	a.keys = newKeyCache(cfg.KeyCacheTTL, cfg.KeyCacheSize)
-	a.accounts, a.events, a.public, a.automations, a.goals = svc.Accounts, svc.Events, svc.Public, svc.Automations, svc.Goals
+	a.accounts, a.events, a.public, a.automations = svc.Accounts, svc.Events, svc.Public, svc.Automations
+	a.goals, a.journeys = svc.Goals, svc.Journeys
 	a.base, a.cancel = context.WithCancel(context.Background())
 	a.router = a.routes()
 	a.readAuthFirst()

@@ -181,9 +181,17 @@ var catalog = map[string]int{
 	CodeInvalidMessages:   http.StatusBadRequest,
 	CodeInvalidCaps:       http.StatusBadRequest,
 
-	CodeInvalidGoal:   http.StatusBadRequest,
-	CodeInvalidWindow: http.StatusBadRequest,
-	CodeGoalNotFound:  http.StatusBadRequest,
+	CodeInvalidGoal:       http.StatusBadRequest,
+	CodeInvalidWindow:     http.StatusBadRequest,
+	CodeGoalNotFound:      http.StatusBadRequest,
+	CodeInvalidGraph:      http.StatusBadRequest,
+	CodeInvalidEntry:      http.StatusBadRequest,
+	CodeInvalidReentry:    http.StatusBadRequest,
+	CodeInvalidExitEvents: http.StatusBadRequest,
+	CodeUnmappedStep:      http.StatusBadRequest,
+	CodePersonRequired:    http.StatusBadRequest,
+	CodeAlreadyEnrolled:   http.StatusConflict,
+	CodeJourneyNotActive:  http.StatusConflict,
 
 	CodeMethodNotAllowed: http.StatusMethodNotAllowed,
 	CodeBadRequest:       http.StatusBadRequest,
@@ -206,6 +214,9 @@ type Error struct {
 	Feeds     *int64 `json:"feeds,omitempty"`
 	Schedules *int64 `json:"schedules,omitempty"`
 	Pending   *int64 `json:"pending,omitempty"`
+	// Step names the journey step an invalid_graph (or a step's content
+	// error, or an unmapped_step) is about.
+	Step string `json:"step,omitempty"`
 }
 
 // Status is the HTTP status of the error's code; a code missing from the

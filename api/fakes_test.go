@@ -28,6 +28,7 @@ import (
 	"github.com/relaybell/relaybell/automations"
 	"github.com/relaybell/relaybell/events"
 	"github.com/relaybell/relaybell/goals"
+	"github.com/relaybell/relaybell/journeys"
 	"github.com/relaybell/relaybell/ratelimit"
 	"github.com/relaybell/relaybell/store"
 	"github.com/relaybell/relaybell/store/postgres"
@@ -282,12 +283,14 @@ type testConfig struct {
 func newAPI(t testing.TB, tc testConfig, st Store, an analytics.Store, d Dispatcher, logger *slog.Logger, reg prometheus.Registerer, opts ...Option) (*API, error) {
 	autos := automations.NewService(st, logger)
 	gs := goals.NewService(st, logger)
+	js := journeys.NewService(st, journeys.Config{}, logger)
 	svc := Services{
 		Accounts:    accounts.New(st, tc.Accounts, logger),
-		Events:      events.New(st, an, d, logger, events.Config{AlertMax: tc.AlertMax, Automations: autos, Goals: gs}),
+		Events:      events.New(st, an, d, logger, events.Config{AlertMax: tc.AlertMax, Automations: autos, Goals: gs, Journeys: js}),
 		Public:      ratelimit.New(st, logger),
 		Automations: autos,
 		Goals:       gs,
+		Journeys:    js,
 	}
 	a, err := New(tc.Config, st, an, d, svc, logger, reg, opts...)
 	if err != nil {

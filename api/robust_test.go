@@ -449,6 +449,7 @@ func (s *robustSuite) seed(t testing.TB) {
 	ids["userId"] = s.h.member(t, "member@robust.example", robustPassword, s.h.site.AccountID, "viewer").ID
 	for _, k := range []string{"externalId", "/api/v1/notifications/ id", "/api/v1/segments/ id", "/api/v1/topics/ id",
 		"/api/v1/automations/ id", "/api/v1/goals/ id", "/api/v1/webhooks/ id", "deliveryId", "/admin/v1/notifications/ id", "/api/v1/keys/ id",
+		"/api/v1/automations/ id", "/api/v1/journeys/ id", "enrollmentId", "/api/v1/webhooks/ id", "deliveryId", "/admin/v1/notifications/ id", "/api/v1/keys/ id",
 		"/api/v1/websites/ id", "/api/v1/auth/sessions/ id", "email"} {
 		ids[k] = s.make(t, k)
 	}
@@ -505,6 +506,10 @@ func (s *robustSuite) make(t testing.TB, k string) string {
 		return id(h.do("POST", "/api/v1/automations", `{"name":"Welcome","trigger":{"type":"subscribed"},"messages":[{"title":"Hi"}]}`, key...), "id")
 	case "/api/v1/goals/ id":
 		return id(h.do("POST", "/api/v1/goals", `{"name":"Bought","event":"purchase"}`, key...), "id")
+	case "/api/v1/journeys/ id":
+		return id(h.do("POST", "/api/v1/journeys", `{"name":"Welcome","status":"active","steps":[{"id":"a","type":"wait","seconds":60}]}`, key...), "id")
+	case "enrollmentId":
+		return id(h.do("POST", "/api/v1/journeys/"+s.ids["/api/v1/journeys/ id"]+"/enrollments", `{"externalId":"ext-1"}`, key...), "enrollmentId")
 	case "/api/v1/webhooks/ id":
 		return id(h.do("POST", "/api/v1/webhooks", `{"url":"https://hooks.example/x"}`, key...), "webhook", "id")
 	case "deliveryId":
@@ -554,6 +559,10 @@ func (s *robustSuite) bodies(t testing.TB) map[string]any {
 		"PUT /api/v1/automations/{id}":                  map[string]any{"status": "paused"},
 		"POST /api/v1/goals":                            map[string]any{"name": "Signed up", "event": "signup"},
 		"PUT /api/v1/goals/{id}":                        map[string]any{"windowHours": 48},
+		"POST /api/v1/journeys":                         map[string]any{"name": "Cart", "steps": []any{map[string]any{"id": "a", "type": "send", "content": map[string]any{"title": "Hi"}}}},
+		"PUT /api/v1/journeys/{id}":                     map[string]any{"name": "Cart"},
+		"POST /api/v1/journeys/{id}/migrate":            map[string]any{"fromVersion": 1, "steps": map[string]any{"a": "a"}},
+		"POST /api/v1/journeys/{id}/enrollments":        map[string]any{"externalId": "ext-1"},
 		"POST /api/v1/webhooks":                         map[string]any{"url": "https://hooks.example/y"},
 		"PUT /api/v1/webhooks/{id}":                     map[string]any{"enabled": true},
 		"PUT /api/v1/settings":                          map[string]any{"timezone": "Europe/Paris"},
@@ -759,7 +768,7 @@ func checkAnswer(status int, requestID string, body []byte) string {
 		return "request_id differs from X-Request-Id"
 	}
 	for k := range e {
-		if !slices.Contains([]string{"error", "message", "request_id", "required", "limit", "kind", "retryAfter", "feeds", "schedules", "pending"}, k) {
+		if !slices.Contains([]string{"error", "message", "request_id", "required", "limit", "kind", "retryAfter", "feeds", "schedules", "pending", "step"}, k) {
 			return fmt.Sprintf("an error member %q outside spec 7", k)
 		}
 	}

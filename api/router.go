@@ -129,6 +129,7 @@ func (a *API) routes() *router {
 	a.topicRoutes(rt)
 	a.automationRoutes(rt)
 	a.goalRoutes(rt)
+	a.journeyRoutes(rt)
 	a.settingsRoutes(rt)
 	a.peopleRoutes(rt)
 	a.webhookRoutes(rt)

@@ -143,6 +143,9 @@ func (a *API) handleSubscribe(r *request) error {
 	if err := a.startAutomations(r, w.ID, res); err != nil {
 		return err
 	}
+	if err := a.journeysSubscribed(r, w.ID, res); err != nil {
+		return fmt.Errorf("enrolling in journeys: %w", err)
+	}
 	status := http.StatusOK
 	if res.Created {
 		status = http.StatusCreated
@@ -389,6 +392,7 @@ func (a *API) handlePing(kind string) func(r *request) error {
 			}
 		}
 		a.recordPing(r, kind, n, ep)
+		a.journeysPinged(r, kind, n.ID)
 		if kind == store.InteractionClicked {
 			a.learnActivity(r, ep.SubscriberID, store.ClickWeight)
 		}

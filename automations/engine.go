@@ -33,6 +33,17 @@ type Config struct {
 	// Now is the clock; default time.Now. Tests move it instead of
 	// sleeping through delays.
 	Now func() time.Time
+	// Kinds fire the timers of other kinds than the automations' (a
+	// journey's steps: store.TimerJourney) in the same claim loop, under
+	// the same leases. A timer of a kind no handler takes is an error.
+	Kinds map[string]KindHandler
+}
+
+// KindHandler fires a claimed timer of its kind exactly once: the
+// timer's delete in the handler's own transaction is the claim that
+// counts, as FireTimer's is for an automation's message.
+type KindHandler interface {
+	FireTimer(ctx context.Context, t store.Timer, now time.Time) error
 }
 
 func (c Config) withDefaults() Config {
@@ -174,6 +185,9 @@ func (b *batch) website(ctx context.Context, id string) (store.Website, map[stri
 // item is skipped), and the person's caps hold it back.
 func (b *batch) fire(ctx context.Context, t store.Timer, now time.Time) error {
 	if t.Kind != store.TimerAutomation {
+		if h, ok := b.e.cfg.Kinds[t.Kind]; ok {
+			return h.FireTimer(ctx, t, now)
+		}
 		return fmt.Errorf("unknown timer kind %q", t.Kind)
 	}
 	w, active, err := b.website(ctx, t.WebsiteID)

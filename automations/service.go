@@ -46,6 +46,15 @@ func NewService(st Store, logger *slog.Logger) *Service {
 // process (NewEngine's wake).
 func (s *Service) Wakes() <-chan struct{} { return s.wake }
 
+// Wake signals Wakes: another kind's timer (a journey's step) may be due
+// now. It never blocks.
+func (s *Service) Wake() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
 // Decode reads a stored automation's definition.
 func Decode(a store.Automation) (Definition, error) {
 	d := Definition{Name: a.Name, Status: a.Status}

@@ -93,6 +93,14 @@ type Goals interface {
 	Event(ctx context.Context, websiteID, subscriberID, eventID, name string, value float64, at time.Time) ([]string, error)
 }
 
+// Journeys ends, moves on and enrols a person's journey enrolments on
+// their events (package journeys' Service is one).
+type Journeys interface {
+	// Event ends the enrolments the event exits, moves on those waiting
+	// for it, and returns how many journeys it enrolled the person in.
+	Event(ctx context.Context, websiteID, subscriberID, name string, properties json.RawMessage, at time.Time) (int, error)
+}
+
 // Config tunes a Service; the zero value is the spec's.
 type Config struct {
 	// AlertMax is where a product alert's audience is cut (tests make it
@@ -103,6 +111,8 @@ type Config struct {
 	// Goals records the goals the events of known people reach; nil
 	// records none.
 	Goals Goals
+	// Journeys acts on the events of known people; nil runs none.
+	Journeys Journeys
 }
 
 // Service handles behavioral events.
@@ -276,6 +286,15 @@ func (s *Service) Track(ctx context.Context, in Input) (Answer, error) {
 			return Answer{}, fmt.Errorf("running automations: %w", err)
 		}
 		ans.AutomationsTriggered = n
+	}
+	if person != nil && s.cfg.Journeys != nil {
+		// A redo (same event id) finds the enrolments it made live, and
+		// enrols nobody again (reentry never: already enrolled).
+		n, err := s.cfg.Journeys.Event(ctx, in.Website.ID, person.ID, name, b.Properties, at)
+		if err != nil {
+			return Answer{}, fmt.Errorf("running journeys: %w", err)
+		}
+		ans.SequencesEnrolled = n
 	}
 	if err := s.log.RecordBehaviors(ctx, []analytics.Behavior{b}); err != nil {
 		return Answer{}, fmt.Errorf("storing event: %w", err)

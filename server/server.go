@@ -31,6 +31,7 @@ import (
 	"github.com/relaybell/relaybell/events"
 	"github.com/relaybell/relaybell/fanout"
 	"github.com/relaybell/relaybell/goals"
+	"github.com/relaybell/relaybell/journeys"
 	"github.com/relaybell/relaybell/netpolicy"
 	"github.com/relaybell/relaybell/pusher"
 	"github.com/relaybell/relaybell/ratelimit"
@@ -71,10 +72,15 @@ const (
 	// change (package goals), beside the API and the events that take
 	// them.
 	Goals = "goals"
-	// Engine sends automations' messages as they come due (package
-	// automations), on the fan-out nodes: see its doc for why and how it
-	// scales out.
+	// Engine sends automations' messages and runs journeys' steps as they
+	// come due (packages automations and journeys: one claim loop for both
+	// timer kinds), on the fan-out nodes: see their docs for why and how
+	// it scales out.
 	Engine = "engine"
+	// Journeys enrols people in journeys and moves their enrolments on as
+	// events, browsers, pings and API calls arrive (package journeys),
+	// beside the API and the events that take them.
+	Journeys = "journeys"
 )
 
 // modules maps each module to the modules it needs (the dependency map).
@@ -86,13 +92,14 @@ var modules = map[string][]string{
 	Pusher:      {Store, Analytics, Ring},
 	Ring:        nil,
 	Fanout:      {Store, Analytics, Bus, Ring, Outbox, Engine},
-	Events:      {Store, Analytics, Outbox, Automations, Goals},
+	Events:      {Store, Analytics, Outbox, Automations, Goals, Journeys},
 	Limits:      {Store},
 	Purge:       {Store, Events, Automations},
 	Automations: {Store},
 	Goals:       {Store},
-	Engine:      {Store, Outbox, Automations},
-	API:         {Store, Analytics, Outbox, Events, Limits, Purge, Automations, Goals},
+	Journeys:    {Store, Automations},
+	Engine:      {Store, Outbox, Automations, Journeys},
+	API:         {Store, Analytics, Outbox, Events, Limits, Purge, Automations, Goals, Journeys},
 	All:         {API, Fanout, Pusher},
 }
 
@@ -124,6 +131,7 @@ type Server struct {
 	limiter   *ratelimit.Limiter
 	autos     *automations.Service
 	goals     *goals.Service
+	journeys  *journeys.Service
 	api       *api.API
 
 	services []service
@@ -152,7 +160,7 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Server, error) 
 		Store: s.initStore, Analytics: s.initAnalytics, Bus: s.initBus, Outbox: s.initOutbox,
 		Pusher: s.initPusher, Ring: s.initRing, Fanout: s.initFanout, API: s.initAPI,
 		Events: s.initEvents, Limits: s.initLimits, Purge: s.initPurge,
-		Automations: s.initAutomations, Engine: s.initEngine, Goals: s.initGoals,
+		Automations: s.initAutomations, Engine: s.initEngine, Goals: s.initGoals, Journeys: s.initJourneys,
 		All: func(context.Context) error { return nil },
 	}
 	for _, m := range order(targets) {
@@ -426,7 +434,7 @@ func (s *Server) initFanout(context.Context) error {
 
 func (s *Server) initEvents(context.Context) error {
 	s.events = events.New(s.store, s.analytics, s.dispatcher(), s.logger,
-		events.Config{AlertMax: s.cfg.ProductAlertMax, Automations: s.autos, Goals: s.goals})
+		events.Config{AlertMax: s.cfg.ProductAlertMax, Automations: s.autos, Goals: s.goals, Journeys: s.journeys})
 	s.services = append(s.services, s.events)
 	return nil
 }
@@ -441,14 +449,28 @@ func (s *Server) initGoals(context.Context) error {
 	return nil
 }
 
-// initEngine runs the automations engine. Its wake channel is the
-// service's: on a node that also runs the API (the embedded default), a
-// run started by a request is looked at at once.
+// initJourneys builds the journeys' service. It wakes the engine through
+// the automations' wake channel: one engine claims both kinds of timer.
+// A journey's goal is checked against the website's goals.
+func (s *Server) initJourneys(context.Context) error {
+	exists := func(ctx context.Context, websiteID, id string) error {
+		_, err := s.store.Goal(ctx, websiteID, id)
+		return err
+	}
+	s.journeys = journeys.NewService(s.store, journeys.Config{Wake: s.autos.Wake, GoalExists: exists}, s.logger)
+	return nil
+}
+
+// initEngine runs the engine: the automations' claim loop, which fires
+// journey timers through the journeys' handler. Its wake channel is the
+// automations service's: on a node that also runs the API (the embedded
+// default), a run or enrolment started by a request is looked at at once.
 func (s *Server) initEngine(context.Context) error {
 	cfg := s.cfg.Automations
 	if s.cfg.Now != nil {
 		cfg.Now = s.cfg.Now
 	}
+	cfg.Kinds = map[string]automations.KindHandler{store.TimerJourney: journeys.NewEngine(s.store, s.dispatcher(), s.logger)}
 	e, err := automations.NewEngine(cfg, s.store, s.dispatcher(), s.autos.Wakes(), s.logger, s.reg)
 	if err != nil {
 		return err
@@ -506,6 +528,7 @@ func (s *Server) initAPI(context.Context) error {
 		Public:      s.limiter,
 		Automations: s.autos,
 		Goals:       s.goals,
+		Journeys:    s.journeys,
 	}
 	a, err := api.New(api.Config{
 		AdminToken:      s.cfg.AdminToken,

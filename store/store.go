@@ -277,6 +277,10 @@ type Notification struct {
 	Automation    bool
 	// AutomationID is the automation that sent it; "" for any other.
 	AutomationID string
+	// JourneyID and JourneyStep are the journey and step that sent it;
+	// "" for any other.
+	JourneyID   string
+	JourneyStep string
 	// Test marks a test send to the website's test devices: listed like
 	// any send, left out of Stats.
 	Test        bool
@@ -368,6 +372,7 @@ type Store interface {
 	TestDevices
 	Automations
 	Goals
+	Journeys
 	Close() error
 }
 

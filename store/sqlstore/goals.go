@@ -11,11 +11,10 @@ import (
 
 // creditSources name what a credited notification n was sent for, the
 // first whose column is set: an automation, a journey, else the
-// notification itself. Journeys add {store.SourceJourney, "n.journey_id"}
-// before the last line once notifications have that column; nothing else
-// changes.
+// notification itself.
 var creditSources = []struct{ source, col string }{
 	{store.SourceAutomation, "n.automation_id"},
+	{store.SourceJourney, "n.journey_id"},
 	{store.SourceNotification, "n.id"},
 }
 

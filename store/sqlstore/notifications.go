@@ -23,7 +23,7 @@ const notificationCols = `id, website_id, seq, status, title, body, content, tar
 	target_summary, send_body, transactional, ab, automation, created_at, scheduled_at,
 	started_at, finished_at, published_at, error, recipients, processed, sent, delivered,
 	failed, pruned, clicked, conversions, click_conversions, revenue, waves, ab_winner, test,
-	coalesce(automation_id, '')`
+	coalesce(automation_id, ''), coalesce(journey_id, ''), coalesce(journey_step, '')`
 
 func notificationDest(n *store.Notification) []any {
 	return []any{&n.ID, &n.WebsiteID, &n.Seq, &n.Status, &n.Title, &n.Body, rawJSONDest{&n.Content},
@@ -31,7 +31,7 @@ func notificationDest(n *store.Notification) []any {
 		&n.Automation, timeDest{&n.CreatedAt}, timePtrDest{&n.ScheduledAt}, timePtrDest{&n.StartedAt},
 		timePtrDest{&n.FinishedAt}, timePtrDest{&n.PublishedAt}, &n.Error, &n.Recipients, &n.Processed,
 		&n.Sent, &n.Delivered, &n.Failed, &n.Pruned, &n.Clicked, &n.Conversions, &n.ClickConversions, &n.Revenue, &n.Waves,
-		&n.ABWinner, &n.Test, &n.AutomationID}
+		&n.ABWinner, &n.Test, &n.AutomationID, &n.JourneyID, &n.JourneyStep}
 }
 
 // queryNotifications reads every row of a query of notificationCols on c.
@@ -66,15 +66,16 @@ func (s *Store) insertNotification(ctx context.Context, tx Conn, n *store.Notifi
 	if err := tx.QueryRow(ctx, `INSERT INTO notifications (id, website_id, status, title, body, content,
 			target, target_summary, send_body, transactional, ab, automation, created_at, scheduled_at, started_at,
 			finished_at, published_at, error, recipients, processed, sent, delivered, failed, pruned, clicked,
-			conversions, revenue, search, test, automation_id)
+			conversions, revenue, search, test, automation_id, journey_id, journey_step)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-				$21, $22, $23, $24, $25, $26, $27, $28, $29, $30)
+				$21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32)
 			RETURNING seq`,
 		n.ID, n.WebsiteID, n.Status, n.Title, n.Body, nullBytes(n.Content), nullBytes(n.Target),
 		n.TargetSummary, nullBytes(n.SendBody), n.Transactional, n.AB, n.Automation, s.time(n.CreatedAt),
 		s.timePtr(n.ScheduledAt), s.timePtr(n.StartedAt), s.timePtr(n.FinishedAt), s.timePtr(n.PublishedAt),
 		n.Error, n.Recipients, n.Processed, n.Sent, n.Delivered, n.Failed, n.Pruned, n.Clicked, n.Conversions,
-		n.Revenue, store.SearchText(n.Title, n.Body), n.Test, nullString(n.AutomationID)).Scan(&seq); err != nil {
+		n.Revenue, store.SearchText(n.Title, n.Body), n.Test, nullString(n.AutomationID),
+		nullString(n.JourneyID), nullString(n.JourneyStep)).Scan(&seq); err != nil {
 		return err
 	}
 	n.Seq = seq

@@ -50,6 +50,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"TestDevices", testDeviceCases},
 		{"Automations", automationCases},
 		{"Goals", goalCases},
+		{"Journeys", journeyCases},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -1,0 +1,85 @@
+// Package journeys is what a journey is and does (issue 32, items 2, 3
+// and 5): an entry (an automation trigger, or the API), a reentry rule,
+// exit events, a goal, and a graph of steps (send, wait, wait_until,
+// window, split, condition, set_tags, exit) that each enrolled person
+// walks.
+//
+// It owns the definition and its validation (Definition.Check: the
+// entry is checked by automations.CheckTrigger, a send's content by
+// notification.Prepare, the graph as a whole here: references, cycles
+// with no wait, split weights, delivered/clicked naming a send that comes
+// before on every path), the Service that enrols people and moves their
+// enrolments on as events, browsers, pings and API calls arrive (on the
+// API nodes, on the request's path), and the Engine, the handler of
+// journey timers that the automations' claim loop calls.
+//
+// # Versions
+//
+// A journey's definition is versioned in the store: a change after
+// anyone entered the current version is a new one, and each enrolment
+// reads the version it is pinned to, so its pending steps never change
+// under it. Migrate moves live enrolments to the current version
+// explicitly, each at its mapped step (run afresh).
+//
+// # Engine
+//
+// An enrolment is a state machine: its current step, whether it waits
+// there, and a tick counting its moves. Its timer is a row of the
+// automations' timers table (kind store.TimerJourney, run the enrolment,
+// item its tick), claimed under a lease by the one claim loop
+// (automations.Engine with Config.Kinds), FOR UPDATE SKIP LOCKED on
+// PostgreSQL. Firing it plans the run from the current step until a step
+// must wait or the enrolment ends (send, set_tags, split, condition and
+// exit run at once; wait, wait_until and window write the next timer)
+// and makes it with one store.MoveEnrollment: one transaction that
+// deletes the claimed timer (gone: another node did it, nothing
+// happens), checks the enrolment is still live at the tick it was
+// planned from, writes the history rows (the ledger, keyed by
+// (enrolment, seq)) with the sends' notifications, sets the labels, moves
+// the enrolment and writes its next timer. A node killed at any moment
+// leaves all of it or none; the timer comes back when its lease runs out,
+// and the redo plans the same steps (a split's branch is a hash of
+// (enrolment, step)). Events, pings, the API and goals move enrolments
+// with the same transaction, planned from the tick they read, so a
+// concurrent move makes theirs a no-op and they read again.
+//
+// A send step is a notification with automation true, journey_id and
+// journey_step set and no send body, whose target names the one
+// subscriber; quiet hours hold it (notification.Prepare) and fan-out
+// applies the frequency cap, unless the step is transactional. Per-step
+// figures come from the history and the notifications' counters.
+//
+// # Where it runs and how it scales
+//
+// The Service runs on the API nodes. The Engine is part of the engine
+// module of the fan-out role (package server), the same claim loop as the
+// automations': each fan-out node claims batches with SKIP LOCKED, so
+// adding fan-out nodes adds engines sharing the due timers without
+// waiting on each other; memory is one batch whatever the number of
+// waiting enrolments. The loop wakes at the earliest due timer, after
+// its poll (1s), or at once when an enrolment starts or moves in its
+// process.
+//
+// # What it must never do
+//
+// Send a step to anyone but the enrolled person; run a step twice; let
+// a person have two live enrolments in one journey (the store's partial
+// unique index holds it); change a live enrolment's steps under it
+// (versions); start a goroutine of its own.
+//
+// # Lock order
+//
+// On PostgreSQL, MoveEnrollment deletes the timer (its row lock), then
+// locks the enrolment's row, then the person's subscriber row (labels),
+// then deletes and inserts the enrolment's timers. Enroll locks the
+// journey's row FOR SHARE and inserts; UpdateJourney updates the
+// journey's row first. MigrateEnrollments locks enrolment rows in id
+// order, then their timers. No transaction takes a timer after the
+// enrolment's row but the enrolment's own, and those are only reached
+// through the enrolment's lock, so they never wait crosswise.
+//
+// Pausing a journey stops entries; enrolments in progress go on.
+// Segment entry (segment_entered) is accepted and stored, but journeys
+// are not yet evaluated as people change (the automations' PeopleChanged
+// does it for automations alone).
+package journeys
