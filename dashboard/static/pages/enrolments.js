@@ -48,7 +48,7 @@ export function Enrolments({ site, id }) {
         <td class="num">${e.version}</td><td>${stateNames[e.state] || e.state}</td><td>${e.currentStep + (e.waiting ? ' (waiting)' : '')}</td>
         <td>${formatTime(e.enteredAt, site.timezone)}</td>
         <td class="buttons"><button type="button" class="secondary" aria-expanded=${open === e.id ? 'true' : 'false'}
-          aria-label=${'History in ' + nameOf(e.journeyId) + ', entered ' + formatTime(e.enteredAt, site.timezone)}
+          aria-label=${'History in ' + nameOf(e.journeyId) + ', version ' + e.version + ', ' + (stateNames[e.state] || e.state).toLowerCase()}
           onClick=${() => setOpen(open === e.id ? null : e.id)}>History</button></td>
       </tr>`)}</tbody>
     </table></div>`}

@@ -131,8 +131,8 @@ export function Step({ v, n, steps, change, move, remove, errors, labels, segmen
       v[name].unit, (x) => change({ [name]: { ...v[name], unit: x } }))}</div>`;
   const setBranch = (i, k) => (x) => change({ branches: v.branches.map((b, j) => (j === i ? { ...b, [k]: x } : b)) });
   const setTag = (i, k) => (x) => change({ tags: v.tags.map((t, j) => (j === i ? { ...t, [k]: x } : t)) });
-  return html`<li class="step" aria-labelledby=${pid + 'title'}>
-    <fieldset><legend id=${pid + 'title'}>${'Step ' + n + (v.id.trim() ? ': ' + v.id.trim() : '')}</legend>
+  return html`<li class="step" aria-labelledby=${pid + 'legend'}>
+    <fieldset><legend id=${pid + 'legend'}>${'Step ' + n + (v.id.trim() ? ': ' + v.id.trim() : '')}</legend>
       ${errors[pid + 'step'] && html`<p class="error" role="alert">${errors[pid + 'step']}</p>`}
       ${stats !== undefined && html`<${Figures} id=${v.id} stats=${stats} send=${v.type === 'send'} />`}
       <div class="row">
