@@ -307,8 +307,8 @@ func New(cfg Config, st Store, an analytics.Store, d Dispatcher, svc Services, l
 	}
 	a.metrics = m
 	a.keys = newKeyCache(cfg.KeyCacheTTL, cfg.KeyCacheSize)
-	a.accounts, a.events, a.public, a.automations = svc.Accounts, svc.Events, svc.Public, svc.Automations
-	a.goals, a.journeys = svc.Goals, svc.Journeys
+	a.accounts, a.events, a.public = svc.Accounts, svc.Events, svc.Public
+	a.automations, a.goals, a.journeys = svc.Automations, svc.Goals, svc.Journeys
 	a.base, a.cancel = context.WithCancel(context.Background())
 	a.router = a.routes()
 	a.readAuthFirst()

@@ -183,11 +183,11 @@ var catalog = map[string]int{
 
 	CodeInvalidGoal:       http.StatusBadRequest,
 	CodeInvalidWindow:     http.StatusBadRequest,
-	CodeGoalNotFound:      http.StatusBadRequest,
 	CodeInvalidGraph:      http.StatusBadRequest,
 	CodeInvalidEntry:      http.StatusBadRequest,
 	CodeInvalidReentry:    http.StatusBadRequest,
 	CodeInvalidExitEvents: http.StatusBadRequest,
+	CodeGoalNotFound:      http.StatusBadRequest,
 	CodeUnmappedStep:      http.StatusBadRequest,
 	CodePersonRequired:    http.StatusBadRequest,
 	CodeAlreadyEnrolled:   http.StatusConflict,

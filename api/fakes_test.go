@@ -282,8 +282,8 @@ type testConfig struct {
 // counts' sync, the auth version poller) until the test ends.
 func newAPI(t testing.TB, tc testConfig, st Store, an analytics.Store, d Dispatcher, logger *slog.Logger, reg prometheus.Registerer, opts ...Option) (*API, error) {
 	autos := automations.NewService(st, logger)
-	gs := goals.NewService(st, logger)
 	js := journeys.NewService(st, journeys.Config{}, logger)
+	gs := goals.NewService(st, js.GoalReached, logger)
 	svc := Services{
 		Accounts:    accounts.New(st, tc.Accounts, logger),
 		Events:      events.New(st, an, d, logger, events.Config{AlertMax: tc.AlertMax, Automations: autos, Goals: gs, Journeys: js}),

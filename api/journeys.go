@@ -188,7 +188,7 @@ func (a *API) checkJourney(r *request, d *journeys.Definition) error {
 		return err
 	}
 	d.Apply(in)
-	err := d.Check(r.ctx, r.owner.Website, a.st, a.journeys.GoalExists(), r.now)
+	err := d.Check(r.ctx, r.owner.Website, a.st, r.now)
 	var je *journeys.Error
 	if errors.As(err, &je) {
 		return &Error{Code: je.Code, Message: je.Message, Step: je.Step}

@@ -719,3 +719,58 @@ func TestJourneyWindow(t *testing.T) {
 		t.Fatalf("history %s", got)
 	}
 }
+
+// TestJourneyGoal: a journey's goal must be a goal of the website; the
+// goal reached ends the enrolments that exit on it (state goal_reached,
+// at the moment it arrives, mid-wait), leaves those that do not, and its
+// reach is credited to the journey whose send the person clicked.
+func TestJourneyGoal(t *testing.T) {
+	h := newHarness(t)
+	ada := h.browser(t, `,"externalId":"ada"`)
+	h.browser(t, `,"externalId":"bob"`)
+	goal := h.createGoal(t, `{"name":"Bought","event":"order.paid","windowHours":48}`)
+	other := newHarness(t).createGoal(t, `{"name":"Theirs","event":"order.paid"}`)
+	expectError(t, h.do("POST", "/api/v1/journeys", `{"name":"x","goal":{"goalId":"`+other+`","exitOnGoal":true},"steps":[{"id":"a","type":"exit"}]}`,
+		auth(h.site.APIKey)...), 400, CodeGoalNotFound, `,"message":"no goal \"`+other+`\" on this website"`)
+	steps := `"steps":[{"id":"hi","type":"send","content":{"title":"Hi"},"next":"w"},
+		{"id":"w","type":"wait","seconds":604800,"next":"bye"},{"id":"bye","type":"send","content":{"title":"Bye"}}]`
+	exits := h.createJourney(t, `{"name":"Exits","status":"active","entry":{"type":"api"},"goal":{"goalId":"`+goal+`","exitOnGoal":true},`+steps+`}`)["id"].(string)
+	stays := h.createJourney(t, `{"name":"Stays","status":"active","entry":{"type":"api"},"goal":{"goalId":"`+goal+`","exitOnGoal":false},`+steps+`}`)["id"].(string)
+	for _, j := range []string{exits, stays} {
+		for _, p := range []string{"ada", "bob"} {
+			if r := h.enroll(t, j, `{"externalId":"`+p+`"}`); r.status != 201 {
+				t.Fatalf("enrol %s: %d %s", p, r.status, r.body)
+			}
+		}
+	}
+	h.runJourneys(t)
+	var hi string
+	for _, n := range h.notificationsOfJourney(t, exits) {
+		if n.Target != nil && strings.Contains(string(n.Target), ada.SubscriberID) {
+			hi = n.ID
+		}
+	}
+	if hi == "" {
+		t.Fatal("no Hi for ada from the exiting journey")
+	}
+	h.delivered(t, hi, ada, true)
+	h.clock.Add(24 * time.Hour)
+	h.track(t, `{"event":"order.paid","externalId":"ada","properties":{"value":40}}`)
+	got := h.enrollments(t, exits, "ada")[0]
+	if got.State != "goal_reached" || !strings.HasSuffix(trail(got), "goal "+goal+" reached") {
+		t.Fatalf("ada in the exiting journey: %+v", got)
+	}
+	for _, e := range [][2]string{{exits, "bob"}, {stays, "ada"}, {stays, "bob"}} {
+		if got := h.enrollments(t, e[0], e[1])[0]; got.State != "active" {
+			t.Fatalf("%s in %s: %+v, want still active", e[1], e[0], got)
+		}
+	}
+	if got, want := h.goalResults(t, goal), `[`+result("journey", exits, 1, 40)+`]`; got != want {
+		t.Fatalf("results %s, want %s", got, want)
+	}
+	h.clock.Add(7 * 24 * time.Hour)
+	h.runJourneys(t)
+	if got := h.journeySends(t, exits); fmt.Sprint(got) != "[hi:Hi hi:Hi bye:Bye]" {
+		t.Fatalf("exiting journey's sends %v: ada's Bye must not go", got)
+	}
+}

@@ -448,8 +448,7 @@ func (s *robustSuite) seed(t testing.TB) {
 	s.session = s.h.sessionOf(t, owner.ID)
 	ids["userId"] = s.h.member(t, "member@robust.example", robustPassword, s.h.site.AccountID, "viewer").ID
 	for _, k := range []string{"externalId", "/api/v1/notifications/ id", "/api/v1/segments/ id", "/api/v1/topics/ id",
-		"/api/v1/automations/ id", "/api/v1/goals/ id", "/api/v1/webhooks/ id", "deliveryId", "/admin/v1/notifications/ id", "/api/v1/keys/ id",
-		"/api/v1/automations/ id", "/api/v1/journeys/ id", "enrollmentId", "/api/v1/webhooks/ id", "deliveryId", "/admin/v1/notifications/ id", "/api/v1/keys/ id",
+		"/api/v1/automations/ id", "/api/v1/goals/ id", "/api/v1/journeys/ id", "enrollmentId", "/api/v1/webhooks/ id", "deliveryId", "/admin/v1/notifications/ id", "/api/v1/keys/ id",
 		"/api/v1/websites/ id", "/api/v1/auth/sessions/ id", "email"} {
 		ids[k] = s.make(t, k)
 	}

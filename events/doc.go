@@ -36,7 +36,10 @@
 //   - Goals: an event naming a known person reaches the website's goals of
 //     its name (Config.Goals), credited as package goals says, with the
 //     event's value (properties value or revenue, as a conversion's; 0
-//     without one), once per event id.
-//
-// Journeys do not exist yet: sequencesEnrolled is 0.
+//     without one), once per event id; the goals service ends the
+//     enrolments of the journeys that exit on a goal reached.
+//   - Journeys: an event naming a known person ends the enrolments whose
+//     journey lists it in exitEvents, moves on those waiting for it
+//     (wait_until), and enrols the person in the active journeys it is the
+//     entry of (Config.Journeys); sequencesEnrolled counts them.
 package events

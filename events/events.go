@@ -268,8 +268,8 @@ func (s *Service) Track(ctx context.Context, in Input) (Answer, error) {
 		}
 	}
 	if person != nil && s.cfg.Goals != nil {
-		// The goals reached are journeys' to act on (exitOnGoal), once
-		// journeys exist. A redo (same event id) records nothing more.
+		// The goals service ends the enrolments that exit on a goal
+		// reached. A redo (same event id) records nothing more.
 		worth := 0.0
 		if valued {
 			worth = value

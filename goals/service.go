@@ -22,16 +22,33 @@ type Store interface {
 // Service records people's reaches of goals as their events arrive and
 // their labels change. It runs on the API nodes, on the request's path.
 type Service struct {
-	st     Store
-	logger *slog.Logger
+	st      Store
+	reached Reached
+	logger  *slog.Logger
 }
 
-// NewService returns a Service over st.
-func NewService(st Store, logger *slog.Logger) *Service {
+// Reached is told of the goals a person just reached (journeys end the
+// enrolments that exit on them: journeys.Service.GoalReached).
+type Reached func(ctx context.Context, websiteID, subscriberID string, goalIDs []string, at time.Time) error
+
+// NewService returns a Service over st; reached, when not nil, is told of
+// every reach after it is recorded.
+func NewService(st Store, reached Reached, logger *slog.Logger) *Service {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{st: st, logger: logger}
+	return &Service{st: st, reached: reached, logger: logger}
+}
+
+// tell passes the goals a person reached to the Reached hook.
+func (s *Service) tell(ctx context.Context, websiteID, subscriberID string, goalIDs []string, at time.Time) error {
+	if s.reached == nil || len(goalIDs) == 0 {
+		return nil
+	}
+	if err := s.reached(ctx, websiteID, subscriberID, goalIDs, at); err != nil {
+		return fmt.Errorf("acting on the goals reached: %w", err)
+	}
+	return nil
 }
 
 // Event records the person's reaches of the website's goals of the event
@@ -61,7 +78,7 @@ func (s *Service) Event(ctx context.Context, websiteID, subscriberID, eventID, n
 		}
 		reached = append(reached, g.ID)
 	}
-	return reached, nil
+	return reached, s.tell(ctx, websiteID, subscriberID, reached, at)
 }
 
 // credited is the send a reach of g at at is credited to, "" for none.
@@ -132,5 +149,5 @@ func (s *Service) tagsChanged(ctx context.Context, websiteID string, list []stor
 			reached = append(reached, g.ID)
 		}
 	}
-	return reached, nil
+	return reached, s.tell(ctx, websiteID, p.ID, reached, at)
 }

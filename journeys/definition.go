@@ -186,14 +186,11 @@ func (d *Definition) Apply(b Body) {
 	}
 }
 
-// Lookup is what Check reads: the website's topics and segments, and
-// whether a goal exists (nil: any UUID is taken, until goals exist).
+// Lookup is what Check reads: the website's topics, segments and goals.
 type Lookup interface {
 	automations.Lookup
+	Goal(ctx context.Context, websiteID, id string) (store.Goal, error)
 }
-
-// GoalExists checks a goal id of the website; nil accepts any UUID.
-type GoalExists func(ctx context.Context, websiteID, id string) error
 
 // ReenterAfter is how long after an entry the person may enter again; 0
 // is never.
@@ -216,7 +213,7 @@ func (d *Definition) Step(id string) (*Step, bool) {
 
 // Check validates d for website w and puts it in its stored form. A
 // refusal is an *Error; any other error is the store's.
-func (d *Definition) Check(ctx context.Context, w store.Website, lk Lookup, goals GoalExists, now time.Time) error {
+func (d *Definition) Check(ctx context.Context, w store.Website, lk Lookup, now time.Time) error {
 	d.Name = strings.TrimSpace(d.Name)
 	switch {
 	case d.Name == "":
@@ -254,12 +251,10 @@ func (d *Definition) Check(ctx context.Context, w store.Website, lk Lookup, goal
 			return errorf("goal_not_found", "no goal %q on this website", d.Goal.GoalID)
 		}
 		d.Goal.GoalID = id.String()
-		if goals != nil {
-			if err := goals(ctx, w.ID, d.Goal.GoalID); errors.Is(err, store.ErrNotFound) {
-				return errorf("goal_not_found", "no goal %q on this website", d.Goal.GoalID)
-			} else if err != nil {
-				return err
-			}
+		if _, err := lk.Goal(ctx, w.ID, d.Goal.GoalID); errors.Is(err, store.ErrNotFound) {
+			return errorf("goal_not_found", "no goal %q on this website", d.Goal.GoalID)
+		} else if err != nil {
+			return err
 		}
 	}
 	return d.checkSteps(ctx, w, lk, now)

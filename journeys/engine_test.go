@@ -92,7 +92,7 @@ func setup(t *testing.T, st store.Store, people int) (store.Website, string) {
 		t.Fatal(err)
 	}
 	d.Name, d.Status, d.Entry, d.Reentry = "Steps", store.AutomationActive, Entry{Type: EntryAPI}, Reentry{Mode: ReentryNever}
-	if err := d.Check(ctx, w, st, nil, start); err != nil {
+	if err := d.Check(ctx, w, st, start); err != nil {
 		t.Fatal(err)
 	}
 	def, _ := json.Marshal(d)

@@ -25,9 +25,6 @@ type Store interface {
 
 // Config is what the composition root gives a Service.
 type Config struct {
-	// GoalExists checks a journey's goal id against the website's goals
-	// (package goals' store); nil takes any UUID, until goals exist.
-	GoalExists GoalExists
 	// Wake tells a local engine a timer may be due now (an enrolment
 	// started or moved on); nil: the engine's poll finds it.
 	Wake func()
@@ -49,9 +46,6 @@ func NewService(st Store, cfg Config, logger *slog.Logger) *Service {
 	}
 	return &Service{st: st, cfg: cfg, logger: logger}
 }
-
-// GoalExists is the goal check Definition.Check takes.
-func (s *Service) GoalExists() GoalExists { return s.cfg.GoalExists }
 
 func (s *Service) wake() {
 	if s.cfg.Wake != nil {

@@ -96,8 +96,8 @@ var modules = map[string][]string{
 	Limits:      {Store},
 	Purge:       {Store, Events, Automations},
 	Automations: {Store},
-	Goals:       {Store},
 	Journeys:    {Store, Automations},
+	Goals:       {Store, Journeys},
 	Engine:      {Store, Outbox, Automations, Journeys},
 	API:         {Store, Analytics, Outbox, Events, Limits, Purge, Automations, Goals, Journeys},
 	All:         {API, Fanout, Pusher},
@@ -444,20 +444,17 @@ func (s *Server) initAutomations(context.Context) error {
 	return nil
 }
 
+// initGoals builds the goals' service; the goals a person reaches end
+// the journeys that exit on them.
 func (s *Server) initGoals(context.Context) error {
-	s.goals = goals.NewService(s.store, s.logger)
+	s.goals = goals.NewService(s.store, s.journeys.GoalReached, s.logger)
 	return nil
 }
 
 // initJourneys builds the journeys' service. It wakes the engine through
 // the automations' wake channel: one engine claims both kinds of timer.
-// A journey's goal is checked against the website's goals.
 func (s *Server) initJourneys(context.Context) error {
-	exists := func(ctx context.Context, websiteID, id string) error {
-		_, err := s.store.Goal(ctx, websiteID, id)
-		return err
-	}
-	s.journeys = journeys.NewService(s.store, journeys.Config{Wake: s.autos.Wake, GoalExists: exists}, s.logger)
+	s.journeys = journeys.NewService(s.store, journeys.Config{Wake: s.autos.Wake}, s.logger)
 	return nil
 }
 
