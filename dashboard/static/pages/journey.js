@@ -50,7 +50,7 @@ export function journeyBody(v) {
     exitEvents: v.exitEvents.split('\n').map((x) => x.trim()).filter(Boolean),
     steps: v.steps.map(stepBody),
   };
-  if (v.goalId) body.goal = { goalId: v.goalId, exitOnGoal: v.exitOnGoal };
+  body.goal = v.goalId ? { goalId: v.goalId, exitOnGoal: v.exitOnGoal } : null;
   return body;
 }
 
@@ -192,9 +192,6 @@ export function JourneyPage({ site, id }) {
       ${options.map(([o, l]) => html`<option value=${o}>${l}</option>`)}</select>
     ${extra.none && choices.data && options.length === 0 && html`<p class="hint">${extra.none}</p>`}
     ${f.errors[fid] && html`<p class="error" id=${fid + '-error'}>${f.errors[fid]}</p>`}</div>`;
-  // A journey's goal cannot be taken off through the API (a missing or
-  // null goal keeps the stored one): no "none" once one is saved.
-  const goalSaved = !!(j && j.goal);
   return html`<section class="journey">
     <h1>${title}</h1>${version}
     ${said && html`<p class="notice" role="status">${said}</p>`}
@@ -221,7 +218,7 @@ export function JourneyPage({ site, id }) {
         <p class="hint" id="exitEvents-hint">Event names, one a line: when the person does one, their enrolment ends, even mid-wait.</p>
         ${f.errors.exitEvents && html`<p class="error" id="exitEvents-error">${f.errors.exitEvents}</p>`}</div>
       <fieldset><legend>Goal</legend>
-        ${select('goalId', 'Goal', goals.map((g) => [g.id, g.name]), { empty: goalSaved ? undefined : 'No goal', none: 'No goals yet: make one on the Goals page.' })}
+        ${select('goalId', 'Goal', goals.map((g) => [g.id, g.name]), { empty: 'No goal', none: 'No goals yet: make one on the Goals page.' })}
         ${v.goalId && html`<label class="choice"><input type="checkbox" checked=${v.exitOnGoal} onChange=${(e) => f.set('exitOnGoal')(e.currentTarget.checked)} />
           Exit the journey when the person reaches the goal</label>`}
       </fieldset>
