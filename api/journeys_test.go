@@ -775,4 +775,13 @@ func TestJourneyGoal(t *testing.T) {
 	if got := h.journeySends(t, exits); fmt.Sprint(got) != "[hi:Hi hi:Hi bye:Bye]" {
 		t.Fatalf("exiting journey's sends %v: ada's Bye must not go", got)
 	}
+	// goal null removes it; left out, it stays; its members are strict.
+	expectError(t, h.do("PUT", "/api/v1/journeys/"+stays, `{"goal":{"goalId":"`+goal+`","exitOnGoal":true,"exit":1}}`, auth(h.site.APIKey)...),
+		400, CodeUnknownField, `,"message":"unknown field \"goal.exit\""`)
+	if r := h.do("PUT", "/api/v1/journeys/"+stays, `{"name":"Stays on"}`, auth(h.site.APIKey)...); r.status != 200 || !strings.Contains(string(r.body), `"goal":{"goalId":"`+goal+`","exitOnGoal":false}`) {
+		t.Fatalf("PUT without goal: %d %s", r.status, r.body)
+	}
+	if r := h.do("PUT", "/api/v1/journeys/"+stays, `{"goal":null}`, auth(h.site.APIKey)...); r.status != 200 || !strings.Contains(string(r.body), `"goal":null`) {
+		t.Fatalf("PUT goal null: %d %s", r.status, r.body)
+	}
 }

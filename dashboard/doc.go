@@ -18,7 +18,8 @@
 //     use, so the server serves one page; lists keep their filters in its
 //     query, so back and reload keep them; a page with unsent work guards
 //     leaving), unsent.js (a form kept in local storage until it is sent,
-//     saved or discarded, and the warnings before leaving it), format.js (numbers, times, time
+//     saved or discarded, and the warnings before leaving it; useGuard,
+//     the warnings alone, for the automation and journey editors), format.js (numbers, times, time
 //     zones), forms.js (fields, form state, errors and alerts, the buttons
 //     that change something), lists.js (useLoad, which loads what a page
 //     shows and drops any answer older than the latest request, and the
@@ -31,9 +32,12 @@
 //     content fields, shared with the automation editor; preview; texts:
 //     merge tags and translations; and budget: the push's size as typed
 //     and the platforms' visible lengths), automations (the list) and
-//     automation (the editor), audience (with
-//     import), person, segments (with topics), webhooks, webhook (the
-//     delivery log), settings (with keys and team).
+//     automation (the editor), journeys (the list) and journey (the
+//     builder and a journey's page with its figures by step; steps: one
+//     step as a form and its editor), goals (the list with results, and
+//     the form), audience (with import), person (with enrolments: a
+//     person's journeys and each one's history), segments (with topics),
+//     webhooks, webhook (the delivery log), settings (with keys and team).
 //
 // Every page loads with useLoad and shows a failure where the person is
 // looking (Alert, or the field it concerns); no error is dropped.

@@ -139,8 +139,9 @@ type Body struct {
 	Entry      *Entry   `json:"entry"`
 	Reentry    *Reentry `json:"reentry"`
 	ExitEvents []string `json:"exitEvents"`
-	Goal       *Goal    `json:"goal"`
-	Steps      []Step   `json:"steps"`
+	// Goal null removes the journey's goal; left out, it stays.
+	Goal  notification.Nullable[Goal] `json:"goal,omitzero"`
+	Steps []Step                      `json:"steps"`
 }
 
 // Definition is a journey as stored (one version): the body with its
@@ -178,8 +179,12 @@ func (d *Definition) Apply(b Body) {
 	if b.ExitEvents != nil {
 		d.ExitEvents = b.ExitEvents
 	}
-	if b.Goal != nil {
-		d.Goal = b.Goal
+	switch {
+	case b.Goal.Null:
+		d.Goal = nil
+	case b.Goal.Set:
+		g := b.Goal.Value
+		d.Goal = &g
 	}
 	if b.Steps != nil {
 		d.Steps = b.Steps

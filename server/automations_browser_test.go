@@ -120,7 +120,10 @@ func TestDashboardAutomations(t *testing.T) {
 	}
 
 	// Edit: the form shows what is stored; a later first push, no
-	// restart, and push 2's title changed leave the rest as it was.
+	// restart, push 2's title changed and a goal chosen leave the rest as
+	// it was.
+	var goal struct{ ID string }
+	b.api("POST", "/goals", `{name: 'Order paid', event: 'order.paid'}`, &goal)
 	role("link", "Abandoned cart", "click")
 	heading("Automation “Abandoned cart”")
 	for _, c := range []struct{ role, name, want string }{
@@ -138,12 +141,14 @@ func TestDashboardAutomations(t *testing.T) {
 	role("spinbutton", "Delay (push 1)", "fill", "45")
 	role("checkbox", "Start the countdown again when it triggers during a run", "click")
 	role("textbox", "Title (push 2)", "fill", "Last call")
+	role("combobox", "Goal", "select", "Order paid")
 	role("button", "Save automation", "click")
 	heading("Automations")
 	b.waitRows("Automations", []string{"Abandoned cart"})
 	stored = strings.Replace(stored, `"restart": true`, `"restart": false`, 1)
 	stored = strings.Replace(stored, `"delaySeconds": 1800`, `"delaySeconds": 2700`, 1)
 	stored = strings.Replace(stored, `<b>Still</b> thinking about it?`, `Last call`, 1)
+	stored = strings.Replace(stored, `"goalId": null`, `"goalId": "`+goal.ID+`"`, 1)
 	if got, want := automationOf(b, id), wantJSON(t, stored); !reflect.DeepEqual(got, want) {
 		t.Fatalf("edited %v\nwant   %v", got, want)
 	}
@@ -173,6 +178,7 @@ func TestDashboardAutomations(t *testing.T) {
 			.flatMap((t) => [...t.tBodies[0].rows[0].cells].map((c) => c.textContent.trim()))`, &cells)
 		return reflect.DeepEqual(cells, want)
 	})
+	b.fits("automations")
 	b.shoot("automations-list")
 
 	// Pause from the list, and activate again.

@@ -18,6 +18,9 @@ import { WebhookLog } from './pages/webhook.js';
 import { Settings } from './pages/settings.js';
 import { Automations } from './pages/automations.js';
 import { AutomationEditor } from './pages/automation.js';
+import { Goals } from './pages/goals.js';
+import { Journeys } from './pages/journeys.js';
+import { JourneyPage } from './pages/journey.js';
 
 export function Shell({ me, route, onMe, onSignOut }) {
   const websites = me.websites || [];
@@ -71,6 +74,14 @@ export function Shell({ me, route, onMe, onSignOut }) {
     page = html`<${AutomationEditor} site=${site} key=${route.path} />`;
   } else if (route.path.startsWith('automations/') && site.role !== 'viewer') {
     page = html`<${AutomationEditor} site=${site} id=${route.path.slice('automations/'.length)} key=${route.path} />`;
+  } else if (route.path === 'goals') {
+    page = html`<${Goals} site=${site} />`;
+  } else if (route.path === 'journeys') {
+    page = html`<${Journeys} site=${site} />`;
+  } else if (route.path === 'journeys/new' && site.role !== 'viewer') {
+    page = html`<${JourneyPage} site=${site} key=${route.path} />`;
+  } else if (route.path.startsWith('journeys/')) {
+    page = html`<${JourneyPage} site=${site} id=${route.path.slice('journeys/'.length)} key=${route.path} />`;
   } else if (route.path === 'notifications') {
     page = html`<${Notifications} site=${site} query=${route.query.toString()} />`;
   } else if (route.path.startsWith('notifications/')) {
@@ -93,11 +104,11 @@ export function Shell({ me, route, onMe, onSignOut }) {
         <span class="who">${me.user.email}</span>
         <button type="button" class="secondary" onClick=${() => onSignOut().catch(setSignOutError)}>Sign out</button>
         <nav aria-label="Main">${site && [link('', 'Home'), site.role !== 'viewer' && link('compose', 'New notification'), link('notifications', 'Notifications'),
-          link('automations', 'Automations'), link('people', 'Audience'), link('segments', 'Segments'), link('webhooks', 'Webhooks'), link('install', 'Install'), link('settings', 'Settings')]}
+          link('automations', 'Automations'), link('journeys', 'Journeys'), link('goals', 'Goals'), link('people', 'Audience'), link('segments', 'Segments'), link('webhooks', 'Webhooks'), link('install', 'Install'), link('settings', 'Settings')]}
           ${canAddWebsite && link('websites/new', 'Add website')}</nav>
       </div>
       <${Alert} error=${signOutError} what="Signing out failed" />
     </header>
-    <main key=${site ? site.projectId : ''} class=${route.path === 'compose' || route.path.startsWith('compose/') || route.path === 'automations' ? 'wide' : undefined}>${page}</main>
+    <main key=${site ? site.projectId : ''} class=${route.path === 'compose' || route.path.startsWith('compose/') || route.path === 'automations' || route.path === 'journeys' || route.path.startsWith('journeys/') ? 'wide' : undefined}>${page}</main>
   </div>`;
 }

@@ -64,3 +64,34 @@ export function useUnsent(key, values, baseline, ready, question) {
   }, [key]);
   return { dirty, forget };
 }
+
+// useGuard asks before a reload, a close or a change of page would drop
+// a form's unsaved changes (dirty), without keeping them: for editors of
+// what is stored on the server, whose saved form is a load away. forget()
+// lets a page leave once the changes are saved.
+export function useGuard(dirty, question) {
+  const state = useRef({});
+  state.current.dirty = dirty && !state.current.forgotten;
+  useEffect(() => {
+    if (!dirty) state.current.forgotten = false; // a change after forget() is new work
+  }, [dirty]);
+  useEffect(() => {
+    const unload = (e) => {
+      if (!state.current.dirty) return;
+      e.preventDefault();
+      e.returnValue = '';
+    };
+    window.addEventListener('beforeunload', unload);
+    const release = guardLeaving(() => !state.current.dirty || window.confirm(question));
+    return () => {
+      window.removeEventListener('beforeunload', unload);
+      release();
+    };
+  }, []);
+  return {
+    forget: () => {
+      state.current.forgotten = true;
+      state.current.dirty = false;
+    },
+  };
+}

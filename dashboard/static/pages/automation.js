@@ -1,11 +1,13 @@
 // The automation editor: makes an automation or changes one (issue 32):
 // its trigger, stop events, caps and 1 to 10 pushes, each a delay after
-// the trigger with the content the composer writes (content.js).
+// the trigger with the content the composer writes (content.js), and the
+// goal that credits it. Leaving with unsaved changes asks first.
 import { html, useState, useEffect } from '../vendor/preact-htm.module.js';
 import { call, ApiError } from '../api.js';
 import { go } from '../router.js';
 import { Alert, Field, useForm, FormError, errorsOf } from '../forms.js';
 import { useLoad } from '../lists.js';
+import { useGuard } from '../unsent.js';
 import { RuleBuilder, eventRules, apiFilters, builderFilters, buildable, ruleBlank, ruleError } from '../rules.js';
 import { contentValues, contentRequest, contentField } from '../sends.js';
 import { Content } from './content.js';
@@ -33,12 +35,12 @@ function pushValues(m) {
 // editorValues is the form of automation a, or of a new one.
 export function editorValues(a) {
   if (!a) {
-    return { name: '', status: 'draft', type: 'event', event: '', conditions: builderFilters(null, eventRules), topicId: '', segmentId: '',
+    return { name: '', status: 'draft', goalId: '', type: 'event', event: '', conditions: builderFilters(null, eventRules), topicId: '', segmentId: '',
       stopEvents: '', restart: true, transactional: false, perDay: '', perWeek: '', pushes: [pushValues({ delaySeconds: 3600 })] };
   }
   const t = a.trigger;
   return {
-    name: a.name, status: a.status, type: t.type, event: t.event || '', conditions: builderFilters(t.conditions, eventRules),
+    name: a.name, status: a.status, goalId: a.goalId || '', type: t.type, event: t.event || '', conditions: builderFilters(t.conditions, eventRules),
     topicId: t.topicId || '', segmentId: t.segmentId || '', stopEvents: a.stopEvents.join('\n'), restart: a.restart,
     transactional: a.transactional, perDay: a.caps.perDay ? String(a.caps.perDay) : '', perWeek: a.caps.perWeek ? String(a.caps.perWeek) : '',
     pushes: a.messages.map(pushValues),
@@ -73,7 +75,7 @@ export function automationBody(v) {
   if (v.type === 'segment_entered') trigger.segmentId = v.segmentId;
   const cap = (x) => (x.trim() ? Number(x) : null);
   return {
-    name: v.name, status: v.status, trigger, stopEvents: v.stopEvents.split('\n').map((e) => e.trim()).filter(Boolean),
+    name: v.name, status: v.status, goalId: v.goalId || null, trigger, stopEvents: v.stopEvents.split('\n').map((e) => e.trim()).filter(Boolean),
     restart: v.restart, transactional: v.transactional, caps: { perDay: cap(v.perDay), perWeek: cap(v.perWeek) },
     messages: v.pushes.map((p) => ({ delaySeconds: Math.round(Number(p.delay) * unitSeconds[p.unit]), ...contentRequest(p) })),
   };
@@ -99,7 +101,7 @@ function formErrors(v) {
 // member ("messages[1]: …") to that push's field.
 function automationError(err, v) {
   if (!(err instanceof ApiError)) return errorsOf(err);
-  const at = { name_required: 'name', invalid_name: 'name', invalid_status: 'status', unknown_topic: 'topicId', segment_not_found: 'segmentId',
+  const at = { goal_not_found: 'goalId', name_required: 'name', invalid_name: 'name', invalid_status: 'status', unknown_topic: 'topicId', segment_not_found: 'segmentId',
     invalid_filters: 'conditions', invalid_stop_events: 'stopEvents', invalid_trigger: v.type === 'event' ? 'event' : 'type' };
   if (at[err.code]) return { [at[err.code]]: err.message };
   if (err.code === 'invalid_caps') return { [/perWeek/.test(err.message) ? 'perWeek' : 'perDay']: err.message };
@@ -119,10 +121,11 @@ export function AutomationEditor({ site, id }) {
   const f = useForm(editorValues(null));
   const v = f.values;
   const saved = useLoad(() => (id ? call('GET', '/automations/' + encodeURIComponent(id)) : Promise.resolve(null)), [id]);
-  const choices = useLoad(() => Promise.all([call('GET', '/topics'), call('GET', '/segments')]), [site.projectId]);
+  const choices = useLoad(() => Promise.all([call('GET', '/topics'), call('GET', '/segments'), call('GET', '/goals')]), [site.projectId]);
   const facets = useLoad(() => call('GET', '/audience/subscribers/facets'), [site.projectId]);
   const topics = (choices.data && choices.data[0].topics) || [];
   const segments = (choices.data && choices.data[1].segments) || [];
+  const goals = (choices.data && choices.data[2].goals) || [];
   const labels = ((facets.data && facets.data.tags) || []).map((t) => t.key);
   const [state, setState] = useState(id ? 'loading' : 'ready'); // loading, ready, or why the form cannot show it
   useEffect(() => {
@@ -132,8 +135,12 @@ export function AutomationEditor({ site, id }) {
       return;
     }
     f.setValues(editorValues(saved.data));
+    setBaseline(JSON.stringify(automationBody(editorValues(saved.data))));
     setState('ready');
   }, [saved.data]);
+  const [baseline, setBaseline] = useState(() => JSON.stringify(automationBody(editorValues(null))));
+  const guard = useGuard(state === 'ready' && JSON.stringify(automationBody(v)) !== baseline,
+    'Leave this automation? Your unsaved changes will be discarded.');
   const setPush = (i) => (name) => (x) => f.set('pushes')(v.pushes.map((p, j) => (j === i ? { ...p, [name]: x } : p)));
   const save = f.submit(async () => {
     const bad = formErrors(v);
@@ -144,12 +151,14 @@ export function AutomationEditor({ site, id }) {
     const body = automationBody(v);
     if (id) await call('PUT', '/automations/' + encodeURIComponent(id), body);
     else await call('POST', '/automations', body);
+    guard.forget();
     go('automations');
   }, (err) => automationError(err, v));
   const remove = async () => {
     if (!window.confirm('Delete the automation “' + saved.data.name + '”? Its pending pushes will not go.')) return;
     try {
       await call('DELETE', '/automations/' + encodeURIComponent(id));
+      guard.forget();
       go('automations');
     } catch (err) {
       f.setErrors(errorsOf(err));
@@ -195,6 +204,8 @@ export function AutomationEditor({ site, id }) {
           aria-invalid=${f.errors.stopEvents ? 'true' : undefined} aria-describedby=${'stopEvents-hint' + (f.errors.stopEvents ? ' stopEvents-error' : '')}></textarea>
         <p class="hint" id="stopEvents-hint">Event names, one a line: when the person does one, their pushes still waiting are dropped (a purchase, after a cart).</p>
         ${f.errors.stopEvents && html`<p class="error" id="stopEvents-error">${f.errors.stopEvents}</p>`}</div>
+      ${select('goalId', 'Goal', goals.map((g) => [g.id, g.name]), { empty: 'No goal', none: 'No goals yet: make one on the Goals page.' })}
+      <p class="hint">What this automation works toward; the Goals page shows what its pushes earned.</p>
       ${box('restart', 'Start the countdown again when it triggers during a run')}
       ${box('transactional', 'Transactional (goes out in quiet hours, skips the frequency cap)')}
       <fieldset><legend>At most, per person</legend><div class="row">

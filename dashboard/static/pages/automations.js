@@ -61,7 +61,7 @@ export function Automations({ site }) {
     ${!autos && !list.error && html`<p role="status">Loading…</p>`}
     ${autos && autos.length === 0 && html`<p class="empty">No automations yet. ${canChange ? 'Make one with New automation' : 'An owner or admin makes them here'}:
       an abandoned-cart reminder, for one, sends a push an hour after a cart is updated, unless a purchase comes first.</p>`}
-    ${autos && autos.length > 0 && html`<div class="scroll"><table>
+    ${autos && autos.length > 0 && html`<div class="scroll"><table class="figures">
       <caption class="visually-hidden">Automations</caption>
       <thead><tr><th scope="col">Name</th><th scope="col">Status</th><th scope="col">Trigger</th>
         ${figures.map(([, label]) => html`<th scope="col">${label}</th>`)}

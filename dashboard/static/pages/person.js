@@ -1,10 +1,12 @@
-// A person's profile: their labels, browsers, sends and events; erasure.
+// A person's profile: their labels, browsers, sends, journeys (with each
+// enrolment's history) and events; erasure.
 import { html, useState } from '../vendor/preact-htm.module.js';
 import { call } from '../api.js';
 import { go } from '../router.js';
 import { actions, Alert } from '../forms.js';
 import { useLoad, Breakdown } from '../lists.js';
 import { numbers, formatTime } from '../format.js';
+import { Enrolments } from './enrolments.js';
 
 export function Person({ site, id }) {
   const load = useLoad(() => call('GET', '/subscribers/' + encodeURIComponent(id) + '/profile'), [id, site.projectId]);
@@ -35,6 +37,7 @@ export function Person({ site, id }) {
       empty="No browser: this person was imported and is reached once they allow notifications on your website." />
     <${Breakdown} title="Sends" rows=${p.sends.map((x) => ({ title: x.title, type: x.type, at: formatTime(x.created_at, site.timezone) }))} columns=${[['title', 'Title'], ['type', 'Type'], ['at', 'Sent']]}
       empty="No sends reached this person yet." />
+    <${Enrolments} site=${site} id=${id} />
     <${Breakdown} title="Events" rows=${p.events.map((e) => ({ name: e.name, properties: JSON.stringify(e.properties), at: formatTime(e.created_at, site.timezone) }))}
       columns=${[['name', 'Event'], ['properties', 'Properties'], ['at', 'When']]}
       empty="No events yet. Your server posts them (POST /events) or the page calls RelayBell.track; purchases count as conversions." />
