@@ -234,10 +234,16 @@ func (s *Store) NextTimerDue(ctx context.Context) (time.Time, bool, error) {
 // claim that counts: of two nodes firing it (a lease ran out), the second
 // waits on the first's row lock and then deletes nothing. The ledger's key
 // (run, item) makes a redo of a committed item a no-op even so.
+//
+// A capped message first locks the person's run row (lockCappedPerson),
+// so two messages of one person never count the ledger at once.
 func (s *Store) FireTimer(ctx context.Context, t store.Timer, f store.Fire) (string, error) {
 	var outcome string
 	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
 		outcome = ""
+		if err := s.lockCappedPerson(ctx, tx, t, f); err != nil {
+			return err
+		}
 		n, err := tx.Exec(ctx, `DELETE FROM timers WHERE run_id = $1 AND item = $2`, t.RunID, t.Item)
 		if err != nil || n == 0 {
 			return err
@@ -282,6 +288,31 @@ func (s *Store) FireTimer(ctx context.Context, t store.Timer, f store.Fire) (str
 		return "", fmt.Errorf("firing timer: %w", s.mapErr(err))
 	}
 	return outcome, nil
+}
+
+// lockCappedPerson serializes the capped messages of one person and
+// automation: it locks their automation_runs row, which TriggerAutomation
+// locks too, before the timer (the documented lock order: a run's row,
+// then its timers). Without it two messages due at the same instant,
+// fired on two nodes, both counted the ledger before either wrote it, and
+// both passed a cap of one (TestConformance/Automations/CapsConcurrent).
+// An uncapped message counts nothing and takes no lock; SQLite's one
+// writer runs the transaction alone already.
+func (s *Store) lockCappedPerson(ctx context.Context, tx Conn, t store.Timer, f store.Fire) error {
+	if f.Notification == nil || (f.Caps.PerDay <= 0 && f.Caps.PerWeek <= 0) || t.AutomationID == "" {
+		return nil
+	}
+	lock := s.d.ForUpdate()
+	if lock == "" {
+		return nil
+	}
+	rows, err := tx.Query(ctx, `SELECT 1 FROM automation_runs WHERE automation_id = $1 AND subscriber_id = $2 `+lock,
+		t.AutomationID, t.SubscriberID)
+	if err != nil {
+		return err
+	}
+	rows.Close()
+	return rows.Err()
 }
 
 // PurgeLedger forgets old ledger rows.
