@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"slices"
 	"time"
 
@@ -11,9 +12,11 @@ import (
 )
 
 // automationCols are an automation's columns with its stats: the runs'
-// counts on its row, its pending timers and its notifications' counters.
+// counts (the sums of its automation_counts shards), its pending timers
+// and its notifications' counters.
 const automationCols = `a.id, a.website_id, a.name, a.status, a.trigger_type, a.definition, a.created_at, a.updated_at,
-	a.triggered, a.stopped,
+	(SELECT coalesce(sum(c.triggered), 0) FROM automation_counts c WHERE c.automation_id = a.id),
+	(SELECT coalesce(sum(c.stopped), 0) FROM automation_counts c WHERE c.automation_id = a.id),
 	(SELECT count(*) FROM timers t WHERE t.automation_id = a.id),
 	coalesce(n.sent, 0), coalesce(n.delivered, 0), coalesce(n.clicked, 0), coalesce(n.conversions, 0), coalesce(n.revenue, 0)`
 
@@ -154,7 +157,7 @@ func (s *Store) TriggerAutomation(ctx context.Context, tr store.AutomationTrigge
 				return err
 			}
 		}
-		if _, err := tx.Exec(ctx, `UPDATE automations SET triggered = triggered + 1 WHERE id = $1`, tr.AutomationID); err != nil {
+		if err := s.countRuns(ctx, tx, tr.AutomationID, tr.SubscriberID, "triggered"); err != nil {
 			return err
 		}
 		started = true
@@ -164,6 +167,22 @@ func (s *Store) TriggerAutomation(ctx context.Context, tr store.AutomationTrigge
 		return false, fmt.Errorf("triggering automation: %w", s.mapErr(err))
 	}
 	return started, nil
+}
+
+// countRuns adds one to an automation's count column (triggered or
+// stopped) in the person's shard of its automation_counts rows: the
+// triggers of one automation for different people mostly lock different
+// rows, where they all waited for the automation's row.
+func (s *Store) countRuns(ctx context.Context, tx Conn, automationID, subscriberID, column string) error {
+	shard := 0
+	if n := s.d.CounterShards; n > 1 {
+		h := fnv.New32a()
+		h.Write([]byte(subscriberID))
+		shard = int(h.Sum32() % uint32(n))
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO automation_counts (automation_id, shard, `+column+`) VALUES ($1, $2, 1)
+		ON CONFLICT (automation_id, shard) DO UPDATE SET `+column+` = automation_counts.`+column+` + 1`, automationID, shard)
+	return err
 }
 
 // StopAutomations cancels a person's pending timers of the automations.
@@ -186,7 +205,7 @@ func (s *Store) StopAutomations(ctx context.Context, websiteID, subscriberID str
 		slices.Sort(ids)
 		for _, id := range slices.Compact(ids) {
 			stopped++
-			if _, err := tx.Exec(ctx, `UPDATE automations SET stopped = stopped + 1 WHERE id = $1`, id); err != nil {
+			if err := s.countRuns(ctx, tx, id, subscriberID, "stopped"); err != nil {
 				return err
 			}
 		}
