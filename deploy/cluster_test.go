@@ -36,6 +36,7 @@ const audience = 20_000
 type cluster struct {
 	t    *testing.T
 	dir  string
+	dsn  string // the cluster's PostgreSQL, in its schema
 	env  []string
 	apis []string
 	push string // fake push service base URL
@@ -70,7 +71,7 @@ func startCluster(t *testing.T) *cluster {
 
 	n, _ := rand.Int(rand.Reader, big.NewInt(200))
 	base := 10000 + int(n.Int64())*100 // below the ephemeral port range
-	c := &cluster{t: t, dir: t.TempDir()}
+	c := &cluster{t: t, dir: t.TempDir(), dsn: dsn}
 	c.env = append(os.Environ(),
 		"CLUSTER_DIR="+c.dir,
 		"BASE_PORT="+strconv.Itoa(base),
@@ -126,21 +127,29 @@ func (c *cluster) dumpLogs() {
 // until it is gone.
 func (c *cluster) kill9(name string) {
 	c.t.Helper()
+	if err := c.sigkill(name); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// sigkill is kill9 for any goroutine: it returns what went wrong.
+func (c *cluster) sigkill(name string) error {
 	pidFile := filepath.Join(c.dir, "pids", name+".pid")
 	if name == "clickhouse" {
 		pidFile = filepath.Join(c.dir, "clickhouse", "clickhouse.pid")
 	}
 	b, err := os.ReadFile(pidFile)
 	if err != nil {
-		c.t.Fatal(err)
+		return err
 	}
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		c.t.Fatalf("killing %s: %v", name, err)
+		return fmt.Errorf("killing %s: %w", name, err)
 	}
 	for syscall.Kill(pid, 0) == nil {
 		time.Sleep(10 * time.Millisecond)
 	}
+	return nil
 }
 
 func call(t *testing.T, method, url, token string, in, out any) int {
