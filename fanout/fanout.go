@@ -79,6 +79,7 @@ type Store interface {
 	FailNotification(ctx context.Context, id, reason string, at time.Time) error
 	Audience(ctx context.Context, q store.AudienceQuery) ([]store.Recipient, error)
 	ShardDone(ctx context.Context, notificationID string, shard int, at time.Time) (bool, error)
+	SkipShards(ctx context.Context, notificationID string, keep int, at time.Time) error
 	CappedEndpoints(ctx context.Context, websiteID, notificationID string, endpointIDs []string, since time.Time, max int) ([]string, error)
 }
 
@@ -215,7 +216,29 @@ func (f *Fanout) handleIntent(ctx context.Context, m bus.Message) error {
 	if n.Waves > 0 {
 		return nil // the outbox sweep publishes each wave when due
 	}
-	return bus.PublishShards(ctx, f.bus, n.ID, nil)
+	return f.publishShards(ctx, n)
+}
+
+// publishShards hands a send's shard tasks to the fan-out nodes. A send
+// to one person's browsers (an automation's message, whose target names
+// the subscriber) has them all in the person's shard (store.ShardOf): the
+// other tasks are marked done at once and only that one is published,
+// where each of the 63 others went through the bus, read its shard to
+// find nobody and took a ShardDone transaction on the send's row; ten
+// thousand people's messages coming due made 640,000 such tasks. A task
+// published again later (the outbox sweep's re-drive) finds its shard
+// done and nobody in it, as before.
+func (f *Fanout) publishShards(ctx context.Context, n store.Notification) error {
+	p, err := f.plan(ctx, n)
+	if err != nil || p.target.SubscriberID == "" {
+		// An unreadable target fails the send in its shard tasks.
+		return bus.PublishShards(ctx, f.bus, n.ID, nil)
+	}
+	shard := store.ShardOf(p.target.SubscriberID)
+	if err := f.store.SkipShards(ctx, n.ID, shard, f.now()); err != nil {
+		return err
+	}
+	return bus.PublishJSON(ctx, f.bus, bus.Shards, "", bus.ShardTask{NotificationID: n.ID, Shard: shard})
 }
 
 // waveDues returns the due moments of a send's waves when it goes out in
