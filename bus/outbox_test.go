@@ -78,3 +78,33 @@ func TestSweepPublishesEachSendOnce(t *testing.T) {
 		t.Fatalf("published %v, want each of %s and %s once", got, scheduled.ID, stale.ID)
 	}
 }
+
+// keys records the partition key of each published intent.
+type keys struct{ got []string }
+
+func (k *keys) Publish(_ context.Context, _, key string, _ []byte) error {
+	k.got = append(k.got, key)
+	return nil
+}
+func (k *keys) Consume(context.Context, string, string, int, bus.Handler) error { return nil }
+func (k *keys) Close() error                                                    { return nil }
+
+// published is an OutboxStore that only takes MarkPublished.
+type published struct{ bus.OutboxStore }
+
+func (published) MarkPublished(context.Context, string, time.Time) error { return nil }
+
+// A send's intent is keyed by its website, an automation's message (one
+// person's) by its own id, so many of them spread over the partitions.
+func TestIntentKeys(t *testing.T) {
+	k := &keys{}
+	o := bus.NewOutbox(published{}, k, slog.New(slog.DiscardHandler))
+	for _, n := range []store.Notification{{ID: "n1", WebsiteID: "w"}, {ID: "n2", WebsiteID: "w", Automation: true}} {
+		if err := o.Dispatch(context.Background(), n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(k.got) != 2 || k.got[0] != "w" || k.got[1] != "n2" {
+		t.Fatalf("keys %q, want [w n2]", k.got)
+	}
+}

@@ -43,8 +43,9 @@ type cluster struct {
 }
 
 // startCluster starts the cluster on a fresh PostgreSQL schema and a block
-// of ports of its own, and stops it when the test ends.
-func startCluster(t *testing.T) *cluster {
+// of ports of its own, and stops it when the test ends. env is added to
+// the nodes' environment.
+func startCluster(t *testing.T, env ...string) *cluster {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts a cluster of processes")
@@ -84,6 +85,7 @@ func startCluster(t *testing.T) *cluster {
 		// routes' limit (tested in the api package) would refuse most.
 		"RELAYBELL_PUBLIC_RATE_LIMIT=-1",
 	)
+	c.env = append(c.env, env...)
 	t.Cleanup(func() {
 		if t.Failed() {
 			c.dumpLogs()

@@ -260,10 +260,11 @@ const journalGap = 100 * time.Millisecond
 
 func (s *Server) initBus(ctx context.Context) error {
 	if s.cfg.Kafka != "" {
-		b, err := kafka.Open(ctx, kafka.Config{
-			Seeds:     splitList(s.cfg.Kafka),
-			GroupOpts: []kgo.Opt{kgo.SessionTimeout(s.cfg.KafkaSessionTimeout), kgo.HeartbeatInterval(s.cfg.KafkaSessionTimeout / 10)},
-		}, s.logger)
+		group := []kgo.Opt{kgo.SessionTimeout(s.cfg.KafkaSessionTimeout), kgo.HeartbeatInterval(s.cfg.KafkaSessionTimeout / 10)}
+		if s.cfg.KafkaRebalanceTimeout > 0 {
+			group = append(group, kgo.RebalanceTimeout(s.cfg.KafkaRebalanceTimeout))
+		}
+		b, err := kafka.Open(ctx, kafka.Config{Seeds: splitList(s.cfg.Kafka), GroupOpts: group}, s.logger)
 		if err != nil {
 			return err
 		}
