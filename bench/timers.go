@@ -267,7 +267,7 @@ func (st *timersStore) startDue(ctx context.Context, websiteID, automationID, ph
 	err = st.db.Tx(ctx, sqlstore.TxOptions{}, func(tx sqlstore.Conn) error {
 		for i, p := range people {
 			run := phase + "-" + p
-			at := from.Add(time.Duration(i) * step)
+			at := from.Add(time.Duration(i) * step).Truncate(time.Millisecond) // as SQLite keeps it
 			due[run] = at
 			// A restart of the person's earlier run, as TriggerAutomation
 			// does it.
