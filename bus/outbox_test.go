@@ -3,8 +3,11 @@ package bus_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -106,5 +109,51 @@ func TestIntentKeys(t *testing.T) {
 	}
 	if len(k.got) != 2 || k.got[0] != "w" || k.got[1] != "n2" {
 		t.Fatalf("keys %q, want [w n2]", k.got)
+	}
+}
+
+// slowDispatch records what it publishes, each after gate opens.
+type slowDispatch struct {
+	gate chan struct{}
+	mu   sync.Mutex
+	got  []string
+}
+
+func (s *slowDispatch) Dispatch(_ context.Context, n store.Notification) error {
+	<-s.gate
+	s.mu.Lock()
+	s.got = append(s.got, n.ID)
+	s.mu.Unlock()
+	return nil
+}
+
+// The pool's Dispatch returns before the publish; every queued send is
+// published once by the workers.
+func TestDispatchPoolPublishesEachOnce(t *testing.T) {
+	d := &slowDispatch{gate: make(chan struct{})}
+	p := bus.NewDispatchPool(d, 3, 10, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { p.Run(ctx); close(done) }()
+	for i := range 10 {
+		if err := p.Dispatch(ctx, store.Notification{ID: fmt.Sprint(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(d.gate) // nothing was published before the ten Dispatch calls returned
+	for {
+		d.mu.Lock()
+		n := len(d.got)
+		d.mu.Unlock()
+		if n == 10 {
+			break
+		}
+		runtime.Gosched()
+	}
+	cancel()
+	<-done
+	slices.Sort(d.got)
+	if want := []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}; !slices.Equal(d.got, want) {
+		t.Fatalf("published %v, want %v", d.got, want)
 	}
 }

@@ -432,15 +432,24 @@ func (s *Server) initAutomations(context.Context) error {
 
 // initEngine runs the automations engine. Its wake channel is the
 // service's: on a node that also runs the API (the embedded default), a
-// run started by a request is looked at at once.
+// run started by a request is looked at at once. Its messages are
+// published from a pool (engineDispatchers workers), so that firing the
+// next timer does not wait for the last message's publish: one at a time,
+// an engine fired a few dozen messages a second in the cluster, behind
+// ten thousand people's coming due.
 func (s *Server) initEngine(context.Context) error {
-	e, err := automations.NewEngine(automations.Config{}, s.store, s.dispatcher(), s.autos.Wakes(), s.logger, s.reg)
+	pool := bus.NewDispatchPool(s.dispatcher(), engineDispatchers, 4*engineDispatchers, s.logger)
+	e, err := automations.NewEngine(automations.Config{}, s.store, pool, s.autos.Wakes(), s.logger, s.reg)
 	if err != nil {
 		return err
 	}
-	s.services = append(s.services, e)
+	s.services = append(s.services, serviceFunc(pool.Run), e)
 	return nil
 }
+
+// engineDispatchers is how many of the engine's messages are published at
+// once.
+const engineDispatchers = 16
 
 func (s *Server) initLimits(context.Context) error {
 	s.limiter = ratelimit.New(s.store, s.logger)
