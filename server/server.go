@@ -437,19 +437,38 @@ func (s *Server) initAutomations(context.Context) error {
 // next timer does not wait for the last message's publish: one at a time,
 // an engine fired a few dozen messages a second in the cluster, behind
 // ten thousand people's coming due.
+//
+// On PostgreSQL a node runs engineLoops engines: each claims its own
+// batches (SKIP LOCKED), so their transactions overlap, where one engine
+// fires one timer after another. SQLite's one writer gains nothing from
+// more than one.
 func (s *Server) initEngine(context.Context) error {
 	pool := bus.NewDispatchPool(s.dispatcher(), engineDispatchers, 4*engineDispatchers, s.logger)
-	e, err := automations.NewEngine(automations.Config{}, s.store, pool, s.autos.Wakes(), s.logger, s.reg)
-	if err != nil {
-		return err
+	s.services = append(s.services, serviceFunc(pool.Run))
+	loops := 1
+	if s.cfg.Postgres != "" {
+		loops = engineLoops
 	}
-	s.services = append(s.services, serviceFunc(pool.Run), e)
+	for i := range loops {
+		var reg prometheus.Registerer
+		if s.reg != nil { // each loop's counter, told apart
+			reg = prometheus.WrapRegistererWith(prometheus.Labels{"loop": strconv.Itoa(i)}, s.reg)
+		}
+		e, err := automations.NewEngine(automations.Config{}, s.store, pool, s.autos.Wakes(), s.logger, reg)
+		if err != nil {
+			return err
+		}
+		s.services = append(s.services, e)
+	}
 	return nil
 }
 
 // engineDispatchers is how many of the engine's messages are published at
-// once.
-const engineDispatchers = 16
+// once; engineLoops how many engines a node on PostgreSQL runs.
+const (
+	engineDispatchers = 16
+	engineLoops       = 4
+)
 
 func (s *Server) initLimits(context.Context) error {
 	s.limiter = ratelimit.New(s.store, s.logger)
