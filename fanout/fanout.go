@@ -152,10 +152,9 @@ func (f *Fanout) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	errs := make(chan error, 2)
 	for topic, h := range map[string]bus.Handler{bus.Intents: f.handleIntent, bus.Shards: f.handleShard} {
+		// Intents as many at once as shard tasks: an automation's message
+		// (one person's) is expanded in its intent's handler.
 		parallel := f.cfg.ShardWorkers
-		if topic == bus.Intents {
-			parallel = 2
-		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -222,12 +221,13 @@ func (f *Fanout) handleIntent(ctx context.Context, m bus.Message) error {
 // publishShards hands a send's shard tasks to the fan-out nodes. A send
 // to one person's browsers (an automation's message, whose target names
 // the subscriber) has them all in the person's shard (store.ShardOf): the
-// other tasks are marked done at once and only that one is published,
-// where each of the 63 others went through the bus, read its shard to
-// find nobody and took a ShardDone transaction on the send's row; ten
-// thousand people's messages coming due made 640,000 such tasks. A task
-// published again later (the outbox sweep's re-drive) finds its shard
-// done and nobody in it, as before.
+// other tasks are marked done at once and that one is expanded here, in
+// the intent's handler, where each of the 64 went through the bus, read
+// its shard (63 to find nobody) and took a ShardDone transaction on the
+// send's row; ten thousand people's messages coming due made 640,000 such
+// tasks. Should it fail, the intent is handled again (StartSending is
+// idempotent for a send already sending), and a shard task the outbox
+// sweep publishes later finds its shard done and nobody in it.
 func (f *Fanout) publishShards(ctx context.Context, n store.Notification) error {
 	p, err := f.plan(ctx, n)
 	if err != nil || p.target.SubscriberID == "" {
@@ -238,7 +238,7 @@ func (f *Fanout) publishShards(ctx context.Context, n store.Notification) error 
 	if err := f.store.SkipShards(ctx, n.ID, shard, f.now()); err != nil {
 		return err
 	}
-	return bus.PublishJSON(ctx, f.bus, bus.Shards, "", bus.ShardTask{NotificationID: n.ID, Shard: shard})
+	return f.shard(ctx, bus.ShardTask{NotificationID: n.ID, Shard: shard})
 }
 
 // waveDues returns the due moments of a send's waves when it goes out in
@@ -337,6 +337,11 @@ func (f *Fanout) handleShard(ctx context.Context, m bus.Message) error {
 		f.logger.Error("fanout: dropping unreadable shard task", "err", err)
 		return nil
 	}
+	return f.shard(ctx, task)
+}
+
+// shard expands one shard task of a send and marks it done.
+func (f *Fanout) shard(ctx context.Context, task bus.ShardTask) error {
 	n, err := f.store.NotificationByID(ctx, task.NotificationID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
