@@ -10,7 +10,7 @@ import (
 // BenchmarkTriggerOneAutomation starts runs of one automation for 5,000
 // people from 32 goroutines. sharded is the store as it is (the run counts
 // spread over dialect.CounterShards rows); hot-row counts every run in one
-// row, as the automation's own row did before version 22: every trigger
+// row, as the automation's own row did before version 24: every trigger
 // waited for the one before it to commit.
 func BenchmarkTriggerOneAutomation(b *testing.B) {
 	hot := dialect

@@ -1,4 +1,4 @@
--- Version 22: an automation's run counts leave its row (issue 32).
+-- Version 24: an automation's run counts leave its row (issue 32).
 --
 -- Every trigger added one to automations.triggered: the triggers of a
 -- popular automation all waited for that one row's lock, one commit after
