@@ -18,6 +18,7 @@ import (
 	"github.com/relaybell/relaybell/analytics"
 	"github.com/relaybell/relaybell/automations"
 	"github.com/relaybell/relaybell/events"
+	"github.com/relaybell/relaybell/goals"
 	"github.com/relaybell/relaybell/netpolicy"
 	"github.com/relaybell/relaybell/ratelimit"
 	"github.com/relaybell/relaybell/store"
@@ -183,6 +184,7 @@ type Store interface {
 	store.Stats
 	store.TestDevices
 	store.Automations
+	store.Goals
 }
 
 // Option changes how New builds the API.
@@ -211,8 +213,11 @@ type API struct {
 	events   *events.Service
 	// automations starts runs on subscriptions and opt-ins; nil: none.
 	automations *automations.Service
-	router      *router
-	ready       atomic.Bool
+	// goals records the tag goals people reach as labels change; nil:
+	// none.
+	goals  *goals.Service
+	router *router
+	ready  atomic.Bool
 
 	// base is the context of work a request leaves running (last-used
 	// updates, a streamed export); Close ends it.
@@ -238,9 +243,12 @@ type Services struct {
 	// subscribe and opt into topics; nil starts none (events start theirs
 	// through Events).
 	Automations *automations.Service
+	// Goals records the tag goals people reach as their labels change;
+	// nil records none (events reach theirs through Events).
+	Goals *goals.Service
 }
 
-// New builds the API. st, an and every member of svc but Automations are
+// New builds the API. st, an and every member of svc but Automations and Goals are
 // required; d may be nil, which leaves every queued send to the outbox
 // sweep. reg may be nil (no metrics registered anywhere but the API's own
 // registry). New starts no goroutine: the auth version poller is
@@ -291,7 +299,7 @@ func New(cfg Config, st Store, an analytics.Store, d Dispatcher, svc Services, l
 	}
 	a.metrics = m
 	a.keys = newKeyCache(cfg.KeyCacheTTL, cfg.KeyCacheSize)
-	a.accounts, a.events, a.public, a.automations = svc.Accounts, svc.Events, svc.Public, svc.Automations
+	a.accounts, a.events, a.public, a.automations, a.goals = svc.Accounts, svc.Events, svc.Public, svc.Automations, svc.Goals
 	a.base, a.cancel = context.WithCancel(context.Background())
 	a.router = a.routes()
 	a.readAuthFirst()

@@ -32,6 +32,7 @@ type automationJSON struct {
 	Messages      []automations.Message `json:"messages"`
 	Caps          automations.Caps      `json:"caps"`
 	Transactional bool                  `json:"transactional"`
+	GoalID        *string               `json:"goalId"`
 	Stats         automationStatsJSON   `json:"stats"`
 	CreatedAt     time.Time             `json:"created_at"`
 	UpdatedAt     time.Time             `json:"updated_at"`
@@ -54,7 +55,11 @@ func automationOut(a store.Automation) (automationJSON, error) {
 		return automationJSON{}, err
 	}
 	s := a.Stats
-	return automationJSON{ID: a.ID, Name: a.Name, Status: a.Status, Trigger: d.Trigger, StopEvents: d.StopEvents,
+	var goalID *string
+	if d.GoalID != "" {
+		goalID = &d.GoalID
+	}
+	return automationJSON{GoalID: goalID, ID: a.ID, Name: a.Name, Status: a.Status, Trigger: d.Trigger, StopEvents: d.StopEvents,
 		Restart: d.Restart, Messages: d.Messages, Caps: d.Caps, Transactional: d.Transactional,
 		Stats: automationStatsJSON{Triggered: s.Triggered, Pending: s.Pending, Sent: s.Sent, Delivered: s.Delivered,
 			Clicked: s.Clicked, Converted: s.Converted, Revenue: s.Revenue, Stopped: s.Stopped},

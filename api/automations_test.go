@@ -104,7 +104,7 @@ func TestAutomationRoutes(t *testing.T) {
 		`"trigger":{"type":"event","event":"cart.updated","conditions":{"match":"all","rules":[{"field":"properties.cart.value","op":"gt","value":"50"}]}},`+
 		`"stopEvents":["purchase"],"restart":true,`+
 		`"messages":[{"delaySeconds":3600,"title":"Your cart misses you","url":"https://shop.example/cart"},{"delaySeconds":86400,"title":"Still thinking, {first_name|friend}?"}],`+
-		`"caps":{"perDay":null,"perWeek":null},"transactional":false,"stats":%s,"created_at":"2026-03-01T12:00:00Z","updated_at":"2026-03-01T12:00:00Z"}`,
+		`"caps":{"perDay":null,"perWeek":null},"transactional":false,"goalId":null,"stats":%s,"created_at":"2026-03-01T12:00:00Z","updated_at":"2026-03-01T12:00:00Z"}`,
 		id, autoStats(0, 0, 0, 0, 0, 0, 0, 0))
 	r := h.do("GET", "/api/v1/automations/"+id, "", auth(h.site.APIKey)...)
 	if r.status != 200 || string(r.body) != want {

@@ -181,6 +181,10 @@ var catalog = map[string]int{
 	CodeInvalidMessages:   http.StatusBadRequest,
 	CodeInvalidCaps:       http.StatusBadRequest,
 
+	CodeInvalidGoal:   http.StatusBadRequest,
+	CodeInvalidWindow: http.StatusBadRequest,
+	CodeGoalNotFound:  http.StatusBadRequest,
+
 	CodeMethodNotAllowed: http.StatusMethodNotAllowed,
 	CodeBadRequest:       http.StatusBadRequest,
 	CodeInternal:         http.StatusInternalServerError,

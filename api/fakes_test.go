@@ -27,6 +27,7 @@ import (
 	ansqlite "github.com/relaybell/relaybell/analytics/sqlite"
 	"github.com/relaybell/relaybell/automations"
 	"github.com/relaybell/relaybell/events"
+	"github.com/relaybell/relaybell/goals"
 	"github.com/relaybell/relaybell/ratelimit"
 	"github.com/relaybell/relaybell/store"
 	"github.com/relaybell/relaybell/store/postgres"
@@ -280,11 +281,13 @@ type testConfig struct {
 // counts' sync, the auth version poller) until the test ends.
 func newAPI(t testing.TB, tc testConfig, st Store, an analytics.Store, d Dispatcher, logger *slog.Logger, reg prometheus.Registerer, opts ...Option) (*API, error) {
 	autos := automations.NewService(st, logger)
+	gs := goals.NewService(st, logger)
 	svc := Services{
 		Accounts:    accounts.New(st, tc.Accounts, logger),
-		Events:      events.New(st, an, d, logger, events.Config{AlertMax: tc.AlertMax, Automations: autos}),
+		Events:      events.New(st, an, d, logger, events.Config{AlertMax: tc.AlertMax, Automations: autos, Goals: gs}),
 		Public:      ratelimit.New(st, logger),
 		Automations: autos,
+		Goals:       gs,
 	}
 	a, err := New(tc.Config, st, an, d, svc, logger, reg, opts...)
 	if err != nil {

@@ -219,10 +219,24 @@ func (a *API) handleImport(r *request) error {
 		return err
 	}
 	imported := make([]string, len(out))
+	var tagged []string
 	for i, row := range out {
 		imported[i] = row.ExternalID
+		if len(row.Tags) > 0 {
+			tagged = append(tagged, row.ExternalID)
+		}
+	}
+	// The import's opt-ins trigger topic_opt_in as a browser's do (the
+	// store recorded them with the import).
+	if a.automations != nil {
+		if _, err := a.automations.Pending(r.ctx, r.owner.Website.ID, ""); err != nil {
+			return fmt.Errorf("starting automations: %w", err)
+		}
 	}
 	if err := a.peopleChanged(r, r.owner.Website.ID, imported); err != nil {
+		return err
+	}
+	if err := a.tagsChanged(r, r.owner.Website.ID, tagged); err != nil {
 		return err
 	}
 	return r.json(http.StatusOK, struct {
@@ -588,6 +602,9 @@ func (a *API) handleBulkTag(r *request) error {
 		return err
 	}
 	if err := a.peopleChanged(r, r.owner.Website.ID, ids); err != nil {
+		return err
+	}
+	if err := a.tagsChanged(r, r.owner.Website.ID, ids); err != nil {
 		return err
 	}
 	return r.json(http.StatusOK, map[string]any{"ok": true, "updated": n})

@@ -448,7 +448,7 @@ func (s *robustSuite) seed(t testing.TB) {
 	s.session = s.h.sessionOf(t, owner.ID)
 	ids["userId"] = s.h.member(t, "member@robust.example", robustPassword, s.h.site.AccountID, "viewer").ID
 	for _, k := range []string{"externalId", "/api/v1/notifications/ id", "/api/v1/segments/ id", "/api/v1/topics/ id",
-		"/api/v1/automations/ id", "/api/v1/webhooks/ id", "deliveryId", "/admin/v1/notifications/ id", "/api/v1/keys/ id",
+		"/api/v1/automations/ id", "/api/v1/goals/ id", "/api/v1/webhooks/ id", "deliveryId", "/admin/v1/notifications/ id", "/api/v1/keys/ id",
 		"/api/v1/websites/ id", "/api/v1/auth/sessions/ id", "email"} {
 		ids[k] = s.make(t, k)
 	}
@@ -503,6 +503,8 @@ func (s *robustSuite) make(t testing.TB, k string) string {
 		return id(h.do("POST", "/api/v1/topics", `{"name":"News"}`, key...), "id")
 	case "/api/v1/automations/ id":
 		return id(h.do("POST", "/api/v1/automations", `{"name":"Welcome","trigger":{"type":"subscribed"},"messages":[{"title":"Hi"}]}`, key...), "id")
+	case "/api/v1/goals/ id":
+		return id(h.do("POST", "/api/v1/goals", `{"name":"Bought","event":"purchase"}`, key...), "id")
 	case "/api/v1/webhooks/ id":
 		return id(h.do("POST", "/api/v1/webhooks", `{"url":"https://hooks.example/x"}`, key...), "webhook", "id")
 	case "deliveryId":
@@ -550,6 +552,8 @@ func (s *robustSuite) bodies(t testing.TB) map[string]any {
 		"POST /api/v1/automations": map[string]any{"name": "Cart", "trigger": map[string]any{"type": "event", "event": "cart.updated"},
 			"messages": []any{map[string]any{"delaySeconds": 60, "title": "Your cart"}}},
 		"PUT /api/v1/automations/{id}":                  map[string]any{"status": "paused"},
+		"POST /api/v1/goals":                            map[string]any{"name": "Signed up", "event": "signup"},
+		"PUT /api/v1/goals/{id}":                        map[string]any{"windowHours": 48},
 		"POST /api/v1/webhooks":                         map[string]any{"url": "https://hooks.example/y"},
 		"PUT /api/v1/webhooks/{id}":                     map[string]any{"enabled": true},
 		"PUT /api/v1/settings":                          map[string]any{"timezone": "Europe/Paris"},

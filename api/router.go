@@ -128,6 +128,7 @@ func (a *API) routes() *router {
 	a.segmentRoutes(rt)
 	a.topicRoutes(rt)
 	a.automationRoutes(rt)
+	a.goalRoutes(rt)
 	a.settingsRoutes(rt)
 	a.peopleRoutes(rt)
 	a.webhookRoutes(rt)

@@ -470,17 +470,14 @@ func (a *API) sdkRoutes(rt *router) {
 
 // startAutomations starts the person's runs of the automations a
 // registration triggers: subscribed for a new browser, topic_opt_in for
-// each topic it opted into.
+// each topic it opted into. The store recorded those triggers with the
+// registration (store.PendingTrigger): a retry of a request that failed
+// after storing the browser finds and starts them.
 func (a *API) startAutomations(r *request, websiteID string, res store.SubscriptionResult) error {
 	if a.automations == nil {
 		return nil
 	}
-	if res.Created {
-		if _, err := a.automations.Subscribed(r.ctx, websiteID, res.SubscriberID, r.now); err != nil {
-			return fmt.Errorf("starting automations: %w", err)
-		}
-	}
-	if _, err := a.automations.TopicOptIn(r.ctx, websiteID, res.SubscriberID, res.OptedIn, r.now); err != nil {
+	if _, err := a.automations.Pending(r.ctx, websiteID, res.SubscriberID); err != nil {
 		return fmt.Errorf("starting automations: %w", err)
 	}
 	return a.peopleChanged(r, websiteID, []string{res.SubscriberID})

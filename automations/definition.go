@@ -2,6 +2,7 @@ package automations
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -29,8 +30,8 @@ const (
 // Trigger types.
 const (
 	TriggerEvent          = "event"
-	TriggerSubscribed     = "subscribed"
-	TriggerTopicOptIn     = "topic_opt_in"
+	TriggerSubscribed     = store.TriggerSubscribed
+	TriggerTopicOptIn     = store.TriggerTopicOptIn
 	TriggerSegmentEntered = "segment_entered"
 )
 
@@ -58,6 +59,24 @@ type Body struct {
 	Messages      []Message `json:"messages"`
 	Caps          *Caps     `json:"caps"`
 	Transactional *bool     `json:"transactional"`
+	GoalID        GoalRef   `json:"goalId"`
+}
+
+// GoalRef is the body's goalId: a goal of the website, or null (or "")
+// for none; absent leaves it as it is.
+type GoalRef struct {
+	Set bool
+	ID  string
+}
+
+// UnmarshalJSON reads a goal id, or null.
+func (g *GoalRef) UnmarshalJSON(b []byte) error {
+	g.Set = true
+	if string(b) == "null" {
+		g.ID = ""
+		return nil
+	}
+	return json.Unmarshal(b, &g.ID)
 }
 
 // Trigger is what starts a person's run.
@@ -95,6 +114,11 @@ type Definition struct {
 	Messages      []Message `json:"messages"`
 	Caps          Caps      `json:"caps"`
 	Transactional bool      `json:"transactional"`
+	// GoalID is the goal the automation is measured by; "" none.
+	GoalID string `json:"goalId,omitempty"`
+	// goalNamed says the body named goalId: Check looks it up (a goal
+	// deleted since it was set does not refuse other changes).
+	goalNamed bool
 }
 
 // New is the definition of a new automation: its defaults (status draft,
@@ -129,12 +153,17 @@ func (d *Definition) Apply(b Body) {
 	if b.Transactional != nil {
 		d.Transactional = *b.Transactional
 	}
+	if b.GoalID.Set {
+		d.GoalID, d.goalNamed = b.GoalID.ID, true
+	}
 }
 
-// Lookup is what Check reads of the website: its topics and segments.
+// Lookup is what Check reads of the website: its topics, segments and
+// goals.
 type Lookup interface {
 	Segment(ctx context.Context, websiteID, id string) (store.Segment, error)
 	Topic(ctx context.Context, websiteID, idOrSlug string) (store.Topic, error)
+	Goal(ctx context.Context, websiteID, id string) (store.Goal, error)
 }
 
 // Check validates d for website w and puts it in its stored form (names
@@ -176,6 +205,26 @@ func (d *Definition) Check(ctx context.Context, w store.Website, lk Lookup, now 
 		if c.v != nil && (*c.v < 1 || *c.v > MaxCap) {
 			return errorf("invalid_caps", "caps.%s is 1 to %d, or null for no bound", c.name, MaxCap)
 		}
+	}
+	return d.checkGoal(ctx, w, lk)
+}
+
+// checkGoal looks up a goalId the body named: a goal of the website
+// (goal_not_found otherwise, as segment_not_found for a segmentId).
+func (d *Definition) checkGoal(ctx context.Context, w store.Website, lk Lookup) error {
+	if !d.goalNamed || d.GoalID == "" {
+		return nil
+	}
+	err := store.ErrNotFound
+	if id, perr := uuid.Parse(d.GoalID); perr == nil && len(d.GoalID) == 36 {
+		d.GoalID = id.String()
+		_, err = lk.Goal(ctx, w.ID, d.GoalID)
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		return errorf("goal_not_found", "no goal %q on this website", d.GoalID)
+	}
+	if err != nil {
+		return fmt.Errorf("looking up goal: %w", err)
 	}
 	return nil
 }

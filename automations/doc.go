@@ -11,6 +11,11 @@
 // request's path), and the Engine that sends the messages when they come
 // due.
 //
+// An automation may name a goal (Definition.GoalID, a goal of the
+// website when the body names it): the goal's reaches credited to the
+// automation's messages are its results of source automation (package
+// goals).
+//
 // # Engine
 //
 // A run is a person's pass through an automation: one timer per message
@@ -49,6 +54,18 @@
 // made active again), so that those already in do not enter. Events
 // change nothing a segment reads (country, language, url, external id,
 // labels), so they are not evaluated.
+//
+// # Subscribed and topic opt-in triggers
+//
+// A new browser and a topic opt-in (by a browser or by an import) are
+// stored with their trigger, in the registration's or the import's
+// transaction (store.PendingTrigger, only while the website has an active
+// automation of that type). Service.Pending then starts the runs and
+// removes the trigger. A request that dies between the two leaves the
+// trigger for the person's next registration (the SDK registers on every
+// page view) or the next import; the runs' ids derive from the trigger's,
+// so a trigger done twice starts each run once
+// (TriggerAutomation does nothing for the person's current run id).
 //
 // Timers are generic due items (store.Timer.Kind): a journey's step is
 // another kind fired by the same claim loop.

@@ -9,8 +9,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/relaybell/relaybell/audience"
 	"github.com/relaybell/relaybell/filter"
 	"github.com/relaybell/relaybell/store"
@@ -86,27 +84,13 @@ func (s *Service) Event(ctx context.Context, websiteID, subscriberID, name strin
 	if _, err := s.st.StopAutomations(ctx, websiteID, subscriberID, stops, at); err != nil {
 		return 0, err
 	}
-	return s.start(ctx, triggers, defs, subscriberID, at)
+	return s.start(ctx, triggers, defs, subscriberID, "", at)
 }
 
-// Subscribed starts the runs of the website's subscribed automations for
-// a person whose browser just subscribed.
-func (s *Service) Subscribed(ctx context.Context, websiteID, subscriberID string, at time.Time) (int, error) {
-	return s.startMatching(ctx, websiteID, subscriberID, TriggerSubscribed, at, func(Definition) bool { return true })
-}
-
-// TopicOptIn starts the runs of the topic_opt_in automations of the
-// topics a person just opted into.
-func (s *Service) TopicOptIn(ctx context.Context, websiteID, subscriberID string, topicIDs []string, at time.Time) (int, error) {
-	if len(topicIDs) == 0 {
-		return 0, nil
-	}
-	return s.startMatching(ctx, websiteID, subscriberID, TriggerTopicOptIn, at, func(d Definition) bool {
-		return slices.Contains(topicIDs, d.Trigger.TopicID)
-	})
-}
-
-func (s *Service) startMatching(ctx context.Context, websiteID, subscriberID, trigger string, at time.Time, match func(Definition) bool) (int, error) {
+// startMatching starts the person's runs of the website's active
+// automations of the trigger type that match; key names the trigger (see
+// start).
+func (s *Service) startMatching(ctx context.Context, websiteID, subscriberID, trigger, key string, at time.Time, match func(Definition) bool) (int, error) {
 	list, err := s.st.ActiveAutomations(ctx, websiteID, trigger)
 	if err != nil {
 		return 0, err
@@ -123,11 +107,14 @@ func (s *Service) startMatching(ctx context.Context, websiteID, subscriberID, tr
 			defs[a.ID] = d
 		}
 	}
-	return s.start(ctx, triggers, defs, subscriberID, at)
+	return s.start(ctx, triggers, defs, subscriberID, key, at)
 }
 
-// start starts the person's run of each automation.
-func (s *Service) start(ctx context.Context, list []store.Automation, defs map[string]Definition, subscriberID string, at time.Time) (int, error) {
+// start starts the person's run of each automation. A trigger with a key
+// (a pending trigger's id) gives each run an id derived from it and the
+// automation, so that the trigger done again starts nothing more
+// (store.Automations.TriggerAutomation); "" gives new ones.
+func (s *Service) start(ctx context.Context, list []store.Automation, defs map[string]Definition, subscriberID, key string, at time.Time) (int, error) {
 	started := 0
 	for _, a := range list {
 		d := defs[a.ID]
@@ -137,7 +124,7 @@ func (s *Service) start(ctx context.Context, list []store.Automation, defs map[s
 		}
 		ok, err := s.st.TriggerAutomation(ctx, store.AutomationTrigger{
 			WebsiteID: a.WebsiteID, AutomationID: a.ID, SubscriberID: subscriberID,
-			RunID: uuid.NewString(), Restart: d.Restart, Delays: delays, At: at,
+			RunID: runID(key, a.ID), Restart: d.Restart, Delays: delays, At: at,
 		})
 		switch {
 		case errors.Is(err, store.ErrNotFound): // deleted meanwhile, or the person was erased
@@ -261,7 +248,7 @@ func (s *Service) PeopleChanged(ctx context.Context, websiteID string, people []
 			if !entered {
 				continue
 			}
-			n, err := s.start(ctx, []store.Automation{w.a}, map[string]Definition{w.a.ID: w.d}, p.ID, at)
+			n, err := s.start(ctx, []store.Automation{w.a}, map[string]Definition{w.a.ID: w.d}, p.ID, "", at)
 			if err != nil {
 				return started, err
 			}

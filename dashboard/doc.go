@@ -22,12 +22,16 @@
 //     zones), forms.js (fields, form state, errors and alerts, the buttons
 //     that change something), lists.js (useLoad, which loads what a page
 //     shows and drops any answer older than the latest request, and the
-//     breakdown tables), rules.js (the Filters value and its builder) and
-//     sends.js (the composer's form as a send request and back).
+//     breakdown tables), rules.js (the Filters value and its builder, for
+//     people and for an automation's conditions on event properties) and
+//     sends.js (the composer's form as a send request and back, and a
+//     push's content as a form).
 //   - pages/: one module a page or feature: auth, websites, install, home,
-//     notifications, notification, compose (with preview, texts: merge
-//     tags and translations, and budget: the push's size as typed and the
-//     platforms' visible lengths), audience (with
+//     notifications, notification, compose (with content: a push's
+//     content fields, shared with the automation editor; preview; texts:
+//     merge tags and translations; and budget: the push's size as typed
+//     and the platforms' visible lengths), automations (the list) and
+//     automation (the editor), audience (with
 //     import), person, segments (with topics), webhooks, webhook (the
 //     delivery log), settings (with keys and team).
 //

@@ -33,6 +33,10 @@
 //     of the automations that list it in their stopEvents, then starts the
 //     runs of the active automations it triggers (Config.Automations);
 //     automationsTriggered counts the runs started or restarted.
+//   - Goals: an event naming a known person reaches the website's goals of
+//     its name (Config.Goals), credited as package goals says, with the
+//     event's value (properties value or revenue, as a conversion's; 0
+//     without one), once per event id.
 //
 // Journeys do not exist yet: sequencesEnrolled is 0.
 package events

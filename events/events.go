@@ -85,6 +85,14 @@ type Automations interface {
 	Event(ctx context.Context, websiteID, subscriberID, name string, properties json.RawMessage, at time.Time) (int, error)
 }
 
+// Goals records a person's reaches of goals on their events (package
+// goals' Service is one).
+type Goals interface {
+	// Event records the reaches of the website's goals of the event name,
+	// once per event id, and returns the ids of the goals reached.
+	Event(ctx context.Context, websiteID, subscriberID, eventID, name string, value float64, at time.Time) ([]string, error)
+}
+
 // Config tunes a Service; the zero value is the spec's.
 type Config struct {
 	// AlertMax is where a product alert's audience is cut (tests make it
@@ -92,6 +100,9 @@ type Config struct {
 	AlertMax int
 	// Automations acts on the events of known people; nil runs none.
 	Automations Automations
+	// Goals records the goals the events of known people reach; nil
+	// records none.
+	Goals Goals
 }
 
 // Service handles behavioral events.
@@ -244,6 +255,17 @@ func (s *Service) Track(ctx context.Context, in Input) (Answer, error) {
 		select {
 		case s.kick <- struct{}{}:
 		default:
+		}
+	}
+	if person != nil && s.cfg.Goals != nil {
+		// The goals reached are journeys' to act on (exitOnGoal), once
+		// journeys exist. A redo (same event id) records nothing more.
+		worth := 0.0
+		if valued {
+			worth = value
+		}
+		if _, err := s.cfg.Goals.Event(ctx, in.Website.ID, person.ID, b.ID, name, worth, at); err != nil {
+			return Answer{}, fmt.Errorf("recording goals: %w", err)
 		}
 	}
 	if person != nil && s.cfg.Automations != nil {

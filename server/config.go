@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/relaybell/relaybell/api"
+	"github.com/relaybell/relaybell/automations"
 	"github.com/relaybell/relaybell/fanout"
 	"github.com/relaybell/relaybell/pusher"
 )
@@ -73,6 +74,13 @@ type Config struct {
 
 	Fanout fanout.Config
 	Pusher pusher.Config
+	// Automations tunes the automations engine: its poll, lease and batch.
+	// Its clock is Now.
+	Automations automations.Config
+	// Now is the clock of the API and of the automations engine; default
+	// time.Now. Tests move it instead of waiting through an automation's
+	// delays.
+	Now func() time.Time
 }
 
 // RegisterFlags binds the configuration to flags, with defaults taken from

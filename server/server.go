@@ -30,6 +30,7 @@ import (
 	"github.com/relaybell/relaybell/bus/kafka"
 	"github.com/relaybell/relaybell/events"
 	"github.com/relaybell/relaybell/fanout"
+	"github.com/relaybell/relaybell/goals"
 	"github.com/relaybell/relaybell/netpolicy"
 	"github.com/relaybell/relaybell/pusher"
 	"github.com/relaybell/relaybell/ratelimit"
@@ -66,6 +67,10 @@ const (
 	// subscriptions and opt-ins arrive (package automations), beside the
 	// API and the events that take them.
 	Automations = "automations"
+	// Goals records the goals people reach as events arrive and labels
+	// change (package goals), beside the API and the events that take
+	// them.
+	Goals = "goals"
 	// Engine sends automations' messages as they come due (package
 	// automations), on the fan-out nodes: see its doc for why and how it
 	// scales out.
@@ -81,12 +86,13 @@ var modules = map[string][]string{
 	Pusher:      {Store, Analytics, Ring},
 	Ring:        nil,
 	Fanout:      {Store, Analytics, Bus, Ring, Outbox, Engine},
-	Events:      {Store, Analytics, Outbox, Automations},
+	Events:      {Store, Analytics, Outbox, Automations, Goals},
 	Limits:      {Store},
 	Purge:       {Store, Events, Automations},
 	Automations: {Store},
+	Goals:       {Store},
 	Engine:      {Store, Outbox, Automations},
-	API:         {Store, Analytics, Outbox, Events, Limits, Purge, Automations},
+	API:         {Store, Analytics, Outbox, Events, Limits, Purge, Automations, Goals},
 	All:         {API, Fanout, Pusher},
 }
 
@@ -117,6 +123,7 @@ type Server struct {
 	events    *events.Service
 	limiter   *ratelimit.Limiter
 	autos     *automations.Service
+	goals     *goals.Service
 	api       *api.API
 
 	services []service
@@ -145,7 +152,7 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Server, error) 
 		Store: s.initStore, Analytics: s.initAnalytics, Bus: s.initBus, Outbox: s.initOutbox,
 		Pusher: s.initPusher, Ring: s.initRing, Fanout: s.initFanout, API: s.initAPI,
 		Events: s.initEvents, Limits: s.initLimits, Purge: s.initPurge,
-		Automations: s.initAutomations, Engine: s.initEngine,
+		Automations: s.initAutomations, Engine: s.initEngine, Goals: s.initGoals,
 		All: func(context.Context) error { return nil },
 	}
 	for _, m := range order(targets) {
@@ -420,13 +427,18 @@ func (s *Server) initFanout(context.Context) error {
 
 func (s *Server) initEvents(context.Context) error {
 	s.events = events.New(s.store, s.analytics, s.dispatcher(), s.logger,
-		events.Config{AlertMax: s.cfg.ProductAlertMax, Automations: s.autos})
+		events.Config{AlertMax: s.cfg.ProductAlertMax, Automations: s.autos, Goals: s.goals})
 	s.services = append(s.services, s.events)
 	return nil
 }
 
 func (s *Server) initAutomations(context.Context) error {
 	s.autos = automations.NewService(s.store, s.logger)
+	return nil
+}
+
+func (s *Server) initGoals(context.Context) error {
+	s.goals = goals.NewService(s.store, s.logger)
 	return nil
 }
 
@@ -443,6 +455,10 @@ func (s *Server) initAutomations(context.Context) error {
 // fires one timer after another. SQLite's one writer gains nothing from
 // more than one.
 func (s *Server) initEngine(context.Context) error {
+	cfg := s.cfg.Automations
+	if s.cfg.Now != nil {
+		cfg.Now = s.cfg.Now
+	}
 	pool := bus.NewDispatchPool(s.dispatcher(), engineDispatchers, 4*engineDispatchers, s.logger)
 	s.services = append(s.services, serviceFunc(pool.Run))
 	loops := 1
@@ -454,7 +470,7 @@ func (s *Server) initEngine(context.Context) error {
 		if s.reg != nil { // each loop's counter, told apart
 			reg = prometheus.WrapRegistererWith(prometheus.Labels{"loop": strconv.Itoa(i)}, s.reg)
 		}
-		e, err := automations.NewEngine(automations.Config{}, s.store, pool, s.autos.Wakes(), s.logger, reg)
+		e, err := automations.NewEngine(cfg, s.store, pool, s.autos.Wakes(), s.logger, reg)
 		if err != nil {
 			return err
 		}
@@ -518,6 +534,7 @@ func (s *Server) initAPI(context.Context) error {
 		Events:      s.events,
 		Public:      s.limiter,
 		Automations: s.autos,
+		Goals:       s.goals,
 	}
 	a, err := api.New(api.Config{
 		AdminToken:      s.cfg.AdminToken,
@@ -528,7 +545,7 @@ func (s *Server) initAPI(context.Context) error {
 		ReviewThreshold: s.cfg.ReviewThreshold,
 		PublicRateLimit: s.cfg.PublicRateLimit,
 		EventRateLimit:  s.cfg.EventRateLimit,
-	}, s.store, s.analytics, s.dispatcher(), svc, s.logger, s.reg)
+	}, s.store, s.analytics, s.dispatcher(), svc, s.logger, s.reg, s.apiOptions()...)
 	if err != nil {
 		return err
 	}
@@ -536,6 +553,14 @@ func (s *Server) initAPI(context.Context) error {
 	s.services = append(s.services, serviceFunc(a.WatchAuth))
 	s.closers = append(s.closers, a.Close)
 	return nil
+}
+
+// apiOptions are the API's options from the configuration: its clock.
+func (s *Server) apiOptions() []api.Option {
+	if s.cfg.Now == nil {
+		return nil
+	}
+	return []api.Option{api.WithClock(s.cfg.Now)}
 }
 
 type serviceFunc func(ctx context.Context) error

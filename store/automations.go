@@ -16,6 +16,13 @@ const (
 // automation's run.
 const TimerAutomation = "automation"
 
+// Trigger types the store records pending (PendingTrigger): the same
+// names as the automations package's.
+const (
+	TriggerSubscribed = "subscribed"
+	TriggerTopicOptIn = "topic_opt_in"
+)
+
 // Ledger outcomes of a fired timer.
 const (
 	LedgerSent    = "sent"    // its notification was stored
@@ -67,6 +74,19 @@ type AutomationTrigger struct {
 	Restart bool
 	Delays  []time.Duration
 	At      time.Time
+}
+
+// PendingTrigger is a trigger stored with what caused it (the browser
+// stored, the opt-in made), so that it is not lost when the request dies
+// before the runs start: whoever finds it next starts them, with run ids
+// derived from its ID, so that a trigger done twice starts its runs once.
+type PendingTrigger struct {
+	ID           string
+	WebsiteID    string
+	SubscriberID string
+	TriggerType  string // subscribed or topic_opt_in
+	TopicID      string // a topic_opt_in's topic
+	At           time.Time
 }
 
 // Timer is one due item of the engine: item Item of run RunID.
@@ -127,7 +147,9 @@ type Automations interface {
 	// count moves. ErrNotFound for an automation or person not of the
 	// website. Concurrent triggers for one person run one after the other;
 	// triggers of one automation for different people do not wait for
-	// each other's commits.
+	// each other's commits. A trigger whose RunID is the person's run
+	// already is a redo and changes nothing (started false): a trigger
+	// retried with the same RunID starts its run once.
 	TriggerAutomation(ctx context.Context, tr AutomationTrigger) (started bool, err error)
 	// StopAutomations cancels the person's pending timers of the listed
 	// automations of the website and counts a stopped run for each
@@ -161,6 +183,15 @@ type Automations interface {
 	// segment_entered automation's segment with subscriberIDs (those in
 	// it when it starts watching it: they do not enter).
 	SeedSegmentMembers(ctx context.Context, automationID string, subscriberIDs []string) error
+	// PendingTriggers lists up to limit triggers that a registration or
+	// an import recorded in its own transaction (a new browser, a topic
+	// opt-in, while the website had an active automation of that type)
+	// and that no Service has done yet, oldest first: the person's, or
+	// the website's when subscriberID is "".
+	PendingTriggers(ctx context.Context, websiteID, subscriberID string, limit int) ([]PendingTrigger, error)
+	// DoneTrigger removes a pending trigger once its runs started; an
+	// unknown id is not an error.
+	DoneTrigger(ctx context.Context, id string) error
 	// PurgeLedger forgets the ledger rows written before before (once no
 	// cap can count them; a fired timer is gone, so no redo needs them)
 	// and returns how many went.

@@ -367,6 +367,7 @@ type Store interface {
 	Stats
 	TestDevices
 	Automations
+	Goals
 	Close() error
 }
 

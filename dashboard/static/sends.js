@@ -5,20 +5,46 @@ import { buildable, apiFilters, builderFilters } from './rules.js';
 import { errorsOf } from './forms.js';
 import { formatTime, zonedToUTC, zonedLocal } from './format.js';
 
+// contentValues is the form of a push's content (pages/content.js) for the
+// content members of b (a send body, or an automation's message), or an
+// empty one.
+export function contentValues(b) {
+  b = b || {};
+  const actions = (b.actions || []).slice(0, 2).map((a) => ({ title: a.title || '', url: a.url || '' }));
+  while (actions.length < 2) actions.push({ title: '', url: '' });
+  return {
+    title: b.title || '', body: b.body || '', url: b.url || '', icon: b.icon || '', image: b.image || '', badge: b.badge || '', actions,
+    ttl: b.ttl ? String(b.ttl) : '', tag: b.tag || '', requireInteraction: !!b.requireInteraction,
+    translations: Object.entries(b.translations || {}).map(([language, t]) => ({ language, title: t.title || '', body: t.body || '' })),
+  };
+}
+
+// contentRequest is contentValues' form v as the content members of a
+// send request (spec 2.1): what is left empty is left out.
+export function contentRequest(v) {
+  const r = { title: v.title };
+  for (const k of ['body', 'url', 'icon', 'image', 'badge', 'tag']) {
+    if (v[k].trim()) r[k] = v[k].trim();
+  }
+  const actions = v.actions.filter((a) => a.title.trim()).map((a) => (a.url.trim() ? { title: a.title.trim(), url: a.url.trim() } : { title: a.title.trim() }));
+  if (actions.length) r.actions = actions;
+  if (v.ttl.trim()) r.ttl = Number(v.ttl);
+  if (v.requireInteraction) r.requireInteraction = true;
+  const translations = v.translations.filter((t) => t.language.trim() && (t.title.trim() || t.body.trim()));
+  if (translations.length) r.translations = Object.fromEntries(translations.map((t) => [t.language.trim().toLowerCase(), { title: t.title, body: t.body }]));
+  return r;
+}
+
 // composerValues is the composer's form for a send body (a draft or a
 // duplicate), or an empty one.
 export function composerValues(b, timeZone) {
   b = b || {};
-  const actions = (b.actions || []).slice(0, 2).map((a) => ({ title: a.title || '', url: a.url || '' }));
-  while (actions.length < 2) actions.push({ title: '', url: '' });
   const ids = b.externalIds || (b.externalId ? [b.externalId] : null);
   const abB = (b.ab && b.ab.b) || {};
   const abTest = b.abTest || {};
   const later = b.sendAt && Date.parse(b.sendAt) > Date.now(); // a past time would send now
   return {
-    title: b.title || '', body: b.body || '', url: b.url || '', icon: b.icon || '', image: b.image || '', badge: b.badge || '', actions,
-    ttl: b.ttl ? String(b.ttl) : '', tag: b.tag || '', requireInteraction: !!b.requireInteraction, transactional: !!b.transactional,
-    translations: Object.entries(b.translations || {}).map(([language, t]) => ({ language, title: t.title || '', body: t.body || '' })),
+    ...contentValues(b), transactional: !!b.transactional,
     ab: !!(b.ab && b.ab.b), b: { title: abB.title || '', body: abB.body || '', url: abB.url || '', image: abB.image || '' },
     autoWinner: !!abTest.autoWinner, testPercent: abTest.testPercent ? String(abTest.testPercent) : '20', afterHours: abTest.afterHours ? String(abTest.afterHours) : '4',
     audience: ids ? 'users' : b.segmentId ? 'segment' : b.topicId ? 'topic' : b.filters ? 'filters' : 'everyone',
@@ -32,17 +58,8 @@ export function composerValues(b, timeZone) {
 
 // sendRequest is the composer's form as a send request (spec 2.1).
 export function sendRequest(v, site, draft) {
-  const r = { title: v.title };
-  for (const k of ['body', 'url', 'icon', 'image', 'badge', 'tag']) {
-    if (v[k].trim()) r[k] = v[k].trim();
-  }
-  const actions = v.actions.filter((a) => a.title.trim()).map((a) => (a.url.trim() ? { title: a.title.trim(), url: a.url.trim() } : { title: a.title.trim() }));
-  if (actions.length) r.actions = actions;
-  if (v.ttl.trim()) r.ttl = Number(v.ttl);
-  if (v.requireInteraction) r.requireInteraction = true;
+  const r = contentRequest(v);
   if (v.transactional) r.transactional = true;
-  const translations = v.translations.filter((t) => t.language.trim() && (t.title.trim() || t.body.trim()));
-  if (translations.length) r.translations = Object.fromEntries(translations.map((t) => [t.language.trim().toLowerCase(), { title: t.title, body: t.body }]));
   if (v.ab) {
     const b = {};
     for (const k of ['title', 'body', 'url', 'image']) if (v.b[k].trim()) b[k] = v.b[k].trim();
@@ -120,6 +137,16 @@ function memberField(member, v) {
   return i >= 0 ? 'tr' + i + '-' + tr[2] : 'form';
 }
 
+// contentField is the field of the content form v (pages/content.js; its
+// id without a prefix) that a refusal of the content (code, and message
+// past any "messages[i]: " of an automation) concerns, or 'form'.
+export function contentField(code, message, v) {
+  if (code === 'title_required') return 'title';
+  if (code !== 'payload_too_large' && code !== 'invalid_url') return 'form';
+  const named = /longest member is (\S+)$/.exec(message) || /^(\S+) (?:is|must) /.exec(message);
+  return named ? memberField(named[1], v) : 'form';
+}
+
 // composerError maps a send's error to the composer field it concerns:
 // r is the request refused, v the form it came from.
 export function composerError(err, r, v) {
@@ -129,8 +156,7 @@ export function composerError(err, r, v) {
   }
   if (err instanceof ApiError && at[err.code]) return { [at[err.code]]: err.message };
   if (err instanceof ApiError && v && (err.code === 'payload_too_large' || err.code === 'invalid_url')) {
-    const named = /longest member is (\S+)$/.exec(err.message) || /^(\S+) (?:is|must) /.exec(err.message);
-    return { [named ? memberField(named[1], v) : 'form']: err.message };
+    return { [contentField(err.code, err.message, v)]: err.message };
   }
   return errorsOf(err);
 }

@@ -16,6 +16,8 @@ import { SegmentsAndTopics } from './pages/segments.js';
 import { Webhooks } from './pages/webhooks.js';
 import { WebhookLog } from './pages/webhook.js';
 import { Settings } from './pages/settings.js';
+import { Automations } from './pages/automations.js';
+import { AutomationEditor } from './pages/automation.js';
 
 export function Shell({ me, route, onMe, onSignOut }) {
   const websites = me.websites || [];
@@ -63,6 +65,12 @@ export function Shell({ me, route, onMe, onSignOut }) {
     page = html`<${Composer} site=${site} />`;
   } else if (route.path.startsWith('compose/') && site.role !== 'viewer') {
     page = html`<${Composer} site=${site} draftId=${route.path.slice('compose/'.length)} key=${route.path} />`;
+  } else if (route.path === 'automations') {
+    page = html`<${Automations} site=${site} />`;
+  } else if (route.path === 'automations/new' && site.role !== 'viewer') {
+    page = html`<${AutomationEditor} site=${site} key=${route.path} />`;
+  } else if (route.path.startsWith('automations/') && site.role !== 'viewer') {
+    page = html`<${AutomationEditor} site=${site} id=${route.path.slice('automations/'.length)} key=${route.path} />`;
   } else if (route.path === 'notifications') {
     page = html`<${Notifications} site=${site} query=${route.query.toString()} />`;
   } else if (route.path.startsWith('notifications/')) {
@@ -85,11 +93,11 @@ export function Shell({ me, route, onMe, onSignOut }) {
         <span class="who">${me.user.email}</span>
         <button type="button" class="secondary" onClick=${() => onSignOut().catch(setSignOutError)}>Sign out</button>
         <nav aria-label="Main">${site && [link('', 'Home'), site.role !== 'viewer' && link('compose', 'New notification'), link('notifications', 'Notifications'),
-          link('people', 'Audience'), link('segments', 'Segments'), link('webhooks', 'Webhooks'), link('install', 'Install'), link('settings', 'Settings')]}
+          link('automations', 'Automations'), link('people', 'Audience'), link('segments', 'Segments'), link('webhooks', 'Webhooks'), link('install', 'Install'), link('settings', 'Settings')]}
           ${canAddWebsite && link('websites/new', 'Add website')}</nav>
       </div>
       <${Alert} error=${signOutError} what="Signing out failed" />
     </header>
-    <main key=${site ? site.projectId : ''} class=${route.path === 'compose' || route.path.startsWith('compose/') ? 'wide' : undefined}>${page}</main>
+    <main key=${site ? site.projectId : ''} class=${route.path === 'compose' || route.path.startsWith('compose/') || route.path === 'automations' ? 'wide' : undefined}>${page}</main>
   </div>`;
 }

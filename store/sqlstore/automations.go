@@ -8,6 +8,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/relaybell/relaybell/store"
 )
 
@@ -134,6 +136,8 @@ func (s *Store) TriggerAutomation(ctx context.Context, tr store.AutomationTrigge
 			}
 		case err != nil:
 			return err
+		case run == tr.RunID: // a redo: this run started already
+			return nil
 		default:
 			var pending bool
 			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM timers WHERE run_id = $1)`, run).Scan(&pending); err != nil {
@@ -379,6 +383,58 @@ func (s *Store) SeedSegmentMembers(ctx context.Context, automationID string, sub
 	})
 	if err != nil {
 		return fmt.Errorf("seeding segment members: %w", s.mapErr(err))
+	}
+	return nil
+}
+
+// queueTriggers records the person's pending triggers of one type (with
+// no topics: one subscribed trigger; with topics: a topic_opt_in trigger
+// per topic), in the caller's transaction, and only while the website
+// has an active automation of that type: a website without one pays one
+// indexed read.
+func (s *Store) queueTriggers(ctx context.Context, tx Conn, websiteID, subscriberID, triggerType string, topicIDs []string, at time.Time) error {
+	topics := []any{nil}
+	if triggerType == store.TriggerTopicOptIn {
+		if len(topicIDs) == 0 {
+			return nil
+		}
+		topics = topics[:0]
+		for _, id := range topicIDs {
+			topics = append(topics, id)
+		}
+	}
+	for _, topic := range topics {
+		if _, err := tx.Exec(ctx, `INSERT INTO automation_triggers (id, website_id, subscriber_id, trigger_type, topic_id, at)
+			SELECT $1, $2, $3, $4, $5, $6 WHERE EXISTS (SELECT 1 FROM automations
+				WHERE website_id = $2 AND status = 'active' AND trigger_type = $4)`,
+			uuid.NewString(), websiteID, subscriberID, triggerType, topic, s.time(at)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PendingTriggers lists pending triggers, oldest first.
+func (s *Store) PendingTriggers(ctx context.Context, websiteID, subscriberID string, limit int) ([]store.PendingTrigger, error) {
+	query, args := `website_id = $1`, []any{websiteID, limitArg(limit)}
+	if subscriberID != "" {
+		query, args = `subscriber_id = $3 AND website_id = $1`, append(args, subscriberID)
+	}
+	rows, err := s.db.Read().Query(ctx, `SELECT id, website_id, subscriber_id, trigger_type, coalesce(topic_id, ''), at
+		FROM automation_triggers WHERE `+query+` ORDER BY at, id LIMIT $2`, args...)
+	out, err := collectRows(rows, err, func(p *store.PendingTrigger) []any {
+		return []any{&p.ID, &p.WebsiteID, &p.SubscriberID, &p.TriggerType, &p.TopicID, timeDest{&p.At}}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing pending triggers: %w", err)
+	}
+	return out, nil
+}
+
+// DoneTrigger removes a pending trigger.
+func (s *Store) DoneTrigger(ctx context.Context, id string) error {
+	if _, err := s.db.Write().Exec(ctx, `DELETE FROM automation_triggers WHERE id = $1`, id); err != nil {
+		return fmt.Errorf("removing pending trigger: %w", err)
 	}
 	return nil
 }

@@ -349,10 +349,16 @@ func (s *Store) ImportPeople(ctx context.Context, websiteID string, rows []store
 				return err
 			}
 			if len(r.Topics) > 0 {
-				if _, err := tx.Exec(ctx, `INSERT INTO topic_optins (topic_id, subscriber_id, created_at)
+				rows, err := tx.Query(ctx, `INSERT INTO topic_optins (topic_id, subscriber_id, created_at)
 					SELECT id, $1, $2 FROM topics WHERE website_id = $3
 						AND lower(slug) IN (SELECT lower(value) FROM `+s.d.Elems("$4")+`)
-					ON CONFLICT DO NOTHING`, id, when, websiteID, s.d.List(r.Topics)); err != nil {
+					ON CONFLICT DO NOTHING RETURNING topic_id`, id, when, websiteID, s.d.List(r.Topics))
+				optedIn, err := collectRows(rows, err, func(id *string) []any { return []any{id} })
+				if err != nil {
+					return err
+				}
+				// An opt-in by import triggers topic_opt_in as a browser's does.
+				if err := s.queueTriggers(ctx, tx, websiteID, id, store.TriggerTopicOptIn, optedIn, nowOr(at)); err != nil {
 					return err
 				}
 			}

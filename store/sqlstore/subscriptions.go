@@ -183,6 +183,15 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 				return err
 			}
 		}
+		// The triggers this registration makes are stored with it.
+		if res.Created {
+			if err := s.queueTriggers(ctx, tx, in.WebsiteID, target, store.TriggerSubscribed, nil, when); err != nil {
+				return err
+			}
+		}
+		if err := s.queueTriggers(ctx, tx, in.WebsiteID, target, store.TriggerTopicOptIn, res.OptedIn, when); err != nil {
+			return err
+		}
 		if in.Visit > 0 {
 			if err := s.learnActivity(ctx, tx, target, when, in.Visit); err != nil {
 				return err

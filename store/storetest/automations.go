@@ -24,6 +24,7 @@ var automationCases = []testCase{
 	{"PersonAudience", testPersonAudience},
 	{"OptedIn", testSubscriptionOptedIn},
 	{"SegmentMembers", testSegmentMembers},
+	{"TriggerRedo", testTriggerRedo},
 }
 
 // newAutomation stores an active automation of the website.

@@ -49,6 +49,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Stats", statsCases},
 		{"TestDevices", testDeviceCases},
 		{"Automations", automationCases},
+		{"Goals", goalCases},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -4,15 +4,15 @@
 import { html, useState, useEffect, useRef } from '../vendor/preact-htm.module.js';
 import { call, ApiError } from '../api.js';
 import { go } from '../router.js';
-import { Alert, Field, useForm, Disclosure, FormError } from '../forms.js';
+import { Alert, Field, useForm, FormError } from '../forms.js';
 import { useLoad } from '../lists.js';
 import { ruleError, RuleBuilder } from '../rules.js';
 import { composerValues, sendRequest, representable, contentMembers, draftPatch, composerError, when } from '../sends.js';
 import { readUnsent, useUnsent } from '../unsent.js';
 import { numbers, zonedToUTC, timeZones } from '../format.js';
 import { Preview } from './preview.js';
-import { MergeTags, Translations } from './texts.js';
-import { payloadSize, Budget, counted } from './budget.js';
+import { Content } from './content.js';
+import { payloadSize, Budget } from './budget.js';
 
 // Composer writes a send, or changes the draft draftId.
 export function Composer({ site, draftId }) {
@@ -181,7 +181,6 @@ export function Composer({ site, draftId }) {
         ? { form: 'No test devices yet: subscribe a browser on the Install page first.' } : composerError(err, content, v));
     }
   });
-  const insert = (field, tag) => f.set(field)(v[field] + tag);
   const radio = (group, value, label) => html`<label class="choice"><input type="radio" name=${group} value=${value}
     checked=${v[group] === value} onChange=${() => f.set(group)(value)} /> ${label}</label>`;
   const picker = (id, label, value, options, empty, error) => html`<div class="field"><label for=${id}>${label}</label>
@@ -194,7 +193,6 @@ export function Composer({ site, draftId }) {
   const link = (id, label, value, onInput, hint) => html`<${Field} id=${id} label=${label} type="url" value=${value} onInput=${onInput}
     error=${f.errors[id]} required=${false} hint=${hint} />`;
   const setB = (k) => (x) => f.set('b')({ ...v.b, [k]: x });
-  const setAction = (i, k) => (x) => f.set('actions')(v.actions.map((a, j) => (j === i ? { ...a, [k]: x } : a)));
   if (!loaded) {
     return html`<section><h1>Edit draft</h1><${FormError} errors=${f.errors} /><${Alert} error=${draft.error} />
       ${!f.errors.form && !draft.error && html`<p role="status">Loading…</p>`}</section>`;
@@ -205,27 +203,8 @@ export function Composer({ site, draftId }) {
       ${restored && html`<div class="notice"><p>${draftId ? 'Restored your unsaved changes to this draft.' : 'Restored your unsent notification.'}</p>
         <button type="button" class="secondary" onClick=${startOver}>${draftId ? 'Discard changes' : 'Start over'}</button></div>`}
       <${FormError} errors=${f.errors} />
-      <${Field} id="title" label="Title" value=${v.title} onInput=${f.set('title')} error=${f.errors.title} hint=${counted('title', v.title)} />
-      <${Field} id="body" label="Message" value=${v.body} onInput=${f.set('body')} error=${f.errors.body} required=${false} hint=${counted('body', v.body)} />
       <${Alert} error=${facets.error} what="The labels for merge tags did not load" />
-      <${MergeTags} labels=${lists.labels} onInsert=${insert} />
-      ${link('url', 'Link', v.url, f.set('url'), 'Where a click goes; the website\'s default link when empty.')}
-      ${link('icon', 'Icon', v.icon, f.set('icon'))}
-      ${link('image', 'Image', v.image, f.set('image'))}
-      ${link('badge', 'Badge', v.badge, f.set('badge'), 'A small one-colour PNG with a transparent background (about 96×96) for Android\'s status bar.')}
-      <fieldset><legend>Buttons (up to 2)</legend>
-        ${v.actions.map((a, i) => html`<div class="row">
-          <${Field} id=${'action' + i + '-title'} label=${'Button ' + (i + 1) + ' text'} value=${a.title} required=${false}
-            error=${f.errors['action' + i + '-title']} onInput=${setAction(i, 'title')} />
-          ${link('action' + i + '-url', 'Button ' + (i + 1) + ' link', a.url, setAction(i, 'url'))}
-        </div>`)}
-      </fieldset>
-      <${Translations} rows=${v.translations} onChange=${f.set('translations')} errors=${f.errors} />
-      <${Disclosure} label="More options">
-        <${Field} id="ttl" label="Time to live (seconds)" type="number" value=${v.ttl} onInput=${f.set('ttl')} required=${false} error=${f.errors.ttl}
-          hint="How long a push service keeps trying an offline browser: 1 to 2,419,200; 24 hours when empty." />
-        <${Field} id="tag" label="Tag" value=${v.tag} onInput=${f.set('tag')} required=${false} hint="A later notification with the same tag replaces this one." />
-        <label class="choice"><input type="checkbox" checked=${v.requireInteraction} onChange=${(e) => f.set('requireInteraction')(e.currentTarget.checked)} /> Stays until clicked or closed</label>
+      <${Content} v=${v} set=${f.set} errors=${f.errors} labels=${lists.labels}>
         <label class="choice"><input type="checkbox" checked=${v.transactional} onChange=${(e) => f.set('transactional')(e.currentTarget.checked)} /> Transactional (goes out in quiet hours, skips the frequency cap)</label>
       <//>
       <fieldset><legend>A/B test</legend>
