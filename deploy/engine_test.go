@@ -180,24 +180,26 @@ func runSequenceUnderKills(t *testing.T, seq sequence, people int) {
 	want := people * len(stepDelays)
 	drain := 3*time.Minute + time.Duration(want)*20*time.Millisecond
 	deadline := time.Now().Add(drain)
-	var done []stepDone
 	for {
-		var pending int
-		if done, pending, err = seq.steps(ctx, db, id); err != nil {
+		// Counts only: reading every step while they are fired would load
+		// the database the engines use.
+		var ledger, pending, unsent int
+		if err := db.QueryRow(ctx, `SELECT (SELECT count(*) FROM ledger), (SELECT count(*) FROM timers),
+			(SELECT count(*) FROM notifications WHERE website_id = $1 AND status <> 'sent')`, w.WebsiteID).Scan(&ledger, &pending, &unsent); err != nil {
 			t.Fatal(err)
 		}
-		var unsent int
-		if err := db.QueryRow(ctx, `SELECT count(*) FROM notifications WHERE website_id = $1 AND status <> 'sent'`, w.WebsiteID).Scan(&unsent); err != nil {
-			t.Fatal(err)
-		}
-		if pending == 0 && len(done) >= want && unsent == 0 && c.pushes()-base >= want {
+		if pending == 0 && ledger >= want && unsent == 0 && c.pushes()-base >= want {
 			break
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%s after the last step was due: %d of %d steps done, %d waiting, %d sends not sent, %d pushes",
-				drain, len(done), want, pending, unsent, c.pushes()-base)
+				drain, ledger, want, pending, unsent, c.pushes()-base)
 		}
-		time.Sleep(250 * time.Millisecond)
+		time.Sleep(time.Second)
+	}
+	done, _, err := seq.steps(ctx, db, id)
+	if err != nil {
+		t.Fatal(err)
 	}
 	checkEveryStepOnce(t, c, db, w, people, done, outages)
 }
