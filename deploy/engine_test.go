@@ -170,7 +170,9 @@ func runSequenceUnderKills(t *testing.T, seq sequence, people, rate int) {
 	killer.Add(1)
 	go func() {
 		defer killer.Done()
-		outages, killErr = c.killEngines(stop)
+		// The kills spread over the time the steps come due.
+		window := time.Duration(people/rate)*time.Second + stepDelays[len(stepDelays)-1]
+		outages, killErr = c.killEngines(stop, max(9*time.Second, window/(engineKills+1)))
 	}()
 	// People enter at rate a second (new browsers: the trigger).
 	start := time.Now()
@@ -219,9 +221,9 @@ func runSequenceUnderKills(t *testing.T, seq sequence, people, rate int) {
 }
 
 // killEngines kills the fan-out nodes with SIGKILL engineKills times (one,
-// the other, both, in turn), restarting each at once, until stop is closed
-// and the kills are done. It returns when no engine ran.
-func (c *cluster) killEngines(stop <-chan struct{}) ([]outage, error) {
+// the other, both, in turn) every, restarting each at once, until stop is
+// closed and the kills are done. It returns when no engine ran.
+func (c *cluster) killEngines(stop <-chan struct{}, every time.Duration) ([]outage, error) {
 	var outages []outage
 	patterns := [][]string{{"fanout-0"}, {"fanout-1"}, {"fanout-0", "fanout-1"}}
 	for i := range engineKills {
@@ -230,7 +232,7 @@ func (c *cluster) killEngines(stop <-chan struct{}) ([]outage, error) {
 			if i >= engineKills/2 {
 				return outages, nil
 			}
-		case <-time.After(9 * time.Second):
+		case <-time.After(every):
 		}
 		nodes := patterns[i%len(patterns)]
 		at := time.Now()
