@@ -86,7 +86,7 @@
 // (bus.DispatchPool), so firing does not wait for each publish. A node
 // killed with SIGKILL holding a batch delays it by the lease (5s):
 // deploy's TestEngineSurvivesSIGKILL kills the fan-out nodes six times
-// while 10,000 people go through three messages, and checks each got
+// while people go through three messages, and checks each got
 // each exactly once; `relaybell bench --timers` measures memory,
 // lateness and store CPU with a million runs waiting.
 //

@@ -104,7 +104,7 @@ const engineKills = 6
 // first back up.
 type outage struct{ from, to time.Time }
 
-// TestEngineSurvivesSIGKILL runs threeMessages for enginePeople people on
+// TestEngineSurvivesSIGKILL runs threeMessages for people on
 // the local cluster while both fan-out nodes (which run the engine) are
 // killed with SIGKILL engineKills times and restarted. Every person gets
 // every step exactly once (one ledger row, one push at their browser), and
