@@ -116,7 +116,13 @@ func openTimersStore(ctx context.Context, mode string, d *deployment) (*timersSt
 		}
 		return &timersStore{db: st.DB(), time: func(t time.Time) any { return t.UnixMilli() }, close: func() { st.Close() }}, nil
 	default:
-		st, err := postgres.Open(ctx, d.store, nil)
+		// Named apart from the deployment's: the bench's own queries are
+		// not the store's CPU.
+		dsn, err := withApplicationName(d.store, d.appName+"_bench")
+		if err != nil {
+			return nil, err
+		}
+		st, err := postgres.Open(ctx, dsn, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -330,7 +336,7 @@ func timersPhase(ctx context.Context, cfg TimersConfig, s *stage, st *timersStor
 		if time.Now().After(deadline) {
 			return p, fmt.Errorf("%s: %d of %d messages fired, %d pushed, 5 minutes after the last was due", phase, fired, cfg.Due, pushed-pushes0)
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(250 * time.Millisecond)
 	}
 	used, _ := cpu()
 	p.RSSMiB, _ = mem()
