@@ -565,7 +565,8 @@ func startCluster(ctx context.Context, cfg Config, dir, fakeAddr string, nodeEnv
 	}
 	env = append(env, nodeEnv...)
 	script := func(arg string) error {
-		cmd := exec.CommandContext(ctx, cfg.ClusterScript, arg)
+		// Not ctx: an interrupted run must still stop its cluster.
+		cmd := exec.CommandContext(context.WithoutCancel(ctx), cfg.ClusterScript, arg)
 		cmd.Env = append(os.Environ(), env...)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
