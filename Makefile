@@ -4,7 +4,7 @@ BIN ?= bin/relaybell
 RELAYBELL_ADMIN_TOKEN ?= dev-admin-token
 export RELAYBELL_ADMIN_TOKEN
 
-.PHONY: run build test test-short bench bench-events bench-micro lint fuzz clean cluster cluster-stop
+.PHONY: run build test test-short bench bench-events bench-timers bench-micro lint fuzz clean cluster cluster-stop
 
 ## run: serve every role in one process on the embedded default (./relaybell-data, :8080); the mails' links point at http://localhost:8080 unless RELAYBELL_PUBLIC_URL says otherwise
 run: build
@@ -46,6 +46,13 @@ EVENT_RATES ?=
 bench-events: build
 	$(GO) build -o bin/fakepush ./cmd/fakepush
 	./$(BIN) bench --events --modes $(MODES)$(if $(EVENT_RATES), --event-rates $(EVENT_RATES))
+
+## bench-timers: the automations engine with 1,000,000 runs waiting against 10,000, on the embedded default and the local cluster: engine memory, lateness of due messages, store CPU per message (TIMERS_WAITING=N, TIMERS_DUE=N to choose)
+TIMERS_WAITING ?= 1000000
+TIMERS_DUE ?= 10000
+bench-timers: build
+	$(GO) build -o bin/fakepush ./cmd/fakepush
+	./$(BIN) bench --timers --modes $(MODES) --timers-waiting $(TIMERS_WAITING) --timers-due $(TIMERS_DUE)
 
 ## bench-micro: encrypt-and-sign per push (ours against webpush-go), the stores' hot paths, the filter engine, the batch wire, the pusher against bare sends
 bench-micro:

@@ -26,7 +26,10 @@ type Config struct {
 	// (another node may have started a run due now); default 1s.
 	Poll time.Duration
 	// Lease is how long a claimed timer stays the claimer's before another
-	// node may take it (the claimer died); default 30s.
+	// node may take it (the claimer died); default 5s: a node killed with
+	// a batch claimed delays it by at most that (the deploy package's
+	// TestEngineSurvivesSIGKILL). A batch fired slower than its lease is
+	// still fired once: FireTimer's DELETE is the claim that counts.
 	Lease time.Duration
 	// Batch is how many timers one claim takes; default 100.
 	Batch int
@@ -51,7 +54,7 @@ func (c Config) withDefaults() Config {
 		c.Poll = time.Second
 	}
 	if c.Lease <= 0 {
-		c.Lease = 30 * time.Second
+		c.Lease = 5 * time.Second
 	}
 	if c.Batch <= 0 {
 		c.Batch = 100

@@ -233,6 +233,10 @@ type deployment struct {
 	apis   []string
 	procs  map[string]int // RelayBell processes: name -> pid
 	others map[string]int // the engines it runs on that the bench started
+	// store is where its store is: the SQLite database's file (embedded)
+	// or the PostgreSQL URL with the run's schema (cluster), whose
+	// connections are named appName (application_name).
+	store, appName string
 	// settle, if set, brings the engines to the state they would reach on
 	// their own after the audience subscribed (see settle in postgres.go).
 	settle func(context.Context) error
@@ -254,6 +258,7 @@ type stage struct {
 
 // benchWebsite is what POST /admin/v1/websites answers that the benches use.
 type benchWebsite struct {
+	WebsiteID      string `json:"websiteId"`
 	ProjectID      string `json:"projectId"`
 	APIKey         string `json:"apiKey"`
 	VAPIDPublicKey string `json:"vapidPublicKey"`
@@ -527,7 +532,8 @@ func startEmbedded(ctx context.Context, cfg Config, dir, fakeAddr string, env []
 	if err != nil {
 		return nil, err
 	}
-	d := &deployment{apis: []string{"http://" + addr}, procs: map[string]int{"relaybell": p.Pid}, stop: func() { stopProcess(p) }}
+	d := &deployment{apis: []string{"http://" + addr}, procs: map[string]int{"relaybell": p.Pid}, stop: func() { stopProcess(p) },
+		store: filepath.Join(dir, "data", "relaybell.db")}
 	if err := WaitHTTP(ctx, d.apis[0]+"/readyz"); err != nil {
 		d.stop()
 		return nil, err
@@ -543,6 +549,10 @@ func startCluster(ctx context.Context, cfg Config, dir, fakeAddr string, nodeEnv
 	if err != nil {
 		return nil, err
 	}
+	// Named, so that the CPU of their backends can be told apart.
+	if dsn, err = withApplicationName(dsn, schema); err != nil {
+		return nil, err
+	}
 	base := 10000 + int(b[0])%200*100 // below the ephemeral port range
 	env := []string{
 		"CLUSTER_DIR=" + filepath.Join(dir, "cluster"),
@@ -555,7 +565,8 @@ func startCluster(ctx context.Context, cfg Config, dir, fakeAddr string, nodeEnv
 	}
 	env = append(env, nodeEnv...)
 	script := func(arg string) error {
-		cmd := exec.CommandContext(ctx, cfg.ClusterScript, arg)
+		// Not ctx: an interrupted run must still stop its cluster.
+		cmd := exec.CommandContext(context.WithoutCancel(ctx), cfg.ClusterScript, arg)
 		cmd.Env = append(os.Environ(), env...)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
@@ -572,11 +583,13 @@ func startCluster(ctx context.Context, cfg Config, dir, fakeAddr string, nodeEnv
 		return nil, err
 	}
 	d := &deployment{
-		apis:   []string{fmt.Sprintf("http://127.0.0.1:%d", base), fmt.Sprintf("http://127.0.0.1:%d", base+1)},
-		procs:  map[string]int{},
-		others: map[string]int{},
-		settle: func(ctx context.Context) error { return settle(ctx, cfg.Postgres, schema) },
-		stop:   stop,
+		apis:    []string{fmt.Sprintf("http://127.0.0.1:%d", base), fmt.Sprintf("http://127.0.0.1:%d", base+1)},
+		procs:   map[string]int{},
+		others:  map[string]int{},
+		settle:  func(ctx context.Context) error { return settle(ctx, cfg.Postgres, schema) },
+		stop:    stop,
+		store:   dsn,
+		appName: schema,
 	}
 	pids, _ := filepath.Glob(filepath.Join(dir, "cluster", "pids", "*.pid"))
 	pids = append(pids, filepath.Join(dir, "cluster", "clickhouse", "clickhouse.pid"))

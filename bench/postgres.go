@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -54,4 +55,21 @@ func settle(ctx context.Context, dsn, schema string) error {
 		return fmt.Errorf("settle: checkpoint: %w", err)
 	}
 	return nil
+}
+
+// withApplicationName names the connections of dsn (a URL or key=value
+// pairs): pg_stat_activity then tells the run's backends apart from any
+// other of the server.
+func withApplicationName(dsn, name string) (string, error) {
+	if !strings.HasPrefix(dsn, "postgres://") && !strings.HasPrefix(dsn, "postgresql://") {
+		return dsn + " application_name=" + name, nil
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "", err
+	}
+	q := u.Query()
+	q.Set("application_name", name)
+	u.RawQuery = q.Encode()
+	return u.String(), nil
 }

@@ -36,14 +36,16 @@ const audience = 20_000
 type cluster struct {
 	t    *testing.T
 	dir  string
+	dsn  string // the cluster's PostgreSQL, in its schema
 	env  []string
 	apis []string
 	push string // fake push service base URL
 }
 
 // startCluster starts the cluster on a fresh PostgreSQL schema and a block
-// of ports of its own, and stops it when the test ends.
-func startCluster(t *testing.T) *cluster {
+// of ports of its own, and stops it when the test ends. env is added to
+// the nodes' environment.
+func startCluster(t *testing.T, env ...string) *cluster {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts a cluster of processes")
@@ -70,7 +72,7 @@ func startCluster(t *testing.T) *cluster {
 
 	n, _ := rand.Int(rand.Reader, big.NewInt(200))
 	base := 10000 + int(n.Int64())*100 // below the ephemeral port range
-	c := &cluster{t: t, dir: t.TempDir()}
+	c := &cluster{t: t, dir: t.TempDir(), dsn: dsn}
 	c.env = append(os.Environ(),
 		"CLUSTER_DIR="+c.dir,
 		"BASE_PORT="+strconv.Itoa(base),
@@ -83,6 +85,7 @@ func startCluster(t *testing.T) *cluster {
 		// routes' limit (tested in the api package) would refuse most.
 		"RELAYBELL_PUBLIC_RATE_LIMIT=-1",
 	)
+	c.env = append(c.env, env...)
 	t.Cleanup(func() {
 		if t.Failed() {
 			c.dumpLogs()
@@ -126,21 +129,29 @@ func (c *cluster) dumpLogs() {
 // until it is gone.
 func (c *cluster) kill9(name string) {
 	c.t.Helper()
+	if err := c.sigkill(name); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// sigkill is kill9 for any goroutine: it returns what went wrong.
+func (c *cluster) sigkill(name string) error {
 	pidFile := filepath.Join(c.dir, "pids", name+".pid")
 	if name == "clickhouse" {
 		pidFile = filepath.Join(c.dir, "clickhouse", "clickhouse.pid")
 	}
 	b, err := os.ReadFile(pidFile)
 	if err != nil {
-		c.t.Fatal(err)
+		return err
 	}
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		c.t.Fatalf("killing %s: %v", name, err)
+		return fmt.Errorf("killing %s: %w", name, err)
 	}
 	for syscall.Kill(pid, 0) == nil {
 		time.Sleep(10 * time.Millisecond)
 	}
+	return nil
 }
 
 func call(t *testing.T, method, url, token string, in, out any) int {

@@ -79,6 +79,7 @@ type Store interface {
 	FailNotification(ctx context.Context, id, reason string, at time.Time) error
 	Audience(ctx context.Context, q store.AudienceQuery) ([]store.Recipient, error)
 	ShardDone(ctx context.Context, notificationID string, shard int, at time.Time) (bool, error)
+	SkipShards(ctx context.Context, notificationID string, keep int, at time.Time) error
 	CappedEndpoints(ctx context.Context, websiteID, notificationID string, endpointIDs []string, since time.Time, max int) ([]string, error)
 }
 
@@ -151,10 +152,9 @@ func (f *Fanout) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	errs := make(chan error, 2)
 	for topic, h := range map[string]bus.Handler{bus.Intents: f.handleIntent, bus.Shards: f.handleShard} {
+		// Intents as many at once as shard tasks: an automation's message
+		// (one person's) is expanded in its intent's handler.
 		parallel := f.cfg.ShardWorkers
-		if topic == bus.Intents {
-			parallel = 2
-		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -215,7 +215,30 @@ func (f *Fanout) handleIntent(ctx context.Context, m bus.Message) error {
 	if n.Waves > 0 {
 		return nil // the outbox sweep publishes each wave when due
 	}
-	return bus.PublishShards(ctx, f.bus, n.ID, nil)
+	return f.publishShards(ctx, n)
+}
+
+// publishShards hands a send's shard tasks to the fan-out nodes. A send
+// to one person's browsers (an automation's message, whose target names
+// the subscriber) has them all in the person's shard (store.ShardOf): the
+// other tasks are marked done at once and that one is expanded here, in
+// the intent's handler, where each of the 64 went through the bus, read
+// its shard (63 to find nobody) and took a ShardDone transaction on the
+// send's row; ten thousand people's messages coming due made 640,000 such
+// tasks. Should it fail, the intent is handled again (StartSending is
+// idempotent for a send already sending), and a shard task the outbox
+// sweep publishes later finds its shard done and nobody in it.
+func (f *Fanout) publishShards(ctx context.Context, n store.Notification) error {
+	p, err := f.plan(ctx, n)
+	if err != nil || p.target.SubscriberID == "" {
+		// An unreadable target fails the send in its shard tasks.
+		return bus.PublishShards(ctx, f.bus, n.ID, nil)
+	}
+	shard := store.ShardOf(p.target.SubscriberID)
+	if err := f.store.SkipShards(ctx, n.ID, shard, f.now()); err != nil {
+		return err
+	}
+	return f.shard(ctx, bus.ShardTask{NotificationID: n.ID, Shard: shard})
 }
 
 // waveDues returns the due moments of a send's waves when it goes out in
@@ -314,6 +337,11 @@ func (f *Fanout) handleShard(ctx context.Context, m bus.Message) error {
 		f.logger.Error("fanout: dropping unreadable shard task", "err", err)
 		return nil
 	}
+	return f.shard(ctx, task)
+}
+
+// shard expands one shard task of a send and marks it done.
+func (f *Fanout) shard(ctx context.Context, task bus.ShardTask) error {
 	n, err := f.store.NotificationByID(ctx, task.NotificationID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil

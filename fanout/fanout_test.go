@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"maps"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -464,5 +465,47 @@ func TestShardTasksHoldAtMostTheBudget(t *testing.T) {
 	done := r.get(n.ID)
 	if done.Status != store.StatusSent || done.Recipients != 640 || done.Sent != 640 {
 		t.Fatalf("send after shards: %s %+v", done.Status, done.Counters)
+	}
+}
+
+// A send to one person (an automation's message) is expanded in its
+// intent's handler, the person's shard alone, and publishes no shard task:
+// the person's browsers get it once, nobody else's, and it is sent.
+func TestOnePersonSendIsExpandedInItsIntent(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	r.subscriber("en", "")
+	res, err := r.st.UpsertSubscription(ctx, store.SubscriptionInput{WebsiteID: r.site.ID, ExternalID: "user-1",
+		Endpoint: "https://push.example/" + uuid.NewString(), P256dh: "p", Auth: "a", At: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := r.st.UpsertSubscription(ctx, store.SubscriptionInput{WebsiteID: r.site.ID, ExternalID: "user-1",
+		Endpoint: "https://push.example/" + uuid.NewString(), P256dh: "p", Auth: "a", At: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.SubscriberID != res.SubscriberID {
+		t.Fatalf("the second browser is person %s, not %s", second.SubscriberID, res.SubscriberID)
+	}
+	n := r.notification(`{"subscriberId":"` + res.SubscriberID + `"}`)
+	tasks := len(r.bus.out)
+	pushed := r.send(n)
+	var got []bus.ShardTask
+	for _, m := range r.bus.out[tasks:] {
+		var task bus.ShardTask
+		if err := json.Unmarshal(m.Value, &task); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, task)
+	}
+	if len(got) != 0 {
+		t.Fatalf("shard tasks %+v published, want none", got)
+	}
+	if want := map[string]int{res.EndpointID: 1, second.EndpointID: 1}; !maps.Equal(pushed, want) {
+		t.Fatalf("pushed %v, want %v", pushed, want)
+	}
+	if got := r.get(n.ID); got.Status != store.StatusSent || got.Sent != 2 {
+		t.Fatalf("status %s, sent %d; want sent, 2", got.Status, got.Sent)
 	}
 }

@@ -31,6 +31,9 @@ const usage = `usage:
                                                (run from the repository: needs bin/fakepush and deploy/cluster.sh)
   relaybell bench --events [--modes embedded,cluster] [--event-rates 100,200,...] [--event-p99 20ms]
                                                find the highest rate of POST /api/v1/events with p99 under a target
+  relaybell bench --timers [--modes embedded,cluster] [--timers-waiting 1000000] [--timers-due 10000]
+                                               the automations engine with a million runs waiting: memory, lateness
+                                               of due messages and store CPU per message, against 10,000 waiting
   relaybell admin website create --name N --url U [--owner-email E] [--timezone TZ] [--data DIR | --postgres URL]
                                                create a website and print its ids, API key and VAPID public key
   relaybell admin user create --email E [--name N] [--data DIR | --postgres URL] < password
@@ -119,6 +122,10 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	eventWarmup := fs.Duration("event-warmup", bench.DefaultEventWarmup, "with --events: each step's time at its rate before it is measured")
 	eventStep := fs.Duration("event-step", bench.DefaultEventStep, "with --events: each step's measured time")
 	eventRefine := fs.Int("event-refine", 2, "with --events: steps between the last rate that passed and the first that did not")
+	timers := fs.Bool("timers", false, "measure the automations engine instead of broadcasts: --timers-due people's messages come due with only them waiting (the baseline), then again with --timers-waiting more runs waiting; --audience, --rounds and --concurrency do not apply")
+	timersWaiting := fs.Int("timers-waiting", bench.DefaultTimersWaiting, "with --timers: runs waiting in the loaded phase (loaded straight into the store)")
+	timersDue := fs.Int("timers-due", bench.DefaultTimersDue, "with --timers: people subscribed, whose message comes due in each phase")
+	timersSpread := fs.Duration("timers-spread", bench.DefaultTimersSpread, "with --timers: the time the due messages are spread over")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -131,6 +138,14 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return fmt.Errorf("unknown mode %q (want embedded or cluster)", m)
 		}
 		cfg.Modes = append(cfg.Modes, m)
+	}
+	if *timers {
+		if *timersWaiting <= 0 || *timersDue <= 0 || *timersSpread <= 0 {
+			return errors.New("--timers-waiting, --timers-due and --timers-spread must be positive")
+		}
+		results, err := bench.RunTimers(ctx, bench.TimersConfig{Config: cfg, Waiting: *timersWaiting, Due: *timersDue, Spread: *timersSpread})
+		fmt.Fprint(stdout, bench.TimersReport(results))
+		return err
 	}
 	if *events {
 		ecfg := bench.EventsConfig{Config: cfg, Audience: *eventAudience, Target: *eventP99, Warmup: *eventWarmup, Step: *eventStep, Refine: *eventRefine}

@@ -63,6 +63,14 @@ type Config struct {
 	// KafkaSessionTimeout is how long a silent fan-out node keeps its
 	// partitions before the group gives them to the others.
 	KafkaSessionTimeout time.Duration
+	// KafkaRebalanceTimeout is how long a rebalance of the fan-out nodes'
+	// group waits for every member to rejoin; 0 is the client's default
+	// (a minute). A member killed with SIGKILL never rejoins: devkafka
+	// (kfake) keeps it until this runs out, and the partitions of every
+	// node wait meanwhile (deploy's TestEngineSurvivesSIGKILL sets it
+	// short). It also bounds how long a node may take to finish the batch
+	// it holds when a rebalance begins.
+	KafkaRebalanceTimeout time.Duration
 
 	Fanout fanout.Config
 	Pusher pusher.Config
@@ -106,6 +114,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	str(&c.ClusterToken, "cluster-token", "RELAYBELL_CLUSTER_TOKEN", "", "shared secret of the nodes' internal batch route (cluster mode)")
 	session, _ := time.ParseDuration(envOr("RELAYBELL_KAFKA_SESSION_TIMEOUT", "10s"))
 	fs.DurationVar(&c.KafkaSessionTimeout, "kafka-session-timeout", session, "how long a silent fan-out node keeps its Kafka partitions (env RELAYBELL_KAFKA_SESSION_TIMEOUT)")
+	rebalance, _ := time.ParseDuration(envOr("RELAYBELL_KAFKA_REBALANCE_TIMEOUT", "0s"))
+	fs.DurationVar(&c.KafkaRebalanceTimeout, "kafka-rebalance-timeout", rebalance, "how long a rebalance of the fan-out nodes' Kafka group waits for every member to rejoin; 0 is the client's default, a minute (env RELAYBELL_KAFKA_REBALANCE_TIMEOUT)")
 	review, _ := strconv.Atoi(envOr("RELAYBELL_REVIEW_THRESHOLD", strconv.Itoa(api.DefaultReviewThreshold)))
 	fs.IntVar(&c.ReviewThreshold, "review-threshold", review, "audience in browsers from which a new account's first broadcast is held for review; negative turns review off (env RELAYBELL_REVIEW_THRESHOLD)")
 	public, _ := strconv.Atoi(envOr("RELAYBELL_PUBLIC_RATE_LIMIT", strconv.Itoa(api.DefaultPublicRateLimit)))

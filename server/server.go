@@ -276,10 +276,11 @@ const journalGap = 100 * time.Millisecond
 
 func (s *Server) initBus(ctx context.Context) error {
 	if s.cfg.Kafka != "" {
-		b, err := kafka.Open(ctx, kafka.Config{
-			Seeds:     splitList(s.cfg.Kafka),
-			GroupOpts: []kgo.Opt{kgo.SessionTimeout(s.cfg.KafkaSessionTimeout), kgo.HeartbeatInterval(s.cfg.KafkaSessionTimeout / 10)},
-		}, s.logger)
+		group := []kgo.Opt{kgo.SessionTimeout(s.cfg.KafkaSessionTimeout), kgo.HeartbeatInterval(s.cfg.KafkaSessionTimeout / 10)}
+		if s.cfg.KafkaRebalanceTimeout > 0 {
+			group = append(group, kgo.RebalanceTimeout(s.cfg.KafkaRebalanceTimeout))
+		}
+		b, err := kafka.Open(ctx, kafka.Config{Seeds: splitList(s.cfg.Kafka), GroupOpts: group}, s.logger)
 		if err != nil {
 			return err
 		}
@@ -466,22 +467,50 @@ func (s *Server) initJourneys(context.Context) error {
 // journey timers through the journeys' handler. Its wake channel is the
 // automations service's: on a node that also runs the API (the embedded
 // default), a run or enrolment started by a request is looked at at once.
+// Its messages are published from a pool (engineDispatchers workers), so
+// that firing the next timer does not wait for the last message's
+// publish: one at a time, an engine fired a few dozen messages a second in
+// the cluster, behind ten thousand people's coming due.
+//
+// On PostgreSQL a node runs engineLoops engines: each claims its own
+// batches (SKIP LOCKED), so their transactions overlap, where one engine
+// fires one timer after another. SQLite's one writer gains nothing from
+// more than one.
 func (s *Server) initEngine(context.Context) error {
 	cfg := s.cfg.Automations
 	if s.cfg.Now != nil {
 		cfg.Now = s.cfg.Now
 	}
+	pool := bus.NewDispatchPool(s.dispatcher(), engineDispatchers, 4*engineDispatchers, s.logger)
+	s.services = append(s.services, serviceFunc(pool.Run))
 	// A set_tags step's labels do what a label change through the API
 	// does: segment entry, tag goals.
 	tags := journeys.LabelsChanged(s.segments, s.goals)
-	cfg.Kinds = map[string]automations.KindHandler{store.TimerJourney: journeys.NewEngine(s.store, s.dispatcher(), tags, s.logger)}
-	e, err := automations.NewEngine(cfg, s.store, s.dispatcher(), s.autos.Wakes(), s.logger, s.reg)
-	if err != nil {
-		return err
+	cfg.Kinds = map[string]automations.KindHandler{store.TimerJourney: journeys.NewEngine(s.store, pool, tags, s.logger)}
+	loops := 1
+	if s.cfg.Postgres != "" {
+		loops = engineLoops
 	}
-	s.services = append(s.services, e)
+	for i := range loops {
+		var reg prometheus.Registerer
+		if s.reg != nil { // each loop's counter, told apart
+			reg = prometheus.WrapRegistererWith(prometheus.Labels{"loop": strconv.Itoa(i)}, s.reg)
+		}
+		e, err := automations.NewEngine(cfg, s.store, pool, s.autos.Wakes(), s.logger, reg)
+		if err != nil {
+			return err
+		}
+		s.services = append(s.services, e)
+	}
 	return nil
 }
+
+// engineDispatchers is how many of the engine's messages are published at
+// once; engineLoops how many engines a node on PostgreSQL runs.
+const (
+	engineDispatchers = 16
+	engineLoops       = 4
+)
 
 func (s *Server) initLimits(context.Context) error {
 	s.limiter = ratelimit.New(s.store, s.logger)

@@ -145,10 +145,11 @@ type Automations interface {
 	// false; otherwise the pending run's timers go, tr.RunID becomes the
 	// person's run with a timer per delay, and the automation's Triggered
 	// count moves. ErrNotFound for an automation or person not of the
-	// website. Concurrent triggers for one person run one after the other.
-	// A trigger whose RunID is the person's run already is a redo and
-	// changes nothing (started false): a trigger retried with the same
-	// RunID starts its run once.
+	// website. Concurrent triggers for one person run one after the other;
+	// triggers of one automation for different people do not wait for
+	// each other's commits. A trigger whose RunID is the person's run
+	// already is a redo and changes nothing (started false): a trigger
+	// retried with the same RunID starts its run once.
 	TriggerAutomation(ctx context.Context, tr AutomationTrigger) (started bool, err error)
 	// StopAutomations cancels the person's pending timers of the listed
 	// automations of the website and counts a stopped run for each
@@ -169,7 +170,9 @@ type Automations interface {
 	// restarted or fired already, and FireTimer returns "" and changes
 	// nothing), writes the ledger row keyed by (run, item), and stores
 	// f.Notification when the caps let it (its AutomationID and
-	// Automation set by the caller). It returns the ledger outcome.
+	// Automation set by the caller). It returns the ledger outcome. The
+	// caps are counted one message of a person at a time: two capped
+	// messages of one person fired at once on two nodes count each other.
 	FireTimer(ctx context.Context, t Timer, f Fire) (outcome string, err error)
 	SegmentMembers
 	// PendingTriggers lists up to limit triggers that a registration or

@@ -567,6 +567,13 @@ type Delivery interface {
 	// Waves*Shards tasks, task w*Shards+s being shard s of wave w; any
 	// other send Shards. It reports whether the send finished.
 	ShardDone(ctx context.Context, notificationID string, shard int, at time.Time) (finished bool, err error)
+	// SkipShards marks every shard task of a send without waves done but
+	// keep's, in one transaction, without finishing the send: keep's
+	// ShardDone does. A send to one person's browsers (an automation's
+	// message) has them all in the person's shard (ShardOf), where the
+	// other tasks would each find nobody. Tasks already done are left as
+	// they are; a send in waves is an error.
+	SkipShards(ctx context.Context, notificationID string, keep int, at time.Time) error
 	// CappedEndpoints returns, in input order, those of endpointIDs that
 	// already have at least max results with outcome sent of the website's
 	// other non-transactional notifications started (started_at) at or

@@ -9,7 +9,8 @@
 //	     -> {"browsers": [{"endpoint", "keys"}...]}: N browsers at once (at
 //	     most 100000), each answering pushes after D milliseconds
 //	POST /push/{id}  the push endpoint itself
-//	GET  /deliveries -> [{browserId, payload, ttl, urgency}] decrypted pushes
+//	GET  /deliveries -> [{browserId, payload, ttl, urgency, time}] decrypted
+//	     pushes, with when each arrived (RFC 3339, nanoseconds)
 //	GET  /count -> {"pushes": N}: accepted pushes so far (cheap to poll)
 //	GET  /stats?notification=ID -> {"pushes", "browsers", "deliveries",
 //	     "duplicates", "protocols", "first", "last"}: all accepted pushes,
@@ -100,6 +101,7 @@ func main() {
 		for _, d := range push.Deliveries() {
 			out = append(out, map[string]any{
 				"browserId": d.BrowserID, "payload": json.RawMessage(d.Payload), "ttl": d.TTL, "urgency": d.Urgency,
+				"time": d.Time,
 			})
 		}
 		w.Header().Set("Content-Type", "application/json")

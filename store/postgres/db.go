@@ -109,4 +109,5 @@ var dialect = sqlstore.Dialect{
 	ExecBatch:     execBatch,
 	AddRateCounts: addRateCounts,
 	ScanTime:      scanTime,
+	CounterShards: 16,
 }

@@ -29,10 +29,16 @@ func benchStore(b testing.TB) *Store {
 // (endpoint ids random).
 func seedAudience(b testing.TB, s *Store, n int) {
 	b.Helper()
+	seedRows(b, s, storetest.SeedRows(n))
+}
+
+// seedRows loads rows with COPY, in their order.
+func seedRows(b testing.TB, s *Store, rows []storetest.SeedRow) {
+	b.Helper()
 	ctx := context.Background()
-	subs := make([][]any, 0, n)
-	eps := make([][]any, 0, n)
-	for _, r := range storetest.SeedRows(n) {
+	subs := make([][]any, 0, len(rows))
+	eps := make([][]any, 0, len(rows))
+	for _, r := range rows {
 		var ext any
 		if r.ExternalID != "" {
 			ext = r.ExternalID

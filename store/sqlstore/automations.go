@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"slices"
 	"time"
 
@@ -13,9 +14,11 @@ import (
 )
 
 // automationCols are an automation's columns with its stats: the runs'
-// counts on its row, its pending timers and its notifications' counters.
+// counts (the sums of its automation_counts shards), its pending timers
+// and its notifications' counters.
 const automationCols = `a.id, a.website_id, a.name, a.status, a.trigger_type, a.definition, a.created_at, a.updated_at,
-	a.triggered, a.stopped,
+	(SELECT coalesce(sum(c.triggered), 0) FROM automation_counts c WHERE c.automation_id = a.id),
+	(SELECT coalesce(sum(c.stopped), 0) FROM automation_counts c WHERE c.automation_id = a.id),
 	(SELECT count(*) FROM timers t WHERE t.automation_id = a.id),
 	coalesce(n.sent, 0), coalesce(n.delivered, 0), coalesce(n.clicked, 0), coalesce(n.conversions, 0), coalesce(n.revenue, 0)`
 
@@ -158,7 +161,7 @@ func (s *Store) TriggerAutomation(ctx context.Context, tr store.AutomationTrigge
 				return err
 			}
 		}
-		if _, err := tx.Exec(ctx, `UPDATE automations SET triggered = triggered + 1 WHERE id = $1`, tr.AutomationID); err != nil {
+		if err := s.countRuns(ctx, tx, tr.AutomationID, tr.SubscriberID, "triggered"); err != nil {
 			return err
 		}
 		started = true
@@ -168,6 +171,22 @@ func (s *Store) TriggerAutomation(ctx context.Context, tr store.AutomationTrigge
 		return false, fmt.Errorf("triggering automation: %w", s.mapErr(err))
 	}
 	return started, nil
+}
+
+// countRuns adds one to an automation's count column (triggered or
+// stopped) in the person's shard of its automation_counts rows: the
+// triggers of one automation for different people mostly lock different
+// rows, where they all waited for the automation's row.
+func (s *Store) countRuns(ctx context.Context, tx Conn, automationID, subscriberID, column string) error {
+	shard := 0
+	if n := s.d.CounterShards; n > 1 {
+		h := fnv.New32a()
+		h.Write([]byte(subscriberID))
+		shard = int(h.Sum32() % uint32(n))
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO automation_counts (automation_id, shard, `+column+`) VALUES ($1, $2, 1)
+		ON CONFLICT (automation_id, shard) DO UPDATE SET `+column+` = automation_counts.`+column+` + 1`, automationID, shard)
+	return err
 }
 
 // StopAutomations cancels a person's pending timers of the automations.
@@ -190,7 +209,7 @@ func (s *Store) StopAutomations(ctx context.Context, websiteID, subscriberID str
 		slices.Sort(ids)
 		for _, id := range slices.Compact(ids) {
 			stopped++
-			if _, err := tx.Exec(ctx, `UPDATE automations SET stopped = stopped + 1 WHERE id = $1`, id); err != nil {
+			if err := s.countRuns(ctx, tx, id, subscriberID, "stopped"); err != nil {
 				return err
 			}
 		}
@@ -238,10 +257,16 @@ func (s *Store) NextTimerDue(ctx context.Context) (time.Time, bool, error) {
 // claim that counts: of two nodes firing it (a lease ran out), the second
 // waits on the first's row lock and then deletes nothing. The ledger's key
 // (run, item) makes a redo of a committed item a no-op even so.
+//
+// A capped message first locks the person's run row (lockCappedPerson),
+// so two messages of one person never count the ledger at once.
 func (s *Store) FireTimer(ctx context.Context, t store.Timer, f store.Fire) (string, error) {
 	var outcome string
 	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
 		outcome = ""
+		if err := s.lockCappedPerson(ctx, tx, t, f); err != nil {
+			return err
+		}
 		n, err := tx.Exec(ctx, `DELETE FROM timers WHERE run_id = $1 AND item = $2`, t.RunID, t.Item)
 		if err != nil || n == 0 {
 			return err
@@ -286,6 +311,31 @@ func (s *Store) FireTimer(ctx context.Context, t store.Timer, f store.Fire) (str
 		return "", fmt.Errorf("firing timer: %w", s.mapErr(err))
 	}
 	return outcome, nil
+}
+
+// lockCappedPerson serializes the capped messages of one person and
+// automation: it locks their automation_runs row, which TriggerAutomation
+// locks too, before the timer (the documented lock order: a run's row,
+// then its timers). Without it two messages due at the same instant,
+// fired on two nodes, both counted the ledger before either wrote it, and
+// both passed a cap of one (TestConformance/Automations/CapsConcurrent).
+// An uncapped message counts nothing and takes no lock; SQLite's one
+// writer runs the transaction alone already.
+func (s *Store) lockCappedPerson(ctx context.Context, tx Conn, t store.Timer, f store.Fire) error {
+	if f.Notification == nil || (f.Caps.PerDay <= 0 && f.Caps.PerWeek <= 0) || t.AutomationID == "" {
+		return nil
+	}
+	lock := s.d.ForUpdate()
+	if lock == "" {
+		return nil
+	}
+	rows, err := tx.Query(ctx, `SELECT 1 FROM automation_runs WHERE automation_id = $1 AND subscriber_id = $2 `+lock,
+		t.AutomationID, t.SubscriberID)
+	if err != nil {
+		return err
+	}
+	rows.Close()
+	return rows.Err()
 }
 
 // PurgeLedger forgets old ledger rows.

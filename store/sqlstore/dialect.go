@@ -115,6 +115,12 @@ type Dialect struct {
 	// it is, where through timeDest (a sql.Scanner) it takes three
 	// allocations (BenchmarkAudience: 12 a recipient).
 	ScanTime func(t *time.Time) any
+	// CounterShards is how many automation_counts rows each automation's
+	// run counts are spread over, so that triggers for different people
+	// do not all wait for one row's lock: 16 on PostgreSQL
+	// (BenchmarkTriggerOneAutomation: sharded against hot-row); 0 or 1 is
+	// one row, as SQLite's one writer is best served.
+	CounterShards int
 }
 
 // DDL is the data the migrations are rendered with (migrate.go): a

@@ -2,7 +2,9 @@ package storetest
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +19,8 @@ var automationCases = []testCase{
 	{"ClaimAndFire", testAutomationClaimFire},
 	{"Stop", testAutomationStop},
 	{"Caps", testAutomationCaps},
+	{"CapsConcurrent", testAutomationCapsConcurrent},
+	{"CountsExact", testAutomationCountsConcurrent},
 	{"PersonAudience", testPersonAudience},
 	{"OptedIn", testSubscriptionOptedIn},
 	{"SegmentMembers", testSegmentMembers},
@@ -413,4 +417,107 @@ func testSegmentMembers(t *testing.T, s store.Store) {
 	g(j.ID, p.SubscriberID, true, false)
 	noErr(t, "DeleteJourney", s.DeleteJourney(ctx, w.Website.ID, j.ID))
 	g(j.ID, p.SubscriberID, true, false) // gone: never recorded again
+}
+
+// testAutomationCapsConcurrent fires two messages of one run, due at the
+// same instant, at the same time from two goroutines (two nodes, each
+// holding one of the timers): with a cap of one a day, exactly one is sent
+// and the other capped, every time. Without a per-person lock both counted
+// an empty ledger and both were sent.
+func testAutomationCapsConcurrent(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	a := newAutomation(t, s, w.Website.ID, at(0))
+	caps := store.AutomationCaps{PerDay: 1, PerWeek: 5}
+	const people = 30
+	for i := range people {
+		p := subscribe(t, s, subscription(w.Website.ID))
+		start := at(time.Duration(i) * time.Second)
+		_, err := s.TriggerAutomation(ctx, store.AutomationTrigger{WebsiteID: a.WebsiteID, AutomationID: a.ID,
+			SubscriberID: p.SubscriberID, RunID: uuid.NewString(), Restart: true, Delays: []time.Duration{0, 0}, At: start})
+		noErr(t, "TriggerAutomation", err)
+		timers, err := s.ClaimTimers(ctx, start, time.Minute, 10)
+		noErr(t, "ClaimTimers", err)
+		if len(timers) != 2 {
+			t.Fatalf("person %d: claimed %d timers, want 2", i, len(timers))
+		}
+		outcomes := make([]string, 2)
+		errs := make([]error, 2)
+		var ready, wg sync.WaitGroup
+		ready.Add(2)
+		release := make(chan struct{})
+		for j, tm := range timers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				n := notification(w.Website.ID)
+				ready.Done()
+				<-release
+				outcomes[j], errs[j] = s.FireTimer(ctx, tm, store.Fire{Notification: &n, Caps: caps, At: start})
+			}()
+		}
+		ready.Wait()
+		close(release)
+		wg.Wait()
+		for _, err := range errs {
+			noErr(t, "FireTimer", err)
+		}
+		slices.Sort(outcomes)
+		if want := []string{store.LedgerCapped, store.LedgerSent}; !slices.Equal(outcomes, want) {
+			t.Fatalf("person %d: outcomes %v, want %v (one sent a day)", i, outcomes, want)
+		}
+	}
+	if st := automationStats(t, s, a); st.Sent != 0 || st.Triggered != people || st.Pending != 0 {
+		// Sent counts pushes recorded (none here); the runs are all counted.
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// testAutomationCountsConcurrent triggers and stops one automation for
+// many people at once: triggered and stopped count each exactly.
+func testAutomationCountsConcurrent(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	a := newAutomation(t, s, w.Website.ID, at(0))
+	b := newAutomation(t, s, w.Website.ID, at(time.Second))
+	const people, workers = 40, 8
+	ids := make([]string, people)
+	for i := range ids {
+		ids[i] = subscribe(t, s, subscription(w.Website.ID)).SubscriberID
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 4*people)
+	for g := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := g; i < people; i += workers {
+				for _, au := range []store.Automation{a, b} {
+					// Twice each: the second restarts the run, and counts.
+					for range 2 {
+						if _, err := s.TriggerAutomation(ctx, store.AutomationTrigger{WebsiteID: au.WebsiteID, AutomationID: au.ID,
+							SubscriberID: ids[i], RunID: uuid.NewString(), Restart: true, Delays: []time.Duration{time.Hour}, At: at(0)}); err != nil {
+							errs <- err
+						}
+					}
+				}
+				if i%2 == 0 {
+					if n, err := s.StopAutomations(ctx, w.Website.ID, ids[i], []string{b.ID, a.ID}, at(time.Minute)); err != nil || n != 2 {
+						errs <- fmt.Errorf("StopAutomations = %d, %v", n, err)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	for _, au := range []store.Automation{a, b} {
+		want := store.AutomationStats{Triggered: 2 * people, Stopped: people / 2, Pending: people / 2}
+		if st := automationStats(t, s, au); st != want {
+			t.Fatalf("stats %+v, want %+v", st, want)
+		}
+	}
 }

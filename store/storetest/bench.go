@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -319,5 +320,40 @@ func BenchSubscribe(b *testing.B, open func(testing.TB) store.Store) {
 				}
 			})
 		})
+	}
+}
+
+// BenchTriggerOneAutomation starts runs of one automation from about 32
+// goroutines at once, as the API nodes do when a popular event (a cart
+// updated) triggers it for many people: each run is a different person of
+// people (subscribers of BenchWebsite), with three messages.
+func BenchTriggerOneAutomation(b *testing.B, s store.Store, people []string) {
+	ctx := context.Background()
+	a := store.Automation{ID: uuid.NewString(), WebsiteID: BenchWebsite, Name: "Cart", Status: store.AutomationActive,
+		TriggerType: "event", Definition: []byte(`{"trigger":{"type":"event","event":"cart.updated"}}`),
+		CreatedAt: time.Now(), UpdatedAt: time.Now()}
+	if err := s.CreateAutomation(ctx, a); err != nil {
+		b.Fatal(err)
+	}
+	var next atomic.Int64
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.SetParallelism(max(1, 32/runtime.GOMAXPROCS(0)))
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			i := next.Add(1)
+			_, err := s.TriggerAutomation(ctx, store.AutomationTrigger{WebsiteID: BenchWebsite, AutomationID: a.ID,
+				SubscriberID: people[int(i)%len(people)], RunID: uuid.NewString(), Restart: true,
+				Delays: []time.Duration{0, 20 * time.Second, 40 * time.Second}, At: time.Now().Add(time.Hour)})
+			if err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "triggers/s")
+	got, err := s.Automation(ctx, BenchWebsite, a.ID)
+	if err != nil || got.Stats.Triggered != int64(b.N) {
+		b.Fatalf("triggered %d of %d: %v", got.Stats.Triggered, b.N, err)
 	}
 }

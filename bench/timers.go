@@ -1,0 +1,476 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/relaybell/relaybell/store/postgres"
+	"github.com/relaybell/relaybell/store/sqlite"
+	"github.com/relaybell/relaybell/store/sqlstore"
+)
+
+// The timers bench (issue 32): the automations engine with a million runs
+// waiting. Each mode is measured twice in one run: the baseline, where
+// only the slice of Due runs whose message comes due waits, and loaded,
+// where Waiting more runs wait too (due in a year). The waiting runs are
+// loaded straight into the store (a bulk insert: triggering a million runs
+// through the API would take the run's hour); the due ones fire through
+// the real engine, dispatch and push like any automation message.
+
+// Defaults of TimersConfig.
+const (
+	DefaultTimersWaiting = 1_000_000
+	DefaultTimersDue     = 10_000
+	DefaultTimersSpread  = 10 * time.Second
+)
+
+// TimersConfig describes a timers run: Config's Modes, Relaybell,
+// FakePush, ClusterScript, Postgres, WorkDir, Log and PushHTTP1 apply.
+type TimersConfig struct {
+	Config
+	// Waiting is how many runs wait, due in a year, in the loaded phase
+	// (default 1,000,000). They are spread over Waiting/Due automations of
+	// the Due people: one run per person and automation.
+	Waiting int
+	// Due is how many people's message comes due in each phase (default
+	// 10,000), one a Spread/Due apart.
+	Due int
+	// Spread is the time the due messages are spread over (default 10s).
+	Spread time.Duration
+}
+
+// TimersPhase is what one phase measured.
+type TimersPhase struct {
+	Waiting int // runs waiting when the phase's messages came due (their own included)
+	Fired   int
+	// RSSMiB is each engine process's peak resident memory during the
+	// phase, IdleRSSMiB before its first message came due.
+	RSSMiB, IdleRSSMiB map[string]float64
+	// Stored is the lateness of each message's ledger row (the engine's
+	// claim) after its due time; Pushed of its push at the fake push
+	// service. Each is p50, p99 and max.
+	Stored, Pushed [3]time.Duration
+	// StoreCPU is the store's processor time per fired message, in
+	// seconds: the PostgreSQL backends of the cluster's connections, or
+	// the embedded process (whose store runs in it). EngineCPU is the
+	// engine processes' (fan-out nodes; the embedded process again).
+	StoreCPU, EngineCPU float64
+}
+
+// TimersResult is a mode's two phases.
+type TimersResult struct {
+	Mode             string
+	Baseline, Loaded TimersPhase
+	Load             time.Duration // loading the waiting runs, settling included
+}
+
+// RunTimers measures each mode.
+func RunTimers(ctx context.Context, cfg TimersConfig) ([]TimersResult, error) {
+	if cfg.Waiting <= 0 {
+		cfg.Waiting = DefaultTimersWaiting
+	}
+	if cfg.Due <= 0 {
+		cfg.Due = DefaultTimersDue
+	}
+	if cfg.Spread <= 0 {
+		cfg.Spread = DefaultTimersSpread
+	}
+	cleanup, err := cfg.fill()
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	var out []TimersResult
+	for _, mode := range cfg.Modes {
+		r, err := runTimers(ctx, cfg, mode)
+		if err != nil {
+			return out, fmt.Errorf("timers, %s: %w", mode, err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// timersStore is the bench's own connection to the deployment's store,
+// for the bulk load and for reading the ledger.
+type timersStore struct {
+	db   sqlstore.DB
+	time func(time.Time) any // a time as the engine stores it
+	// backends lists the store's processes whose CPU counts (PostgreSQL
+	// backends of the deployment's connections); nil for SQLite.
+	backends func(ctx context.Context) ([]int, error)
+	close    func()
+}
+
+func openTimersStore(ctx context.Context, mode string, d *deployment) (*timersStore, error) {
+	switch mode {
+	case Embedded:
+		st, err := sqlite.Open(ctx, d.store, nil)
+		if err != nil {
+			return nil, err
+		}
+		return &timersStore{db: st.DB(), time: func(t time.Time) any { return t.UnixMilli() }, close: func() { st.Close() }}, nil
+	default:
+		// Named apart from the deployment's: the bench's own queries are
+		// not the store's CPU.
+		dsn, err := withApplicationName(d.store, d.appName+"_bench")
+		if err != nil {
+			return nil, err
+		}
+		st, err := postgres.Open(ctx, dsn, nil)
+		if err != nil {
+			return nil, err
+		}
+		app := d.appName
+		return &timersStore{db: st.DB(), time: func(t time.Time) any { return t }, close: func() { st.Close() },
+			backends: func(ctx context.Context) ([]int, error) {
+				rows, err := st.DB().Read().Query(ctx, `SELECT pid FROM pg_stat_activity WHERE application_name = $1`, app)
+				if err != nil {
+					return nil, err
+				}
+				defer rows.Close()
+				var pids []int
+				for rows.Next() {
+					var pid int
+					if err := rows.Scan(&pid); err != nil {
+						return nil, err
+					}
+					pids = append(pids, pid)
+				}
+				return pids, rows.Err()
+			}}, nil
+	}
+}
+
+func runTimers(ctx context.Context, cfg TimersConfig, mode string) (TimersResult, error) {
+	res := TimersResult{Mode: mode}
+	s, err := startStage(ctx, cfg.Config, mode, "timers-"+mode, nil)
+	if err != nil {
+		return res, err
+	}
+	defer s.stop()
+	logf := func(format string, args ...any) {
+		fmt.Fprintf(cfg.Log, "timers %s: "+format+"\n", append([]any{mode}, args...)...)
+	}
+
+	subs, err := browsers(s.push, s.site.VAPIDPublicKey, cfg.Due)
+	if err != nil {
+		return res, err
+	}
+	if err := subscribe(ctx, s.d.apis, s.site.ProjectID, subs); err != nil {
+		return res, err
+	}
+	logf("%d people subscribed", cfg.Due)
+	// One automation whose message comes due, and the ones that wait.
+	create := func(name string, delay int) (string, error) {
+		var a struct {
+			ID string `json:"id"`
+		}
+		err := s.api.do("POST", "/api/v1/automations", s.site.APIKey, map[string]any{"name": name, "status": "active",
+			"trigger": map[string]any{"type": "event", "event": "bench." + name}, "transactional": true,
+			"messages": []map[string]any{{"delaySeconds": delay, "title": name}}}, 201, &a)
+		return a.ID, err
+	}
+	dueID, err := create("due", 0)
+	if err != nil {
+		return res, err
+	}
+	var waitIDs []string
+	for i := range max(1, cfg.Waiting/cfg.Due) {
+		id, err := create("waiting-"+strconv.Itoa(i), 31_536_000)
+		if err != nil {
+			return res, err
+		}
+		waitIDs = append(waitIDs, id)
+	}
+
+	st, err := openTimersStore(ctx, mode, s.d)
+	if err != nil {
+		return res, err
+	}
+	defer st.close()
+	engines := map[string]int{}
+	for name, pid := range s.d.procs {
+		if mode == Embedded || strings.HasPrefix(name, "fanout") {
+			engines[name] = pid
+		}
+	}
+
+	if res.Baseline, err = timersPhase(ctx, cfg, s, st, engines, dueID, "baseline", 0); err != nil {
+		return res, err
+	}
+	logf("baseline: %s", res.Baseline.row())
+
+	start := time.Now()
+	if err := st.loadWaiting(ctx, s.site.WebsiteID, waitIDs); err != nil {
+		return res, fmt.Errorf("loading the waiting runs: %w", err)
+	}
+	if s.d.settle != nil {
+		if err := s.d.settle(ctx); err != nil {
+			return res, err
+		}
+	}
+	res.Load = time.Since(start)
+	logf("%d runs loaded in %s", len(waitIDs)*cfg.Due, res.Load.Round(time.Millisecond))
+	if res.Loaded, err = timersPhase(ctx, cfg, s, st, engines, dueID, "loaded", len(waitIDs)*cfg.Due); err != nil {
+		return res, err
+	}
+	logf("loaded: %s", res.Loaded.row())
+	return res, nil
+}
+
+// loadWaiting starts a run of each automation for every person of the
+// website, its one message due in a year: the runs and their timers, as
+// TriggerAutomation stores them, in one statement each per automation.
+func (st *timersStore) loadWaiting(ctx context.Context, websiteID string, automationIDs []string) error {
+	now := time.Now()
+	for _, id := range automationIDs {
+		err := st.db.Tx(ctx, sqlstore.TxOptions{}, func(tx sqlstore.Conn) error {
+			if _, err := tx.Exec(ctx, `INSERT INTO automation_runs (automation_id, subscriber_id, run_id, started_at)
+				SELECT $1, id, 'wait-' || $1 || '-' || id, $3 FROM subscribers WHERE website_id = $2`,
+				id, websiteID, st.time(now)); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, `INSERT INTO timers (run_id, item, kind, website_id, automation_id, subscriber_id, due_at)
+				SELECT 'wait-' || $1 || '-' || id, 0, 'automation', website_id, $1, id, $3 FROM subscribers WHERE website_id = $2`,
+				id, websiteID, st.time(now.Add(365*24*time.Hour)))
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// startDue starts a run of the due automation for each person, its
+// message due at from, from+Spread/Due, ... (person i at i steps), and
+// returns each run's due time.
+func (st *timersStore) startDue(ctx context.Context, websiteID, automationID, phase string, from time.Time, step time.Duration) (map[string]time.Time, error) {
+	rows, err := st.db.Read().Query(ctx, `SELECT id FROM subscribers WHERE website_id = $1 ORDER BY id`, websiteID)
+	if err != nil {
+		return nil, err
+	}
+	var people []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		people = append(people, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	due := map[string]time.Time{}
+	err = st.db.Tx(ctx, sqlstore.TxOptions{}, func(tx sqlstore.Conn) error {
+		for i, p := range people {
+			run := phase + "-" + p
+			at := from.Add(time.Duration(i) * step).Truncate(time.Millisecond) // as SQLite keeps it
+			due[run] = at
+			// A restart of the person's earlier run, as TriggerAutomation
+			// does it.
+			if _, err := tx.Exec(ctx, `DELETE FROM automation_runs WHERE automation_id = $1 AND subscriber_id = $2`, automationID, p); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO automation_runs (automation_id, subscriber_id, run_id, started_at)
+				VALUES ($1, $2, $3, $4)`, automationID, p, run, st.time(at)); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO timers (run_id, item, kind, website_id, automation_id, subscriber_id, due_at)
+				VALUES ($1, 0, 'automation', $2, $3, $4, $5)`, run, websiteID, automationID, p, st.time(at)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return due, err
+}
+
+// timersPhase lets a slice of Due messages come due and measures how the
+// engine fires them.
+func timersPhase(ctx context.Context, cfg TimersConfig, s *stage, st *timersStore, engines map[string]int, dueID, phase string, waiting int) (TimersPhase, error) {
+	p := TimersPhase{Waiting: waiting + cfg.Due}
+	if err := quiet(ctx, cfg.Log); err != nil {
+		return p, err
+	}
+	idle := sampleMemory(engines)
+	time.Sleep(time.Second)
+	p.IdleRSSMiB, _ = idle()
+
+	step := cfg.Spread / time.Duration(cfg.Due)
+	from := time.Now().Add(3 * time.Second)
+	due, err := st.startDue(ctx, s.site.WebsiteID, dueID, phase, from, step)
+	if err != nil {
+		return p, fmt.Errorf("starting the due runs: %w", err)
+	}
+	// A timer committed after its due time is late from its commit: the
+	// engine could not see it before.
+	committed := time.Now()
+	for run, at := range due {
+		if at.Before(committed) {
+			due[run] = committed
+		}
+	}
+	mem := sampleMemory(engines)
+	cpu := startCPU(engines)
+	backends0 := st.backendSeconds(ctx)
+	pushes0, err := count(s.push)
+	if err != nil {
+		return p, err
+	}
+	// Every message fired (a ledger row) and pushed.
+	deadline := from.Add(cfg.Spread + 5*time.Minute)
+	for {
+		var fired int
+		if err := st.db.Read().QueryRow(ctx, `SELECT count(*) FROM ledger WHERE run_id LIKE $1`, phase+"-%").Scan(&fired); err != nil {
+			return p, err
+		}
+		pushed, err := count(s.push)
+		if err != nil {
+			return p, err
+		}
+		if fired >= cfg.Due && pushed-pushes0 >= cfg.Due {
+			p.Fired = fired
+			break
+		}
+		if time.Now().After(deadline) {
+			return p, fmt.Errorf("%s: %d of %d messages fired, %d pushed, 5 minutes after the last was due", phase, fired, cfg.Due, pushed-pushes0)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	used, _ := cpu()
+	p.RSSMiB, _ = mem()
+	for _, sec := range used {
+		p.EngineCPU += sec
+	}
+	p.EngineCPU /= float64(p.Fired)
+	if st.backends == nil { // SQLite runs in the embedded process
+		p.StoreCPU = p.EngineCPU
+	} else {
+		p.StoreCPU = usedSince(backends0, st.backendSeconds(ctx)) / float64(p.Fired)
+	}
+
+	// Lateness: of the ledger row (the engine's claim) and of the push.
+	rows, err := st.db.Read().Query(ctx, `SELECT run_id, coalesce(notification_id, ''), at FROM ledger WHERE run_id LIKE $1`, phase+"-%")
+	if err != nil {
+		return p, err
+	}
+	byNotification := map[string]time.Time{}
+	var stored []time.Duration
+	for rows.Next() {
+		var run, n string
+		var at time.Time
+		if err := rows.Scan(&run, &n, scannedTime{&at}); err != nil {
+			rows.Close()
+			return p, err
+		}
+		stored = append(stored, at.Sub(due[run]))
+		byNotification[n] = due[run]
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return p, err
+	}
+	var deliveries []struct {
+		Payload struct {
+			NotificationID string `json:"notificationId"`
+		} `json:"payload"`
+		Time time.Time `json:"time"`
+	}
+	if err := s.push.do("GET", "/deliveries", "", nil, 200, &deliveries); err != nil {
+		return p, err
+	}
+	var pushed []time.Duration
+	for _, d := range deliveries {
+		if at, ok := byNotification[d.Payload.NotificationID]; ok {
+			pushed = append(pushed, d.Time.Sub(at))
+		}
+	}
+	if len(pushed) != cfg.Due {
+		return p, fmt.Errorf("%s: %d pushes of the %d messages", phase, len(pushed), cfg.Due)
+	}
+	p.Stored, p.Pushed = quantiles(stored), quantiles(pushed)
+	return p, nil
+}
+
+// backendSeconds is the processor time of each of the store's processes
+// by pid (nil for SQLite, which runs in the embedded process).
+func (st *timersStore) backendSeconds(ctx context.Context) map[int]float64 {
+	if st.backends == nil {
+		return nil
+	}
+	pids, _ := st.backends(ctx)
+	out := map[int]float64{}
+	for _, pid := range pids {
+		out[pid] = cpuSeconds(pid)
+	}
+	return out
+}
+
+// usedSince is the processor time used from before to after; a process
+// started since counts whole.
+func usedSince(before, after map[int]float64) float64 {
+	total := 0.0
+	for pid, sec := range after {
+		total += sec - before[pid]
+	}
+	return total
+}
+
+func quantiles(d []time.Duration) [3]time.Duration {
+	if len(d) == 0 {
+		return [3]time.Duration{}
+	}
+	slices.Sort(d)
+	return [3]time.Duration{percentile(d, 0.50), percentile(d, 0.99), d[len(d)-1]}
+}
+
+func (p TimersPhase) row() string {
+	q := func(d [3]time.Duration) string {
+		return fmt.Sprintf("%s/%s/%s", d[0].Round(time.Millisecond), d[1].Round(time.Millisecond), d[2].Round(time.Millisecond))
+	}
+	var mem []string
+	for _, name := range slices.Sorted(maps.Keys(p.RSSMiB)) {
+		mem = append(mem, fmt.Sprintf("%s %.0f (idle %.0f)", name, p.RSSMiB[name], p.IdleRSSMiB[name]))
+	}
+	return fmt.Sprintf("%9d %7d  %-24s %-24s %9.0fµs %9.0fµs  %s", p.Waiting, p.Fired, q(p.Stored), q(p.Pushed),
+		p.StoreCPU*1e6, p.EngineCPU*1e6, strings.Join(mem, ", "))
+}
+
+// TimersReport is the table of a timers run.
+func TimersReport(results []TimersResult) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-9s %-8s %9s %7s  %-24s %-24s %11s %11s  %s\n", "mode", "phase", "waiting", "fired",
+		"ledger late p50/p99/max", "pushed late p50/p99/max", "store CPU", "engine CPU", "engine peak RSS MiB")
+	for _, r := range results {
+		fmt.Fprintf(&b, "%-9s %-8s %s\n", r.Mode, "baseline", r.Baseline.row())
+		fmt.Fprintf(&b, "%-9s %-8s %s\n", r.Mode, "loaded", r.Loaded.row())
+	}
+	b.WriteString("CPU is per fired message: store = PostgreSQL backends of the cluster's connections, or the embedded process;\n" +
+		"engine = the fan-out nodes, or the embedded process. Lateness is after each message's due time.\n")
+	return b.String()
+}
+
+// scannedTime is a time column as either engine returns it: unix
+// milliseconds (SQLite) or a time (PostgreSQL).
+type scannedTime struct{ t *time.Time }
+
+func (s scannedTime) Scan(v any) error {
+	switch v := v.(type) {
+	case int64:
+		*s.t = time.UnixMilli(v)
+	case time.Time:
+		*s.t = v
+	default:
+		return fmt.Errorf("a time stored as %T", v)
+	}
+	return nil
+}
