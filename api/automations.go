@@ -72,13 +72,7 @@ func (a *API) handleListAutomations(r *request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]automationJSON, len(list))
-	for i, au := range list {
-		if out[i], err = automationOut(au); err != nil {
-			return err
-		}
-	}
-	return r.json(http.StatusOK, map[string]any{"automations": out})
+	return answerList(r, "automations", list, automationOut)
 }
 
 // handleGetAutomation serves GET /api/v1/automations/{id}.

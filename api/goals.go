@@ -66,11 +66,7 @@ func (a *API) handleListGoals(r *request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]goalJSON, len(list))
-	for i, g := range list {
-		out[i] = goalOut(g)
-	}
-	return r.json(http.StatusOK, map[string]any{"goals": out})
+	return answerList(r, "goals", list, always(goalOut))
 }
 
 // handleGetGoal serves GET /api/v1/goals/{id}.

@@ -70,13 +70,7 @@ func (a *API) handleListJourneys(r *request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]journeyJSON, len(list))
-	for i, j := range list {
-		if out[i], err = journeyOut(j); err != nil {
-			return err
-		}
-	}
-	return r.json(http.StatusOK, map[string]any{"journeys": out})
+	return answerList(r, "journeys", list, journeyOut)
 }
 
 // handleGetJourney serves GET /api/v1/journeys/{id}, with per-step stats.
@@ -386,11 +380,7 @@ func (a *API) answerEnrollments(r *request, q store.EnrollmentQuery) error {
 	if err != nil {
 		return err
 	}
-	out := make([]enrollmentJSON, len(list))
-	for i, e := range list {
-		out[i] = enrollmentOut(e)
-	}
-	return r.json(http.StatusOK, map[string]any{"enrollments": out})
+	return answerList(r, "enrollments", list, always(enrollmentOut))
 }
 
 // handlePersonEnrollments serves GET /api/v1/subscribers/{externalId}/

@@ -85,11 +85,7 @@ func (a *API) handleListSegments(r *request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]segmentJSON, len(list))
-	for i, sg := range list {
-		out[i] = segmentOut(sg)
-	}
-	return r.json(http.StatusOK, map[string]any{"segments": out})
+	return answerList(r, "segments", list, always(segmentOut))
 }
 
 // handleCreateSegment serves POST /api/v1/segments.
