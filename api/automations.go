@@ -180,15 +180,7 @@ func storedAutomation(d automations.Definition, au store.Automation) (store.Auto
 
 // ownAutomation loads the {id} automation of the caller's website.
 func (a *API) ownAutomation(r *request) (store.Automation, error) {
-	id := r.param("id")
-	if !isUUID(id) {
-		return store.Automation{}, errCode(CodeNotFound)
-	}
-	au, err := a.st.Automation(r.ctx, r.owner.Website.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return store.Automation{}, errCode(CodeNotFound)
-	}
-	return au, err
+	return loadOwn(r, "id", a.st.Automation)
 }
 
 // answerAutomation answers the automation as stored now, with its stats.

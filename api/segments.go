@@ -115,15 +115,7 @@ func (a *API) handleCreateSegment(r *request) error {
 
 // ownSegment loads the {id} segment of the key's website.
 func (a *API) ownSegment(r *request) (store.Segment, error) {
-	id := r.param("id")
-	if !isUUID(id) {
-		return store.Segment{}, errCode(CodeNotFound)
-	}
-	sg, err := a.st.Segment(r.ctx, r.owner.Website.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return store.Segment{}, errCode(CodeNotFound)
-	}
-	return sg, err
+	return loadOwn(r, "id", a.st.Segment)
 }
 
 // handleUpdateSegment serves PUT /api/v1/segments/{id}.
