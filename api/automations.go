@@ -72,13 +72,7 @@ func (a *API) handleListAutomations(r *request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]automationJSON, len(list))
-	for i, au := range list {
-		if out[i], err = automationOut(au); err != nil {
-			return err
-		}
-	}
-	return r.json(http.StatusOK, map[string]any{"automations": out})
+	return answerList(r, "automations", list, automationOut)
 }
 
 // handleGetAutomation serves GET /api/v1/automations/{id}.
@@ -186,15 +180,7 @@ func storedAutomation(d automations.Definition, au store.Automation) (store.Auto
 
 // ownAutomation loads the {id} automation of the caller's website.
 func (a *API) ownAutomation(r *request) (store.Automation, error) {
-	id := r.param("id")
-	if !isUUID(id) {
-		return store.Automation{}, errCode(CodeNotFound)
-	}
-	au, err := a.st.Automation(r.ctx, r.owner.Website.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return store.Automation{}, errCode(CodeNotFound)
-	}
-	return au, err
+	return loadOwn(r, "id", a.st.Automation)
 }
 
 // answerAutomation answers the automation as stored now, with its stats.

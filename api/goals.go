@@ -66,11 +66,7 @@ func (a *API) handleListGoals(r *request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]goalJSON, len(list))
-	for i, g := range list {
-		out[i] = goalOut(g)
-	}
-	return r.json(http.StatusOK, map[string]any{"goals": out})
+	return answerList(r, "goals", list, always(goalOut))
 }
 
 // handleGetGoal serves GET /api/v1/goals/{id}.
@@ -149,15 +145,7 @@ func checkGoal(r *request, d *goals.Definition) error {
 
 // ownGoal loads the {id} goal of the caller's website.
 func (a *API) ownGoal(r *request) (store.Goal, error) {
-	id := r.param("id")
-	if !isUUID(id) {
-		return store.Goal{}, errCode(CodeNotFound)
-	}
-	g, err := a.st.Goal(r.ctx, r.owner.Website.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return store.Goal{}, errCode(CodeNotFound)
-	}
-	return g, err
+	return loadOwn(r, "id", a.st.Goal)
 }
 
 // answerGoal answers the goal as stored now, with its results.

@@ -70,13 +70,7 @@ func (a *API) handleListJourneys(r *request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]journeyJSON, len(list))
-	for i, j := range list {
-		if out[i], err = journeyOut(j); err != nil {
-			return err
-		}
-	}
-	return r.json(http.StatusOK, map[string]any{"journeys": out})
+	return answerList(r, "journeys", list, journeyOut)
 }
 
 // handleGetJourney serves GET /api/v1/journeys/{id}, with per-step stats.
@@ -219,15 +213,7 @@ func storedJourney(d journeys.Definition, j store.Journey) (store.Journey, error
 
 // ownJourney loads the {id} journey of the caller's website.
 func (a *API) ownJourney(r *request) (store.Journey, error) {
-	id := r.param("id")
-	if !isUUID(id) {
-		return store.Journey{}, errCode(CodeNotFound)
-	}
-	j, err := a.st.Journey(r.ctx, r.owner.Website.ID, strings.ToLower(id))
-	if errors.Is(err, store.ErrNotFound) {
-		return store.Journey{}, errCode(CodeNotFound)
-	}
-	return j, err
+	return loadOwn(r, "id", a.st.Journey)
 }
 
 // answerJourney answers the journey with its per-step stats: every step
@@ -386,11 +372,7 @@ func (a *API) answerEnrollments(r *request, q store.EnrollmentQuery) error {
 	if err != nil {
 		return err
 	}
-	out := make([]enrollmentJSON, len(list))
-	for i, e := range list {
-		out[i] = enrollmentOut(e)
-	}
-	return r.json(http.StatusOK, map[string]any{"enrollments": out})
+	return answerList(r, "enrollments", list, always(enrollmentOut))
 }
 
 // handlePersonEnrollments serves GET /api/v1/subscribers/{externalId}/
@@ -413,12 +395,8 @@ func (a *API) ownEnrollment(r *request) (store.Enrollment, error) {
 	if err != nil {
 		return store.Enrollment{}, err
 	}
-	id := r.param("enrollmentId")
-	if !isUUID(id) {
-		return store.Enrollment{}, errCode(CodeNotFound)
-	}
-	e, err := a.st.Enrollment(r.ctx, r.owner.Website.ID, strings.ToLower(id))
-	if errors.Is(err, store.ErrNotFound) || err == nil && e.JourneyID != j.ID {
+	e, err := loadOwn(r, "enrollmentId", a.st.Enrollment)
+	if err == nil && e.JourneyID != j.ID {
 		return store.Enrollment{}, errCode(CodeNotFound)
 	}
 	return e, err

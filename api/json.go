@@ -119,6 +119,25 @@ func (r *request) json(status int, v any) error {
 	return nil
 }
 
+// answerList answers 200 {key: [...]}: each of a list's records as out
+// renders it, the form of every GET list of a website's records (spec
+// 4.3, 4.4). A render that cannot fail goes in through always.
+func answerList[T, J any](r *request, key string, records []T, out func(T) (J, error)) error {
+	v := make([]J, len(records))
+	for i, rec := range records {
+		var err error
+		if v[i], err = out(rec); err != nil {
+			return err
+		}
+	}
+	return r.json(fasthttp.StatusOK, map[string]any{key: v})
+}
+
+// always is a render that cannot fail, as answerList takes it.
+func always[T, J any](out func(T) J) func(T) (J, error) {
+	return func(rec T) (J, error) { return out(rec), nil }
+}
+
 // noContent answers 204.
 func (r *request) noContent() error {
 	r.fc.SetStatusCode(fasthttp.StatusNoContent)

@@ -218,6 +218,23 @@ func (r *request) param(name string) string {
 	return ""
 }
 
+// loadOwn loads, with load, the record of the key's website that the
+// path parameter param names by its UUID (in any letter case): 404
+// not_found for an id that is not a UUID or names no record of the
+// website.
+func loadOwn[T any](r *request, param string, load func(ctx context.Context, websiteID, id string) (T, error)) (T, error) {
+	var none T
+	id := r.param(param)
+	if !isUUID(id) {
+		return none, errCode(CodeNotFound)
+	}
+	rec, err := load(r.ctx, r.owner.Website.ID, strings.ToLower(id))
+	if errors.Is(err, store.ErrNotFound) {
+		return none, errCode(CodeNotFound)
+	}
+	return rec, err
+}
+
 // serve is the single entry point of every request.
 func (a *API) serve(fc *fasthttp.RequestCtx) {
 	start := time.Now()

@@ -85,11 +85,7 @@ func (a *API) handleListSegments(r *request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]segmentJSON, len(list))
-	for i, sg := range list {
-		out[i] = segmentOut(sg)
-	}
-	return r.json(http.StatusOK, map[string]any{"segments": out})
+	return answerList(r, "segments", list, always(segmentOut))
 }
 
 // handleCreateSegment serves POST /api/v1/segments.
@@ -119,15 +115,7 @@ func (a *API) handleCreateSegment(r *request) error {
 
 // ownSegment loads the {id} segment of the key's website.
 func (a *API) ownSegment(r *request) (store.Segment, error) {
-	id := r.param("id")
-	if !isUUID(id) {
-		return store.Segment{}, errCode(CodeNotFound)
-	}
-	sg, err := a.st.Segment(r.ctx, r.owner.Website.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return store.Segment{}, errCode(CodeNotFound)
-	}
-	return sg, err
+	return loadOwn(r, "id", a.st.Segment)
 }
 
 // handleUpdateSegment serves PUT /api/v1/segments/{id}.

@@ -161,39 +161,23 @@ func (d *Definition) Apply(b Body) {
 // Lookup is what Check reads of the website: its topics, segments and
 // goals.
 type Lookup interface {
-	Segment(ctx context.Context, websiteID, id string) (store.Segment, error)
+	SegmentLookup
+	GoalLookup
 	Topic(ctx context.Context, websiteID, idOrSlug string) (store.Topic, error)
-	Goal(ctx context.Context, websiteID, id string) (store.Goal, error)
 }
 
 // Check validates d for website w and puts it in its stored form (names
 // trimmed, the topic's id for its slug, conditions normalized). A refusal
 // is an *Error; any other error is the store's.
 func (d *Definition) Check(ctx context.Context, w store.Website, lk Lookup, now time.Time) error {
-	d.Name = strings.TrimSpace(d.Name)
-	switch {
-	case d.Name == "":
-		return errorf("name_required", "a name is required")
-	case utf8.RuneCountInString(d.Name) > MaxName:
-		return errorf("invalid_name", "a name is at most %d characters", MaxName)
-	}
-	switch d.Status {
-	case store.AutomationDraft, store.AutomationActive, store.AutomationPaused:
-	default:
-		return errorf("invalid_status", "status is draft, active or paused")
+	if err := CheckNameAndStatus(&d.Name, d.Status); err != nil {
+		return err
 	}
 	if err := d.checkTrigger(ctx, w, lk); err != nil {
 		return err
 	}
-	if len(d.StopEvents) > MaxStopEvents {
-		return errorf("invalid_stop_events", "at most %d stop events", MaxStopEvents)
-	}
-	for i, name := range d.StopEvents {
-		name = strings.TrimSpace(name)
-		if name == "" || utf8.RuneCountInString(name) > analytics.MaxBehaviorName {
-			return errorf("invalid_stop_events", "stopEvents[%d] must be an event name of 1 to %d characters", i, analytics.MaxBehaviorName)
-		}
-		d.StopEvents[i] = name
+	if err := CheckEventNames(d.StopEvents, MaxStopEvents, "invalid_stop_events", "stopEvents", "stop events"); err != nil {
+		return err
 	}
 	if err := d.checkMessages(ctx, w, now); err != nil {
 		return err
@@ -215,16 +199,43 @@ func (d *Definition) checkGoal(ctx context.Context, w store.Website, lk Lookup) 
 	if !d.goalNamed || d.GoalID == "" {
 		return nil
 	}
-	err := store.ErrNotFound
-	if id, perr := uuid.Parse(d.GoalID); perr == nil && len(d.GoalID) == 36 {
-		d.GoalID = id.String()
-		_, err = lk.Goal(ctx, w.ID, d.GoalID)
+	return CheckGoalID(ctx, lk, w.ID, &d.GoalID)
+}
+
+// CheckNameAndStatus trims *name and checks it and status as an
+// automation's and a journey's are checked alike: a name of 1 to MaxName
+// characters (name_required, invalid_name), a status draft, active or
+// paused (invalid_status).
+func CheckNameAndStatus(name *string, status string) error {
+	*name = strings.TrimSpace(*name)
+	switch {
+	case *name == "":
+		return errorf("name_required", "a name is required")
+	case utf8.RuneCountInString(*name) > MaxName:
+		return errorf("invalid_name", "a name is at most %d characters", MaxName)
 	}
-	if errors.Is(err, store.ErrNotFound) {
-		return errorf("goal_not_found", "no goal %q on this website", d.GoalID)
+	switch status {
+	case store.AutomationDraft, store.AutomationActive, store.AutomationPaused:
+		return nil
 	}
-	if err != nil {
-		return fmt.Errorf("looking up goal: %w", err)
+	return errorf("invalid_status", "status is draft, active or paused")
+}
+
+// CheckEventNames trims, in place, the event names of a list that stops
+// or ends a run (an automation's stopEvents, a journey's exitEvents) and
+// checks there are at most max, each 1 to analytics.MaxBehaviorName
+// characters; a refusal has the code given (invalid_stop_events,
+// invalid_exit_events) and names the list by its member and in words.
+func CheckEventNames(names []string, max int, code, member, words string) error {
+	if len(names) > max {
+		return errorf(code, "at most %d %s", max, words)
+	}
+	for i, name := range names {
+		name = strings.TrimSpace(name)
+		if name == "" || utf8.RuneCountInString(name) > analytics.MaxBehaviorName {
+			return errorf(code, "%s[%d] must be an event name of 1 to %d characters", member, i, analytics.MaxBehaviorName)
+		}
+		names[i] = name
 	}
 	return nil
 }
@@ -266,17 +277,55 @@ func (d *Definition) checkTrigger(ctx context.Context, w store.Website, lk Looku
 		}
 		t.TopicID = topic.ID
 	case TriggerSegmentEntered:
-		err := store.ErrNotFound
-		if id, perr := uuid.Parse(t.SegmentID); perr == nil && len(t.SegmentID) == 36 {
-			t.SegmentID = id.String()
-			_, err = lk.Segment(ctx, w.ID, t.SegmentID)
-		}
-		if errors.Is(err, store.ErrNotFound) {
-			return errorf("segment_not_found", "no segment %q on this website", t.SegmentID)
-		}
-		if err != nil {
-			return fmt.Errorf("looking up segment: %w", err)
-		}
+		return CheckSegmentID(ctx, lk, w.ID, &t.SegmentID)
+	}
+	return nil
+}
+
+// SegmentLookup finds a segment of a website.
+type SegmentLookup interface {
+	Segment(ctx context.Context, websiteID, id string) (store.Segment, error)
+}
+
+// GoalLookup finds a goal of a website.
+type GoalLookup interface {
+	Goal(ctx context.Context, websiteID, id string) (store.Goal, error)
+}
+
+// CheckSegmentID puts *id in its canonical form and checks it names a
+// segment of the website (segment_not_found otherwise, as for an id that
+// is not a UUID).
+func CheckSegmentID(ctx context.Context, lk SegmentLookup, websiteID string, id *string) error {
+	return checkRecordID(id, "segment_not_found", "segment", func(id string) error {
+		_, err := lk.Segment(ctx, websiteID, id)
+		return err
+	})
+}
+
+// CheckGoalID puts *id in its canonical form and checks it names a goal
+// of the website (goal_not_found otherwise, as for an id that is not a
+// UUID).
+func CheckGoalID(ctx context.Context, lk GoalLookup, websiteID string, id *string) error {
+	return checkRecordID(id, "goal_not_found", "goal", func(id string) error {
+		_, err := lk.Goal(ctx, websiteID, id)
+		return err
+	})
+}
+
+// checkRecordID puts *id, a UUID in its 36-character form, in canonical
+// form and looks it up with find; any other id, or none found, is refused
+// with code. Other errors are the store's.
+func checkRecordID(id *string, code, noun string, find func(id string) error) error {
+	err := store.ErrNotFound
+	if u, perr := uuid.Parse(*id); perr == nil && len(*id) == 36 {
+		*id = u.String()
+		err = find(*id)
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		return errorf(code, "no %s %q on this website", noun, *id)
+	}
+	if err != nil {
+		return fmt.Errorf("looking up %s: %w", noun, err)
 	}
 	return nil
 }

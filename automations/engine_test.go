@@ -5,38 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/relaybell/relaybell/automations/enginetest"
 	"github.com/relaybell/relaybell/store"
-	"github.com/relaybell/relaybell/store/postgres"
-	"github.com/relaybell/relaybell/store/sqlite"
-	"github.com/relaybell/relaybell/store/storetest"
 )
 
-var start = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-
-// clock is a settable clock.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+var start = enginetest.Start
 
 // dispatcher counts dispatches per notification.
 type dispatcher struct {
@@ -54,52 +33,13 @@ func (d *dispatcher) Dispatch(_ context.Context, n store.Notification) error {
 	return nil
 }
 
-// openPostgres opens count stores on one new PostgreSQL schema: the
-// connections of as many nodes.
-func openPostgres(t *testing.T, count int) []store.Store {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("PostgreSQL: not with -short")
-	}
-	dsn, err := postgres.WithSearchPath(storetest.PostgresDSN(), storetest.PostgresSchema(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []store.Store
-	for range count {
-		st, err := postgres.Open(context.Background(), dsn, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		out = append(out, st)
-	}
-	return out
-}
-
-func openSQLite(t *testing.T) store.Store {
-	t.Helper()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "store.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
-}
-
 // setup makes a website with people subscribed and an active automation
 // of three messages (now, a minute and an hour after the trigger), and
 // triggers it for every person. It returns the automation's id.
 func setup(t *testing.T, st store.Store, people int) (store.Website, string) {
 	t.Helper()
 	ctx := context.Background()
-	id := uuid.NewString()
-	a := store.Account{ID: uuid.NewString(), OwnerEmail: id[:8] + "@example.com", EmailVerified: true, CreatedAt: start}
-	w := store.Website{ID: id, AccountID: a.ID, ProjectID: "prj_" + id[:12], Name: "Shop", URL: "https://shop.example",
-		Timezone: "UTC", VAPIDPublicKey: "pub" + id, VAPIDPrivateKey: "priv" + id, CreatedAt: start}
-	if err := st.CreateWebsite(ctx, a, w, store.APIKey{}); err != nil {
-		t.Fatal(err)
-	}
+	w := enginetest.Website(t, st)
 	d := New()
 	d.Name, d.Status = "Steps", store.AutomationActive
 	d.Trigger = Trigger{Type: TriggerEvent, Event: "signed_up"}
@@ -122,7 +62,7 @@ func setup(t *testing.T, st store.Store, people int) (store.Website, string) {
 	}
 	svc := NewService(st, nil)
 	for i := range people {
-		res, err := st.UpsertSubscription(ctx, store.SubscriptionInput{WebsiteID: w.ID, Endpoint: fmt.Sprintf("https://push.example/%s/%d", id, i),
+		res, err := st.UpsertSubscription(ctx, store.SubscriptionInput{WebsiteID: w.ID, Endpoint: fmt.Sprintf("https://push.example/%s/%d", w.ID, i),
 			P256dh: "p", Auth: "a", Device: "desktop", At: start})
 		if err != nil {
 			t.Fatal(err)
@@ -138,39 +78,17 @@ func setup(t *testing.T, st store.Store, people int) (store.Website, string) {
 // one must be 1.
 func sent(t *testing.T, st store.Store, websiteID, automationID string) map[string]int {
 	t.Helper()
-	list, err := st.ListNotifications(context.Background(), store.ListQuery{WebsiteID: websiteID, Limit: 100_000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]int{}
-	for _, n := range list {
-		if n.AutomationID == automationID {
-			out[string(n.Target)+" "+n.Title]++
-		}
-	}
-	return out
-}
-
-func checkOnce(t *testing.T, got map[string]int, want int) {
-	t.Helper()
-	if len(got) != want {
-		t.Fatalf("%d distinct messages sent, want %d", len(got), want)
-	}
-	for k, n := range got {
-		if n != 1 {
-			t.Fatalf("%s sent %d times", k, n)
-		}
-	}
+	return enginetest.Sent(t, st, websiteID, func(n store.Notification) bool { return n.AutomationID == automationID })
 }
 
 // TestEngineExactlyOnceConcurrent: engines on two nodes of one
 // PostgreSQL claim the same due timers at the same time (SKIP LOCKED);
 // every message is sent once, none twice, none dropped.
 func TestEngineExactlyOnceConcurrent(t *testing.T) {
-	nodes := openPostgres(t, 2)
+	nodes := enginetest.OpenPostgres(t, 2)
 	const people = 150
 	w, id := setup(t, nodes[0], people)
-	clk := &clock{now: start}
+	clk := enginetest.NewClock(start)
 	disp := &dispatcher{}
 	var engines []*Engine
 	for _, st := range nodes {
@@ -181,24 +99,13 @@ func TestEngineExactlyOnceConcurrent(t *testing.T) {
 		engines = append(engines, e)
 	}
 	for _, step := range []time.Duration{0, time.Minute, time.Hour} {
-		clk.now = start.Add(step)
-		var wg sync.WaitGroup
-		fired := make([]int, len(engines))
-		for i, e := range engines {
-			wg.Go(func() {
-				n, err := e.RunDue(context.Background())
-				if err != nil {
-					t.Error(err)
-				}
-				fired[i] = n
-			})
-		}
-		wg.Wait()
+		clk.Set(start.Add(step))
+		fired := enginetest.RunAtOnce(t, engines)
 		if fired[0]+fired[1] != people {
 			t.Fatalf("at %v: fired %v, want %d in all", step, fired, people)
 		}
 	}
-	checkOnce(t, sent(t, nodes[0], w.ID, id), 3*people)
+	enginetest.CheckOnce(t, sent(t, nodes[0], w.ID, id), 3*people)
 	if len(disp.sent) != 3*people {
 		t.Fatalf("%d notifications dispatched, want %d", len(disp.sent), 3*people)
 	}
@@ -231,15 +138,12 @@ func (s *failingStore) FireTimer(ctx context.Context, t store.Timer, f store.Fir
 // commit leaves them leased; once the lease runs out another node sends
 // each once, and a redo of a committed timer sends nothing.
 func TestEngineCrashRedo(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		open func(t *testing.T) store.Store
-	}{{"sqlite", openSQLite}, {"postgres", func(t *testing.T) store.Store { return openPostgres(t, 1)[0] }}} {
-		t.Run(c.name, func(t *testing.T) {
-			st := c.open(t)
+	for _, c := range enginetest.Stores {
+		t.Run(c.Name, func(t *testing.T) {
+			st := c.Open(t)
 			const people = 20
 			w, id := setup(t, st, people)
-			clk := &clock{now: start}
+			clk := enginetest.NewClock(start)
 			dying := &failingStore{Store: st, fail: true}
 			e1, _ := NewEngine(Config{Now: clk.Now, Lease: time.Minute}, dying, nil, nil, nil, nil)
 			if _, err := e1.RunDue(context.Background()); err == nil {
@@ -259,7 +163,7 @@ func TestEngineCrashRedo(t *testing.T) {
 			if n, err := e2.RunDue(context.Background()); err != nil || n != 2*people {
 				t.Fatalf("after the lease: fired %d (%v), want %d", n, err, 2*people)
 			}
-			checkOnce(t, sent(t, st, w.ID, id), 2*people)
+			enginetest.CheckOnce(t, sent(t, st, w.ID, id), 2*people)
 			// The last step fired, then fired again (a node whose commit
 			// went through but whose answer was lost): the redo does nothing.
 			clk.Add(time.Hour)
@@ -275,7 +179,7 @@ func TestEngineCrashRedo(t *testing.T) {
 					t.Fatalf("redo: %q %v", out, err)
 				}
 			}
-			checkOnce(t, sent(t, st, w.ID, id), 2*people)
+			enginetest.CheckOnce(t, sent(t, st, w.ID, id), 2*people)
 		})
 	}
 }
@@ -283,7 +187,7 @@ func TestEngineCrashRedo(t *testing.T) {
 // TestEngineWakes: a run started in the process is looked at at once,
 // whatever the poll interval.
 func TestEngineWakes(t *testing.T) {
-	st := openSQLite(t)
+	st := enginetest.OpenSQLite(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	svc := NewService(st, nil)
@@ -320,7 +224,7 @@ func TestEngineWakes(t *testing.T) {
 // restart one of them starts it; with restart each starts in turn and
 // only the last run's messages wait.
 func TestConcurrentTriggersOneRun(t *testing.T) {
-	nodes := openPostgres(t, 4)
+	nodes := enginetest.OpenPostgres(t, 4)
 	w, id := setup(t, nodes[0], 0)
 	ctx := context.Background()
 	res, err := nodes[0].UpsertSubscription(ctx, store.SubscriptionInput{WebsiteID: w.ID, Endpoint: "https://push.example/race", P256dh: "p", Auth: "a", At: start})

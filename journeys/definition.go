@@ -10,8 +10,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/google/uuid"
-
 	"github.com/relaybell/relaybell/analytics"
 	"github.com/relaybell/relaybell/automations"
 	"github.com/relaybell/relaybell/filter"
@@ -70,6 +68,21 @@ func (e *Error) Error() string { return e.Code + ": " + e.Message }
 
 func errorf(code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// fromAutomations is err, a refusal of a check package automations makes
+// for journeys too, as a journey's refusal about step ("" for none, else
+// the message names it); other errors are returned as they are.
+func fromAutomations(err error, step string) error {
+	var ae *automations.Error
+	if !errors.As(err, &ae) {
+		return err
+	}
+	msg := ae.Message
+	if step != "" {
+		msg = fmt.Sprintf("step %q: %s", step, msg)
+	}
+	return &Error{Code: ae.Code, Message: msg, Step: step}
 }
 
 func graphError(step, format string, args ...any) *Error {
@@ -194,7 +207,6 @@ func (d *Definition) Apply(b Body) {
 // Lookup is what Check reads: the website's topics, segments and goals.
 type Lookup interface {
 	automations.Lookup
-	Goal(ctx context.Context, websiteID, id string) (store.Goal, error)
 }
 
 // ReenterAfter is how long after an entry the person may enter again; 0
@@ -219,17 +231,8 @@ func (d *Definition) Step(id string) (*Step, bool) {
 // Check validates d for website w and puts it in its stored form. A
 // refusal is an *Error; any other error is the store's.
 func (d *Definition) Check(ctx context.Context, w store.Website, lk Lookup, now time.Time) error {
-	d.Name = strings.TrimSpace(d.Name)
-	switch {
-	case d.Name == "":
-		return errorf("name_required", "a name is required")
-	case utf8.RuneCountInString(d.Name) > MaxName:
-		return errorf("invalid_name", "a name is at most %d characters", MaxName)
-	}
-	switch d.Status {
-	case store.AutomationDraft, store.AutomationActive, store.AutomationPaused:
-	default:
-		return errorf("invalid_status", "status is draft, active or paused")
+	if err := automations.CheckNameAndStatus(&d.Name, d.Status); err != nil {
+		return fromAutomations(err, "")
 	}
 	if err := checkEntry(ctx, w, lk, &d.Entry); err != nil {
 		return err
@@ -240,26 +243,12 @@ func (d *Definition) Check(ctx context.Context, w store.Website, lk Lookup, now 
 	default:
 		return errorf("invalid_reentry", "reentry is {mode: never} or {mode: after, hours: 1 to %d}", MaxReentry)
 	}
-	if len(d.ExitEvents) > MaxExitEvents {
-		return errorf("invalid_exit_events", "at most %d exit events", MaxExitEvents)
-	}
-	for i, name := range d.ExitEvents {
-		name = strings.TrimSpace(name)
-		if name == "" || utf8.RuneCountInString(name) > analytics.MaxBehaviorName {
-			return errorf("invalid_exit_events", "exitEvents[%d] must be an event name of 1 to %d characters", i, analytics.MaxBehaviorName)
-		}
-		d.ExitEvents[i] = name
+	if err := automations.CheckEventNames(d.ExitEvents, MaxExitEvents, "invalid_exit_events", "exitEvents", "exit events"); err != nil {
+		return fromAutomations(err, "")
 	}
 	if d.Goal != nil {
-		id, err := uuid.Parse(d.Goal.GoalID)
-		if err != nil || len(d.Goal.GoalID) != 36 {
-			return errorf("goal_not_found", "no goal %q on this website", d.Goal.GoalID)
-		}
-		d.Goal.GoalID = id.String()
-		if _, err := lk.Goal(ctx, w.ID, d.Goal.GoalID); errors.Is(err, store.ErrNotFound) {
-			return errorf("goal_not_found", "no goal %q on this website", d.Goal.GoalID)
-		} else if err != nil {
-			return err
+		if err := automations.CheckGoalID(ctx, lk, w.ID, &d.Goal.GoalID); err != nil {
+			return fromAutomations(err, "")
 		}
 	}
 	return d.checkSteps(ctx, w, lk, now)
@@ -465,16 +454,8 @@ func (d *Definition) checkStep(ctx context.Context, w store.Website, lk Lookup, 
 			f := s.Filters.Normalize()
 			s.Filters = &f
 		default:
-			err := store.ErrNotFound
-			if id, perr := uuid.Parse(s.SegmentID); perr == nil && len(s.SegmentID) == 36 {
-				s.SegmentID = id.String()
-				_, err = lk.Segment(ctx, w.ID, s.SegmentID)
-			}
-			if errors.Is(err, store.ErrNotFound) {
-				return &Error{Code: "segment_not_found", Step: s.ID, Message: fmt.Sprintf("step %q: no segment %q on this website", s.ID, s.SegmentID)}
-			}
-			if err != nil {
-				return fmt.Errorf("looking up segment: %w", err)
+			if err := automations.CheckSegmentID(ctx, lk, w.ID, &s.SegmentID); err != nil {
+				return fromAutomations(err, s.ID)
 			}
 		}
 	case StepSetTags:

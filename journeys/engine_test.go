@@ -5,69 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/relaybell/relaybell/automations"
+	"github.com/relaybell/relaybell/automations/enginetest"
 	"github.com/relaybell/relaybell/store"
-	"github.com/relaybell/relaybell/store/postgres"
-	"github.com/relaybell/relaybell/store/sqlite"
-	"github.com/relaybell/relaybell/store/storetest"
 )
 
-var start = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = t
-}
-
-func openPostgres(t *testing.T, count int) []store.Store {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("PostgreSQL: not with -short")
-	}
-	dsn, err := postgres.WithSearchPath(storetest.PostgresDSN(), storetest.PostgresSchema(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []store.Store
-	for range count {
-		st, err := postgres.Open(context.Background(), dsn, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		out = append(out, st)
-	}
-	return out
-}
-
-func openSQLite(t *testing.T) store.Store {
-	t.Helper()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "store.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
-}
+var start = enginetest.Start
 
 // setup makes a website with people subscribed and an active three-step
 // journey (a send now, one a minute later, one an hour after that), and
@@ -75,13 +23,7 @@ func openSQLite(t *testing.T) store.Store {
 func setup(t *testing.T, st store.Store, people int) (store.Website, string) {
 	t.Helper()
 	ctx := context.Background()
-	id := uuid.NewString()
-	a := store.Account{ID: uuid.NewString(), OwnerEmail: id[:8] + "@example.com", EmailVerified: true, CreatedAt: start}
-	w := store.Website{ID: id, AccountID: a.ID, ProjectID: "prj_" + id[:12], Name: "Shop", URL: "https://shop.example",
-		Timezone: "UTC", VAPIDPublicKey: "pub" + id, VAPIDPrivateKey: "priv" + id, CreatedAt: start}
-	if err := st.CreateWebsite(ctx, a, w, store.APIKey{}); err != nil {
-		t.Fatal(err)
-	}
+	w := enginetest.Website(t, st)
 	var d Definition
 	if err := json.Unmarshal([]byte(`{"steps":[
 		{"id":"one","type":"send","content":{"title":"step 1"},"next":"w1"},
@@ -103,7 +45,7 @@ func setup(t *testing.T, st store.Store, people int) (store.Website, string) {
 	}
 	svc := NewService(st, Config{}, nil)
 	for i := range people {
-		res, err := st.UpsertSubscription(ctx, store.SubscriptionInput{WebsiteID: w.ID, Endpoint: fmt.Sprintf("https://push.example/%s/%d", id, i),
+		res, err := st.UpsertSubscription(ctx, store.SubscriptionInput{WebsiteID: w.ID, Endpoint: fmt.Sprintf("https://push.example/%s/%d", w.ID, i),
 			P256dh: "p", Auth: "a", Device: "desktop", At: start})
 		if err != nil {
 			t.Fatal(err)
@@ -118,32 +60,10 @@ func setup(t *testing.T, st store.Store, people int) (store.Website, string) {
 // sent counts the journey's notifications per (person, title).
 func sent(t *testing.T, st store.Store, websiteID, journeyID string) map[string]int {
 	t.Helper()
-	list, err := st.ListNotifications(context.Background(), store.ListQuery{WebsiteID: websiteID, Limit: 100_000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]int{}
-	for _, n := range list {
-		if n.JourneyID == journeyID {
-			out[string(n.Target)+" "+n.Title]++
-		}
-	}
-	return out
+	return enginetest.Sent(t, st, websiteID, func(n store.Notification) bool { return n.JourneyID == journeyID })
 }
 
-func checkOnce(t *testing.T, got map[string]int, want int) {
-	t.Helper()
-	if len(got) != want {
-		t.Fatalf("%d distinct steps sent, want %d", len(got), want)
-	}
-	for k, n := range got {
-		if n != 1 {
-			t.Fatalf("%s sent %d times", k, n)
-		}
-	}
-}
-
-func engine(t *testing.T, st Store, clk *clock, batch int) *automations.Engine {
+func engine(t *testing.T, st Store, clk *enginetest.Clock, batch int) *automations.Engine {
 	t.Helper()
 	as, ok := st.(automations.Store)
 	if !ok {
@@ -161,30 +81,19 @@ func engine(t *testing.T, st Store, clk *clock, batch int) *automations.Engine {
 // PostgreSQL claim the same due journey timers at once (SKIP LOCKED):
 // every step is sent once, none twice, none dropped.
 func TestEngineExactlyOnceConcurrent(t *testing.T) {
-	nodes := openPostgres(t, 2)
+	nodes := enginetest.OpenPostgres(t, 2)
 	const people = 120
 	w, id := setup(t, nodes[0], people)
-	clk := &clock{now: start}
+	clk := enginetest.NewClock(start)
 	engines := []*automations.Engine{engine(t, nodes[0], clk, 7), engine(t, nodes[1], clk, 7)}
 	for _, step := range []time.Duration{0, time.Minute, time.Minute + time.Hour} {
 		clk.Set(start.Add(step))
-		var wg sync.WaitGroup
-		fired := make([]int, len(engines))
-		for i, e := range engines {
-			wg.Go(func() {
-				n, err := e.RunDue(context.Background())
-				if err != nil {
-					t.Error(err)
-				}
-				fired[i] = n
-			})
-		}
-		wg.Wait()
+		fired := enginetest.RunAtOnce(t, engines)
 		if fired[0]+fired[1] != people {
 			t.Fatalf("at %v: fired %v, want %d in all", step, fired, people)
 		}
 	}
-	checkOnce(t, sent(t, nodes[0], w.ID, id), 3*people)
+	enginetest.CheckOnce(t, sent(t, nodes[0], w.ID, id), 3*people)
 }
 
 // dying fails MoveEnrollment as a node killed between its claim and its
@@ -205,15 +114,12 @@ func (s dying) MoveEnrollment(ctx context.Context, m store.JourneyMove) (bool, e
 // its commit leaves them leased; once the lease runs out another node
 // runs each step once, and a redo of a committed timer does nothing.
 func TestEngineCrashRedo(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		open func(t *testing.T) store.Store
-	}{{"sqlite", openSQLite}, {"postgres", func(t *testing.T) store.Store { return openPostgres(t, 1)[0] }}} {
-		t.Run(c.name, func(t *testing.T) {
-			st := c.open(t)
+	for _, c := range enginetest.Stores {
+		t.Run(c.Name, func(t *testing.T) {
+			st := c.Open(t)
 			const people = 20
 			w, id := setup(t, st, people)
-			clk := &clock{now: start}
+			clk := enginetest.NewClock(start)
 			if _, err := engine(t, dying{st}, clk, 100).RunDue(context.Background()); err == nil {
 				t.Fatal("the dying node fired without an error")
 			}
@@ -229,7 +135,7 @@ func TestEngineCrashRedo(t *testing.T) {
 			if n, err := e2.RunDue(context.Background()); err != nil || n != people {
 				t.Fatalf("after the lease: fired %d (%v), want %d", n, err, people)
 			}
-			checkOnce(t, sent(t, st, w.ID, id), people)
+			enginetest.CheckOnce(t, sent(t, st, w.ID, id), people)
 			// The next step fired, then fired again (a node whose commit
 			// went through but whose answer was lost): the redo is a no-op.
 			clk.Set(start.Add(3 * time.Minute))
@@ -246,13 +152,13 @@ func TestEngineCrashRedo(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			checkOnce(t, sent(t, st, w.ID, id), 2*people)
+			enginetest.CheckOnce(t, sent(t, st, w.ID, id), 2*people)
 			// The last step's timers are one per person, due an hour on.
 			clk.Set(start.Add(2 * time.Hour))
 			if n, err := e2.RunDue(context.Background()); err != nil || n != people {
 				t.Fatalf("last step: fired %d (%v)", n, err)
 			}
-			checkOnce(t, sent(t, st, w.ID, id), 3*people)
+			enginetest.CheckOnce(t, sent(t, st, w.ID, id), 3*people)
 		})
 	}
 }

@@ -1,6 +1,7 @@
 // Forms: every control labelled, every API error next to its field.
 import { html, useState } from './vendor/preact-htm.module.js';
 import { call, ApiError } from './api.js';
+import { go } from './router.js';
 
 // fieldOf is the form field an error code concerns ('form' for the whole).
 const fieldOf = {
@@ -94,6 +95,39 @@ export function Alert({ error, what }) {
   const message = typeof error === 'string' ? error : messageOf(error);
   return html`<p class="error" role="alert">${what ? what + ': ' + message : message}</p>`;
 }
+
+// selectField is form f's maker of select fields: select(id, label,
+// options, {empty, none}) chooses member id among options ([value, label]
+// pairs), with f's error for it; empty labels a first option of no value,
+// and none is said when the options, loaded, are none.
+export function selectField(f, loaded) {
+  return (fid, label, options, extra = {}) => html`<div class="field"><label for=${fid}>${label}</label>
+    <select id=${fid} value=${f.values[fid]} onChange=${(e) => f.set(fid)(e.currentTarget.value)} aria-invalid=${f.errors[fid] ? 'true' : undefined}
+      aria-describedby=${f.errors[fid] ? fid + '-error' : undefined}>
+      ${extra.empty && html`<option value="">${extra.empty}</option>`}
+      ${options.map(([o, l]) => html`<option value=${o}>${l}</option>`)}</select>
+    ${extra.none && loaded && options.length === 0 && html`<p class="hint">${extra.none}</p>`}
+    ${f.errors[fid] && html`<p class="error" id=${fid + '-error'}>${f.errors[fid]}</p>`}</div>`;
+}
+
+// removeAndLeave is an editor's Delete: once the person confirms question,
+// DELETE path, drop the editor's unsaved changes (guard, see useGuard) and
+// go to page; a refusal shows in form f.
+export async function removeAndLeave(f, guard, question, path, page) {
+  if (!window.confirm(question)) return;
+  try {
+    await call('DELETE', path);
+    guard.forget();
+    go(page);
+  } catch (err) {
+    f.setErrors(errorsOf(err));
+  }
+}
+
+// canonical is a JSON value as text with its members sorted: two bodies
+// that say the same give the same text.
+export const canonical = (x) => JSON.stringify(x, (_, v) => (v && typeof v === 'object' && !Array.isArray(v)
+  ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, v[k]])) : v));
 
 export function FormError({ errors }) {
   return errors.form ? html`<p class="error" role="alert">${errors.form}</p>` : null;

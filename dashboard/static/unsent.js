@@ -44,25 +44,29 @@ export function useUnsent(key, values, baseline, ready, question) {
       // storage off or full: the warnings still hold
     }
   }, [key, text, dirty, ready]);
-  useEffect(() => {
-    const unload = (e) => {
-      if (!state.current.dirty) return;
-      e.preventDefault();
-      e.returnValue = '';
-    };
-    window.addEventListener('beforeunload', unload);
-    const release = guardLeaving(() => {
-      if (!state.current.dirty) return true;
-      if (!window.confirm(question)) return false;
-      forget();
-      return true;
-    });
-    return () => {
-      window.removeEventListener('beforeunload', unload);
-      release();
-    };
-  }, [key]);
+  useEffect(() => warnOnLeave(state, () => {
+    if (!window.confirm(question)) return false;
+    forget();
+    return true;
+  }), [key]);
   return { dirty, forget };
+}
+
+// warnOnLeave has the browser ask before a reload or a close while
+// state.current.dirty, and asks leave() before a change of page then (a
+// change goes ahead when it answers true); it returns what stops both.
+function warnOnLeave(state, leave) {
+  const unload = (e) => {
+    if (!state.current.dirty) return;
+    e.preventDefault();
+    e.returnValue = '';
+  };
+  window.addEventListener('beforeunload', unload);
+  const release = guardLeaving(() => !state.current.dirty || leave());
+  return () => {
+    window.removeEventListener('beforeunload', unload);
+    release();
+  };
 }
 
 // useGuard asks before a reload, a close or a change of page would drop
@@ -75,19 +79,7 @@ export function useGuard(dirty, question) {
   useEffect(() => {
     if (!dirty) state.current.forgotten = false; // a change after forget() is new work
   }, [dirty]);
-  useEffect(() => {
-    const unload = (e) => {
-      if (!state.current.dirty) return;
-      e.preventDefault();
-      e.returnValue = '';
-    };
-    window.addEventListener('beforeunload', unload);
-    const release = guardLeaving(() => !state.current.dirty || window.confirm(question));
-    return () => {
-      window.removeEventListener('beforeunload', unload);
-      release();
-    };
-  }, []);
+  useEffect(() => warnOnLeave(state, () => window.confirm(question)), []);
   return {
     forget: () => {
       state.current.forgotten = true;

@@ -5,7 +5,7 @@
 import { html, useState, useEffect } from '../vendor/preact-htm.module.js';
 import { call, ApiError } from '../api.js';
 import { go } from '../router.js';
-import { Alert, Field, useForm, FormError, errorsOf } from '../forms.js';
+import { Alert, Field, useForm, FormError, errorsOf, selectField, removeAndLeave, canonical } from '../forms.js';
 import { useLoad } from '../lists.js';
 import { useGuard } from '../unsent.js';
 import { RuleBuilder, eventRules, apiFilters, builderFilters, buildable, ruleBlank, ruleError } from '../rules.js';
@@ -47,10 +47,6 @@ export function editorValues(a) {
   };
 }
 
-// canonical is a JSON value as text with its members sorted.
-const canonical = (x) => JSON.stringify(x, (_, v) => (v && typeof v === 'object' && !Array.isArray(v)
-  ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, v[k]])) : v));
-
 // editable reports whether the form shows automation a exactly, so that
 // saving it changes only what the person changed: conditions the rule
 // builder can show, stop events without line breaks, and messages with no
@@ -64,15 +60,22 @@ export function editable(a) {
     });
 }
 
-// automationBody is the form v as the body of POST or PUT /automations.
-export function automationBody(v) {
-  const trigger = { type: v.type };
-  if (v.type === 'event') {
+// triggerBody is the trigger of type the form v says (an automation's
+// trigger, a journey's entry): its event and conditions, topic or segment.
+export function triggerBody(type, v) {
+  const trigger = { type };
+  if (type === 'event') {
     trigger.event = v.event.trim();
     if (!v.conditions.rules.every(ruleBlank)) trigger.conditions = apiFilters(v.conditions);
   }
-  if (v.type === 'topic_opt_in') trigger.topicId = v.topicId;
-  if (v.type === 'segment_entered') trigger.segmentId = v.segmentId;
+  if (type === 'topic_opt_in') trigger.topicId = v.topicId;
+  if (type === 'segment_entered') trigger.segmentId = v.segmentId;
+  return trigger;
+}
+
+// automationBody is the form v as the body of POST or PUT /automations.
+export function automationBody(v) {
+  const trigger = triggerBody(v.type, v);
   const cap = (x) => (x.trim() ? Number(x) : null);
   return {
     name: v.name, status: v.status, goalId: v.goalId || null, trigger, stopEvents: v.stopEvents.split('\n').map((e) => e.trim()).filter(Boolean),
@@ -154,16 +157,8 @@ export function AutomationEditor({ site, id }) {
     guard.forget();
     go('automations');
   }, (err) => automationError(err, v));
-  const remove = async () => {
-    if (!window.confirm('Delete the automation “' + saved.data.name + '”? Its pending pushes will not go.')) return;
-    try {
-      await call('DELETE', '/automations/' + encodeURIComponent(id));
-      guard.forget();
-      go('automations');
-    } catch (err) {
-      f.setErrors(errorsOf(err));
-    }
-  };
+  const remove = () => removeAndLeave(f, guard, 'Delete the automation “' + saved.data.name + '”? Its pending pushes will not go.',
+    '/automations/' + encodeURIComponent(id), 'automations');
   const title = id ? (saved.data ? 'Automation “' + saved.data.name + '”' : 'Automation') : 'New automation';
   if (state !== 'ready') {
     return html`<section><h1>${title}</h1><${Alert} error=${saved.error} /><${FormError} errors=${f.errors} />
@@ -171,13 +166,7 @@ export function AutomationEditor({ site, id }) {
       ${saved.data && html`<div class="actions"><button type="button" class="secondary" onClick=${remove}>Delete automation</button></div>`}
     </section>`;
   }
-  const select = (fid, label, options, extra = {}) => html`<div class="field"><label for=${fid}>${label}</label>
-    <select id=${fid} value=${v[fid]} onChange=${(e) => f.set(fid)(e.currentTarget.value)} aria-invalid=${f.errors[fid] ? 'true' : undefined}
-      aria-describedby=${f.errors[fid] ? fid + '-error' : undefined}>
-      ${extra.empty && html`<option value="">${extra.empty}</option>`}
-      ${options.map(([o, l]) => html`<option value=${o}>${l}</option>`)}</select>
-    ${extra.none && choices.data && options.length === 0 && html`<p class="hint">${extra.none}</p>`}
-    ${f.errors[fid] && html`<p class="error" id=${fid + '-error'}>${f.errors[fid]}</p>`}</div>`;
+  const select = selectField(f, !!choices.data);
   const box = (name, label) => html`<label class="choice"><input type="checkbox" checked=${v[name]}
     onChange=${(e) => f.set(name)(e.currentTarget.checked)} /> ${label}</label>`;
   return html`<section class="automation">

@@ -5,12 +5,13 @@
 import { html, useState, useEffect } from '../vendor/preact-htm.module.js';
 import { call, ApiError } from '../api.js';
 import { go } from '../router.js';
-import { Alert, Field, useForm, FormError, errorsOf } from '../forms.js';
+import { Alert, Field, useForm, FormError, errorsOf, selectField, removeAndLeave, canonical } from '../forms.js';
 import { useLoad } from '../lists.js';
 import { useGuard } from '../unsent.js';
-import { RuleBuilder, eventRules, audienceRules, apiFilters, builderFilters, buildable, ruleBlank, ruleError } from '../rules.js';
+import { RuleBuilder, eventRules, audienceRules, builderFilters, buildable, ruleBlank, ruleError } from '../rules.js';
 import { contentField } from '../sends.js';
 import { statusNames } from './automations.js';
+import { triggerBody } from './automation.js';
 import { Step, stepValues, stepBody, stepTypes, durationSeconds, Figures } from './steps.js';
 
 const maxSeconds = 31536000; // a year
@@ -37,13 +38,7 @@ export function journeyValues(j) {
 
 // journeyBody is the form v as the body of POST or PUT /journeys.
 export function journeyBody(v) {
-  const entry = { type: v.entry };
-  if (v.entry === 'event') {
-    entry.event = v.event.trim();
-    if (!v.conditions.rules.every(ruleBlank)) entry.conditions = apiFilters(v.conditions);
-  }
-  if (v.entry === 'topic_opt_in') entry.topicId = v.topicId;
-  if (v.entry === 'segment_entered') entry.segmentId = v.segmentId;
+  const entry = triggerBody(v.entry, v);
   const body = {
     name: v.name, status: v.status, entry,
     reentry: v.reentry === 'after' ? { mode: 'after', hours: Number(v.reentryHours) } : { mode: 'never' },
@@ -53,10 +48,6 @@ export function journeyBody(v) {
   body.goal = v.goalId ? { goalId: v.goalId, exitOnGoal: v.exitOnGoal } : null;
   return body;
 }
-
-// canonical is a JSON value as text with its members sorted.
-const canonical = (x) => JSON.stringify(x, (_, val) => (val && typeof val === 'object' && !Array.isArray(val)
-  ? Object.fromEntries(Object.keys(val).sort().map((k) => [k, val[k]])) : val));
 
 // editable reports whether the builder shows journey j exactly, so that
 // saving it changes only what the person changed.
@@ -161,16 +152,8 @@ export function JourneyPage({ site, id }) {
     setSaid(answer.version > before ? 'Saved as version ' + answer.version + ': people already in the journey stay on version ' + before + '.'
       : 'Saved (version ' + answer.version + ').');
   }, (err) => journeyError(err, v));
-  const remove = async () => {
-    if (!window.confirm('Delete the journey “' + saved.data.name + '”? Its enrolments end and their pending steps will not run.')) return;
-    try {
-      await call('DELETE', '/journeys/' + encodeURIComponent(id));
-      guard.forget();
-      go('journeys');
-    } catch (err) {
-      f.setErrors(errorsOf(err));
-    }
-  };
+  const remove = () => removeAndLeave(f, guard, 'Delete the journey “' + saved.data.name + '”? Its enrolments end and their pending steps will not run.',
+    '/journeys/' + encodeURIComponent(id), 'journeys');
   const j = saved.data;
   const title = id ? (j ? 'Journey “' + j.name + '”' : 'Journey') : 'New journey';
   const version = j && html`<p class="version">Version ${j.version}, ${(statusNames[j.status] || j.status).toLowerCase()}.</p>`;
@@ -185,13 +168,7 @@ export function JourneyPage({ site, id }) {
       ${j && canChange && html`<div class="actions"><button type="button" class="secondary" onClick=${remove}>Delete journey</button></div>`}
     </section>`;
   }
-  const select = (fid, label, options, extra = {}) => html`<div class="field"><label for=${fid}>${label}</label>
-    <select id=${fid} value=${v[fid]} onChange=${(e) => f.set(fid)(e.currentTarget.value)} aria-invalid=${f.errors[fid] ? 'true' : undefined}
-      aria-describedby=${f.errors[fid] ? fid + '-error' : undefined}>
-      ${extra.empty && html`<option value="">${extra.empty}</option>`}
-      ${options.map(([o, l]) => html`<option value=${o}>${l}</option>`)}</select>
-    ${extra.none && choices.data && options.length === 0 && html`<p class="hint">${extra.none}</p>`}
-    ${f.errors[fid] && html`<p class="error" id=${fid + '-error'}>${f.errors[fid]}</p>`}</div>`;
+  const select = selectField(f, !!choices.data);
   return html`<section class="journey">
     <h1>${title}</h1>${version}
     ${said && html`<p class="notice" role="status">${said}</p>`}
