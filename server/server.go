@@ -634,7 +634,7 @@ func (s *Server) Run(ctx context.Context) error {
 		defer wg.Done()
 		// Closed connections linger, so that a client still sending a body
 		// the API refused reads the 413 rather than a reset.
-		if err := srv.Serve(api.Linger(s.listener)); err != nil {
+		if err := srv.Serve(api.Linger(s.listener)); err != nil && ctx.Err() == nil {
 			errs <- fmt.Errorf("serving HTTP: %w", err)
 			cancel()
 		}
@@ -654,6 +654,9 @@ func (s *Server) Run(ctx context.Context) error {
 	case <-time.After(s.cfg.ShutdownGrace):
 		s.logger.Warn("shutdown grace elapsed")
 	}
+	// A Shutdown that came before Serve took the listener (ctx ended at
+	// once) leaves Serve accepting: closing the listener ends it.
+	s.listener.Close()
 	wg.Wait()
 	close(errs)
 	var all []error
