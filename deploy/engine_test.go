@@ -221,11 +221,14 @@ type outage struct{ from, to time.Time }
 // RELAYBELL_ENGINE_PEOPLE sets the number of people (default 1,000, so
 // that `make test` runs it in a few minutes; the issue's figure is
 // 10,000, about ten minutes), RELAYBELL_ENGINE_RATE how many enter a
-// second (default 25: three messages of each sequence, about 150 a second
-// come due, what the cluster stores and pushes on a shared 2-core
-// machine; people entering faster than that make every step late by the
-// backlog, kills or not), RELAYBELL_ENGINE_SEQUENCES which sequences run
-// (default "automation,journey"; "journey" runs the journey alone).
+// second (default 25: with three steps of each sequence, about 150 a
+// second come due; on a shared 2-core machine the engines store them on
+// time, and fan-out pushes them with a backlog of seconds, up to a minute
+// at the end, which is reported; people entering much faster make every
+// step's store late by the backlog too, kills or not),
+// RELAYBELL_ENGINE_SEQUENCES which sequences run (default
+// "automation,journey"; "journey" runs the journey alone, at half the
+// load).
 func TestEngineSurvivesSIGKILL(t *testing.T) {
 	all := []sequence{threeMessages, threeSends}
 	var seqs []sequence
