@@ -101,6 +101,8 @@ var threeMessages = sequence{
 	progress: automationProgress,
 }
 
+// automationProgress counts an automation's ledger rows and waiting
+// timers.
 func automationProgress(ctx context.Context, db *pgx.Conn, id string) (done, pending int, err error) {
 	err = db.QueryRow(ctx, `SELECT (SELECT count(*) FROM ledger WHERE automation_id = $1),
 		(SELECT count(*) FROM timers WHERE automation_id = $1)`, id).Scan(&done, &pending)
@@ -194,6 +196,8 @@ var threeSends = sequence{
 	progress: journeyProgress,
 }
 
+// journeyProgress counts a journey's send steps done (history rows) and
+// its enrolments' waiting timers.
 func journeyProgress(ctx context.Context, db *pgx.Conn, id string) (done, pending int, err error) {
 	err = db.QueryRow(ctx, `SELECT (SELECT count(*) FROM journey_history WHERE journey_id = $1 AND type = 'send'),
 		(SELECT count(*) FROM timers WHERE kind = 'journey' AND run_id IN (SELECT id FROM enrollments WHERE journey_id = $1))`,
