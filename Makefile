@@ -47,12 +47,12 @@ bench-events: build
 	$(GO) build -o bin/fakepush ./cmd/fakepush
 	./$(BIN) bench --events --modes $(MODES)$(if $(EVENT_RATES), --event-rates $(EVENT_RATES))
 
-## bench-timers: the automations engine with 1,000,000 runs waiting against 10,000, on the embedded default and the local cluster: engine memory, lateness of due messages, store CPU per message (TIMERS_WAITING=N, TIMERS_DUE=N to choose)
+## bench-timers: the automations engine with 1,000,000 runs waiting against 10,000, on the embedded default and the local cluster: engine memory, lateness of due messages, store CPU per message (TIMERS_WAITING=N, TIMERS_DUE=N to choose; TIMERS_JOURNEYS=1 for journey enrolments)
 TIMERS_WAITING ?= 1000000
 TIMERS_DUE ?= 10000
 bench-timers: build
 	$(GO) build -o bin/fakepush ./cmd/fakepush
-	./$(BIN) bench --timers --modes $(MODES) --timers-waiting $(TIMERS_WAITING) --timers-due $(TIMERS_DUE)
+	./$(BIN) bench --timers --modes $(MODES) --timers-waiting $(TIMERS_WAITING) --timers-due $(TIMERS_DUE)$(if $(TIMERS_JOURNEYS), --timers-journeys)
 
 ## bench-micro: encrypt-and-sign per push (ours against webpush-go), the stores' hot paths, the filter engine, the batch wire, the pusher against bare sends
 bench-micro:

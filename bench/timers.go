@@ -20,7 +20,9 @@ import (
 // where Waiting more runs wait too (due in a year). The waiting runs are
 // loaded straight into the store (a bulk insert: triggering a million runs
 // through the API would take the run's hour); the due ones fire through
-// the real engine, dispatch and push like any automation message.
+// the real engine, dispatch and push like any automation message. With
+// Journeys, the runs are journey enrolments and their timers (kind
+// journey), fired by the journeys' engine through the same claim loop.
 
 // Defaults of TimersConfig.
 const (
@@ -42,6 +44,9 @@ type TimersConfig struct {
 	Due int
 	// Spread is the time the due messages are spread over (default 10s).
 	Spread time.Duration
+	// Journeys loads journey enrolments instead of automation runs: the
+	// waiting ones at a wait of a year, the due ones at a send step.
+	Journeys bool
 }
 
 // TimersPhase is what one phase measured.
@@ -65,6 +70,7 @@ type TimersPhase struct {
 // TimersResult is a mode's two phases.
 type TimersResult struct {
 	Mode             string
+	Kind             string // automation or journey: what waits and fires
 	Baseline, Loaded TimersPhase
 	Load             time.Duration // loading the waiting runs, settling included
 }
@@ -166,23 +172,19 @@ func runTimers(ctx context.Context, cfg TimersConfig, mode string) (TimersResult
 		return res, err
 	}
 	logf("%d people subscribed", cfg.Due)
-	// One automation whose message comes due, and the ones that wait.
-	create := func(name string, delay int) (string, error) {
-		var a struct {
-			ID string `json:"id"`
-		}
-		err := s.api.do("POST", "/api/v1/automations", s.site.APIKey, map[string]any{"name": name, "status": "active",
-			"trigger": map[string]any{"type": "event", "event": "bench." + name}, "transactional": true,
-			"messages": []map[string]any{{"delaySeconds": delay, "title": name}}}, 201, &a)
-		return a.ID, err
+	src := timerSource(automationTimers{})
+	if cfg.Journeys {
+		src = journeyTimers{}
 	}
-	dueID, err := create("due", 0)
+	res.Kind = src.kind()
+	// One sequence whose step comes due, and the ones that wait.
+	dueID, err := src.create(s, "due", false)
 	if err != nil {
 		return res, err
 	}
 	var waitIDs []string
 	for i := range max(1, cfg.Waiting/cfg.Due) {
-		id, err := create("waiting-"+strconv.Itoa(i), 31_536_000)
+		id, err := src.create(s, "waiting-"+strconv.Itoa(i), true)
 		if err != nil {
 			return res, err
 		}
@@ -201,13 +203,13 @@ func runTimers(ctx context.Context, cfg TimersConfig, mode string) (TimersResult
 		}
 	}
 
-	if res.Baseline, err = timersPhase(ctx, cfg, s, st, engines, dueID, "baseline", 0); err != nil {
+	if res.Baseline, err = timersPhase(ctx, cfg, s, st, src, engines, dueID, "baseline", 0); err != nil {
 		return res, err
 	}
 	logf("baseline: %s", res.Baseline.row())
 
 	start := time.Now()
-	if err := st.loadWaiting(ctx, s.site.WebsiteID, waitIDs); err != nil {
+	if err := src.loadWaiting(ctx, st, s.site.WebsiteID, waitIDs); err != nil {
 		return res, fmt.Errorf("loading the waiting runs: %w", err)
 	}
 	if s.d.settle != nil {
@@ -216,18 +218,57 @@ func runTimers(ctx context.Context, cfg TimersConfig, mode string) (TimersResult
 		}
 	}
 	res.Load = time.Since(start)
-	logf("%d runs loaded in %s", len(waitIDs)*cfg.Due, res.Load.Round(time.Millisecond))
-	if res.Loaded, err = timersPhase(ctx, cfg, s, st, engines, dueID, "loaded", len(waitIDs)*cfg.Due); err != nil {
+	logf("%d %ss loaded in %s", len(waitIDs)*cfg.Due, src.kind(), res.Load.Round(time.Millisecond))
+	if res.Loaded, err = timersPhase(ctx, cfg, s, st, src, engines, dueID, "loaded", len(waitIDs)*cfg.Due); err != nil {
 		return res, err
 	}
 	logf("loaded: %s", res.Loaded.row())
 	return res, nil
 }
 
+// timerSource is what a timers run makes wait and fire: automation runs
+// (automationTimers) or journey enrolments (journeyTimers).
+type timerSource interface {
+	kind() string
+	// create makes an active sequence through the API: one whose single
+	// step comes due at once, or (waiting) in a year.
+	create(s *stage, name string, waiting bool) (string, error)
+	// loadWaiting puts every person of the website in each of the
+	// waiting sequences, straight into the store.
+	loadWaiting(ctx context.Context, st *timersStore, websiteID string, ids []string) error
+	// startDue puts each person in the due sequence under a run id of the
+	// phase, its step due at from, from+step, ... (person i at i steps),
+	// and returns each run's due time.
+	startDue(ctx context.Context, st *timersStore, websiteID, id, phase string, from time.Time, step time.Duration) (map[string]time.Time, error)
+	// fired counts the phase's steps done; done lists them: each run's
+	// id, notification and when the engine did it (its claim).
+	fired(ctx context.Context, st *timersStore, phase string) (int, error)
+	done(ctx context.Context, st *timersStore, phase string) (sqlstore.Rows, error)
+}
+
+// automationTimers are automations of one message.
+type automationTimers struct{}
+
+func (automationTimers) kind() string { return "automation" }
+
+func (automationTimers) create(s *stage, name string, waiting bool) (string, error) {
+	delay := 0
+	if waiting {
+		delay = 31_536_000
+	}
+	var a struct {
+		ID string `json:"id"`
+	}
+	err := s.api.do("POST", "/api/v1/automations", s.site.APIKey, map[string]any{"name": name, "status": "active",
+		"trigger": map[string]any{"type": "event", "event": "bench." + name}, "transactional": true,
+		"messages": []map[string]any{{"delaySeconds": delay, "title": name}}}, 201, &a)
+	return a.ID, err
+}
+
 // loadWaiting starts a run of each automation for every person of the
 // website, its one message due in a year: the runs and their timers, as
 // TriggerAutomation stores them, in one statement each per automation.
-func (st *timersStore) loadWaiting(ctx context.Context, websiteID string, automationIDs []string) error {
+func (automationTimers) loadWaiting(ctx context.Context, st *timersStore, websiteID string, automationIDs []string) error {
 	now := time.Now()
 	for _, id := range automationIDs {
 		err := st.db.Tx(ctx, sqlstore.TxOptions{}, func(tx sqlstore.Conn) error {
@@ -248,25 +289,30 @@ func (st *timersStore) loadWaiting(ctx context.Context, websiteID string, automa
 	return nil
 }
 
-// startDue starts a run of the due automation for each person, its
-// message due at from, from+Spread/Due, ... (person i at i steps), and
-// returns each run's due time.
-func (st *timersStore) startDue(ctx context.Context, websiteID, automationID, phase string, from time.Time, step time.Duration) (map[string]time.Time, error) {
+// people lists the website's people.
+func (st *timersStore) people(ctx context.Context, websiteID string) ([]string, error) {
 	rows, err := st.db.Read().Query(ctx, `SELECT id FROM subscribers WHERE website_id = $1 ORDER BY id`, websiteID)
 	if err != nil {
 		return nil, err
 	}
+	defer rows.Close()
 	var people []string
 	for rows.Next() {
 		var id string
 		if err := rows.Scan(&id); err != nil {
-			rows.Close()
 			return nil, err
 		}
 		people = append(people, id)
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	return people, rows.Err()
+}
+
+// startDue starts a run of the due automation for each person, its
+// message due at from, from+Spread/Due, ... (person i at i steps), and
+// returns each run's due time.
+func (automationTimers) startDue(ctx context.Context, st *timersStore, websiteID, automationID, phase string, from time.Time, step time.Duration) (map[string]time.Time, error) {
+	people, err := st.people(ctx, websiteID)
+	if err != nil {
 		return nil, err
 	}
 	due := map[string]time.Time{}
@@ -294,9 +340,104 @@ func (st *timersStore) startDue(ctx context.Context, websiteID, automationID, ph
 	return due, err
 }
 
+func (automationTimers) fired(ctx context.Context, st *timersStore, phase string) (int, error) {
+	var n int
+	err := st.db.Read().QueryRow(ctx, `SELECT count(*) FROM ledger WHERE run_id LIKE $1`, phase+"-%").Scan(&n)
+	return n, err
+}
+
+func (automationTimers) done(ctx context.Context, st *timersStore, phase string) (sqlstore.Rows, error) {
+	return st.db.Read().Query(ctx, `SELECT run_id, coalesce(notification_id, ''), at FROM ledger WHERE run_id LIKE $1`, phase+"-%")
+}
+
+// journeyTimers are journeys entered by the API: the due one a single
+// send step, a waiting one a wait of a year before it.
+type journeyTimers struct{}
+
+func (journeyTimers) kind() string { return "journey" }
+
+func (journeyTimers) create(s *stage, name string, waiting bool) (string, error) {
+	steps := []map[string]any{{"id": "send", "type": "send", "content": map[string]any{"title": name}, "transactional": true}}
+	if waiting {
+		steps = append([]map[string]any{{"id": "wait", "type": "wait", "seconds": 31_536_000, "next": "send"}}, steps...)
+	}
+	var j struct {
+		ID string `json:"id"`
+	}
+	err := s.api.do("POST", "/api/v1/journeys", s.site.APIKey, map[string]any{"name": name, "status": "active",
+		"entry": map[string]any{"type": "api"}, "steps": steps}, 201, &j)
+	return j.ID, err
+}
+
+// loadWaiting enrols every person of the website in each journey, waiting
+// at its wait (tick 0, the timer due in a year), as a move into the wait
+// leaves them: the enrolments and their timers, one statement each per
+// journey.
+func (journeyTimers) loadWaiting(ctx context.Context, st *timersStore, websiteID string, journeyIDs []string) error {
+	now := time.Now()
+	for _, id := range journeyIDs {
+		err := st.db.Tx(ctx, sqlstore.TxOptions{}, func(tx sqlstore.Conn) error {
+			if _, err := tx.Exec(ctx, `INSERT INTO enrollments (id, website_id, journey_id, subscriber_id, version, state,
+				current_step, waiting, entered_at, updated_at)
+				SELECT 'wait-' || $1 || '-' || id, website_id, $1, id, 1, 'active', 'wait', TRUE, $3, $3
+				FROM subscribers WHERE website_id = $2`, id, websiteID, st.time(now)); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, `INSERT INTO timers (run_id, item, kind, website_id, subscriber_id, due_at)
+				SELECT 'wait-' || $1 || '-' || id, 0, 'journey', website_id, id, $3 FROM subscribers WHERE website_id = $2`,
+				id, websiteID, st.time(now.Add(365*24*time.Hour)))
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// startDue enrols each person in the due journey, at its send step with
+// its timer due at from, from+step, ..., as Enroll stores them.
+func (journeyTimers) startDue(ctx context.Context, st *timersStore, websiteID, journeyID, phase string, from time.Time, step time.Duration) (map[string]time.Time, error) {
+	people, err := st.people(ctx, websiteID)
+	if err != nil {
+		return nil, err
+	}
+	due := map[string]time.Time{}
+	err = st.db.Tx(ctx, sqlstore.TxOptions{}, func(tx sqlstore.Conn) error {
+		for i, p := range people {
+			id := phase + "-" + p
+			at := from.Add(time.Duration(i) * step).Truncate(time.Millisecond) // as SQLite keeps it
+			due[id] = at
+			if _, err := tx.Exec(ctx, `INSERT INTO enrollments (id, website_id, journey_id, subscriber_id, version, state,
+				current_step, entered_at, updated_at) VALUES ($1, $2, $3, $4, 1, 'active', 'send', $5, $5)`,
+				id, websiteID, journeyID, p, st.time(at)); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO timers (run_id, item, kind, website_id, subscriber_id, due_at)
+				VALUES ($1, 0, 'journey', $2, $3, $4)`, id, websiteID, p, st.time(at)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return due, err
+}
+
+func (journeyTimers) fired(ctx context.Context, st *timersStore, phase string) (int, error) {
+	var n int
+	err := st.db.Read().QueryRow(ctx, `SELECT count(*) FROM journey_history WHERE enrollment_id LIKE $1 AND type = 'send'`,
+		phase+"-%").Scan(&n)
+	return n, err
+}
+
+func (journeyTimers) done(ctx context.Context, st *timersStore, phase string) (sqlstore.Rows, error) {
+	return st.db.Read().Query(ctx, `SELECT enrollment_id, coalesce(notification_id, ''), at FROM journey_history
+		WHERE enrollment_id LIKE $1 AND type = 'send'`, phase+"-%")
+}
+
 // timersPhase lets a slice of Due messages come due and measures how the
 // engine fires them.
-func timersPhase(ctx context.Context, cfg TimersConfig, s *stage, st *timersStore, engines map[string]int, dueID, phase string, waiting int) (TimersPhase, error) {
+func timersPhase(ctx context.Context, cfg TimersConfig, s *stage, st *timersStore, src timerSource, engines map[string]int, dueID, phase string, waiting int) (TimersPhase, error) {
 	p := TimersPhase{Waiting: waiting + cfg.Due}
 	if err := quiet(ctx, cfg.Log); err != nil {
 		return p, err
@@ -307,7 +448,7 @@ func timersPhase(ctx context.Context, cfg TimersConfig, s *stage, st *timersStor
 
 	step := cfg.Spread / time.Duration(cfg.Due)
 	from := time.Now().Add(3 * time.Second)
-	due, err := st.startDue(ctx, s.site.WebsiteID, dueID, phase, from, step)
+	due, err := src.startDue(ctx, st, s.site.WebsiteID, dueID, phase, from, step)
 	if err != nil {
 		return p, fmt.Errorf("starting the due runs: %w", err)
 	}
@@ -329,8 +470,8 @@ func timersPhase(ctx context.Context, cfg TimersConfig, s *stage, st *timersStor
 	// Every message fired (a ledger row) and pushed.
 	deadline := from.Add(cfg.Spread + 5*time.Minute)
 	for {
-		var fired int
-		if err := st.db.Read().QueryRow(ctx, `SELECT count(*) FROM ledger WHERE run_id LIKE $1`, phase+"-%").Scan(&fired); err != nil {
+		fired, err := src.fired(ctx, st, phase)
+		if err != nil {
 			return p, err
 		}
 		pushed, err := count(s.push)
@@ -359,7 +500,7 @@ func timersPhase(ctx context.Context, cfg TimersConfig, s *stage, st *timersStor
 	}
 
 	// Lateness: of the ledger row (the engine's claim) and of the push.
-	rows, err := st.db.Read().Query(ctx, `SELECT run_id, coalesce(notification_id, ''), at FROM ledger WHERE run_id LIKE $1`, phase+"-%")
+	rows, err := src.done(ctx, st, phase)
 	if err != nil {
 		return p, err
 	}
@@ -448,6 +589,12 @@ func (p TimersPhase) row() string {
 // TimersReport is the table of a timers run.
 func TimersReport(results []TimersResult) string {
 	var b strings.Builder
+	for _, r := range results {
+		if r.Kind == "journey" {
+			b.WriteString("journeys: the waiting and due runs are journey enrolments, fired by the journeys' engine\n")
+			break
+		}
+	}
 	fmt.Fprintf(&b, "%-9s %-8s %9s %7s  %-24s %-24s %11s %11s  %s\n", "mode", "phase", "waiting", "fired",
 		"ledger late p50/p99/max", "pushed late p50/p99/max", "store CPU", "engine CPU", "engine peak RSS MiB")
 	for _, r := range results {

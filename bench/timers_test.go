@@ -13,10 +13,20 @@ import (
 // every due message fired once and pushed once, in both phases, with the
 // waiting runs loaded in the second.
 func TestTimersBenchMeasuresEmbedded(t *testing.T) {
+	testTimersBench(t, false)
+}
+
+// TestTimersBenchMeasuresEmbeddedJourneys is the same with journey
+// enrolments waiting and firing (TimersConfig.Journeys).
+func TestTimersBenchMeasuresEmbeddedJourneys(t *testing.T) {
+	testTimersBench(t, true)
+}
+
+func testTimersBench(t *testing.T, journeys bool) {
 	dir := buildBinaries(t)
 	results, err := RunTimers(context.Background(), TimersConfig{
 		Config: Config{Modes: []string{Embedded}, Relaybell: filepath.Join(dir, "relaybell"), FakePush: filepath.Join(dir, "fakepush")},
-		Due:    50, Waiting: 500, Spread: 500 * time.Millisecond,
+		Due:    50, Waiting: 500, Spread: 500 * time.Millisecond, Journeys: journeys,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -26,7 +36,11 @@ func TestTimersBenchMeasuresEmbedded(t *testing.T) {
 	}
 	r := results[0]
 	b, l := r.Baseline, r.Loaded
-	if r.Mode != Embedded || b.Waiting != 50 || l.Waiting != 550 || b.Fired != 50 || l.Fired != 50 {
+	kind := "automation"
+	if journeys {
+		kind = "journey"
+	}
+	if r.Mode != Embedded || r.Kind != kind || b.Waiting != 50 || l.Waiting != 550 || b.Fired != 50 || l.Fired != 50 {
 		t.Fatalf("result %+v", r)
 	}
 	for _, p := range []TimersPhase{b, l} {
@@ -35,7 +49,8 @@ func TestTimersBenchMeasuresEmbedded(t *testing.T) {
 		}
 	}
 	report := TimersReport(results)
-	if !strings.Contains(report, "embedded  loaded") || !strings.Contains(report, "embedded  baseline") {
+	if !strings.Contains(report, "embedded  loaded") || !strings.Contains(report, "embedded  baseline") ||
+		strings.Contains(report, "journey enrolments") != journeys {
 		t.Fatalf("report:\n%s", report)
 	}
 	t.Log("\n" + report)

@@ -14,14 +14,16 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// The engine's fault test (issue 32): people go through a three-step
-// sequence while the nodes that run the engine (the fan-out role) die
-// with SIGKILL again and again. The sequence is a value (sequence), so
-// that a journey of three send steps is one more: its create and its
-// steps query.
+// The engine's fault test (issue 32): people go through three-step
+// sequences while the nodes that run the engine (the fan-out role) die
+// with SIGKILL again and again. A sequence is a value (sequence): an
+// automation of three messages and a journey of three send steps with
+// waits between them, both entered by each new browser of one website,
+// run in the same cluster under the same kills.
 
 // stepDelays are when each step of the sequence comes due after the
-// person entered it.
+// person entered it (for the journey, after the step before it ran: its
+// waits count from there).
 var stepDelays = []time.Duration{0, 20 * time.Second, 40 * time.Second}
 
 // sequence is a three-step sequence the engine runs for each person, as
@@ -37,6 +39,9 @@ type sequence struct {
 	// notification it stored; pending is how many steps are still
 	// waiting.
 	steps func(ctx context.Context, db *pgx.Conn, id string) (done []stepDone, pending int, err error)
+	// progress counts what steps has, cheaply: the steps done and the
+	// timers still waiting.
+	progress func(ctx context.Context, db *pgx.Conn, id string) (done, pending int, err error)
 }
 
 // stepDone is a step the engine did for a person.
@@ -90,10 +95,114 @@ var threeMessages = sequence{
 		if err != nil {
 			return nil, 0, err
 		}
-		var pending int
-		err = db.QueryRow(ctx, `SELECT count(*) FROM timers WHERE automation_id = $1`, id).Scan(&pending)
+		_, pending, err := automationProgress(ctx, db, id)
 		return done, pending, err
 	},
+	progress: automationProgress,
+}
+
+// automationProgress counts an automation's ledger rows and waiting
+// timers.
+func automationProgress(ctx context.Context, db *pgx.Conn, id string) (done, pending int, err error) {
+	err = db.QueryRow(ctx, `SELECT (SELECT count(*) FROM ledger WHERE automation_id = $1),
+		(SELECT count(*) FROM timers WHERE automation_id = $1)`, id).Scan(&done, &pending)
+	return done, pending, err
+}
+
+// journeySends are the send steps of threeSends, in order.
+var journeySends = []string{"send-1", "send-2", "send-3"}
+
+// threeSends is a journey of three send steps, a wait of stepDelays'
+// difference between each (send, wait 20s, send, wait 20s, send), entered
+// by every new browser. Its ledger is the journey's history: one row per
+// step an enrolment took, the send's notification with it.
+var threeSends = sequence{
+	name: "journey",
+	create: func(c *cluster, w website) string {
+		var steps []map[string]any
+		for i, id := range journeySends {
+			send := map[string]any{"id": id, "type": "send", "content": map[string]any{"title": fmt.Sprintf("Journey step %d", i+1)},
+				// As the automation's: quiet hours and the cap are not
+				// what this test is about.
+				"transactional": true}
+			steps = append(steps, send)
+			if i+1 < len(journeySends) {
+				wait := fmt.Sprintf("wait-%d", i+1)
+				send["next"] = wait
+				steps = append(steps, map[string]any{"id": wait, "type": "wait",
+					"seconds": int((stepDelays[i+1] - stepDelays[i]).Seconds()), "next": journeySends[i+1]})
+			}
+		}
+		var j struct {
+			ID string `json:"id"`
+		}
+		body := map[string]any{"name": "Three sends", "status": "active", "entry": map[string]any{"type": "subscribed"}, "steps": steps}
+		if code := call(c.t, "POST", c.apis[0]+"/api/v1/journeys", w.APIKey, body, &j); code != 201 {
+			c.t.Fatalf("creating the journey: %d", code)
+		}
+		return j.ID
+	},
+	steps: func(ctx context.Context, db *pgx.Conn, id string) ([]stepDone, int, error) {
+		// A person has one enrolment: trigger subscribed enters once per
+		// browser. The wait before a send step is due from the move that
+		// ran the send before it (whose history rows carry its time).
+		rows, err := db.Query(ctx, `SELECT e.id, e.subscriber_id, h.step_id, h.outcome, coalesce(h.notification_id, ''),
+			h.at, e.entered_at, coalesce(n.created_at, h.at)
+			FROM journey_history h JOIN enrollments e ON e.id = h.enrollment_id
+			LEFT JOIN notifications n ON n.id = h.notification_id
+			WHERE h.journey_id = $1 AND h.type = 'send' ORDER BY e.id, h.seq`, id)
+		if err != nil {
+			return nil, 0, err
+		}
+		type row struct {
+			stepDone
+			enrollment string
+			at         time.Time
+			entered    time.Time
+		}
+		list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (row, error) {
+			var x row
+			var step string
+			err := r.Scan(&x.enrollment, &x.Person, &step, &x.Outcome, &x.Notification, &x.at, &x.entered, &x.Created)
+			x.Step = slices.Index(journeySends, step)
+			if x.Step < 0 {
+				x.Step = len(journeySends) // not a step of threeSends: the check refuses it
+			}
+			// The history says "sent <notification id>": the ledger's sent.
+			if x.Notification != "" && x.Outcome == "sent "+x.Notification {
+				x.Outcome = "sent"
+			}
+			return x, err
+		})
+		if err != nil {
+			return nil, 0, err
+		}
+		done := make([]stepDone, len(list))
+		for i, x := range list {
+			done[i] = x.stepDone
+			switch {
+			case x.Step == 0:
+				done[i].Due = x.entered
+			case i > 0 && list[i-1].enrollment == x.enrollment && list[i-1].Step == x.Step-1:
+				done[i].Due = list[i-1].at.Add(stepDelays[x.Step] - stepDelays[x.Step-1])
+			default:
+				// No send before it: the check finds the step missing.
+				done[i].Due = x.entered.Add(stepDelays[min(x.Step, len(stepDelays)-1)])
+			}
+		}
+		_, pending, err := journeyProgress(ctx, db, id)
+		return done, pending, err
+	},
+	progress: journeyProgress,
+}
+
+// journeyProgress counts a journey's send steps done (history rows) and
+// its enrolments' waiting timers.
+func journeyProgress(ctx context.Context, db *pgx.Conn, id string) (done, pending int, err error) {
+	err = db.QueryRow(ctx, `SELECT (SELECT count(*) FROM journey_history WHERE journey_id = $1 AND type = 'send'),
+		(SELECT count(*) FROM timers WHERE kind = 'journey' AND run_id IN (SELECT id FROM enrollments WHERE journey_id = $1))`,
+		id).Scan(&done, &pending)
+	return done, pending, err
 }
 
 // engineKills is how many times the test kills engine nodes: each
@@ -104,23 +213,41 @@ const engineKills = 6
 // first back up.
 type outage struct{ from, to time.Time }
 
-// TestEngineSurvivesSIGKILL runs threeMessages for people on
-// the local cluster while both fan-out nodes (which run the engine) are
-// killed with SIGKILL engineKills times and restarted. Every person gets
-// every step exactly once (one ledger row, one push at their browser), and
-// no step's message is stored more than maxLate late, counted from its due
-// time or, when it came due while no engine ran, from the first engine
-// back; the lateness of the pushes is reported.
+// TestEngineSurvivesSIGKILL runs threeMessages and threeSends for the
+// same people on the local cluster (each new browser enters both) while
+// both fan-out nodes (which run the engine) are killed with SIGKILL
+// engineKills times and restarted. For each sequence, every person gets
+// every step exactly once (one ledger row, one push at their browser),
+// and no step's message is stored more than maxLate late, counted from
+// its due time or, when it came due while no engine ran, from the first
+// engine back; the lateness of the pushes is reported.
 //
 // RELAYBELL_ENGINE_PEOPLE sets the number of people (default 1,000, so
 // that `make test` runs it in a few minutes; the issue's figure is
 // 10,000, about ten minutes), RELAYBELL_ENGINE_RATE how many enter a
-// second (default 25: three messages each, about 75 a second come due,
-// what the cluster stores and pushes on a shared 2-core machine; people
-// entering faster than that make every step late by the backlog, kills
-// or not).
+// second (default 25: with three steps of each sequence, about 150 a
+// second come due; on a shared 2-core machine the engines store them on
+// time, and fan-out pushes them with a backlog of seconds, up to a minute
+// at the end, which is reported; people entering much faster make every
+// step's store late by the backlog too, kills or not),
+// RELAYBELL_ENGINE_SEQUENCES which sequences run (default
+// "automation,journey"; "journey" runs the journey alone, at half the
+// load).
 func TestEngineSurvivesSIGKILL(t *testing.T) {
-	runSequenceUnderKills(t, threeMessages, envInt(t, "RELAYBELL_ENGINE_PEOPLE", 1000), envInt(t, "RELAYBELL_ENGINE_RATE", 25))
+	all := []sequence{threeMessages, threeSends}
+	var seqs []sequence
+	names := os.Getenv("RELAYBELL_ENGINE_SEQUENCES")
+	if names == "" {
+		names = "automation,journey"
+	}
+	for _, name := range strings.Split(names, ",") {
+		i := slices.IndexFunc(all, func(s sequence) bool { return s.name == name })
+		if i < 0 {
+			t.Fatalf("RELAYBELL_ENGINE_SEQUENCES=%q: %q is none of automation, journey", names, name)
+		}
+		seqs = append(seqs, all[i])
+	}
+	runSequencesUnderKills(t, seqs, envInt(t, "RELAYBELL_ENGINE_PEOPLE", 1000), envInt(t, "RELAYBELL_ENGINE_RATE", 25))
 }
 
 func envInt(t *testing.T, name string, def int) int {
@@ -142,7 +269,11 @@ func envInt(t *testing.T, name string, def int) int {
 // lateness is reported.
 const maxLate = 10 * time.Second
 
-func runSequenceUnderKills(t *testing.T, seq sequence, people, rate int) {
+// runSequencesUnderKills creates seqs on one website of a new cluster,
+// subscribes people browsers at rate a second (each enters every
+// sequence), kills the engines meanwhile, waits until every step of every
+// sequence is done and pushed, and checks each sequence in a subtest.
+func runSequencesUnderKills(t *testing.T, seqs []sequence, people, rate int) {
 	// A fan-out node killed with SIGKILL keeps its Kafka partitions until
 	// its session runs out, and devkafka's rebalance waits for it until
 	// the rebalance timeout (a minute by default): the messages the
@@ -154,7 +285,10 @@ func runSequenceUnderKills(t *testing.T, seq sequence, people, rate int) {
 	if code := call(t, "POST", c.apis[0]+"/admin/v1/websites", "test-admin-token", map[string]any{"name": "Engine faults", "url": "https://engine.example"}, &w); code != 201 {
 		t.Fatalf("creating website: %d", code)
 	}
-	id := seq.create(c, w)
+	ids := make([]string, len(seqs))
+	for i, seq := range seqs {
+		ids[i] = seq.create(c, w)
+	}
 	db, err := pgx.Connect(ctx, c.dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -193,31 +327,46 @@ func runSequenceUnderKills(t *testing.T, seq sequence, people, rate int) {
 	// Every step done, and pushed: the engine keeps up with the steps
 	// coming due, the fan-out of a message per person and step may take
 	// longer on a busy machine.
-	want := people * len(stepDelays)
+	perSeq := people * len(stepDelays)
+	want := perSeq * len(seqs)
 	drain := 3*time.Minute + time.Duration(want)*20*time.Millisecond
 	deadline := time.Now().Add(drain)
 	for {
 		// Counts only: reading every step while they are fired would load
 		// the database the engines use.
-		var ledger, pending, unsent int
-		if err := db.QueryRow(ctx, `SELECT (SELECT count(*) FROM ledger), (SELECT count(*) FROM timers),
-			(SELECT count(*) FROM notifications WHERE website_id = $1 AND status <> 'sent')`, w.WebsiteID).Scan(&ledger, &pending, &unsent); err != nil {
+		var doneAll, pendingAll, unsent int
+		for i, seq := range seqs {
+			done, pending, err := seq.progress(ctx, db, ids[i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			doneAll += min(done, perSeq)
+			pendingAll += pending
+		}
+		if err := db.QueryRow(ctx, `SELECT count(*) FROM notifications WHERE website_id = $1 AND status <> 'sent'`,
+			w.WebsiteID).Scan(&unsent); err != nil {
 			t.Fatal(err)
 		}
-		if pending == 0 && ledger >= want && unsent == 0 && c.pushes()-base >= want {
+		if pendingAll == 0 && doneAll >= want && unsent == 0 && c.pushes()-base >= want {
 			break
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%s after the last step was due: %d of %d steps done, %d waiting, %d sends not sent, %d pushes",
-				drain, ledger, want, pending, unsent, c.pushes()-base)
+				drain, doneAll, want, pendingAll, unsent, c.pushes()-base)
 		}
 		time.Sleep(time.Second)
 	}
-	done, _, err := seq.steps(ctx, db, id)
-	if err != nil {
-		t.Fatal(err)
+	var all []delivery
+	call(t, "GET", c.push+"/deliveries", "", nil, &all)
+	for i, seq := range seqs {
+		t.Run(seq.name, func(t *testing.T) {
+			done, _, err := seq.steps(ctx, db, ids[i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkEveryStepOnce(t, db, w, people, done, all, outages)
+		})
 	}
-	checkEveryStepOnce(t, c, db, w, people, done, outages)
 }
 
 // killEngines kills the fan-out nodes with SIGKILL engineKills times (one,
@@ -267,11 +416,12 @@ type delivery struct {
 
 // checkEveryStepOnce asserts that every person got every step exactly
 // once: one ledger row per (person, step), sent, and one push of its
-// notification at the person's browser and nowhere else. It reports the
+// notification at the person's browser and nowhere else (all is every push
+// the fake push service accepted). It reports the
 // lateness of the steps, stored and pushed, and fails when one was stored
 // more than maxLate after it came due (or after the outage it came due
 // in).
-func checkEveryStepOnce(t *testing.T, c *cluster, db *pgx.Conn, w website, people int, done []stepDone, outages []outage) {
+func checkEveryStepOnce(t *testing.T, db *pgx.Conn, w website, people int, done []stepDone, all []delivery, outages []outage) {
 	t.Helper()
 	ctx := context.Background()
 	browserOf := map[string]string{} // person -> fake browser id
@@ -317,8 +467,6 @@ func checkEveryStepOnce(t *testing.T, c *cluster, db *pgx.Conn, w website, peopl
 		t.Fatalf("%d (person, step) ledger keys, want %d", len(ledger), people*len(stepDelays))
 	}
 
-	var all []delivery
-	call(t, "GET", c.push+"/deliveries", "", nil, &all)
 	pushed := map[key]int{}
 	var late, created []time.Duration
 	for _, d := range all {

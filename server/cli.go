@@ -31,7 +31,7 @@ const usage = `usage:
                                                (run from the repository: needs bin/fakepush and deploy/cluster.sh)
   relaybell bench --events [--modes embedded,cluster] [--event-rates 100,200,...] [--event-p99 20ms]
                                                find the highest rate of POST /api/v1/events with p99 under a target
-  relaybell bench --timers [--modes embedded,cluster] [--timers-waiting 1000000] [--timers-due 10000]
+  relaybell bench --timers [--modes embedded,cluster] [--timers-waiting 1000000] [--timers-due 10000] [--timers-journeys]
                                                the automations engine with a million runs waiting: memory, lateness
                                                of due messages and store CPU per message, against 10,000 waiting
   relaybell admin website create --name N --url U [--owner-email E] [--timezone TZ] [--data DIR | --postgres URL]
@@ -125,6 +125,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	timers := fs.Bool("timers", false, "measure the automations engine instead of broadcasts: --timers-due people's messages come due with only them waiting (the baseline), then again with --timers-waiting more runs waiting; --audience, --rounds and --concurrency do not apply")
 	timersWaiting := fs.Int("timers-waiting", bench.DefaultTimersWaiting, "with --timers: runs waiting in the loaded phase (loaded straight into the store)")
 	timersDue := fs.Int("timers-due", bench.DefaultTimersDue, "with --timers: people subscribed, whose message comes due in each phase")
+	timersJourneys := fs.Bool("timers-journeys", false, "with --timers: journey enrolments wait and fire (timers of kind journey) instead of automation runs")
 	timersSpread := fs.Duration("timers-spread", bench.DefaultTimersSpread, "with --timers: the time the due messages are spread over")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -143,7 +144,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if *timersWaiting <= 0 || *timersDue <= 0 || *timersSpread <= 0 {
 			return errors.New("--timers-waiting, --timers-due and --timers-spread must be positive")
 		}
-		results, err := bench.RunTimers(ctx, bench.TimersConfig{Config: cfg, Waiting: *timersWaiting, Due: *timersDue, Spread: *timersSpread})
+		results, err := bench.RunTimers(ctx, bench.TimersConfig{Config: cfg, Waiting: *timersWaiting, Due: *timersDue, Spread: *timersSpread,
+			Journeys: *timersJourneys})
 		fmt.Fprint(stdout, bench.TimersReport(results))
 		return err
 	}
