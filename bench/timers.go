@@ -136,19 +136,7 @@ func openTimersStore(ctx context.Context, mode string, d *deployment) (*timersSt
 		return &timersStore{db: st.DB(), time: func(t time.Time) any { return t }, close: func() { st.Close() },
 			backends: func(ctx context.Context) ([]int, error) {
 				rows, err := st.DB().Read().Query(ctx, `SELECT pid FROM pg_stat_activity WHERE application_name = $1`, app)
-				if err != nil {
-					return nil, err
-				}
-				defer rows.Close()
-				var pids []int
-				for rows.Next() {
-					var pid int
-					if err := rows.Scan(&pid); err != nil {
-						return nil, err
-					}
-					pids = append(pids, pid)
-				}
-				return pids, rows.Err()
+				return sqlstore.CollectRows(rows, err, column[int])
 			}}, nil
 	}
 }
@@ -292,20 +280,11 @@ func (automationTimers) loadWaiting(ctx context.Context, st *timersStore, websit
 // people lists the website's people.
 func (st *timersStore) people(ctx context.Context, websiteID string) ([]string, error) {
 	rows, err := st.db.Read().Query(ctx, `SELECT id FROM subscribers WHERE website_id = $1 ORDER BY id`, websiteID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var people []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		people = append(people, id)
-	}
-	return people, rows.Err()
+	return sqlstore.CollectRows(rows, err, column[string])
 }
+
+// column scans a one-column row into v.
+func column[T any](v *T) []any { return []any{v} }
 
 // startDue starts a run of the due automation for each person, its
 // message due at from, from+Spread/Due, ... (person i at i steps), and

@@ -179,7 +179,7 @@ func keyDest(k *store.APIKey) []any {
 func (s *Store) APIKeys(ctx context.Context, websiteID string) ([]store.APIKey, error) {
 	rows, err := s.db.Read().Query(ctx, `SELECT `+keyCols+` FROM api_keys k
 		WHERE k.website_id = $1 AND k.revoked_at IS NULL ORDER BY k.created_at DESC, k.id`, websiteID)
-	ks, err := collectRows(rows, err, keyDest)
+	ks, err := CollectRows(rows, err, keyDest)
 	if err != nil {
 		return nil, fmt.Errorf("listing api keys: %w", err)
 	}

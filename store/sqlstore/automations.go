@@ -39,7 +39,7 @@ func automationDest(a *store.Automation) []any {
 func (s *Store) ListAutomations(ctx context.Context, websiteID string) ([]store.Automation, error) {
 	rows, err := s.db.Read().Query(ctx, `SELECT `+automationCols+` FROM `+automationFrom+`
 		WHERE a.website_id = $1 ORDER BY a.created_at DESC, a.id DESC`, websiteID)
-	out, err := collectRows(rows, err, automationDest)
+	out, err := CollectRows(rows, err, automationDest)
 	if err != nil {
 		return nil, fmt.Errorf("listing automations: %w", err)
 	}
@@ -99,7 +99,7 @@ func (s *Store) ActiveAutomations(ctx context.Context, websiteID string, trigger
 		args = append(args, s.d.List(triggerTypes))
 	}
 	rows, err := s.db.Read().Query(ctx, query+` ORDER BY created_at, id`, args...)
-	out, err := collectRows(rows, err, func(a *store.Automation) []any {
+	out, err := CollectRows(rows, err, func(a *store.Automation) []any {
 		return []any{&a.ID, &a.WebsiteID, &a.Name, &a.Status, &a.TriggerType, rawJSONDest{&a.Definition},
 			timeDest{&a.CreatedAt}, timeDest{&a.UpdatedAt}}
 	})
@@ -201,7 +201,7 @@ func (s *Store) StopAutomations(ctx context.Context, websiteID, subscriberID str
 		stopped = 0
 		rows, err := tx.Query(ctx, `DELETE FROM timers WHERE website_id = $1 AND subscriber_id = $2
 			AND `+s.d.In("automation_id", "$3")+` RETURNING automation_id`, websiteID, subscriberID, s.d.List(automationIDs))
-		ids, err := collectRows(rows, err, func(id *string) []any { return []any{id} })
+		ids, err := CollectRows(rows, err, func(id *string) []any { return []any{id} })
 		if err != nil {
 			return err
 		}
@@ -230,7 +230,7 @@ func (s *Store) ClaimTimers(ctx context.Context, now time.Time, lease time.Durat
 		WHERE run_id = due.due_run AND item = due.due_item AND (leased_until IS NULL OR leased_until <= $1)
 		RETURNING run_id, item, kind, website_id, coalesce(automation_id, ''), subscriber_id, due_at`,
 		s.time(now), s.time(now.Add(lease)), limitArg(limit))
-	out, err := collectRows(rows, err, func(t *store.Timer) []any {
+	out, err := CollectRows(rows, err, func(t *store.Timer) []any {
 		return []any{&t.RunID, &t.Item, &t.Kind, &t.WebsiteID, &t.AutomationID, &t.SubscriberID, timeDest{&t.Due}}
 	})
 	if err != nil {
@@ -382,7 +382,7 @@ func (s *Store) PendingTriggers(ctx context.Context, websiteID, subscriberID str
 	}
 	rows, err := s.db.Read().Query(ctx, `SELECT id, website_id, subscriber_id, trigger_type, coalesce(topic_id, ''), at
 		FROM automation_triggers WHERE `+query+` ORDER BY at, id LIMIT $2`, args...)
-	out, err := collectRows(rows, err, func(p *store.PendingTrigger) []any {
+	out, err := CollectRows(rows, err, func(p *store.PendingTrigger) []any {
 		return []any{&p.ID, &p.WebsiteID, &p.SubscriberID, &p.TriggerType, &p.TopicID, timeDest{&p.At}}
 	})
 	if err != nil {

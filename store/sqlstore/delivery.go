@@ -46,7 +46,7 @@ func (s *Store) Undelivered(ctx context.Context, notificationID string, endpoint
 }
 
 // collectIDSet reads the ids a query returns into a set, and closes rows.
-// Taking Query's results as they are, as collectRows does, it scans every
+// Taking Query's results as they are, as CollectRows does, it scans every
 // row into one string: the rows of a batch are up to one an endpoint.
 func collectIDSet(rows Rows, err error) (map[string]struct{}, error) {
 	if err != nil {
@@ -177,7 +177,7 @@ func (s *Store) pruneEndpoints(ctx context.Context, tx Conn, ids []string, at ti
 		return err
 	}
 	rows, err := tx.Query(ctx, `DELETE FROM endpoints WHERE `+s.d.In("id", "$1")+` RETURNING subscriber_id`, s.d.List(ids))
-	subs, err := collectRows(rows, err, func(id *string) []any { return []any{id} })
+	subs, err := CollectRows(rows, err, func(id *string) []any { return []any{id} })
 	if err != nil || len(subs) == 0 {
 		return err
 	}

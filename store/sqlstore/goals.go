@@ -42,7 +42,7 @@ func goalDest(g *store.Goal) []any {
 func (s *Store) ListGoals(ctx context.Context, websiteID string) ([]store.Goal, error) {
 	rows, err := s.db.Read().Query(ctx, `SELECT `+goalCols+` FROM goals WHERE website_id = $1
 		ORDER BY created_at DESC, id DESC`, websiteID)
-	list, err := collectRows(rows, err, goalDest)
+	list, err := CollectRows(rows, err, goalDest)
 	if err != nil {
 		return nil, fmt.Errorf("listing goals: %w", err)
 	}
@@ -84,7 +84,7 @@ func (s *Store) goalResults(ctx context.Context, websiteID, id string, goals []s
 	}
 	rows, err := s.db.Read().Query(ctx, query+` GROUP BY r.goal_id, r.source, r.source_id
 		ORDER BY r.goal_id, count(*) DESC, r.source, r.source_id`, args...)
-	res, err := collectRows(rows, err, func(r *row) []any {
+	res, err := CollectRows(rows, err, func(r *row) []any {
 		return []any{&r.goal, &r.res.Source, &r.res.ID, &r.res.Conversions, &r.res.Revenue}
 	})
 	if err != nil {
@@ -181,7 +181,7 @@ func (s *Store) TagGoals(ctx context.Context, websiteID string) ([]store.Goal, e
 
 func (s *Store) matchGoals(ctx context.Context, where string, args ...any) ([]store.Goal, error) {
 	rows, err := s.db.Read().Query(ctx, `SELECT `+goalCols+` FROM goals WHERE `+where+` ORDER BY created_at, id`, args...)
-	list, err := collectRows(rows, err, goalDest)
+	list, err := CollectRows(rows, err, goalDest)
 	if err != nil {
 		return nil, fmt.Errorf("listing goals: %w", err)
 	}

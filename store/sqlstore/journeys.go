@@ -24,7 +24,7 @@ func journeyDest(j *store.Journey) []any {
 func (s *Store) ListJourneys(ctx context.Context, websiteID string) ([]store.Journey, error) {
 	rows, err := s.db.Read().Query(ctx, `SELECT `+journeyCols+` FROM `+journeyFrom+`
 		WHERE j.website_id = $1 ORDER BY j.created_at DESC, j.id DESC`, websiteID)
-	out, err := collectRows(rows, err, journeyDest)
+	out, err := CollectRows(rows, err, journeyDest)
 	if err != nil {
 		return nil, fmt.Errorf("listing journeys: %w", err)
 	}
@@ -120,7 +120,7 @@ func (s *Store) ActiveJourneys(ctx context.Context, websiteID string, entryTypes
 		args = append(args, s.d.List(entryTypes))
 	}
 	rows, err := s.db.Read().Query(ctx, query+` ORDER BY j.created_at, j.id`, args...)
-	out, err := collectRows(rows, err, journeyDest)
+	out, err := CollectRows(rows, err, journeyDest)
 	if err != nil {
 		return nil, fmt.Errorf("listing active journeys: %w", err)
 	}
@@ -150,7 +150,7 @@ func (s *Store) JourneyStepStats(ctx context.Context, websiteID, journeyID strin
 	rows, err := s.db.Read().Query(ctx, `SELECT h.step_id, count(*), sum(CASE WHEN h.early THEN 1 ELSE 0 END)
 		FROM journey_history h JOIN journeys j ON j.id = h.journey_id
 		WHERE j.website_id = $1 AND h.journey_id = $2 GROUP BY h.step_id`, websiteID, journeyID)
-	hist, err := collectRows(rows, err, func(r *row) []any { return []any{&r.step, &r.a, &r.b} })
+	hist, err := CollectRows(rows, err, func(r *row) []any { return []any{&r.step, &r.a, &r.b} })
 	if err != nil {
 		return nil, fmt.Errorf("reading journey history figures: %w", err)
 	}
@@ -163,7 +163,7 @@ func (s *Store) JourneyStepStats(ctx context.Context, websiteID, journeyID strin
 	}
 	rows, err = s.db.Read().Query(ctx, `SELECT current_step, count(*) FROM enrollments
 		WHERE website_id = $1 AND journey_id = $2 AND state = 'active' GROUP BY current_step`, websiteID, journeyID)
-	live, err := collectRows(rows, err, func(r *row) []any { return []any{&r.step, &r.a} })
+	live, err := CollectRows(rows, err, func(r *row) []any { return []any{&r.step, &r.a} })
 	if err != nil {
 		return nil, fmt.Errorf("reading journey waiting figures: %w", err)
 	}
@@ -176,7 +176,7 @@ func (s *Store) JourneyStepStats(ctx context.Context, websiteID, journeyID strin
 	rows, err = s.db.Read().Query(ctx, `SELECT journey_step, coalesce(sum(sent), 0), coalesce(sum(delivered), 0),
 		coalesce(sum(clicked), 0), coalesce(sum(conversions), 0), coalesce(sum(revenue), 0)
 		FROM notifications WHERE website_id = $1 AND journey_id = $2 GROUP BY journey_step`, websiteID, journeyID)
-	sends, err := collectRows(rows, err, func(r *row) []any { return []any{&r.step, &r.a, &r.b, &r.c, &r.d, &r.revenue} })
+	sends, err := CollectRows(rows, err, func(r *row) []any { return []any{&r.step, &r.a, &r.b, &r.c, &r.d, &r.revenue} })
 	if err != nil {
 		return nil, fmt.Errorf("reading journey send figures: %w", err)
 	}
@@ -276,7 +276,7 @@ func (s *Store) ListEnrollments(ctx context.Context, q store.EnrollmentQuery) ([
 		AND (NOT $4 OR e.state = 'active') AND ($5 = 0 OR e.version = $5)
 		ORDER BY e.entered_at DESC, e.id DESC LIMIT $6`,
 		q.WebsiteID, q.JourneyID, q.SubscriberID, q.LiveOnly, q.Version, limitArg(q.Limit))
-	out, err := collectRows(rows, err, enrollmentDest)
+	out, err := CollectRows(rows, err, enrollmentDest)
 	if err != nil {
 		return nil, fmt.Errorf("listing enrolments: %w", err)
 	}
@@ -287,7 +287,7 @@ func (s *Store) ListEnrollments(ctx context.Context, q store.EnrollmentQuery) ([
 func (s *Store) EnrollmentHistory(ctx context.Context, enrollmentID string) ([]store.JourneyStep, error) {
 	rows, err := s.db.Read().Query(ctx, `SELECT seq, step_id, type, outcome, early, coalesce(notification_id, ''), at
 		FROM journey_history WHERE enrollment_id = $1 ORDER BY seq`, enrollmentID)
-	out, err := collectRows(rows, err, func(h *store.JourneyStep) []any {
+	out, err := CollectRows(rows, err, func(h *store.JourneyStep) []any {
 		return []any{&h.Seq, &h.StepID, &h.Type, &h.Outcome, &h.Early, &h.NotificationID, timeDest{&h.At}}
 	})
 	if err != nil {
@@ -417,7 +417,7 @@ func (s *Store) MigrateEnrollments(ctx context.Context, websiteID, journeyID str
 		rows, err := tx.Query(ctx, `SELECT id, subscriber_id, current_step, tick FROM enrollments
 			WHERE website_id = $1 AND journey_id = $2 AND version = $3 AND state = 'active' ORDER BY id `+s.d.ForUpdate(),
 			websiteID, journeyID, from)
-		list, err := collectRows(rows, err, func(e *store.Enrollment) []any {
+		list, err := CollectRows(rows, err, func(e *store.Enrollment) []any {
 			return []any{&e.ID, &e.SubscriberID, &e.CurrentStep, &e.Tick}
 		})
 		if err != nil {

@@ -37,7 +37,7 @@ func notificationDest(n *store.Notification) []any {
 // queryNotifications reads every row of a query of notificationCols on c.
 func queryNotifications(ctx context.Context, c Conn, query string, args ...any) ([]store.Notification, error) {
 	rows, err := c.Query(ctx, query, args...)
-	return collectRows(rows, err, notificationDest)
+	return CollectRows(rows, err, notificationDest)
 }
 
 // CreateNotification stores n and sets n.Seq, which is strictly greater than

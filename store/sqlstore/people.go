@@ -23,7 +23,7 @@ func segmentDest(sg *store.Segment) []any {
 // empty list for none (which the API shows as []).
 func readList[T any](ctx context.Context, s *Store, dest func(*T) []any, query string, args ...any) ([]T, error) {
 	rows, err := s.db.Read().Query(ctx, query, args...)
-	out, err := collectRows(rows, err, dest)
+	out, err := CollectRows(rows, err, dest)
 	if err != nil {
 		return nil, err
 	}
@@ -353,7 +353,7 @@ func (s *Store) ImportPeople(ctx context.Context, websiteID string, rows []store
 					SELECT id, $1, $2 FROM topics WHERE website_id = $3
 						AND lower(slug) IN (SELECT lower(value) FROM `+s.d.Elems("$4")+`)
 					ON CONFLICT DO NOTHING RETURNING topic_id`, id, when, websiteID, s.d.List(r.Topics))
-				optedIn, err := collectRows(rows, err, func(id *string) []any { return []any{id} })
+				optedIn, err := CollectRows(rows, err, func(id *string) []any { return []any{id} })
 				if err != nil {
 					return err
 				}
@@ -383,7 +383,7 @@ func (s *Store) TagPeople(ctx context.Context, websiteID string, ids []string, s
 	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
 		rows, err := tx.Query(ctx, `SELECT id, tags FROM subscribers WHERE website_id = $1 AND `+s.d.In("id", "$2")+`
 			ORDER BY id `+s.d.ForUpdate(), websiteID, s.d.List(ids))
-		changes, err := collectRows(rows, err, func(c *change) []any { return []any{&c.id, rawJSONDest{&c.tags}} })
+		changes, err := CollectRows(rows, err, func(c *change) []any { return []any{&c.id, rawJSONDest{&c.tags}} })
 		if err != nil {
 			return err
 		}
@@ -414,7 +414,7 @@ func (s *Store) ErasePeople(ctx context.Context, websiteID string, ids []string)
 	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
 		rows, err := tx.Query(ctx, `SELECT id, external_id FROM subscribers
 			WHERE website_id = $1 AND `+s.d.In("id", "$2")+` ORDER BY id `+s.d.ForUpdate(), websiteID, s.d.List(ids))
-		erased, err = collectRows(rows, err, func(sub *store.Subscriber) []any { return []any{&sub.ID, textDest{&sub.ExternalID}} })
+		erased, err = CollectRows(rows, err, func(sub *store.Subscriber) []any { return []any{&sub.ID, textDest{&sub.ExternalID}} })
 		if err != nil || len(erased) == 0 {
 			return err
 		}

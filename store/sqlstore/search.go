@@ -45,7 +45,7 @@ func (s *Store) BackfillSearch(ctx context.Context) error {
 				title, body string
 			}
 			rows, err := tx.Query(ctx, searchPendingQuery, after, searchBatch)
-			batch, err := collectRows(rows, err, func(p *pending) []any { return []any{&p.seq, &p.title, &p.body} })
+			batch, err := CollectRows(rows, err, func(p *pending) []any { return []any{&p.seq, &p.title, &p.body} })
 			if err != nil {
 				return err
 			}

@@ -118,11 +118,11 @@ func limitArg(limit int) int64 {
 	return int64(limit)
 }
 
-// collectRows reads every row of a query into a T, scanning each into
+// CollectRows reads every row of a query into a T, scanning each into
 // dest(&t), and closes rows. It takes Query's results as they are, so that
-// `rows, err := c.Query(…); out, err := collectRows(rows, err, dest)` needs
+// `rows, err := c.Query(…); out, err := CollectRows(rows, err, dest)` needs
 // no check in between.
-func collectRows[T any](rows Rows, err error, dest func(*T) []any) ([]T, error) {
+func CollectRows[T any](rows Rows, err error, dest func(*T) []any) ([]T, error) {
 	if err != nil {
 		return nil, err
 	}

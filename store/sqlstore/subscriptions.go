@@ -179,7 +179,7 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 			rows, err := tx.Query(ctx, `INSERT INTO topic_optins (topic_id, subscriber_id, created_at)
 				SELECT id, $1, $2 FROM topics WHERE website_id = $3 AND `+s.d.In("lower(slug)", "$4")+`
 				ON CONFLICT DO NOTHING RETURNING topic_id`, target, at, in.WebsiteID, slugs)
-			if res.OptedIn, err = collectRows(rows, err, func(id *string) []any { return []any{id} }); err != nil {
+			if res.OptedIn, err = CollectRows(rows, err, func(id *string) []any { return []any{id} }); err != nil {
 				return err
 			}
 		}

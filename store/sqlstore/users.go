@@ -146,7 +146,7 @@ func (s *Store) Memberships(ctx context.Context, userID string) ([]store.Member,
 func (s *Store) members(ctx context.Context, where, arg string) ([]store.Member, error) {
 	rows, err := s.db.Read().Query(ctx, `SELECT `+memberCols+` FROM members m JOIN users u ON u.id = m.user_id
 		WHERE `+where+` ORDER BY m.created_at, m.account_id, m.user_id`, arg)
-	ms, err := collectRows(rows, err, memberDest)
+	ms, err := CollectRows(rows, err, memberDest)
 	if err != nil {
 		return nil, fmt.Errorf("listing members: %w", err)
 	}
@@ -208,7 +208,7 @@ var errLastOwner = fmt.Errorf("%w: an account keeps at least one owner", store.E
 func (s *Store) keepAnOwner(ctx context.Context, tx Conn, accountID, userID string) error {
 	rows, err := tx.Query(ctx, `SELECT user_id FROM members WHERE account_id = $1 AND role = 'owner' `+
 		s.d.ForUpdate(), accountID)
-	owners, err := collectRows(rows, err, func(id *string) []any { return []any{id} })
+	owners, err := CollectRows(rows, err, func(id *string) []any { return []any{id} })
 	if err != nil {
 		return err
 	}
@@ -222,7 +222,7 @@ func (s *Store) keepAnOwner(ctx context.Context, tx Conn, accountID, userID stri
 func (s *Store) Invites(ctx context.Context, accountID string) ([]store.Invite, error) {
 	rows, err := s.db.Read().Query(ctx, `SELECT account_id, email, role, created_at FROM invites
 		WHERE account_id = $1 ORDER BY created_at, email`, accountID)
-	is, err := collectRows(rows, err, func(i *store.Invite) []any {
+	is, err := CollectRows(rows, err, func(i *store.Invite) []any {
 		return []any{&i.AccountID, &i.Email, &i.Role, timeDest{&i.CreatedAt}}
 	})
 	if err != nil {
@@ -255,7 +255,7 @@ func (s *Store) WebsitesOf(ctx context.Context, userID string) ([]store.Website,
 	rows, err := s.db.Read().Query(ctx, `SELECT `+websiteCols+` FROM websites w
 		JOIN members m ON m.account_id = w.account_id AND m.user_id = $1
 		ORDER BY m.created_at, w.account_id, w.created_at, w.id`, userID)
-	ws, err := collectRows(rows, err, websiteDest)
+	ws, err := CollectRows(rows, err, websiteDest)
 	if err != nil {
 		return nil, fmt.Errorf("listing websites: %w", err)
 	}
@@ -307,7 +307,7 @@ func (s *Store) TouchSession(ctx context.Context, id string, at time.Time) error
 func (s *Store) Sessions(ctx context.Context, userID string) ([]store.Session, error) {
 	rows, err := s.db.Read().Query(ctx, `SELECT `+sessionCols+` FROM sessions se WHERE se.user_id = $1
 		ORDER BY se.created_at DESC, se.id`, userID)
-	ss, err := collectRows(rows, err, sessionDest)
+	ss, err := CollectRows(rows, err, sessionDest)
 	if err != nil {
 		return nil, fmt.Errorf("listing sessions: %w", err)
 	}

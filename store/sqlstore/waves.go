@@ -26,7 +26,7 @@ func (s *Store) DueWaves(ctx context.Context, at time.Time, lease time.Duration,
 			`+s.d.SkipLocked("w")+`) due
 		WHERE notification_id = due.due_id AND wave = due.due_wave
 		RETURNING notification_id, wave, due_at`, s.time(at), s.time(at.Add(lease)), limitArg(limit))
-	out, err := collectRows(rows, err, func(w *store.Wave) []any {
+	out, err := CollectRows(rows, err, func(w *store.Wave) []any {
 		return []any{&w.NotificationID, &w.Wave, timeDest{&w.Due}}
 	})
 	if err != nil {
@@ -68,7 +68,7 @@ func (s *Store) SetABWinner(ctx context.Context, id, variant string) (string, er
 func (s *Store) AudienceZones(ctx context.Context, websiteID string) ([]store.Zone, error) {
 	rows, err := s.db.Read().Query(ctx, `SELECT DISTINCT timezone, smart_hour FROM subscribers
 		WHERE website_id = $1 AND unsubscribed_at IS NULL`, websiteID)
-	out, err := collectRows(rows, err, func(z *store.Zone) []any { return []any{&z.Timezone, &z.SmartHour} })
+	out, err := CollectRows(rows, err, func(z *store.Zone) []any { return []any{&z.Timezone, &z.SmartHour} })
 	if err != nil {
 		return nil, fmt.Errorf("listing audience zones: %w", err)
 	}

@@ -149,7 +149,7 @@ func (s *Store) ClaimWebhookDeliveries(ctx context.Context, now time.Time, lease
 			WHERE next_attempt_at <= $2 AND (leased_until IS NULL OR leased_until <= $2)
 			ORDER BY next_attempt_at, seq LIMIT $3 `+s.d.SkipLocked()+`)
 		RETURNING `+webhookDeliveryCols, s.time(now.Add(lease)), s.time(now), limit)
-	out, err := collectRows(rows, err, webhookDeliveryDest)
+	out, err := CollectRows(rows, err, webhookDeliveryDest)
 	if err != nil {
 		return nil, fmt.Errorf("claiming webhook deliveries: %w", err)
 	}
@@ -235,7 +235,7 @@ func (s *Store) WebhookDeliveries(ctx context.Context, webhookID string, beforeS
 	}
 	rows, err := s.db.Read().Query(ctx, `SELECT `+webhookDeliveryCols+` FROM webhook_deliveries
 		WHERE webhook_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3`, webhookID, beforeSeq, limitArg(limit))
-	out, err := collectRows(rows, err, webhookDeliveryDest)
+	out, err := CollectRows(rows, err, webhookDeliveryDest)
 	if err != nil {
 		return nil, fmt.Errorf("listing webhook deliveries: %w", err)
 	}

@@ -115,7 +115,7 @@ func (s *Store) AddWebhookEvent(ctx context.Context, e store.WebhookEvent) error
 func (s *Store) WebhookEvents(ctx context.Context, afterSeq int64, limit int) ([]store.WebhookEvent, error) {
 	rows, err := s.db.Read().Query(ctx, `SELECT seq, id, website_id, event, data, created_at FROM webhook_events
 		WHERE seq > $1 ORDER BY seq LIMIT $2`, afterSeq, limitArg(limit))
-	out, err := collectRows(rows, err, func(e *store.WebhookEvent) []any {
+	out, err := CollectRows(rows, err, func(e *store.WebhookEvent) []any {
 		return []any{&e.Seq, &e.ID, &e.WebsiteID, &e.Event, rawJSONDest{(*[]byte)(&e.Data)}, timeDest{&e.CreatedAt}}
 	})
 	if err != nil {
@@ -155,7 +155,7 @@ func (s *Store) CreateWebhook(ctx context.Context, w store.Webhook) error {
 func (s *Store) WebhooksOf(ctx context.Context, websiteID string) ([]store.Webhook, error) {
 	rows, err := s.db.Read().Query(ctx, `SELECT `+webhookCols+` FROM webhooks WHERE website_id = $1
 		ORDER BY created_at DESC, seq DESC`, websiteID)
-	out, err := collectRows(rows, err, webhookDest)
+	out, err := CollectRows(rows, err, webhookDest)
 	if err != nil {
 		return nil, fmt.Errorf("listing webhooks: %w", err)
 	}
@@ -306,7 +306,7 @@ func (s *Store) AddEmail(ctx context.Context, m store.Email) error {
 func (s *Store) Emails(ctx context.Context, unsentOnly bool, limit int) ([]store.Email, error) {
 	rows, err := s.db.Read().Query(ctx, `SELECT `+emailCols+` FROM emails WHERE NOT $1 OR sent_at IS NULL
 		ORDER BY created_at DESC, seq DESC LIMIT $2`, unsentOnly, limitArg(limit))
-	out, err := collectRows(rows, err, emailDest)
+	out, err := CollectRows(rows, err, emailDest)
 	if err != nil {
 		return nil, fmt.Errorf("listing emails: %w", err)
 	}
@@ -329,7 +329,7 @@ func (s *Store) ClaimEmails(ctx context.Context, now time.Time, lease time.Durat
 			WHERE sent_at IS NULL AND (leased_until IS NULL OR leased_until <= $2)
 			ORDER BY created_at, seq LIMIT $3 `+s.d.SkipLocked()+`)
 		RETURNING seq, `+emailCols, s.time(now.Add(lease)), s.time(now), limit)
-	out, err := collectRows(rows, err, func(c *claimed) []any {
+	out, err := CollectRows(rows, err, func(c *claimed) []any {
 		return append([]any{&c.seq}, emailDest(&c.Email)...)
 	})
 	if err != nil {
