@@ -418,7 +418,7 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 }
 
 // recorder is a reverse proxy in front of RelayBell that keeps every
-// request the browser made.
+// request the browser made, in the order they were answered.
 type recorder struct {
 	URL  string
 	mu   sync.Mutex
@@ -440,10 +440,12 @@ func startRecorder(t *testing.T, target string) *recorder {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
+		// Kept once RelayBell has answered, so a test that waits for a
+		// request sees its effect too (a delivered ping's, say).
+		proxy.ServeHTTP(w, r)
 		rc.mu.Lock()
 		rc.reqs = append(rc.reqs, recorded{r.Method, r.URL.Path, r.Header.Get("Origin"), body})
 		rc.mu.Unlock()
-		proxy.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
 	rc.URL = srv.URL
