@@ -54,8 +54,10 @@ type TimersPhase struct {
 	Waiting int // runs waiting when the phase's messages came due (their own included)
 	Fired   int
 	// RSSMiB is each engine process's peak resident memory during the
-	// phase, IdleRSSMiB before its first message came due.
-	RSSMiB, IdleRSSMiB map[string]float64
+	// phase, IdleRSSMiB before its first message came due; AnonMiB the
+	// peak of its anonymous pages alone (the heap and stacks, not the
+	// files it maps, such as SQLite's pages).
+	RSSMiB, IdleRSSMiB, AnonMiB map[string]float64
 	// Stored is the lateness of each message's ledger row (the engine's
 	// claim) after its due time; Pushed of its push at the fake push
 	// service. Each is p50, p99 and max.
@@ -467,7 +469,7 @@ func timersPhase(ctx context.Context, cfg TimersConfig, s *stage, st *timersStor
 		time.Sleep(250 * time.Millisecond)
 	}
 	used, _ := cpu()
-	p.RSSMiB, _ = mem()
+	p.RSSMiB, p.AnonMiB = mem()
 	for _, sec := range used {
 		p.EngineCPU += sec
 	}
@@ -559,7 +561,7 @@ func (p TimersPhase) row() string {
 	}
 	var mem []string
 	for _, name := range slices.Sorted(maps.Keys(p.RSSMiB)) {
-		mem = append(mem, fmt.Sprintf("%s %.0f (idle %.0f)", name, p.RSSMiB[name], p.IdleRSSMiB[name]))
+		mem = append(mem, fmt.Sprintf("%s %.0f (anon %.0f, idle %.0f)", name, p.RSSMiB[name], p.AnonMiB[name], p.IdleRSSMiB[name]))
 	}
 	return fmt.Sprintf("%9d %7d  %-24s %-24s %9.0fµs %9.0fµs  %s", p.Waiting, p.Fired, q(p.Stored), q(p.Pushed),
 		p.StoreCPU*1e6, p.EngineCPU*1e6, strings.Join(mem, ", "))
@@ -581,7 +583,8 @@ func TimersReport(results []TimersResult) string {
 		fmt.Fprintf(&b, "%-9s %-8s %s\n", r.Mode, "loaded", r.Loaded.row())
 	}
 	b.WriteString("CPU is per fired message: store = PostgreSQL backends of the cluster's connections, or the embedded process;\n" +
-		"engine = the fan-out nodes, or the embedded process. Lateness is after each message's due time.\n")
+		"engine = the fan-out nodes, or the embedded process. Lateness is after each message's due time.\n" +
+		"Memory: peak resident (anon: its anonymous pages alone, without mapped files; idle: before the phase).\n")
 	return b.String()
 }
 
