@@ -90,7 +90,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
-		return err
+		return fmt.Errorf("--log-level or RELAYBELL_LOG_LEVEL %q is not debug, info, warn or error", *level)
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
 	s, err := New(ctx, cfg, logger)

@@ -81,6 +81,10 @@ type Config struct {
 	// time.Now. Tests move it instead of waiting through an automation's
 	// delays.
 	Now func() time.Time
+
+	// envErrs holds the RELAYBELL_* values RegisterFlags could not read;
+	// Validate refuses to start with any (a typo is never read as zero).
+	envErrs []error
 }
 
 // RegisterFlags binds the configuration to flags, with defaults taken from
@@ -101,8 +105,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	str(&c.SMTPPassword, "smtp-password", "RELAYBELL_SMTP_PASSWORD", "", "SMTP password")
 	str(&c.NodeName, "node", "RELAYBELL_NODE", hostname(), "node name on the ring")
 	str(&c.CountryHeader, "country-header", "RELAYBELL_COUNTRY_HEADER", "", "trusted proxy header carrying the visitor's country code")
-	trustProxy, _ := strconv.ParseBool(envOr("RELAYBELL_TRUST_PROXY", "false"))
-	fs.BoolVar(&c.TrustProxy, "trust-proxy", trustProxy, "behind a reverse proxy: the visitor is the last public X-Forwarded-For address (the one a proxy added), the scheme X-Forwarded-Proto (env RELAYBELL_TRUST_PROXY)")
+	fs.BoolVar(&c.TrustProxy, "trust-proxy", c.envBool("RELAYBELL_TRUST_PROXY", false), "behind a reverse proxy: the visitor is the last public X-Forwarded-For address (the one a proxy added), the scheme X-Forwarded-Proto (env RELAYBELL_TRUST_PROXY)")
 	str(&c.PublicURL, "public-url", "RELAYBELL_PUBLIC_URL", "", "URL browsers reach the API at, written into sdk.js and sw.js (default: each request's scheme and Host)")
 	str(&c.Postgres, "postgres", "RELAYBELL_POSTGRES", "", "PostgreSQL URL (cluster mode)")
 	str(&c.Kafka, "kafka", "RELAYBELL_KAFKA", "", "Kafka seed brokers (cluster mode)")
@@ -112,26 +115,21 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	str(&c.InternalAddr, "internal", "RELAYBELL_INTERNAL_ADDR", ":8081", "address where a pusher takes batches from fan-out nodes (cluster mode)")
 	str(&c.AdvertiseHost, "advertise", "RELAYBELL_ADVERTISE_HOST", "", "host other nodes use to reach this one (default: the --internal host, else the machine name)")
 	str(&c.ClusterToken, "cluster-token", "RELAYBELL_CLUSTER_TOKEN", "", "shared secret of the nodes' internal batch route (cluster mode)")
-	session, _ := time.ParseDuration(envOr("RELAYBELL_KAFKA_SESSION_TIMEOUT", "10s"))
-	fs.DurationVar(&c.KafkaSessionTimeout, "kafka-session-timeout", session, "how long a silent fan-out node keeps its Kafka partitions (env RELAYBELL_KAFKA_SESSION_TIMEOUT)")
-	rebalance, _ := time.ParseDuration(envOr("RELAYBELL_KAFKA_REBALANCE_TIMEOUT", "0s"))
-	fs.DurationVar(&c.KafkaRebalanceTimeout, "kafka-rebalance-timeout", rebalance, "how long a rebalance of the fan-out nodes' Kafka group waits for every member to rejoin; 0 is the client's default, a minute (env RELAYBELL_KAFKA_REBALANCE_TIMEOUT)")
-	review, _ := strconv.Atoi(envOr("RELAYBELL_REVIEW_THRESHOLD", strconv.Itoa(api.DefaultReviewThreshold)))
-	fs.IntVar(&c.ReviewThreshold, "review-threshold", review, "audience in browsers from which a new account's first broadcast is held for review; negative turns review off (env RELAYBELL_REVIEW_THRESHOLD)")
-	public, _ := strconv.Atoi(envOr("RELAYBELL_PUBLIC_RATE_LIMIT", strconv.Itoa(api.DefaultPublicRateLimit)))
-	fs.IntVar(&c.PublicRateLimit, "public-rate-limit", public, "requests a minute each visitor address may make to the browser SDK routes and pings, counted across the nodes; negative turns the limit off (env RELAYBELL_PUBLIC_RATE_LIMIT)")
-	events, _ := strconv.Atoi(envOr("RELAYBELL_EVENT_RATE_LIMIT", strconv.Itoa(api.DefaultEventRateLimit)))
-	fs.IntVar(&c.EventRateLimit, "event-rate-limit", events, "calls of POST and GET /events a minute each API key may make, counted across the nodes; negative turns the limit off (env RELAYBELL_EVENT_RATE_LIMIT)")
-	idle, _ := time.ParseDuration(envOr("RELAYBELL_SESSION_IDLE", "168h"))
-	fs.DurationVar(&c.SessionIdle, "session-idle", idle, "a dashboard session not used for this long ends (env RELAYBELL_SESSION_IDLE)")
-	maxAge, _ := time.ParseDuration(envOr("RELAYBELL_SESSION_MAX_AGE", "720h"))
-	fs.DurationVar(&c.SessionMaxAge, "session-max-age", maxAge, "every dashboard session ends this long after sign-in (env RELAYBELL_SESSION_MAX_AGE)")
-	grace, _ := time.ParseDuration(envOr("RELAYBELL_SHUTDOWN_GRACE", "10s"))
-	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", grace, "time to finish requests on shutdown (env RELAYBELL_SHUTDOWN_GRACE)")
+	fs.DurationVar(&c.KafkaSessionTimeout, "kafka-session-timeout", c.envDuration("RELAYBELL_KAFKA_SESSION_TIMEOUT", 10*time.Second), "how long a silent fan-out node keeps its Kafka partitions (env RELAYBELL_KAFKA_SESSION_TIMEOUT)")
+	fs.DurationVar(&c.KafkaRebalanceTimeout, "kafka-rebalance-timeout", c.envDuration("RELAYBELL_KAFKA_REBALANCE_TIMEOUT", 0), "how long a rebalance of the fan-out nodes' Kafka group waits for every member to rejoin; 0 is the client's default, a minute (env RELAYBELL_KAFKA_REBALANCE_TIMEOUT)")
+	fs.IntVar(&c.ReviewThreshold, "review-threshold", c.envInt("RELAYBELL_REVIEW_THRESHOLD", api.DefaultReviewThreshold), "audience in browsers from which a new account's first broadcast is held for review; negative turns review off (env RELAYBELL_REVIEW_THRESHOLD)")
+	fs.IntVar(&c.PublicRateLimit, "public-rate-limit", c.envInt("RELAYBELL_PUBLIC_RATE_LIMIT", api.DefaultPublicRateLimit), "requests a minute each visitor address may make to the browser SDK routes and pings, counted across the nodes; negative turns the limit off (env RELAYBELL_PUBLIC_RATE_LIMIT)")
+	fs.IntVar(&c.EventRateLimit, "event-rate-limit", c.envInt("RELAYBELL_EVENT_RATE_LIMIT", api.DefaultEventRateLimit), "calls of POST and GET /events a minute each API key may make, counted across the nodes; negative turns the limit off (env RELAYBELL_EVENT_RATE_LIMIT)")
+	fs.DurationVar(&c.SessionIdle, "session-idle", c.envDuration("RELAYBELL_SESSION_IDLE", 168*time.Hour), "a dashboard session not used for this long ends (env RELAYBELL_SESSION_IDLE)")
+	fs.DurationVar(&c.SessionMaxAge, "session-max-age", c.envDuration("RELAYBELL_SESSION_MAX_AGE", 720*time.Hour), "every dashboard session ends this long after sign-in (env RELAYBELL_SESSION_MAX_AGE)")
+	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", c.envDuration("RELAYBELL_SHUTDOWN_GRACE", 10*time.Second), "time to finish requests on shutdown (env RELAYBELL_SHUTDOWN_GRACE)")
 }
 
 // Validate checks the configuration.
 func (c *Config) Validate() error {
+	if err := errors.Join(c.envErrs...); err != nil {
+		return err
+	}
 	if _, err := c.targets(); err != nil {
 		return err
 	}
@@ -183,6 +181,34 @@ func (c *Config) targets() ([]string, error) {
 func (c *Config) runs(role string) bool {
 	targets, _ := c.targets()
 	return slices.Contains(targets, role) || slices.Contains(targets, All)
+}
+
+// envInt, envBool and envDuration read a typed RELAYBELL_* variable, def
+// when it is unset or empty; a value that does not parse is kept for Validate,
+// named with the variable, and def is returned meanwhile.
+func (c *Config) envInt(name string, def int) int {
+	return envParse(c, name, def, strconv.Atoi, "a whole number, such as 100 or -1")
+}
+
+func (c *Config) envBool(name string, def bool) bool {
+	return envParse(c, name, def, strconv.ParseBool, "true or false")
+}
+
+func (c *Config) envDuration(name string, def time.Duration) time.Duration {
+	return envParse(c, name, def, time.ParseDuration, "a duration with its unit, such as 90s, 15m or 168h")
+}
+
+func envParse[T any](c *Config, name string, def T, parse func(string) (T, error), want string) T {
+	s := os.Getenv(name)
+	if s == "" { // unset, or set empty as a chart may render it
+		return def
+	}
+	v, err := parse(s)
+	if err != nil {
+		c.envErrs = append(c.envErrs, fmt.Errorf("%s=%q is not %s", name, s, want))
+		return def
+	}
+	return v
 }
 
 func envOr(name, def string) string {
