@@ -253,6 +253,9 @@ type deployment struct {
 	// or the PostgreSQL URL with the run's schema (cluster), whose
 	// connections are named appName (application_name).
 	store, appName string
+	// storeProcs, if set, lists the PostgreSQL processes whose CPU is the
+	// deployment's (see runProcesses); unset, PostgreSQL is not its.
+	storeProcs func(context.Context) ([]int, error)
 	// settle, if set, brings the engines to the state they would reach on
 	// their own after the audience subscribed (see settle in postgres.go).
 	settle func(context.Context) error
@@ -430,6 +433,7 @@ func runOne(ctx context.Context, cfg Config, mode string, n int) (Result, error)
 			return Result{}, err
 		}
 		r.BareCPU, r.BareBusyCores = bareCPU()
+		delete(r.BareCPU, "postgres") // no part of the bare sender's
 		r.BarePerSec = float64(n) / r.Bare.Seconds()
 		r.Ratio = r.PushesPerSec / r.BarePerSec
 		if len(rounds) > 1 {
@@ -462,6 +466,10 @@ func broadcast(ctx context.Context, r *Result, api *client, apiKey string, push 
 		return "", err
 	}
 	cpu := startCPU(d.procs, others)
+	store0, err := storeSeconds(ctx, d)
+	if err != nil {
+		return "", err
+	}
 	start := time.Now()
 	if err := api.do("POST", "/api/v1/notifications", apiKey, map[string]any{"title": broadcastTitle, "body": broadcastBody}, 202, &sent); err != nil {
 		return "", err
@@ -492,6 +500,16 @@ func broadcast(ctx context.Context, r *Result, api *client, apiKey string, push 
 	r.Protocols = st.Protocols
 	r.PeakRSSMiB, r.PeakAnonMiB = mem()
 	r.CPU, r.BusyCores = cpu()
+	// PostgreSQL's: the run's own processes, none for the embedded default
+	// (startCPU counts every PostgreSQL process of the machine).
+	delete(r.CPU, "postgres")
+	if d.storeProcs != nil {
+		store1, err := storeSeconds(ctx, d)
+		if err != nil {
+			return "", err
+		}
+		r.CPU["postgres"] = usedSince(store0, store1)
+	}
 	r.FirstPush, r.EndToEnd = st.First.Sub(start), st.Last.Sub(start)
 	r.PushesPerSec = float64(n) / r.EndToEnd.Seconds()
 	r.Pace = pace(samples, r.EndToEnd, n)
@@ -529,6 +547,23 @@ func (w pushWindow) check(n int, id string) error {
 		return fmt.Errorf("of the %d pushes the fake push service decrypted, %d were of notification %s (%v)", w.Sampled, w.Notifications[id], id, w.Notifications)
 	}
 	return nil
+}
+
+// storeSeconds is the processor time of each of the deployment's
+// PostgreSQL processes by pid; nil when it has none.
+func storeSeconds(ctx context.Context, d *deployment) (map[int]float64, error) {
+	if d.storeProcs == nil {
+		return nil, nil
+	}
+	pids, err := d.storeProcs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int]float64{}
+	for _, pid := range pids {
+		out[pid] = cpuSeconds(pid)
+	}
+	return out, nil
 }
 
 // finished waits until the notification is sent with all of its n pushes
@@ -644,10 +679,13 @@ func startCluster(ctx context.Context, cfg Config, dir, fakeAddr string, nodeEnv
 		return nil, err
 	}
 	d := &deployment{
-		apis:    []string{fmt.Sprintf("http://127.0.0.1:%d", base), fmt.Sprintf("http://127.0.0.1:%d", base+1)},
-		procs:   map[string]int{},
-		others:  map[string]int{},
-		settle:  func(ctx context.Context) error { return settle(ctx, cfg.Postgres, schema) },
+		apis:   []string{fmt.Sprintf("http://127.0.0.1:%d", base), fmt.Sprintf("http://127.0.0.1:%d", base+1)},
+		procs:  map[string]int{},
+		others: map[string]int{},
+		settle: func(ctx context.Context) error { return settle(ctx, cfg.Postgres, schema) },
+		storeProcs: func(ctx context.Context) ([]int, error) {
+			return runProcesses(ctx, cfg.Postgres, schema)
+		},
 		stop:    stop,
 		store:   dsn,
 		appName: schema,
