@@ -102,7 +102,8 @@ type Result struct {
 	StartAnonMiB  map[string]float64 // anonymous memory when the first broadcast began
 	// CPU is the processor time each process used during the broadcast, in
 	// seconds: the RelayBell processes, the fake push service and, for the
-	// cluster, devkafka and ClickHouse.
+	// cluster, devkafka, ClickHouse and PostgreSQL ("postgres": the run's
+	// backends and the server's own processes).
 	CPU map[string]float64
 	// BusyCores is the machine's average number of busy cores during the
 	// broadcast (every process, PostgreSQL and the kernel included).
