@@ -33,12 +33,14 @@ test:
 test-short:
 	$(GO) test -short -count=1 ./...
 
-## bench: broadcasts from POST to the last push on the embedded default and the local cluster, against the bare sender (AUDIENCE=10000,100000,1000000 for all sizes; ROUNDS=N for the median of N broadcasts, default 3)
+## bench: the peers (the floor of the crypto, the bare sender, webpush-go, Node's web-push from bench/node) sending the same pushes, then broadcasts from POST to the last push on the embedded default and the local cluster, against the bare sender; a table of all and a summary line (AUDIENCE=10000,100000,1000000 for all sizes; ROUNDS=N for the median of N broadcasts, default 3)
 AUDIENCE ?= 10000,100000
 MODES ?= embedded,cluster
 ROUNDS ?= 3
 bench: build
 	$(GO) build -o bin/fakepush ./cmd/fakepush
+	@if command -v npm >/dev/null; then (cd bench/node && npm ci --no-audit --no-fund --loglevel=error) || echo "bench: npm ci in bench/node failed: node-web-push will be n/a" >&2; \
+	else echo "bench: npm is not installed: node-web-push will be n/a" >&2; fi
 	./$(BIN) bench --modes $(MODES) --audience $(AUDIENCE) --rounds $(ROUNDS)
 
 ## bench-events: the highest rate of POST /api/v1/events with p99 under 20 ms, open-loop load at rising rates on the embedded default and the local cluster (EVENT_RATES=100,200,400 to choose the steps)

@@ -74,11 +74,10 @@ func newBare(push *client, n, concurrency int, tlsConfig *tls.Config) (*bare, er
 }
 
 // send pushes to every browser, b.concurrency pushes in flight over one
-// client, as the pusher does, and returns how long that took and the bare
-// sender's pushes so far by HTTP version, as the fake service got them.
+// client, as the pusher does, and returns how long that took and its pushes
+// by HTTP version, as the fake service got them.
 func (b *bare) send(ctx context.Context) (time.Duration, map[string]int, error) {
-	before, err := count(b.push)
-	if err != nil {
+	if err := openWindow(b.push); err != nil {
 		return 0, nil, err
 	}
 	n := len(b.targets)
@@ -100,14 +99,12 @@ func (b *bare) send(ctx context.Context) (time.Duration, map[string]int, error) 
 	if f := failed.Load(); f > 0 {
 		return 0, nil, fmt.Errorf("bare sender: %d pushes failed", f)
 	}
-	if got, err := count(b.push); err != nil || got-before != n {
-		return 0, nil, fmt.Errorf("bare sender: push service got %d pushes, want %d (%v)", got-before, n, err)
+	w, err := readWindow(b.push)
+	if err == nil {
+		err = w.check(n, bareNotification)
 	}
-	var st struct {
-		Protocols map[string]int `json:"protocols"`
+	if err != nil {
+		return 0, nil, fmt.Errorf("bare sender: %w", err)
 	}
-	if err := b.push.do("GET", "/stats?notification="+bareNotification, "", nil, 200, &st); err != nil {
-		return 0, nil, err
-	}
-	return elapsed, st.Protocols, nil
+	return elapsed, w.Protocols, nil
 }

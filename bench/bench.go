@@ -62,6 +62,15 @@ type Config struct {
 	// (default 1). The result is the round of the median ratio, so that one
 	// disturbed round does not make the figure.
 	Rounds int
+	// PushSample is one push in how many the fake push service checks in
+	// full (VAPID signature, decryption) and keeps during broadcasts and the
+	// senders' runs; the others it only counts, so that it costs a fraction
+	// of the sender (default 1000; 1 checks every push, as the fault tests'
+	// fake push service does).
+	PushSample int
+	// NodeScript is the script that drives Node's web-push among the peers
+	// (bench/node/send.js, its packages installed by npm ci beside it).
+	NodeScript string
 	// CPUProfile, when set, is where the bare sender's CPU profile is
 	// written (the first round's), {node} standing for "bare-<mode>-<audience>" (the RelayBell
 	// nodes write theirs when RELAYBELL_CPU_PROFILE is set; see serve).
@@ -93,7 +102,8 @@ type Result struct {
 	StartAnonMiB  map[string]float64 // anonymous memory when the first broadcast began
 	// CPU is the processor time each process used during the broadcast, in
 	// seconds: the RelayBell processes, the fake push service and, for the
-	// cluster, devkafka and ClickHouse.
+	// cluster, devkafka, ClickHouse and PostgreSQL ("postgres": the run's
+	// backends and the server's own processes).
 	CPU map[string]float64
 	// BusyCores is the machine's average number of busy cores during the
 	// broadcast (every process, PostgreSQL and the kernel included).
@@ -130,6 +140,13 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 		}
 	}
 	return out, nil
+}
+
+func (cfg Config) pushSample() int {
+	if cfg.PushSample <= 0 {
+		return 1000
+	}
+	return cfg.PushSample
 }
 
 // fill sets the defaults every bench shares: no log, this executable,
@@ -237,6 +254,9 @@ type deployment struct {
 	// or the PostgreSQL URL with the run's schema (cluster), whose
 	// connections are named appName (application_name).
 	store, appName string
+	// storeProcs, if set, lists the PostgreSQL processes whose CPU is the
+	// deployment's (see runProcesses); unset, PostgreSQL is not its.
+	storeProcs func(context.Context) ([]int, error)
 	// settle, if set, brings the engines to the state they would reach on
 	// their own after the audience subscribed (see settle in postgres.go).
 	settle func(context.Context) error
@@ -247,13 +267,14 @@ type deployment struct {
 // own process, RelayBell running in a mode and sending to it, and a website
 // created through the admin API.
 type stage struct {
-	push    *client      // the fake push service
-	pushTLS *tls.Config  // what trusts the fake push service (nil: plain HTTP/1.1)
-	fake    *os.Process  // the fake push service
-	d       *deployment  // RelayBell
-	api     *client      // RelayBell's first API node
-	site    benchWebsite // the website measured
-	stops   []func()     // in the order started
+	push     *client      // the fake push service
+	pushTLS  *tls.Config  // what trusts the fake push service (nil: plain HTTP/1.1)
+	pushCert string       // the fake push service's certificate (PEM file; "": plain HTTP/1.1)
+	fake     *os.Process  // the fake push service
+	d        *deployment  // RelayBell
+	api      *client      // RelayBell's first API node
+	site     benchWebsite // the website measured
+	stops    []func()     // in the order started
 }
 
 // benchWebsite is what POST /admin/v1/websites answers that the benches use.
@@ -273,8 +294,10 @@ func (s *stage) stop() {
 
 // startStage starts the fake push service and RelayBell in mode, and
 // creates a website. The run's directory under cfg.WorkDir begins with
-// name; env is added to the RelayBell processes' environment.
-func startStage(ctx context.Context, cfg Config, mode, name string, env []string) (_ *stage, err error) {
+// name; env is added to the RelayBell processes' environment; the fake push
+// service checks in full and keeps one push in sample (1: every one; see
+// cmd/fakepush).
+func startStage(ctx context.Context, cfg Config, mode, name string, env []string, sample int) (_ *stage, err error) {
 	dir, err := os.MkdirTemp(cfg.WorkDir, name+"-")
 	if err != nil {
 		return nil, err
@@ -285,33 +308,16 @@ func startStage(ctx context.Context, cfg Config, mode, name string, env []string
 			s.stop()
 		}
 	}()
-	fakeAddr, err := FreeAddr()
-	if err != nil {
-		return nil, err
-	}
-	s.push = &client{base: "http://" + fakeAddr, hc: http.DefaultClient}
-	args := []string{"-addr", fakeAddr}
 	// What the RelayBell processes need: to reach the push service, and to
 	// let the bench's one address subscribe the whole audience (the public
 	// routes' limit of 120 a minute per address is off).
 	nodeEnv := append([]string{"RELAYBELL_PUBLIC_RATE_LIMIT=-1"}, env...)
-	if !cfg.PushHTTP1 {
-		t, err := newPushTLS(dir)
-		if err != nil {
-			return nil, err
-		}
-		s.push = &client{base: "https://" + fakeAddr, hc: &http.Client{Transport: &http.Transport{TLSClientConfig: t.config}}}
-		args = append(args, "-tls-cert", t.certFile, "-tls-key", t.keyFile)
-		nodeEnv = append(nodeEnv, "SSL_CERT_FILE="+t.certFile)
-		s.pushTLS = t.config
-	}
-	s.fake, err = startProcess(filepath.Join(dir, "fakepush.log"), nil, cfg.FakePush, args...)
+	fakeAddr, err := s.startFake(ctx, cfg, dir, sample)
 	if err != nil {
-		return nil, fmt.Errorf("starting the fake push service: %w", err)
-	}
-	s.stops = append(s.stops, func() { stopProcess(s.fake) })
-	if err := waitHTTP(ctx, s.push.hc, s.push.base+"/count"); err != nil {
 		return nil, err
+	}
+	if s.pushCert != "" {
+		nodeEnv = append(nodeEnv, "SSL_CERT_FILE="+s.pushCert)
 	}
 
 	switch mode {
@@ -334,8 +340,36 @@ func startStage(ctx context.Context, cfg Config, mode, name string, env []string
 	return s, nil
 }
 
+// startFake starts the fake push service in its own process, serving HTTPS
+// and HTTP/2 with a certificate made in dir (plain HTTP/1.1 with
+// cfg.PushHTTP1), checking one push in sample in full; it returns its
+// address. s.stop stops it.
+func (s *stage) startFake(ctx context.Context, cfg Config, dir string, sample int) (string, error) {
+	fakeAddr, err := FreeAddr()
+	if err != nil {
+		return "", err
+	}
+	s.push = &client{base: "http://" + fakeAddr, hc: http.DefaultClient}
+	args := []string{"-addr", fakeAddr, "-sample", strconv.Itoa(max(sample, 1))}
+	if !cfg.PushHTTP1 {
+		t, err := newPushTLS(dir)
+		if err != nil {
+			return "", err
+		}
+		s.push = &client{base: "https://" + fakeAddr, hc: &http.Client{Transport: &http.Transport{TLSClientConfig: t.config}}}
+		args = append(args, "-tls-cert", t.certFile, "-tls-key", t.keyFile)
+		s.pushTLS, s.pushCert = t.config, t.certFile
+	}
+	s.fake, err = startProcess(filepath.Join(dir, "fakepush.log"), nil, cfg.FakePush, args...)
+	if err != nil {
+		return "", fmt.Errorf("starting the fake push service: %w", err)
+	}
+	s.stops = append(s.stops, func() { stopProcess(s.fake) })
+	return fakeAddr, waitHTTP(ctx, s.push.hc, s.push.base+"/count")
+}
+
 func runOne(ctx context.Context, cfg Config, mode string, n int) (Result, error) {
-	s, err := startStage(ctx, cfg, mode, mode+"-"+strconv.Itoa(n), nil)
+	s, err := startStage(ctx, cfg, mode, mode+"-"+strconv.Itoa(n), nil, cfg.pushSample())
 	if err != nil {
 		return Result{}, err
 	}
@@ -400,6 +434,7 @@ func runOne(ctx context.Context, cfg Config, mode string, n int) (Result, error)
 			return Result{}, err
 		}
 		r.BareCPU, r.BareBusyCores = bareCPU()
+		delete(r.BareCPU, "postgres") // no part of the bare sender's
 		r.BarePerSec = float64(n) / r.Bare.Seconds()
 		r.Ratio = r.PushesPerSec / r.BarePerSec
 		if len(rounds) > 1 {
@@ -428,7 +463,14 @@ func broadcast(ctx context.Context, r *Result, api *client, apiKey string, push 
 	mem := sampleMemory(d.procs)
 	others := map[string]int{"fakepush": fakePid}
 	maps.Copy(others, d.others)
+	if err := openWindow(push); err != nil {
+		return "", err
+	}
 	cpu := startCPU(d.procs, others)
+	store0, err := storeSeconds(ctx, d)
+	if err != nil {
+		return "", err
+	}
 	start := time.Now()
 	if err := api.do("POST", "/api/v1/notifications", apiKey, map[string]any{"title": broadcastTitle, "body": broadcastBody}, 202, &sent); err != nil {
 		return "", err
@@ -449,25 +491,80 @@ func broadcast(ctx context.Context, r *Result, api *client, apiKey string, push 
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
-	var st struct {
-		Browsers  int            `json:"browsers"`
-		Protocols map[string]int `json:"protocols"`
-		First     time.Time      `json:"first"`
-		Last      time.Time      `json:"last"`
-	}
-	if err := push.do("GET", "/stats?notification="+sent.NotificationID, "", nil, 200, &st); err != nil {
+	st, err := readWindow(push)
+	if err != nil {
 		return "", err
 	}
-	if st.Browsers != n {
-		return "", fmt.Errorf("%d of %d browsers got the broadcast", st.Browsers, n)
+	if err := st.check(n, sent.NotificationID); err != nil {
+		return "", fmt.Errorf("the broadcast: %w", err)
 	}
 	r.Protocols = st.Protocols
 	r.PeakRSSMiB, r.PeakAnonMiB = mem()
 	r.CPU, r.BusyCores = cpu()
+	// PostgreSQL's: the run's own processes, none for the embedded default
+	// (startCPU counts every PostgreSQL process of the machine).
+	delete(r.CPU, "postgres")
+	if d.storeProcs != nil {
+		store1, err := storeSeconds(ctx, d)
+		if err != nil {
+			return "", err
+		}
+		r.CPU["postgres"] = usedSince(store0, store1)
+	}
 	r.FirstPush, r.EndToEnd = st.First.Sub(start), st.Last.Sub(start)
 	r.PushesPerSec = float64(n) / r.EndToEnd.Seconds()
 	r.Pace = pace(samples, r.EndToEnd, n)
 	return sent.NotificationID, nil
+}
+
+// pushWindow is what the fake push service accepted since openWindow (GET
+// /window, see cmd/fakepush).
+type pushWindow struct {
+	Pushes        int            `json:"pushes"`
+	Browsers      int            `json:"browsers"`
+	Protocols     map[string]int `json:"protocols"`
+	First         time.Time      `json:"first"`
+	Last          time.Time      `json:"last"`
+	Sampled       int            `json:"sampled"`
+	Notifications map[string]int `json:"notifications"`
+}
+
+// openWindow has the fake push service count anew.
+func openWindow(push *client) error { return push.do("POST", "/window", "", nil, 200, nil) }
+
+func readWindow(push *client) (pushWindow, error) {
+	var w pushWindow
+	err := push.do("GET", "/window", "", nil, 200, &w)
+	return w, err
+}
+
+// check is nil when the window holds n pushes, one to each of n browsers,
+// and every push checked in full (at least one) was of notification id.
+func (w pushWindow) check(n int, id string) error {
+	switch {
+	case w.Pushes != n || w.Browsers != n:
+		return fmt.Errorf("the fake push service got %d pushes to %d browsers, want %d to %d", w.Pushes, w.Browsers, n, n)
+	case w.Sampled == 0 || w.Notifications[id] != w.Sampled:
+		return fmt.Errorf("of the %d pushes the fake push service decrypted, %d were of notification %s (%v)", w.Sampled, w.Notifications[id], id, w.Notifications)
+	}
+	return nil
+}
+
+// storeSeconds is the processor time of each of the deployment's
+// PostgreSQL processes by pid; nil when it has none.
+func storeSeconds(ctx context.Context, d *deployment) (map[int]float64, error) {
+	if d.storeProcs == nil {
+		return nil, nil
+	}
+	pids, err := d.storeProcs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int]float64{}
+	for _, pid := range pids {
+		out[pid] = cpuSeconds(pid)
+	}
+	return out, nil
 }
 
 // finished waits until the notification is sent with all of its n pushes
@@ -583,10 +680,13 @@ func startCluster(ctx context.Context, cfg Config, dir, fakeAddr string, nodeEnv
 		return nil, err
 	}
 	d := &deployment{
-		apis:    []string{fmt.Sprintf("http://127.0.0.1:%d", base), fmt.Sprintf("http://127.0.0.1:%d", base+1)},
-		procs:   map[string]int{},
-		others:  map[string]int{},
-		settle:  func(ctx context.Context) error { return settle(ctx, cfg.Postgres, schema) },
+		apis:   []string{fmt.Sprintf("http://127.0.0.1:%d", base), fmt.Sprintf("http://127.0.0.1:%d", base+1)},
+		procs:  map[string]int{},
+		others: map[string]int{},
+		settle: func(ctx context.Context) error { return settle(ctx, cfg.Postgres, schema) },
+		storeProcs: func(ctx context.Context) ([]int, error) {
+			return runProcesses(ctx, cfg.Postgres, schema)
+		},
 		stop:    stop,
 		store:   dsn,
 		appName: schema,

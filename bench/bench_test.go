@@ -3,9 +3,11 @@ package bench
 import (
 	"context"
 	"maps"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -103,4 +105,82 @@ func buildBinaries(t *testing.T) string {
 		}
 	}
 	return dir
+}
+
+// TestPeersSendTheSamePushes runs the peers on a small audience with the
+// real fake push service: every sender's pushes reach every browser, over
+// the protocol it speaks. Node's web-push is measured when node and
+// bench/node's packages are installed (npm ci), and n/a with a reason
+// otherwise.
+func TestPeersSendTheSamePushes(t *testing.T) {
+	dir := buildBinaries(t)
+	_, nodeErr := exec.LookPath("node")
+	if _, err := os.Stat("node/node_modules/web-push/package.json"); nodeErr == nil {
+		nodeErr = err
+	}
+	peers, err := RunPeers(context.Background(), Config{Audiences: []int{300}, Rounds: 1, Concurrency: 32,
+		FakePush: filepath.Join(dir, "fakepush"), NodeScript: "node/send.js"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var senders []string
+	for _, p := range peers {
+		t.Log(p)
+		senders = append(senders, p.Sender)
+		if p.Audience != 300 {
+			t.Errorf("%s: audience %d", p.Sender, p.Audience)
+		}
+		switch {
+		case p.Sender == SenderNode && nodeErr != nil:
+			if !strings.Contains(p.NA, "not installed") {
+				t.Errorf("node without its packages (%v): %+v", nodeErr, p)
+			}
+		case p.NA != "":
+			t.Errorf("%s not measured: %s", p.Sender, p.NA)
+		case p.CPU <= 0 || p.PerSec <= 0 || len(p.Rounds) != 1:
+			t.Errorf("%s: %+v", p.Sender, p)
+		case p.Sender == SenderFloor:
+		case p.FakeCPU <= 0:
+			t.Errorf("%s: the fake push service used no CPU: %+v", p.Sender, p)
+		case p.Sender == SenderNode:
+			if !maps.Equal(p.Protocol, map[string]int{"HTTP/1.1": 300}) {
+				t.Errorf("node web-push's pushes by protocol %v, want all 300 over HTTP/1.1", p.Protocol)
+			}
+		default:
+			if !maps.Equal(p.Protocol, map[string]int{"HTTP/2.0": 300}) {
+				t.Errorf("%s's pushes by protocol %v, want all 300 over HTTP/2", p.Sender, p.Protocol)
+			}
+		}
+	}
+	if !slices.Equal(senders, []string{SenderFloor, SenderBare, SenderWebpushGo, SenderNode}) {
+		t.Fatalf("senders %v", senders)
+	}
+}
+
+func TestTableAndSummary(t *testing.T) {
+	peers := []PeerResult{
+		{Audience: 1000, Sender: SenderFloor, PerSec: 8000, CPU: 125},
+		{Audience: 1000, Sender: SenderBare, PerSec: 5000, CPU: 250, FakeCPU: 20, Protocol: map[string]int{"HTTP/2.0": 1000}},
+		{Audience: 1000, Sender: SenderWebpushGo, PerSec: 2000, CPU: 500, FakeCPU: 22, Protocol: map[string]int{"HTTP/2.0": 1000}},
+		{Audience: 1000, Sender: SenderNode, NA: "node is not installed"},
+	}
+	results := []Result{{Mode: Embedded, Audience: 1000, PushesPerSec: 4000,
+		CPU:     map[string]float64{"relaybell": 0.3, "fakepush": 0.02},
+		BareCPU: map[string]float64{"bench": 0.25, "fakepush": 0.02}, Protocols: map[string]int{"HTTP/2.0": 600, "HTTP/1.1": 400}}}
+	got := Table(peers, results)
+	for _, want := range []string{
+		"| floor (P-256 key and ECDH, one thread) | 8000 | 125 | 1.00 | | |\n",
+		"| bare | 5000 | 250 | 2.00 | 20 | h2 |\n",
+		"| webpush-go | 2000 | 500 | 4.00 | 22 | h2 |\n",
+		"| node-web-push | n/a | n/a | | | node is not installed |\n",
+		"| RelayBell embedded, every process | 4000 | 300 | 2.40 | 20 | HTTP/1.1 40%, h2 60% |\n",
+		"RelayBell embedded ÷ the bare sender run beside it: 1.20 (250 µs)\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("table lacks %q:\n%s", want, got)
+		}
+	}
+	if want := "\nsummary: floor=125 bare=250 embedded=300 cluster=n/a webpush-go=500 node-web-push=n/a\n"; !strings.HasSuffix(got, want) {
+		t.Errorf("table ends %q, want %q", got[strings.LastIndex(got[:len(got)-1], "\n"):], want)
+	}
 }

@@ -114,7 +114,7 @@ func RunEvents(ctx context.Context, cfg EventsConfig) ([]EventsResult, error) {
 func runEvents(ctx context.Context, cfg EventsConfig, mode string) (EventsResult, error) {
 	// The bench's one key posts every event: the limit of 3,000 a minute
 	// a key is off.
-	s, err := startStage(ctx, cfg.Config, mode, "events-"+mode, []string{"RELAYBELL_EVENT_RATE_LIMIT=-1"})
+	s, err := startStage(ctx, cfg.Config, mode, "events-"+mode, []string{"RELAYBELL_EVENT_RATE_LIMIT=-1"}, 1)
 	if err != nil {
 		return EventsResult{}, err
 	}

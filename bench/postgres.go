@@ -73,3 +73,21 @@ func withApplicationName(dsn, name string) (string, error) {
 	u.RawQuery = q.Encode()
 	return u.String(), nil
 }
+
+// runProcesses lists the PostgreSQL processes whose CPU a cluster run
+// counts: the backends of its own connections (named app by
+// application_name) and the server's own processes (checkpointer, WAL
+// writer, background writer, autovacuum), not the backends of other
+// clients sharing the server.
+func runProcesses(ctx context.Context, dsn, app string) ([]int, error) {
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, `SELECT pid FROM pg_stat_activity WHERE application_name = $1 OR backend_type <> 'client backend'`, app)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[int])
+}

@@ -145,7 +145,7 @@ func openTimersStore(ctx context.Context, mode string, d *deployment) (*timersSt
 
 func runTimers(ctx context.Context, cfg TimersConfig, mode string) (TimersResult, error) {
 	res := TimersResult{Mode: mode}
-	s, err := startStage(ctx, cfg.Config, mode, "timers-"+mode, nil)
+	s, err := startStage(ctx, cfg.Config, mode, "timers-"+mode, nil, 1)
 	if err != nil {
 		return res, err
 	}

@@ -26,8 +26,9 @@ import (
 
 const usage = `usage:
   relaybell serve [flags]                      run the service (embedded default: every role in one process)
-  relaybell bench [--modes embedded,cluster] [--audience 10000,100000,1000000] [--rounds N] [--push-http1]
-                                               measure broadcasts end to end against the bare sender
+  relaybell bench [--modes embedded,cluster] [--audience 10000,100000,1000000] [--rounds N] [--push-http1] [--peers=false] [--push-sample N]
+                                               the peers (floor, bare sender, webpush-go, Node web-push) side by side,
+                                               then broadcasts end to end against the bare sender; a table and a summary line
                                                (run from the repository: needs bin/fakepush and deploy/cluster.sh)
   relaybell bench --events [--modes embedded,cluster] [--event-rates 100,200,...] [--event-p99 20ms]
                                                find the highest rate of POST /api/v1/events with p99 under a target
@@ -122,6 +123,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	eventWarmup := fs.Duration("event-warmup", bench.DefaultEventWarmup, "with --events: each step's time at its rate before it is measured")
 	eventStep := fs.Duration("event-step", bench.DefaultEventStep, "with --events: each step's measured time")
 	eventRefine := fs.Int("event-refine", 2, "with --events: steps between the last rate that passed and the first that did not")
+	peers := fs.Bool("peers", true, "before the broadcasts, the peers: the floor of RFC 8291's crypto, the bare sender, webpush-go and Node's web-push (--node-script) each sending one push to each of --audience browsers of the same fake push service; then a table of all and a summary line")
+	nodeScript := fs.String("node-script", "bench/node/send.js", "the script that drives Node's web-push (npm ci beside it); n/a without node or its packages")
+	pushSample := fs.Int("push-sample", 1000, "the fake push service checks in full (VAPID signature, decryption) and keeps one push in this many during broadcasts and the senders' runs, and counts the others; 1 checks every push")
 	timers := fs.Bool("timers", false, "measure the automations engine instead of broadcasts: --timers-due people's messages come due with only them waiting (the baseline), then again with --timers-waiting more runs waiting; --audience, --rounds and --concurrency do not apply")
 	timersWaiting := fs.Int("timers-waiting", bench.DefaultTimersWaiting, "with --timers: runs waiting in the loaded phase (loaded straight into the store)")
 	timersDue := fs.Int("timers-due", bench.DefaultTimersDue, "with --timers: people subscribed, whose message comes due in each phase")
@@ -130,7 +134,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cfg := bench.Config{FakePush: *fakepush, ClusterScript: *script, Postgres: *pg, Concurrency: *concurrency, WorkDir: *workdir, PushHTTP1: *http1, Rounds: *rounds, Log: stderr, CPUProfile: os.Getenv("RELAYBELL_CPU_PROFILE")}
+	cfg := bench.Config{FakePush: *fakepush, ClusterScript: *script, Postgres: *pg, Concurrency: *concurrency, WorkDir: *workdir, PushHTTP1: *http1, Rounds: *rounds, Log: stderr, CPUProfile: os.Getenv("RELAYBELL_CPU_PROFILE"),
+		PushSample: *pushSample, NodeScript: *nodeScript}
 	if *rounds < 1 {
 		return fmt.Errorf("--rounds %d: at least 1", *rounds)
 	}
@@ -172,10 +177,21 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		cfg.Audiences = append(cfg.Audiences, n)
 	}
+	if *pushSample < 1 {
+		return fmt.Errorf("--push-sample %d: at least 1", *pushSample)
+	}
+	var peerResults []bench.PeerResult
+	if *peers {
+		var err error
+		if peerResults, err = bench.RunPeers(ctx, cfg); err != nil {
+			return err
+		}
+	}
 	results, err := bench.Run(ctx, cfg)
 	for _, r := range results {
 		fmt.Fprintln(stdout, r)
 	}
+	fmt.Fprint(stdout, bench.Table(peerResults, results))
 	return err
 }
 

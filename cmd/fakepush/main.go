@@ -1,7 +1,10 @@
 // Command fakepush runs the project's fake push service (package
 // webpush/webpushtest) in its own process, for the README walkthrough, local
 // clusters and load runs. It checks each push's VAPID signature, decrypts it
-// and keeps it, like a browser's push service would.
+// and keeps it, like a browser's push service would; with -sample N only one
+// push in N (and the first of each window) is checked so and kept, the
+// others counted, so that under load it costs a fraction of the sender
+// (relaybell bench runs it so).
 //
 //	POST /browsers {"applicationServerKey": "<VAPID public key>"}
 //	     -> {"endpoint", "keys": {"p256dh", "auth"}}: a new browser subscription
@@ -10,7 +13,14 @@
 //	     most 100000), each answering pushes after D milliseconds
 //	POST /push/{id}  the push endpoint itself
 //	GET  /deliveries -> [{browserId, payload, ttl, urgency, time}] decrypted
-//	     pushes, with when each arrived (RFC 3339, nanoseconds)
+//	     pushes, with when each arrived (RFC 3339, nanoseconds); with -sample,
+//	     only the sample
+//	POST /window     starts counting anew for GET /window
+//	GET  /window -> {"pushes", "browsers", "duplicates", "protocols", "first",
+//	     "last", "sampled", "notifications"}: the pushes accepted since POST
+//	     /window, to how many browsers, over which HTTP versions, when the
+//	     first and last arrived, how many were checked in full and the
+//	     notificationIds of those by count
 //	GET  /count -> {"pushes": N}: accepted pushes so far (cheap to poll)
 //	GET  /stats?notification=ID -> {"pushes", "browsers", "deliveries",
 //	     "duplicates", "protocols", "first", "last"}: all accepted pushes,
@@ -39,6 +49,7 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:8089", "listen address")
 	certFile := flag.String("tls-cert", "", "serve HTTPS and HTTP/2 with this certificate (PEM), as real push services do")
 	keyFile := flag.String("tls-key", "", "the certificate's private key (PEM)")
+	sample := flag.Int("sample", 1, "check in full (VAPID signature, decryption) and keep one push in this many, and the first after POST /window; count the others")
 	flag.Parse()
 	if (*certFile == "") != (*keyFile == "") {
 		log.Fatal("-tls-cert and -tls-key go together")
@@ -47,7 +58,7 @@ func main() {
 	if *certFile != "" {
 		scheme = "https"
 	}
-	push := webpushtest.NewHandler(scheme + "://" + *addr)
+	push := webpushtest.NewHandler(scheme+"://"+*addr, webpushtest.WithSample(*sample))
 	mux := http.NewServeMux()
 	mux.Handle("/push/", push)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
@@ -95,6 +106,15 @@ func main() {
 	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(stats(push.Deliveries(), r.URL.Query().Get("notification")))
+	})
+	mux.HandleFunc("POST /window", func(w http.ResponseWriter, r *http.Request) {
+		push.OpenWindow()
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte("{}\n"))
+	})
+	mux.HandleFunc("GET /window", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(window(push.Window()))
 	})
 	mux.HandleFunc("GET /deliveries", func(w http.ResponseWriter, r *http.Request) {
 		out := []map[string]any{}
@@ -153,6 +173,37 @@ func stats(all []webpushtest.Delivery, notificationID string) Stats {
 		}
 	}
 	st.Browsers = len(seen)
+	return st
+}
+
+// WindowStats is what GET /window answers.
+type WindowStats struct {
+	Pushes     int            `json:"pushes"`
+	Browsers   int            `json:"browsers"`
+	Duplicates int            `json:"duplicates"`
+	Protocols  map[string]int `json:"protocols"`
+	First      *time.Time     `json:"first"`
+	Last       *time.Time     `json:"last"`
+	// Sampled is how many of the pushes were checked in full, and
+	// Notifications the notificationId of their decrypted payloads by count
+	// ("" for a payload without one).
+	Sampled       int            `json:"sampled"`
+	Notifications map[string]int `json:"notifications"`
+}
+
+func window(w webpushtest.Window) WindowStats {
+	st := WindowStats{Pushes: w.Pushes, Browsers: w.Browsers, Duplicates: w.Duplicates, Protocols: w.Protocols,
+		Sampled: len(w.Sample), Notifications: map[string]int{}}
+	if w.Pushes > 0 {
+		st.First, st.Last = &w.First, &w.Last
+	}
+	for _, d := range w.Sample {
+		var p struct {
+			NotificationID string `json:"notificationId"`
+		}
+		json.Unmarshal(d.Payload, &p)
+		st.Notifications[p.NotificationID]++
+	}
 	return st
 }
 

@@ -29,6 +29,7 @@ type Browser struct {
 	// Guarded by h.mu.
 	behavior Behavior
 	forced   int // answers given with behavior.Status so far
+	window   int // the handler's window that last counted this browser
 }
 
 // Behavior sets how the push service answers valid pushes for a browser.

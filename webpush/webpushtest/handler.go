@@ -5,8 +5,10 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"io"
+	"maps"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,11 +48,36 @@ type Handler struct {
 	inFlight    atomic.Int64
 	maxInFlight atomic.Int64
 
+	// sample is one push in how many that is checked in full and kept (1:
+	// every push); seen counts the pushes of the window, to pick them.
+	sample int64
+	seen   atomic.Int64
+
 	mu         sync.Mutex
 	browsers   map[string]*Browser
+	accepted   int
 	deliveries []Delivery
 	rejections []Rejection
+	window     Window
+	windowID   int           // stamped on a browser when the window counts it
+	windowFrom int           // the window's first entry in deliveries
 	changed    chan struct{} // closed and replaced when a record is added
+}
+
+// Window is what the handler accepted since OpenWindow (or since it
+// started): counts and times of every push, kept cheaply whatever the
+// sampling.
+type Window struct {
+	Pushes     int            // accepted
+	Browsers   int            // distinct browsers among them
+	Duplicates int            // pushes to a browser already counted
+	Protocols  map[string]int // pushes by HTTP version, "HTTP/2.0": N
+	First      time.Time      // the first accepted push; zero when none
+	Last       time.Time      // the last accepted push
+	// Sample is the window's pushes that were checked in full (VAPID
+	// signature verified, body decrypted): every one by default, one in n
+	// with WithSample(n).
+	Sample []Delivery
 }
 
 // Option changes a Handler's or Server's defaults.
@@ -60,6 +87,17 @@ type Option func(*Handler)
 // Default: time.Now.
 func WithClock(now func() time.Time) Option {
 	return func(h *Handler) { h.now = now }
+}
+
+// WithSample checks in full only one push in n, and the first of each
+// window: its VAPID signature is verified, its body decrypted, and it is
+// kept in Deliveries. The others are checked for what costs nothing (a known
+// browser, an Authorization header, TTL, Content-Encoding, Urgency, the
+// body's size) and only counted (Count, Window), so that under load the
+// fake costs a small fraction of the sender it measures. n <= 1 checks and
+// keeps every push, the default.
+func WithSample(n int) Option {
+	return func(h *Handler) { h.sample = int64(max(n, 1)) }
 }
 
 // NewHandler returns a push service reachable at origin
@@ -72,6 +110,9 @@ func NewHandler(origin string, opts ...Option) *Handler {
 		mux:      http.NewServeMux(),
 		browsers: make(map[string]*Browser),
 		changed:  make(chan struct{}),
+		sample:   1,
+		window:   Window{Protocols: map[string]int{}},
+		windowID: 1,
 	}
 	for _, opt := range opts {
 		opt(h)
@@ -101,9 +142,17 @@ func (h *Handler) push(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	claims, authErr := verifyVAPID(r.Header.Get("Authorization"), b.serverKey, h.origin, h.now())
-	if authErr != nil {
-		h.refuse(w, id, authErr.status, authErr.reason, "")
+	seen := h.seen.Add(1)
+	full := h.sample <= 1 || seen == 1 || seen%h.sample == 0
+	var claims Claims
+	if full {
+		var authErr *authError
+		if claims, authErr = verifyVAPID(r.Header.Get("Authorization"), b.serverKey, h.origin, h.now()); authErr != nil {
+			h.refuse(w, id, authErr.status, authErr.reason, "")
+			return
+		}
+	} else if !strings.HasPrefix(r.Header.Get("Authorization"), "vapid ") {
+		h.refuse(w, id, http.StatusUnauthorized, "Authorization is not vapid", "")
 		return
 	}
 	ttl, err := strconv.Atoi(r.Header.Get("TTL"))
@@ -131,10 +180,12 @@ func (h *Handler) push(w http.ResponseWriter, r *http.Request) {
 		h.refuse(w, id, http.StatusRequestEntityTooLarge, "body larger than 4096 bytes", "")
 		return
 	}
-	payload, err := b.Decrypt(body)
-	if err != nil {
-		h.refuse(w, id, http.StatusBadRequest, "decrypting: "+err.Error(), "")
-		return
+	var payload []byte
+	if full {
+		if payload, err = b.Decrypt(body); err != nil {
+			h.refuse(w, id, http.StatusBadRequest, "decrypting: "+err.Error(), "")
+			return
+		}
 	}
 
 	h.mu.Lock()
@@ -144,7 +195,7 @@ func (h *Handler) push(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-time.After(delay):
 		case <-r.Context().Done():
-			h.record(nil, &Rejection{BrowserID: id, Reason: "sender went away during the delay"})
+			h.record(Rejection{BrowserID: id, Reason: "sender went away during the delay"})
 			return
 		}
 	}
@@ -153,7 +204,7 @@ func (h *Handler) push(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	h.record(&Delivery{
+	h.accept(b, &Delivery{
 		BrowserID: id,
 		Payload:   payload,
 		TTL:       ttl,
@@ -161,44 +212,87 @@ func (h *Handler) push(w http.ResponseWriter, r *http.Request) {
 		Topic:     r.Header.Get("Topic"),
 		Claims:    claims,
 		Proto:     r.Proto,
-	}, nil)
+	}, full)
 	w.Header().Set("Location", h.origin+"/message/"+randomID())
 	w.Header().Set("TTL", strconv.Itoa(ttl))
 	w.WriteHeader(http.StatusCreated)
 }
 
 func (h *Handler) refuse(w http.ResponseWriter, id string, status int, reason, retryAfter string) {
-	h.record(nil, &Rejection{BrowserID: id, Status: status, Reason: reason})
+	h.record(Rejection{BrowserID: id, Status: status, Reason: reason})
 	if retryAfter != "" {
 		w.Header().Set("Retry-After", retryAfter)
 	}
 	http.Error(w, reason, status)
 }
 
-func (h *Handler) record(d *Delivery, r *Rejection) {
+func (h *Handler) record(r Rejection) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	now := h.now()
-	if d != nil {
-		d.Time = now
-		h.deliveries = append(h.deliveries, *d)
+	r.Time = h.now()
+	h.rejections = append(h.rejections, r)
+	close(h.changed)
+	h.changed = make(chan struct{})
+}
+
+// accept counts an accepted push in the window, and keeps it when it was
+// checked in full.
+func (h *Handler) accept(b *Browser, d *Delivery, keep bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	d.Time = h.now()
+	h.accepted++
+	w := &h.window
+	w.Pushes++
+	if b.window == h.windowID {
+		w.Duplicates++
+	} else {
+		b.window = h.windowID
+		w.Browsers++
 	}
-	if r != nil {
-		r.Time = now
-		h.rejections = append(h.rejections, *r)
+	w.Protocols[d.Proto]++
+	if w.First.IsZero() {
+		w.First = d.Time
+	}
+	w.Last = d.Time
+	if keep {
+		h.deliveries = append(h.deliveries, *d)
 	}
 	close(h.changed)
 	h.changed = make(chan struct{})
 }
 
-// Deliveries returns every accepted message, oldest first.
+// OpenWindow starts counting anew: Window then tells what was accepted
+// from now on.
+func (h *Handler) OpenWindow() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.window = Window{Protocols: map[string]int{}}
+	h.windowID++
+	h.windowFrom = len(h.deliveries)
+	h.seen.Store(0)
+}
+
+// Window returns what was accepted since OpenWindow.
+func (h *Handler) Window() Window {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	w := h.window
+	w.Protocols = maps.Clone(w.Protocols)
+	w.Sample = append([]Delivery(nil), h.deliveries[h.windowFrom:]...)
+	return w
+}
+
+// Deliveries returns every accepted message, oldest first (with
+// WithSample, those checked in full).
 func (h *Handler) Deliveries() []Delivery {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return append([]Delivery(nil), h.deliveries...)
 }
 
-// Received returns the messages accepted for one browser, oldest first.
+// Received returns the messages accepted for one browser, oldest first
+// (with WithSample, those checked in full).
 func (h *Handler) Received(browserID string) []Delivery {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -222,7 +316,7 @@ func (h *Handler) Rejections() []Rejection {
 func (h *Handler) Count() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return len(h.deliveries)
+	return h.accepted
 }
 
 // MaxInFlight returns the most push requests the handler was serving at once.
@@ -232,7 +326,7 @@ func (h *Handler) MaxInFlight() int { return int(h.maxInFlight.Load()) }
 func (h *Handler) WaitFor(ctx context.Context, n int) error {
 	for {
 		h.mu.Lock()
-		got, changed := len(h.deliveries), h.changed
+		got, changed := h.accepted, h.changed
 		h.mu.Unlock()
 		if got >= n {
 			return nil

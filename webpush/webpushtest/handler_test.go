@@ -213,3 +213,82 @@ func TestNewHandlerServesAnyServer(t *testing.T) {
 	}()
 	h.NewBrowser("not-a-key")
 }
+
+func TestHandlerSampleAndWindow(t *testing.T) {
+	server := webpushtest.NewServer(webpushtest.WithSample(3))
+	defer server.Close()
+	key, _ := webpush.GenerateVAPIDKey()
+	signer := mustSigner(t, key)
+	browsers := make([]*webpushtest.Browser, 4)
+	for i := range browsers {
+		browsers[i] = server.NewBrowser(key.PublicKey())
+	}
+	send := func(b *webpushtest.Browser, payload string, edit func(*http.Request)) int {
+		t.Helper()
+		target, err := webpush.ParseSubscription(b.Subscription())
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, err := webpush.NewRequest(context.Background(), target, webpush.Message{Payload: []byte(payload), TTL: 60}, signer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if edit != nil {
+			edit(req)
+		}
+		resp, err := server.HTTPClient().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+
+	// One at a time, so that the window's pushes 1, 3, 6 and 9 are the
+	// ones checked in full and kept.
+	for i := range 10 {
+		if got := send(browsers[i%4], "p"+string(rune('0'+i)), nil); got != 201 {
+			t.Fatalf("push %d: status %d", i, got)
+		}
+	}
+	w := server.Window()
+	var sample []string
+	for _, d := range w.Sample {
+		sample = append(sample, string(d.Payload))
+	}
+	if w.Pushes != 10 || w.Browsers != 4 || w.Duplicates != 6 || len(w.Protocols) != 1 || w.Protocols["HTTP/2.0"] != 10 ||
+		w.First.IsZero() || w.Last.Before(w.First) || strings.Join(sample, " ") != "p0 p2 p5 p8" {
+		t.Fatalf("window %+v, sample %q", w, sample)
+	}
+	if server.Count() != 10 || len(server.Deliveries()) != 4 || len(browsers[0].Received()) != 2 { // p0 and p8
+		t.Fatalf("Count %d, Deliveries %d, browser 0 kept %d", server.Count(), len(server.Deliveries()), len(browsers[0].Received()))
+	}
+
+	// A new window: its first push is checked in full, and a bad signature
+	// refused; the next is not, and one with a bad signature is counted;
+	// an Authorization that is not VAPID is refused either way.
+	server.OpenWindow()
+	tamper := func(r *http.Request) {
+		h := r.Header.Get("Authorization")
+		i := strings.Index(h, ", k=") - 2
+		c := byte('A')
+		if h[i] == 'A' {
+			c = 'B'
+		}
+		r.Header.Set("Authorization", h[:i]+string(c)+h[i+1:])
+	}
+	bearer := func(r *http.Request) { r.Header.Set("Authorization", "Bearer x") }
+	for i, tc := range []struct {
+		edit func(*http.Request)
+		want int
+	}{{tamper, 401}, {tamper, 201}, {bearer, 401}, {bearer, 401}} {
+		if got := send(browsers[1], "q", tc.edit); got != tc.want {
+			t.Errorf("window push %d: status %d, want %d", i+1, got, tc.want)
+		}
+	}
+	w = server.Window()
+	if w.Pushes != 1 || w.Browsers != 1 || w.Duplicates != 0 || len(w.Sample) != 0 || server.Count() != 11 || len(server.Deliveries()) != 4 {
+		t.Fatalf("second window %+v, Count %d, Deliveries %d", w, server.Count(), len(server.Deliveries()))
+	}
+}
