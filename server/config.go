@@ -37,11 +37,12 @@ type Config struct {
 	// ReviewThreshold: see api.Config.ReviewThreshold.
 	ReviewThreshold int
 	// SessionIdle and SessionMaxAge: see accounts.Config (IdleTimeout,
-	// MaxAge). PublicRateLimit, EventRateLimit: see api.Config.
+	// MaxAge). PublicRateLimit, EventRateLimit, NoSendLimits: see api.Config.
 	// ProductAlertMax: see events.Config.AlertMax.
 	SessionIdle, SessionMaxAge time.Duration
 	PublicRateLimit            int
 	EventRateLimit             int
+	NoSendLimits               bool
 	ProductAlertMax            int
 
 	// Cluster backends; empty means the embedded default.
@@ -122,6 +123,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.PublicRateLimit, "public-rate-limit", public, "requests a minute each visitor address may make to the browser SDK routes and pings, counted across the nodes; negative turns the limit off (env RELAYBELL_PUBLIC_RATE_LIMIT)")
 	events, _ := strconv.Atoi(envOr("RELAYBELL_EVENT_RATE_LIMIT", strconv.Itoa(api.DefaultEventRateLimit)))
 	fs.IntVar(&c.EventRateLimit, "event-rate-limit", events, "calls of POST and GET /events a minute each API key may make, counted across the nodes; negative turns the limit off (env RELAYBELL_EVENT_RATE_LIMIT)")
+	sendLimits := envOr("RELAYBELL_SEND_LIMITS", "on")
+	fs.BoolVar(&c.NoSendLimits, "no-send-limits", sendLimits == "off" || sendLimits == "false", "turn off the send rates per API key and the hourly send budgets per website, for load runs only (env RELAYBELL_SEND_LIMITS=off)")
 	idle, _ := time.ParseDuration(envOr("RELAYBELL_SESSION_IDLE", "168h"))
 	fs.DurationVar(&c.SessionIdle, "session-idle", idle, "a dashboard session not used for this long ends (env RELAYBELL_SESSION_IDLE)")
 	maxAge, _ := time.ParseDuration(envOr("RELAYBELL_SESSION_MAX_AGE", "720h"))

@@ -12,6 +12,8 @@
 //	GET  /deliveries -> [{browserId, payload, ttl, urgency, time}] decrypted
 //	     pushes, with when each arrived (RFC 3339, nanoseconds)
 //	GET  /count -> {"pushes": N}: accepted pushes so far (cheap to poll)
+//	POST /arrivals, GET /arrivals?from=N: each accepted push's browser and
+//	     arrival time, once asked for (arrivals.go)
 //	GET  /stats?notification=ID -> {"pushes", "browsers", "deliveries",
 //	     "duplicates", "protocols", "first", "last"}: all accepted pushes,
 //	     and how many browsers got notification ID, how often, over which
@@ -49,7 +51,7 @@ func main() {
 	}
 	push := webpushtest.NewHandler(scheme + "://" + *addr)
 	mux := http.NewServeMux()
-	mux.Handle("/push/", push)
+	mux.Handle("/push/", withArrivals(mux, push))
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("POST /browsers", func(w http.ResponseWriter, r *http.Request) {
 		var in struct {
