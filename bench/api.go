@@ -47,16 +47,20 @@ const (
 	// apiTimeout bounds one request.
 	apiTimeout = 10 * time.Second
 	// apiPushWait bounds the wait for the pushes of a transactional step
-	// after its last answer.
-	apiPushWait = 15 * time.Second
+	// after its last answer: a push later than that counts as an error.
+	apiPushWait = 10 * time.Second
+	// apiDrainMax bounds the wait, after a step of sends, for every push
+	// they make to arrive, so that the next step starts on an idle
+	// deployment.
+	apiDrainMax = 90 * time.Second
 )
 
 // DefaultAPIRates are the rates the REST routes climb by default.
-func DefaultAPIRates() []int { return []int{250, 500, 1000, 2000, 4000, 8000} }
+func DefaultAPIRates() []int { return []int{100, 200, 400, 800, 1600, 3200, 6400} }
 
 // DefaultAPISendRates are the rates the transactional path climbs by
 // default.
-func DefaultAPISendRates() []int { return []int{50, 100, 200, 400, 800, 1600} }
+func DefaultAPISendRates() []int { return []int{5, 10, 20, 40, 80, 160, 320} }
 
 // APIConfig describes an API run. Of Config, Modes, Relaybell, FakePush,
 // ClusterScript, Postgres, WorkDir, Log and PushHTTP1 apply.
@@ -96,11 +100,16 @@ type APIStep struct {
 	// warm-up included (and, for the transactional path, until the last
 	// push arrived): the RelayBell processes, the engines the bench
 	// started, PostgreSQL (cluster), the fake push service ("fakepush")
-	// and the load generator ("bench").
+	// and the load generator ("bench"). PostgreSQL's is its backends serving
+	// the deployment's connections.
 	CPU       map[string]float64
 	BusyCores float64
 	Sent      int // requests sent, warm-up included
 	Elapsed   time.Duration
+	// Drain is, for the steps of sends, the time from the last answer
+	// until every push of the step's sends had arrived (CPU and Elapsed
+	// run until then); -1 when they had not after apiDrainMax.
+	Drain time.Duration
 }
 
 // Pass tells whether the step kept its p99 under target with no errors.
@@ -215,7 +224,14 @@ type apiRun struct {
 	sites  []benchWebsite
 	hc     *http.Client
 	others map[string]int
+	// store is the bench's own connection to the cluster's PostgreSQL, to
+	// find the deployment's backends; nil on the embedded default.
+	store  *timersStore
 	serial int // numbers the fresh people of transactional steps
+	// pushes is how many pushes the sends answered 202 so far make in
+	// all (one person, one browser each): what the fake push service
+	// counts once they all arrived.
+	pushes int
 }
 
 func runAPI(ctx context.Context, cfg APIConfig, mode string) (APIResult, error) {
@@ -252,6 +268,12 @@ func runAPI(ctx context.Context, cfg APIConfig, mode string) (APIResult, error) 
 	defer run.hc.CloseIdleConnections()
 	run.others = map[string]int{"bench": os.Getpid(), "fakepush": s.fake.Pid}
 	maps.Copy(run.others, s.d.others)
+	if mode == Cluster {
+		if run.store, err = openTimersStore(ctx, mode, s.d); err != nil {
+			return APIResult{}, err
+		}
+		defer run.store.close()
+	}
 
 	fmt.Fprintln(cfg.Log, apiStepHeader)
 	for _, route := range cfg.Routes {
@@ -332,28 +354,76 @@ func (run *apiRun) step(ctx context.Context, route string, rate int) (APIStep, e
 			return APIStep{}, fmt.Errorf("the fake push service records no arrivals: %w", err)
 		}
 	}
+	sends := route == RouteNotify || route == RouteTransactional
 	cpu := startCPU(run.s.d.procs, run.others)
+	backends, err := run.backendCPU(ctx)
+	if err != nil {
+		return APIStep{}, err
+	}
 	began := time.Now()
 	results := attack(ctx, run.hc, targets, rate, cfg.Warmup+cfg.Step)
+	answered := time.Now()
+	ok := 0
+	for _, r := range results {
+		if r.Code == uint16(want) {
+			ok++
+		}
+	}
 	var arrived map[string]time.Time
 	if browserOf != nil {
-		ok := 0
-		for _, r := range results {
-			if r.Code == uint16(want) {
-				ok++
-			}
+		if arrived, err = run.arrivals(ctx, ok, answered.Add(apiPushWait)); err != nil {
+			return APIStep{}, err
 		}
-		if arrived, err = run.arrivals(ctx, ok); err != nil {
+	}
+	drain := time.Duration(0)
+	if sends {
+		// Each send goes to one person with one browser; the pushes of
+		// the steps before that had not arrived count too.
+		run.pushes += ok
+		if drain, err = run.drain(ctx, run.pushes, answered); err != nil {
 			return APIStep{}, err
 		}
 	}
 	st := summarizeAPI(rate, cfg.Warmup, results, want, browserOf, arrived)
+	st.Drain = drain
 	st.Elapsed = time.Since(began)
 	st.CPU, st.BusyCores = cpu()
-	if run.mode == Embedded {
-		delete(st.CPU, "postgres") // not the deployment's: someone else's
+	delete(st.CPU, "postgres") // every PostgreSQL process of the machine's, others' too
+	if backends != nil {
+		if st.CPU["postgres"], err = backends(ctx); err != nil {
+			return APIStep{}, err
+		}
 	}
 	return st, ctx.Err()
+}
+
+// backendCPU starts counting the CPU of the deployment's PostgreSQL
+// backends (its connections, by application_name; not the server's own
+// background processes): the returned function gives their seconds since.
+// nil on the embedded default.
+func (run *apiRun) backendCPU(ctx context.Context) (func(context.Context) (float64, error), error) {
+	if run.store == nil || run.store.backends == nil {
+		return nil, nil
+	}
+	pids, err := run.store.backends(ctx)
+	if err != nil {
+		return nil, err
+	}
+	before := map[int]float64{}
+	for _, pid := range pids {
+		before[pid] = cpuSeconds(pid)
+	}
+	return func(ctx context.Context) (float64, error) {
+		now, err := run.store.backends(ctx)
+		if err != nil {
+			return 0, err
+		}
+		sum := 0.0
+		for _, pid := range slices.Compact(slices.Sorted(slices.Values(append(now, pids...)))) {
+			sum += max(cpuSeconds(pid)-before[pid], 0) // a backend started since counts whole; one gone since, not
+		}
+		return sum, nil
+	}, nil
 }
 
 // targets are a step's n requests of route, what each must answer and,
@@ -469,14 +539,34 @@ func attack(ctx context.Context, hc *http.Client, targets []vegeta.Target, rate 
 	return out
 }
 
+// drain waits until the fake push service has counted want pushes in
+// all (every send's so far), for at most apiDrainMax after answered; it
+// returns the time from answered until then, -1 when they did not all
+// arrive.
+func (run *apiRun) drain(ctx context.Context, want int, answered time.Time) (time.Duration, error) {
+	for {
+		got, err := count(run.s.push)
+		if err != nil {
+			return 0, err
+		}
+		if got >= want {
+			return time.Since(answered), nil
+		}
+		if time.Since(answered) > apiDrainMax || ctx.Err() != nil {
+			fmt.Fprintf(run.cfg.Log, "api %s: %d pushes of the step's sends still missing after %s\n", run.mode, want-got, apiDrainMax)
+			return -1, ctx.Err()
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // arrivals waits until the fake push service has recorded at least n
-// pushes since POST /arrivals, or apiPushWait has passed without a new
-// one, and returns when each browser's first push arrived.
-func (run *apiRun) arrivals(ctx context.Context, n int) (map[string]time.Time, error) {
+// pushes since POST /arrivals, or until deadline, and returns when each
+// browser's first push arrived.
+func (run *apiRun) arrivals(ctx context.Context, n int, deadline time.Time) (map[string]time.Time, error) {
 	out := map[string]time.Time{}
 	got, from := 0, 0
-	last := time.Now()
-	for got < n && time.Since(last) < apiPushWait && ctx.Err() == nil {
+	for ctx.Err() == nil {
 		var page struct {
 			Next     int `json:"next"`
 			Arrivals []struct {
@@ -492,13 +582,11 @@ func (run *apiRun) arrivals(ctx context.Context, n int) (map[string]time.Time, e
 				out[a.BrowserID] = a.Time
 			}
 		}
-		if page.Next > from {
-			last = time.Now()
-		}
 		got, from = got+len(page.Arrivals), page.Next
-		if got < n {
-			time.Sleep(100 * time.Millisecond)
+		if got >= n || time.Now().After(deadline) {
+			break
 		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	return out, ctx.Err()
 }
@@ -551,7 +639,7 @@ func summarizeAPI(rate int, warmup time.Duration, results []vegeta.Result, want 
 			}
 			at, ok := arrived[browserOf[i]]
 			if !ok {
-				fail("no push arrived")
+				fail(fmt.Sprintf("no push within %s of the step's last answer", apiPushWait))
 				continue
 			}
 			// Wall clocks of two processes on one machine: the same clock.
@@ -574,7 +662,7 @@ func summarizeAPI(rate int, warmup time.Duration, results []vegeta.Result, want 
 	return st
 }
 
-const apiStepHeader = "mode      route                   asked/s  achieved/s  requests  errors      p50       p99     p99.9       max  CPU µs/request  cores: bench deployment fakepush"
+const apiStepHeader = "mode      route                   asked/s  achieved/s  requests  errors      p50       p99     p99.9       max  CPU µs/request  pushes drained  cores: bench deployment fakepush other"
 
 // row is the step as a line of the report's table.
 func (s APIStep) row(mode, route string) string {
@@ -588,9 +676,16 @@ func (s APIStep) row(mode, route string) string {
 	if sec > 0 {
 		deployment = s.deploymentCPU() / sec
 	}
-	line := fmt.Sprintf("%-9s %-22s %8d  %10.1f  %8d  %6d  %7s  %8s  %8s  %8s  %14.0f  %12.2f %10.2f %8.2f",
+	drain := "-"
+	switch {
+	case s.Drain < 0:
+		drain = "not in " + apiDrainMax.String()
+	case s.Drain > 0:
+		drain = fmt.Sprintf("%.1fs", s.Drain.Seconds())
+	}
+	line := fmt.Sprintf("%-9s %-22s %8d  %10.1f  %8d  %6d  %7s  %8s  %8s  %8s  %14.0f  %14s  %12.2f %10.2f %8.2f %5.2f",
 		mode, route, s.Rate, s.Achieved, s.Requests, s.Errors, ms(s.P50), ms(s.P99), ms(s.P999), ms(s.Max),
-		s.PerRequest(), bench, deployment, fake)
+		s.PerRequest(), drain, bench, deployment, fake, max(s.BusyCores-bench-deployment-fake, 0))
 	if s.FirstError != "" {
 		line += "  first error: " + s.FirstError
 	}

@@ -31,7 +31,7 @@ const usage = `usage:
                                                (run from the repository: needs bin/fakepush and deploy/cluster.sh)
   relaybell bench --events [--modes embedded,cluster] [--event-rates 100,200,...] [--event-p99 20ms]
                                                find the highest rate of POST /api/v1/events with p99 under a target
-  relaybell bench --api [--modes embedded,cluster] [--api-rates 250,500,...] [--api-send-rates 50,100,...] [--api-routes subscribe,events,notify,list,send]
+  relaybell bench --api [--modes embedded,cluster] [--api-rates 100,200,...] [--api-send-rates 5,10,...] [--api-routes subscribe,events,notify,list,send]
                                                the REST API's routes and the transactional path (POST to the push) under open-loop load
   relaybell bench --timers [--modes embedded,cluster] [--timers-waiting 1000000] [--timers-due 10000] [--timers-journeys]
                                                the automations engine with a million runs waiting: memory, lateness
