@@ -110,6 +110,10 @@ type APIStep struct {
 	// until every push of the step's sends had arrived (CPU and Elapsed
 	// run until then); -1 when they had not after apiDrainMax.
 	Drain time.Duration
+	// Idle is the deployment's busy cores by process when it had nothing
+	// to do, measured once before the first step: what PerRequest takes
+	// off.
+	Idle map[string]float64
 }
 
 // Pass tells whether the step kept its p99 under target with no errors.
@@ -130,20 +134,26 @@ func (s APIStep) deploymentCPU() float64 {
 }
 
 // PerRequest is the CPU of RelayBell and its engines per request sent,
-// in µs.
+// in µs, less what they use idle (their polls, ClickHouse's merges) over
+// the step's time.
 func (s APIStep) PerRequest() float64 {
 	if s.Sent == 0 {
 		return 0
 	}
-	return s.deploymentCPU() / float64(s.Sent) * 1e6
+	idle := 0.0
+	for _, c := range s.Idle {
+		idle += c
+	}
+	return max(s.deploymentCPU()-idle*s.Elapsed.Seconds(), 0) / float64(s.Sent) * 1e6
 }
 
-// perProcess is PerRequest process by process.
+// perProcess is PerRequest process by process, the load generator's and
+// the fake push service's too.
 func (s APIStep) perProcess() string {
 	var parts []string
 	for _, name := range slices.Sorted(maps.Keys(s.CPU)) {
-		if s.Sent > 0 && s.CPU[name] > 0 {
-			parts = append(parts, fmt.Sprintf("%s %.0f", name, s.CPU[name]/float64(s.Sent)*1e6))
+		if cpu := s.CPU[name] - s.Idle[name]*s.Elapsed.Seconds(); s.Sent > 0 && cpu > 0 {
+			parts = append(parts, fmt.Sprintf("%s %.0f", name, cpu/float64(s.Sent)*1e6))
 		}
 	}
 	return strings.Join(parts, ", ")
@@ -163,7 +173,9 @@ type APIResult struct {
 	Websites int
 	APIs     int // API nodes the requests were spread over
 	Setup    time.Duration
-	Routes   []APIRoute
+	// Idle is the deployment's busy cores with nothing to do, by process.
+	Idle   map[string]float64
+	Routes []APIRoute
 }
 
 // RunAPI measures the API routes and the transactional path in each mode.
@@ -275,6 +287,10 @@ func runAPI(ctx context.Context, cfg APIConfig, mode string) (APIResult, error) 
 		defer run.store.close()
 	}
 
+	if res.Idle, err = run.idle(ctx); err != nil {
+		return APIResult{}, err
+	}
+	fmt.Fprintf(cfg.Log, "api %s: idle, the deployment's busy cores: %s\n", mode, cores(res.Idle))
 	fmt.Fprintln(cfg.Log, apiStepHeader)
 	for _, route := range cfg.Routes {
 		rates, target := cfg.Rates, cfg.Target
@@ -287,6 +303,7 @@ func runAPI(ctx context.Context, cfg APIConfig, mode string) (APIResult, error) 
 			if err != nil {
 				return APIResult{}, fmt.Errorf("%s at %d/s: %w", route, rate, err)
 			}
+			st.Idle = res.Idle
 			rt.Steps = append(rt.Steps, st)
 			fmt.Fprintln(cfg.Log, st.row(mode, route))
 		}
@@ -395,6 +412,49 @@ func (run *apiRun) step(ctx context.Context, route string, rate int) (APIStep, e
 		}
 	}
 	return st, ctx.Err()
+}
+
+// apiIdle is how long the deployment's idle CPU is measured.
+const apiIdle = 3 * time.Second
+
+// idle measures the busy cores of the deployment's processes while it has
+// nothing to do, once the machine is quiet.
+func (run *apiRun) idle(ctx context.Context) (map[string]float64, error) {
+	qctx, cancel := context.WithTimeout(ctx, eventsQuietMax)
+	quiet(qctx, run.cfg.Log)
+	cancel()
+	cpu := startCPU(run.s.d.procs, run.s.d.others)
+	backends, err := run.backendCPU(ctx)
+	if err != nil {
+		return nil, err
+	}
+	began := time.Now()
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(apiIdle):
+	}
+	used, _ := cpu()
+	delete(used, "postgres")
+	if backends != nil {
+		if used["postgres"], err = backends(ctx); err != nil {
+			return nil, err
+		}
+	}
+	sec := time.Since(began).Seconds()
+	for name := range used {
+		used[name] /= sec
+	}
+	return used, nil
+}
+
+// cores is busy cores by process, for the log and the report.
+func cores(m map[string]float64) string {
+	var parts []string
+	for _, name := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%s %.3f", name, m[name]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // backendCPU starts counting the CPU of the deployment's PostgreSQL
@@ -697,9 +757,9 @@ func (s APIStep) row(mode, route string) string {
 func APIReport(results []APIResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "The REST API and the transactional path, open loop (vegeta: each request sent when due at a fixed rate; latency from sending to the answer, or to the push arriving at the fake push service)\n")
-	fmt.Fprintf(&b, "this machine has %d cores, shared by the load generator (\"bench\"), the fake push service and every process of the deployment; CPU µs/request is the deployment's, every RelayBell process and engine (PostgreSQL in the cluster) over the requests sent\n", runtime.NumCPU())
+	fmt.Fprintf(&b, "this machine has %d cores, shared by the load generator (\"bench\"), the fake push service and every process of the deployment; CPU µs/request is the deployment's, every RelayBell process and engine (PostgreSQL's backends in the cluster), less its idle use, over the requests sent (pushes included for sends)\n", runtime.NumCPU())
 	for _, r := range results {
-		fmt.Fprintf(&b, "\n%s: %d websites, requests over %d API node(s)\n", r.Mode, r.Websites, r.APIs)
+		fmt.Fprintf(&b, "\n%s: %d websites, requests over %d API node(s); idle, the deployment's busy cores (taken off CPU µs/request): %s\n", r.Mode, r.Websites, r.APIs, cores(r.Idle))
 		fmt.Fprintln(&b, apiStepHeader)
 		for _, rt := range r.Routes {
 			for _, s := range rt.Steps {
