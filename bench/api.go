@@ -781,14 +781,15 @@ func APIReport(results []APIResult) string {
 				fmt.Fprintf(&b, "no rate kept p99 under %s without errors", rt.Target)
 				if len(rt.Steps) > 0 {
 					s := rt.Steps[0]
-					fmt.Fprintf(&b, " (the lowest, %d/s: p50 %s, p99 %s, %d errors)", s.Rate, s.P50.Round(10*time.Microsecond), s.P99.Round(10*time.Microsecond), s.Errors)
+					fmt.Fprintf(&b, " (the lowest, %d/s: p50 %s, p99 %s, %d errors; CPU per request %.0f µs: %s)", s.Rate,
+						s.P50.Round(10*time.Microsecond), s.P99.Round(10*time.Microsecond), s.Errors, s.PerRequest(), s.perProcess())
 				}
 				fmt.Fprintln(&b)
 				continue
 			}
 			for _, s := range rt.Steps {
 				if s.Rate == rt.Best && s.Pass(rt.Target) {
-					fmt.Fprintf(&b, "highest rate with p99 < %s: %d/s (p99 %s), CPU per request %.0f µs (%s)", rt.Target, rt.Best,
+					fmt.Fprintf(&b, "highest rate with p99 < %s: %d/s (p99 %s), CPU per request %.0f µs: %s", rt.Target, rt.Best,
 						s.P99.Round(10*time.Microsecond), s.PerRequest(), s.perProcess())
 					break
 				}
