@@ -46,9 +46,10 @@ const (
 	DefaultAPIStep       = 3 * time.Second
 	// apiTimeout bounds one request.
 	apiTimeout = 10 * time.Second
-	// apiPushWait bounds the wait for the pushes of a transactional step
-	// after its last answer: a push later than that counts as an error.
-	apiPushWait = 10 * time.Second
+	// DefaultAPIPushWait bounds the wait for the pushes of a
+	// transactional step after its last answer: a push later than that
+	// counts as an error.
+	DefaultAPIPushWait = 10 * time.Second
 	// apiDrainMax bounds the wait, after a step of sends, for every push
 	// they make to arrive, so that the next step starts on an idle
 	// deployment.
@@ -80,6 +81,9 @@ type APIConfig struct {
 	// Target is the p99 a REST route's step must stay under (default 50
 	// ms), SendTarget the transactional path's (default 100 ms).
 	Target, SendTarget time.Duration
+	// PushWait is how long after a transactional step's last answer its
+	// pushes may still arrive (default DefaultAPIPushWait).
+	PushWait time.Duration
 }
 
 // APIStep is what one step of a route measured, over the requests due
@@ -225,6 +229,9 @@ func RunAPI(ctx context.Context, cfg APIConfig) ([]APIResult, error) {
 	}
 	if cfg.SendTarget <= 0 {
 		cfg.SendTarget = DefaultAPISendTarget
+	}
+	if cfg.PushWait <= 0 {
+		cfg.PushWait = DefaultAPIPushWait
 	}
 	var out []APIResult
 	for _, mode := range cfg.Modes {
@@ -397,7 +404,7 @@ func (run *apiRun) step(ctx context.Context, route string, rate int) (APIStep, e
 	}
 	var arrived map[string]time.Time
 	if browserOf != nil {
-		if arrived, err = run.arrivals(ctx, ok, answered.Add(apiPushWait)); err != nil {
+		if arrived, err = run.arrivals(ctx, ok, answered.Add(cfg.PushWait)); err != nil {
 			return APIStep{}, err
 		}
 	}
@@ -410,7 +417,7 @@ func (run *apiRun) step(ctx context.Context, route string, rate int) (APIStep, e
 			return APIStep{}, err
 		}
 	}
-	st := summarizeAPI(rate, cfg.Warmup, results, want, browserOf, arrived)
+	st := summarizeAPI(rate, cfg.Warmup, results, want, browserOf, arrived, cfg.PushWait)
 	st.Drain = drain
 	st.Elapsed = time.Since(began)
 	st.CPU, st.BusyCores = cpu()
@@ -609,7 +616,8 @@ func attack(ctx context.Context, hc *http.Client, targets []vegeta.Target, rate 
 }
 
 // drain waits until the fake push service has counted want pushes in
-// all (every send's so far), for at most apiDrainMax after answered; it
+// all (every send's so far), for at most apiDrainMax (or the run's
+// PushWait when longer) after answered; it
 // returns the time from answered until then, -1 when they did not all
 // arrive.
 func (run *apiRun) drain(ctx context.Context, want int, answered time.Time) (time.Duration, error) {
@@ -621,8 +629,8 @@ func (run *apiRun) drain(ctx context.Context, want int, answered time.Time) (tim
 		if got >= want {
 			return time.Since(answered), nil
 		}
-		if time.Since(answered) > apiDrainMax || ctx.Err() != nil {
-			fmt.Fprintf(run.cfg.Log, "api %s: %d pushes of the step's sends still missing after %s\n", run.mode, want-got, apiDrainMax)
+		if wait := max(apiDrainMax, run.cfg.PushWait); time.Since(answered) > wait || ctx.Err() != nil {
+			fmt.Fprintf(run.cfg.Log, "api %s: %d pushes of the step's sends still missing after %s\n", run.mode, want-got, wait)
 			return -1, ctx.Err()
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -663,7 +671,7 @@ func (run *apiRun) arrivals(ctx context.Context, n int, deadline time.Time) (map
 // summarizeAPI makes a step of the results of the requests sent from
 // warmup on. With browserOf, a request's latency runs to its push's
 // arrival, and a request without one fails.
-func summarizeAPI(rate int, warmup time.Duration, results []vegeta.Result, want int, browserOf []string, arrived map[string]time.Time) APIStep {
+func summarizeAPI(rate int, warmup time.Duration, results []vegeta.Result, want int, browserOf []string, arrived map[string]time.Time, pushWait time.Duration) APIStep {
 	st := APIStep{Rate: rate, Sent: len(results)}
 	if len(results) == 0 {
 		return st
@@ -708,7 +716,7 @@ func summarizeAPI(rate int, warmup time.Duration, results []vegeta.Result, want 
 			}
 			at, ok := arrived[browserOf[i]]
 			if !ok {
-				fail(fmt.Sprintf("no push within %s of the step's last answer", apiPushWait))
+				fail(fmt.Sprintf("no push within %s of the step's last answer", pushWait))
 				continue
 			}
 			// Wall clocks of two processes on one machine: the same clock.
