@@ -4,7 +4,7 @@ BIN ?= bin/relaybell
 RELAYBELL_ADMIN_TOKEN ?= dev-admin-token
 export RELAYBELL_ADMIN_TOKEN
 
-.PHONY: run build test test-short bench bench-events bench-timers bench-micro lint fuzz clean cluster cluster-stop
+.PHONY: run build test test-short bench bench-events bench-api bench-timers bench-micro lint fuzz clean cluster cluster-stop
 
 ## run: serve every role in one process on the embedded default (./relaybell-data, :8080); the mails' links point at http://localhost:8080 unless RELAYBELL_PUBLIC_URL says otherwise
 run: build
@@ -48,6 +48,11 @@ EVENT_RATES ?=
 bench-events: build
 	$(GO) build -o bin/fakepush ./cmd/fakepush
 	./$(BIN) bench --events --modes $(MODES)$(if $(EVENT_RATES), --event-rates $(EVENT_RATES))
+
+## bench-api: the REST routes (POST /subscriptions, POST /events, POST /notifications to one externalId, GET /notifications) and the transactional path (POST to the push, across 100 websites) under open-loop load from vegeta at rising rates, on the embedded default and the local cluster: p50/p99/p99.9, the highest rate with p99 under 50 ms (100 ms for the push), CPU per request (API_RATES=100,200,... and API_SEND_RATES=5,10,... to choose the steps; API_ROUTES=subscribe,events,notify,list,send)
+bench-api: build
+	$(GO) build -o bin/fakepush ./cmd/fakepush
+	./$(BIN) bench --api --modes $(MODES)$(if $(API_RATES), --api-rates $(API_RATES))$(if $(API_SEND_RATES), --api-send-rates $(API_SEND_RATES))$(if $(API_ROUTES), --api-routes $(API_ROUTES))
 
 ## bench-timers: the automations engine with 1,000,000 runs waiting against 10,000, on the embedded default and the local cluster: engine memory, lateness of due messages, store CPU per message (TIMERS_WAITING=N, TIMERS_DUE=N to choose; TIMERS_JOURNEYS=1 for journey enrolments)
 TIMERS_WAITING ?= 1000000

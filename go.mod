@@ -10,6 +10,7 @@ require (
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/phuslu/iploc v1.0.20260915
 	github.com/prometheus/client_golang v1.23.2
+	github.com/tsenart/vegeta/v12 v12.13.0
 	github.com/twmb/franz-go v1.22.2
 	github.com/twmb/franz-go/pkg/kadm v1.19.0
 	github.com/twmb/franz-go/pkg/kfake v0.0.0-20260918054303-01f206a7e32c
@@ -17,7 +18,13 @@ require (
 	modernc.org/sqlite v1.61.1
 )
 
-require github.com/kylelemons/godebug v1.1.0 // indirect
+require (
+	github.com/influxdata/tdigest v0.0.1 // indirect
+	github.com/josharian/intern v1.0.0 // indirect
+	github.com/kylelemons/godebug v1.1.0 // indirect
+	github.com/mailru/easyjson v0.7.7 // indirect
+	github.com/rs/dnscache v0.0.0-20230804202142-fc85eb664529 // indirect
+)
 
 require (
 	github.com/ClickHouse/ch-go v0.74.0 // indirect

@@ -94,6 +94,10 @@ type Config struct {
 	// each key may make (RELAYBELL_EVENT_RATE_LIMIT). Default 3000 (spec
 	// 8.1); negative turns the limit off (the events bench).
 	EventRateLimit int
+	// NoSendLimits turns off spec 8.1's send rates per key and hourly send
+	// budgets per website (RELAYBELL_NO_SEND_LIMITS=true): for load runs only
+	// (the API bench sends thousands a second from one key).
+	NoSendLimits bool
 }
 
 // withDefaults fills unset fields.

@@ -32,6 +32,8 @@ const usage = `usage:
                                                (run from the repository: needs bin/fakepush and deploy/cluster.sh)
   relaybell bench --events [--modes embedded,cluster] [--event-rates 100,200,...] [--event-p99 20ms]
                                                find the highest rate of POST /api/v1/events with p99 under a target
+  relaybell bench --api [--modes embedded,cluster] [--api-rates 100,200,...] [--api-send-rates 5,10,...] [--api-routes subscribe,events,notify,list,send]
+                                               the REST API's routes and the transactional path (POST to the push) under open-loop load
   relaybell bench --timers [--modes embedded,cluster] [--timers-waiting 1000000] [--timers-due 10000] [--timers-journeys]
                                                the automations engine with a million runs waiting: memory, lateness
                                                of due messages and store CPU per message, against 10,000 waiting
@@ -126,6 +128,15 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	peers := fs.Bool("peers", true, "before the broadcasts, the peers: the floor of RFC 8291's crypto, the bare sender, webpush-go and Node's web-push (--node-script) each sending one push to each of --audience browsers of the same fake push service; then a table of all and a summary line")
 	nodeScript := fs.String("node-script", "bench/node/send.js", "the script that drives Node's web-push (npm ci beside it); n/a without node or its packages")
 	pushSample := fs.Int("push-sample", 1000, "the fake push service checks in full (VAPID signature, decryption) and keeps one push in this many during broadcasts and the senders' runs, and counts the others; 1 checks every push")
+	apiMode := fs.Bool("api", false, "measure the REST API instead of broadcasts: POST /subscriptions, POST /events, POST /notifications to one externalId and GET /notifications at the --api-rates in turn, then sends to one person each across --api-websites websites from POST to the push at the --api-send-rates, each a step of --api-warmup then --api-step, until a step's p99 reaches --api-p99 (--api-send-p99 for sends) or it has errors; --audience, --rounds and --concurrency do not apply")
+	apiRates := fs.String("api-rates", joinInts(bench.DefaultAPIRates()), "with --api: comma-separated request rates a second the REST routes climb")
+	apiSendRates := fs.String("api-send-rates", joinInts(bench.DefaultAPISendRates()), "with --api: comma-separated send rates a second the transactional path climbs")
+	apiRoutes := fs.String("api-routes", "subscribe,events,notify,list,send", "with --api: the routes measured, of subscribe, events, notify, list, send (the transactional path)")
+	apiWebsites := fs.Int("api-websites", bench.DefaultAPIWebsites, "with --api: websites the requests are spread over")
+	apiP99 := fs.Duration("api-p99", bench.DefaultAPITarget, "with --api: the p99 a REST route's step must stay under")
+	apiSendP99 := fs.Duration("api-send-p99", bench.DefaultAPISendTarget, "with --api: the p99 from POST to the push a transactional step must stay under")
+	apiWarmup := fs.Duration("api-warmup", bench.DefaultAPIWarmup, "with --api: each step's time at its rate before it is measured")
+	apiStep := fs.Duration("api-step", bench.DefaultAPIStep, "with --api: each step's measured time")
 	timers := fs.Bool("timers", false, "measure the automations engine instead of broadcasts: --timers-due people's messages come due with only them waiting (the baseline), then again with --timers-waiting more runs waiting; --audience, --rounds and --concurrency do not apply")
 	timersWaiting := fs.Int("timers-waiting", bench.DefaultTimersWaiting, "with --timers: runs waiting in the loaded phase (loaded straight into the store)")
 	timersDue := fs.Int("timers-due", bench.DefaultTimersDue, "with --timers: people subscribed, whose message comes due in each phase")
@@ -152,6 +163,25 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		results, err := bench.RunTimers(ctx, bench.TimersConfig{Config: cfg, Waiting: *timersWaiting, Due: *timersDue, Spread: *timersSpread,
 			Journeys: *timersJourneys})
 		fmt.Fprint(stdout, bench.TimersReport(results))
+		return err
+	}
+	if *apiMode {
+		acfg := bench.APIConfig{Config: cfg, Websites: *apiWebsites, Target: *apiP99, SendTarget: *apiSendP99, Warmup: *apiWarmup, Step: *apiStep}
+		var err error
+		if acfg.Rates, err = parseRates(*apiRates); err != nil {
+			return err
+		}
+		if acfg.SendRates, err = parseRates(*apiSendRates); err != nil {
+			return err
+		}
+		if acfg.Routes, err = bench.ParseRoutes(*apiRoutes); err != nil {
+			return err
+		}
+		if *apiWebsites <= 0 || *apiP99 <= 0 || *apiSendP99 <= 0 || *apiWarmup <= 0 || *apiStep <= 0 {
+			return errors.New("--api-websites, --api-p99, --api-send-p99, --api-warmup and --api-step must be positive")
+		}
+		results, err := bench.RunAPI(ctx, acfg)
+		fmt.Fprint(stdout, bench.APIReport(results))
 		return err
 	}
 	if *events {
@@ -193,6 +223,19 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	fmt.Fprint(stdout, bench.Table(peerResults, results))
 	return err
+}
+
+// parseRates reads comma-separated positive rates.
+func parseRates(s string) ([]int, error) {
+	var out []int
+	for _, r := range splitList(s) {
+		n, err := strconv.Atoi(r)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("bad rate %q", r)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
 
 // joinInts is ns comma-separated.

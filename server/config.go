@@ -37,11 +37,12 @@ type Config struct {
 	// ReviewThreshold: see api.Config.ReviewThreshold.
 	ReviewThreshold int
 	// SessionIdle and SessionMaxAge: see accounts.Config (IdleTimeout,
-	// MaxAge). PublicRateLimit, EventRateLimit: see api.Config.
+	// MaxAge). PublicRateLimit, EventRateLimit, NoSendLimits: see api.Config.
 	// ProductAlertMax: see events.Config.AlertMax.
 	SessionIdle, SessionMaxAge time.Duration
 	PublicRateLimit            int
 	EventRateLimit             int
+	NoSendLimits               bool
 	ProductAlertMax            int
 
 	// Cluster backends; empty means the embedded default.
@@ -120,6 +121,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.ReviewThreshold, "review-threshold", c.envInt("RELAYBELL_REVIEW_THRESHOLD", api.DefaultReviewThreshold), "audience in browsers from which a new account's first broadcast is held for review; negative turns review off (env RELAYBELL_REVIEW_THRESHOLD)")
 	fs.IntVar(&c.PublicRateLimit, "public-rate-limit", c.envInt("RELAYBELL_PUBLIC_RATE_LIMIT", api.DefaultPublicRateLimit), "requests a minute each visitor address may make to the browser SDK routes and pings, counted across the nodes; negative turns the limit off (env RELAYBELL_PUBLIC_RATE_LIMIT)")
 	fs.IntVar(&c.EventRateLimit, "event-rate-limit", c.envInt("RELAYBELL_EVENT_RATE_LIMIT", api.DefaultEventRateLimit), "calls of POST and GET /events a minute each API key may make, counted across the nodes; negative turns the limit off (env RELAYBELL_EVENT_RATE_LIMIT)")
+	fs.BoolVar(&c.NoSendLimits, "no-send-limits", c.envBool("RELAYBELL_NO_SEND_LIMITS", false), "turn off the send rates per API key and the hourly send budgets per website, for load runs only (env RELAYBELL_NO_SEND_LIMITS)")
 	fs.DurationVar(&c.SessionIdle, "session-idle", c.envDuration("RELAYBELL_SESSION_IDLE", 168*time.Hour), "a dashboard session not used for this long ends (env RELAYBELL_SESSION_IDLE)")
 	fs.DurationVar(&c.SessionMaxAge, "session-max-age", c.envDuration("RELAYBELL_SESSION_MAX_AGE", 720*time.Hour), "every dashboard session ends this long after sign-in (env RELAYBELL_SESSION_MAX_AGE)")
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", c.envDuration("RELAYBELL_SHUTDOWN_GRACE", 10*time.Second), "time to finish requests on shutdown (env RELAYBELL_SHUTDOWN_GRACE)")

@@ -573,6 +573,7 @@ func (s *Server) initAPI(context.Context) error {
 		ReviewThreshold: s.cfg.ReviewThreshold,
 		PublicRateLimit: s.cfg.PublicRateLimit,
 		EventRateLimit:  s.cfg.EventRateLimit,
+		NoSendLimits:    s.cfg.NoSendLimits,
 	}, s.store, s.analytics, s.dispatcher(), svc, s.logger, s.reg, s.apiOptions()...)
 	if err != nil {
 		return err

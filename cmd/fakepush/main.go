@@ -22,6 +22,8 @@
 //	     first and last arrived, how many were checked in full and the
 //	     notificationIds of those by count
 //	GET  /count -> {"pushes": N}: accepted pushes so far (cheap to poll)
+//	POST /arrivals, GET /arrivals?from=N: each accepted push's browser and
+//	     arrival time, once asked for (arrivals.go)
 //	GET  /stats?notification=ID -> {"pushes", "browsers", "deliveries",
 //	     "duplicates", "protocols", "first", "last"}: all accepted pushes,
 //	     and how many browsers got notification ID, how often, over which
@@ -60,7 +62,7 @@ func main() {
 	}
 	push := webpushtest.NewHandler(scheme+"://"+*addr, webpushtest.WithSample(*sample))
 	mux := http.NewServeMux()
-	mux.Handle("/push/", push)
+	mux.Handle("/push/", withArrivals(mux, push))
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("POST /browsers", func(w http.ResponseWriter, r *http.Request) {
 		var in struct {
