@@ -37,9 +37,7 @@ fi
 
 start=$SECONDS
 RUN_OPTS=(--runtime runc --ulimit nofile=20000:20000 --ulimit nproc=32768:32768)
-TAG=test-$$
-BASE=localhost/relaybell-gobase:$TAG
-IMAGE=localhost/relaybell:$TAG
+IMAGE=localhost/relaybell:imagetest-$$
 ADMIN=image-test-admin-token
 work=$(mktemp -d)
 cid=""
@@ -48,43 +46,61 @@ cleanup() {
 		if [ "${ok:-}" != 1 ]; then podman logs "$cid" 2>&1 | tail -n 30 >&2 || true; fi
 		podman rm -f "$cid" >/dev/null 2>&1 || true
 	fi
-	podman rmi -f "$IMAGE" "$BASE" >/dev/null 2>&1 || true
+	podman rmi -f "$IMAGE" >/dev/null 2>&1 || true
+	# The build stage's images, left untagged by the build.
+	for id in $(podman images -q -a --filter dangling=true); do
+		grep -qx "$id" "$work/dangling-before" 2>/dev/null || podman rmi -f "$id" >/dev/null 2>&1 || true
+	done
 	rm -rf "$work"
 }
 trap cleanup EXIT
 
 # The local base: GOROOT, a module cache, CA certificates and a shell with
-# the tools the Dockerfile's RUN uses, with their shared libraries.
-say "making the local Go base image"
-base=$work/base
-goroot=$(go env GOROOT)
-mkdir -p "$base/usr/local" "$base/etc/ssl/certs" "$base/go/pkg/mod" "$base/tmp" "$base/root"
-cp -al "$goroot" "$base/usr/local/go" 2>/dev/null || cp -a "$goroot" "$base/usr/local/go"
-rm -rf "$base/usr/local/go/test" "$base/usr/local/go/doc"
-cp /etc/ssl/certs/ca-certificates.crt "$base/etc/ssl/certs/"
-for tool in sh mkdir cp chown chmod; do
-	p=$(command -v "$tool")
-	for f in "$p" $(ldd "$p" 2>/dev/null | grep -o '/[^ ]*'); do
-		mkdir -p "$base$(dirname "$f")"
-		cp -L "$f" "$base$f"
+# the tools the Dockerfile's RUN uses, with their shared libraries. It is
+# kept between runs, named by what it holds (Go's version, go.sum and this
+# script): only the first run on a machine makes it (about a minute and a
+# half on these machines), or the first after go.sum changes.
+key=$( (go version; cat go.sum "$0") | sha256sum | cut -c1-16)
+BASE=localhost/relaybell-gobase:$key
+if podman image exists "$BASE"; then
+	say "reusing $BASE"
+else
+	say "making the local Go base image $BASE"
+	base=$work/base
+	goroot=$(go env GOROOT)
+	mkdir -p "$base/usr/local" "$base/etc/ssl/certs" "$base/go/pkg/mod" "$base/tmp" "$base/root" "$base/bin"
+	cp -al "$goroot" "$base/usr/local/go" 2>/dev/null || cp -a "$goroot" "$base/usr/local/go"
+	rm -rf "$base/usr/local/go/test" "$base/usr/local/go/doc" "$base/usr/local/go/api"
+	cp /etc/ssl/certs/ca-certificates.crt "$base/etc/ssl/certs/"
+	for tool in sh mkdir cp chown chmod; do
+		p=$(command -v "$tool")
+		for f in "$p" $(ldd "$p" 2>/dev/null | grep -o '/[^ ]*'); do
+			mkdir -p "$base$(dirname "$f")"
+			cp -L "$f" "$base$f"
+		done
+		[ -e "$base/bin/$tool" ] || cp -L "$p" "$base/bin/$tool"
 	done
-	mkdir -p "$base/bin"
-	[ -e "$base/bin/$tool" ] || cp -L "$p" "$base/bin/$tool"
-done
-# The modules go.mod needs, taken from this machine's module cache (the
-# module proxy only for what it lacks).
-hostcache=$(go env GOMODCACHE)
-GOMODCACHE=$base/go/pkg/mod GOFLAGS=-mod=mod \
-	GOPROXY="file://$hostcache/cache/download,$(go env GOPROXY)" go mod download
-chmod -R u+w "$base/go"
-tar -C "$base" -c . | podman import \
-	--change 'ENV PATH=/usr/local/go/bin:/go/bin:/usr/local/bin:/usr/bin:/bin' \
-	--change 'ENV GOPATH=/go' --change 'ENV GOPROXY=off' --change 'ENV HOME=/root' \
-	--change 'ENV GOCACHE=/root/.cache/go-build' \
-	- "$BASE" >/dev/null
-say "base ready after $((SECONDS - start))s"
+	# The modules go.mod needs, taken from this machine's module cache (the
+	# module proxy only for what it lacks).
+	hostcache=$(go env GOMODCACHE)
+	GOMODCACHE=$base/go/pkg/mod GOFLAGS=-mod=mod \
+		GOPROXY="file://$hostcache/cache/download,$(go env GOPROXY)" go mod download
+	chmod -R u+w "$base/go"
+	tar -C "$base" -c . | podman import \
+		--change 'ENV PATH=/usr/local/go/bin:/go/bin:/usr/local/bin:/usr/bin:/bin' \
+		--change 'ENV GOPATH=/go' --change 'ENV GOPROXY=off' --change 'ENV HOME=/root' \
+		--change 'ENV GOCACHE=/root/.cache/go-build' \
+		- "$BASE" >/dev/null
+	rm -rf "$base"
+	# An older base of this test is no longer needed.
+	for old in $(podman images --format '{{.Repository}}:{{.Tag}}' localhost/relaybell-gobase); do
+		[ "$old" = "$BASE" ] || podman rmi "$old" >/dev/null 2>&1 || true
+	done
+	say "base made after $((SECONDS - start))s"
+fi
 
 say "building the Dockerfile"
+podman images -q -a --filter dangling=true >"$work/dangling-before"
 gocache=${IMAGE_TEST_GOCACHE:-$(go env GOCACHE)}
 mkdir -p "$gocache"
 podman build -q "${RUN_OPTS[@]}" --pull=never \
