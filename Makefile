@@ -37,8 +37,8 @@ test:
 	$(GO) test -count=1 -timeout 20m ./...
 	$(GO) test -race -count=1 -timeout 30m ./bus/ ./fanout/ ./pusher/ ./server/ ./api/ ./webhooks/...
 	RELAYBELL_TEST_STORE=postgres $(GO) test -count=1 -timeout 20m ./api/ ./webhooks/
-	$(MAKE) test-chart
 	$(MAKE) test-image
+	$(MAKE) test-chart
 
 ## test-chart: the Helm chart rendered and linted by the real Helm (its own Go module, deploy/helmtest)
 test-chart:

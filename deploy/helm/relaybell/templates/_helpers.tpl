@@ -109,10 +109,10 @@ lifecycle:
 {{- define "relaybell.podSpec" -}}
 {{- $ := index . 0 -}}
 {{- $role := index . 1 -}}
+automountServiceAccountToken: false
 {{- with $.Values.imagePullSecrets }}
 imagePullSecrets: {{- toYaml . | nindent 2 }}
 {{- end }}
-automountServiceAccountToken: false
 securityContext: {{- toYaml $.Values.podSecurityContext | nindent 2 }}
 {{- if $.Values.topologySpread.enabled }}
 topologySpreadConstraints:
