@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -359,12 +358,7 @@ func (r *releaseObjs) checkPod(t *testing.T, w *workload) (server.Config, error)
 		return cfg, err
 	}
 	// The process environment is the pod's alone while the flags are read.
-	for _, kv := range os.Environ() {
-		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "RELAYBELL_") {
-			t.Setenv(k, "")
-			os.Unsetenv(k)
-		}
-	}
+	clearEnv(t)
 	for k, v := range env {
 		if !strings.HasPrefix(k, "RELAYBELL_") {
 			return cfg, fmt.Errorf("env %s is not a RELAYBELL_ variable", k)

@@ -45,8 +45,6 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 
 {{/* The backends of a cluster node. */}}
 {{- define "relaybell.clusterEnv" -}}
-- name: RELAYBELL_ADVERTISE_HOST
-  valueFrom: {fieldRef: {fieldPath: status.podIP}}
 - name: RELAYBELL_POSTGRES
   valueFrom: {secretKeyRef: {name: {{ include "relaybell.secret" . }}, key: postgres-url}}
 - name: RELAYBELL_KAFKA
@@ -58,6 +56,8 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{/* Fan-out and pusher nodes join the ring through the headless gossip
 service, and authenticate batches with the cluster token. */}}
 {{- define "relaybell.ringEnv" -}}
+- name: RELAYBELL_ADVERTISE_HOST
+  valueFrom: {fieldRef: {fieldPath: status.podIP}}
 - name: RELAYBELL_JOIN
   value: "{{ include "relaybell.name" . }}-gossip:7946"
 - name: RELAYBELL_GOSSIP_ADDR
