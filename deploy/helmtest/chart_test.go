@@ -788,14 +788,18 @@ func setEnv(w *workload, name, value string) {
 }
 
 // The chart refuses what cannot run: a cluster without its database, a
-// mode it does not know.
+// mode it does not know, and (values.schema.json) a key it does not know or
+// a value of the wrong type.
 func TestChartRefuses(t *testing.T) {
 	for name, tc := range map[string]struct {
 		vals map[string]any
 		want string
 	}{
-		"no postgres":  {map[string]any{"postgres": map[string]any{"url": ""}}, "postgres.url is required in cluster mode"},
-		"unknown mode": {map[string]any{"mode": "single"}, "mode must be cluster or embedded"},
+		"no postgres":             {map[string]any{"postgres": map[string]any{"url": ""}}, "postgres.url is required in cluster mode"},
+		"unknown mode":            {map[string]any{"mode": "single"}, "at '/mode': value must be one of 'cluster', 'embedded'"},
+		"misspelt key":            {map[string]any{"postgress": map[string]any{"url": "postgres://db/x"}}, "additional properties 'postgress' not allowed"},
+		"wrong type":              {map[string]any{"pusher": map[string]any{"replicas": "three"}}, "at '/pusher/replicas': got string, want integer"},
+		"extraEnv not RELAYBELL_": {map[string]any{"extraEnv": []any{map[string]any{"name": "GODEBUG", "value": "x"}}}, "at '/extraEnv/0/name': 'GODEBUG' does not match pattern"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := renderErr(t, tc.vals)
