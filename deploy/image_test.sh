@@ -8,17 +8,18 @@
 # image made with `podman import` of the installed Go toolchain, a module
 # cache holding the modules go.mod needs (GOPROXY=off inside), and the few
 # tools the build stage's RUN uses; the Dockerfile gets it as GO_IMAGE. The
-# host's Go build cache is mounted into the build so a second run compiles
-# only what changed. Without podman the test is skipped, except under CI
-# (CI=1 or CI=true), where it fails; .ci/run installs podman and runc.
+# base (about 900 MB) stays in podman's storage for the next run. The host's
+# Go build cache (IMAGE_TEST_GOCACHE, default `go env GOCACHE`) is mounted
+# into the build so a second run compiles only what changed. Without podman
+# the test is skipped, except under CI (CI=1 or CI=true), where it fails;
+# .ci/run installs podman and runc.
 #
 #   deploy/image_test.sh          (make test-image)
 #
-# crun fails on this sandbox's cgroups and limits: every podman call names
-# runc and the ulimits.
+# crun fails on this sandbox's cgroups and limits: podman build and run are
+# given runc and the ulimits.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ROOT=$(pwd)
 
 say() { echo "image_test: $*" >&2; }
 fail() {
