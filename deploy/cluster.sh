@@ -98,7 +98,8 @@ clickhouse_addr() {
 # node_args NAME: the command line of one node. The roles run with the
 # settings the Helm chart gives them (deploy/helmtest's
 # TestClusterScriptMatchesChart compares the two): the chart's shutdown
-# grace per role, ring nodes advertising their address.
+# grace per role, ring nodes advertising their address, the bus topics
+# replicated on devkafka's three brokers.
 node_args() {
 	local name=$1 i=${1##*-} http roles grace extra=()
 	case $name in
@@ -121,7 +122,7 @@ node_args() {
 	NODE_ARGS=(serve --roles "$roles" --node "$name" --http "127.0.0.1:$http"
 		--postgres "$PG" --kafka "$KAFKA" --clickhouse "${ch:-127.0.0.1:$((B + 95))}"
 		--admin-token "$ADMIN_TOKEN" --push-allow-hosts "$FAKEPUSH" --data "$DIR/data/$name"
-		--shutdown-grace "$grace" "${extra[@]}")
+		--kafka-replication-factor 3 --shutdown-grace "$grace" "${extra[@]}")
 }
 
 # node NAME: start one node and wait until it is ready.

@@ -49,6 +49,8 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
   valueFrom: {secretKeyRef: {name: {{ include "relaybell.secret" . }}, key: postgres-url}}
 - name: RELAYBELL_KAFKA
   value: {{ required "kafka.seeds is required in cluster mode" .Values.kafka.seeds | quote }}
+- name: RELAYBELL_KAFKA_REPLICATION_FACTOR
+  value: {{ .Values.kafka.replicationFactor | quote }}
 - name: RELAYBELL_CLICKHOUSE
   value: {{ required "clickhouse.addr is required in cluster mode" .Values.clickhouse.addr | quote }}
 {{- end -}}
