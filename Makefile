@@ -19,9 +19,10 @@ run: build
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/relaybell
 
-## image: the container image from the Dockerfile (IMAGE=relaybell:<version>; ENGINE=docker or podman)
+## image: the container image from the Dockerfile (IMAGE=relaybell:<version>; ENGINE=docker or podman; IMAGE_FLAGS for more, e.g. --build-arg GO_IMAGE=...)
+IMAGE_FLAGS ?=
 image:
-	$(ENGINE) build --build-arg VERSION=$(VERSION) -t $(IMAGE) .
+	$(ENGINE) build $(IMAGE_FLAGS) --build-arg VERSION=$(VERSION) -t $(IMAGE) .
 
 ## cluster: a local cluster on loopback (2 api, 2 fanout, 3 pushers, PostgreSQL, devkafka, ClickHouse); see deploy/cluster.sh
 cluster:
