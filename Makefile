@@ -1,10 +1,15 @@
 # RelayBell: the two commands a newcomer needs are `make run` and `make test`.
 GO ?= go
 BIN ?= bin/relaybell
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X github.com/relaybell/relaybell/server.Version=$(VERSION)
+# The container engine of make image: podman or docker, whichever is here.
+ENGINE ?= $(shell command -v podman >/dev/null 2>&1 && echo podman || echo docker)
+IMAGE ?= relaybell:$(VERSION)
 RELAYBELL_ADMIN_TOKEN ?= dev-admin-token
 export RELAYBELL_ADMIN_TOKEN
 
-.PHONY: run build test test-short bench bench-events bench-api bench-timers bench-micro lint fuzz clean cluster cluster-stop
+.PHONY: run build image test test-image test-chart test-short bench bench-events bench-api bench-timers bench-micro lint fuzz clean cluster cluster-stop
 
 ## run: serve every role in one process on the embedded default (./relaybell-data, :8080); the mails' links point at http://localhost:8080 unless RELAYBELL_PUBLIC_URL says otherwise
 run: build
@@ -12,7 +17,12 @@ run: build
 
 ## build: compile the relaybell binary into bin/
 build:
-	$(GO) build -o $(BIN) ./cmd/relaybell
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/relaybell
+
+## image: the container image from the Dockerfile (IMAGE=relaybell:<version>; ENGINE=docker or podman; IMAGE_FLAGS for more, e.g. --build-arg GO_IMAGE=...)
+IMAGE_FLAGS ?=
+image:
+	$(ENGINE) build $(IMAGE_FLAGS) --build-arg VERSION=$(VERSION) -t $(IMAGE) .
 
 ## cluster: a local cluster on loopback (2 api, 2 fanout, 3 pushers, PostgreSQL, devkafka, ClickHouse); see deploy/cluster.sh
 cluster:
@@ -28,6 +38,16 @@ test:
 	$(GO) test -count=1 -timeout 20m ./...
 	$(GO) test -race -count=1 -timeout 30m ./bus/ ./fanout/ ./pusher/ ./server/ ./api/ ./webhooks/...
 	RELAYBELL_TEST_STORE=postgres $(GO) test -count=1 -timeout 20m ./api/ ./webhooks/
+	$(MAKE) test-image
+	$(MAKE) test-chart
+
+## test-chart: the Helm chart rendered and linted by the real Helm (its own Go module, deploy/helmtest)
+test-chart:
+	cd deploy/helmtest && $(GO) vet ./... && $(GO) test -count=1 ./...
+
+## test-image: build the Dockerfile with podman and run the image read-only as a non-root user (skipped without podman, except under CI)
+test-image:
+	deploy/image_test.sh
 
 ## test-short: the fast subset
 test-short:

@@ -8,6 +8,7 @@
 #   deploy/cluster.sh stop      stop everything this script started
 #   deploy/cluster.sh status    which processes are up
 #   deploy/cluster.sh node NAME (re)start one node, e.g. pusher-1
+#   deploy/cluster.sh flags NAME print the arguments NAME runs with, one a line
 #   deploy/cluster.sh clickhouse start the cluster's ClickHouse again on its
 #                               ports (after a kill)
 #
@@ -94,32 +95,46 @@ clickhouse_addr() {
 	fi
 }
 
-# node NAME: the flags of one node, then start it and wait until it is ready.
-node() {
-	local name=$1 i=${1##*-} http roles extra=()
+# node_args NAME: the command line of one node. The roles run with the
+# settings the Helm chart gives them (deploy/helmtest's
+# TestClusterScriptMatchesChart compares the two): the chart's shutdown
+# grace per role, ring nodes advertising their address, the bus topics
+# replicated on devkafka's three brokers.
+node_args() {
+	local name=$1 i=${1##*-} http roles grace extra=()
 	case $name in
-	api-*) http=$((B + i)) roles=api ;;
+	api-*) http=$((B + i)) roles=api grace=20s ;;
 	fanout-*)
-		http=$((B + 10 + i)) roles=fanout
-		extra=(--join "$SEEDS" --gossip "127.0.0.1:$((B + 42 + i))" --cluster-token "$CLUSTER_TOKEN")
+		http=$((B + 10 + i)) roles=fanout grace=20s
+		extra=(--join "$SEEDS" --gossip "127.0.0.1:$((B + 42 + i))" --advertise 127.0.0.1 --cluster-token "$CLUSTER_TOKEN")
 		;;
 	pusher-*)
-		http=$((B + 20 + i)) roles=pusher
-		extra=(--join "$SEEDS" --gossip "127.0.0.1:$((B + 44 + i))" --internal "127.0.0.1:$((B + 30 + i))" --cluster-token "$CLUSTER_TOKEN")
+		http=$((B + 20 + i)) roles=pusher grace=50s
+		extra=(--join "$SEEDS" --gossip "127.0.0.1:$((B + 44 + i))" --internal "127.0.0.1:$((B + 30 + i))" --advertise 127.0.0.1 --cluster-token "$CLUSTER_TOKEN")
 		;;
 	*)
 		log "unknown node $name (want one of $NODES)"
 		return 1
 		;;
 	esac
+	local ch
+	ch=$(clickhouse_addr)
+	NODE_ARGS=(serve --roles "$roles" --node "$name" --http "127.0.0.1:$http"
+		--postgres "$PG" --kafka "$KAFKA" --clickhouse "${ch:-127.0.0.1:$((B + 95))}"
+		--admin-token "$ADMIN_TOKEN" --push-allow-hosts "$FAKEPUSH" --data "$DIR/data/$name"
+		--kafka-replication-factor 3 --shutdown-grace "$grace" "${extra[@]}")
+}
+
+# node NAME: start one node and wait until it is ready.
+node() {
+	local name=$1 http
+	node_args "$name" || return 1
+	http=${NODE_ARGS[6]##*:}
 	if pid=$(pidof_node "$name"); then
 		log "$name already runs (pid $pid)"
 		return 0
 	fi
-	launch "$name" env ${NODE_GOMAXPROCS:+GOMAXPROCS=$NODE_GOMAXPROCS} "$BIN/relaybell" serve --roles "$roles" --node "$name" --http "127.0.0.1:$http" \
-		--postgres "$PG" --kafka "$KAFKA" --clickhouse "$(clickhouse_addr)" \
-		--admin-token "$ADMIN_TOKEN" --push-allow-hosts "$FAKEPUSH" --data "$DIR/data/$name" \
-		"${extra[@]}" ${RELAYBELL_NODE_FLAGS:-}
+	launch "$name" env ${NODE_GOMAXPROCS:+GOMAXPROCS=$NODE_GOMAXPROCS} "$BIN/relaybell" "${NODE_ARGS[@]}" ${RELAYBELL_NODE_FLAGS:-}
 	wait_http "http://127.0.0.1:$http/readyz"
 }
 
@@ -209,9 +224,13 @@ start) start ;;
 stop) stop ;;
 status) status ;;
 node) node "${2:?node name}" ;;
+flags)
+	node_args "${2:?node name}"
+	printf '%s\n' "${NODE_ARGS[@]}"
+	;;
 clickhouse) restart_clickhouse ;;
 *)
-	sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'
 	exit 2
 	;;
 esac

@@ -37,12 +37,18 @@ const usage = `usage:
   relaybell bench --timers [--modes embedded,cluster] [--timers-waiting 1000000] [--timers-due 10000] [--timers-journeys]
                                                the automations engine with a million runs waiting: memory, lateness
                                                of due messages and store CPU per message, against 10,000 waiting
+  relaybell version                            print the version this binary was built as
   relaybell admin website create --name N --url U [--owner-email E] [--timezone TZ] [--data DIR | --postgres URL]
                                                create a website and print its ids, API key and VAPID public key
   relaybell admin user create --email E [--name N] [--data DIR | --postgres URL] < password
                                                create a verified person who signs in to the dashboard, owner of an
                                                account of their own; the password is the first line of standard input
 Run "relaybell serve -h" for the serve flags.`
+
+// Version is the version the binary was built as, set at link time:
+// go build -ldflags "-X github.com/relaybell/relaybell/server.Version=v1.2.3"
+// (make build and the Dockerfile do). A plain go build says "dev".
+var Version = "dev"
 
 // Main runs the command line.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -62,6 +68,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if len(args) >= 3 && args[1] == "user" && args[2] == "create" {
 			return createUser(ctx, args[3:], os.Stdin, stdout, stderr)
 		}
+	case "version", "--version":
+		fmt.Fprintln(stdout, "relaybell", Version)
+		return nil
 	case "help", "-h", "--help":
 		fmt.Fprintln(stdout, usage)
 		return nil
@@ -71,17 +80,12 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 func serve(ctx context.Context, args []string, stderr io.Writer) error {
-	var cfg Config
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	cfg.RegisterFlags(fs)
-	level := fs.String("log-level", envOr("RELAYBELL_LOG_LEVEL", "info"), "debug, info, warn or error (env RELAYBELL_LOG_LEVEL)")
-	cpuProfile := fs.String("cpu-profile", os.Getenv("RELAYBELL_CPU_PROFILE"), "write a CPU profile of the whole run to this file, {node} standing for the node name (env RELAYBELL_CPU_PROFILE; for measuring)")
-	if err := fs.Parse(args); err != nil {
+	cfg, opts, err := parseServe(args, stderr)
+	if err != nil {
 		return err
 	}
-	if *cpuProfile != "" {
-		f, err := os.Create(strings.ReplaceAll(*cpuProfile, "{node}", cfg.NodeName))
+	if opts.cpuProfile != "" {
+		f, err := os.Create(strings.ReplaceAll(opts.cpuProfile, "{node}", cfg.NodeName))
 		if err != nil {
 			return err
 		}
@@ -91,17 +95,53 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
-		return fmt.Errorf("--log-level or RELAYBELL_LOG_LEVEL %q is not debug, info, warn or error", *level)
-	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: opts.level}))
 	s, err := New(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
 	return s.Run(ctx)
+}
+
+// serveOptions are the serve flags that are not the server's Config.
+type serveOptions struct {
+	level      slog.Level
+	cpuProfile string
+}
+
+// parseServe reads serve's flags, with their RELAYBELL_* defaults.
+func parseServe(args []string, stderr io.Writer) (Config, serveOptions, error) {
+	var cfg Config
+	var opts serveOptions
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfg.RegisterFlags(fs)
+	level := fs.String("log-level", envOr("RELAYBELL_LOG_LEVEL", "info"), "debug, info, warn or error (env RELAYBELL_LOG_LEVEL)")
+	fs.StringVar(&opts.cpuProfile, "cpu-profile", os.Getenv("RELAYBELL_CPU_PROFILE"), "write a CPU profile of the whole run to this file, {node} standing for the node name (env RELAYBELL_CPU_PROFILE; for measuring)")
+	if err := fs.Parse(args); err != nil {
+		return cfg, opts, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, opts, fmt.Errorf("serve takes flags only, not %q", fs.Args())
+	}
+	if err := opts.level.UnmarshalText([]byte(*level)); err != nil {
+		return cfg, opts, fmt.Errorf("--log-level or RELAYBELL_LOG_LEVEL %q is not debug, info, warn or error", *level)
+	}
+	return cfg, opts, nil
+}
+
+// ParseServe reads the arguments of relaybell serve (after the word serve)
+// and the RELAYBELL_* environment as the command does, and checks the
+// result with Validate: an unknown flag, a malformed value or a
+// configuration that would not start is an error. The chart's tests
+// (deploy/helmtest) parse every rendered pod with it.
+func ParseServe(args []string) (Config, error) {
+	cfg, _, err := parseServe(args, io.Discard)
+	if err != nil {
+		return cfg, err
+	}
+	return cfg, cfg.Validate()
 }
 
 // runBench is `relaybell bench`: it prints a line per mode and audience

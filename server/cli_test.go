@@ -85,3 +85,38 @@ func TestAdminUserCreatePostgres(t *testing.T) {
 		t.Fatalf("%+v %v", u, err)
 	}
 }
+
+// relaybell version prints the version the binary was linked with.
+func TestVersionCommand(t *testing.T) {
+	old := Version
+	Version = "v1.2.3"
+	defer func() { Version = old }()
+	var out bytes.Buffer
+	if err := Main(context.Background(), []string{"version"}, &out, &out); err != nil || out.String() != "relaybell v1.2.3\n" {
+		t.Fatalf("version: %q %v", out.String(), err)
+	}
+}
+
+// ParseServe reads serve's flags and environment as serve does and refuses
+// what serve would: an unknown flag, a stray argument, a configuration
+// Validate refuses.
+func TestParseServe(t *testing.T) {
+	t.Setenv("RELAYBELL_KAFKA", "kafka:9092")
+	cfg, err := ParseServe([]string{"--roles", "api", "--postgres", "postgres://db/x"})
+	if err != nil || cfg.Roles != "api" || cfg.Kafka != "kafka:9092" || cfg.Postgres != "postgres://db/x" || cfg.HTTPAddr != ":8080" {
+		t.Fatalf("%+v %v", cfg, err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--no-such-flag"}, "flag provided but not defined: -no-such-flag"},
+		{[]string{"api", "--roles", "api"}, `serve takes flags only, not ["api" "--roles" "api"]`},
+		{[]string{"--roles", "pusher"}, "a pusher node gets batches only from a cluster: --join one, or run the fanout role too"},
+		{[]string{"--log-level", "loud"}, `--log-level or RELAYBELL_LOG_LEVEL "loud" is not debug, info, warn or error`},
+	} {
+		if _, err := ParseServe(tc.args); err == nil || err.Error() != tc.want {
+			t.Errorf("ParseServe(%q) = %v, want %q", tc.args, err, tc.want)
+		}
+	}
+}

@@ -72,6 +72,11 @@ type Config struct {
 	// short). It also bounds how long a node may take to finish the batch
 	// it holds when a rebalance begins.
 	KafkaRebalanceTimeout time.Duration
+	// KafkaReplicationFactor is the replication factor of the bus topics
+	// a node creates when they are missing (kafka.Config.ReplicationFactor):
+	// 1 fits a single broker; a Kafka that must survive a broker's loss
+	// needs 3. 0 is 1.
+	KafkaReplicationFactor int
 
 	Fanout fanout.Config
 	Pusher pusher.Config
@@ -118,6 +123,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	str(&c.ClusterToken, "cluster-token", "RELAYBELL_CLUSTER_TOKEN", "", "shared secret of the nodes' internal batch route (cluster mode)")
 	fs.DurationVar(&c.KafkaSessionTimeout, "kafka-session-timeout", c.envDuration("RELAYBELL_KAFKA_SESSION_TIMEOUT", 10*time.Second), "how long a silent fan-out node keeps its Kafka partitions (env RELAYBELL_KAFKA_SESSION_TIMEOUT)")
 	fs.DurationVar(&c.KafkaRebalanceTimeout, "kafka-rebalance-timeout", c.envDuration("RELAYBELL_KAFKA_REBALANCE_TIMEOUT", 0), "how long a rebalance of the fan-out nodes' Kafka group waits for every member to rejoin; 0 is the client's default, a minute (env RELAYBELL_KAFKA_REBALANCE_TIMEOUT)")
+	fs.IntVar(&c.KafkaReplicationFactor, "kafka-replication-factor", c.envInt("RELAYBELL_KAFKA_REPLICATION_FACTOR", 1), "replication factor of the Kafka topics a node creates when they are missing; 3 for a Kafka that survives a broker's loss (env RELAYBELL_KAFKA_REPLICATION_FACTOR)")
 	fs.IntVar(&c.ReviewThreshold, "review-threshold", c.envInt("RELAYBELL_REVIEW_THRESHOLD", api.DefaultReviewThreshold), "audience in browsers from which a new account's first broadcast is held for review; negative turns review off (env RELAYBELL_REVIEW_THRESHOLD)")
 	fs.IntVar(&c.PublicRateLimit, "public-rate-limit", c.envInt("RELAYBELL_PUBLIC_RATE_LIMIT", api.DefaultPublicRateLimit), "requests a minute each visitor address may make to the browser SDK routes and pings, counted across the nodes; negative turns the limit off (env RELAYBELL_PUBLIC_RATE_LIMIT)")
 	fs.IntVar(&c.EventRateLimit, "event-rate-limit", c.envInt("RELAYBELL_EVENT_RATE_LIMIT", api.DefaultEventRateLimit), "calls of POST and GET /events a minute each API key may make, counted across the nodes; negative turns the limit off (env RELAYBELL_EVENT_RATE_LIMIT)")
@@ -137,6 +143,9 @@ func (c *Config) Validate() error {
 	}
 	if c.HTTPAddr == "" {
 		return errors.New("an HTTP address is required")
+	}
+	if c.KafkaReplicationFactor < 0 || c.KafkaReplicationFactor > 32767 {
+		return fmt.Errorf("--kafka-replication-factor %d is not between 1 and 32767", c.KafkaReplicationFactor)
 	}
 	if c.SessionIdle < 0 || c.SessionMaxAge < 0 {
 		return errors.New("session lifetimes must not be negative")

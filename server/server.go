@@ -280,7 +280,7 @@ func (s *Server) initBus(ctx context.Context) error {
 		if s.cfg.KafkaRebalanceTimeout > 0 {
 			group = append(group, kgo.RebalanceTimeout(s.cfg.KafkaRebalanceTimeout))
 		}
-		b, err := kafka.Open(ctx, kafka.Config{Seeds: splitList(s.cfg.Kafka), GroupOpts: group}, s.logger)
+		b, err := kafka.Open(ctx, kafka.Config{Seeds: splitList(s.cfg.Kafka), GroupOpts: group, ReplicationFactor: s.cfg.KafkaReplicationFactor}, s.logger)
 		if err != nil {
 			return err
 		}
