@@ -1,0 +1,193 @@
+package webpush_test
+
+import (
+	"bufio"
+	"context"
+	"crypto/ecdh"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/relaybell/relaybell/webpush"
+)
+
+// benchServerEnv, when set, makes the test binary a push service that
+// accepts everything (see TestMain): the client benchmark's peer, in a
+// process of its own so that the benchmark's CPU is the client's alone.
+const benchServerEnv = "WEBPUSH_BENCH_SERVER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(benchServerEnv) != "" {
+		serveBench()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// serveBench answers 201 to every POST, over TLS with HTTP/2 (or HTTP/1.1
+// only when benchServerEnv is "http1"), printing its URL and certificate,
+// until stdin closes.
+func serveBench() {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.WriteHeader(http.StatusCreated)
+	}))
+	srv.EnableHTTP2 = os.Getenv(benchServerEnv) != "http1"
+	srv.StartTLS()
+	fmt.Printf("%s %s\n", srv.URL, base64.StdEncoding.EncodeToString(srv.Certificate().Raw))
+	io.Copy(io.Discard, os.Stdin)
+	srv.Close()
+}
+
+// startBenchServer runs serveBench in a child process.
+func startBenchServer(b *testing.B, mode string) (url string, tlsConfig *tls.Config) {
+	b.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), benchServerEnv+"="+mode)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { stdin.Close(); cmd.Wait() })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		b.Fatal(err)
+	}
+	url, cert, _ := strings.Cut(strings.TrimSpace(line), " ")
+	der, err := base64.StdEncoding.DecodeString(cert)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, err := x509.ParseCertificate(der)
+	if err != nil {
+		b.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AddCert(c)
+	return url, &tls.Config{RootCAs: roots}
+}
+
+// cpuTime is the process's user and system CPU time so far.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// floorCPU is BenchmarkEncrypt/floor's work (a fresh P-256 key and one
+// ECDH) as CPU time per push, n times over two goroutines.
+func floorCPU(b *testing.B, peer *ecdh.PublicKey, n int) time.Duration {
+	start := cpuTime(b)
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			for range n / 2 {
+				eph, err := ecdh.P256().GenerateKey(rand.Reader)
+				if err != nil {
+					panic(err)
+				}
+				if _, err := eph.ECDH(peer); err != nil {
+					panic(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return (cpuTime(b) - start) / time.Duration(n/2*2)
+}
+
+// BenchmarkClientCPU is the bare sender's CPU per push, the Client's alone
+// (the push service runs in another process and accepts everything),
+// against BenchmarkEncrypt/floor's measured in the same benchmark, before
+// and after: cpu-µs/push, floor-cpu-µs/push and their ratio x-floor.
+// 256 pushes in flight to one origin, as the pusher's per-origin limit.
+// Sub-benchmarks: h2 is the package's own HTTP/2 path (the default),
+// nethttp net/http's transport over HTTP/2, http1 a push service that
+// speaks HTTP/1.1 only (net/http's transport, chosen by ALPN).
+//
+//	go test -run '^$' -bench BenchmarkClientCPU -benchtime 20000x ./webpush/
+func BenchmarkClientCPU(b *testing.B) {
+	s := newBenchSetup(b)
+	payload := []byte(samplePayload)
+	peer, err := ecdh.P256().NewPublicKey(b64(b, s.sub.P256dh))
+	if err != nil {
+		b.Fatal(err)
+	}
+	const inFlight = 256
+	for _, mode := range []struct {
+		name   string
+		server string
+		h2     bool
+	}{{"h2", "h2", true}, {"nethttp", "h2", false}, {"http1", "http1", true}} {
+		b.Run(mode.name, func(b *testing.B) {
+			url, tlsConfig := startBenchServer(b, mode.server)
+			client, err := webpush.NewClient(webpush.WithTLSConfig(tlsConfig), webpush.WithMaxPerOrigin(inFlight), webpush.WithHTTP2(mode.h2))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer client.Close()
+			// Targets of the same browser keys on many endpoints.
+			targets := make([]*webpush.Target, 1024)
+			for i := range targets {
+				sub := s.sub
+				sub.Endpoint = fmt.Sprintf("%s/push/%08x-bench-%d", url, i*7919, i)
+				if targets[i], err = webpush.ParseSubscription(sub); err != nil {
+					b.Fatal(err)
+				}
+			}
+			msg := webpush.Message{Payload: payload, TTL: 86400, Urgency: webpush.UrgencyNormal}
+			send := func(n int) {
+				var next, failed atomic.Int64
+				var wg sync.WaitGroup
+				for range min(inFlight, n) {
+					wg.Go(func() {
+						for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+							res, err := client.Send(context.Background(), targets[i%len(targets)], msg, s.signer)
+							if err != nil || res.StatusCode != http.StatusCreated {
+								if failed.Add(1) == 1 {
+									b.Errorf("Send = %+v, %v", res, err)
+								}
+							}
+						}
+					})
+				}
+				wg.Wait()
+			}
+			send(inFlight) // connections open, tokens signed
+			floorBefore := floorCPU(b, peer, 1000)
+			b.ResetTimer()
+			start := cpuTime(b)
+			send(b.N)
+			used := cpuTime(b) - start
+			b.StopTimer()
+			floor := (floorBefore + floorCPU(b, peer, 1000)) / 2
+			perPush := float64(used.Nanoseconds()) / float64(b.N) / 1e3
+			b.ReportMetric(perPush, "cpu-µs/push")
+			b.ReportMetric(float64(floor.Nanoseconds())/1e3, "floor-cpu-µs/push")
+			b.ReportMetric(perPush/(float64(floor.Nanoseconds())/1e3), "x-floor")
+		})
+	}
+}
