@@ -26,10 +26,11 @@ import (
 // waits for its answer.
 
 const (
-	// h2InitialMaxStreams is how many streams a connection opens before the
-	// peer's SETTINGS say otherwise (the peer may allow fewer; RFC 9113
-	// section 5.1.2 lets it refuse the excess).
-	h2InitialMaxStreams = 100
+	// h2InitialMaxStreams is the stream limit until the peer sets one: none
+	// (RFC 9113 section 6.5.2). No stream opens before the peer's first
+	// SETTINGS arrive, so a lower limit there is never exceeded; the
+	// Client's per-origin limit bounds the streams anyway.
+	h2InitialMaxStreams = 1<<32 - 1
 	// h2RecvWindow is the receive window announced for the connection and
 	// each stream: answers are small; this leaves room for error pages.
 	h2RecvWindow = 1 << 20
@@ -127,6 +128,7 @@ type h2conn struct {
 	ctrl         []h2ctrl
 	nextID       uint32
 	maxStreams   uint32
+	gotSettings  bool  // the peer's first SETTINGS arrived: streams may open
 	initWindow   int32 // the peer's SETTINGS_INITIAL_WINDOW_SIZE
 	sendWindow   int64 // connection send window
 	maxFrame     uint32
@@ -355,7 +357,7 @@ func (cc *h2conn) takeWork(items []h2item) []h2item {
 			n++
 			continue
 		}
-		if cc.goingAway || uint32(len(cc.streams)) >= cc.maxStreams {
+		if cc.goingAway || !cc.gotSettings || uint32(len(cc.streams)) >= cc.maxStreams {
 			break
 		}
 		n++
@@ -749,6 +751,7 @@ func (cc *h2conn) readSettings(f *http2.SettingsFrame) error {
 	if err != nil {
 		return err
 	}
+	cc.gotSettings = true
 	cc.ctrl = append(cc.ctrl, h2ctrl{kind: 's'})
 	cc.signal()
 	return nil
