@@ -43,6 +43,9 @@ const (
 	// (refused stream, above a GOAWAY's last stream, connection lost before
 	// its headers went out) is sent again, on the same or a new connection.
 	h2MaxRetries = 6
+	// h2FlushDelay is how long the writer holds written frames while other
+	// streams are in flight, for more to share their flush.
+	h2FlushDelay = 500 * time.Microsecond
 )
 
 // h2Unprocessed marks a request the peer has not processed: safe to send
@@ -312,6 +315,8 @@ type h2item struct {
 func (cc *h2conn) writeLoop() {
 	tick := time.NewTicker(min(cc.idle, cc.pingAfter, cc.pingWait) / 2)
 	defer tick.Stop()
+	delay := time.NewTimer(time.Hour)
+	delay.Stop()
 	var items []h2item
 	for {
 		select {
@@ -321,16 +326,39 @@ func (cc *h2conn) writeLoop() {
 		case <-cc.stopped:
 			return
 		}
+		// Write what is queued; while other streams are in flight, more
+		// is on its way: wait up to h2FlushDelay for it before flushing,
+		// so that many pushes share a TLS record and a write.
+		var deadline time.Time
 		for {
-			items = cc.takeWork(items[:0])
-			if len(items) == 0 {
+			var busy bool
+			items, busy = cc.takeWork(items[:0])
+			if len(items) > 0 {
+				if err := cc.writeItems(items); err != nil {
+					cc.fail(err)
+					return
+				}
+				clear(items) // drop references to bodies
+				continue
+			}
+			if !busy || cc.bw.Buffered() == 0 || cc.bw.Buffered() >= h2WriteBuffer/2 {
 				break
 			}
-			if err := cc.writeItems(items); err != nil {
-				cc.fail(err)
+			now := time.Now()
+			if deadline.IsZero() {
+				deadline = now.Add(h2FlushDelay)
+			}
+			if !now.Before(deadline) {
+				break
+			}
+			delay.Reset(deadline.Sub(now))
+			select {
+			case <-cc.wake:
+				delay.Stop()
+			case <-delay.C:
+			case <-cc.stopped:
 				return
 			}
-			clear(items) // drop references to bodies
 		}
 		if err := cc.bw.Flush(); err != nil {
 			cc.fail(err)
@@ -341,12 +369,14 @@ func (cc *h2conn) writeLoop() {
 
 // takeWork collects the control frames, opens waiting streams while the
 // peer's limit allows, and cuts body chunks as the windows allow.
-func (cc *h2conn) takeWork(items []h2item) []h2item {
+// busy is true when more than one stream is open or waiting.
+func (cc *h2conn) takeWork(items []h2item) (_ []h2item, busy bool) {
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
 	if cc.closed {
-		return items
+		return items, false
 	}
+	defer func() { busy = len(cc.streams)+len(cc.waiting) > 1 }()
 	for _, c := range cc.ctrl {
 		items = append(items, h2item{ctrl: c})
 	}
@@ -408,7 +438,7 @@ func (cc *h2conn) takeWork(items []h2item) []h2item {
 	}
 	clear(cc.dataq[len(keep):])
 	cc.dataq = keep
-	return items
+	return items, false
 }
 
 func (cc *h2conn) writeItems(items []h2item) error {
