@@ -236,6 +236,8 @@ type pushStats struct {
 	Duplicates int        `json:"duplicates"`
 	First      *time.Time `json:"first"`
 	Last       *time.Time `json:"last"`
+	// Protocols is the deliveries by HTTP version, "HTTP/2.0": N.
+	Protocols map[string]int `json:"protocols"`
 }
 
 func (c *cluster) stats(id string) pushStats {

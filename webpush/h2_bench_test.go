@@ -41,11 +41,24 @@ func TestMain(m *testing.M) {
 // only when benchServerEnv is "http1"), printing its URL and certificate,
 // until stdin closes.
 func serveBench() {
+	mode := os.Getenv(benchServerEnv)
+	browser, err := ecdh.P256().GenerateKey(rand.Reader)
+	if err != nil {
+		panic(err)
+	}
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
+		if mode == "h2-busy" {
+			// What the fake push service's decryption costs, about: an
+			// ECDH and a key, so that the server takes CPU from the sender.
+			eph, err := ecdh.P256().GenerateKey(rand.Reader)
+			if err == nil {
+				eph.ECDH(browser.PublicKey())
+			}
+		}
 		w.WriteHeader(http.StatusCreated)
 	}))
-	srv.EnableHTTP2 = os.Getenv(benchServerEnv) != "http1"
+	srv.EnableHTTP2 = mode != "http1"
 	srv.StartTLS()
 	fmt.Printf("%s %s\n", srv.URL, base64.StdEncoding.EncodeToString(srv.Certificate().Raw))
 	io.Copy(io.Discard, os.Stdin)
@@ -134,7 +147,10 @@ func floorCPU(b *testing.B, peer *ecdh.PublicKey, n int) time.Duration {
 // goroutines (the part of the floor no sender avoids, and RFC 8291's key
 // derivation and AES-GCM); h2 is the package's own HTTP/2 path (the default),
 // nethttp net/http's transport over HTTP/2, http1 a push service that
-// speaks HTTP/1.1 only (net/http's transport, chosen by ALPN).
+// speaks HTTP/1.1 only (net/http's transport, chosen by ALPN); the
+// busy-server ones are h2 and nethttp against a push service that spends
+// an ECDH per push, as the fake push service does, taking CPU from the
+// sender as in make bench.
 //
 //	go test -run '^$' -bench BenchmarkClientCPU -benchtime 20000x ./webpush/
 func BenchmarkClientCPU(b *testing.B) {
@@ -149,7 +165,8 @@ func BenchmarkClientCPU(b *testing.B) {
 		name   string
 		server string
 		h2     bool
-	}{{"encrypt", "", false}, {"h2", "h2", true}, {"nethttp", "h2", false}, {"http1", "http1", true}} {
+	}{{"encrypt", "", false}, {"h2", "h2", true}, {"nethttp", "h2", false}, {"http1", "http1", true},
+		{"h2-busy-server", "h2-busy", true}, {"nethttp-busy-server", "h2-busy", false}} {
 		b.Run(mode.name, func(b *testing.B) {
 			url, tlsConfig := "https://push.invalid", (*tls.Config)(nil)
 			if mode.server != "" {
