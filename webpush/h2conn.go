@@ -286,7 +286,9 @@ func (cc *h2conn) closeLocked(err error) {
 		cc.finishLocked(s, fmt.Errorf("connection lost: %w", err))
 	}
 	cc.dataq = nil
-	cc.conn.Close()
+	// Not under the lock: TLS's Close writes a close_notify alert, which
+	// could wait for a peer that does not read.
+	go cc.conn.Close()
 	close(cc.stopped)
 }
 
