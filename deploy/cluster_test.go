@@ -26,6 +26,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/relaybell/relaybell/bench"
 	"github.com/relaybell/relaybell/store/postgres"
 	"github.com/relaybell/relaybell/store/storetest"
 )
@@ -73,7 +74,22 @@ func startCluster(t *testing.T, env ...string) *cluster {
 	n, _ := rand.Int(rand.Reader, big.NewInt(200))
 	base := 10000 + int(n.Int64())*100 // below the ephemeral port range
 	c := &cluster{t: t, dir: t.TempDir(), dsn: dsn}
+	// The fake push service speaks HTTPS and HTTP/2, as real ones do, on
+	// the cluster's own port for it: the pushers go through the webpush
+	// package's own HTTP/2 path, and the kills cut its connections.
+	pushAddr := fmt.Sprintf("127.0.0.1:%d", base+89)
+	certFile, keyFile := pushCertificate(t, c.dir) // sets SSL_CERT_FILE for the nodes
+	fakepush := filepath.Join(c.dir, "fakepush")
+	if out, err := exec.Command("go", "build", "-o", fakepush, "../cmd/fakepush").CombinedOutput(); err != nil {
+		t.Fatalf("building fakepush: %v\n%s", err, out)
+	}
+	c.run("fakepush", fakepush, "-addr", pushAddr, "-tls-cert", certFile, "-tls-key", keyFile)
+	c.push = "https://" + pushAddr
+	if err := bench.WaitHTTP(ctx, c.push+"/count"); err != nil {
+		t.Fatal(err)
+	}
 	c.env = append(os.Environ(),
+		"FAKEPUSH_ADDR="+pushAddr,
 		"CLUSTER_DIR="+c.dir,
 		"BASE_PORT="+strconv.Itoa(base),
 		"RELAYBELL_POSTGRES="+dsn,
@@ -96,7 +112,6 @@ func startCluster(t *testing.T, env ...string) *cluster {
 		t.Fatalf("starting the cluster: %v", err)
 	}
 	c.apis = []string{fmt.Sprintf("http://127.0.0.1:%d", base), fmt.Sprintf("http://127.0.0.1:%d", base+1)}
-	c.push = fmt.Sprintf("http://127.0.0.1:%d", base+89)
 	return c
 }
 
