@@ -82,7 +82,7 @@ func (c *Client) sendH2(ctx context.Context, p *originPool, t *Target, msg *Mess
 		case http1:
 			return Result{}, false, nil
 		}
-		s := &h2stream{path: t.path, ttl: ttl, auth: auth, msg: msg, length: len(body), body: body, done: make(chan struct{})}
+		s := &h2stream{path: t.path, ttl: ttl, auth: auth, urgency: msg.Urgency, topic: msg.Topic, length: len(body), body: body, done: make(chan struct{})}
 		if err := cc.queue(s); err != nil {
 			if attempt < h2MaxRetries {
 				continue // the connection just went away: a new one

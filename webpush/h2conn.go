@@ -71,13 +71,14 @@ var (
 // h2stream is one push request on an h2conn.
 type h2stream struct {
 	// Set before queueing, read by the writer.
-	path   string
-	ttl    string
-	auth   string
-	msg    *Message
-	length int    // the body's length
-	body   []byte // what is left to write; guarded by h2conn.mu once queued
-	window int32  // send window; guarded by h2conn.mu
+	path    string
+	ttl     string
+	auth    string
+	urgency Urgency
+	topic   string
+	length  int    // the body's length
+	body    []byte // what is left to write; guarded by h2conn.mu once queued
+	window  int32  // send window; guarded by h2conn.mu
 
 	id       uint32 // 0 until the writer opens the stream; guarded by mu
 	finished bool   // guarded by mu
@@ -110,10 +111,13 @@ type h2conn struct {
 	rfr       *http2.Framer // reader goroutine only
 	henc      *hpack.Encoder
 	hbuf      bytes.Buffer
-	hdec      *hpack.Decoder
-	idle      time.Duration // close after this long without a stream
-	pingAfter time.Duration // ping after this long without a frame while streams are open
-	pingWait  time.Duration // and fail the connection if the ping is not answered in time
+	// The last content-length written, as a string (writer only).
+	lastLength    int
+	lastLengthStr string
+	hdec          *hpack.Decoder
+	idle          time.Duration // close after this long without a stream
+	pingAfter     time.Duration // ping after this long without a frame while streams are open
+	pingWait      time.Duration // and fail the connection if the ping is not answered in time
 
 	lastRead atomic.Int64 // unix nanoseconds of the last frame read
 
@@ -497,14 +501,17 @@ func (cc *h2conn) writeHeaders(s *h2stream, end bool) error {
 	e.WriteField(hpack.HeaderField{Name: "content-type", Value: "application/octet-stream"})
 	e.WriteField(hpack.HeaderField{Name: "ttl", Value: s.ttl})
 	e.WriteField(hpack.HeaderField{Name: "authorization", Value: s.auth})
-	if s.msg.Urgency != "" {
-		e.WriteField(hpack.HeaderField{Name: "urgency", Value: string(s.msg.Urgency)})
+	if s.urgency != "" {
+		e.WriteField(hpack.HeaderField{Name: "urgency", Value: string(s.urgency)})
 	}
-	if s.msg.Topic != "" {
-		e.WriteField(hpack.HeaderField{Name: "topic", Value: s.msg.Topic, Sensitive: true})
+	if s.topic != "" {
+		e.WriteField(hpack.HeaderField{Name: "topic", Value: s.topic, Sensitive: true})
 	}
-	var cl [20]byte
-	e.WriteField(hpack.HeaderField{Name: "content-length", Value: string(strconv.AppendInt(cl[:0], int64(s.length), 10)), Sensitive: true})
+	if s.length != cc.lastLength || cc.lastLengthStr == "" {
+		// Pushes of one broadcast have bodies of one length, mostly.
+		cc.lastLength, cc.lastLengthStr = s.length, strconv.Itoa(s.length)
+	}
+	e.WriteField(hpack.HeaderField{Name: "content-length", Value: cc.lastLengthStr, Sensitive: true})
 
 	block := cc.hbuf.Bytes()
 	first := block[:min(len(block), maxFrame)]
