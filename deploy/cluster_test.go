@@ -408,6 +408,9 @@ func TestClusterSurvivesNodeLoss(t *testing.T) {
 		t.Fatalf("the broadcast was over (%d browsers) before the pusher died", got)
 	}
 	c.checkDelivered(c.apis[0], w, id, unrecordedAtKill)
+	if p := c.stats(id).Protocols; len(p) != 1 || p["HTTP/2.0"] == 0 {
+		t.Errorf("pushes by protocol %v, want HTTP/2.0 only", p)
+	}
 
 	// A fan-out node dies while a broadcast goes out: the other takes its
 	// shards over; the pushers finish and record what it had handed them,
