@@ -209,6 +209,7 @@ type badServer struct {
 	noPings bool // never answer a PING
 
 	conns  atomic.Int32
+	resets atomic.Int32  // RST_STREAM frames from the client
 	closed chan struct{} // one value each time a client closes a connection
 
 	mu         sync.Mutex
@@ -381,6 +382,7 @@ func (s *badServer) serve(conn net.Conn) {
 				c.complete(f.StreamID)
 			}
 		case *http2.RSTStreamFrame:
+			s.resets.Add(1)
 			if _, ok := c.streams[f.StreamID]; ok {
 				delete(c.streams, f.StreamID)
 				s.mu.Lock()
@@ -695,6 +697,50 @@ func TestH2SilentServer(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "ping") {
 			t.Errorf("push %d: %v, want the unanswered ping", i, err)
 		}
+	}
+}
+
+// A push with no answer within the timeout fails with a deadline error
+// and its stream is reset; the connection stays up for the next.
+func TestH2Timeout(t *testing.T) {
+	s := newBadServer(t)
+	s.onRequest = func(c *badConn, id uint32, path string, body []byte) {
+		if strings.HasSuffix(path, "/ok") {
+			c.respond(id, 201, nil, "")
+		}
+	}
+	client := s.client(t, webpush.WithTimeout(200*time.Millisecond))
+	_, signer := newSigner(t)
+	_, err := client.Send(context.Background(), s.target(t, "/push/slow"), webpush.Message{}, signer)
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "no answer within 200ms") {
+		t.Errorf("Send error %v, want no answer within 200ms (deadline exceeded)", err)
+	}
+	if res, err := client.Send(context.Background(), s.target(t, "/push/ok"), webpush.Message{}, signer); err != nil || res.StatusCode != 201 {
+		t.Errorf("next Send = %+v, %v", res, err)
+	}
+	if s.resets.Load() != 1 || s.conns.Load() != 1 {
+		t.Errorf("%d streams reset on %d connections, want 1 on 1", s.resets.Load(), s.conns.Load())
+	}
+}
+
+// A canceled context ends its push at once, resetting the stream.
+func TestH2ContextCanceled(t *testing.T) {
+	s := newBadServer(t)
+	arrived := make(chan struct{}, 1)
+	s.onRequest = func(*badConn, uint32, string, []byte) { arrived <- struct{}{} }
+	client := s.client(t, webpush.WithTimeout(time.Hour))
+	_, signer := newSigner(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-arrived; cancel() }()
+	_, err := client.Send(ctx, s.target(t, "/push/1"), webpush.Message{}, signer)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Send error %v, want canceled", err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); s.resets.Load() == 0 && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if s.resets.Load() != 1 {
+		t.Errorf("%d streams reset, want 1", s.resets.Load())
 	}
 }
 

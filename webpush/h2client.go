@@ -67,13 +67,14 @@ func (c *Client) sendH2(ctx context.Context, p *originPool, t *Target, msg *Mess
 	}
 	defer func() { <-p.slots }()
 
-	timer := time.NewTimer(c.timeout)
-	defer timer.Stop()
+	// The connection's upkeep goroutine ends a stream past its deadline:
+	// no timer per push.
+	deadline := time.Now().Add(c.timeout)
 	timeout := func() error {
 		return fmt.Errorf("sending push to %s: no answer within %v: %w", t.origin, c.timeout, context.DeadlineExceeded)
 	}
 	for attempt := 0; ; attempt++ {
-		cc, http1, err := c.h2Conn(ctx, p, t.origin, timer)
+		cc, http1, err := c.h2Conn(ctx, p, t.origin, deadline)
 		switch {
 		case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
 			return Result{}, true, timeout()
@@ -82,19 +83,22 @@ func (c *Client) sendH2(ctx context.Context, p *originPool, t *Target, msg *Mess
 		case http1:
 			return Result{}, false, nil
 		}
-		s := &h2stream{path: t.path, ttl: ttl, auth: auth, urgency: msg.Urgency, topic: msg.Topic, length: len(body), body: body, done: make(chan struct{})}
+		s := &h2stream{path: t.path, ttl: ttl, auth: auth, urgency: msg.Urgency, topic: msg.Topic, length: len(body), body: body,
+			deadline: deadline.UnixNano(), done: make(chan struct{})}
 		if err := cc.queue(s); err != nil {
 			if attempt < h2MaxRetries {
 				continue // the connection just went away: a new one
 			}
 			return Result{}, true, fmt.Errorf("sending push to %s: %w", t.origin, err)
 		}
-		select {
-		case <-s.done:
-		case <-ctx.Done():
-			cc.cancel(s, ctx.Err())
-		case <-timer.C:
-			cc.cancel(s, timeout())
+		if done := ctx.Done(); done == nil {
+			<-s.done
+		} else {
+			select {
+			case <-s.done:
+			case <-done:
+				cc.cancel(s, ctx.Err())
+			}
 		}
 		// s is finished now (by the reader or by the cancel).
 		if s.err != nil {
@@ -102,7 +106,7 @@ func (c *Client) sendH2(ctx context.Context, p *originPool, t *Target, msg *Mess
 			if errors.As(s.err, &unprocessed) && attempt < h2MaxRetries {
 				if errors.Is(s.err, errH2Refused) {
 					// The peer is over its limit: give it a moment.
-					if err := waitH2(ctx, timer, time.Duration(10<<attempt)*time.Millisecond); err != nil {
+					if err := waitH2(ctx, deadline, time.Duration(10<<attempt)*time.Millisecond); err != nil {
 						if ctx.Err() == nil {
 							err = timeout()
 						}
@@ -111,8 +115,8 @@ func (c *Client) sendH2(ctx context.Context, p *originPool, t *Target, msg *Mess
 				}
 				continue
 			}
-			if errors.Is(s.err, context.DeadlineExceeded) && ctx.Err() == nil {
-				return Result{}, true, s.err // already says so
+			if errors.Is(s.err, errH2Timeout) {
+				return Result{}, true, timeout()
 			}
 			return Result{}, true, fmt.Errorf("sending push to %s: %w", t.origin, s.err)
 		}
@@ -127,8 +131,11 @@ func (c *Client) sendH2(ctx context.Context, p *originPool, t *Target, msg *Mess
 	}
 }
 
-// waitH2 waits d, or until ctx is done or timer fires (an error then).
-func waitH2(ctx context.Context, timer *time.Timer, d time.Duration) error {
+// waitH2 waits d, or until ctx is done or deadline passes (an error then).
+func waitH2(ctx context.Context, deadline time.Time, d time.Duration) error {
+	if time.Until(deadline) < d {
+		return context.DeadlineExceeded
+	}
 	w := time.NewTimer(d)
 	defer w.Stop()
 	select {
@@ -136,15 +143,13 @@ func waitH2(ctx context.Context, timer *time.Timer, d time.Duration) error {
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-timer.C:
-		return context.DeadlineExceeded
 	}
 }
 
 // h2Conn returns origin's HTTP/2 connection, dialing it if there is none
 // that takes new streams; one dial at a time per origin, which the others
 // wait for. http1 is true when the origin does not speak HTTP/2.
-func (c *Client) h2Conn(ctx context.Context, p *originPool, origin string, timer *time.Timer) (cc *h2conn, http1 bool, err error) {
+func (c *Client) h2Conn(ctx context.Context, p *originPool, origin string, deadline time.Time) (cc *h2conn, http1 bool, err error) {
 	for range 3 {
 		o := &p.h2
 		o.mu.Lock()
@@ -176,9 +181,12 @@ func (c *Client) h2Conn(ctx context.Context, p *originPool, origin string, timer
 			}()
 		}
 		o.mu.Unlock()
+		timer := time.NewTimer(time.Until(deadline)) // only while a dial is going on
 		select {
 		case <-d.done:
+			timer.Stop()
 		case <-ctx.Done():
+			timer.Stop()
 			return nil, false, fmt.Errorf("connecting: %w", ctx.Err())
 		case <-timer.C:
 			return nil, false, context.DeadlineExceeded
@@ -234,7 +242,7 @@ func (c *Client) dialH2(origin string) (cc *h2conn, http1 bool, err error) {
 		tc.Close()
 		return nil, true, nil
 	}
-	cc, err = newH2Conn(tc, authority, c.h2Idle, c.h2PingAfter, c.h2PingWait)
+	cc, err = newH2Conn(tc, authority, c.h2Idle, c.h2PingAfter, c.h2PingWait, c.timeout)
 	if err != nil {
 		tc.Close()
 		return nil, false, err

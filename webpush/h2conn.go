@@ -3,6 +3,7 @@ package webpush
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -66,6 +67,7 @@ var (
 	errH2Refused   = errors.New("stream refused by the push service")
 	errH2Idle      = errors.New("idle connection closed")
 	errH2NoPing    = errors.New("push service did not answer a ping")
+	errH2Timeout   = fmt.Errorf("no answer in time: %w", context.DeadlineExceeded)
 )
 
 // h2stream is one push request on an h2conn.
@@ -80,6 +82,7 @@ type h2stream struct {
 	body    []byte // what is left to write; guarded by h2conn.mu once queued
 	window  int32  // send window; guarded by h2conn.mu
 
+	deadline int64  // unix nanoseconds: the upkeep goroutine ends the stream then
 	id       uint32 // 0 until the writer opens the stream; guarded by mu
 	finished bool   // guarded by mu
 	queued   bool   // in h2conn.dataq; guarded by mu
@@ -152,7 +155,7 @@ type h2conn struct {
 
 // newH2Conn starts the HTTP/2 connection over conn, a TLS connection that
 // negotiated h2: the preface and SETTINGS go out at once, before any request.
-func newH2Conn(conn net.Conn, authority string, idle, pingAfter, pingWait time.Duration) (*h2conn, error) {
+func newH2Conn(conn net.Conn, authority string, idle, pingAfter, pingWait, timeout time.Duration) (*h2conn, error) {
 	cc := &h2conn{
 		authority:  authority,
 		conn:       conn,
@@ -197,6 +200,9 @@ func newH2Conn(conn net.Conn, authority string, idle, pingAfter, pingWait time.D
 	}
 	go cc.readLoop()
 	go cc.writeLoop()
+	// Upkeep: deadlines to within a sixteenth of the timeout (1ms-1s), and
+	// the idle and ping checks.
+	go cc.upkeep(min(idle/2, pingAfter/2, pingWait/2, max(time.Millisecond, min(time.Second, timeout/16))))
 	return cc, nil
 }
 
@@ -319,16 +325,12 @@ type h2item struct {
 
 // writeLoop writes what is queued, as many frames as are ready per flush.
 func (cc *h2conn) writeLoop() {
-	tick := time.NewTicker(min(cc.idle, cc.pingAfter, cc.pingWait) / 2)
-	defer tick.Stop()
 	delay := time.NewTimer(time.Hour)
 	delay.Stop()
 	var items []h2item
 	for {
 		select {
 		case <-cc.wake:
-		case <-tick.C:
-			cc.checkHealth()
 		case <-cc.stopped:
 			return
 		}
@@ -529,14 +531,46 @@ func (cc *h2conn) writeHeaders(s *h2stream, end bool) error {
 	return nil
 }
 
-// checkHealth closes a connection idle too long and pings one silent too
-// long while streams wait, failing it if the ping goes unanswered.
+// upkeep runs checkHealth every interval until the connection closes.
+// It is apart from the writer, which a peer that reads nothing can block.
+func (cc *h2conn) upkeep(interval time.Duration) {
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-tick.C:
+			cc.checkHealth()
+		case <-cc.stopped:
+			return
+		}
+	}
+}
+
+// checkHealth ends the streams past their deadline, closes a connection
+// idle too long and pings one silent too long while streams wait, failing
+// it if the ping goes unanswered.
 func (cc *h2conn) checkHealth() {
 	now := time.Now()
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
 	if cc.closed {
 		return
+	}
+	nowNano := now.UnixNano()
+	for _, s := range cc.streams {
+		if nowNano >= s.deadline {
+			cc.ctrl = append(cc.ctrl, h2ctrl{kind: 'r', stream: s.id, val: uint32(http2.ErrCodeCancel)})
+			cc.signal()
+			cc.finishLocked(s, errH2Timeout)
+		}
+	}
+	for _, s := range cc.waiting {
+		if nowNano >= s.deadline {
+			cc.finishLocked(s, errH2Timeout) // dropped from waiting by the writer
+		}
+	}
+	if cc.closed {
+		return // the last stream of a connection going away
 	}
 	busy := len(cc.streams) > 0 || len(cc.waiting) > 0
 	if !busy {
