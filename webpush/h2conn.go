@@ -359,10 +359,10 @@ func (cc *h2conn) writeLoop() {
 			if !now.Before(deadline) {
 				break
 			}
+			// Not woken by each push queued meanwhile: they are taken
+			// together when the delay is up.
 			delay.Reset(deadline.Sub(now))
 			select {
-			case <-cc.wake:
-				delay.Stop()
 			case <-delay.C:
 			case <-cc.stopped:
 				return
