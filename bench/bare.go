@@ -65,7 +65,10 @@ func newBare(push *client, n, concurrency int, tlsConfig *tls.Config) (*bare, er
 	if b.payload, err = json.Marshal(content.Payload(bareNotification, &store.Recipient{Endpoint: store.Endpoint{ID: "00000000-0000-4000-8000-000000000001"}}, "")); err != nil {
 		return nil, err
 	}
-	opts := []webpush.Option{webpush.WithMaxPerOrigin(concurrency)}
+	// The pusher's client: the webpush package's own HTTP/2 connection to a
+	// push service that negotiates h2 (the default), net/http's transport
+	// for one that speaks HTTP/1.1 only (--push-http1).
+	opts := []webpush.Option{webpush.WithMaxPerOrigin(concurrency), webpush.WithHTTP2(true)}
 	if tlsConfig != nil {
 		opts = append(opts, webpush.WithTLSConfig(tlsConfig))
 	}

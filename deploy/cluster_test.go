@@ -26,6 +26,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/relaybell/relaybell/bench"
 	"github.com/relaybell/relaybell/store/postgres"
 	"github.com/relaybell/relaybell/store/storetest"
 )
@@ -46,6 +47,16 @@ type cluster struct {
 // of ports of its own, and stops it when the test ends. env is added to
 // the nodes' environment.
 func startCluster(t *testing.T, env ...string) *cluster {
+	t.Helper()
+	return startClusterPush(t, false, env...)
+}
+
+// startClusterPush is startCluster with, when h2 is set, a fake push
+// service that speaks HTTPS and HTTP/2, as real ones do, on the cluster's
+// own port for it: the pushers then go through the webpush package's own
+// HTTP/2 path, and the kills cut its connections. The engine fault test
+// keeps plain HTTP, as before: its lateness bound was set with it.
+func startClusterPush(t *testing.T, h2 bool, env ...string) *cluster {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts a cluster of processes")
@@ -73,6 +84,22 @@ func startCluster(t *testing.T, env ...string) *cluster {
 	n, _ := rand.Int(rand.Reader, big.NewInt(200))
 	base := 10000 + int(n.Int64())*100 // below the ephemeral port range
 	c := &cluster{t: t, dir: t.TempDir(), dsn: dsn}
+	pushAddr := fmt.Sprintf("127.0.0.1:%d", base+89) // cluster.sh's port for it
+	c.push = "http://" + pushAddr
+	var pushEnv []string
+	if h2 {
+		certFile, keyFile := pushCertificate(t, c.dir) // sets SSL_CERT_FILE for the nodes
+		fakepush := filepath.Join(c.dir, "fakepush")
+		if out, err := exec.Command("go", "build", "-o", fakepush, "../cmd/fakepush").CombinedOutput(); err != nil {
+			t.Fatalf("building fakepush: %v\n%s", err, out)
+		}
+		c.run("fakepush", fakepush, "-addr", pushAddr, "-tls-cert", certFile, "-tls-key", keyFile)
+		c.push = "https://" + pushAddr
+		if err := bench.WaitHTTP(ctx, c.push+"/count"); err != nil {
+			t.Fatal(err)
+		}
+		pushEnv = []string{"FAKEPUSH_ADDR=" + pushAddr}
+	}
 	c.env = append(os.Environ(),
 		"CLUSTER_DIR="+c.dir,
 		"BASE_PORT="+strconv.Itoa(base),
@@ -85,6 +112,7 @@ func startCluster(t *testing.T, env ...string) *cluster {
 		// routes' limit (tested in the api package) would refuse most.
 		"RELAYBELL_PUBLIC_RATE_LIMIT=-1",
 	)
+	c.env = append(c.env, pushEnv...)
 	c.env = append(c.env, env...)
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -96,7 +124,6 @@ func startCluster(t *testing.T, env ...string) *cluster {
 		t.Fatalf("starting the cluster: %v", err)
 	}
 	c.apis = []string{fmt.Sprintf("http://127.0.0.1:%d", base), fmt.Sprintf("http://127.0.0.1:%d", base+1)}
-	c.push = fmt.Sprintf("http://127.0.0.1:%d", base+89)
 	return c
 }
 
@@ -236,6 +263,8 @@ type pushStats struct {
 	Duplicates int        `json:"duplicates"`
 	First      *time.Time `json:"first"`
 	Last       *time.Time `json:"last"`
+	// Protocols is the deliveries by HTTP version, "HTTP/2.0": N.
+	Protocols map[string]int `json:"protocols"`
 }
 
 func (c *cluster) stats(id string) pushStats {
@@ -366,12 +395,13 @@ func (c *cluster) send(api string, w website, title string) string {
 // owner; the test reports how many there were.
 const unrecordedAtKill = 512 + 2*2000
 
-// TestClusterSurvivesNodeLoss broadcasts to 20,000 browsers on the local
-// cluster three times: a pusher dies with SIGKILL during the first, a
-// fan-out node during the second, and an API node dies between committing
-// the third and producing its intent.
+// TestClusterSurvivesNodeLoss broadcasts to 20,000 browsers of a fake push
+// service speaking HTTPS and HTTP/2 on the local cluster three times: a
+// pusher dies with SIGKILL during the first, a fan-out node during the
+// second, and an API node dies between committing the third and producing
+// its intent.
 func TestClusterSurvivesNodeLoss(t *testing.T) {
-	c := startCluster(t)
+	c := startClusterPush(t, true)
 	var w website
 	if code := call(t, "POST", c.apis[0]+"/admin/v1/websites", "test-admin-token", map[string]any{"name": "Faults", "url": "https://faults.example"}, &w); code != 201 {
 		t.Fatalf("creating website: %d", code)
@@ -391,6 +421,9 @@ func TestClusterSurvivesNodeLoss(t *testing.T) {
 		t.Fatalf("the broadcast was over (%d browsers) before the pusher died", got)
 	}
 	c.checkDelivered(c.apis[0], w, id, unrecordedAtKill)
+	if p := c.stats(id).Protocols; len(p) != 1 || p["HTTP/2.0"] == 0 {
+		t.Errorf("pushes by protocol %v, want HTTP/2.0 only", p)
+	}
 
 	// A fan-out node dies while a broadcast goes out: the other takes its
 	// shards over; the pushers finish and record what it had handed them,

@@ -50,6 +50,11 @@ type Config struct {
 	// waiting and those being written: at most Concurrency + 2*RecordEvery,
 	// in practice those of the last write's span (see recordLoop).
 	RecordAfter time.Duration
+	// NetHTTP sends every push through net/http's transport. By default
+	// (false) push services that negotiate HTTP/2 get the webpush
+	// package's own HTTP/2 connection, one per origin (webpush.WithHTTP2),
+	// and the others net/http's.
+	NetHTTP bool
 }
 
 func (c *Config) applyDefaults() {
@@ -145,6 +150,7 @@ func New(cfg Config, st Store, an analytics.Store, logger *slog.Logger, reg prom
 		webpush.WithMaxPerOrigin(cfg.MaxPerOrigin),
 		webpush.WithTimeout(cfg.Timeout),
 		webpush.WithDialContext(dialer.DialContext),
+		webpush.WithHTTP2(!cfg.NetHTTP),
 	}
 	if cfg.TLSConfig != nil {
 		opts = append(opts, webpush.WithTLSConfig(cfg.TLSConfig))

@@ -51,6 +51,12 @@ type Client struct {
 	now          func() time.Time
 	probeWait    time.Duration
 
+	// The HTTP/2 path (see WithHTTP2).
+	h2          bool
+	h2Idle      time.Duration
+	h2PingAfter time.Duration
+	h2PingWait  time.Duration
+
 	mu    sync.Mutex // guards pools; never held during I/O
 	pools map[string]*originPool
 }
@@ -72,6 +78,8 @@ type originPool struct {
 	http1 atomic.Bool
 	mu    sync.Mutex
 	probe chan struct{} // closed when the request probing a cold origin has its answer or failed; nil when none is out
+
+	h2 h2origin // the HTTP/2 path's connection (see WithHTTP2)
 }
 
 // idleTimeout is how long an unused connection to a push service is kept.
@@ -182,6 +190,10 @@ func NewClient(opts ...Option) (*Client, error) {
 		dial:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		now:          time.Now,
 		probeWait:    defaultProbeWait,
+		h2:           true,
+		h2Idle:       idleTimeout,
+		h2PingAfter:  h2PingAfter,
+		h2PingWait:   h2PingWait,
 		pools:        make(map[string]*originPool),
 	}
 	for _, opt := range opts {
@@ -194,6 +206,8 @@ func NewClient(opts ...Option) (*Client, error) {
 		return nil, fmt.Errorf("webpush: timeout %v is not positive", c.timeout)
 	case c.dial == nil:
 		return nil, errors.New("webpush: nil dial function")
+	case c.h2Idle <= 0 || c.h2PingAfter <= 0 || c.h2PingWait <= 0:
+		return nil, errors.New("webpush: HTTP/2 idle and ping timeouts must be positive")
 	}
 	return c, nil
 }
@@ -249,11 +263,22 @@ func (c *Client) newPool() *originPool {
 }
 
 // Send encrypts msg for t, signs it with signer and POSTs it: one attempt,
-// waiting first for a free slot for t's origin. Any HTTP answer, 201 or
+// waiting first for a free slot for t's origin. Over HTTP/2 (see
+// WithHTTP2), a request the push service did not process (a refused
+// stream, a stream above a GOAWAY's last one) is sent again, as net/http
+// does. Any HTTP answer, 201 or
 // not, is a Result with a nil error; an error means no answer (ctx done,
 // connection refused, timeout, invalid message). The response body is always
 // read (up to 64 KiB) and closed.
 func (c *Client) Send(ctx context.Context, t *Target, msg Message, signer *Signer) (Result, error) {
+	if c.h2 && strings.HasPrefix(t.origin, "https://") {
+		p := c.pool(t.origin)
+		if p.h2.mode.Load() != h2ModeHTTP1 {
+			if res, ok, err := c.sendH2(ctx, p, t, &msg, signer); ok {
+				return res, err
+			}
+		}
+	}
 	// Encrypt before taking a slot: the slot bounds connections, not CPU.
 	req, err := NewRequest(ctx, t, msg, signer)
 	if err != nil {
@@ -314,6 +339,7 @@ func (c *Client) Close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, p := range c.pools {
+		p.h2.close()
 		p.transport.CloseIdleConnections()
 		p.answered.Store(0)
 	}

@@ -203,7 +203,10 @@ func TestClientSendWaitsForSlotUntilContextDone(t *testing.T) {
 		f.client.Send(context.Background(), target, webpush.Message{}, f.signer)
 	}()
 	defer func() { <-done }()
-	time.Sleep(100 * time.Millisecond) // let it take the only slot
+	// Let it take the only slot: wait until the push service has it.
+	for deadline := time.Now().Add(10 * time.Second); f.server.MaxInFlight() < 1 && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()

@@ -24,3 +24,8 @@ func WithClientClock(now func() time.Time) Option { return func(c *Client) { c.n
 // WithProbeWait sets how long requests to a cold origin wait for the first
 // one's answer.
 func WithProbeWait(d time.Duration) Option { return func(c *Client) { c.probeWait = d } }
+
+// WithHTTP2Upkeep sets the HTTP/2 path's idle timeout and ping timings.
+func WithHTTP2Upkeep(idle, pingAfter, pingWait time.Duration) Option {
+	return func(c *Client) { c.h2Idle, c.h2PingAfter, c.h2PingWait = idle, pingAfter, pingWait }
+}

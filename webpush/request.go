@@ -79,18 +79,7 @@ func (m *Message) validate() error {
 // the Authorization header from signer (cached per origin). The request can
 // be sent with any http.Client; Client.Send adds pooling and limits.
 func NewRequest(ctx context.Context, t *Target, msg Message, signer *Signer) (*http.Request, error) {
-	if err := msg.validate(); err != nil {
-		return nil, err
-	}
-	ttl, err := msg.ttlHeader()
-	if err != nil {
-		return nil, err
-	}
-	auth, err := signer.Authorization(t.origin)
-	if err != nil {
-		return nil, err
-	}
-	body, err := Encrypt(t, msg.Payload)
+	ttl, auth, body, err := prepare(t, &msg, signer)
 	if err != nil {
 		return nil, err
 	}
@@ -114,4 +103,22 @@ func NewRequest(ctx context.Context, t *Target, msg Message, signer *Signer) (*h
 		h["Topic"] = v[5:6:6]
 	}
 	return req, nil
+}
+
+// prepare checks msg, encrypts it for t and returns its TTL header, the
+// Authorization header for t's origin (cached by signer) and the body.
+func prepare(t *Target, msg *Message, signer *Signer) (ttl, auth string, body []byte, err error) {
+	if err := msg.validate(); err != nil {
+		return "", "", nil, err
+	}
+	if ttl, err = msg.ttlHeader(); err != nil {
+		return "", "", nil, err
+	}
+	if auth, err = signer.Authorization(t.origin); err != nil {
+		return "", "", nil, err
+	}
+	if body, err = Encrypt(t, msg.Payload); err != nil {
+		return "", "", nil, err
+	}
+	return ttl, auth, body, nil
 }

@@ -22,6 +22,7 @@ type Subscription struct {
 type Target struct {
 	endpoint string
 	origin   string
+	path     string // the endpoint's request target: path and query
 	uaPublic *ecdh.PublicKey
 	// keyInfo is "WebPush: info\x00" || ua_public || as_public with the
 	// as_public part left zero; each message fills in its own copy.
@@ -73,6 +74,7 @@ func ParseSubscription(s Subscription) (*Target, error) {
 	t := &Target{
 		endpoint: s.Endpoint,
 		origin:   u.Scheme + "://" + u.Host,
+		path:     u.RequestURI(),
 		uaPublic: uaPublic,
 	}
 	copy(t.keyInfo[:], keyInfoPrefix)
