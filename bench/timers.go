@@ -65,6 +65,10 @@ type TimersPhase struct {
 	// the embedded process (whose store runs in it). EngineCPU is the
 	// engine processes' (fan-out nodes; the embedded process again).
 	StoreCPU, EngineCPU float64
+	// PushedPerSec is the messages pushed a second: the phase's pushes
+	// over the time from the first due time to the last push (the spread
+	// included, so a phase that keeps up shows Due/Spread).
+	PushedPerSec float64
 }
 
 // TimersResult is a mode's two phases.
@@ -509,10 +513,17 @@ func timersPhase(ctx context.Context, cfg TimersConfig, s *stage, st *timersStor
 		return p, err
 	}
 	var pushed []time.Duration
+	var last time.Time
 	for _, d := range deliveries {
 		if at, ok := byNotification[d.Payload.NotificationID]; ok {
 			pushed = append(pushed, d.Time.Sub(at))
+			if d.Time.After(last) {
+				last = d.Time
+			}
 		}
+	}
+	if span := last.Sub(from); span > 0 {
+		p.PushedPerSec = float64(len(pushed)) / span.Seconds()
 	}
 	if len(pushed) != cfg.Due {
 		return p, fmt.Errorf("%s: %d pushes of the %d messages", phase, len(pushed), cfg.Due)
@@ -561,8 +572,8 @@ func (p TimersPhase) row() string {
 	for _, name := range slices.Sorted(maps.Keys(p.RSSMiB)) {
 		mem = append(mem, fmt.Sprintf("%s %.0f (idle %.0f)", name, p.RSSMiB[name], p.IdleRSSMiB[name]))
 	}
-	return fmt.Sprintf("%9d %7d  %-24s %-24s %9.0fµs %9.0fµs  %s", p.Waiting, p.Fired, q(p.Stored), q(p.Pushed),
-		p.StoreCPU*1e6, p.EngineCPU*1e6, strings.Join(mem, ", "))
+	return fmt.Sprintf("%9d %7d  %-24s %-24s %9.0fµs %9.0fµs %8.0f  %s", p.Waiting, p.Fired, q(p.Stored), q(p.Pushed),
+		p.StoreCPU*1e6, p.EngineCPU*1e6, p.PushedPerSec, strings.Join(mem, ", "))
 }
 
 // TimersReport is the table of a timers run.
@@ -574,14 +585,15 @@ func TimersReport(results []TimersResult) string {
 			break
 		}
 	}
-	fmt.Fprintf(&b, "%-9s %-8s %9s %7s  %-24s %-24s %11s %11s  %s\n", "mode", "phase", "waiting", "fired",
-		"ledger late p50/p99/max", "pushed late p50/p99/max", "store CPU", "engine CPU", "engine peak RSS MiB")
+	fmt.Fprintf(&b, "%-9s %-8s %9s %7s  %-24s %-24s %11s %11s %8s  %s\n", "mode", "phase", "waiting", "fired",
+		"ledger late p50/p99/max", "pushed late p50/p99/max", "store CPU", "engine CPU", "pushed/s", "engine peak RSS MiB")
 	for _, r := range results {
 		fmt.Fprintf(&b, "%-9s %-8s %s\n", r.Mode, "baseline", r.Baseline.row())
 		fmt.Fprintf(&b, "%-9s %-8s %s\n", r.Mode, "loaded", r.Loaded.row())
 	}
 	b.WriteString("CPU is per fired message: store = PostgreSQL backends of the cluster's connections, or the embedded process;\n" +
-		"engine = the fan-out nodes, or the embedded process. Lateness is after each message's due time.\n")
+		"engine = the fan-out nodes, or the embedded process. Lateness is after each message's due time;\n" +
+		"pushed/s is the messages pushed over the time from the first due to the last push.\n")
 	return b.String()
 }
 

@@ -189,11 +189,13 @@ func (f *Fanout) handleIntent(ctx context.Context, m bus.Message) error {
 	}
 	now := f.now()
 	var waves []time.Time
+	var site *store.Website // read by the dispatch check, for the plan
 	if n.Status == store.StatusQueued {
 		reason, w, err := f.dispatchCheck(ctx, n)
 		if err != nil {
 			return err
 		}
+		site = &w
 		if reason != "" {
 			f.logger.Info("fanout: send failed at dispatch", "notification", n.ID, "reason", reason)
 			if err := f.store.FailNotification(ctx, n.ID, reason, now); err != nil && !errors.Is(err, store.ErrConflict) {
@@ -215,7 +217,7 @@ func (f *Fanout) handleIntent(ctx context.Context, m bus.Message) error {
 	if n.Waves > 0 {
 		return nil // the outbox sweep publishes each wave when due
 	}
-	return f.publishShards(ctx, n)
+	return f.publishShards(ctx, n, site)
 }
 
 // publishShards hands a send's shard tasks to the fan-out nodes. A send
@@ -228,8 +230,12 @@ func (f *Fanout) handleIntent(ctx context.Context, m bus.Message) error {
 // tasks. Should it fail, the intent is handled again (StartSending is
 // idempotent for a send already sending), and a shard task the outbox
 // sweep publishes later finds its shard done and nobody in it.
-func (f *Fanout) publishShards(ctx context.Context, n store.Notification) error {
-	p, err := f.plan(ctx, n)
+//
+// n is the send as StartSending returned it, sending: the shard is
+// expanded from it, not read again. site, when not nil, is its website
+// as the dispatch check read it.
+func (f *Fanout) publishShards(ctx context.Context, n store.Notification, site *store.Website) error {
+	p, err := f.plan(ctx, n, site)
 	if err != nil || p.target.SubscriberID == "" {
 		// An unreadable target fails the send in its shard tasks.
 		return bus.PublishShards(ctx, f.bus, n.ID, nil)
@@ -238,7 +244,7 @@ func (f *Fanout) publishShards(ctx context.Context, n store.Notification) error 
 	if err := f.store.SkipShards(ctx, n.ID, shard, f.now()); err != nil {
 		return err
 	}
-	return f.shard(ctx, bus.ShardTask{NotificationID: n.ID, Shard: shard})
+	return f.expandShard(ctx, n, bus.ShardTask{NotificationID: n.ID, Shard: shard})
 }
 
 // waveDues returns the due moments of a send's waves when it goes out in
@@ -291,8 +297,8 @@ func (f *Fanout) dispatchCheck(ctx context.Context, n store.Notification) (strin
 
 // plan returns the send's compiled target and the frequency cap that
 // applies to it, cached per notification. Only a non-transactional send
-// reads the website for its cap.
-func (f *Fanout) plan(ctx context.Context, n store.Notification) (*sendPlan, error) {
+// reads the website for its cap, unless site is the website already.
+func (f *Fanout) plan(ctx context.Context, n store.Notification, site *store.Website) (*sendPlan, error) {
 	f.mu.Lock()
 	p, ok := f.plans[n.ID]
 	f.mu.Unlock()
@@ -305,8 +311,10 @@ func (f *Fanout) plan(ctx context.Context, n store.Notification) (*sendPlan, err
 		return nil, err
 	}
 	if !n.Transactional || n.Waves > 0 {
-		w, err := f.store.Website(ctx, n.WebsiteID)
-		if err != nil {
+		var w store.Website
+		if site != nil && site.ID == n.WebsiteID {
+			w = *site
+		} else if w, err = f.store.Website(ctx, n.WebsiteID); err != nil {
 			return nil, fmt.Errorf("loading website: %w", err)
 		}
 		if !n.Transactional {
@@ -352,7 +360,13 @@ func (f *Fanout) shard(ctx context.Context, task bus.ShardTask) error {
 	if n.Status != store.StatusSending {
 		return nil
 	}
-	p, err := f.plan(ctx, n)
+	return f.expandShard(ctx, n, task)
+}
+
+// expandShard expands one shard task of n, a send that is sending, and
+// marks it done.
+func (f *Fanout) expandShard(ctx context.Context, n store.Notification, task bus.ShardTask) error {
+	p, err := f.plan(ctx, n, nil)
 	if errors.Is(err, audience.ErrSegmentMissing) {
 		f.logger.Info("fanout: segment deleted while sending", "notification", n.ID, "err", err)
 		return f.store.FailNotification(ctx, n.ID, "segment_missing", f.now())
