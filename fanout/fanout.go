@@ -79,7 +79,7 @@ type Store interface {
 	FailNotification(ctx context.Context, id, reason string, at time.Time) error
 	Audience(ctx context.Context, q store.AudienceQuery) ([]store.Recipient, error)
 	ShardDone(ctx context.Context, notificationID string, shard int, at time.Time) (bool, error)
-	SkipShards(ctx context.Context, notificationID string, keep int, at time.Time) error
+	SoleShardDone(ctx context.Context, notificationID string, at time.Time) (bool, error)
 	CappedEndpoints(ctx context.Context, websiteID, notificationID string, endpointIDs []string, since time.Time, max int) ([]string, error)
 }
 
@@ -222,14 +222,14 @@ func (f *Fanout) handleIntent(ctx context.Context, m bus.Message) error {
 
 // publishShards hands a send's shard tasks to the fan-out nodes. A send
 // to one person's browsers (an automation's message, whose target names
-// the subscriber) has them all in the person's shard (store.ShardOf): the
-// other tasks are marked done at once and that one is expanded here, in
-// the intent's handler, where each of the 64 went through the bus, read
-// its shard (63 to find nobody) and took a ShardDone transaction on the
-// send's row; ten thousand people's messages coming due made 640,000 such
-// tasks. Should it fail, the intent is handled again (StartSending is
-// idempotent for a send already sending), and a shard task the outbox
-// sweep publishes later finds its shard done and nobody in it.
+// the subscriber) has them all in the person's shard (store.ShardOf):
+// that one is expanded here, in the intent's handler, and the send is
+// finished with every task done at once (store.SoleShardDone), where each
+// of the 64 went through the bus, read its shard (63 to find nobody) and
+// took a ShardDone transaction on the send's row; ten thousand people's
+// messages coming due made 640,000 such tasks. Should it fail, the intent
+// is handled again (StartSending is idempotent for a send already
+// sending); the pushes already recorded are not made again.
 //
 // n is the send as StartSending returned it, sending: the shard is
 // expanded from it, not read again. site, when not nil, is its website
@@ -240,11 +240,19 @@ func (f *Fanout) publishShards(ctx context.Context, n store.Notification, site *
 		// An unreadable target fails the send in its shard tasks.
 		return bus.PublishShards(ctx, f.bus, n.ID, nil)
 	}
-	shard := store.ShardOf(p.target.SubscriberID)
-	if err := f.store.SkipShards(ctx, n.ID, shard, f.now()); err != nil {
+	x := expansion{n: n, shard: store.ShardOf(p.target.SubscriberID), plan: p}
+	if err := f.expand(ctx, x); err != nil {
+		return fmt.Errorf("expanding shard %d of %s: %w", x.shard, n.ID, err)
+	}
+	finished, err := f.store.SoleShardDone(ctx, n.ID, f.now())
+	if err != nil {
 		return err
 	}
-	return f.expandShard(ctx, n, bus.ShardTask{NotificationID: n.ID, Shard: shard})
+	if finished {
+		f.finished.Inc()
+		f.logger.Info("send finished", "notification", n.ID)
+	}
+	return nil
 }
 
 // waveDues returns the due moments of a send's waves when it goes out in

@@ -574,6 +574,15 @@ type Delivery interface {
 	// other tasks would each find nobody. Tasks already done are left as
 	// they are; a send in waves is an error.
 	SkipShards(ctx context.Context, notificationID string, keep int, at time.Time) error
+	// SoleShardDone marks every shard task of a sending send without
+	// waves done at once and finishes it, as the last ShardDone does (its
+	// notification.sent event included), in one transaction: a send to
+	// one person's browsers, whose one shard fan-out expanded in the
+	// intent's handler (what SkipShards and that shard's ShardDone did in
+	// two, with a row per task). It reports whether this call finished
+	// it: false for a send finished already or not sending; a send in
+	// waves is an error, an unknown one ErrNotFound.
+	SoleShardDone(ctx context.Context, notificationID string, at time.Time) (finished bool, err error)
 	// CappedEndpoints returns, in input order, those of endpointIDs that
 	// already have at least max results with outcome sent of the website's
 	// other non-transactional notifications started (started_at) at or

@@ -221,6 +221,47 @@ func (s *Store) SkipShards(ctx context.Context, notificationID string, keep int,
 	return nil
 }
 
+// SoleShardDone finishes a one-person send: one conditional UPDATE (still
+// sending, without waves) sets every shard counted and the status sent,
+// returning the counters the notification.sent event carries, and adds
+// that event (addEvent) when it changed the row; of concurrent calls
+// exactly one does. The shard tasks get no notification_shards rows: a
+// one-person send publishes none (fan-out expands its shard in the
+// intent's handler), and a stray ShardDone of a finished send changes
+// nothing that shows.
+func (s *Store) SoleShardDone(ctx context.Context, notificationID string, at time.Time) (bool, error) {
+	t := nowOr(at)
+	var finished bool
+	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
+		finished = false
+		var websiteID string
+		d := store.NotificationSent{NotificationID: notificationID}
+		err := tx.QueryRow(ctx, `UPDATE notifications SET shards_done = $3, status = 'sent', finished_at = $2
+			WHERE id = $1 AND status = 'sending' AND waves = 0
+			RETURNING website_id, recipients, sent, failed, pruned`, notificationID, s.time(t), store.Shards).
+			Scan(&websiteID, &d.Recipients, &d.Sent, &d.Failed, &d.Pruned)
+		if errors.Is(err, sql.ErrNoRows) {
+			var waves int
+			if err := tx.QueryRow(ctx, `SELECT waves FROM notifications WHERE id = $1`, notificationID).Scan(&waves); err != nil {
+				return err
+			}
+			if waves > 0 {
+				return errors.New("a send in waves has every shard in each wave")
+			}
+			return nil // finished already, or not sending
+		}
+		if err != nil {
+			return err
+		}
+		finished = true
+		return s.addEvent(ctx, tx, websiteID, store.EventNotificationSent, d, t)
+	})
+	if err != nil {
+		return false, fmt.Errorf("finishing a one-person send: %w", s.mapErr(err))
+	}
+	return finished, nil
+}
+
 // ShardDone marks one shard of a send done. The call that completes the last
 // shard of a sending notification turns it sent, adds its notification.sent
 // webhook event in the same transaction, and alone reports finished=true;
