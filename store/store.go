@@ -508,6 +508,10 @@ type Notifications interface {
 	LargestSend(ctx context.Context, websiteID string) (int64, error)
 	// MarkPublished records that the send intent reached the bus.
 	MarkPublished(ctx context.Context, id string, at time.Time) error
+	// MarkAllPublished is MarkPublished of many sends in one statement
+	// (the automations' messages, published by the engine's pool); an
+	// unknown id is passed over.
+	MarkAllPublished(ctx context.Context, ids []string, at time.Time) error
 	// Unpublished lists queued sends whose intent never reached the bus and
 	// were created before the given time (the outbox sweep re-drives them).
 	Unpublished(ctx context.Context, before time.Time, limit int) ([]Notification, error)

@@ -320,6 +320,19 @@ func (s *Store) MarkPublished(ctx context.Context, id string, at time.Time) erro
 	return nil
 }
 
+// MarkAllPublished records the intents of many sends published, with one
+// UPDATE.
+func (s *Store) MarkAllPublished(ctx context.Context, ids []string, at time.Time) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	if _, err := s.db.Write().Exec(ctx, `UPDATE notifications SET published_at = $1 WHERE `+s.d.In("id", "$2"),
+		s.now(at), s.d.List(ids)); err != nil {
+		return fmt.Errorf("marking notifications published: %w", err)
+	}
+	return nil
+}
+
 // Unpublished lists, oldest first, queued sends whose intent never reached
 // the bus and that were created before the given time. A limit of 0 or
 // less means no limit.
