@@ -566,6 +566,13 @@ type Delivery interface {
 	// removes pruned endpoints, recording their removals (Stats), all in one
 	// transaction.
 	RecordResults(ctx context.Context, notificationID string, results []PushResult) error
+	// RecordAllResults is RecordResults of several sends' batches in one
+	// transaction (a pusher's recorder gathers the outcomes of many
+	// one-person sends at once): each send's results are stored and
+	// counted as RecordResults does, all or none. It returns the ids of
+	// the sends that are not known (RecordResults' ErrNotFound), whose
+	// results are left out.
+	RecordAllResults(ctx context.Context, bySend map[string][]PushResult) (unknown []string, err error)
 	// ShardDone marks one shard task of a send expanded and delivered; when
 	// every task is done the send becomes sent. A send in waves has
 	// Waves*Shards tasks, task w*Shards+s being shard s of wave w; any

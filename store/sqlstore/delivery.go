@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"time"
@@ -109,6 +110,57 @@ func (s *Store) RecordResults(ctx context.Context, notificationID string, result
 		return fmt.Errorf("recording results: %w", err)
 	}
 	return nil
+}
+
+// RecordAllResults stores several sends' results in one transaction, the
+// sends in id order (and each one's results in endpoint order, as
+// RecordResults), so that two concurrent calls lock the notifications'
+// rows and the deliveries' keys in the same order; the endpoints pruned
+// are deleted once, at the end.
+func (s *Store) RecordAllResults(ctx context.Context, bySend map[string][]store.PushResult) ([]string, error) {
+	ids := slices.Sorted(maps.Keys(bySend))
+	firsts := make([][]store.PushResult, len(ids))
+	for i, id := range ids {
+		rs, err := store.FirstResults(bySend[id])
+		if err != nil {
+			return nil, fmt.Errorf("recording results: %w", err)
+		}
+		firsts[i] = rs
+	}
+	record := s.d.RecordResults
+	if record == nil {
+		record = s.recordResultsByOutcome
+	}
+	at := time.Now()
+	var unknown []string
+	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
+		unknown = unknown[:0]
+		var pruned []string
+		for i, id := range ids {
+			if len(firsts[i]) == 0 {
+				continue
+			}
+			found, err := record(ctx, tx, id, firsts[i], at)
+			if err != nil {
+				return err
+			}
+			if !found {
+				unknown = append(unknown, id)
+				continue
+			}
+			for _, r := range firsts[i] {
+				if r.Outcome == store.OutcomePruned {
+					pruned = append(pruned, r.EndpointID)
+				}
+			}
+		}
+		slices.Sort(pruned)
+		return s.pruneEndpoints(ctx, tx, slices.Compact(pruned), at)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("recording results: %w", err)
+	}
+	return unknown, nil
 }
 
 // RecordResultsFunc stores a batch of results in tx (rs: one per
