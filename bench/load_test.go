@@ -80,3 +80,14 @@ func TestSummarize(t *testing.T) {
 		t.Fatalf("warm-up only: %+v", empty)
 	}
 }
+
+// The timers bench's quantiles are the p50, p99 and max.
+func TestQuantiles(t *testing.T) {
+	var d []time.Duration
+	for i := range 1000 {
+		d = append(d, time.Duration(1000-i)*time.Millisecond)
+	}
+	if got, want := quantiles(d), [3]time.Duration{500 * time.Millisecond, 990 * time.Millisecond, time.Second}; got != want {
+		t.Fatalf("quantiles = %v, want %v", got, want)
+	}
+}
