@@ -91,3 +91,15 @@ func TestQuantiles(t *testing.T) {
 		t.Fatalf("quantiles = %v, want %v", got, want)
 	}
 }
+
+func TestRowsOf(t *testing.T) {
+	if got, want := rowsOf(2, 2, 1, "0"), "($1, 0, $2), ($3, 0, $4)"; got != want {
+		t.Fatalf("rowsOf = %q, want %q", got, want)
+	}
+	if got, want := rowsOf(1, 3, 1, "0", 1, "'a'"), "($1, 0, 'a', $2, $3)"; got != want {
+		t.Fatalf("rowsOf = %q, want %q", got, want)
+	}
+	if got, want := placeholders(2, 3), "$2, $3, $4"; got != want {
+		t.Fatalf("placeholders = %q, want %q", got, want)
+	}
+}

@@ -306,28 +306,80 @@ func (automationTimers) startDue(ctx context.Context, st *timersStore, websiteID
 		return nil, err
 	}
 	due := map[string]time.Time{}
+	for i, p := range people {
+		due[phase+"-"+p] = from.Add(time.Duration(i) * step).Truncate(time.Millisecond) // as SQLite keeps it
+	}
+	// A restart of each person's earlier run, as TriggerAutomation does
+	// it, a few hundred people a statement: one statement a row took the
+	// cluster longer than the spread, so the whole slice came due at its
+	// commit.
 	err = st.db.Tx(ctx, sqlstore.TxOptions{}, func(tx sqlstore.Conn) error {
-		for i, p := range people {
-			run := phase + "-" + p
-			at := from.Add(time.Duration(i) * step).Truncate(time.Millisecond) // as SQLite keeps it
-			due[run] = at
-			// A restart of the person's earlier run, as TriggerAutomation
-			// does it.
-			if _, err := tx.Exec(ctx, `DELETE FROM automation_runs WHERE automation_id = $1 AND subscriber_id = $2`, automationID, p); err != nil {
+		for chunk := range slices.Chunk(people, dueChunk) {
+			args := []any{automationID}
+			for _, p := range chunk {
+				args = append(args, p)
+			}
+			if _, err := tx.Exec(ctx, `DELETE FROM automation_runs WHERE automation_id = $1 AND subscriber_id IN (`+
+				placeholders(2, len(chunk))+`)`, args...); err != nil {
 				return err
 			}
+			runs, timers := []any{}, []any{}
+			for _, p := range chunk {
+				run := phase + "-" + p
+				at := st.time(due[run])
+				runs = append(runs, automationID, p, run, at)
+				timers = append(timers, run, websiteID, automationID, p, at)
+			}
 			if _, err := tx.Exec(ctx, `INSERT INTO automation_runs (automation_id, subscriber_id, run_id, started_at)
-				VALUES ($1, $2, $3, $4)`, automationID, p, run, st.time(at)); err != nil {
+				VALUES `+rowsOf(len(chunk), 4), runs...); err != nil {
 				return err
 			}
 			if _, err := tx.Exec(ctx, `INSERT INTO timers (run_id, item, kind, website_id, automation_id, subscriber_id, due_at)
-				VALUES ($1, 0, 'automation', $2, $3, $4, $5)`, run, websiteID, automationID, p, st.time(at)); err != nil {
+				VALUES `+rowsOf(len(chunk), 5, 1, "0", 1, "'automation'"), timers...); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
 	return due, err
+}
+
+// dueChunk is how many due runs one statement of startDue stores.
+const dueChunk = 500
+
+// placeholders is n placeholders from $first, comma-separated.
+func placeholders(first, n int) string {
+	ps := make([]string, n)
+	for i := range ps {
+		ps[i] = "$" + strconv.Itoa(first+i)
+	}
+	return strings.Join(ps, ", ")
+}
+
+// rowsOf is the VALUES rows of a multi-row INSERT: rows rows of cols
+// placeholders each, numbered from $1, with consts (SQL literals) put in
+// at their positions of each row: rowsOf(2, 2, 1, "0") is
+// ($1, 0, $2), ($3, 0, $4).
+func rowsOf(rows, cols int, consts ...any) string {
+	var b strings.Builder
+	n := 1
+	for r := range rows {
+		if r > 0 {
+			b.WriteString(", ")
+		}
+		var vals []string
+		for c := range cols {
+			for i := 0; i+1 < len(consts); i += 2 {
+				if consts[i].(int) == c {
+					vals = append(vals, consts[i+1].(string))
+				}
+			}
+			vals = append(vals, "$"+strconv.Itoa(n))
+			n++
+		}
+		b.WriteString("(" + strings.Join(vals, ", ") + ")")
+	}
+	return b.String()
 }
 
 func (automationTimers) fired(ctx context.Context, st *timersStore, phase string) (int, error) {
@@ -393,18 +445,25 @@ func (journeyTimers) startDue(ctx context.Context, st *timersStore, websiteID, j
 		return nil, err
 	}
 	due := map[string]time.Time{}
+	for i, p := range people {
+		due[phase+"-"+p] = from.Add(time.Duration(i) * step).Truncate(time.Millisecond) // as SQLite keeps it
+	}
 	err = st.db.Tx(ctx, sqlstore.TxOptions{}, func(tx sqlstore.Conn) error {
-		for i, p := range people {
-			id := phase + "-" + p
-			at := from.Add(time.Duration(i) * step).Truncate(time.Millisecond) // as SQLite keeps it
-			due[id] = at
+		for chunk := range slices.Chunk(people, dueChunk) {
+			enrolments, timers := []any{}, []any{}
+			for _, p := range chunk {
+				id := phase + "-" + p
+				at := st.time(due[id])
+				enrolments = append(enrolments, id, websiteID, journeyID, p, at, at)
+				timers = append(timers, id, websiteID, p, at)
+			}
 			if _, err := tx.Exec(ctx, `INSERT INTO enrollments (id, website_id, journey_id, subscriber_id, version, state,
-				current_step, entered_at, updated_at) VALUES ($1, $2, $3, $4, 1, 'active', 'send', $5, $5)`,
-				id, websiteID, journeyID, p, st.time(at)); err != nil {
+				current_step, entered_at, updated_at) VALUES `+rowsOf(len(chunk), 6, 4, "1", 4, "'active'", 4, "'send'"),
+				enrolments...); err != nil {
 				return err
 			}
 			if _, err := tx.Exec(ctx, `INSERT INTO timers (run_id, item, kind, website_id, subscriber_id, due_at)
-				VALUES ($1, 0, 'journey', $2, $3, $4)`, id, websiteID, p, st.time(at)); err != nil {
+				VALUES `+rowsOf(len(chunk), 4, 1, "0", 1, "'journey'"), timers...); err != nil {
 				return err
 			}
 		}
@@ -438,6 +497,7 @@ func timersPhase(ctx context.Context, cfg TimersConfig, s *stage, st *timersStor
 
 	step := cfg.Spread / time.Duration(cfg.Due)
 	from := time.Now().Add(3 * time.Second)
+	started := time.Now()
 	due, err := src.startDue(ctx, st, s.site.WebsiteID, dueID, phase, from, step)
 	if err != nil {
 		return p, fmt.Errorf("starting the due runs: %w", err)
@@ -445,10 +505,16 @@ func timersPhase(ctx context.Context, cfg TimersConfig, s *stage, st *timersStor
 	// A timer committed after its due time is late from its commit: the
 	// engine could not see it before.
 	committed := time.Now()
+	early := 0
 	for run, at := range due {
 		if at.Before(committed) {
 			due[run] = committed
+			early++
 		}
+	}
+	if cfg.Log != nil {
+		fmt.Fprintf(cfg.Log, "timers: %s: the due slice stored in %s; %d of %d due before its commit\n",
+			phase, committed.Sub(started).Round(time.Millisecond), early, len(due))
 	}
 	mem := sampleMemory(engines)
 	cpu := startCPU(engines, pushers)
