@@ -24,6 +24,14 @@ import (
 type Config struct {
 	// ShardWorkers is how many shard tasks one node expands at once (default 8).
 	ShardWorkers int
+	// IntentWorkers is how many intents one node handles at once (default
+	// 4 × ShardWorkers). A one-person send (an automation's message, a
+	// journey's step) is expanded and pushed in its intent's handler,
+	// which mostly waits: on the store's commits and on the pusher, whose
+	// answer comes once the push is recorded. With as many as ShardWorkers
+	// (8), two fan-out nodes held 16 such messages in flight, and that,
+	// not the processor, bounded the cluster's messages a second.
+	IntentWorkers int
 	// PageSize is how many endpoints one audience query reads (default 2000).
 	PageSize int
 	// BatchSize is how many recipients go to a pusher at once (default 500).
@@ -41,6 +49,9 @@ func (c *Config) applyDefaults() {
 	if c.ShardWorkers <= 0 {
 		c.ShardWorkers = 8
 	}
+	if c.IntentWorkers <= 0 {
+		c.IntentWorkers = 4 * c.ShardWorkers
+	}
 	if c.PageSize <= 0 {
 		c.PageSize = 2000
 	}
@@ -57,7 +68,7 @@ func (c *Config) applyDefaults() {
 
 // Validate checks the configuration; zero values take the defaults.
 func (c Config) Validate() error {
-	if c.ShardWorkers < 0 || c.PageSize < 0 || c.BatchSize < 0 || c.InFlight < 0 || c.Held < 0 {
+	if c.ShardWorkers < 0 || c.IntentWorkers < 0 || c.PageSize < 0 || c.BatchSize < 0 || c.InFlight < 0 || c.Held < 0 {
 		return errors.New("fanout: shard workers, page size, batch size, in-flight batches and held recipients must not be negative")
 	}
 	c.applyDefaults()
@@ -152,9 +163,12 @@ func (f *Fanout) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	errs := make(chan error, 2)
 	for topic, h := range map[string]bus.Handler{bus.Intents: f.handleIntent, bus.Shards: f.handleShard} {
-		// Intents as many at once as shard tasks: an automation's message
-		// (one person's) is expanded in its intent's handler.
+		// An automation's message (one person's) is expanded in its
+		// intent's handler: intents go IntentWorkers at once.
 		parallel := f.cfg.ShardWorkers
+		if topic == bus.Intents {
+			parallel = f.cfg.IntentWorkers
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -486,6 +500,11 @@ func (f *Fanout) expand(ctx context.Context, x expansion) error {
 		slots    = make(chan struct{}, f.cfg.InFlight)
 		pageSize = int64(f.cfg.PageSize)
 	)
+	if a.SubscriberID != "" {
+		// One person's browsers: a small page takes a small share of
+		// the budget, so that many such sends read at once.
+		pageSize = min(pageSize, onePersonPage)
+	}
 	fail := func(err error) {
 		errOnce.Do(func() { firstErr = err; cancel() })
 	}
@@ -534,7 +553,7 @@ func (f *Fanout) expand(ctx context.Context, x expansion) error {
 				break
 			}
 		}
-		page, err := f.store.Audience(ctx, a.Query(shard, after, f.cfg.PageSize))
+		page, err := f.store.Audience(ctx, a.Query(shard, after, int(pageSize)))
 		if err != nil {
 			f.held.Release(pageSize)
 			fail(fmt.Errorf("reading audience: %w", err))
@@ -553,7 +572,7 @@ func (f *Fanout) expand(ctx context.Context, x expansion) error {
 			}
 		}
 		f.held.Release(pageSize - int64(kept))
-		if len(page) < f.cfg.PageSize {
+		if len(page) < int(pageSize) {
 			break
 		}
 		after = page[len(page)-1].Endpoint.ID
@@ -571,6 +590,11 @@ func (f *Fanout) expand(ctx context.Context, x expansion) error {
 	}
 	return ctx.Err()
 }
+
+// onePersonPage is the page of a one-person send's audience walk: a
+// person has a few browsers, and a page of PageSize (2000) took a quarter
+// of the node's budget (Held) for as long as it was read.
+const onePersonPage = 50
 
 // uncapped returns the recipients of a batch that the frequency cap lets
 // through: those whose browser has not had c.Max pushes from the website's
