@@ -22,12 +22,14 @@
 // in the store (store.Automations), due at the trigger plus the message's
 // delay. Engines on any number of nodes claim due timers under a lease
 // (ClaimTimers: FOR UPDATE SKIP LOCKED on PostgreSQL, SQLite's one
-// writer), and fire each with FireTimer: one transaction that deletes the
-// timer, writes the ledger row keyed by (run, item) and stores the
-// message's notification. A node killed at any moment leaves either
-// nothing (the timer comes back when its lease runs out) or all three,
-// so each message is stored once; the ledger's unique key makes a redo a
-// no-op even so. The notification is then dispatched like any send, and
+// writer), and fire them with FireTimers: one transaction that deletes
+// the batch's timers, writes their ledger rows keyed by (run, item) and
+// stores their messages' notifications, a statement each for the batch
+// (a capped message, which counts the person's ledger under a lock, has
+// a FireTimer transaction of its own). A node killed at any moment leaves
+// either nothing (the timers come back when their lease runs out) or all
+// of it, so each message is stored once; the ledger's unique key makes a
+// redo a no-op even so. The notification is then dispatched like any send, and
 // the outbox sweep re-drives it if the node died before. A stop event or
 // a restart deletes the timers in its own transaction: a timer being
 // fired at that moment is fired first or never.

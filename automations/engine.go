@@ -141,18 +141,85 @@ func (e *Engine) RunDue(ctx context.Context) (int, error) {
 			return total, err
 		}
 		b := batch{e: e, automations: map[string]map[string]store.Automation{}, websites: map[string]store.Website{}}
-		for _, t := range timers {
-			if err := b.fire(ctx, t, now); err != nil {
-				// The timer stays leased; another pass takes it when the
-				// lease runs out.
-				return total, fmt.Errorf("firing timer %s/%d: %w", t.RunID, t.Item, err)
-			}
-			total++
+		n, err := b.fireAll(ctx, timers, now)
+		total += n
+		if err != nil {
+			// The timers not fired stay leased; another pass takes them
+			// when the lease runs out.
+			return total, err
 		}
 		if len(timers) < e.cfg.Batch {
 			return total, nil
 		}
 	}
+}
+
+// fireAll fires a claimed batch: the timers of other kinds one by one
+// through their handlers, the automations' messages together
+// (store.FireTimers: one transaction for the batch's uncapped messages,
+// where a transaction each made the store's CPU per message). Should the
+// batch's transaction fail (a deadlock with a stop deleting several of
+// its timers, on PostgreSQL), each is fired on its own. It returns how
+// many it fired.
+func (b *batch) fireAll(ctx context.Context, timers []store.Timer, now time.Time) (int, error) {
+	fired := 0
+	var fires []store.TimerFire
+	var prepErr error
+	for _, t := range timers {
+		if t.Kind != store.TimerAutomation {
+			h, ok := b.e.cfg.Kinds[t.Kind]
+			if !ok {
+				prepErr = fmt.Errorf("firing timer %s/%d: unknown timer kind %q", t.RunID, t.Item, t.Kind)
+				break
+			}
+			if err := h.FireTimer(ctx, t, now); err != nil {
+				prepErr = fmt.Errorf("firing timer %s/%d: %w", t.RunID, t.Item, err)
+				break
+			}
+			fired++
+			continue
+		}
+		f, err := b.prepare(ctx, t, now)
+		if err != nil {
+			prepErr = fmt.Errorf("firing timer %s/%d: %w", t.RunID, t.Item, err)
+			break
+		}
+		fires = append(fires, store.TimerFire{Timer: t, Fire: f})
+	}
+	if len(fires) == 0 {
+		return fired, prepErr
+	}
+	outcomes, err := b.e.st.FireTimers(ctx, fires)
+	ok := len(fires) // fired without an error
+	if err != nil {
+		ok = 0
+		if len(outcomes) != len(fires) {
+			outcomes = make([]string, len(fires))
+		}
+		if ctx.Err() == nil {
+			b.e.logger.Warn("firing a batch of automation timers; firing them one by one", "timers", len(fires), "err", err)
+			err = nil
+			for i, f := range fires {
+				o, ferr := b.e.st.FireTimer(ctx, f.Timer, f.Fire)
+				if ferr != nil {
+					err = fmt.Errorf("firing timer %s/%d: %w", f.Timer.RunID, f.Timer.Item, ferr)
+					break
+				}
+				if outcomes[i] == "" { // not one the batch fired before it failed
+					outcomes[i] = o
+				}
+				ok = i + 1
+			}
+		}
+	}
+	fired += ok
+	for i, f := range fires {
+		b.done(ctx, f.Fire, outcomes[i])
+	}
+	if err != nil {
+		return fired, err
+	}
+	return fired, prepErr
 }
 
 // batch caches what a batch's timers read: each website and its active
@@ -183,39 +250,37 @@ func (b *batch) website(ctx context.Context, id string) (store.Website, map[stri
 	return w, list, nil
 }
 
-// fire does one timer: its message as a notification to the person,
-// unless the automation is no longer active or has no such message (the
-// item is skipped), and the person's caps hold it back.
-func (b *batch) fire(ctx context.Context, t store.Timer, now time.Time) error {
-	if t.Kind != store.TimerAutomation {
-		if h, ok := b.e.cfg.Kinds[t.Kind]; ok {
-			return h.FireTimer(ctx, t, now)
-		}
-		return fmt.Errorf("unknown timer kind %q", t.Kind)
-	}
+// prepare is what firing an automation timer does: its message as a
+// notification to the person, unless the automation is no longer active
+// or has no such message (the item is skipped), under the automation's
+// caps.
+func (b *batch) prepare(ctx context.Context, t store.Timer, now time.Time) (store.Fire, error) {
 	w, active, err := b.website(ctx, t.WebsiteID)
 	if err != nil {
-		return err
+		return store.Fire{}, err
 	}
 	f := store.Fire{At: now}
 	if a, ok := active[t.AutomationID]; ok {
 		d, err := Decode(a)
 		if err != nil {
-			return err
+			return store.Fire{}, err
 		}
 		if t.Item < len(d.Messages) {
 			if f.Notification, err = message(ctx, d, t, w, now); err != nil {
-				return err
+				return store.Fire{}, err
 			}
 			f.Caps = store.AutomationCaps{PerDay: deref(d.Caps.PerDay), PerWeek: deref(d.Caps.PerWeek)}
 		}
 	}
-	outcome, err := b.e.st.FireTimer(ctx, t, f)
-	if err != nil {
-		return err
-	}
+	return f, nil
+}
+
+// done counts a fired timer's outcome and dispatches its message if it
+// was sent; "" is a timer stopped, restarted or fired by another node
+// meanwhile.
+func (b *batch) done(ctx context.Context, f store.Fire, outcome string) {
 	if outcome == "" {
-		return nil // stopped, restarted or fired by another node meanwhile
+		return
 	}
 	b.e.fired.WithLabelValues(outcome).Inc()
 	if outcome == store.LedgerSent && f.Notification.Status == store.StatusQueued && b.e.disp != nil {
@@ -223,7 +288,6 @@ func (b *batch) fire(ctx context.Context, t store.Timer, now time.Time) error {
 			b.e.logger.Warn("dispatching an automation message; the outbox sweep will retry", "notification_id", f.Notification.ID, "err", err)
 		}
 	}
-	return nil
 }
 
 // errNoPerson refuses a message whose timer names nobody.

@@ -134,6 +134,15 @@ func (s *failingStore) FireTimer(ctx context.Context, t store.Timer, f store.Fir
 	return s.Store.FireTimer(ctx, t, f)
 }
 
+func (s *failingStore) FireTimers(ctx context.Context, fires []store.TimerFire) ([]string, error) {
+	if s.fail {
+		ctx, cancel := context.WithCancelCause(ctx)
+		cancel(errKilled)
+		return s.Store.FireTimers(ctx, fires)
+	}
+	return s.Store.FireTimers(ctx, fires)
+}
+
 // TestEngineCrashRedo: a node that claimed timers and died before its
 // commit leaves them leased; once the lease runs out another node sends
 // each once, and a redo of a committed timer sends nothing.

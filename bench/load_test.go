@@ -80,3 +80,26 @@ func TestSummarize(t *testing.T) {
 		t.Fatalf("warm-up only: %+v", empty)
 	}
 }
+
+// The timers bench's quantiles are the p50, p99 and max.
+func TestQuantiles(t *testing.T) {
+	var d []time.Duration
+	for i := range 1000 {
+		d = append(d, time.Duration(1000-i)*time.Millisecond)
+	}
+	if got, want := quantiles(d), [3]time.Duration{500 * time.Millisecond, 990 * time.Millisecond, time.Second}; got != want {
+		t.Fatalf("quantiles = %v, want %v", got, want)
+	}
+}
+
+func TestRowsOf(t *testing.T) {
+	if got, want := rowsOf(2, 2, 1, "0"), "($1, 0, $2), ($3, 0, $4)"; got != want {
+		t.Fatalf("rowsOf = %q, want %q", got, want)
+	}
+	if got, want := rowsOf(1, 3, 1, "0", 1, "'a'"), "($1, 0, 'a', $2, $3)"; got != want {
+		t.Fatalf("rowsOf = %q, want %q", got, want)
+	}
+	if got, want := placeholders(2, 3), "$2, $3, $4"; got != want {
+		t.Fatalf("placeholders = %q, want %q", got, want)
+	}
+}

@@ -44,7 +44,7 @@ func testTimersBench(t *testing.T, journeys bool) {
 		t.Fatalf("result %+v", r)
 	}
 	for _, p := range []TimersPhase{b, l} {
-		if p.Stored[0] > p.Stored[1] || p.Stored[1] > p.Stored[2] || p.Pushed[2] <= 0 || p.StoreCPU <= 0 || p.RSSMiB["relaybell"] <= 0 {
+		if p.Stored[0] > p.Stored[1] || p.Stored[1] > p.Stored[2] || p.Pushed[2] <= 0 || p.StoreCPU <= 0 || p.PushedPerSec <= 0 || p.RSSMiB["relaybell"] <= 0 {
 			t.Fatalf("phase %+v", p)
 		}
 	}

@@ -47,10 +47,33 @@ func (p *DispatchPool) Dispatch(ctx context.Context, n store.Notification) error
 	}
 }
 
+// IntentPublisher is a Dispatcher whose two halves the pool can run
+// apart (Outbox is one): each send's intent published by a worker, and the
+// sends published meanwhile recorded together, one store write for many
+// where each took its own.
+type IntentPublisher interface {
+	PublishIntent(ctx context.Context, n store.Notification) error
+	MarkAllPublished(ctx context.Context, ids []string) error
+}
+
+// markBatch bounds the sends one MarkAllPublished records.
+const markBatch = 500
+
 // Run publishes queued sends until ctx ends; what is still queued then is
-// left to the outbox sweep.
+// left to the outbox sweep. With an IntentPublisher the workers publish
+// and one recorder marks what they published: it writes as soon as the
+// last write ended, everything published meanwhile (up to markBatch). A
+// send published but not yet marked when the process dies is published
+// again by the sweep after its grace: fan-out takes an intent twice as
+// once.
 func (p *DispatchPool) Run(ctx context.Context) error {
+	ip, split := p.d.(IntentPublisher)
+	var marks chan string
 	var wg sync.WaitGroup
+	if split {
+		marks = make(chan string, cap(p.q)+markBatch)
+		wg.Go(func() { p.mark(ctx, ip, marks) })
+	}
 	for range p.workers {
 		wg.Go(func() {
 			for {
@@ -58,7 +81,18 @@ func (p *DispatchPool) Run(ctx context.Context) error {
 				case <-ctx.Done():
 					return
 				case n := <-p.q:
-					if err := p.d.Dispatch(ctx, n); err != nil && ctx.Err() == nil {
+					var err error
+					if split {
+						if err = ip.PublishIntent(ctx, n); err == nil {
+							select {
+							case marks <- n.ID:
+							case <-ctx.Done():
+							}
+						}
+					} else {
+						err = p.d.Dispatch(ctx, n)
+					}
+					if err != nil && ctx.Err() == nil {
 						p.logger.Warn("dispatching a send; the outbox sweep will retry", "notification_id", n.ID, "err", err)
 					}
 				}
@@ -67,4 +101,30 @@ func (p *DispatchPool) Run(ctx context.Context) error {
 	}
 	wg.Wait()
 	return nil
+}
+
+// mark records the sends the workers published, many at a time.
+func (p *DispatchPool) mark(ctx context.Context, ip IntentPublisher, marks <-chan string) {
+	ids := make([]string, 0, markBatch)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case id := <-marks:
+			ids = append(ids, id)
+		}
+	gather:
+		for len(ids) < markBatch {
+			select {
+			case id := <-marks:
+				ids = append(ids, id)
+			default:
+				break gather
+			}
+		}
+		if err := ip.MarkAllPublished(ctx, ids); err != nil && ctx.Err() == nil {
+			p.logger.Warn("marking sends published; the outbox sweep will publish them again", "sends", len(ids), "err", err)
+		}
+		ids = ids[:0]
+	}
 }

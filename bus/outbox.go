@@ -12,6 +12,7 @@ import (
 // OutboxStore is what the outbox needs from the store.
 type OutboxStore interface {
 	MarkPublished(ctx context.Context, id string, at time.Time) error
+	MarkAllPublished(ctx context.Context, ids []string, at time.Time) error
 	Unpublished(ctx context.Context, before time.Time, limit int) ([]store.Notification, error)
 	DueScheduled(ctx context.Context, now time.Time, limit int) ([]store.Notification, error)
 	DueWaves(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]store.Wave, error)
@@ -50,6 +51,22 @@ func (o *Outbox) Dispatch(ctx context.Context, n store.Notification) error {
 	}
 	if err := o.store.MarkPublished(ctx, n.ID, o.now()); err != nil {
 		return fmt.Errorf("marking %s published: %w", n.ID, err)
+	}
+	return nil
+}
+
+// PublishIntent publishes the intent of a committed, queued send without
+// recording it published: MarkAllPublished records many at once (the
+// DispatchPool's way).
+func (o *Outbox) PublishIntent(ctx context.Context, n store.Notification) error {
+	return PublishJSON(ctx, o.bus, Intents, intentKey(n), Intent{WebsiteID: n.WebsiteID, NotificationID: n.ID})
+}
+
+// MarkAllPublished records that the intents of the sends ids were
+// published, in one store write.
+func (o *Outbox) MarkAllPublished(ctx context.Context, ids []string) error {
+	if err := o.store.MarkAllPublished(ctx, ids, o.now()); err != nil {
+		return fmt.Errorf("marking %d sends published: %w", len(ids), err)
 	}
 	return nil
 }

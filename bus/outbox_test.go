@@ -157,3 +157,97 @@ func TestDispatchPoolPublishesEachOnce(t *testing.T) {
 		t.Fatalf("published %v, want %v", d.got, want)
 	}
 }
+
+// gatedMarks is an OutboxStore whose first MarkAllPublished waits for
+// gate; it counts the calls.
+type gatedMarks struct {
+	bus.OutboxStore
+	gate  chan struct{}
+	mu    sync.Mutex
+	calls int
+}
+
+func (g *gatedMarks) MarkAllPublished(ctx context.Context, ids []string, at time.Time) error {
+	g.mu.Lock()
+	g.calls++
+	first := g.calls == 1
+	g.mu.Unlock()
+	if first {
+		<-g.gate
+	}
+	return g.OutboxStore.MarkAllPublished(ctx, ids, at)
+}
+
+// With an Outbox, the pool's workers publish each send once and the sends
+// published while a store write goes on are recorded together in the
+// next: ten sends, the first write held until all ten are published, are
+// recorded published in at most two writes (the first takes what was
+// published when it began), and the sweep publishes none again.
+func TestDispatchPoolMarksPublishedTogether(t *testing.T) {
+	ctx := context.Background()
+	st, err := storesqlite.Open(ctx, filepath.Join(t.TempDir(), "store.db"), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	acct := store.Account{ID: uuid.NewString(), EmailVerified: true, CreatedAt: now}
+	site := store.Website{ID: uuid.NewString(), AccountID: acct.ID, ProjectID: uuid.NewString(), Name: "S",
+		URL: "https://s.example", Timezone: "UTC", VAPIDPublicKey: "p", VAPIDPrivateKey: "k", CreatedAt: now}
+	key := store.APIKey{ID: uuid.NewString(), WebsiteID: site.ID, Name: "k", Prefix: "rb_live_x", Hash: "h", Scopes: []string{"full"}, CreatedAt: now}
+	if err := st.CreateWebsite(ctx, acct, site, key); err != nil {
+		t.Fatal(err)
+	}
+	var sends []store.Notification
+	for range 10 {
+		n := store.Notification{ID: uuid.NewString(), WebsiteID: site.ID, Status: store.StatusQueued, Automation: true,
+			Title: "Message", Content: []byte(`{}`), CreatedAt: now.Add(-time.Hour)}
+		if err := st.CreateNotification(ctx, &n); err != nil {
+			t.Fatal(err)
+		}
+		sends = append(sends, n)
+	}
+	marks := &gatedMarks{OutboxStore: st, gate: make(chan struct{})}
+	p := &publishes{}
+	o := bus.NewOutbox(marks, p, slog.New(slog.DiscardHandler))
+	pool := bus.NewDispatchPool(o, 3, 10, nil)
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { pool.Run(runCtx); close(done) }()
+	for _, n := range sends {
+		if err := pool.Dispatch(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(time.Minute); !ok(); runtime.Gosched() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not after a minute", what)
+			}
+		}
+	}
+	waitFor("ten intents published", func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.intents) == 10 })
+	close(marks.gate)
+	waitFor("every send marked published", func() bool {
+		left, err := st.Unpublished(ctx, now, 0)
+		return err == nil && len(left) == 0
+	})
+	cancel()
+	<-done
+	got := map[string]int{}
+	for _, in := range p.intents {
+		got[in.NotificationID]++
+	}
+	for _, n := range sends {
+		if got[n.ID] != 1 {
+			t.Fatalf("published %v, want each of the ten once", got)
+		}
+	}
+	if marks.calls < 1 || marks.calls > 2 {
+		t.Fatalf("%d store writes marked the ten sends published, want 1 or 2", marks.calls)
+	}
+	if n, err := o.Sweep(ctx); err != nil || n != 0 {
+		t.Fatalf("the sweep published %d (%v), want none", n, err)
+	}
+}

@@ -24,6 +24,14 @@ import (
 type Config struct {
 	// ShardWorkers is how many shard tasks one node expands at once (default 8).
 	ShardWorkers int
+	// IntentWorkers is how many intents one node handles at once (default
+	// 4 × ShardWorkers). A one-person send (an automation's message, a
+	// journey's step) is expanded and pushed in its intent's handler,
+	// which mostly waits: on the store's commits and on the pusher, whose
+	// answer comes once the push is recorded. With as many as ShardWorkers
+	// (8), two fan-out nodes held 16 such messages in flight, and that,
+	// not the processor, bounded the cluster's messages a second.
+	IntentWorkers int
 	// PageSize is how many endpoints one audience query reads (default 2000).
 	PageSize int
 	// BatchSize is how many recipients go to a pusher at once (default 500).
@@ -41,6 +49,9 @@ func (c *Config) applyDefaults() {
 	if c.ShardWorkers <= 0 {
 		c.ShardWorkers = 8
 	}
+	if c.IntentWorkers <= 0 {
+		c.IntentWorkers = 4 * c.ShardWorkers
+	}
 	if c.PageSize <= 0 {
 		c.PageSize = 2000
 	}
@@ -57,7 +68,7 @@ func (c *Config) applyDefaults() {
 
 // Validate checks the configuration; zero values take the defaults.
 func (c Config) Validate() error {
-	if c.ShardWorkers < 0 || c.PageSize < 0 || c.BatchSize < 0 || c.InFlight < 0 || c.Held < 0 {
+	if c.ShardWorkers < 0 || c.IntentWorkers < 0 || c.PageSize < 0 || c.BatchSize < 0 || c.InFlight < 0 || c.Held < 0 {
 		return errors.New("fanout: shard workers, page size, batch size, in-flight batches and held recipients must not be negative")
 	}
 	c.applyDefaults()
@@ -79,7 +90,7 @@ type Store interface {
 	FailNotification(ctx context.Context, id, reason string, at time.Time) error
 	Audience(ctx context.Context, q store.AudienceQuery) ([]store.Recipient, error)
 	ShardDone(ctx context.Context, notificationID string, shard int, at time.Time) (bool, error)
-	SkipShards(ctx context.Context, notificationID string, keep int, at time.Time) error
+	SoleShardDone(ctx context.Context, notificationID string, at time.Time) (bool, error)
 	CappedEndpoints(ctx context.Context, websiteID, notificationID string, endpointIDs []string, since time.Time, max int) ([]string, error)
 }
 
@@ -152,9 +163,12 @@ func (f *Fanout) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	errs := make(chan error, 2)
 	for topic, h := range map[string]bus.Handler{bus.Intents: f.handleIntent, bus.Shards: f.handleShard} {
-		// Intents as many at once as shard tasks: an automation's message
-		// (one person's) is expanded in its intent's handler.
+		// An automation's message (one person's) is expanded in its
+		// intent's handler: intents go IntentWorkers at once.
 		parallel := f.cfg.ShardWorkers
+		if topic == bus.Intents {
+			parallel = f.cfg.IntentWorkers
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -189,11 +203,13 @@ func (f *Fanout) handleIntent(ctx context.Context, m bus.Message) error {
 	}
 	now := f.now()
 	var waves []time.Time
+	var site *store.Website // read by the dispatch check, for the plan
 	if n.Status == store.StatusQueued {
 		reason, w, err := f.dispatchCheck(ctx, n)
 		if err != nil {
 			return err
 		}
+		site = &w
 		if reason != "" {
 			f.logger.Info("fanout: send failed at dispatch", "notification", n.ID, "reason", reason)
 			if err := f.store.FailNotification(ctx, n.ID, reason, now); err != nil && !errors.Is(err, store.ErrConflict) {
@@ -215,30 +231,42 @@ func (f *Fanout) handleIntent(ctx context.Context, m bus.Message) error {
 	if n.Waves > 0 {
 		return nil // the outbox sweep publishes each wave when due
 	}
-	return f.publishShards(ctx, n)
+	return f.publishShards(ctx, n, site)
 }
 
 // publishShards hands a send's shard tasks to the fan-out nodes. A send
 // to one person's browsers (an automation's message, whose target names
-// the subscriber) has them all in the person's shard (store.ShardOf): the
-// other tasks are marked done at once and that one is expanded here, in
-// the intent's handler, where each of the 64 went through the bus, read
-// its shard (63 to find nobody) and took a ShardDone transaction on the
-// send's row; ten thousand people's messages coming due made 640,000 such
-// tasks. Should it fail, the intent is handled again (StartSending is
-// idempotent for a send already sending), and a shard task the outbox
-// sweep publishes later finds its shard done and nobody in it.
-func (f *Fanout) publishShards(ctx context.Context, n store.Notification) error {
-	p, err := f.plan(ctx, n)
+// the subscriber) has them all in the person's shard (store.ShardOf):
+// that one is expanded here, in the intent's handler, and the send is
+// finished with every task done at once (store.SoleShardDone), where each
+// of the 64 went through the bus, read its shard (63 to find nobody) and
+// took a ShardDone transaction on the send's row; ten thousand people's
+// messages coming due made 640,000 such tasks. Should it fail, the intent
+// is handled again (StartSending is idempotent for a send already
+// sending); the pushes already recorded are not made again.
+//
+// n is the send as StartSending returned it, sending: the shard is
+// expanded from it, not read again. site, when not nil, is its website
+// as the dispatch check read it.
+func (f *Fanout) publishShards(ctx context.Context, n store.Notification, site *store.Website) error {
+	p, err := f.plan(ctx, n, site)
 	if err != nil || p.target.SubscriberID == "" {
 		// An unreadable target fails the send in its shard tasks.
 		return bus.PublishShards(ctx, f.bus, n.ID, nil)
 	}
-	shard := store.ShardOf(p.target.SubscriberID)
-	if err := f.store.SkipShards(ctx, n.ID, shard, f.now()); err != nil {
+	x := expansion{n: n, shard: store.ShardOf(p.target.SubscriberID), plan: p}
+	if err := f.expand(ctx, x); err != nil {
+		return fmt.Errorf("expanding shard %d of %s: %w", x.shard, n.ID, err)
+	}
+	finished, err := f.store.SoleShardDone(ctx, n.ID, f.now())
+	if err != nil {
 		return err
 	}
-	return f.shard(ctx, bus.ShardTask{NotificationID: n.ID, Shard: shard})
+	if finished {
+		f.finished.Inc()
+		f.logger.Info("send finished", "notification", n.ID)
+	}
+	return nil
 }
 
 // waveDues returns the due moments of a send's waves when it goes out in
@@ -291,8 +319,8 @@ func (f *Fanout) dispatchCheck(ctx context.Context, n store.Notification) (strin
 
 // plan returns the send's compiled target and the frequency cap that
 // applies to it, cached per notification. Only a non-transactional send
-// reads the website for its cap.
-func (f *Fanout) plan(ctx context.Context, n store.Notification) (*sendPlan, error) {
+// reads the website for its cap, unless site is the website already.
+func (f *Fanout) plan(ctx context.Context, n store.Notification, site *store.Website) (*sendPlan, error) {
 	f.mu.Lock()
 	p, ok := f.plans[n.ID]
 	f.mu.Unlock()
@@ -305,8 +333,10 @@ func (f *Fanout) plan(ctx context.Context, n store.Notification) (*sendPlan, err
 		return nil, err
 	}
 	if !n.Transactional || n.Waves > 0 {
-		w, err := f.store.Website(ctx, n.WebsiteID)
-		if err != nil {
+		var w store.Website
+		if site != nil && site.ID == n.WebsiteID {
+			w = *site
+		} else if w, err = f.store.Website(ctx, n.WebsiteID); err != nil {
 			return nil, fmt.Errorf("loading website: %w", err)
 		}
 		if !n.Transactional {
@@ -352,7 +382,13 @@ func (f *Fanout) shard(ctx context.Context, task bus.ShardTask) error {
 	if n.Status != store.StatusSending {
 		return nil
 	}
-	p, err := f.plan(ctx, n)
+	return f.expandShard(ctx, n, task)
+}
+
+// expandShard expands one shard task of n, a send that is sending, and
+// marks it done.
+func (f *Fanout) expandShard(ctx context.Context, n store.Notification, task bus.ShardTask) error {
+	p, err := f.plan(ctx, n, nil)
 	if errors.Is(err, audience.ErrSegmentMissing) {
 		f.logger.Info("fanout: segment deleted while sending", "notification", n.ID, "err", err)
 		return f.store.FailNotification(ctx, n.ID, "segment_missing", f.now())
@@ -464,6 +500,11 @@ func (f *Fanout) expand(ctx context.Context, x expansion) error {
 		slots    = make(chan struct{}, f.cfg.InFlight)
 		pageSize = int64(f.cfg.PageSize)
 	)
+	if a.SubscriberID != "" {
+		// One person's browsers: a small page takes a small share of
+		// the budget, so that many such sends read at once.
+		pageSize = min(pageSize, onePersonPage)
+	}
 	fail := func(err error) {
 		errOnce.Do(func() { firstErr = err; cancel() })
 	}
@@ -512,7 +553,7 @@ func (f *Fanout) expand(ctx context.Context, x expansion) error {
 				break
 			}
 		}
-		page, err := f.store.Audience(ctx, a.Query(shard, after, f.cfg.PageSize))
+		page, err := f.store.Audience(ctx, a.Query(shard, after, int(pageSize)))
 		if err != nil {
 			f.held.Release(pageSize)
 			fail(fmt.Errorf("reading audience: %w", err))
@@ -531,7 +572,7 @@ func (f *Fanout) expand(ctx context.Context, x expansion) error {
 			}
 		}
 		f.held.Release(pageSize - int64(kept))
-		if len(page) < f.cfg.PageSize {
+		if len(page) < int(pageSize) {
 			break
 		}
 		after = page[len(page)-1].Endpoint.ID
@@ -549,6 +590,11 @@ func (f *Fanout) expand(ctx context.Context, x expansion) error {
 	}
 	return ctx.Err()
 }
+
+// onePersonPage is the page of a one-person send's audience walk: a
+// person has a few browsers, and a page of PageSize (2000) took a quarter
+// of the node's budget (Held) for as long as it was read.
+const onePersonPage = 50
 
 // uncapped returns the recipients of a batch that the frequency cap lets
 // through: those whose browser has not had c.Max pushes from the website's

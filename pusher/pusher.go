@@ -114,6 +114,13 @@ type Store interface {
 	RecordResults(ctx context.Context, notificationID string, results []store.PushResult) error
 }
 
+// AllResultsRecorder is a Store that records several sends' results in
+// one transaction (store.Delivery's RecordAllResults); the recorder uses
+// it when a write has more than one send's outcomes.
+type AllResultsRecorder interface {
+	RecordAllResults(ctx context.Context, bySend map[string][]store.PushResult) (unknown []string, err error)
+}
+
 // Pusher delivers batches. Safe for concurrent use.
 type Pusher struct {
 	cfg       Config
@@ -479,6 +486,20 @@ func (p *Pusher) record(ctx context.Context, gathered []outcome) {
 		err = fmt.Errorf("recording push events: %w", err)
 		for id := range bySend {
 			errs[id] = err
+		}
+	} else if all, ok := p.store.(AllResultsRecorder); ok && len(bySend) > 1 {
+		// The sends' results in one transaction: many one-person sends'
+		// outcomes come in together, where a transaction each was a
+		// commit each.
+		unknown, err := all.RecordAllResults(ctx, bySend)
+		if err != nil {
+			err = fmt.Errorf("recording push results: %w", err)
+			for id := range bySend {
+				errs[id] = err
+			}
+		}
+		for _, id := range unknown {
+			errs[id] = fmt.Errorf("recording push results: %w", store.ErrNotFound)
 		}
 	} else {
 		for id, results := range bySend {

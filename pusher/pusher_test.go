@@ -329,6 +329,69 @@ func TestBatchesShareWrites(t *testing.T) {
 	}
 }
 
+// allCountingStore counts the writes of push results, of one send or of
+// several (RecordAllResults).
+type allCountingStore struct {
+	*storesqlite.Store
+	mu            sync.Mutex
+	writes, sends int
+}
+
+func (c *allCountingStore) RecordResults(ctx context.Context, id string, results []store.PushResult) error {
+	c.mu.Lock()
+	c.writes++
+	c.sends++
+	c.mu.Unlock()
+	return c.Store.RecordResults(ctx, id, results)
+}
+
+func (c *allCountingStore) RecordAllResults(ctx context.Context, bySend map[string][]store.PushResult) ([]string, error) {
+	c.mu.Lock()
+	c.writes++
+	c.sends += len(bySend)
+	c.mu.Unlock()
+	return c.Store.RecordAllResults(ctx, bySend)
+}
+
+// The outcomes of many one-person sends going out together are recorded
+// in one write for all of them (RecordAllResults), each send counted.
+func TestSendsShareWrites(t *testing.T) {
+	r := newRig(t, Config{RecordEvery: 10, RecordAfter: time.Hour})
+	cs := &allCountingStore{Store: r.st}
+	r.p.store = cs
+	var batches []Batch
+	for range 10 {
+		n := store.Notification{ID: uuid.NewString(), WebsiteID: r.site.ID, Status: store.StatusSending,
+			Title: "Hi", Content: r.n.Content, CreatedAt: time.Now()}
+		if err := r.st.CreateNotification(context.Background(), &n); err != nil {
+			t.Fatal(err)
+		}
+		_, rc := r.browser(webpushtest.Behavior{})
+		batches = append(batches, Batch{NotificationID: n.ID, WebsiteID: r.site.ID, Recipients: []store.Recipient{rc}})
+	}
+	var wg sync.WaitGroup
+	for _, b := range batches {
+		wg.Go(func() {
+			if err := r.p.Push(context.Background(), b); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	for _, b := range batches {
+		n, err := r.st.NotificationByID(context.Background(), b.NotificationID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := (store.Counters{Recipients: 1, Processed: 1, Sent: 1}); n.Counters != want {
+			t.Fatalf("%s: counters %+v, want %+v", n.ID, n.Counters, want)
+		}
+	}
+	if cs.writes != 1 || cs.sends != 10 {
+		t.Fatalf("%d writes for 10 sends' batches going out together (%d sends), want 1", cs.writes, cs.sends)
+	}
+}
+
 // Close fails the batches whose outcomes it did not record, so that they
 // are pushed again, and does not hang.
 func TestCloseFailsUnrecordedBatches(t *testing.T) {

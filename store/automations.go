@@ -115,6 +115,12 @@ type Fire struct {
 	At           time.Time
 }
 
+// TimerFire is one claimed timer and what to do with it (FireTimers).
+type TimerFire struct {
+	Timer Timer
+	Fire  Fire
+}
+
 // Automations holds automations and the engine's durable state: runs,
 // timers claimed under leases, and the ledger of what each fired timer did.
 type Automations interface {
@@ -174,6 +180,12 @@ type Automations interface {
 	// caps are counted one message of a person at a time: two capped
 	// messages of one person fired at once on two nodes count each other.
 	FireTimer(ctx context.Context, t Timer, f Fire) (outcome string, err error)
+	// FireTimers does claimed timers' items as FireTimer does each, the
+	// uncapped ones together in one transaction (a capped one counts the
+	// person's ledger under a lock, in a transaction of its own): the
+	// timers' deletes, their ledger rows and their notifications commit
+	// all or none. It returns each timer's outcome, in order.
+	FireTimers(ctx context.Context, fires []TimerFire) (outcomes []string, err error)
 	SegmentMembers
 	// PendingTriggers lists up to limit triggers that a registration or
 	// an import recorded in its own transaction (a new browser, a topic

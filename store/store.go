@@ -508,6 +508,10 @@ type Notifications interface {
 	LargestSend(ctx context.Context, websiteID string) (int64, error)
 	// MarkPublished records that the send intent reached the bus.
 	MarkPublished(ctx context.Context, id string, at time.Time) error
+	// MarkAllPublished is MarkPublished of many sends in one statement
+	// (the automations' messages, published by the engine's pool); an
+	// unknown id is passed over.
+	MarkAllPublished(ctx context.Context, ids []string, at time.Time) error
 	// Unpublished lists queued sends whose intent never reached the bus and
 	// were created before the given time (the outbox sweep re-drives them).
 	Unpublished(ctx context.Context, before time.Time, limit int) ([]Notification, error)
@@ -562,6 +566,13 @@ type Delivery interface {
 	// removes pruned endpoints, recording their removals (Stats), all in one
 	// transaction.
 	RecordResults(ctx context.Context, notificationID string, results []PushResult) error
+	// RecordAllResults is RecordResults of several sends' batches in one
+	// transaction (a pusher's recorder gathers the outcomes of many
+	// one-person sends at once): each send's results are stored and
+	// counted as RecordResults does, all or none. It returns the ids of
+	// the sends that are not known (RecordResults' ErrNotFound), whose
+	// results are left out.
+	RecordAllResults(ctx context.Context, bySend map[string][]PushResult) (unknown []string, err error)
 	// ShardDone marks one shard task of a send expanded and delivered; when
 	// every task is done the send becomes sent. A send in waves has
 	// Waves*Shards tasks, task w*Shards+s being shard s of wave w; any
@@ -574,6 +585,15 @@ type Delivery interface {
 	// other tasks would each find nobody. Tasks already done are left as
 	// they are; a send in waves is an error.
 	SkipShards(ctx context.Context, notificationID string, keep int, at time.Time) error
+	// SoleShardDone marks every shard task of a sending send without
+	// waves done at once and finishes it, as the last ShardDone does (its
+	// notification.sent event included), in one transaction: a send to
+	// one person's browsers, whose one shard fan-out expanded in the
+	// intent's handler (what SkipShards and that shard's ShardDone did in
+	// two, with a row per task). It reports whether this call finished
+	// it: false for a send finished already or not sending; a send in
+	// waves is an error, an unknown one ErrNotFound.
+	SoleShardDone(ctx context.Context, notificationID string, at time.Time) (finished bool, err error)
 	// CappedEndpoints returns, in input order, those of endpointIDs that
 	// already have at least max results with outcome sent of the website's
 	// other non-transactional notifications started (started_at) at or

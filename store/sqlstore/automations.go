@@ -313,6 +313,117 @@ func (s *Store) FireTimer(ctx context.Context, t store.Timer, f store.Fire) (str
 	return outcome, nil
 }
 
+// FireTimers does claimed timers' items as FireTimer does each. The
+// uncapped ones go together in one transaction, a statement each for
+// what FireTimer writes one row at a time: one DELETE of the timers,
+// returning those still there (the claims that count, as FireTimer's
+// DELETE), one INSERT of their ledger rows ON CONFLICT DO NOTHING,
+// returning those written, and one INSERT of the notifications of those
+// sent (rowsPerInsert rows a statement). A capped one goes through
+// FireTimer, in its own transaction: it locks the person's run row before
+// the timer. A timer named twice is done once; its second entry's outcome
+// is "".
+//
+// Each statement locks its timers or ledger keys in whatever order the
+// engine reads them, so a concurrent delete of several of them (a stop,
+// a restart) may deadlock with it on PostgreSQL: the engine then fires
+// the batch one timer at a time.
+func (s *Store) FireTimers(ctx context.Context, fires []store.TimerFire) ([]string, error) {
+	outcomes := make([]string, len(fires))
+	type key struct {
+		run  string
+		item int
+	}
+	var batch []int // fires' indexes, each key once
+	seen := make(map[key]bool, len(fires))
+	for i, f := range fires {
+		k := key{f.Timer.RunID, f.Timer.Item}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		if f.Fire.Notification != nil && (f.Fire.Caps.PerDay > 0 || f.Fire.Caps.PerWeek > 0) {
+			o, err := s.FireTimer(ctx, f.Timer, f.Fire)
+			if err != nil {
+				return outcomes, err
+			}
+			outcomes[i] = o
+			continue
+		}
+		batch = append(batch, i)
+	}
+	if len(batch) == 0 {
+		return outcomes, nil
+	}
+	batchOutcomes := make([]string, len(batch))
+	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
+		clear(batchOutcomes)
+		deleted := make(map[key]bool, len(batch))
+		for chunk := range slices.Chunk(batch, rowsPerInsert) {
+			args := make([]any, 0, 2*len(chunk))
+			for _, i := range chunk {
+				args = append(args, fires[i].Timer.RunID, fires[i].Timer.Item)
+			}
+			rows, err := tx.Query(ctx, `DELETE FROM timers WHERE (run_id, item) IN (VALUES `+
+				valuesList(len(chunk), 2, map[int]string{1: "INTEGER"})+`) RETURNING run_id, item`, args...)
+			keys, err := CollectRows(rows, err, func(k *key) []any { return []any{&k.run, &k.item} })
+			if err != nil {
+				return err
+			}
+			for _, k := range keys {
+				deleted[k] = true
+			}
+		}
+		var todo []int // batch's indexes of the timers deleted
+		for j, i := range batch {
+			if deleted[key{fires[i].Timer.RunID, fires[i].Timer.Item}] {
+				todo = append(todo, j)
+			}
+		}
+		written := make(map[key]bool, len(todo))
+		for chunk := range slices.Chunk(todo, rowsPerInsert) {
+			args := make([]any, 0, 7*len(chunk))
+			for _, j := range chunk {
+				t, f := fires[batch[j]].Timer, fires[batch[j]].Fire
+				outcome, notificationID := store.LedgerSkipped, any(nil)
+				if f.Notification != nil {
+					outcome, notificationID = store.LedgerSent, f.Notification.ID
+				}
+				args = append(args, t.RunID, t.Item, nullString(t.AutomationID), t.SubscriberID, notificationID, outcome, s.time(f.At))
+			}
+			rows, err := tx.Query(ctx, `INSERT INTO ledger (run_id, item, automation_id, subscriber_id, notification_id, outcome, at)
+				VALUES `+valuesList(len(chunk), 7, nil)+` ON CONFLICT (run_id, item) DO NOTHING RETURNING run_id, item`, args...)
+			keys, err := CollectRows(rows, err, func(k *key) []any { return []any{&k.run, &k.item} })
+			if err != nil {
+				return err
+			}
+			for _, k := range keys {
+				written[k] = true
+			}
+		}
+		var ns []*store.Notification
+		for _, j := range todo {
+			tf := fires[batch[j]]
+			if !written[key{tf.Timer.RunID, tf.Timer.Item}] {
+				continue
+			}
+			batchOutcomes[j] = store.LedgerSkipped
+			if tf.Fire.Notification != nil {
+				batchOutcomes[j] = store.LedgerSent
+				ns = append(ns, tf.Fire.Notification)
+			}
+		}
+		return s.insertNotifications(ctx, tx, ns)
+	})
+	if err != nil {
+		return outcomes, fmt.Errorf("firing timers: %w", s.mapErr(err))
+	}
+	for j, i := range batch {
+		outcomes[i] = batchOutcomes[j]
+	}
+	return outcomes, nil
+}
+
 // lockCappedPerson serializes the capped messages of one person and
 // automation: it locks their automation_runs row, which TriggerAutomation
 // locks too, before the timer (the documented lock order: a run's row,

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"time"
@@ -109,6 +110,57 @@ func (s *Store) RecordResults(ctx context.Context, notificationID string, result
 		return fmt.Errorf("recording results: %w", err)
 	}
 	return nil
+}
+
+// RecordAllResults stores several sends' results in one transaction, the
+// sends in id order (and each one's results in endpoint order, as
+// RecordResults), so that two concurrent calls lock the notifications'
+// rows and the deliveries' keys in the same order; the endpoints pruned
+// are deleted once, at the end.
+func (s *Store) RecordAllResults(ctx context.Context, bySend map[string][]store.PushResult) ([]string, error) {
+	ids := slices.Sorted(maps.Keys(bySend))
+	firsts := make([][]store.PushResult, len(ids))
+	for i, id := range ids {
+		rs, err := store.FirstResults(bySend[id])
+		if err != nil {
+			return nil, fmt.Errorf("recording results: %w", err)
+		}
+		firsts[i] = rs
+	}
+	record := s.d.RecordResults
+	if record == nil {
+		record = s.recordResultsByOutcome
+	}
+	at := time.Now()
+	var unknown []string
+	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
+		unknown = unknown[:0]
+		var pruned []string
+		for i, id := range ids {
+			if len(firsts[i]) == 0 {
+				continue
+			}
+			found, err := record(ctx, tx, id, firsts[i], at)
+			if err != nil {
+				return err
+			}
+			if !found {
+				unknown = append(unknown, id)
+				continue
+			}
+			for _, r := range firsts[i] {
+				if r.Outcome == store.OutcomePruned {
+					pruned = append(pruned, r.EndpointID)
+				}
+			}
+		}
+		slices.Sort(pruned)
+		return s.pruneEndpoints(ctx, tx, slices.Compact(pruned), at)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("recording results: %w", err)
+	}
+	return unknown, nil
 }
 
 // RecordResultsFunc stores a batch of results in tx (rs: one per
@@ -219,6 +271,47 @@ func (s *Store) SkipShards(ctx context.Context, notificationID string, keep int,
 		return fmt.Errorf("skipping shards: %w", s.mapErr(err))
 	}
 	return nil
+}
+
+// SoleShardDone finishes a one-person send: one conditional UPDATE (still
+// sending, without waves) sets every shard counted and the status sent,
+// returning the counters the notification.sent event carries, and adds
+// that event (addEvent) when it changed the row; of concurrent calls
+// exactly one does. The shard tasks get no notification_shards rows: a
+// one-person send publishes none (fan-out expands its shard in the
+// intent's handler), and a stray ShardDone of a finished send changes
+// nothing that shows.
+func (s *Store) SoleShardDone(ctx context.Context, notificationID string, at time.Time) (bool, error) {
+	t := nowOr(at)
+	var finished bool
+	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
+		finished = false
+		var websiteID string
+		d := store.NotificationSent{NotificationID: notificationID}
+		err := tx.QueryRow(ctx, `UPDATE notifications SET shards_done = $3, status = 'sent', finished_at = $2
+			WHERE id = $1 AND status = 'sending' AND waves = 0
+			RETURNING website_id, recipients, sent, failed, pruned`, notificationID, s.time(t), store.Shards).
+			Scan(&websiteID, &d.Recipients, &d.Sent, &d.Failed, &d.Pruned)
+		if errors.Is(err, sql.ErrNoRows) {
+			var waves int
+			if err := tx.QueryRow(ctx, `SELECT waves FROM notifications WHERE id = $1`, notificationID).Scan(&waves); err != nil {
+				return err
+			}
+			if waves > 0 {
+				return errors.New("a send in waves has every shard in each wave")
+			}
+			return nil // finished already, or not sending
+		}
+		if err != nil {
+			return err
+		}
+		finished = true
+		return s.addEvent(ctx, tx, websiteID, store.EventNotificationSent, d, t)
+	})
+	if err != nil {
+		return false, fmt.Errorf("finishing a one-person send: %w", s.mapErr(err))
+	}
+	return finished, nil
 }
 
 // ShardDone marks one shard of a send done. The call that completes the last

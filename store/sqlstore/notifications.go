@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -63,23 +64,98 @@ func (s *Store) CreateNotification(ctx context.Context, n *store.Notification) e
 // its segment links, and sets n.Seq.
 func (s *Store) insertNotification(ctx context.Context, tx Conn, n *store.Notification) error {
 	var seq int64
-	if err := tx.QueryRow(ctx, `INSERT INTO notifications (id, website_id, status, title, body, content,
-			target, target_summary, send_body, transactional, ab, automation, created_at, scheduled_at, started_at,
-			finished_at, published_at, error, recipients, processed, sent, delivered, failed, pruned, clicked,
-			conversions, revenue, search, test, automation_id, journey_id, journey_step)
+	if err := tx.QueryRow(ctx, `INSERT INTO notifications (`+notificationInsertCols+`)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
 				$21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32)
-			RETURNING seq`,
-		n.ID, n.WebsiteID, n.Status, n.Title, n.Body, nullBytes(n.Content), nullBytes(n.Target),
-		n.TargetSummary, nullBytes(n.SendBody), n.Transactional, n.AB, n.Automation, s.time(n.CreatedAt),
-		s.timePtr(n.ScheduledAt), s.timePtr(n.StartedAt), s.timePtr(n.FinishedAt), s.timePtr(n.PublishedAt),
-		n.Error, n.Recipients, n.Processed, n.Sent, n.Delivered, n.Failed, n.Pruned, n.Clicked, n.Conversions,
-		n.Revenue, store.SearchText(n.Title, n.Body), n.Test, nullString(n.AutomationID),
-		nullString(n.JourneyID), nullString(n.JourneyStep)).Scan(&seq); err != nil {
+			RETURNING seq`, s.notificationArgs(n)...).Scan(&seq); err != nil {
 		return err
 	}
 	n.Seq = seq
 	return s.addNotificationSegments(ctx, tx, n)
+}
+
+// notificationInsertCols are the columns a new notification is stored
+// with, in notificationArgs' order.
+const notificationInsertCols = `id, website_id, status, title, body, content,
+	target, target_summary, send_body, transactional, ab, automation, created_at, scheduled_at, started_at,
+	finished_at, published_at, error, recipients, processed, sent, delivered, failed, pruned, clicked,
+	conversions, revenue, search, test, automation_id, journey_id, journey_step`
+
+// notificationArgs are n's values of notificationInsertCols.
+func (s *Store) notificationArgs(n *store.Notification) []any {
+	return []any{n.ID, n.WebsiteID, n.Status, n.Title, n.Body, nullBytes(n.Content), nullBytes(n.Target),
+		n.TargetSummary, nullBytes(n.SendBody), n.Transactional, n.AB, n.Automation, s.time(n.CreatedAt),
+		s.timePtr(n.ScheduledAt), s.timePtr(n.StartedAt), s.timePtr(n.FinishedAt), s.timePtr(n.PublishedAt),
+		n.Error, n.Recipients, n.Processed, n.Sent, n.Delivered, n.Failed, n.Pruned, n.Clicked, n.Conversions,
+		n.Revenue, store.SearchText(n.Title, n.Body), n.Test, nullString(n.AutomationID),
+		nullString(n.JourneyID), nullString(n.JourneyStep)}
+}
+
+// insertNotifications stores new notifications in tx with multi-row
+// INSERTs (rowsPerInsert a statement), and sets each one's Seq.
+func (s *Store) insertNotifications(ctx context.Context, tx Conn, ns []*store.Notification) error {
+	for chunk := range slices.Chunk(ns, rowsPerInsert) {
+		args := make([]any, 0, len(chunk)*32)
+		for _, n := range chunk {
+			args = append(args, s.notificationArgs(n)...)
+		}
+		rows, err := tx.Query(ctx, `INSERT INTO notifications (`+notificationInsertCols+`) VALUES `+
+			valuesList(len(chunk), 32, nil)+` RETURNING id, seq`, args...)
+		type idSeq struct {
+			id  string
+			seq int64
+		}
+		got, err := CollectRows(rows, err, func(r *idSeq) []any { return []any{&r.id, &r.seq} })
+		if err != nil {
+			return err
+		}
+		seqs := make(map[string]int64, len(got))
+		for _, r := range got {
+			seqs[r.id] = r.seq
+		}
+		for _, n := range chunk {
+			seq, ok := seqs[n.ID]
+			if !ok {
+				return fmt.Errorf("notification %s: no seq returned", n.ID)
+			}
+			n.Seq = seq
+			if err := s.addNotificationSegments(ctx, tx, n); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// rowsPerInsert bounds the rows of one multi-row statement, so that its
+// arguments stay far below either engine's limit (SQLite's 32,766).
+const rowsPerInsert = 200
+
+// valuesList is the VALUES rows of a multi-row statement: rows rows of
+// cols placeholders each, numbered from $1; casts, when not nil, wraps a
+// column's placeholder (CAST(… AS INTEGER) for a type PostgreSQL would
+// not infer).
+func valuesList(rows, cols int, casts map[int]string) string {
+	var b strings.Builder
+	b.Grow(rows * cols * 6)
+	for r := range rows {
+		if r > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteByte('(')
+		for c := range cols {
+			if c > 0 {
+				b.WriteString(", ")
+			}
+			p := "$" + strconv.Itoa(r*cols+c+1)
+			if t, ok := casts[c]; ok {
+				p = "CAST(" + p + " AS " + t + ")"
+			}
+			b.WriteString(p)
+		}
+		b.WriteByte(')')
+	}
+	return b.String()
 }
 
 // addNotificationSegments links n to its saved segments, each once.
@@ -240,6 +316,19 @@ func (s *Store) MarkPublished(ctx context.Context, id string, at time.Time) erro
 	if err := affected(s.db.Write().Exec(ctx, `UPDATE notifications SET published_at = $1 WHERE id = $2`,
 		s.now(at), id)); err != nil {
 		return fmt.Errorf("marking notification published: %w", err)
+	}
+	return nil
+}
+
+// MarkAllPublished records the intents of many sends published, with one
+// UPDATE.
+func (s *Store) MarkAllPublished(ctx context.Context, ids []string, at time.Time) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	if _, err := s.db.Write().Exec(ctx, `UPDATE notifications SET published_at = $1 WHERE `+s.d.In("id", "$2"),
+		s.now(at), s.d.List(ids)); err != nil {
+		return fmt.Errorf("marking notifications published: %w", err)
 	}
 	return nil
 }

@@ -17,6 +17,7 @@ var automationCases = []testCase{
 	{"CRUD", testAutomationCRUD},
 	{"TriggerRestart", testAutomationTrigger},
 	{"ClaimAndFire", testAutomationClaimFire},
+	{"FireTimers", testAutomationFireTimers},
 	{"Stop", testAutomationStop},
 	{"Caps", testAutomationCaps},
 	{"CapsConcurrent", testAutomationCapsConcurrent},
@@ -212,6 +213,88 @@ func testAutomationClaimFire(t *testing.T, s store.Store) {
 	}
 	if _, ok, _ := s.NextTimerDue(ctx); ok {
 		t.Fatal("a timer is left")
+	}
+}
+
+// testAutomationFireTimers: a batch fires each timer as FireTimer would,
+// in one transaction: sent (notification stored, with its seq), skipped,
+// capped (through FireTimer), a timer gone meanwhile and one named twice
+// doing nothing; a failed batch stores nothing; a redo of the batch
+// nothing more.
+func testAutomationFireTimers(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	a := newAutomation(t, s, w.Website.ID, at(0))
+	var people []string
+	for range 4 {
+		p := subscribe(t, s, subscription(w.Website.ID))
+		trigger(t, s, a, p.SubscriberID, true, at(0))
+		people = append(people, p.SubscriberID)
+	}
+	timers, err := s.ClaimTimers(ctx, at(time.Minute), time.Minute, 10)
+	noErr(t, "ClaimTimers", err)
+	if len(timers) != 4 {
+		t.Fatalf("claimed %d timers, want 4", len(timers))
+	}
+	// The fourth person's run was stopped after the claim.
+	stop := slices.IndexFunc(timers, func(tm store.Timer) bool { return tm.SubscriberID == people[3] })
+	if _, err := s.StopAutomations(ctx, w.Website.ID, people[3], []string{a.ID}, at(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	fires := make([]store.TimerFire, 0, 5)
+	var ns []*store.Notification
+	for i, tm := range timers {
+		f := store.Fire{At: at(2 * time.Minute)}
+		if i != 1 { // the second is skipped
+			n := notification(w.Website.ID)
+			n.Automation, n.AutomationID, n.SendBody = true, a.ID, nil
+			n.Target = []byte(`{"subscriberId":"` + tm.SubscriberID + `"}`)
+			f.Notification = &n
+			ns = append(ns, &n)
+		}
+		if i == 2 {
+			f.Caps = store.AutomationCaps{PerDay: 5}
+		}
+		fires = append(fires, store.TimerFire{Timer: tm, Fire: f})
+	}
+	fires = append(fires, fires[0]) // named twice
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := s.FireTimers(cancelled, fires); err == nil {
+		t.Fatal("FireTimers with a cancelled context succeeded")
+	}
+	for _, n := range ns {
+		if _, err := s.NotificationByID(ctx, n.ID); err == nil {
+			t.Fatal("a failed FireTimers stored a notification")
+		}
+	}
+	outcomes, err := s.FireTimers(ctx, fires)
+	noErr(t, "FireTimers", err)
+	want := []string{store.LedgerSent, store.LedgerSkipped, store.LedgerSent, store.LedgerSent, ""}
+	want[stop] = ""
+	if !slices.Equal(outcomes, want) {
+		t.Fatalf("outcomes %q, want %q", outcomes, want)
+	}
+	for i, f := range fires[:4] {
+		if f.Fire.Notification == nil {
+			continue
+		}
+		got, err := s.NotificationByID(ctx, f.Fire.Notification.ID)
+		if i == stop {
+			if err == nil {
+				t.Fatal("a stopped timer's notification was stored")
+			}
+			continue
+		}
+		noErr(t, "NotificationByID", err)
+		if got.Seq == 0 || got.Seq != f.Fire.Notification.Seq || got.AutomationID != a.ID || !got.Automation {
+			t.Fatalf("stored %+v, seq set %d", got, f.Fire.Notification.Seq)
+		}
+	}
+	again, err := s.FireTimers(ctx, fires[:4])
+	noErr(t, "FireTimers(again)", err)
+	if !slices.Equal(again, []string{"", "", "", ""}) {
+		t.Fatalf("a redo's outcomes %q", again)
 	}
 }
 

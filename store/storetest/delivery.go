@@ -18,6 +18,7 @@ var deliveryCases = []testCase{
 	{"RecordResultsConcurrentReplays", testRecordResultsConcurrent},
 	{"RecordResultsPrunes", testRecordResultsPrunes},
 	{"RecordResultsErrors", testRecordResultsErrors},
+	{"RecordAllResults", testRecordAllResults},
 	{"ShardDone", testShardDone},
 	{"ShardDoneConcurrent", testShardDoneConcurrent},
 	{"ShardDoneBeforeSending", testShardDoneBeforeSending},
@@ -220,6 +221,53 @@ func testRecordResultsPrunes(t *testing.T, s store.Store) {
 	if !again.Created || again.EndpointID == l.EndpointID || again.SubscriberID != l.SubscriberID {
 		t.Fatalf("re-subscription after pruning = %+v", again)
 	}
+}
+
+// testRecordAllResults: several sends' results in one call are each
+// stored and counted as RecordResults does (a replay counts nothing, the
+// pruned endpoint is deleted); an unknown send is returned and its
+// results, a pruned endpoint included, left out; a refused outcome keeps
+// nothing of any send.
+func testRecordAllResults(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	a := create(t, s, notification(w.Website.ID))
+	b := create(t, s, notification(w.Website.ID))
+	e := endpoints(t, s, w.Website.ID, 5)
+	ghost := uuid.NewString()
+	in := map[string][]store.PushResult{
+		a.ID:  {{EndpointID: e[0], Outcome: store.OutcomeSent}, {EndpointID: e[1], Outcome: store.OutcomePruned}},
+		b.ID:  {{EndpointID: e[2], Outcome: store.OutcomeFailed}, {EndpointID: e[2], Outcome: store.OutcomeSent}},
+		ghost: {{EndpointID: e[3], Outcome: store.OutcomePruned}},
+	}
+	unknown, err := s.RecordAllResults(ctx, in)
+	noErr(t, "RecordAllResults", err)
+	same(t, "unknown sends", unknown, []string{ghost})
+	same(t, "a's counters", counters(t, s, a.ID), store.Counters{Recipients: 2, Processed: 2, Sent: 1, Pruned: 1})
+	same(t, "b's counters", counters(t, s, b.ID), store.Counters{Recipients: 1, Processed: 1, Failed: 1})
+	_, err = s.Endpoint(ctx, w.Website.ID, e[1])
+	wantErr(t, "Endpoint(pruned)", err, store.ErrNotFound)
+	if _, err := s.Endpoint(ctx, w.Website.ID, e[3]); err != nil {
+		t.Fatalf("an unknown send's pruned endpoint was deleted: %v", err)
+	}
+	// A replay counts nothing.
+	unknown, err = s.RecordAllResults(ctx, map[string][]store.PushResult{a.ID: in[a.ID], b.ID: in[b.ID]})
+	noErr(t, "RecordAllResults(replay)", err)
+	same(t, "unknown after replay", len(unknown), 0)
+	same(t, "a's counters after replay", counters(t, s, a.ID), store.Counters{Recipients: 2, Processed: 2, Sent: 1, Pruned: 1})
+	same(t, "b's counters after replay", counters(t, s, b.ID), store.Counters{Recipients: 1, Processed: 1, Failed: 1})
+	// One refused outcome keeps nothing of either send.
+	_, err = s.RecordAllResults(ctx, map[string][]store.PushResult{
+		a.ID: {{EndpointID: e[4], Outcome: store.OutcomeSent}},
+		b.ID: {{EndpointID: e[4], Outcome: "exploded"}},
+	})
+	if err == nil {
+		t.Fatal("RecordAllResults with an unknown outcome succeeded")
+	}
+	same(t, "a's counters after a refused call", counters(t, s, a.ID), store.Counters{Recipients: 2, Processed: 2, Sent: 1, Pruned: 1})
+	got, err := s.Undelivered(ctx, a.ID, []string{e[4]})
+	noErr(t, "Undelivered", err)
+	same(t, "undelivered after a refused call", got, []string{e[4]})
 }
 
 func testRecordResultsErrors(t *testing.T, s store.Store) {

@@ -285,9 +285,15 @@ func testOutbox(t *testing.T, s store.Store) {
 	if p := getNotification(t, s, b.ID).PublishedAt; p == nil || !p.Equal(at(2*time.Minute)) {
 		t.Fatalf("PublishedAt = %v, want %v", p, at(2*time.Minute))
 	}
-	noErr(t, "MarkPublished", s.MarkPublished(ctx, a.ID, at(2*time.Minute)))
-	noErr(t, "MarkPublished", s.MarkPublished(ctx, c.ID, at(2*time.Minute)))
+	// MarkAllPublished: several at once, an unknown id passed over.
+	noErr(t, "MarkAllPublished", s.MarkAllPublished(ctx, []string{a.ID, uuid.NewString(), c.ID}, at(3*time.Minute)))
 	f(100)
+	for _, id := range []string{a.ID, c.ID} {
+		if p := getNotification(t, s, id).PublishedAt; p == nil || !p.Equal(at(3*time.Minute)) {
+			t.Fatalf("PublishedAt = %v, want %v", p, at(3*time.Minute))
+		}
+	}
+	noErr(t, "MarkAllPublished(none)", s.MarkAllPublished(ctx, nil, at(3*time.Minute)))
 	wantErr(t, "MarkPublished(unknown)", s.MarkPublished(ctx, uuid.NewString(), t0), store.ErrNotFound)
 }
 

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ var waveCases = []testCase{
 	{"DueWavesConcurrent", testDueWavesConcurrent},
 	{"ShardDoneInWaves", testShardDoneInWaves},
 	{"SkipShards", testSkipShards},
+	{"SoleShardDone", testSoleShardDone},
 	{"SetABWinner", testSetABWinner},
 	{"AudienceZones", testAudienceZones},
 	{"LearnActivity", testLearnActivity},
@@ -185,6 +187,51 @@ func testSkipShards(t *testing.T, s store.Store) {
 		if finished, err := s.ShardDone(ctx, other.ID, shard, at(time.Hour)); err != nil || finished {
 			t.Fatalf("ShardDone(%d) after a refused skip: %v %v", shard, finished, err)
 		}
+	}
+}
+
+// testSoleShardDone: a one-person send is finished by one call, with its
+// notification.sent event carrying its counters; a second call, a send
+// not sending and a stray ShardDone after it change nothing; a send in
+// waves is refused, an unknown one not found.
+func testSoleShardDone(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := listenedWebsite(t, s)
+	p := subscribe(t, s, subscription(w.Website.ID))
+	n := inWaves(t, s, w.Website.ID)
+	noErr(t, "RecordResults", s.RecordResults(ctx, n.ID, []store.PushResult{{EndpointID: p.EndpointID, Outcome: store.OutcomeSent}}))
+	mark := lastSeq(t, s)
+	finished, err := s.SoleShardDone(ctx, n.ID, at(2*time.Hour))
+	noErr(t, "SoleShardDone", err)
+	got := getNotification(t, s, n.ID)
+	if !finished || got.Status != store.StatusSent || got.FinishedAt == nil || !got.FinishedAt.Equal(at(2*time.Hour)) {
+		t.Fatalf("finished %v, status %s, finished at %v", finished, got.Status, got.FinishedAt)
+	}
+	wantSentEvent(t, s, "sole shard done", mark, w.Website.ID, sentData(n.ID, 1, 1, 0, 0), at(2*time.Hour))
+	mark = lastSeq(t, s)
+	if finished, err := s.SoleShardDone(ctx, n.ID, at(3*time.Hour)); err != nil || finished {
+		t.Fatalf("again: finished %v, %v", finished, err)
+	}
+	if finished, err := s.ShardDone(ctx, n.ID, 5, at(3*time.Hour)); err != nil || finished {
+		t.Fatalf("a stray ShardDone: finished %v, %v", finished, err)
+	}
+	same(t, "after a second call and a stray shard", getNotification(t, s, n.ID), got)
+	if es := webhookEvents(t, s, mark); len(es) != 0 {
+		t.Fatalf("events after the first call: %+v", es)
+	}
+	queued := create(t, s, notification(w.Website.ID))
+	if finished, err := s.SoleShardDone(ctx, queued.ID, at(time.Hour)); err != nil || finished {
+		t.Fatalf("a queued send: finished %v, %v", finished, err)
+	}
+	if got := getNotification(t, s, queued.ID); got.Status != store.StatusQueued {
+		t.Fatalf("a queued send became %s", got.Status)
+	}
+	waves := inWaves(t, s, w.Website.ID, at(time.Hour), at(2*time.Hour))
+	if _, err := s.SoleShardDone(ctx, waves.ID, at(time.Hour)); err == nil {
+		t.Fatal("SoleShardDone of a send in waves succeeded")
+	}
+	if _, err := s.SoleShardDone(ctx, uuid.NewString(), at(time.Hour)); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("unknown send: %v, want ErrNotFound", err)
 	}
 }
 
