@@ -191,6 +191,8 @@ func CutName(name string) string { return cutText(strings.TrimSpace(name), MaxNa
 // repeated alert is deduped or finds its interests used up).
 func (s *Service) Track(ctx context.Context, in Input) (Answer, error) {
 	at := in.At.UTC()
+	// The order GET /events lists events of the same millisecond in.
+	seq := analytics.NextSeq()
 	props, err := readProperties(in.Properties)
 	if err != nil {
 		return Answer{}, err
@@ -202,7 +204,7 @@ func (s *Service) Track(ctx context.Context, in Input) (Answer, error) {
 	name := CutName(in.Name)
 	b := analytics.Behavior{
 		ID: in.ID, WebsiteID: in.Website.ID, Name: name, ExternalID: in.ExternalID,
-		Properties: in.Properties, Source: in.Source, At: at,
+		Properties: in.Properties, Source: in.Source, At: at, Seq: seq,
 	}
 	if b.ID == "" {
 		b.ID = uuid.NewString()
