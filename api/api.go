@@ -224,6 +224,7 @@ type API struct {
 	// segments evaluates segment entry (automations' and journeys') for
 	// people whose attributes changed; nil: none.
 	segments *automations.Segments
+	defs     interface{ Purge() }
 	router   *router
 	ready    atomic.Bool
 
@@ -261,6 +262,11 @@ type Services struct {
 	// people whose attributes changed (a browser, labels, an import); nil
 	// evaluates none.
 	Segments *automations.Segments
+	// Definitions, when set, is the definitions cache the services read
+	// through (package defcache): the API purges it after every write to
+	// automations, journeys, goals or segments it serves, so that this
+	// node acts on the change at once.
+	Definitions interface{ Purge() }
 }
 
 // New builds the API. st, an and every member of svc but Automations,
@@ -316,6 +322,7 @@ func New(cfg Config, st Store, an analytics.Store, d Dispatcher, svc Services, l
 	a.keys = newKeyCache(cfg.KeyCacheTTL, cfg.KeyCacheSize)
 	a.accounts, a.events, a.public = svc.Accounts, svc.Events, svc.Public
 	a.automations, a.goals, a.journeys, a.segments = svc.Automations, svc.Goals, svc.Journeys, svc.Segments
+	a.defs = svc.Definitions
 	a.base, a.cancel = context.WithCancel(context.Background())
 	a.router = a.routes()
 	a.readAuthFirst()

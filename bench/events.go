@@ -339,12 +339,14 @@ func best(steps []Step, target time.Duration) int {
 	return b
 }
 
-const stepHeader = "mode       asked/s  achieved/s  requests  errors      p50       p99       max  gen lag p99  conversions credited  cores: bench deployment other"
+const stepHeader = "mode       asked/s  achieved/s  requests  errors      p50       p99       max  gen lag p99  conversions credited  cores: bench deployment other  µs/req: deployment postgres"
 
 // row is the step as a line of the report's table. Of the machine's busy
 // cores, bench is the load generator's, deployment those of RelayBell and
 // its engines (PostgreSQL, devkafka, ClickHouse), other the rest (other
-// processes, the kernel's own work).
+// processes, the kernel's own work). The CPU per request sent (warm-up
+// included) follows: of the whole deployment, and of it PostgreSQL's
+// backends.
 func (s Step) row(mode string) string {
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.2fms", d.Seconds()*1000) }
 	var bench, deployment float64
@@ -357,9 +359,18 @@ func (s Step) row(mode string) string {
 			}
 		}
 	}
-	line := fmt.Sprintf("%-9s %8d  %10.1f  %8d  %6d  %7s  %8s  %8s  %11s  %11d %8d  %12.2f %10.2f %5.2f",
+	var perReq, pgPerReq float64
+	if s.Sent > 0 {
+		for name, cpu := range s.CPU {
+			if name != "bench" {
+				perReq += cpu / float64(s.Sent) * 1e6
+			}
+		}
+		pgPerReq = s.CPU["postgres"] / float64(s.Sent) * 1e6
+	}
+	line := fmt.Sprintf("%-9s %8d  %10.1f  %8d  %6d  %7s  %8s  %8s  %11s  %11d %8d  %12.2f %10.2f %5.2f  %18.0f %8.0f",
 		mode, s.Rate, s.Achieved, s.Requests, s.Errors, ms(s.P50), ms(s.P99), ms(s.Max), ms(s.LagP99),
-		s.Conversions, s.Credited, bench, deployment, max(s.BusyCores-bench-deployment, 0))
+		s.Conversions, s.Credited, bench, deployment, max(s.BusyCores-bench-deployment, 0), perReq, pgPerReq)
 	if s.FirstError != "" {
 		line += "  first error: " + s.FirstError
 	}
