@@ -400,6 +400,12 @@ func EventsReport(results []EventsResult) string {
 			fmt.Fprintln(&b, s.row(r.Mode))
 		}
 	}
+	fmt.Fprintln(&b, "CPU per request sent, each process (warm-up included):")
+	for _, r := range results {
+		for _, s := range r.Steps {
+			fmt.Fprintf(&b, "  %s %d/s: %s\n", r.Mode, s.Rate, s.cpuPerEvent())
+		}
+	}
 	for _, r := range results {
 		fmt.Fprintf(&b, "%s: %d browsers (%d people), requests over %d API node(s): ", r.Mode, r.Audience, r.People, r.APIs)
 		if r.Best == 0 {
