@@ -41,11 +41,12 @@ bench: build
 	$(GO) build -o bin/fakepush ./cmd/fakepush
 	./$(BIN) bench --modes $(MODES) --audience $(AUDIENCE) --rounds $(ROUNDS)
 
-## bench-events: the highest rate of POST /api/v1/events with p99 under 20 ms, open-loop load at rising rates on the embedded default and the local cluster (EVENT_RATES=100,200,400 to choose the steps)
+## bench-events: the highest rate of POST /api/v1/events with p99 under 20 ms, open-loop load at rising rates on the embedded default and the local cluster, with the CPU per request of each process (EVENT_RATES=100,200,400 to choose the steps; REGISTRATIONS=1 for browsers' registrations, POST /subscriptions, p99 under 50 ms)
 EVENT_RATES ?=
+REGISTRATIONS ?=
 bench-events: build
 	$(GO) build -o bin/fakepush ./cmd/fakepush
-	./$(BIN) bench --events --modes $(MODES)$(if $(EVENT_RATES), --event-rates $(EVENT_RATES))
+	./$(BIN) bench --events --modes $(MODES)$(if $(EVENT_RATES), --event-rates $(EVENT_RATES))$(if $(REGISTRATIONS), --registrations --event-p99 50ms)
 
 ## bench-timers: the automations engine with 1,000,000 runs waiting against 10,000, on the embedded default and the local cluster: engine memory, lateness of due messages, store CPU per message (TIMERS_WAITING=N, TIMERS_DUE=N to choose; TIMERS_JOURNEYS=1 for journey enrolments)
 TIMERS_WAITING ?= 1000000
