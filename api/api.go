@@ -17,6 +17,7 @@ import (
 	"github.com/relaybell/relaybell/accounts"
 	"github.com/relaybell/relaybell/analytics"
 	"github.com/relaybell/relaybell/automations"
+	"github.com/relaybell/relaybell/defcache"
 	"github.com/relaybell/relaybell/events"
 	"github.com/relaybell/relaybell/goals"
 	"github.com/relaybell/relaybell/journeys"
@@ -224,7 +225,7 @@ type API struct {
 	// segments evaluates segment entry (automations' and journeys') for
 	// people whose attributes changed; nil: none.
 	segments *automations.Segments
-	defs     interface{ Purge() }
+	defs     *defcache.Store
 	router   *router
 	ready    atomic.Bool
 
@@ -263,10 +264,11 @@ type Services struct {
 	// evaluates none.
 	Segments *automations.Segments
 	// Definitions, when set, is the definitions cache the services read
-	// through (package defcache): the API purges it after every write to
-	// automations, journeys, goals or segments it serves, so that this
-	// node acts on the change at once.
-	Definitions interface{ Purge() }
+	// through (package defcache), which the API reads identity
+	// verification through too: the API purges it after every write to
+	// automations, journeys, goals, segments or identity verification it
+	// serves, so that this node acts on the change at once.
+	Definitions *defcache.Store
 }
 
 // New builds the API. st, an and every member of svc but Automations,

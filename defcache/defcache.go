@@ -1,7 +1,8 @@
 // Package defcache keeps, per website, the definitions that every event
 // and every registration reads: the active automations, the active
 // journeys, whether the website has any journey at all, the goals of each
-// event name, the tag goals and the segments. Without it each POST /events
+// event name, the tag goals, the segments, and the identity verification
+// (mode and secrets) that registrations naming a person check. Without it each POST /events
 // naming a person read them from the store again (four to six queries),
 // and each registration as many.
 //
@@ -45,6 +46,7 @@ type Base interface {
 	automations.SegmentStore
 	journeys.Store
 	goals.Store
+	IdentityVerification(ctx context.Context, websiteID string) (store.IdentityVerification, error)
 }
 
 // Store is base with the definitions' reads answered from the cache; every
@@ -72,6 +74,7 @@ type site struct {
 	tagGoals    []store.Goal
 	tagGoalsSet bool
 	segments    map[string]store.Segment
+	identity    *store.IdentityVerification
 }
 
 // New returns base with its definitions cached, the version trusted for
@@ -327,4 +330,28 @@ func (s *Store) Segment(ctx context.Context, websiteID, id string) (store.Segmen
 		})
 	}
 	return seg, nil
+}
+
+// IdentityVerification answers from the website's identity verification,
+// read once.
+func (s *Store) IdentityVerification(ctx context.Context, websiteID string) (store.IdentityVerification, error) {
+	st, gen, ok := s.get(ctx, websiteID)
+	s.mu.Lock()
+	if st != nil && st.identity != nil {
+		iv := *st.identity
+		s.mu.Unlock()
+		iv.Secrets = slices.Clone(iv.Secrets)
+		return iv, nil
+	}
+	s.mu.Unlock()
+	iv, err := s.Base.IdentityVerification(ctx, websiteID)
+	if err != nil {
+		return store.IdentityVerification{}, err
+	}
+	if ok {
+		kept := iv
+		kept.Secrets = slices.Clone(iv.Secrets)
+		s.put(websiteID, gen, func(st *site) { st.identity = &kept })
+	}
+	return iv, nil
 }

@@ -137,8 +137,9 @@ type Automations interface {
 	DeleteAutomation(ctx context.Context, websiteID, id string) error
 	// DefinitionsVersion reads the definitions version: a counter that
 	// triggers move, in the same transaction, with every change to the
-	// automations, journeys and their versions, goals and segments (not
-	// to their counts, runs or enrolments). Caches of those poll it.
+	// automations, journeys and their versions, goals, segments and
+	// identity verification (not to their counts, runs or enrolments).
+	// Caches of those poll it.
 	DefinitionsVersion(ctx context.Context) (int64, error)
 	// ActiveAutomations lists the website's active automations with one
 	// of the trigger types (all types when none), oldest first, without

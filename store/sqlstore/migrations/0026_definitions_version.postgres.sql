@@ -27,4 +27,10 @@ CREATE TRIGGER goals_definitions_version AFTER INSERT OR DELETE OR UPDATE ON goa
 
 CREATE TRIGGER segments_definitions_version AFTER INSERT OR DELETE OR UPDATE ON segments
 	FOR EACH STATEMENT EXECUTE FUNCTION definitions_version_bump();
+
+CREATE TRIGGER identity_verification_definitions_version AFTER INSERT OR DELETE OR UPDATE ON identity_verification
+	FOR EACH STATEMENT EXECUTE FUNCTION definitions_version_bump();
+
+CREATE TRIGGER identity_secrets_definitions_version AFTER INSERT OR DELETE OR UPDATE ON identity_secrets
+	FOR EACH STATEMENT EXECUTE FUNCTION definitions_version_bump();
 {{end}}

@@ -2,7 +2,8 @@
 -- counter that moves in the same transaction as every change to what the
 -- definitions cache of a node holds (package defcache): the automations,
 -- the journeys and their versions, the goals and the segments that events
--- and registrations act on. Nodes read it every few hundred milliseconds
+-- and registrations act on, and the identity verification registrations
+-- check. Nodes read it every few hundred milliseconds
 -- and drop their caches when it moved, so an automation made active
 -- through one node triggers on the events every node takes soon after
 -- (the node it was made through drops its cache at once).

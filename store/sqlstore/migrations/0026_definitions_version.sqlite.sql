@@ -64,4 +64,28 @@ CREATE TRIGGER segments_definitions_version_update AFTER UPDATE ON segments BEGI
 	UPDATE definitions_version SET version = version + 1;
 END;
 
+CREATE TRIGGER identity_verification_definitions_version_insert AFTER INSERT ON identity_verification BEGIN
+	UPDATE definitions_version SET version = version + 1;
+END;
+
+CREATE TRIGGER identity_verification_definitions_version_delete AFTER DELETE ON identity_verification BEGIN
+	UPDATE definitions_version SET version = version + 1;
+END;
+
+CREATE TRIGGER identity_verification_definitions_version_update AFTER UPDATE ON identity_verification BEGIN
+	UPDATE definitions_version SET version = version + 1;
+END;
+
+CREATE TRIGGER identity_secrets_definitions_version_insert AFTER INSERT ON identity_secrets BEGIN
+	UPDATE definitions_version SET version = version + 1;
+END;
+
+CREATE TRIGGER identity_secrets_definitions_version_delete AFTER DELETE ON identity_secrets BEGIN
+	UPDATE definitions_version SET version = version + 1;
+END;
+
+CREATE TRIGGER identity_secrets_definitions_version_update AFTER UPDATE ON identity_secrets BEGIN
+	UPDATE definitions_version SET version = version + 1;
+END;
+
 {{end}}
