@@ -148,7 +148,7 @@ func (a *API) handleSubscribe(r *request) error {
 		}
 	}
 	// The SDK registers on every page view of a subscribed visitor: a visit.
-	sub.Visit = store.VisitWeight
+	sub.Visit, sub.SiteTimezone = store.VisitWeight, w.Timezone
 	res, err := a.st.UpsertSubscription(r.ctx, sub)
 	if err != nil {
 		return fmt.Errorf("storing subscription: %w", err)
