@@ -109,6 +109,8 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 			// learned: the visit is learned here, without reading the
 			// time zones again (the website's is the caller's).
 			learned bool
+			// smartHour is a known subscriber's, as stored (-1: none).
+			smartHour = -1
 		)
 		newSubscriber := target == ""
 		if newSubscriber {
@@ -147,8 +149,8 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 					timezone = coalesce(nullif($5, ''), timezone),
 					url = coalesce(nullif($6, ''), url),
 					last_seen_at = $7, unsubscribed_at = NULL
-				WHERE id = $1 RETURNING shard, country, timezone`,
-				target, ext, in.Country, in.Language, in.Timezone, in.URL, at).Scan(&shard, &country, &timezone)
+				WHERE id = $1 RETURNING shard, country, timezone, coalesce(smart_hour, -1)`,
+				target, ext, in.Country, in.Language, in.Timezone, in.URL, at).Scan(&shard, &country, &timezone, &smartHour)
 			if err != nil {
 				return err
 			}
@@ -212,7 +214,7 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 		case in.Visit <= 0 || learned:
 		case in.SiteTimezone != "":
 			// The subscriber's row is locked by the UPDATE above.
-			if err := s.learnHour(ctx, tx, target, store.LocalHour(when, timezone, in.SiteTimezone), in.Visit); err != nil {
+			if err := s.learnHour(ctx, tx, target, store.LocalHour(when, timezone, in.SiteTimezone), in.Visit, smartHour); err != nil {
 				return err
 			}
 		default:
