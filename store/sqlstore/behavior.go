@@ -146,7 +146,9 @@ const interestsChunk = 400
 // one transaction: a VALUES list joined to the subscribers it names (of
 // their website), upserted as AddInterest does one. Duplicate keys keep
 // the latest time (one statement may not upsert a row twice), and the
-// rows go in key order, so that concurrent batches lock them in one order.
+// rows are inserted in key order (the SELECT's ORDER BY: the join may
+// reorder the VALUES list), so that concurrent batches lock them in one
+// order and never deadlock.
 func (s *Store) AddInterests(ctx context.Context, list []store.ProductInterest) error {
 	type key struct{ website, product, kind, subscriber string }
 	latest := make(map[key]time.Time, len(list))
@@ -182,6 +184,7 @@ func (s *Store) AddInterests(ctx context.Context, list []store.ProductInterest) 
 				FROM (VALUES `+strings.Join(values, ", ")+`) AS v
 				JOIN subscribers s ON s.id = v.column4 AND s.website_id = v.column1
 				WHERE true
+				ORDER BY v.column1, v.column2, v.column3, v.column4
 				ON CONFLICT (website_id, product_id, kind, subscriber_id) DO UPDATE SET created_at = excluded.created_at`,
 				args...); err != nil {
 				return err

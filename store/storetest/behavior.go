@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"testing"
@@ -20,6 +21,7 @@ var behaviorCases = []testCase{
 	{"ConcurrentFolds", testConcurrentFolds},
 	{"Interests", testInterests},
 	{"AddInterests", testAddInterests},
+	{"AddInterestsConcurrent", testAddInterestsConcurrent},
 	{"PersonRefs", testPersonRefs},
 	{"ProductAlert", testProductAlert},
 	{"ProductAlertDedupe", testProductAlertDedupe},
@@ -502,4 +504,42 @@ func testPersonRefs(t *testing.T, s store.Store) {
 	got, err = s.PersonRefs(ctx, w.Website.ID, nil)
 	noErr(t, "PersonRefs of none", err)
 	same(t, "refs of none", len(got), 0)
+}
+
+// testAddInterestsConcurrent: batches of the same interests in different
+// orders, written at once, all succeed (none deadlocks with another).
+func testAddInterestsConcurrent(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	var people []string
+	for range 10 {
+		people = append(people, subscribe(t, s, subscription(w.Website.ID)).SubscriberID)
+	}
+	var list []store.ProductInterest
+	for _, p := range people {
+		for i := range 20 {
+			list = append(list, store.ProductInterest{WebsiteID: w.Website.ID, SubscriberID: p, ProductID: fmt.Sprintf("sku-%d", i),
+				Kind: store.InterestPriceDrop, CreatedAt: at(time.Minute)})
+		}
+	}
+	const writers = 6
+	errs := make(chan error, writers*5)
+	var wg sync.WaitGroup
+	for g := range writers {
+		wg.Go(func() {
+			mine := slices.Clone(list)
+			for round := range 5 {
+				rand.New(rand.NewPCG(uint64(g), uint64(round))).Shuffle(len(mine), func(i, j int) { mine[i], mine[j] = mine[j], mine[i] })
+				errs <- s.AddInterests(ctx, mine)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		noErr(t, "AddInterests, concurrent", err)
+	}
+	got, err := s.Interests(ctx, w.Website.ID, people, at(0), 1000)
+	noErr(t, "Interests", err)
+	same(t, "interests", len(got), len(list))
 }
