@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 )
@@ -26,6 +27,30 @@ type Behavior struct {
 	Value          float64
 	Conversion     bool
 	At             time.Time // kept to the millisecond
+	// Seq orders behaviors of the same millisecond as they were accepted:
+	// a NextSeq stamp, taken when the API took the event. Reads list the
+	// newest first by (At, Seq, ID); behaviors from before it have 0.
+	Seq int64
+}
+
+// lastSeq is the last stamp NextSeq gave.
+var lastSeq atomic.Int64
+
+// NextSeq is a stamp for Behavior.Seq: the time in Unix nanoseconds, or
+// one more than the last stamp this process gave when the clock has not
+// moved past it (or went back), so that the stamps of one process are
+// strictly increasing in the order they were taken, and those of the
+// processes of one machine follow one clock.
+func NextSeq() int64 {
+	for {
+		last, now := lastSeq.Load(), time.Now().UnixNano()
+		if now <= last {
+			now = last + 1
+		}
+		if lastSeq.CompareAndSwap(last, now) {
+			return now
+		}
+	}
 }
 
 // BehaviorQuery selects behavioral events of one website, newest first.
@@ -82,6 +107,8 @@ func (b *Behavior) check() error {
 		return fmt.Errorf("behavior %s: name longer than %d characters", b.ID, MaxBehaviorName)
 	case b.At.Before(minAt) || b.At.After(maxAt):
 		return fmt.Errorf("behavior %s at %s cannot be stored", b.ID, b.At.Format(time.RFC3339Nano))
+	case b.Seq < 0:
+		return fmt.Errorf("behavior %s: seq %d cannot be stored", b.ID, b.Seq)
 	case math.IsNaN(b.Value) || math.IsInf(b.Value, 0):
 		return fmt.Errorf("behavior %s: value %v cannot be stored", b.ID, b.Value)
 	case b.textBytes() > MaxBehaviorBytes:

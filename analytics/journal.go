@@ -215,6 +215,7 @@ func (j *Journal) Sink(ctx context.Context) error {
 //	  double value = 9;
 //	  bool conversion = 10;
 //	  int64 at = 11; // Unix milliseconds
+//	  int64 seq = 12; // Behavior.Seq; absent: 0
 //	}
 //
 // A broadcast puts every one of its pushes there, and the sinks decoding
@@ -271,7 +272,8 @@ func appendBehavior(dst []byte, b *Behavior) []byte {
 	if b.Conversion {
 		dst = wire.AppendVarint(dst, 10, 1)
 	}
-	return wire.AppendVarint(dst, 11, uint64(b.At.UnixMilli()))
+	dst = wire.AppendVarint(dst, 11, uint64(b.At.UnixMilli()))
+	return wire.AppendVarint(dst, 12, uint64(b.Seq))
 }
 
 // behaviorSize is what appendBehavior appends.
@@ -292,6 +294,9 @@ func behaviorSize(b *Behavior) int {
 	}
 	if ms := uint64(b.At.UnixMilli()); ms != 0 {
 		n += protowire.SizeTag(11) + protowire.SizeVarint(ms)
+	}
+	if b.Seq != 0 {
+		n += protowire.SizeTag(12) + protowire.SizeVarint(uint64(b.Seq))
 	}
 	return n
 }
@@ -391,6 +396,9 @@ func decodeBehavior(d wire.Decoder, data []byte, base int) (Behavior, error) {
 		case typ == protowire.VarintType && num == 11:
 			v, _ := protowire.ConsumeVarint(field)
 			ms = int64(v)
+		case typ == protowire.VarintType && num == 12:
+			v, _ := protowire.ConsumeVarint(field)
+			b.Seq = int64(v)
 		}
 		off += n
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/relaybell/relaybell/accounts"
 	"github.com/relaybell/relaybell/analytics"
 	"github.com/relaybell/relaybell/automations"
+	"github.com/relaybell/relaybell/defcache"
 	"github.com/relaybell/relaybell/events"
 	"github.com/relaybell/relaybell/goals"
 	"github.com/relaybell/relaybell/journeys"
@@ -228,6 +229,7 @@ type API struct {
 	// segments evaluates segment entry (automations' and journeys') for
 	// people whose attributes changed; nil: none.
 	segments *automations.Segments
+	defs     *defcache.Store
 	router   *router
 	ready    atomic.Bool
 
@@ -265,6 +267,12 @@ type Services struct {
 	// people whose attributes changed (a browser, labels, an import); nil
 	// evaluates none.
 	Segments *automations.Segments
+	// Definitions, when set, is the definitions cache the services read
+	// through (package defcache), which the API reads identity
+	// verification through too: the API purges it after every write to
+	// automations, journeys, goals, segments or identity verification it
+	// serves, so that this node acts on the change at once.
+	Definitions *defcache.Store
 }
 
 // New builds the API. st, an and every member of svc but Automations,
@@ -320,6 +328,7 @@ func New(cfg Config, st Store, an analytics.Store, d Dispatcher, svc Services, l
 	a.keys = newKeyCache(cfg.KeyCacheTTL, cfg.KeyCacheSize)
 	a.accounts, a.events, a.public = svc.Accounts, svc.Events, svc.Public
 	a.automations, a.goals, a.journeys, a.segments = svc.Automations, svc.Goals, svc.Journeys, svc.Segments
+	a.defs = svc.Definitions
 	a.base, a.cancel = context.WithCancel(context.Background())
 	a.router = a.routes()
 	a.readAuthFirst()

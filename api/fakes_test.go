@@ -26,6 +26,7 @@ import (
 	"github.com/relaybell/relaybell/analytics"
 	ansqlite "github.com/relaybell/relaybell/analytics/sqlite"
 	"github.com/relaybell/relaybell/automations"
+	"github.com/relaybell/relaybell/defcache"
 	"github.com/relaybell/relaybell/events"
 	"github.com/relaybell/relaybell/goals"
 	"github.com/relaybell/relaybell/journeys"
@@ -296,9 +297,12 @@ type testConfig struct {
 // server) does, and runs their loops (the conversion folder, the rate
 // counts' sync, the auth version poller) until the test ends.
 func newAPI(t testing.TB, tc testConfig, st Store, an analytics.Store, d Dispatcher, logger *slog.Logger, reg prometheus.Registerer, opts ...Option) (*API, error) {
-	autos := automations.NewService(st, logger)
-	js := journeys.NewService(st, journeys.Config{}, logger)
-	gs := goals.NewService(st, js.GoalReached, logger)
+	// The definitions cache reads the version before every answer here,
+	// so that a test changing the store directly is seen at once.
+	defs := defcache.New(st, 0, logger)
+	autos := automations.NewService(defs, logger)
+	js := journeys.NewService(defs, journeys.Config{}, logger)
+	gs := goals.NewService(defs, js.GoalReached, logger)
 	svc := Services{
 		Accounts:    accounts.New(st, tc.Accounts, logger),
 		Events:      events.New(st, an, d, logger, events.Config{AlertMax: tc.AlertMax, Automations: autos, Goals: gs, Journeys: js}),
@@ -306,7 +310,8 @@ func newAPI(t testing.TB, tc testConfig, st Store, an analytics.Store, d Dispatc
 		Automations: autos,
 		Goals:       gs,
 		Journeys:    js,
-		Segments:    automations.NewSegments(st, logger, autos, js),
+		Segments:    automations.NewSegments(defs, logger, autos, js),
+		Definitions: defs,
 	}
 	a, err := New(tc.Config, st, an, d, svc, logger, reg, opts...)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"regexp"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -41,6 +42,11 @@ type route struct {
 	// sessionOnly: a key's call answers 403 session_required (spec 4.7).
 	sessionOnly bool
 	cors        bool // browser SDK route: open CORS, answers preflight
+	// definitions: the route may change what Services.Definitions caches
+	// (set by add: a write under /automations, /journeys, /goals,
+	// /segments or /identity, enrolments aside), so the cache is purged
+	// after it.
+	definitions bool
 	handle      func(r *request) error
 	segs        []string
 }
@@ -54,6 +60,7 @@ type router struct {
 
 func (rt *router) add(r *route) {
 	r.segs = splitPath(r.pattern)
+	r.definitions = r.method != http.MethodGet && definitionsRoute.MatchString(r.pattern) && !strings.Contains(r.pattern, "/enrollments")
 	rt.routes = append(rt.routes, r)
 }
 
@@ -326,8 +333,17 @@ func (a *API) run(r *request) error {
 			return err
 		}
 	}
-	return r.route.handle(r)
+	err := r.route.handle(r)
+	if r.route.definitions && a.defs != nil {
+		// Even after an error: the change may have been made.
+		a.defs.Purge()
+	}
+	return err
 }
+
+// definitionsRoute matches the routes whose writes change definitions the
+// cache holds.
+var definitionsRoute = regexp.MustCompile(`^/api/v1/(automations|journeys|goals|segments|identity)(/|$)`)
 
 // fail writes err: an *Error as itself, anything else as a logged 500.
 func (a *API) fail(r *request, err error) {

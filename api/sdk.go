@@ -34,13 +34,26 @@ func (a *API) project(r *request) (store.Website, error) {
 	if !isUUID(id) {
 		return store.Website{}, errCode(CodeNotFound)
 	}
+	// Projects are cached with the keys (keyCache, under a name no key
+	// hash takes): a website's change moves the auth version, which drops
+	// them on every node.
+	cacheKey := "project:" + id
+	if owner, found, ok := a.keys.get(cacheKey, r.now); ok {
+		if !found {
+			return store.Website{}, errCode(CodeNotFound)
+		}
+		return owner.Website, nil
+	}
+	gen := a.keys.generation()
 	w, err := a.st.WebsiteByProjectID(r.ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
+		a.keys.put(cacheKey, store.KeyOwner{}, false, r.now, gen)
 		return store.Website{}, errCode(CodeNotFound)
 	}
 	if err != nil {
 		return store.Website{}, fmt.Errorf("loading project: %w", err)
 	}
+	a.keys.put(cacheKey, store.KeyOwner{Website: w}, true, r.now, gen)
 	return w, nil
 }
 
@@ -135,7 +148,7 @@ func (a *API) handleSubscribe(r *request) error {
 		}
 	}
 	// The SDK registers on every page view of a subscribed visitor: a visit.
-	sub.Visit = store.VisitWeight
+	sub.Visit, sub.SiteTimezone = store.VisitWeight, w.Timezone
 	res, err := a.st.UpsertSubscription(r.ctx, sub)
 	if err != nil {
 		return fmt.Errorf("storing subscription: %w", err)

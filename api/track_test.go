@@ -122,6 +122,29 @@ func TestPostEventAnswers(t *testing.T) {
 	}
 }
 
+// TestListEventsInAcceptedOrder: GET /events lists the latest 100 newest
+// first exactly in the order they were accepted, even when they share a
+// millisecond (the harness clock does not move) and their ids would order
+// them otherwise.
+func TestListEventsInAcceptedOrder(t *testing.T) {
+	h := newHarness(t)
+	const n = 105
+	for i := range n {
+		h.track(t, fmt.Sprintf(`{"event":"e-%03d","externalId":"u-%d"}`, i, i%3))
+	}
+	list := decode[struct{ Events []eventJSON }](t, h.do("GET", "/api/v1/events", "", auth(h.site.APIKey)...))
+	var got, want []string
+	for _, e := range list.Events {
+		got = append(got, e.Name)
+	}
+	for i := n - 1; i >= n-recentEvents; i-- {
+		want = append(want, fmt.Sprintf("e-%03d", i))
+	}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("GET /events\n %v\nwant\n %v", got, want)
+	}
+}
+
 func TestEventConversionRules(t *testing.T) {
 	h := newHarness(t)
 	for _, c := range []struct {

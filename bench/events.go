@@ -30,6 +30,9 @@ const (
 	eventsMaxLag = 2 * time.Second
 	// eventsQuietMax bounds the wait for a quiet machine before a step.
 	eventsQuietMax = 10 * time.Second
+	// eventsIdle is how long the deployment's CPU at rest is measured
+	// before each step.
+	eventsIdle = 2 * time.Second
 	// eventsTimeout bounds one request.
 	eventsTimeout = 10 * time.Second
 )
@@ -60,11 +63,26 @@ type EventsConfig struct {
 	Warmup, Step time.Duration
 	// Target is the p99 latency a step must stay under (default 20 ms).
 	Target time.Duration
+	// Registrations measures POST /api/v1/projects/{id}/subscriptions
+	// instead of events: a share of NewShare of the requests register a
+	// browser never seen (201), the rest register again one of the
+	// audience's, with its externalId (200), as the SDK does on each page
+	// view of a subscribed visitor.
+	Registrations bool
+	// NewShare is the share of new browsers of a registrations run
+	// (default DefaultNewShare).
+	NewShare float64
 }
+
+// DefaultNewShare is the share of new browsers of a registrations run.
+const DefaultNewShare = 0.2
 
 // EventsResult is what an events run measured in one mode.
 type EventsResult struct {
-	Mode     string
+	Mode string
+	// Route is what was measured: "POST /api/v1/events" or the
+	// registrations' route.
+	Route    string
 	Audience int // browsers subscribed
 	People   int // of them, named by an externalId
 	APIs     int // API nodes the requests were spread over
@@ -100,6 +118,9 @@ func RunEvents(ctx context.Context, cfg EventsConfig) ([]EventsResult, error) {
 	if cfg.Target <= 0 {
 		cfg.Target = DefaultEventTarget
 	}
+	if cfg.NewShare <= 0 || cfg.NewShare > 1 {
+		cfg.NewShare = DefaultNewShare
+	}
 	var out []EventsResult
 	for _, mode := range cfg.Modes {
 		res, err := runEvents(ctx, cfg, mode)
@@ -119,9 +140,13 @@ func runEvents(ctx context.Context, cfg EventsConfig, mode string) (EventsResult
 		return EventsResult{}, err
 	}
 	defer s.stop()
-	res := EventsResult{Mode: mode, Audience: cfg.Audience, People: cfg.Audience * 4 / 5, APIs: len(s.d.apis), Target: cfg.Target}
+	res := EventsResult{Mode: mode, Route: "POST /api/v1/events", Audience: cfg.Audience, People: cfg.Audience * 4 / 5, APIs: len(s.d.apis), Target: cfg.Target}
+	if cfg.Registrations {
+		res.Route = fmt.Sprintf("POST /api/v1/projects/{id}/subscriptions (%.0f%% new browsers)", cfg.NewShare*100)
+	}
 	start := time.Now()
-	if err := seedAudience(ctx, s, res.Audience, res.People); err != nil {
+	subs, err := seedAudience(ctx, s, res.Audience, res.People)
+	if err != nil {
 		return EventsResult{}, err
 	}
 	res.Setup = time.Since(start)
@@ -136,6 +161,15 @@ func runEvents(ctx context.Context, cfg EventsConfig, mode string) (EventsResult
 	defer hc.CloseIdleConnections()
 	others := map[string]int{"bench": os.Getpid()}
 	maps.Copy(others, s.d.others)
+	// The cluster's PostgreSQL CPU is its own backends', not the
+	// machine's every PostgreSQL process (other databases' work).
+	var pg *backendsCPU
+	if mode == Cluster && s.d.appName != "" {
+		if pg, err = openBackendsCPU(ctx, s.d.store, s.d.appName); err != nil {
+			return EventsResult{}, err
+		}
+		defer pg.close()
+	}
 	fmt.Fprintln(cfg.Log, stepHeader)
 	for rate := nextRate(cfg.Rates, cfg.Refine, res.Steps, cfg.Target); rate > 0; rate = nextRate(cfg.Rates, cfg.Refine, res.Steps, cfg.Target) {
 		// The step before may leave work behind (inserts into the event
@@ -147,8 +181,39 @@ func runEvents(ctx context.Context, cfg EventsConfig, mode string) (EventsResult
 			return EventsResult{}, err
 		}
 		step := loadStep{rate: rate, warmup: cfg.Warmup, measure: cfg.Step, inFlight: eventsInFlight, maxLag: eventsMaxLag}
-		reqs := eventRequests(rand.New(rand.NewPCG(uint64(rate), 24)), s.d.apis, step.total(), res.People)
+		rng := rand.New(rand.NewPCG(uint64(rate), 24))
+		var reqs []request
+		if cfg.Registrations {
+			if reqs, err = registrationRequests(rng, s, subs, step.total(), cfg.NewShare); err != nil {
+				return EventsResult{}, err
+			}
+		} else {
+			reqs = eventRequests(rng, s.d.apis, step.total(), res.People)
+		}
+		// The deployment's CPU at rest (its loops' polls), for the CPU per
+		// request net of it.
+		idle := startCPU(s.d.procs, others)
+		var idlePG func() float64
+		if pg != nil {
+			idlePG = pg.start(ctx)
+		}
+		idleStart := time.Now()
+		time.Sleep(eventsIdle)
+		idleUsed, _ := idle()
+		if idlePG != nil {
+			idleUsed["postgres"] = idlePG()
+		}
+		idleCores := 0.0
+		for name, sec := range idleUsed {
+			if name != "bench" && (name != "postgres" || mode != Embedded) {
+				idleCores += sec / time.Since(idleStart).Seconds()
+			}
+		}
 		cpu := startCPU(s.d.procs, others)
+		var pgCPU func() float64
+		if pg != nil {
+			pgCPU = pg.start(ctx)
+		}
 		began := time.Now()
 		shots := fire(ctx, hc, s.site.APIKey, step, reqs)
 		if err := ctx.Err(); err != nil {
@@ -157,8 +222,12 @@ func runEvents(ctx context.Context, cfg EventsConfig, mode string) (EventsResult
 		st := summarize(rate, cfg.Warmup, shots)
 		st.Elapsed = time.Since(began)
 		st.CPU, st.BusyCores = cpu()
-		if mode == Embedded {
+		st.IdleCores = idleCores
+		switch {
+		case mode == Embedded:
 			delete(st.CPU, "postgres") // not the deployment's: someone else's
+		case pgCPU != nil:
+			st.CPU["postgres"] = pgCPU()
 		}
 		res.Steps = append(res.Steps, st)
 		fmt.Fprintln(cfg.Log, st.row(mode))
@@ -170,12 +239,18 @@ func runEvents(ctx context.Context, cfg EventsConfig, mode string) (EventsResult
 // seedAudience subscribes n browsers, the first people of them named by
 // the externalIds u-0, u-1, ..., then sends them a broadcast and has every
 // browser ping its delivery: the last delivered notification is what a
-// conversion is credited to.
-func seedAudience(ctx context.Context, s *stage, n, people int) error {
+// conversion is credited to. It returns the browsers' registrations.
+func seedAudience(ctx context.Context, s *stage, n, people int) ([]json.RawMessage, error) {
 	subs, err := browsers(s.push, s.site.VAPIDPublicKey, n)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	return subs, seedRegistered(ctx, s, subs, people)
+}
+
+func seedRegistered(ctx context.Context, s *stage, subs []json.RawMessage, people int) error {
+	n := len(subs)
+	var err error
 	for i := range people {
 		var sub map[string]any
 		if err := json.Unmarshal(subs[i], &sub); err != nil {
@@ -218,6 +293,26 @@ func seedAudience(ctx context.Context, s *stage, n, people int) error {
 		return fmt.Errorf("pinging deliveries: %w", err)
 	}
 	return nil
+}
+
+// registrationRequests draws n registrations: a share of new browsers
+// (made on the fake push service now), the rest the audience's again.
+func registrationRequests(rng *rand.Rand, s *stage, audience []json.RawMessage, n int, share float64) ([]request, error) {
+	fresh := int(float64(n) * share)
+	news, err := browsers(s.push, s.site.VAPIDPublicKey, fresh)
+	if err != nil {
+		return nil, err
+	}
+	url := "/api/v1/projects/" + s.site.ProjectID + "/subscriptions"
+	reqs := make([]request, n)
+	for i := range reqs {
+		body := audience[rng.IntN(len(audience))]
+		if len(news) > 0 && (rng.Float64() < share || n-i <= len(news)) {
+			body, news = news[0], news[1:]
+		}
+		reqs[i] = request{url: s.d.apis[i%len(s.d.apis)] + url, body: body, registration: true}
+	}
+	return reqs, nil
 }
 
 // eventKind is one kind of event in the bench's mix.
@@ -339,12 +434,14 @@ func best(steps []Step, target time.Duration) int {
 	return b
 }
 
-const stepHeader = "mode       asked/s  achieved/s  requests  errors      p50       p99       max  gen lag p99  conversions credited  cores: bench deployment other"
+const stepHeader = "mode       asked/s  achieved/s  requests  errors      p50       p99       max  gen lag p99  conversions credited  cores: bench deployment other idle  µs/req: deployment net-of-idle postgres"
 
 // row is the step as a line of the report's table. Of the machine's busy
 // cores, bench is the load generator's, deployment those of RelayBell and
 // its engines (PostgreSQL, devkafka, ClickHouse), other the rest (other
-// processes, the kernel's own work).
+// processes, the kernel's own work). The CPU per request sent (warm-up
+// included) follows: of the whole deployment, and of it PostgreSQL's
+// backends.
 func (s Step) row(mode string) string {
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.2fms", d.Seconds()*1000) }
 	var bench, deployment float64
@@ -357,9 +454,19 @@ func (s Step) row(mode string) string {
 			}
 		}
 	}
-	line := fmt.Sprintf("%-9s %8d  %10.1f  %8d  %6d  %7s  %8s  %8s  %11s  %11d %8d  %12.2f %10.2f %5.2f",
+	var perReq, netPerReq, pgPerReq float64
+	if s.Sent > 0 {
+		for name, cpu := range s.CPU {
+			if name != "bench" {
+				perReq += cpu / float64(s.Sent) * 1e6
+			}
+		}
+		netPerReq = perReq - s.IdleCores*s.Elapsed.Seconds()/float64(s.Sent)*1e6
+		pgPerReq = s.CPU["postgres"] / float64(s.Sent) * 1e6
+	}
+	line := fmt.Sprintf("%-9s %8d  %10.1f  %8d  %6d  %7s  %8s  %8s  %11s  %11d %8d  %12.2f %10.2f %5.2f %4.2f  %18.0f %11.0f %8.0f",
 		mode, s.Rate, s.Achieved, s.Requests, s.Errors, ms(s.P50), ms(s.P99), ms(s.Max), ms(s.LagP99),
-		s.Conversions, s.Credited, bench, deployment, max(s.BusyCores-bench-deployment, 0))
+		s.Conversions, s.Credited, bench, deployment, max(s.BusyCores-bench-deployment, 0), s.IdleCores, perReq, netPerReq, pgPerReq)
 	if s.FirstError != "" {
 		line += "  first error: " + s.FirstError
 	}
@@ -381,12 +488,22 @@ func (s Step) cpuPerEvent() string {
 // rate under the target, and the ratio of those rates between the modes.
 func EventsReport(results []EventsResult) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "POST /api/v1/events, open loop (each request due on a fixed schedule, latency from when it was due to its answer)\n")
+	route := "POST /api/v1/events"
+	if len(results) > 0 {
+		route = results[0].Route
+	}
+	fmt.Fprintf(&b, "%s, open loop (each request due on a fixed schedule, latency from when it was due to its answer)\n", route)
 	fmt.Fprintf(&b, "this machine has %d cores, shared by the load generator (\"bench\" below) and every process of the deployment\n", runtime.NumCPU())
 	fmt.Fprintln(&b, stepHeader)
 	for _, r := range results {
 		for _, s := range r.Steps {
 			fmt.Fprintln(&b, s.row(r.Mode))
+		}
+	}
+	fmt.Fprintln(&b, "CPU per request sent, each process (warm-up included):")
+	for _, r := range results {
+		for _, s := range r.Steps {
+			fmt.Fprintf(&b, "  %s %d/s: %s\n", r.Mode, s.Rate, s.cpuPerEvent())
 		}
 	}
 	for _, r := range results {

@@ -59,6 +59,9 @@ type shot struct {
 type request struct {
 	url  string
 	body []byte
+	// registration: a browser's registration (SDK route, no key), which
+	// answers 201 or 200; otherwise an event, which answers 202.
+	registration bool
 }
 
 // newLoadClient is the load generator's HTTP client: fasthttp's, which
@@ -116,10 +119,18 @@ func post(hc *fasthttp.Client, apiKey string, r request, sh *shot) {
 	req.SetRequestURI(r.url)
 	req.Header.SetMethod(fasthttp.MethodPost)
 	req.Header.SetContentType("application/json")
-	req.Header.Set("Authorization", "Bearer "+apiKey)
+	if !r.registration {
+		req.Header.Set("Authorization", "Bearer "+apiKey)
+	}
 	req.SetBodyRaw(r.body)
 	if err := hc.Do(req, resp); err != nil {
 		sh.err = err.Error()
+		return
+	}
+	if r.registration {
+		if c := resp.StatusCode(); c != fasthttp.StatusOK && c != fasthttp.StatusCreated {
+			sh.err = fmt.Sprintf("status %d: %.200s", c, resp.Body())
+		}
 		return
 	}
 	if resp.StatusCode() != fasthttp.StatusAccepted {
@@ -162,6 +173,9 @@ type Step struct {
 	CPU map[string]float64
 	// BusyCores is the machine's average number of busy cores during it.
 	BusyCores float64
+	// IdleCores is the deployment's cores at rest, measured just before
+	// the step (the bench's, and the embedded mode's PostgreSQL, aside).
+	IdleCores float64
 	// Sent is how many requests the step sent, warm-up included, and
 	// Elapsed how long it ran.
 	Sent    int

@@ -42,4 +42,12 @@
 //     journey lists it in exitEvents, moves on those waiting for it
 //     (wait_until), and enrols the person in the active journeys it is the
 //     entry of (Config.Journeys); sequencesEnrolled counts them.
+//
+// On the hot path, concurrent events share their store calls: the person
+// lookups (ids only, one call per website of a batch) and the interests
+// (one upsert per batch), each request answered once the call holding its
+// own returned, so an interest is committed when its event is answered.
+// The definitions the hooks read (automations, journeys, goals) come from
+// package defcache. Each event carries a Seq stamp taken when it was
+// accepted, which orders GET /events within a millisecond.
 package events

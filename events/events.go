@@ -124,6 +124,9 @@ type Service struct {
 	cfg    Config
 	// kick wakes the folder when a conversion was credited.
 	kick chan struct{}
+	// people and interests share the store calls of concurrent events.
+	people    *batcher[personKey, personFound]
+	interests *batcher[store.ProductInterest, struct{}]
 }
 
 // New returns a Service; disp may be nil (alerts wait for the outbox
@@ -135,7 +138,10 @@ func New(st Store, log Log, disp Dispatcher, logger *slog.Logger, cfg Config) *S
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{st: st, log: log, disp: disp, logger: logger, cfg: cfg, kick: make(chan struct{}, 1)}
+	s := &Service{st: st, log: log, disp: disp, logger: logger, cfg: cfg, kick: make(chan struct{}, 1)}
+	s.people = newBatcher(s.lookPeople)
+	s.interests = newBatcher(s.addInterests)
+	return s
 }
 
 // Input is one event as posted.
@@ -191,6 +197,8 @@ func CutName(name string) string { return cutText(strings.TrimSpace(name), MaxNa
 // repeated alert is deduped or finds its interests used up).
 func (s *Service) Track(ctx context.Context, in Input) (Answer, error) {
 	at := in.At.UTC()
+	// The order GET /events lists events of the same millisecond in.
+	seq := analytics.NextSeq()
 	props, err := readProperties(in.Properties)
 	if err != nil {
 		return Answer{}, err
@@ -202,7 +210,7 @@ func (s *Service) Track(ctx context.Context, in Input) (Answer, error) {
 	name := CutName(in.Name)
 	b := analytics.Behavior{
 		ID: in.ID, WebsiteID: in.Website.ID, Name: name, ExternalID: in.ExternalID,
-		Properties: in.Properties, Source: in.Source, At: at,
+		Properties: in.Properties, Source: in.Source, At: at, Seq: seq,
 	}
 	if b.ID == "" {
 		b.ID = uuid.NewString()
@@ -247,8 +255,10 @@ func (s *Service) Track(ctx context.Context, in Input) (Answer, error) {
 			if name == NameBackInStockSubscribe {
 				kind = store.InterestBackInStock
 			}
-			if err := s.st.AddInterest(ctx, store.ProductInterest{WebsiteID: in.Website.ID, SubscriberID: person.ID,
-				ProductID: product, Kind: kind, CreatedAt: at}); err != nil && !errors.Is(err, store.ErrNotFound) {
+			// Concurrent events' interests are written together, each
+			// request answered once the write holding its own committed.
+			if _, err := s.interests.do(ctx, store.ProductInterest{WebsiteID: in.Website.ID, SubscriberID: person.ID,
+				ProductID: product, Kind: kind, CreatedAt: at}); err != nil {
 				return Answer{}, err
 			}
 		case (name == NameBackInStock || name == NamePriceDrop) && !in.Addressed:
@@ -304,23 +314,59 @@ func (s *Service) Track(ctx context.Context, in Input) (Answer, error) {
 
 // person is whom the event names, or nil: subscriberId first, then
 // externalId. A person of another website, or one not stored yet, is
-// nobody (the event keeps the external id it named).
-func (s *Service) person(ctx context.Context, in Input) (*store.Person, error) {
-	key, match := in.SubscriberID, func(p store.Person) bool { return p.ID == in.SubscriberID }
+// nobody (the event keeps the external id it named). Concurrent events
+// share their lookups (one store call per website of a batch, reading
+// only ids).
+func (s *Service) person(ctx context.Context, in Input) (*store.PersonRef, error) {
+	key, byID := in.SubscriberID, true
 	if key == "" {
-		key, match = in.ExternalID, func(p store.Person) bool { return p.ExternalID == in.ExternalID }
+		key, byID = in.ExternalID, false
 	}
 	if key == "" {
 		return nil, nil
 	}
-	p, err := s.st.Person(ctx, in.Website.ID, key)
-	if errors.Is(err, store.ErrNotFound) || err == nil && !match(p) {
-		return nil, nil
-	}
+	p, err := s.people.do(ctx, personKey{websiteID: in.Website.ID, key: key})
 	if err != nil {
 		return nil, fmt.Errorf("finding the event's person: %w", err)
 	}
-	return &p, nil
+	if !p.found || byID && p.ref.ID != key || !byID && p.ref.ExternalID != key {
+		return nil, nil
+	}
+	return &p.ref, nil
+}
+
+// personKey is a person lookup of a batch, personFound its answer.
+type personKey struct{ websiteID, key string }
+
+type personFound struct {
+	ref   store.PersonRef
+	found bool
+}
+
+// lookPeople answers a batch of person lookups, a store call per website.
+func (s *Service) lookPeople(ctx context.Context, keys []personKey) ([]personFound, error) {
+	bySite := map[string][]string{}
+	for _, k := range keys {
+		bySite[k.websiteID] = append(bySite[k.websiteID], k.key)
+	}
+	refs := make(map[string]map[string]store.PersonRef, len(bySite))
+	for site, list := range bySite {
+		m, err := s.st.PersonRefs(ctx, site, list)
+		if err != nil {
+			return nil, err
+		}
+		refs[site] = m
+	}
+	out := make([]personFound, len(keys))
+	for i, k := range keys {
+		out[i].ref, out[i].found = refs[k.websiteID][k.key]
+	}
+	return out, nil
+}
+
+// addInterests writes a batch of interests.
+func (s *Service) addInterests(ctx context.Context, list []store.ProductInterest) ([]struct{}, error) {
+	return nil, s.st.AddInterests(ctx, list)
 }
 
 // isConversion applies rules 3-4.

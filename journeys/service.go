@@ -137,9 +137,15 @@ func (s *Service) enrollMatching(ctx context.Context, websiteID, subscriberID, e
 // enters (conditions on its properties included, as an automation's
 // trigger). It returns how many journeys it enrolled them in.
 func (s *Service) Event(ctx context.Context, websiteID, subscriberID, name string, properties json.RawMessage, at time.Time) (int, error) {
-	live, err := s.st.ListEnrollments(ctx, store.EnrollmentQuery{WebsiteID: websiteID, SubscriberID: subscriberID, LiveOnly: true})
+	var live []store.Enrollment
+	has, err := s.hasJourneys(ctx, websiteID)
 	if err != nil {
 		return 0, err
+	}
+	if has {
+		if live, err = s.st.ListEnrollments(ctx, store.EnrollmentQuery{WebsiteID: websiteID, SubscriberID: subscriberID, LiveOnly: true}); err != nil {
+			return 0, err
+		}
 	}
 	for _, e := range live {
 		if err := s.retry(ctx, e, func(e store.Enrollment, d *Definition) *store.JourneyMove {
@@ -157,6 +163,18 @@ func (s *Service) Event(ctx context.Context, websiteID, subscriberID, name strin
 	return s.enrollMatching(ctx, websiteID, subscriberID, automations.TriggerEvent, at, func(e Entry) bool {
 		return e.Event == name && automations.Matches(e.Conditions, properties)
 	})
+}
+
+// hasJourneys reports whether the website may have enrolments: true
+// unless the store tells it has no journey at all (package defcache's
+// cached answer), which saves reading a person's on each of their events.
+func (s *Service) hasJourneys(ctx context.Context, websiteID string) (bool, error) {
+	if h, ok := s.st.(interface {
+		HasJourneys(ctx context.Context, websiteID string) (bool, error)
+	}); ok {
+		return h.HasJourneys(ctx, websiteID)
+	}
+	return true, nil
 }
 
 // Subscribed enrols a person whose browser just subscribed in the

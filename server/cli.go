@@ -30,8 +30,8 @@ const usage = `usage:
                                                the peers (floor, bare sender, webpush-go, Node web-push) side by side,
                                                then broadcasts end to end against the bare sender; a table and a summary line
                                                (run from the repository: needs bin/fakepush and deploy/cluster.sh)
-  relaybell bench --events [--modes embedded,cluster] [--event-rates 100,200,...] [--event-p99 20ms]
-                                               find the highest rate of POST /api/v1/events with p99 under a target
+  relaybell bench --events [--modes embedded,cluster] [--event-rates 100,200,...] [--event-p99 20ms] [--registrations]
+                                               find the highest rate of POST /api/v1/events (--registrations: of browsers' registrations) with p99 under a target
   relaybell bench --api [--modes embedded,cluster] [--api-rates 100,200,...] [--api-send-rates 5,10,...] [--api-routes subscribe,events,notify,list,send]
                                                the REST API's routes and the transactional path (POST to the push) under open-loop load
   relaybell bench --timers [--modes embedded,cluster] [--timers-waiting 1000000] [--timers-due 10000] [--timers-journeys]
@@ -177,6 +177,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	apiSendP99 := fs.Duration("api-send-p99", bench.DefaultAPISendTarget, "with --api: the p99 from POST to the push a transactional step must stay under")
 	apiWarmup := fs.Duration("api-warmup", bench.DefaultAPIWarmup, "with --api: each step's time at its rate before it is measured")
 	apiStep := fs.Duration("api-step", bench.DefaultAPIStep, "with --api: each step's measured time")
+	registrations := fs.Bool("registrations", false, "with --events: measure browsers' registrations (POST /api/v1/projects/{id}/subscriptions) instead of events, --registration-new of them new browsers, the rest the audience's registering again")
+	registrationNew := fs.Float64("registration-new", bench.DefaultNewShare, "with --registrations: the share of new browsers (0 to 1]")
 	timers := fs.Bool("timers", false, "measure the automations engine instead of broadcasts: --timers-due people's messages come due with only them waiting (the baseline), then again with --timers-waiting more runs waiting; --audience, --rounds and --concurrency do not apply")
 	timersWaiting := fs.Int("timers-waiting", bench.DefaultTimersWaiting, "with --timers: runs waiting in the loaded phase (loaded straight into the store)")
 	timersDue := fs.Int("timers-due", bench.DefaultTimersDue, "with --timers: people subscribed, whose message comes due in each phase")
@@ -225,7 +227,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	if *events {
-		ecfg := bench.EventsConfig{Config: cfg, Audience: *eventAudience, Target: *eventP99, Warmup: *eventWarmup, Step: *eventStep, Refine: *eventRefine}
+		ecfg := bench.EventsConfig{Config: cfg, Audience: *eventAudience, Target: *eventP99, Warmup: *eventWarmup, Step: *eventStep, Refine: *eventRefine,
+			Registrations: *registrations, NewShare: *registrationNew}
+		if *registrationNew <= 0 || *registrationNew > 1 {
+			return errors.New("--registration-new must be in (0, 1]")
+		}
 		for _, r := range splitList(*eventRates) {
 			n, err := strconv.Atoi(r)
 			if err != nil || n <= 0 {

@@ -28,6 +28,7 @@ import (
 	"github.com/relaybell/relaybell/automations"
 	"github.com/relaybell/relaybell/bus"
 	"github.com/relaybell/relaybell/bus/kafka"
+	"github.com/relaybell/relaybell/defcache"
 	"github.com/relaybell/relaybell/events"
 	"github.com/relaybell/relaybell/fanout"
 	"github.com/relaybell/relaybell/goals"
@@ -119,6 +120,7 @@ type Server struct {
 	hookAllow netpolicy.AllowList // webhook receivers reachable on private addresses
 
 	store     store.Store
+	defs      *defcache.Store // the definitions cache over store (definitions)
 	analytics analytics.Store
 	bus       bus.Bus
 	outbox    *bus.Outbox
@@ -441,15 +443,26 @@ func (s *Server) initEvents(context.Context) error {
 	return nil
 }
 
+// definitions is the store with the definitions every event and
+// registration reads cached (package defcache), made on first use: the
+// automations', goals' and journeys' services and segment entry read
+// through it.
+func (s *Server) definitions() *defcache.Store {
+	if s.defs == nil {
+		s.defs = defcache.New(s.store, defcache.DefaultTTL, s.logger)
+	}
+	return s.defs
+}
+
 func (s *Server) initAutomations(context.Context) error {
-	s.autos = automations.NewService(s.store, s.logger)
+	s.autos = automations.NewService(s.definitions(), s.logger)
 	return nil
 }
 
 // initGoals builds the goals' service; the goals a person reaches end
 // the journeys that exit on them.
 func (s *Server) initGoals(context.Context) error {
-	s.goals = goals.NewService(s.store, s.journeys.GoalReached, s.logger)
+	s.goals = goals.NewService(s.definitions(), s.journeys.GoalReached, s.logger)
 	return nil
 }
 
@@ -458,8 +471,8 @@ func (s *Server) initGoals(context.Context) error {
 // With it comes segment entry, which evaluates the segment_entered
 // automations and journeys together as people change.
 func (s *Server) initJourneys(context.Context) error {
-	s.journeys = journeys.NewService(s.store, journeys.Config{Wake: s.autos.Wake}, s.logger)
-	s.segments = automations.NewSegments(s.store, s.logger, s.autos, s.journeys)
+	s.journeys = journeys.NewService(s.definitions(), journeys.Config{Wake: s.autos.Wake}, s.logger)
+	s.segments = automations.NewSegments(s.definitions(), s.logger, s.autos, s.journeys)
 	return nil
 }
 
@@ -563,6 +576,9 @@ func (s *Server) initAPI(context.Context) error {
 		Goals:       s.goals,
 		Journeys:    s.journeys,
 		Segments:    s.segments,
+	}
+	if s.defs != nil {
+		svc.Definitions = s.defs
 	}
 	a, err := api.New(api.Config{
 		AdminToken:      s.cfg.AdminToken,

@@ -141,6 +141,12 @@ type Automations interface {
 	// runs, timers and ledger (its notifications stay). ErrNotFound for an
 	// unknown id.
 	DeleteAutomation(ctx context.Context, websiteID, id string) error
+	// DefinitionsVersion reads the definitions version: a counter that
+	// triggers move, in the same transaction, with every change to the
+	// automations, journeys and their versions, goals, segments and
+	// identity verification (not to their counts, runs or enrolments).
+	// Caches of those poll it.
+	DefinitionsVersion(ctx context.Context) (int64, error)
 	// ActiveAutomations lists the website's active automations with one
 	// of the trigger types (all types when none), oldest first, without
 	// stats.

@@ -11,6 +11,13 @@ const (
 	InterestBackInStock = "back_in_stock"
 )
 
+// PersonRef is who a key names: the person's subscriber id and external id
+// ("" for none).
+type PersonRef struct {
+	ID         string
+	ExternalID string
+}
+
 // ProductInterest is a person's interest in a product's price drops or its
 // return to stock.
 type ProductInterest struct {
@@ -74,6 +81,16 @@ type Behavior interface {
 	// subscriber already had it. ErrNotFound for a subscriber not of the
 	// website.
 	AddInterest(ctx context.Context, in ProductInterest) error
+	// AddInterests records each interest as AddInterest does, in one
+	// statement per few hundred; those of a subscriber not of their
+	// website are left out. Of interests with the same website, product,
+	// kind and subscriber, the latest CreatedAt is kept.
+	AddInterests(ctx context.Context, list []ProductInterest) error
+	// PersonRefs resolves keys, each a subscriber id or an external id, to
+	// the people of the website they name, as Person does (a subscriber
+	// id first), reading only their ids. A key naming nobody is not in
+	// the map.
+	PersonRefs(ctx context.Context, websiteID string, keys []string) (map[string]PersonRef, error)
 	// Interests lists the subscribers' interests created at or after
 	// since, newest first, at most limit.
 	Interests(ctx context.Context, websiteID string, subscriberIDs []string, since time.Time, limit int) ([]ProductInterest, error)

@@ -206,7 +206,10 @@ type SubscriptionInput struct {
 	// LearnActivity does, in the registration's transaction: the two are
 	// stored, or fail, together.
 	Visit int
-	At    time.Time
+	// SiteTimezone, when set, is the website's time zone as the caller
+	// knows it, which spares the store reading it to learn the visit.
+	SiteTimezone string
+	At           time.Time
 }
 
 // SubscriptionResult tells which records the registration touched.

@@ -30,6 +30,7 @@ func Run(t *testing.T, open func(t *testing.T) analytics.Store) {
 		{"DuplicatesCountOnce", testDuplicatesCountOnce},
 		{"PersonEventsAndErase", testPersonEventsAndErase},
 		{"BehaviorsNewestFirst", testBehaviorsNewestFirst},
+		{"BehaviorsInSeqOrder", testBehaviorsInSeqOrder},
 		{"BehaviorsOfAPerson", testBehaviorsOfAPerson},
 		{"BehaviorsRefused", testBehaviorsRefused},
 		{"BehaviorsRecordedTwice", testBehaviorsRecordedTwice},

@@ -88,6 +88,29 @@ func testBehaviorsNewestFirst(t *testing.T, s analytics.Store) {
 	}
 }
 
+// testBehaviorsInSeqOrder: behaviors of one millisecond come in the order
+// they were accepted (Seq, newest first), not by id, whichever batch
+// brought them; a person's too.
+func testBehaviorsInSeqOrder(t *testing.T, s analytics.Store) {
+	const n = 105
+	var all []analytics.Behavior
+	for i := range n {
+		// ids in the reverse of the accepted order, so that a tie broken
+		// by id would list them oldest first.
+		b := bh(fmt.Sprintf("z-%03d", n-i), 5*time.Millisecond)
+		b.SubscriberID, b.Seq = "s1", analytics.NextSeq()
+		all = append(all, b)
+	}
+	recordBehaviors(t, s, all[:50]...)
+	recordBehaviors(t, s, all[50:]...)
+	want := make([]string, 0, 100)
+	for i := n - 1; i >= n-100; i-- {
+		want = append(want, all[i].ID)
+	}
+	sameIDs(t, "the website's latest 100", ids(t, s, analytics.BehaviorQuery{WebsiteID: "w1", Limit: 100}), want...)
+	sameIDs(t, "the person's latest 100", ids(t, s, analytics.BehaviorQuery{WebsiteID: "w1", SubscriberIDs: []string{"s1"}, Limit: 100}), want...)
+}
+
 // testBehaviorsOfAPerson: a person's behaviors are those of any of their
 // subscribers or logged under their external id, of their website only.
 func testBehaviorsOfAPerson(t *testing.T, s analytics.Store) {

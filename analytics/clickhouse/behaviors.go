@@ -18,7 +18,8 @@ import (
 // website's other granules (their small columns only: see Behaviors). It is
 // partitioned by UTC day like events, so that retention drops both a day
 // at a time. DateTime holds seconds (18.16 has no DateTime64): millis
-// keeps the rest of at. A row can carry up to about 1 MB of properties, so
+// keeps the rest of at, and seq (Behavior.Seq) orders the behaviors of one
+// millisecond. A row can carry up to about 1 MB of properties, so
 // granules are of 1,024 rows (18.16 sizes them by rows only), and reads
 // pick the rows they list by id before reading properties.
 const createBehaviors = `CREATE TABLE IF NOT EXISTS %s (
@@ -33,13 +34,14 @@ const createBehaviors = `CREATE TABLE IF NOT EXISTS %s (
 	notification_id String,
 	value Float64,
 	conversion UInt8,
-	properties String
+	properties String,
+	seq Int64
 ) ENGINE = MergeTree()
 PARTITION BY toYYYYMMDD(at)
 ORDER BY (website_id, subscriber_id, external_id, at)
 SETTINGS index_granularity = 1024`
 
-const behaviorColumns = `(website_id, subscriber_id, external_id, at, millis, id, name, source, notification_id, value, conversion, properties)`
+const behaviorColumns = `(website_id, subscriber_id, external_id, at, millis, id, name, source, notification_id, value, conversion, properties, seq)`
 
 // RecordBehaviors appends behaviors in one batch.
 func (s *Store) RecordBehaviors(ctx context.Context, behaviors []analytics.Behavior) error {
@@ -62,7 +64,7 @@ func (s *Store) RecordBehaviors(ctx context.Context, behaviors []analytics.Behav
 		}
 		at := b.At.UTC()
 		if err := batch.Append(b.WebsiteID, b.SubscriberID, b.ExternalID, at, uint16(at.Nanosecond()/int(time.Millisecond)),
-			b.ID, b.Name, b.Source, b.NotificationID, b.Value, conversion, b.PropertiesText()); err != nil {
+			b.ID, b.Name, b.Source, b.NotificationID, b.Value, conversion, b.PropertiesText(), b.Seq); err != nil {
 			return fmt.Errorf("recording behaviors: %w", err)
 		}
 	}
@@ -99,12 +101,12 @@ func (s *Store) Behaviors(ctx context.Context, q analytics.BehaviorQuery) ([]ana
 		where += " AND (" + strings.Join(terms, " OR ") + ")"
 	}
 	rows, err := s.conn.Query(ctx, `SELECT id, website_id, subscriber_id, external_id, at, millis, name, source,
-			notification_id, value, conversion, properties
+			notification_id, value, conversion, properties, seq
 		FROM `+s.behaviors+`
 		PREWHERE website_id = ? AND id IN (SELECT id FROM (
-			SELECT id, max(toUInt64(at) * 1000 + millis) AS t FROM `+s.behaviors+` WHERE `+where+`
-			GROUP BY id ORDER BY t DESC, id DESC LIMIT ?))
-		ORDER BY at DESC, millis DESC, id DESC`, append(args, q.Limit)...)
+			SELECT id, max(toUInt64(at) * 1000 + millis) AS t, max(seq) AS q FROM `+s.behaviors+` WHERE `+where+`
+			GROUP BY id ORDER BY t DESC, q DESC, id DESC LIMIT ?))
+		ORDER BY at DESC, millis DESC, seq DESC, id DESC`, append(args, q.Limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("reading behaviors: %w", err)
 	}
@@ -119,7 +121,7 @@ func (s *Store) Behaviors(ctx context.Context, q analytics.BehaviorQuery) ([]ana
 			props      string
 		)
 		if err := rows.Scan(&b.ID, &b.WebsiteID, &b.SubscriberID, &b.ExternalID, &b.At, &millis, &b.Name, &b.Source,
-			&b.NotificationID, &b.Value, &conversion, &props); err != nil {
+			&b.NotificationID, &b.Value, &conversion, &props, &b.Seq); err != nil {
 			return nil, fmt.Errorf("reading behaviors: %w", err)
 		}
 		if seen[b.ID] {

@@ -102,10 +102,27 @@ func (s *Store) migrate(ctx context.Context, database string) error {
 	if err := s.conn.Exec(ctx, fmt.Sprintf(createBehaviors, s.behaviors)); err != nil {
 		return fmt.Errorf("creating behaviors table: %w", err)
 	}
+	if err := s.addSeq(ctx, database); err != nil {
+		return fmt.Errorf("adding the behaviors' seq: %w", err)
+	}
 	if err := s.conn.Exec(ctx, fmt.Sprintf(dropBuffer, "`"+database+"`.events_buffer")); err != nil {
 		return fmt.Errorf("dropping the old analytics buffer: %w", err)
 	}
 	return nil
+}
+
+// addSeq adds the behaviors' seq column to a table from before it (18.16
+// has no ADD COLUMN IF NOT EXISTS).
+func (s *Store) addSeq(ctx context.Context, database string) error {
+	var n uint64
+	if err := s.conn.QueryRow(ctx, `SELECT count() FROM system.columns WHERE database = ? AND table = 'behaviors' AND name = 'seq'`,
+		database).Scan(&n); err != nil {
+		return err
+	}
+	if n > 0 {
+		return nil
+	}
+	return s.conn.Exec(ctx, `ALTER TABLE `+s.behaviors+` ADD COLUMN seq Int64 DEFAULT 0`)
 }
 
 // Record appends events in one batch.

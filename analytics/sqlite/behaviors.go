@@ -24,7 +24,7 @@ func (s *Store) RecordBehaviors(ctx context.Context, behaviors []analytics.Behav
 	}
 	defer tx.Rollback()
 	stmt, err := tx.PrepareContext(ctx, `INSERT INTO behaviors (`+behaviorColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`)
 	if err != nil {
 		return fmt.Errorf("recording behaviors: %w", err)
 	}
@@ -32,7 +32,7 @@ func (s *Store) RecordBehaviors(ctx context.Context, behaviors []analytics.Behav
 	for i := range behaviors {
 		b := &behaviors[i]
 		if _, err := stmt.ExecContext(ctx, b.ID, b.WebsiteID, b.SubscriberID, b.ExternalID, b.At.UnixMilli(), b.Name,
-			b.Source, b.NotificationID, b.Value, b.Conversion, b.PropertiesText()); err != nil {
+			b.Source, b.NotificationID, b.Value, b.Conversion, b.Seq, b.PropertiesText()); err != nil {
 			return fmt.Errorf("recording behaviors: %w", err)
 		}
 	}
@@ -45,27 +45,27 @@ func (s *Store) RecordBehaviors(ctx context.Context, behaviors []analytics.Behav
 // The behaviors reads. A person's are the newest of each index, the
 // subscribers' and the external id's, merged: one OR over both would read
 // the website's whole index (SQLite's planner takes behaviors_website for
-// the ORDER BY). Every index ends in (at, id), so each side is read from
+// the ORDER BY). Every index ends in (at, seq, id), so each side is read from
 // its index alone and only the rows listed are read from the table.
 const (
-	behaviorColumns = `id, website_id, subscriber_id, external_id, at, name, source, notification_id, value, conversion, properties`
+	behaviorColumns = `id, website_id, subscriber_id, external_id, at, name, source, notification_id, value, conversion, seq, properties`
 
 	latestBehaviors = `SELECT ` + behaviorColumns + ` FROM behaviors
-		WHERE website_id = ?1 ORDER BY at DESC, id DESC LIMIT ?2`
+		WHERE website_id = ?1 ORDER BY at DESC, seq DESC, id DESC LIMIT ?2`
 
 	personBehaviors = `SELECT ` + behaviorColumns + ` FROM behaviors WHERE rowid IN (
-			SELECT rowid FROM (SELECT rowid FROM behaviors INDEXED BY behaviors_subscriber
-				WHERE website_id = ?1 AND subscriber_id IN (SELECT value FROM json_each(?3)) ORDER BY at DESC, id DESC LIMIT ?2)
+			SELECT rowid FROM (SELECT rowid FROM behaviors INDEXED BY behaviors_subscriber_seq
+				WHERE website_id = ?1 AND subscriber_id IN (SELECT value FROM json_each(?3)) ORDER BY at DESC, seq DESC, id DESC LIMIT ?2)
 			UNION ALL
-			SELECT rowid FROM (SELECT rowid FROM behaviors INDEXED BY behaviors_external
-				WHERE website_id = ?1 AND external_id = ?4 AND ?4 <> '' ORDER BY at DESC, id DESC LIMIT ?2))
-		ORDER BY at DESC, id DESC LIMIT ?2`
+			SELECT rowid FROM (SELECT rowid FROM behaviors INDEXED BY behaviors_external_seq
+				WHERE website_id = ?1 AND external_id = ?4 AND ?4 <> '' ORDER BY at DESC, seq DESC, id DESC LIMIT ?2))
+		ORDER BY at DESC, seq DESC, id DESC LIMIT ?2`
 
 	eraseBehaviors = `DELETE FROM behaviors WHERE rowid IN (
-			SELECT rowid FROM behaviors INDEXED BY behaviors_subscriber
+			SELECT rowid FROM behaviors INDEXED BY behaviors_subscriber_seq
 				WHERE website_id = ?1 AND subscriber_id IN (SELECT value FROM json_each(?2))
 			UNION ALL
-			SELECT rowid FROM behaviors INDEXED BY behaviors_external
+			SELECT rowid FROM behaviors INDEXED BY behaviors_external_seq
 				WHERE website_id = ?1 AND external_id IN (SELECT value FROM json_each(?3)))`
 )
 
@@ -95,7 +95,7 @@ func (s *Store) Behaviors(ctx context.Context, q analytics.BehaviorQuery) ([]ana
 			at    int64
 		)
 		if err := rows.Scan(&b.ID, &b.WebsiteID, &b.SubscriberID, &b.ExternalID, &at, &b.Name, &b.Source,
-			&b.NotificationID, &b.Value, &b.Conversion, &props); err != nil {
+			&b.NotificationID, &b.Value, &b.Conversion, &b.Seq, &props); err != nil {
 			return nil, fmt.Errorf("reading behaviors: %w", err)
 		}
 		b.Properties = json.RawMessage(props)

@@ -38,8 +38,7 @@ CREATE INDEX IF NOT EXISTS events_notification ON events (notification_id, kind,
 CREATE INDEX IF NOT EXISTS events_subscriber ON events (subscriber_id, at);
 -- Behaviors keep properties last: a row of large properties overflows its
 -- page, and the columns after them would be read through the overflow.
--- Every index ends in (at, id), so the reads of behaviors.go are served by
--- one alone.
+-- Their indexes are made by behaviorIndexes, after the seq column exists.
 CREATE TABLE IF NOT EXISTS behaviors (
 	id TEXT NOT NULL PRIMARY KEY,
 	website_id TEXT NOT NULL,
@@ -51,12 +50,36 @@ CREATE TABLE IF NOT EXISTS behaviors (
 	notification_id TEXT NOT NULL,
 	value REAL NOT NULL,
 	conversion INTEGER NOT NULL,
+	seq INTEGER NOT NULL DEFAULT 0,
 	properties TEXT NOT NULL
 );
-CREATE INDEX IF NOT EXISTS behaviors_website ON behaviors (website_id, at, id);
-CREATE INDEX IF NOT EXISTS behaviors_subscriber ON behaviors (website_id, subscriber_id, at, id);
-CREATE INDEX IF NOT EXISTS behaviors_external ON behaviors (website_id, external_id, at, id);
 `
+
+// behaviorIndexes are the behaviors' indexes. Every one ends in (at, seq,
+// id), the reads' order, so the reads of behaviors.go are served by one
+// alone. Files from before seq had them end in (at, id): those are
+// dropped.
+const behaviorIndexes = `
+DROP INDEX IF EXISTS behaviors_website;
+DROP INDEX IF EXISTS behaviors_subscriber;
+DROP INDEX IF EXISTS behaviors_external;
+CREATE INDEX IF NOT EXISTS behaviors_website_seq ON behaviors (website_id, at, seq, id);
+CREATE INDEX IF NOT EXISTS behaviors_subscriber_seq ON behaviors (website_id, subscriber_id, at, seq, id);
+CREATE INDEX IF NOT EXISTS behaviors_external_seq ON behaviors (website_id, external_id, at, seq, id);
+`
+
+// addSeq adds the behaviors' seq column to a file from before it.
+func addSeq(ctx context.Context, db *sql.DB) error {
+	var n int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('behaviors') WHERE name = 'seq'`).Scan(&n); err != nil {
+		return err
+	}
+	if n > 0 {
+		return nil
+	}
+	_, err := db.ExecContext(ctx, `ALTER TABLE behaviors ADD COLUMN seq INTEGER NOT NULL DEFAULT 0`)
+	return err
+}
 
 // Open opens (or creates) the analytics file at path.
 func Open(ctx context.Context, path string) (*Store, error) {
@@ -69,6 +92,14 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if _, err := db.ExecContext(ctx, schema); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("creating analytics schema: %w", err)
+	}
+	if err := addSeq(ctx, db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("adding the behaviors' seq: %w", err)
+	}
+	if _, err := db.ExecContext(ctx, behaviorIndexes); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("creating the behaviors' indexes: %w", err)
 	}
 	return &Store{db: db}, nil
 }

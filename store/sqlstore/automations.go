@@ -509,3 +509,14 @@ func (s *Store) DoneTrigger(ctx context.Context, id string) error {
 	}
 	return nil
 }
+
+// DefinitionsVersion reads the definitions version, which the triggers of
+// the definitions_version migration move with every change to the
+// automations, journeys, journey versions, goals and segments.
+func (s *Store) DefinitionsVersion(ctx context.Context) (int64, error) {
+	var v int64
+	if err := s.db.Read().QueryRow(ctx, `SELECT version FROM definitions_version`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("reading definitions version: %w", err)
+	}
+	return v, nil
+}

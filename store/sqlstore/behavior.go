@@ -1,10 +1,13 @@
 package sqlstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -133,6 +136,99 @@ func (s *Store) AddInterest(ctx context.Context, in store.ProductInterest) error
 		return fmt.Errorf("adding interest: %w", store.ErrNotFound)
 	}
 	return nil
+}
+
+// interestsChunk bounds the rows of one AddInterests statement (5
+// arguments each).
+const interestsChunk = 400
+
+// AddInterests records the interests, a statement per interestsChunk, in
+// one transaction: a VALUES list joined to the subscribers it names (of
+// their website), upserted as AddInterest does one. Duplicate keys keep
+// the latest time (one statement may not upsert a row twice), and the
+// rows are inserted in key order (the SELECT's ORDER BY: the join may
+// reorder the VALUES list), so that concurrent batches lock them in one
+// order and never deadlock.
+func (s *Store) AddInterests(ctx context.Context, list []store.ProductInterest) error {
+	type key struct{ website, product, kind, subscriber string }
+	latest := make(map[key]time.Time, len(list))
+	for _, in := range list {
+		if in.Kind != store.InterestPriceDrop && in.Kind != store.InterestBackInStock {
+			return fmt.Errorf("adding interests: unknown kind %q", in.Kind)
+		}
+		k := key{in.WebsiteID, in.ProductID, in.Kind, in.SubscriberID}
+		if t, ok := latest[k]; !ok || nowOr(in.CreatedAt).After(t) {
+			latest[k] = nowOr(in.CreatedAt)
+		}
+	}
+	keys := slices.SortedFunc(maps.Keys(latest), func(a, b key) int {
+		return cmp.Or(strings.Compare(a.website, b.website), strings.Compare(a.product, b.product),
+			strings.Compare(a.kind, b.kind), strings.Compare(a.subscriber, b.subscriber))
+	})
+	if len(keys) == 0 {
+		return nil
+	}
+	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
+		for chunk := range slices.Chunk(keys, interestsChunk) {
+			values := make([]string, len(chunk))
+			args := make([]any, 0, 5*len(chunk))
+			for i, k := range chunk {
+				n := len(args)
+				// Both engines name a VALUES list's columns column1,
+				// column2, ...; the time is cast to its column's type.
+				values[i] = fmt.Sprintf("($%d, $%d, $%d, $%d, CAST($%d AS %s))", n+1, n+2, n+3, n+4, n+5, s.d.DDL.Time)
+				args = append(args, k.website, k.product, k.kind, k.subscriber, s.time(latest[k]))
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO product_interests (website_id, product_id, kind, subscriber_id, created_at)
+				SELECT s.website_id, v.column2, v.column3, s.id, v.column5
+				FROM (VALUES `+strings.Join(values, ", ")+`) AS v
+				JOIN subscribers s ON s.id = v.column4 AND s.website_id = v.column1
+				WHERE true
+				ORDER BY v.column1, v.column2, v.column3, v.column4
+				ON CONFLICT (website_id, product_id, kind, subscriber_id) DO UPDATE SET created_at = excluded.created_at`,
+				args...); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("adding interests: %w", s.mapErr(err))
+	}
+	return nil
+}
+
+// PersonRefs reads the ids of the people keys name: those whose subscriber
+// id is a key, and those whose external id is, each side from its index.
+func (s *Store) PersonRefs(ctx context.Context, websiteID string, keys []string) (map[string]store.PersonRef, error) {
+	out := make(map[string]store.PersonRef, len(keys))
+	if len(keys) == 0 {
+		return out, nil
+	}
+	rows, err := s.db.Read().Query(ctx, `SELECT id, coalesce(external_id, ''), 1 FROM subscribers
+			WHERE website_id = $1 AND `+s.d.In("id", "$2")+`
+		UNION ALL
+		SELECT id, external_id, 0 FROM subscribers
+			WHERE website_id = $1 AND `+s.d.In("external_id", "$2"), websiteID, s.d.List(keys))
+	type found struct {
+		ref  store.PersonRef
+		byID int
+	}
+	list, err := CollectRows(rows, err, func(f *found) []any { return []any{&f.ref.ID, &f.ref.ExternalID, &f.byID} })
+	if err != nil {
+		return nil, fmt.Errorf("loading people: %w", err)
+	}
+	for _, f := range list {
+		if f.byID == 1 {
+			out[f.ref.ID] = f.ref // a subscriber id wins over an external id
+		}
+	}
+	for _, f := range list {
+		if _, taken := out[f.ref.ExternalID]; f.byID == 0 && !taken {
+			out[f.ref.ExternalID] = f.ref
+		}
+	}
+	return out, nil
 }
 
 // Interests lists the subscribers' live interests, newest first.

@@ -103,20 +103,38 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 		}
 
 		var (
-			shard   int
-			country = in.Country // the subscriber's, as stored
+			shard    int
+			country  = in.Country  // the subscriber's, as stored
+			timezone = in.Timezone // the same
+			// learned: the visit is learned here, without reading the
+			// time zones again (the website's is the caller's).
+			learned bool
+			// smartHour is a known subscriber's, as stored (-1: none).
+			smartHour = -1
 		)
 		newSubscriber := target == ""
 		if newSubscriber {
-			// A new subscriber holds a browser from its start.
+			// A new subscriber holds a browser from its start. Its one
+			// visit is its heaviest hour.
 			target = uuid.NewString()
 			shard = store.ShardOf(target)
+			var smart any
+			if in.Visit > 0 && in.SiteTimezone != "" {
+				hour := store.LocalHour(when, in.Timezone, in.SiteTimezone)
+				smart, learned = hour, true
+			}
 			if _, err := tx.Exec(ctx, `INSERT INTO subscribers (id, website_id, external_id, country,
-				language, timezone, url, shard, created_at, last_seen_at, consent_at)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $9)`,
+				language, timezone, url, shard, created_at, last_seen_at, consent_at, smart_hour)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $9, $10)`,
 				target, in.WebsiteID, nullString(in.ExternalID), in.Country, in.Language, in.Timezone, in.URL,
-				shard, at); err != nil {
+				shard, at, smart); err != nil {
 				return err
+			}
+			if learned {
+				if _, err := tx.Exec(ctx, `INSERT INTO subscriber_activity (subscriber_id, hour, weight) VALUES ($1, $2, $3)`,
+					target, smart, in.Visit); err != nil {
+					return err
+				}
 			}
 		} else {
 			var ext any
@@ -131,8 +149,8 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 					timezone = coalesce(nullif($5, ''), timezone),
 					url = coalesce(nullif($6, ''), url),
 					last_seen_at = $7, unsubscribed_at = NULL
-				WHERE id = $1 RETURNING shard, country`,
-				target, ext, in.Country, in.Language, in.Timezone, in.URL, at).Scan(&shard, &country)
+				WHERE id = $1 RETURNING shard, country, timezone, coalesce(smart_hour, -1)`,
+				target, ext, in.Country, in.Language, in.Timezone, in.URL, at).Scan(&shard, &country, &timezone, &smartHour)
 			if err != nil {
 				return err
 			}
@@ -192,7 +210,14 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 		if err := s.queueTriggers(ctx, tx, in.WebsiteID, target, store.TriggerTopicOptIn, res.OptedIn, when); err != nil {
 			return err
 		}
-		if in.Visit > 0 {
+		switch {
+		case in.Visit <= 0 || learned:
+		case in.SiteTimezone != "":
+			// The subscriber's row is locked by the UPDATE above.
+			if err := s.learnHour(ctx, tx, target, store.LocalHour(when, timezone, in.SiteTimezone), in.Visit, smartHour); err != nil {
+				return err
+			}
+		default:
 			if err := s.learnActivity(ctx, tx, target, when, in.Visit); err != nil {
 				return err
 			}

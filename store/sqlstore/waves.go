@@ -99,12 +99,23 @@ func (s *Store) learnActivity(ctx context.Context, tx Conn, subscriberID string,
 	if err != nil {
 		return err
 	}
+	return s.learnHour(ctx, tx, subscriberID, store.LocalHour(at, subTZ, siteTZ), weight, -1)
+}
+
+// learnHour adds weight to the subscriber's hour and sets their smart hour
+// to the heaviest; the caller holds the subscriber's row. smart is the
+// smart hour as stored (-1: unknown): weight added to it keeps it the
+// heaviest, so it is not set again (a regular visitor's usual hour).
+func (s *Store) learnHour(ctx context.Context, tx Conn, subscriberID string, hour, weight, smart int) error {
 	if _, err := tx.Exec(ctx, `INSERT INTO subscriber_activity (subscriber_id, hour, weight) VALUES ($1, $2, $3)
 		ON CONFLICT (subscriber_id, hour) DO UPDATE SET weight = subscriber_activity.weight + excluded.weight`,
-		subscriberID, store.LocalHour(at, subTZ, siteTZ), weight); err != nil {
+		subscriberID, hour, weight); err != nil {
 		return err
 	}
-	_, err = tx.Exec(ctx, `UPDATE subscribers SET smart_hour = (SELECT hour FROM subscriber_activity
+	if hour == smart && weight > 0 {
+		return nil
+	}
+	_, err := tx.Exec(ctx, `UPDATE subscribers SET smart_hour = (SELECT hour FROM subscriber_activity
 		WHERE subscriber_id = $1 ORDER BY weight DESC, hour LIMIT 1) WHERE id = $1`, subscriberID)
 	return err
 }

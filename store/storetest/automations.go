@@ -26,6 +26,55 @@ var automationCases = []testCase{
 	{"OptedIn", testSubscriptionOptedIn},
 	{"SegmentMembers", testSegmentMembers},
 	{"TriggerRedo", testTriggerRedo},
+	{"DefinitionsVersion", testDefinitionsVersion},
+}
+
+// testDefinitionsVersion: the definitions version moves with every change
+// to an automation, a goal, a segment or identity verification, and not
+// with a run started or a person registering.
+func testDefinitionsVersion(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	last, err := s.DefinitionsVersion(ctx)
+	noErr(t, "DefinitionsVersion", err)
+	moved := func(what string, want bool) {
+		t.Helper()
+		v, err := s.DefinitionsVersion(ctx)
+		noErr(t, "DefinitionsVersion", err)
+		if got := v != last; got != want {
+			t.Fatalf("%s: version %d -> %d, moved %v, want %v", what, last, v, got, want)
+		}
+		last = v
+	}
+	a := newAutomation(t, s, w.Website.ID, at(0))
+	moved("an automation created", true)
+	a.Status = store.AutomationPaused
+	noErr(t, "UpdateAutomation", s.UpdateAutomation(ctx, a))
+	moved("an automation paused", true)
+	p := subscribe(t, s, subscription(w.Website.ID))
+	moved("a registration", false)
+	a.Status = store.AutomationActive
+	noErr(t, "UpdateAutomation", s.UpdateAutomation(ctx, a))
+	moved("an automation active again", true)
+	_, err = s.TriggerAutomation(ctx, store.AutomationTrigger{WebsiteID: w.Website.ID, AutomationID: a.ID, SubscriberID: p.SubscriberID,
+		RunID: uuid.NewString(), Delays: []time.Duration{time.Hour}, At: at(time.Minute)})
+	noErr(t, "TriggerAutomation", err)
+	moved("a run started", false)
+	noErr(t, "DeleteAutomation", s.DeleteAutomation(ctx, w.Website.ID, a.ID))
+	moved("an automation deleted", true)
+	noErr(t, "CreateGoal", s.CreateGoal(ctx, store.Goal{ID: uuid.NewString(), WebsiteID: w.Website.ID, Name: "Sale", Event: "purchase",
+		WindowHours: 24, CreatedAt: at(0), UpdatedAt: at(0)}))
+	moved("a goal created", true)
+	noErr(t, "CreateSegment", s.CreateSegment(ctx, store.Segment{ID: uuid.NewString(), WebsiteID: w.Website.ID, Name: "All",
+		Filters: []byte(`{}`), CreatedAt: at(0)}))
+	moved("a segment created", true)
+	_, err = s.UpdateIdentityVerification(ctx, w.Website.ID, func(iv *store.IdentityVerification) error {
+		iv.Mode = store.IdentityEnforce
+		iv.Secrets = []store.IdentitySecret{{Secret: "rbid_one", CreatedAt: at(time.Second)}}
+		return nil
+	})
+	noErr(t, "UpdateIdentityVerification", err)
+	moved("identity verification enforced", true)
 }
 
 // newAutomation stores an active automation of the website.

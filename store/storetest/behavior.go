@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"testing"
@@ -19,6 +20,9 @@ var behaviorCases = []testCase{
 	{"Conversions", testConversions},
 	{"ConcurrentFolds", testConcurrentFolds},
 	{"Interests", testInterests},
+	{"AddInterests", testAddInterests},
+	{"AddInterestsConcurrent", testAddInterestsConcurrent},
+	{"PersonRefs", testPersonRefs},
 	{"ProductAlert", testProductAlert},
 	{"ProductAlertDedupe", testProductAlertDedupe},
 	{"Idempotency", testIdempotency},
@@ -430,4 +434,112 @@ func testIdempotency(t *testing.T, s store.Store) {
 	_, claimed, err = s.ClaimIdempotency(ctx, w.Website.ID, "events", "k1", "r-k1", at(3*time.Minute), at(0))
 	noErr(t, "ClaimIdempotency", err)
 	same(t, "a purged key", claimed, true)
+}
+
+// testAddInterests: a batch records each interest as AddInterest does,
+// renews one already there, keeps the latest of duplicates, and leaves
+// out another website's subscriber without failing the rest.
+func testAddInterests(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	other := newWebsite(t, s)
+	a := subscribe(t, s, subscription(w.Website.ID))
+	b := subscribe(t, s, subscription(w.Website.ID))
+	interest := func(sub, product, kind string, d time.Duration) store.ProductInterest {
+		return store.ProductInterest{WebsiteID: w.Website.ID, SubscriberID: sub, ProductID: product, Kind: kind, CreatedAt: at(d)}
+	}
+	noErr(t, "AddInterest", s.AddInterest(ctx, interest(a.SubscriberID, "sku-1", store.InterestPriceDrop, time.Minute)))
+	wrong := interest(a.SubscriberID, "sku-9", store.InterestPriceDrop, time.Minute)
+	wrong.WebsiteID = other.Website.ID
+	noErr(t, "AddInterests", s.AddInterests(ctx, []store.ProductInterest{
+		interest(b.SubscriberID, "sku-2", store.InterestBackInStock, 2*time.Minute),
+		interest(a.SubscriberID, "sku-1", store.InterestPriceDrop, 4*time.Minute), // renewed
+		wrong,
+		interest(b.SubscriberID, "sku-2", store.InterestBackInStock, 5*time.Minute), // the latest of two
+		interest(b.SubscriberID, "sku-2", store.InterestBackInStock, 3*time.Minute),
+	}))
+	got, err := s.Interests(ctx, w.Website.ID, []string{a.SubscriberID, b.SubscriberID}, at(0), 10)
+	noErr(t, "Interests", err)
+	same(t, "interests", got, []store.ProductInterest{
+		interest(b.SubscriberID, "sku-2", store.InterestBackInStock, 5*time.Minute),
+		interest(a.SubscriberID, "sku-1", store.InterestPriceDrop, 4*time.Minute)})
+	got, err = s.Interests(ctx, other.Website.ID, []string{a.SubscriberID}, at(0), 10)
+	noErr(t, "Interests", err)
+	same(t, "another website's", len(got), 0)
+	noErr(t, "AddInterests of none", s.AddInterests(ctx, nil))
+	if err := s.AddInterests(ctx, []store.ProductInterest{interest(a.SubscriberID, "sku-3", "wishlist", 0)}); err == nil {
+		t.Fatal("AddInterests of an unknown kind: no error")
+	}
+	// More than one statement's rows.
+	var many []store.ProductInterest
+	for i := range 1000 {
+		many = append(many, interest(a.SubscriberID, fmt.Sprintf("bulk-%04d", i), store.InterestPriceDrop, time.Hour))
+	}
+	noErr(t, "AddInterests, 1000", s.AddInterests(ctx, many))
+	got, err = s.Interests(ctx, w.Website.ID, []string{a.SubscriberID}, at(time.Hour), 1000)
+	noErr(t, "Interests", err)
+	same(t, "interests of the bulk", len(got), 1000)
+}
+
+// testPersonRefs: keys resolve to their website's people, by subscriber
+// id or external id, a subscriber id first; other keys are left out.
+func testPersonRefs(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	other := newWebsite(t, s)
+	in := subscription(w.Website.ID)
+	in.ExternalID = "user-1"
+	a := subscribe(t, s, in)
+	b := subscribe(t, s, subscription(w.Website.ID))
+	in = subscription(other.Website.ID)
+	in.ExternalID = "user-2"
+	subscribe(t, s, in)
+	got, err := s.PersonRefs(ctx, w.Website.ID, []string{"user-1", b.SubscriberID, "user-2", "nobody", a.SubscriberID})
+	noErr(t, "PersonRefs", err)
+	same(t, "refs", got, map[string]store.PersonRef{
+		"user-1":       {ID: a.SubscriberID, ExternalID: "user-1"},
+		a.SubscriberID: {ID: a.SubscriberID, ExternalID: "user-1"},
+		b.SubscriberID: {ID: b.SubscriberID},
+	})
+	got, err = s.PersonRefs(ctx, w.Website.ID, nil)
+	noErr(t, "PersonRefs of none", err)
+	same(t, "refs of none", len(got), 0)
+}
+
+// testAddInterestsConcurrent: batches of the same interests in different
+// orders, written at once, all succeed (none deadlocks with another).
+func testAddInterestsConcurrent(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	var people []string
+	for range 10 {
+		people = append(people, subscribe(t, s, subscription(w.Website.ID)).SubscriberID)
+	}
+	var list []store.ProductInterest
+	for _, p := range people {
+		for i := range 20 {
+			list = append(list, store.ProductInterest{WebsiteID: w.Website.ID, SubscriberID: p, ProductID: fmt.Sprintf("sku-%d", i),
+				Kind: store.InterestPriceDrop, CreatedAt: at(time.Minute)})
+		}
+	}
+	const writers = 6
+	errs := make(chan error, writers*5)
+	var wg sync.WaitGroup
+	for g := range writers {
+		wg.Go(func() {
+			mine := slices.Clone(list)
+			for round := range 5 {
+				rand.New(rand.NewPCG(uint64(g), uint64(round))).Shuffle(len(mine), func(i, j int) { mine[i], mine[j] = mine[j], mine[i] })
+				errs <- s.AddInterests(ctx, mine)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		noErr(t, "AddInterests, concurrent", err)
+	}
+	got, err := s.Interests(ctx, w.Website.ID, people, at(0), 1000)
+	noErr(t, "Interests", err)
+	same(t, "interests", len(got), len(list))
 }

@@ -351,4 +351,21 @@ func testLearnActivity(t *testing.T, s store.Store) {
 	if h := hour(quiet); h != nil {
 		t.Fatalf("smart hour %d after a registration without a visit", *h)
 	}
+
+	// The caller giving the website's zone learns the same, new
+	// subscriber or known, with or without a zone of their own.
+	given := subscription(w.Website.ID)
+	given.Timezone, given.SiteTimezone = "America/New_York", "Europe/Paris"
+	g := visit(given, "2025-07-01 13:10:00", store.VisitWeight)
+	same(t, "zone given: after registering", hour(g), ptr(9))
+	visit(given, "2025-07-02 23:30:00", store.VisitWeight)
+	visit(given, "2025-07-03 23:10:00", store.VisitWeight)
+	same(t, "zone given: after two visits at 19:xx", hour(g), ptr(19))
+	given.Timezone = "" // keeps New York, as stored
+	visit(given, "2025-07-04 23:20:00", store.VisitWeight)
+	visit(given, "2025-07-05 13:20:00", store.VisitWeight)
+	same(t, "zone given: kept zone", hour(g), ptr(19))
+	siteOnly := subscription(w.Website.ID)
+	siteOnly.Timezone, siteOnly.SiteTimezone = "", "Europe/Paris"
+	same(t, "zone given: the website's", hour(visit(siteOnly, "2025-01-10 06:00:00", store.VisitWeight)), ptr(7))
 }
