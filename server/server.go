@@ -286,6 +286,7 @@ func (s *Server) initBus(ctx context.Context) error {
 		}
 		s.bus = b
 		s.closers = append(s.closers, b.Close)
+		s.reg.MustRegister(b.LagCollector())
 		return nil
 	}
 	path, err := s.dataFile("bus.db")
