@@ -419,3 +419,19 @@ func TestMetricNames(t *testing.T) {
 		}
 	}
 }
+
+// The chart renders its PrometheusRule from a copy of the rules in its
+// files/ (Helm reads nothing outside the chart): the copy is the file.
+func TestChartRulesAreTheRules(t *testing.T) {
+	a, err := os.ReadFile("prometheus/relaybell-rules.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile("helm/relaybell/files/relaybell-rules.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(a) != string(b) {
+		t.Fatal("deploy/helm/relaybell/files/relaybell-rules.yaml differs from deploy/prometheus/relaybell-rules.yaml: cp deploy/prometheus/relaybell-rules.yaml deploy/helm/relaybell/files/")
+	}
+}
