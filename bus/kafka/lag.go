@@ -2,11 +2,13 @@ package kafka
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // lagTimeout bounds the reads of one scrape of the lag collector: a broker
@@ -45,6 +47,9 @@ func (c lagCollector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	lags.Each(func(l kadm.DescribedGroupLag) {
+		if errors.Is(l.Error(), kerr.GroupIDNotFound) {
+			return // joined, not yet known to the coordinator
+		}
 		if l.Error() != nil {
 			b.logger.Warn("kafka bus: reading consumer lag", "group", l.Group, "err", l.Error())
 			return
