@@ -22,6 +22,7 @@ import (
 	storepostgres "github.com/relaybell/relaybell/store/postgres"
 	"github.com/relaybell/relaybell/store/storetest"
 
+	"github.com/relaybell/relaybell/deploy/promnames"
 	"github.com/relaybell/relaybell/server"
 )
 
@@ -33,12 +34,12 @@ import (
 func TestDashboardAndRulesUseExportedMetrics(t *testing.T) {
 	used := map[string][]string{} // metric name -> where
 	for where, expr := range dashboardExprs(t) {
-		for _, n := range metricNames(expr) {
+		for _, n := range promnames.MetricNames(expr) {
 			used[n] = append(used[n], where)
 		}
 	}
 	for _, r := range readRules(t) {
-		for _, n := range metricNames(r.Expr) {
+		for _, n := range promnames.MetricNames(r.Expr) {
 			used[n] = append(used[n], "rule "+r.Alert)
 		}
 	}
@@ -365,44 +366,6 @@ func readRules(t *testing.T) []rule {
 	return all
 }
 
-// promKeywords are PromQL words that are not metric names.
-var promKeywords = map[string]bool{
-	"by": true, "without": true, "and": true, "or": true, "unless": true, "on": true, "ignoring": true,
-	"group_left": true, "group_right": true, "bool": true, "offset": true, "inf": true, "nan": true,
-}
-
-var (
-	promStrings  = regexp.MustCompile(`"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'`)
-	promMatchers = regexp.MustCompile(`\{[^{}]*\}`)
-	promRanges   = regexp.MustCompile(`\[[^\[\]]*\]`)
-	promGrouping = regexp.MustCompile(`\b(by|without|on|ignoring|group_left|group_right)\s*\([^()]*\)`)
-	promNumbers  = regexp.MustCompile(`(^|[^a-zA-Z0-9_:.])[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?`)
-	promIdents   = regexp.MustCompile(`[a-zA-Z_:][a-zA-Z0-9_:]*(\s*\()?`)
-)
-
-// metricNames returns the metric names of a PromQL expression: what is
-// left of it without strings, label matchers, ranges, grouping labels,
-// numbers, function calls and keywords. A Grafana variable ($name) never
-// stands for a metric here.
-func metricNames(expr string) []string {
-	s := promStrings.ReplaceAllString(expr, `""`)
-	s = promMatchers.ReplaceAllString(s, " ")
-	s = promRanges.ReplaceAllString(s, " ")
-	s = promGrouping.ReplaceAllString(s, " ")
-	s = regexp.MustCompile(`\$[a-zA-Z_]+`).ReplaceAllString(s, " ")
-	s = promNumbers.ReplaceAllString(s, "$1 ")
-	var names []string
-	for _, m := range promIdents.FindAllString(s, -1) {
-		if strings.HasSuffix(m, "(") || promKeywords[strings.ToLower(m)] {
-			continue // a function, or a word of the language
-		}
-		if !slices.Contains(names, m) {
-			names = append(names, m)
-		}
-	}
-	return names
-}
-
 // The metric-name parser on the shapes the dashboard and rules use.
 func TestMetricNames(t *testing.T) {
 	for expr, want := range map[string]string{
@@ -414,8 +377,8 @@ func TestMetricNames(t *testing.T) {
 		`up{job=~".*relaybell.*"} == 0`: "up",
 		`rate(process_cpu_seconds_total{instance=~"$instance"}[5m]) * on (instance) group_left (version) build_info`: "process_cpu_seconds_total build_info",
 	} {
-		if got := strings.Join(metricNames(expr), " "); got != want {
-			t.Errorf("metricNames(%q) = %q, want %q", expr, got, want)
+		if got := strings.Join(promnames.MetricNames(expr), " "); got != want {
+			t.Errorf("MetricNames(%q) = %q, want %q", expr, got, want)
 		}
 	}
 }
