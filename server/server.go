@@ -299,6 +299,7 @@ func (s *Server) initBus(ctx context.Context) error {
 	}
 	s.bus = b
 	s.closers = append(s.closers, b.Close)
+	s.reg.MustRegister(b.PendingCollector())
 	return nil
 }
 
