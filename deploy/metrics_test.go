@@ -86,14 +86,11 @@ func TestDashboardAndRulesUseExportedMetrics(t *testing.T) {
 		if exported[n] != "" {
 			continue
 		}
-		base, ok := "", false
-		for _, suffix := range []string{"_bucket", "_sum", "_count"} {
-			if b, found := strings.CutSuffix(n, suffix); found && exported[b] == "HISTOGRAM" {
-				base, ok = b, true
-			}
-		}
-		if ok {
-			_ = base
+		// A histogram's series: name_bucket, name_sum, name_count.
+		if slices.ContainsFunc([]string{"_bucket", "_sum", "_count"}, func(suffix string) bool {
+			b, found := strings.CutSuffix(n, suffix)
+			return found && exported[b] == "HISTOGRAM"
+		}) {
 			continue
 		}
 		t.Errorf("%s (used by %s) is not exported by the binary", n, strings.Join(used[n], ", "))
