@@ -124,6 +124,7 @@ type Fanout struct {
 	finished prometheus.Counter
 	expanded prometheus.Counter
 	capped   prometheus.Counter
+	working  *prometheus.GaugeVec // tasks being handled, by topic
 }
 
 // sendPlan is what every shard of one send needs, read once per
@@ -151,9 +152,13 @@ func New(cfg Config, st Store, b bus.Bus, router Router, reports Reports, logger
 		finished: prometheus.NewCounter(prometheus.CounterOpts{Name: "relaybell_fanout_sends_finished_total", Help: "Sends that finished going out."}),
 		expanded: prometheus.NewCounter(prometheus.CounterOpts{Name: "relaybell_fanout_recipients_total", Help: "Recipients handed to pushers."}),
 		capped:   prometheus.NewCounter(prometheus.CounterOpts{Name: "relaybell_fanout_capped_total", Help: "Browsers a non-transactional send skipped under the website's frequency cap."}),
+		working: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "relaybell_fanout_tasks_in_progress",
+			Help: "Bus messages (intents, shards) this node's fan-out is handling now; at the worker count, the backlog waits on the bus."}, []string{"topic"}),
 	}
+	f.working.WithLabelValues(bus.Intents)
+	f.working.WithLabelValues(bus.Shards)
 	if reg != nil {
-		reg.MustRegister(f.finished, f.expanded, f.capped)
+		reg.MustRegister(f.finished, f.expanded, f.capped, f.working)
 	}
 	return f, nil
 }
@@ -172,7 +177,12 @@ func (f *Fanout) Run(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs <- f.bus.Consume(ctx, topic, "fanout", parallel, h)
+			g := f.working.WithLabelValues(topic)
+			errs <- f.bus.Consume(ctx, topic, "fanout", parallel, func(ctx context.Context, m bus.Message) error {
+				g.Inc()
+				defer g.Dec()
+				return h(ctx, m)
+			})
 		}()
 	}
 	wg.Wait()

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -144,6 +146,10 @@ type Pusher struct {
 
 	pushes   *prometheus.CounterVec
 	attempts prometheus.Histogram
+	// serviceSeconds and serviceErrors are the push services' answers by
+	// service (ServiceOf: a fixed set, so the labels stay bounded).
+	serviceSeconds *prometheus.HistogramVec
+	serviceErrors  *prometheus.CounterVec
 }
 
 // New returns a pusher.
@@ -188,9 +194,29 @@ func New(cfg Config, st Store, an analytics.Store, logger *slog.Logger, reg prom
 			Name: "relaybell_pusher_attempt_seconds", Help: "Duration of one push attempt.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 14),
 		}),
+		serviceSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "relaybell_push_service_request_seconds",
+			Help:    "Duration of one request to a push service, by service (fcm, mozilla, apple, windows, other).",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 14),
+		}, []string{"service"}),
+		serviceErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "relaybell_push_service_errors_total",
+			Help: "Push service requests that failed, by service and reason (connection, timeout, throttled: 429, server: 5xx, rejected: another 4xx but 404/410).",
+		}, []string{"service", "reason"}),
+	}
+	// Every series exists from the start, so rates and alerts see a zero
+	// rather than nothing.
+	for _, o := range []string{store.OutcomeSent, store.OutcomeFailed, store.OutcomePruned} {
+		p.pushes.WithLabelValues(o)
+	}
+	for _, svc := range services {
+		p.serviceSeconds.WithLabelValues(svc)
+		for _, r := range []string{"connection", "timeout", "throttled", "server", "rejected"} {
+			p.serviceErrors.WithLabelValues(svc, r)
+		}
 	}
 	if reg != nil {
-		reg.MustRegister(p.pushes, p.attempts)
+		reg.MustRegister(p.pushes, p.attempts, p.serviceSeconds, p.serviceErrors)
 	}
 	go p.recordLoop()
 	return p, nil
@@ -539,10 +565,18 @@ func (p *Pusher) deliver(ctx context.Context, notificationID string, r store.Rec
 	if c.Transactional {
 		msg.Urgency = webpush.UrgencyHigh
 	}
+	svc := ServiceOf(r.Endpoint.URL)
 	for attempt := 1; ; attempt++ {
 		start := time.Now()
 		res, err := p.client.Send(ctx, target, msg, signer)
-		p.attempts.Observe(time.Since(start).Seconds())
+		took := time.Since(start).Seconds()
+		p.attempts.Observe(took)
+		if ctx.Err() == nil {
+			p.serviceSeconds.WithLabelValues(svc).Observe(took)
+			if reason := serviceError(res, err); reason != "" {
+				p.serviceErrors.WithLabelValues(svc, reason).Inc()
+			}
+		}
 		var retryAfter time.Duration
 		switch {
 		case err != nil && ctx.Err() != nil:
@@ -574,6 +608,52 @@ func (p *Pusher) deliver(ctx context.Context, notificationID string, r store.Rec
 			return store.OutcomeFailed, "canceled"
 		}
 	}
+}
+
+// services are the values of the service label, ServiceOf's answers.
+var services = []string{"fcm", "mozilla", "apple", "windows", "other"}
+
+// ServiceOf names the push service of an endpoint URL by its host: one of
+// a fixed set, so a metric label stays bounded whatever browsers register.
+func ServiceOf(endpoint string) string {
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return "other"
+	}
+	h := strings.ToLower(u.Hostname())
+	switch {
+	case h == "fcm.googleapis.com" || h == "android.googleapis.com":
+		return "fcm"
+	case strings.HasSuffix(h, ".push.services.mozilla.com"):
+		return "mozilla"
+	case strings.HasSuffix(h, ".push.apple.com"):
+		return "apple"
+	case strings.HasSuffix(h, ".notify.windows.com"):
+		return "windows"
+	}
+	return "other"
+}
+
+// serviceError is the reason label of a failed push service request, ""
+// when the service answered (2xx, and 404/410: the subscription is gone).
+func serviceError(res webpush.Result, err error) string {
+	switch {
+	case err != nil && errors.Is(err, netpolicy.ErrPrivateAddress):
+		return "" // refused here, never sent
+	case err != nil && errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	case err != nil && errors.Is(err, webpush.ErrPayloadTooLarge):
+		return "rejected"
+	case err != nil:
+		return "connection"
+	case res.StatusCode == 429:
+		return "throttled"
+	case res.StatusCode >= 500:
+		return "server"
+	case res.StatusCode >= 400 && res.StatusCode != 404 && res.StatusCode != 410:
+		return "rejected"
+	}
+	return ""
 }
 
 // backoff is the delay before retry number attempt: exponential from

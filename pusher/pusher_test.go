@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 
 	analyticssqlite "github.com/relaybell/relaybell/analytics/sqlite"
 	"github.com/relaybell/relaybell/netpolicy"
@@ -136,6 +138,17 @@ func TestPushOutcomesAndRetries(t *testing.T) {
 	}
 	if len(ok.Received()) != 1 || len(throttled.Received()) != 1 || len(down.Received()) != 0 {
 		t.Fatalf("received ok %d throttled %d down %d", len(ok.Received()), len(throttled.Received()), len(down.Received()))
+	}
+	// The push service's series (the fake one is "other"): 8 requests, of
+	// which 429 once, 503 three times and 413 once failed; 404 is an answer.
+	for reason, want := range map[string]float64{"throttled": 1, "server": 3, "rejected": 1, "connection": 0, "timeout": 0} {
+		if got := testutil.ToFloat64(r.p.serviceErrors.WithLabelValues("other", reason)); got != want {
+			t.Errorf("push service errors other/%s = %v, want %v", reason, got, want)
+		}
+	}
+	var h dto.Metric
+	if err := r.p.serviceSeconds.WithLabelValues("other").(prometheus.Histogram).Write(&h); err != nil || h.GetHistogram().GetSampleCount() != 8 {
+		t.Errorf("push service requests timed: %d (%v), want 8", h.GetHistogram().GetSampleCount(), err)
 	}
 	d := ok.Received()[0]
 	if d.TTL != 600 || d.Urgency != "high" {
@@ -559,5 +572,26 @@ func TestPushAllCanceled(t *testing.T) {
 	}
 	if got := r.counters(); got.Processed != 0 {
 		t.Fatalf("counters %+v: canceled pushes recorded", got)
+	}
+}
+
+// A push service is named by its endpoint's host, from a fixed set.
+func TestServiceOf(t *testing.T) {
+	for endpoint, want := range map[string]string{
+		"https://fcm.googleapis.com/fcm/send/abc":                "fcm",
+		"https://android.googleapis.com/gcm/send/abc":            "fcm",
+		"https://updates.push.services.mozilla.com/wpush/v2/abc": "mozilla",
+		"https://web.push.apple.com/QGuQyavXutnMH":               "apple",
+		"https://api.push.apple.com/3/device/x":                  "apple",
+		"https://wns2-by3p.notify.windows.com/w/?token=abc":      "windows",
+		"https://FCM.googleapis.com/fcm/send/abc":                "fcm",
+		"https://push.example.com/fcm.googleapis.com":            "other",
+		"https://evil.push.apple.com.example/x":                  "other",
+		"https://127.0.0.1:8443/push/abc":                        "other",
+		"not a url \x7f":                                         "other",
+	} {
+		if got := ServiceOf(endpoint); got != want {
+			t.Errorf("ServiceOf(%q) = %q, want %q", endpoint, got, want)
+		}
 	}
 }

@@ -288,6 +288,7 @@ func (s *Server) initBus(ctx context.Context) error {
 		}
 		s.bus = b
 		s.closers = append(s.closers, b.Close)
+		s.reg.MustRegister(b.LagCollector())
 		return nil
 	}
 	path, err := s.dataFile("bus.db")
@@ -300,6 +301,7 @@ func (s *Server) initBus(ctx context.Context) error {
 	}
 	s.bus = b
 	s.closers = append(s.closers, b.Close)
+	s.reg.MustRegister(b.PendingCollector())
 	return nil
 }
 

@@ -95,6 +95,9 @@ type Engine struct {
 	jitter func() float64 // in [0, 1)
 
 	attempts *prometheus.CounterVec
+	// claimed is how many due attempts the last round claimed, out of
+	// Workers: a round after round at Workers means deliveries wait.
+	claimed prometheus.Gauge
 }
 
 // New returns an engine. The HTTP client dials only public addresses and
@@ -136,9 +139,19 @@ func New(cfg Config, st Store, logger *slog.Logger, reg prometheus.Registerer) *
 		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "relaybell_webhook_attempts_total", Help: "Webhook delivery attempts by outcome.",
 		}, []string{"outcome"}),
+		claimed: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "relaybell_webhook_claimed", Help: "Due webhook attempts the engine's last round claimed; at relaybell_webhook_workers round after round, deliveries are waiting (a backlog).",
+		}),
+	}
+	for _, o := range []string{"succeeded", "failed", "no_answer"} {
+		e.attempts.WithLabelValues(o)
 	}
 	if reg != nil {
-		reg.MustRegister(e.attempts)
+		workers := prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "relaybell_webhook_workers", Help: "The most webhook attempts one round of the engine claims (its workers).",
+		})
+		workers.Set(float64(e.cfg.Workers))
+		reg.MustRegister(e.attempts, e.claimed, workers)
 	}
 	return e
 }
@@ -254,6 +267,9 @@ func Subscribes(events []string, event string) bool {
 func (e *Engine) Deliver(ctx context.Context) (int, error) {
 	// The lease outlives an attempt (Timeout) with room to record it.
 	ds, err := e.store.ClaimWebhookDeliveries(ctx, e.now(), 3*e.cfg.Timeout, e.cfg.Workers)
+	if err == nil {
+		e.claimed.Set(float64(len(ds)))
+	}
 	if err != nil || len(ds) == 0 {
 		return 0, err
 	}

@@ -151,6 +151,9 @@ func (b *Bus) join(topic, group string, opts ...kgo.Opt) (cl *kgo.Client, leave 
 		cl.Close()
 		return nil, nil, errClosed
 	}
+	b.mu.Lock()
+	b.groups[b.cfg.TopicPrefix+group] = struct{}{}
+	b.mu.Unlock()
 	return cl, func() {
 		defer cl.Close()
 		defer b.untrack(cl)

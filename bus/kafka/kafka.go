@@ -23,6 +23,7 @@ type Bus struct {
 
 	mu        sync.Mutex
 	consumers map[*kgo.Client]struct{}
+	groups    map[string]struct{} // consumer groups joined, as Kafka names them (LagCollector)
 	closeOnce sync.Once
 }
 
@@ -37,7 +38,7 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (*Bus, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	b := &Bus{cfg: cfg, logger: logger, consumers: make(map[*kgo.Client]struct{})}
+	b := &Bus{cfg: cfg, logger: logger, consumers: make(map[*kgo.Client]struct{}), groups: make(map[string]struct{})}
 	opts := append([]kgo.Opt{
 		kgo.SeedBrokers(cfg.Seeds...),
 		kgo.RequiredAcks(kgo.AllISRAcks()), // the default, and required by idempotence; stated for readers
