@@ -120,9 +120,6 @@ type Result struct {
 
 // Run measures a broadcast for each audience size and mode.
 func Run(ctx context.Context, cfg Config) ([]Result, error) {
-	if cfg.Concurrency <= 0 {
-		cfg.Concurrency = 256
-	}
 	cleanup, err := cfg.fill()
 	if err != nil {
 		return nil, err
@@ -153,6 +150,9 @@ func (cfg Config) pushSample() int {
 // a temporary directory that cleanup removes.
 func (cfg *Config) fill() (cleanup func(), err error) {
 	cleanup = func() {}
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = 256
+	}
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}

@@ -64,9 +64,6 @@ type PeerResult struct {
 // /proc while it sends. Node's web-push is n/a, with the reason logged, when
 // node or the script's packages are missing or it fails.
 func RunPeers(ctx context.Context, cfg Config) ([]PeerResult, error) {
-	if cfg.Concurrency <= 0 {
-		cfg.Concurrency = 256
-	}
 	cleanup, err := cfg.fill()
 	if err != nil {
 		return nil, err
