@@ -252,9 +252,6 @@ type apiRun struct {
 	sites  []benchWebsite
 	hc     *http.Client
 	others map[string]int
-	// store is the bench's own connection to the cluster's PostgreSQL, to
-	// find the deployment's backends; nil on the embedded default.
-	store  *timersStore
 	serial int // numbers the fresh people of transactional steps
 	// pushes is how many pushes the sends answered 202 so far make in
 	// all (one person, one browser each): what the fake push service
@@ -296,12 +293,6 @@ func runAPI(ctx context.Context, cfg APIConfig, mode string) (APIResult, error) 
 	defer run.hc.CloseIdleConnections()
 	run.others = map[string]int{"bench": os.Getpid(), "fakepush": s.fake.Pid}
 	maps.Copy(run.others, s.d.others)
-	if mode == Cluster {
-		if run.store, err = openTimersStore(ctx, mode, s.d); err != nil {
-			return APIResult{}, err
-		}
-		defer run.store.close()
-	}
 
 	if res.Idle, err = run.idle(ctx); err != nil {
 		return APIResult{}, err
@@ -389,10 +380,7 @@ func (run *apiRun) step(ctx context.Context, route string, rate int) (APIStep, e
 	}
 	sends := route == RouteNotify || route == RouteTransactional
 	cpu := startCPU(run.s.d.procs, run.others)
-	backends, err := run.backendCPU(ctx)
-	if err != nil {
-		return APIStep{}, err
-	}
+	storeCPU := run.s.d.startStoreCPU(ctx)
 	began := time.Now()
 	results := attack(ctx, run.hc, targets, rate, cfg.Warmup+cfg.Step)
 	answered := time.Now()
@@ -422,10 +410,8 @@ func (run *apiRun) step(ctx context.Context, route string, rate int) (APIStep, e
 	st.Elapsed = time.Since(began)
 	st.CPU, st.BusyCores = cpu()
 	delete(st.CPU, "postgres") // every PostgreSQL process of the machine's, others' too
-	if backends != nil {
-		if st.CPU["postgres"], err = backends(ctx); err != nil {
-			return APIStep{}, err
-		}
+	if storeCPU != nil {
+		st.CPU["postgres"] = storeCPU()
 	}
 	return st, ctx.Err()
 }
@@ -440,10 +426,7 @@ func (run *apiRun) idle(ctx context.Context) (map[string]float64, error) {
 	quiet(qctx, run.cfg.Log)
 	cancel()
 	cpu := startCPU(run.s.d.procs, run.s.d.others)
-	backends, err := run.backendCPU(ctx)
-	if err != nil {
-		return nil, err
-	}
+	storeCPU := run.s.d.startStoreCPU(ctx)
 	began := time.Now()
 	select {
 	case <-ctx.Done():
@@ -452,10 +435,8 @@ func (run *apiRun) idle(ctx context.Context) (map[string]float64, error) {
 	}
 	used, _ := cpu()
 	delete(used, "postgres")
-	if backends != nil {
-		if used["postgres"], err = backends(ctx); err != nil {
-			return nil, err
-		}
+	if storeCPU != nil {
+		used["postgres"] = storeCPU()
 	}
 	sec := time.Since(began).Seconds()
 	for name := range used {
@@ -471,35 +452,6 @@ func cores(m map[string]float64) string {
 		parts = append(parts, fmt.Sprintf("%s %.3f", name, m[name]))
 	}
 	return strings.Join(parts, ", ")
-}
-
-// backendCPU starts counting the CPU of the deployment's PostgreSQL
-// backends (its connections, by application_name; not the server's own
-// background processes): the returned function gives their seconds since.
-// nil on the embedded default.
-func (run *apiRun) backendCPU(ctx context.Context) (func(context.Context) (float64, error), error) {
-	if run.store == nil || run.store.backends == nil {
-		return nil, nil
-	}
-	pids, err := run.store.backends(ctx)
-	if err != nil {
-		return nil, err
-	}
-	before := map[int]float64{}
-	for _, pid := range pids {
-		before[pid] = cpuSeconds(pid)
-	}
-	return func(ctx context.Context) (float64, error) {
-		now, err := run.store.backends(ctx)
-		if err != nil {
-			return 0, err
-		}
-		sum := 0.0
-		for _, pid := range slices.Compact(slices.Sorted(slices.Values(append(now, pids...)))) {
-			sum += max(cpuSeconds(pid)-before[pid], 0) // a backend started since counts whole; one gone since, not
-		}
-		return sum, nil
-	}, nil
 }
 
 // targets are a step's n requests of route, what each must answer and,

@@ -467,10 +467,7 @@ func broadcast(ctx context.Context, r *Result, api *client, apiKey string, push 
 		return "", err
 	}
 	cpu := startCPU(d.procs, others)
-	store0, err := storeSeconds(ctx, d)
-	if err != nil {
-		return "", err
-	}
+	storeCPU := d.startStoreCPU(ctx)
 	start := time.Now()
 	if err := api.do("POST", "/api/v1/notifications", apiKey, map[string]any{"title": broadcastTitle, "body": broadcastBody}, 202, &sent); err != nil {
 		return "", err
@@ -504,12 +501,8 @@ func broadcast(ctx context.Context, r *Result, api *client, apiKey string, push 
 	// PostgreSQL's: the run's own processes, none for the embedded default
 	// (startCPU counts every PostgreSQL process of the machine).
 	delete(r.CPU, "postgres")
-	if d.storeProcs != nil {
-		store1, err := storeSeconds(ctx, d)
-		if err != nil {
-			return "", err
-		}
-		r.CPU["postgres"] = usedSince(store0, store1)
+	if storeCPU != nil {
+		r.CPU["postgres"] = storeCPU()
 	}
 	r.FirstPush, r.EndToEnd = st.First.Sub(start), st.Last.Sub(start)
 	r.PushesPerSec = float64(n) / r.EndToEnd.Seconds()
@@ -550,21 +543,25 @@ func (w pushWindow) check(n int, id string) error {
 	return nil
 }
 
-// storeSeconds is the processor time of each of the deployment's
-// PostgreSQL processes by pid; nil when it has none.
-func storeSeconds(ctx context.Context, d *deployment) (map[int]float64, error) {
+// startStoreCPU starts measuring the processor time of the deployment's
+// PostgreSQL processes (storeProcs: its connections' backends and the
+// server's own); the function it returns gives the seconds they used
+// since, a process started meanwhile counting whole. On the embedded
+// default, whose store runs in its own process, it is nil.
+func (d *deployment) startStoreCPU(ctx context.Context) func() float64 {
 	if d.storeProcs == nil {
-		return nil, nil
+		return nil
 	}
-	pids, err := d.storeProcs(ctx)
-	if err != nil {
-		return nil, err
+	read := func() map[int]float64 {
+		pids, _ := d.storeProcs(ctx)
+		out := make(map[int]float64, len(pids))
+		for _, pid := range pids {
+			out[pid] = cpuSeconds(pid)
+		}
+		return out
 	}
-	out := map[int]float64{}
-	for _, pid := range pids {
-		out[pid] = cpuSeconds(pid)
-	}
-	return out, nil
+	before := read()
+	return func() float64 { return usedSince(before, read()) }
 }
 
 // finished waits until the notification is sent with all of its n pushes

@@ -161,15 +161,6 @@ func runEvents(ctx context.Context, cfg EventsConfig, mode string) (EventsResult
 	defer hc.CloseIdleConnections()
 	others := map[string]int{"bench": os.Getpid()}
 	maps.Copy(others, s.d.others)
-	// The cluster's PostgreSQL CPU is its own backends', not the
-	// machine's every PostgreSQL process (other databases' work).
-	var pg *backendsCPU
-	if mode == Cluster && s.d.appName != "" {
-		if pg, err = openBackendsCPU(ctx, s.d.store, s.d.appName); err != nil {
-			return EventsResult{}, err
-		}
-		defer pg.close()
-	}
 	fmt.Fprintln(cfg.Log, stepHeader)
 	for rate := nextRate(cfg.Rates, cfg.Refine, res.Steps, cfg.Target); rate > 0; rate = nextRate(cfg.Rates, cfg.Refine, res.Steps, cfg.Target) {
 		// The step before may leave work behind (inserts into the event
@@ -193,10 +184,9 @@ func runEvents(ctx context.Context, cfg EventsConfig, mode string) (EventsResult
 		// The deployment's CPU at rest (its loops' polls), for the CPU per
 		// request net of it.
 		idle := startCPU(s.d.procs, others)
-		var idlePG func() float64
-		if pg != nil {
-			idlePG = pg.start(ctx)
-		}
+		// The cluster's PostgreSQL CPU is its own processes', not the
+		// machine's every PostgreSQL process (other databases' work).
+		idlePG := s.d.startStoreCPU(ctx)
 		idleStart := time.Now()
 		time.Sleep(eventsIdle)
 		idleUsed, _ := idle()
@@ -210,10 +200,7 @@ func runEvents(ctx context.Context, cfg EventsConfig, mode string) (EventsResult
 			}
 		}
 		cpu := startCPU(s.d.procs, others)
-		var pgCPU func() float64
-		if pg != nil {
-			pgCPU = pg.start(ctx)
-		}
+		pgCPU := s.d.startStoreCPU(ctx)
 		began := time.Now()
 		shots := fire(ctx, hc, s.site.APIKey, step, reqs)
 		if err := ctx.Err(); err != nil {

@@ -74,58 +74,6 @@ func withApplicationName(dsn, name string) (string, error) {
 	return u.String(), nil
 }
 
-// backendsCPU measures the processor time of the PostgreSQL backends of
-// one deployment, those whose connections are named app, through its own
-// connection (named apart). start reads them; the function it returns
-// reads them again and gives the seconds they used since, a backend
-// started meanwhile counting whole. The machine's other PostgreSQL
-// processes (other databases' work, the checkpointer) are not counted.
-type backendsCPU struct {
-	conn *pgx.Conn
-	app  string
-}
-
-func openBackendsCPU(ctx context.Context, dsn, app string) (*backendsCPU, error) {
-	dsn, err := withApplicationName(dsn, app+"_bench")
-	if err != nil {
-		return nil, err
-	}
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		return nil, err
-	}
-	return &backendsCPU{conn: conn, app: app}, nil
-}
-
-func (b *backendsCPU) close() { b.conn.Close(context.Background()) }
-
-func (b *backendsCPU) read(ctx context.Context) map[int]float64 {
-	rows, err := b.conn.Query(ctx, `SELECT pid FROM pg_stat_activity WHERE application_name = $1`, b.app)
-	if err != nil {
-		return nil
-	}
-	pids, err := pgx.CollectRows(rows, pgx.RowTo[int32])
-	if err != nil {
-		return nil
-	}
-	out := make(map[int]float64, len(pids))
-	for _, pid := range pids {
-		out[int(pid)] = cpuSeconds(int(pid))
-	}
-	return out
-}
-
-func (b *backendsCPU) start(ctx context.Context) func() float64 {
-	before := b.read(ctx)
-	return func() float64 {
-		used := 0.0
-		for pid, sec := range b.read(ctx) {
-			used += sec - before[pid]
-		}
-		return used
-	}
-}
-
 // runProcesses lists the PostgreSQL processes whose CPU a cluster run
 // counts: the backends of its own connections (named app by
 // application_name) and the server's own processes (checkpointer, WAL

@@ -115,12 +115,9 @@ func RunTimers(ctx context.Context, cfg TimersConfig) ([]TimersResult, error) {
 // timersStore is the bench's own connection to the deployment's store,
 // for the bulk load and for reading the ledger.
 type timersStore struct {
-	db   sqlstore.DB
-	time func(time.Time) any // a time as the engine stores it
-	// backends lists the store's processes whose CPU counts (PostgreSQL
-	// backends of the deployment's connections); nil for SQLite.
-	backends func(ctx context.Context) ([]int, error)
-	close    func()
+	db    sqlstore.DB
+	time  func(time.Time) any // a time as the engine stores it
+	close func()
 }
 
 func openTimersStore(ctx context.Context, mode string, d *deployment) (*timersStore, error) {
@@ -142,12 +139,7 @@ func openTimersStore(ctx context.Context, mode string, d *deployment) (*timersSt
 		if err != nil {
 			return nil, err
 		}
-		app := d.appName
-		return &timersStore{db: st.DB(), time: func(t time.Time) any { return t }, close: func() { st.Close() },
-			backends: func(ctx context.Context) ([]int, error) {
-				rows, err := st.DB().Read().Query(ctx, `SELECT pid FROM pg_stat_activity WHERE application_name = $1`, app)
-				return sqlstore.CollectRows(rows, err, column[int])
-			}}, nil
+		return &timersStore{db: st.DB(), time: func(t time.Time) any { return t }, close: func() { st.Close() }}, nil
 	}
 }
 
@@ -520,7 +512,7 @@ func timersPhase(ctx context.Context, cfg TimersConfig, s *stage, st *timersStor
 	}
 	mem := sampleMemory(engines)
 	cpu := startCPU(engines, pushers)
-	backends0 := st.backendSeconds(ctx)
+	storeCPU := s.d.startStoreCPU(ctx)
 	pushes0, err := count(s.push)
 	if err != nil {
 		return p, err
@@ -561,10 +553,10 @@ func timersPhase(ctx context.Context, cfg TimersConfig, s *stage, st *timersStor
 	}
 	p.EngineCPU /= float64(p.Fired)
 	p.PusherCPU /= float64(p.Fired)
-	if st.backends == nil { // SQLite runs in the embedded process
+	if storeCPU == nil { // SQLite runs in the embedded process
 		p.StoreCPU = p.EngineCPU
 	} else {
-		p.StoreCPU = usedSince(backends0, st.backendSeconds(ctx)) / float64(p.Fired)
+		p.StoreCPU = storeCPU() / float64(p.Fired)
 	}
 
 	// Lateness: of the ledger row (the engine's claim) and of the push.
@@ -615,20 +607,6 @@ func timersPhase(ctx context.Context, cfg TimersConfig, s *stage, st *timersStor
 	}
 	p.Stored, p.Pushed = quantiles(stored), quantiles(pushed)
 	return p, nil
-}
-
-// backendSeconds is the processor time of each of the store's processes
-// by pid (nil for SQLite, which runs in the embedded process).
-func (st *timersStore) backendSeconds(ctx context.Context) map[int]float64 {
-	if st.backends == nil {
-		return nil
-	}
-	pids, _ := st.backends(ctx)
-	out := map[int]float64{}
-	for _, pid := range pids {
-		out[pid] = cpuSeconds(pid)
-	}
-	return out
 }
 
 // usedSince is the processor time used from before to after; a process
