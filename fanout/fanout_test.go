@@ -87,7 +87,7 @@ func (m *memBus) Consume(context.Context, string, string, int, bus.Handler) erro
 func (m *memBus) Close() error                                                    { return nil }
 
 type rig struct {
-	t      *testing.T
+	t      testing.TB
 	st     *storesqlite.Store
 	calls  *countingStore // st as fan-out sees it
 	bus    *memBus
@@ -99,7 +99,7 @@ type rig struct {
 	site   store.Website
 }
 
-func newRig(t *testing.T) *rig {
+func newRig(t testing.TB) *rig {
 	t.Helper()
 	ctx := context.Background()
 	st, err := storesqlite.Open(ctx, filepath.Join(t.TempDir(), "store.db"), slog.New(slog.DiscardHandler))
