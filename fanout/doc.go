@@ -7,6 +7,14 @@
 // batches to the pusher that owns them on the ring. A shard is done once every
 // batch's results are recorded; the last shard done finishes the send.
 //
+// A send to one person (an automation's message) or to at most 64 named
+// people (externalIds) publishes no shard task: its intent's handler finds
+// the shards those people are in (the person's ShardOf, or one
+// Store.ExternalIDShards query), walks them alone with the send's whole
+// target, and finishes the send with every task done at once
+// (Store.SoleShardDone). The lookup is a snapshot, taken when the send
+// starts.
+//
 // # Frequency cap
 //
 // A website's frequency cap {Max, Hours} keeps a browser that already got

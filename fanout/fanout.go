@@ -91,6 +91,7 @@ type Store interface {
 	Audience(ctx context.Context, q store.AudienceQuery) ([]store.Recipient, error)
 	ShardDone(ctx context.Context, notificationID string, shard int, at time.Time) (bool, error)
 	SoleShardDone(ctx context.Context, notificationID string, at time.Time) (bool, error)
+	ExternalIDShards(ctx context.Context, websiteID string, externalIDs []string) ([]int, error)
 	CappedEndpoints(ctx context.Context, websiteID, notificationID string, endpointIDs []string, since time.Time, max int) ([]string, error)
 }
 
@@ -246,27 +247,54 @@ func (f *Fanout) handleIntent(ctx context.Context, m bus.Message) error {
 
 // publishShards hands a send's shard tasks to the fan-out nodes. A send
 // to one person's browsers (an automation's message, whose target names
-// the subscriber) has them all in the person's shard (store.ShardOf):
-// that one is expanded here, in the intent's handler, and the send is
+// the subscriber) has them all in the person's shard (store.ShardOf), and
+// a send to a few named people (a target of at most inlineNames external
+// ids) in their shards, found in one store query (ExternalIDShards):
+// those are expanded here, in the intent's handler, and the send is
 // finished with every task done at once (store.SoleShardDone), where each
-// of the 64 went through the bus, read its shard (63 to find nobody) and
-// took a ShardDone transaction on the send's row; ten thousand people's
-// messages coming due made 640,000 such tasks. Should it fail, the intent
-// is handled again (StartSending is idempotent for a send already
-// sending); the pushes already recorded are not made again.
+// of the 64 went through the bus, read its shard (most to find nobody)
+// and took a ShardDone transaction on the send's row; ten thousand
+// people's messages coming due made 640,000 such tasks. Each shard is
+// walked with the send's whole target (its external ids, segment,
+// filters, topic, excludes): the lookup only leaves out the shards where
+// nobody named is, it never widens the send.
 //
-// n is the send as StartSending returned it, sending: the shard is
+// The lookup is a snapshot: a person who gets one of the external ids
+// after it (a browser linked to the id while the send starts) is missed
+// if nobody else named is in their shard, as a person linked just after a
+// broadcast's walk of their shard is; one who loses it is not pushed, the
+// walk's query naming the ids again.
+//
+// Should it fail, the intent is handled again (StartSending is
+// idempotent for a send already sending); the pushes already recorded are
+// not made again. A send in waves never comes here with its shards: the
+// outbox sweep publishes each wave's tasks when due.
+//
+// n is the send as StartSending returned it, sending: the shards are
 // expanded from it, not read again. site, when not nil, is its website
 // as the dispatch check read it.
 func (f *Fanout) publishShards(ctx context.Context, n store.Notification, site *store.Website) error {
 	p, err := f.plan(ctx, n, site)
-	if err != nil || p.target.SubscriberID == "" {
+	if err != nil {
 		// An unreadable target fails the send in its shard tasks.
 		return bus.PublishShards(ctx, f.bus, n.ID, nil)
 	}
-	x := expansion{n: n, shard: store.ShardOf(p.target.SubscriberID), plan: p}
-	if err := f.expand(ctx, x); err != nil {
-		return fmt.Errorf("expanding shard %d of %s: %w", x.shard, n.ID, err)
+	var shards []int
+	switch a := p.target; {
+	case a.SubscriberID != "":
+		shards = []int{store.ShardOf(a.SubscriberID)}
+	case len(a.ExternalIDs) > 0 && len(a.ExternalIDs) <= inlineNames:
+		if shards, err = f.store.ExternalIDShards(ctx, n.WebsiteID, a.ExternalIDs); err != nil {
+			return err
+		}
+	default:
+		return bus.PublishShards(ctx, f.bus, n.ID, nil)
+	}
+	for _, shard := range shards {
+		x := expansion{n: n, shard: shard, plan: p, inline: true}
+		if err := f.expand(ctx, x); err != nil {
+			return fmt.Errorf("expanding shard %d of %s: %w", x.shard, n.ID, err)
+		}
 	}
 	finished, err := f.store.SoleShardDone(ctx, n.ID, f.now())
 	if err != nil {
@@ -278,6 +306,13 @@ func (f *Fanout) publishShards(ctx context.Context, n store.Notification, site *
 	}
 	return nil
 }
+
+// inlineNames is the most external ids a send's target may name to be
+// expanded in its intent's handler (publishShards). Their shards are
+// walked one after the other there, each a read of the named people of
+// one shard through the external id index, where the 64 shard tasks of a
+// broadcast spread over the nodes; 64 names have at most 64 shards.
+const inlineNames = 64
 
 // waveDues returns the due moments of a send's waves when it goes out in
 // waves (nil otherwise), for a start at now.
@@ -478,6 +513,9 @@ type expansion struct {
 	wave   int
 	due    time.Time
 	winner string // the auto-winner's variant, for its second wave
+	// inline is set for a shard of a send to one person or a few named
+	// people, expanded in its intent's handler (publishShards).
+	inline bool
 }
 
 // selects reports whether the task includes a recipient: the send's target
@@ -510,8 +548,8 @@ func (f *Fanout) expand(ctx context.Context, x expansion) error {
 		slots    = make(chan struct{}, f.cfg.InFlight)
 		pageSize = int64(f.cfg.PageSize)
 	)
-	if a.SubscriberID != "" {
-		// One person's browsers: a small page takes a small share of
+	if x.inline {
+		// A few people's browsers: a small page takes a small share of
 		// the budget, so that many such sends read at once.
 		pageSize = min(pageSize, onePersonPage)
 	}
@@ -601,8 +639,9 @@ func (f *Fanout) expand(ctx context.Context, x expansion) error {
 	return ctx.Err()
 }
 
-// onePersonPage is the page of a one-person send's audience walk: a
-// person has a few browsers, and a page of PageSize (2000) took a quarter
+// onePersonPage is the page of the audience walk of a send expanded in
+// its intent's handler (one person's, or a few named people's): a person
+// has a few browsers, and a page of PageSize (2000) took a quarter
 // of the node's budget (Held) for as long as it was read.
 const onePersonPage = 50
 

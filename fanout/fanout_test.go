@@ -3,6 +3,7 @@ package fanout
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"maps"
 	"path/filepath"
@@ -86,7 +87,7 @@ func (m *memBus) Consume(context.Context, string, string, int, bus.Handler) erro
 func (m *memBus) Close() error                                                    { return nil }
 
 type rig struct {
-	t      *testing.T
+	t      testing.TB
 	st     *storesqlite.Store
 	calls  *countingStore // st as fan-out sees it
 	bus    *memBus
@@ -98,7 +99,7 @@ type rig struct {
 	site   store.Website
 }
 
-func newRig(t *testing.T) *rig {
+func newRig(t testing.TB) *rig {
 	t.Helper()
 	ctx := context.Background()
 	st, err := storesqlite.Open(ctx, filepath.Join(t.TempDir(), "store.db"), slog.New(slog.DiscardHandler))
@@ -508,5 +509,153 @@ func TestOnePersonSendIsExpandedInItsIntent(t *testing.T) {
 	}
 	if got := r.get(n.ID); got.Status != store.StatusSent || got.Sent != 2 {
 		t.Fatalf("status %s, sent %d; want sent, 2", got.Status, got.Sent)
+	}
+}
+
+// flakyRouter fails its first push, as a node lost mid-send would, then
+// hands every batch to the recorder.
+type flakyRouter struct {
+	*recorder
+	failed atomic.Bool
+}
+
+func (f *flakyRouter) Push(ctx context.Context, key string, b pusher.Batch) error {
+	if f.failed.CompareAndSwap(false, true) {
+		return context.DeadlineExceeded
+	}
+	return f.recorder.Push(ctx, key, b)
+}
+
+// shardTasks returns the shard tasks published since the rig's first
+// messages.
+func (r *rig) shardTasks(from int) []bus.ShardTask {
+	r.t.Helper()
+	var got []bus.ShardTask
+	for _, m := range r.bus.out[from:] {
+		if m.Topic != bus.Shards {
+			continue
+		}
+		var task bus.ShardTask
+		if err := json.Unmarshal(m.Value, &task); err != nil {
+			r.t.Fatal(err)
+		}
+		got = append(got, task)
+	}
+	return got
+}
+
+// A send to a few named people is expanded in its intent's handler, in
+// their shards alone, with the rest of its target applied (the filter
+// leaves out a named person, nobody unnamed is pushed), and finished at
+// once; a person on two browsers gets both, an unknown id nothing.
+func TestNamedPeopleSendIsExpandedInItsIntent(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	r.subscriber("en", "")                   // not named
+	r.subscriber("en", "user-3")             // not named
+	excluded := r.subscriber("de", "user-2") // named, left out by the filter
+	first, err := r.st.UpsertSubscription(ctx, store.SubscriptionInput{WebsiteID: r.site.ID, ExternalID: "user-1",
+		Language: "en", Endpoint: "https://push.example/" + uuid.NewString(), P256dh: "p", Auth: "a", At: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := r.st.UpsertSubscription(ctx, store.SubscriptionInput{WebsiteID: r.site.ID, ExternalID: "user-1",
+		Language: "en", Endpoint: "https://push.example/" + uuid.NewString(), P256dh: "p", Auth: "a", At: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.SubscriberID != first.SubscriberID {
+		t.Fatalf("the second browser is person %s, not %s", second.SubscriberID, first.SubscriberID)
+	}
+	other := r.subscriber("en", "user-4")
+	n := r.notification(`{"externalIds":["user-1","user-2","user-4","nobody"],` +
+		`"filters":{"match":"all","rules":[{"field":"language","op":"eq","value":"en"}]}}`)
+	tasks := len(r.bus.out)
+	pushed := r.send(n)
+	if got := r.shardTasks(tasks); len(got) != 0 {
+		t.Fatalf("shard tasks %+v published, want none", got)
+	}
+	if want := map[string]int{first.EndpointID: 1, second.EndpointID: 1, other: 1}; !maps.Equal(pushed, want) {
+		t.Fatalf("pushed %v, want %v (not %s, left out by the filter)", pushed, want, excluded)
+	}
+	if got := r.get(n.ID); got.Status != store.StatusSent || got.Sent != 3 {
+		t.Fatalf("status %s, sent %d; want sent, 3", got.Status, got.Sent)
+	}
+	// The intent again (a redelivery): the send is sent, nothing more.
+	batches := len(r.router.batches)
+	r.intent(n)
+	if len(r.router.batches) != batches {
+		t.Fatalf("a second handling pushed %d more batches", len(r.router.batches)-batches)
+	}
+
+	// Nobody named known: sent to nobody, still without a shard task.
+	n = r.notification(`{"externalIds":["nobody"]}`)
+	tasks = len(r.bus.out)
+	if pushed := r.send(n); len(pushed) != 0 || len(r.shardTasks(tasks)) != 0 {
+		t.Fatalf("pushed %v with %d shard tasks, want none", pushed, len(r.shardTasks(tasks)))
+	}
+	if got := r.get(n.ID); got.Status != store.StatusSent || got.Recipients != 0 {
+		t.Fatalf("status %s, recipients %d; want sent, 0", got.Status, got.Recipients)
+	}
+}
+
+// A send naming more than inlineNames people goes out as a broadcast's
+// shard tasks, to the same people.
+func TestManyNamedPeopleSendHasShardTasks(t *testing.T) {
+	r := newRig(t)
+	r.subscriber("en", "")
+	ids := make([]string, inlineNames+1)
+	want := map[string]int{}
+	for i := range ids {
+		ids[i] = fmt.Sprintf("user-%d", i)
+		if i%8 == 0 {
+			want[r.subscriber("en", ids[i])] = 1
+		}
+	}
+	target, _ := json.Marshal(map[string]any{"externalIds": ids})
+	n := r.notification(string(target))
+	tasks := len(r.bus.out)
+	pushed := r.send(n)
+	if got := r.shardTasks(tasks); len(got) != store.Shards {
+		t.Fatalf("%d shard tasks published, want %d", len(got), store.Shards)
+	}
+	if !maps.Equal(pushed, want) {
+		t.Fatalf("pushed %v, want %v", pushed, want)
+	}
+	if got := r.get(n.ID); got.Status != store.StatusSent || got.Sent != int64(len(want)) {
+		t.Fatalf("status %s, sent %d; want sent, %d", got.Status, got.Sent, len(want))
+	}
+}
+
+// A send to named people whose intent fails mid-expansion (a push
+// refused) is expanded again when the intent is handled again, and
+// finishes with each browser recorded once.
+func TestNamedPeopleSendRedoneAfterAFailure(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	flaky := &flakyRouter{recorder: r.router}
+	var err error
+	r.f, err = New(Config{PageSize: 4, BatchSize: 1}, r.calls, r.bus, flaky, r.report, slog.New(slog.DiscardHandler), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{}
+	for _, id := range []string{"user-1", "user-1", "user-2"} {
+		want[r.subscriber("en", id)] = true
+	}
+	n := r.notification(`{"externalIds":["user-1","user-2"]}`)
+	data, _ := json.Marshal(bus.Intent{WebsiteID: n.WebsiteID, NotificationID: n.ID})
+	m := bus.Message{Topic: bus.Intents, Key: n.WebsiteID, Value: data}
+	if err := r.f.handleIntent(ctx, m); err == nil {
+		t.Fatal("the intent whose push failed was handled without an error")
+	}
+	if got := r.get(n.ID); got.Status != store.StatusSending {
+		t.Fatalf("status %s after the failure, want sending", got.Status)
+	}
+	if err := r.f.handleIntent(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.get(n.ID); got.Status != store.StatusSent || got.Sent != int64(len(want)) || got.Recipients != int64(len(want)) {
+		t.Fatalf("status %s, sent %d, recipients %d; want sent, %d, %d", got.Status, got.Sent, got.Recipients, len(want), len(want))
 	}
 }

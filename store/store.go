@@ -591,12 +591,20 @@ type Delivery interface {
 	// SoleShardDone marks every shard task of a sending send without
 	// waves done at once and finishes it, as the last ShardDone does (its
 	// notification.sent event included), in one transaction: a send to
-	// one person's browsers, whose one shard fan-out expanded in the
-	// intent's handler (what SkipShards and that shard's ShardDone did in
-	// two, with a row per task). It reports whether this call finished
+	// one person's browsers, or to a few named people's, whose shards
+	// fan-out expanded in the intent's handler (what SkipShards and that
+	// shard's ShardDone did in two, with a row per task). It reports
+	// whether this call finished
 	// it: false for a send finished already or not sending; a send in
 	// waves is an error, an unknown one ErrNotFound.
 	SoleShardDone(ctx context.Context, notificationID string, at time.Time) (finished bool, err error)
+	// ExternalIDShards returns, in ascending order and without repeats,
+	// the audience shards (ShardOf) of the website's subscribers whose
+	// external id is one of externalIDs, subscribed or not: the shards a
+	// send to those named people can find anyone in, read in one query
+	// through the (website_id, external_id) index. It is a snapshot: a
+	// person given one of the ids afterwards is in no shard it returned.
+	ExternalIDShards(ctx context.Context, websiteID string, externalIDs []string) ([]int, error)
 	// CappedEndpoints returns, in input order, those of endpointIDs that
 	// already have at least max results with outcome sent of the website's
 	// other non-transactional notifications started (started_at) at or

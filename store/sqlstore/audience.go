@@ -189,3 +189,29 @@ func (s *Store) scanRecipients(rows Rows, q store.AudienceQuery, size int) ([]st
 	}
 	return out, rows.Err()
 }
+
+// externalIDShardsSQL is the query of ExternalIDShards: the website ($1)
+// and the external ids as d.List ($2). Like AudienceSQL's page of named
+// users, it starts from the distinct listed ids and finds each one's
+// subscriber through the (website_id, external_id) index.
+func externalIDShardsSQL(d Dialect) string {
+	return `SELECT DISTINCT s.shard
+	FROM (SELECT DISTINCT value FROM ` + d.Elems("$2") + `) x
+	CROSS JOIN subscribers s
+	WHERE s.website_id = $1 AND s.external_id = x.value AND s.external_id IS NOT NULL
+	ORDER BY s.shard`
+}
+
+// ExternalIDShards returns the shards of the website's subscribers named
+// by externalIDs, in one query (store.Store).
+func (s *Store) ExternalIDShards(ctx context.Context, websiteID string, externalIDs []string) ([]int, error) {
+	if len(externalIDs) == 0 {
+		return nil, nil
+	}
+	rows, err := s.db.Read().Query(ctx, externalIDShardsSQL(s.d), websiteID, s.d.List(externalIDs))
+	shards, err := CollectRows(rows, err, func(n *int) []any { return []any{n} })
+	if err != nil {
+		return nil, fmt.Errorf("finding the shards of external ids: %w", err)
+	}
+	return shards, nil
+}

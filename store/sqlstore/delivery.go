@@ -273,13 +273,14 @@ func (s *Store) SkipShards(ctx context.Context, notificationID string, keep int,
 	return nil
 }
 
-// SoleShardDone finishes a one-person send: one conditional UPDATE (still
-// sending, without waves) sets every shard counted and the status sent,
-// returning the counters the notification.sent event carries, and adds
-// that event (addEvent) when it changed the row; of concurrent calls
-// exactly one does. The shard tasks get no notification_shards rows: a
-// one-person send publishes none (fan-out expands its shard in the
-// intent's handler), and a stray ShardDone of a finished send changes
+// SoleShardDone finishes a send whose shards fan-out expanded in the
+// intent's handler (one person's, or a few named people's, whatever the
+// number of shards): one conditional UPDATE (still sending, without
+// waves) sets every shard counted and the status sent, returning the
+// counters the notification.sent event carries, and adds that event
+// (addEvent) when it changed the row; of concurrent calls exactly one
+// does. The shard tasks get no notification_shards rows: such a send
+// publishes none, and a stray ShardDone of a finished send changes
 // nothing that shows.
 func (s *Store) SoleShardDone(ctx context.Context, notificationID string, at time.Time) (bool, error) {
 	t := nowOr(at)
@@ -309,7 +310,7 @@ func (s *Store) SoleShardDone(ctx context.Context, notificationID string, at tim
 		return s.addEvent(ctx, tx, websiteID, store.EventNotificationSent, d, t)
 	})
 	if err != nil {
-		return false, fmt.Errorf("finishing a one-person send: %w", s.mapErr(err))
+		return false, fmt.Errorf("finishing a send expanded in its intent: %w", s.mapErr(err))
 	}
 	return finished, nil
 }

@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ var waveCases = []testCase{
 	{"ShardDoneInWaves", testShardDoneInWaves},
 	{"SkipShards", testSkipShards},
 	{"SoleShardDone", testSoleShardDone},
+	{"ExternalIDShards", testExternalIDShards},
 	{"SetABWinner", testSetABWinner},
 	{"AudienceZones", testAudienceZones},
 	{"LearnActivity", testLearnActivity},
@@ -232,6 +234,49 @@ func testSoleShardDone(t *testing.T, s store.Store) {
 	}
 	if _, err := s.SoleShardDone(ctx, uuid.NewString(), at(time.Hour)); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("unknown send: %v, want ErrNotFound", err)
+	}
+}
+
+// testExternalIDShards: the shards of the named people of the website,
+// once each in ascending order, a person on two browsers once; an
+// unknown id, another website's person and an empty list find none.
+func testExternalIDShards(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	other := newWebsite(t, s)
+	named := func(websiteID, externalID string) string {
+		in := subscription(websiteID)
+		in.ExternalID = externalID
+		return subscribe(t, s, in).SubscriberID
+	}
+	a := named(w.Website.ID, "user-a")
+	if again := named(w.Website.ID, "user-a"); again != a {
+		t.Fatalf("the second browser of user-a is person %s, not %s", again, a)
+	}
+	b := named(w.Website.ID, "user-b")
+	named(w.Website.ID, "user-c")
+	elsewhere := named(other.Website.ID, "user-d")
+	want := []int{store.ShardOf(a), store.ShardOf(b)}
+	if want[0] > want[1] {
+		want[0], want[1] = want[1], want[0]
+	}
+	if want[0] == want[1] {
+		want = want[:1]
+	}
+	got, err := s.ExternalIDShards(ctx, w.Website.ID, []string{"user-b", "user-a", "nobody", "user-d", "user-a"})
+	noErr(t, "ExternalIDShards", err)
+	if !slices.Equal(got, want) {
+		t.Fatalf("ExternalIDShards = %v, want %v", got, want)
+	}
+	got, err = s.ExternalIDShards(ctx, other.Website.ID, []string{"user-d"})
+	noErr(t, "ExternalIDShards", err)
+	if want := []int{store.ShardOf(elsewhere)}; !slices.Equal(got, want) {
+		t.Fatalf("the other website's ExternalIDShards = %v, want %v", got, want)
+	}
+	for _, ids := range [][]string{nil, {"User-A"}, {"nobody"}} {
+		if got, err := s.ExternalIDShards(ctx, w.Website.ID, ids); err != nil || len(got) != 0 {
+			t.Fatalf("ExternalIDShards(%q) = %v, %v; want none", ids, got, err)
+		}
 	}
 }
 
