@@ -96,7 +96,7 @@ func TestEngineExactlyOnceConcurrent(t *testing.T) {
 	enginetest.CheckOnce(t, sent(t, nodes[0], w.ID, id), 3*people)
 }
 
-// dying fails MoveEnrollment as a node killed between its claim and its
+// dying fails MoveEnrollment and MoveEnrollments as a node killed between its claim and its
 // commit: the transaction never commits.
 type dying struct {
 	store.Store
@@ -108,6 +108,12 @@ func (s dying) MoveEnrollment(ctx context.Context, m store.JourneyMove) (bool, e
 	ctx, cancel := context.WithCancelCause(ctx)
 	cancel(errKilled)
 	return s.Store.MoveEnrollment(ctx, m)
+}
+
+func (s dying) MoveEnrollments(ctx context.Context, ms []store.JourneyMove) ([]bool, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	cancel(errKilled)
+	return s.Store.MoveEnrollments(ctx, ms)
 }
 
 // TestEngineCrashRedo: a node that claimed journey timers and died before
