@@ -168,3 +168,48 @@ func TestEngineCrashRedo(t *testing.T) {
 		})
 	}
 }
+
+// batchFails fails every MoveEnrollments after writing its first move,
+// as a batch whose transaction fails part way (a deadlock on PostgreSQL).
+type batchFails struct {
+	store.Store
+	batches *int
+}
+
+var errBatch = errors.New("the batch's transaction failed")
+
+func (s batchFails) MoveEnrollments(ctx context.Context, ms []store.JourneyMove) ([]bool, error) {
+	*s.batches++
+	if _, err := s.Store.MoveEnrollments(ctx, ms[:1]); err != nil {
+		return nil, err
+	}
+	return make([]bool, len(ms)), errBatch
+}
+
+// TestEngineBatchFallback: when a batch's transaction fails, the engine
+// moves its enrolments one at a time: every step is sent once, the one a
+// failed batch committed before failing included, and none twice.
+func TestEngineBatchFallback(t *testing.T) {
+	for _, c := range enginetest.Stores {
+		t.Run(c.Name, func(t *testing.T) {
+			st := c.Open(t)
+			const people = 12
+			w, id := setup(t, st, people)
+			clk := enginetest.NewClock(start)
+			batches := 0
+			e := engine(t, batchFails{Store: st, batches: &batches}, clk, 5)
+			if n, err := e.RunDue(context.Background()); err != nil || n != people {
+				t.Fatalf("fired %d (%v), want %d", n, err, people)
+			}
+			if batches != 3 { // 12 timers in batches of 5
+				t.Fatalf("%d batches tried, want 3", batches)
+			}
+			enginetest.CheckOnce(t, sent(t, st, w.ID, id), people)
+			clk.Set(start.Add(time.Minute))
+			if n, err := e.RunDue(context.Background()); err != nil || n != people {
+				t.Fatalf("second step: fired %d (%v), want %d", n, err, people)
+			}
+			enginetest.CheckOnce(t, sent(t, st, w.ID, id), 2*people)
+		})
+	}
+}
