@@ -75,7 +75,13 @@
 // waiting on each other; memory is one batch whatever the number of
 // waiting enrolments. The loop wakes at the earliest due timer, after
 // its poll (1s), or at once when an enrolment starts or moves in its
-// process.
+// process. Embedded, 10,000 steps due over 10 s with 1,010,000
+// enrolments waiting, on a shared 2-core machine (README, the journeys
+// timers table): history rows late 15ms / 74ms / 108ms (p50/p99/max)
+// and 1.5 ms of the process's CPU per step with the batch in one
+// transaction, where a commit per step left them seconds late
+// (4.4s / 9.0s with 20,000 waiting, same session); the pushes, about
+// 520-620 a second there, are what lag.
 //
 // # What it must never do
 //
