@@ -49,6 +49,15 @@ type KindHandler interface {
 	FireTimer(ctx context.Context, t store.Timer, now time.Time) error
 }
 
+// BatchKindHandler is a KindHandler that fires a claimed batch's timers
+// of its kind together (the journeys' engine: one transaction for them
+// all), falling back to one at a time itself when that fails. It returns
+// how many it fired; those not fired stay leased.
+type BatchKindHandler interface {
+	KindHandler
+	FireTimers(ctx context.Context, ts []store.Timer, now time.Time) (int, error)
+}
+
 func (c Config) withDefaults() Config {
 	if c.Poll <= 0 {
 		c.Poll = time.Second
@@ -154,23 +163,41 @@ func (e *Engine) RunDue(ctx context.Context) (int, error) {
 	}
 }
 
-// fireAll fires a claimed batch: the timers of other kinds one by one
-// through their handlers, the automations' messages together
+// fireAll fires a claimed batch: the timers of other kinds through their
+// handlers (a BatchKindHandler's together, once the rest are fired; any
+// other's one by one), the automations' messages together
 // (store.FireTimers: one transaction for the batch's uncapped messages,
 // where a transaction each made the store's CPU per message). Should the
 // batch's transaction fail (a deadlock with a stop deleting several of
 // its timers, on PostgreSQL), each is fired on its own. It returns how
 // many it fired.
-func (b *batch) fireAll(ctx context.Context, timers []store.Timer, now time.Time) (int, error) {
-	fired := 0
+func (b *batch) fireAll(ctx context.Context, timers []store.Timer, now time.Time) (fired int, firedErr error) {
 	var fires []store.TimerFire
 	var prepErr error
+	kinds := map[string][]store.Timer{} // the batch handlers' timers
+	var kindOrder []string
+	defer func() { // the batch handlers' timers, whatever returns before
+		for _, k := range kindOrder {
+			n, err := b.e.cfg.Kinds[k].(BatchKindHandler).FireTimers(ctx, kinds[k], now)
+			fired += n
+			if err != nil && firedErr == nil {
+				firedErr = err
+			}
+		}
+	}()
 	for _, t := range timers {
 		if t.Kind != store.TimerAutomation {
 			h, ok := b.e.cfg.Kinds[t.Kind]
 			if !ok {
 				prepErr = fmt.Errorf("firing timer %s/%d: unknown timer kind %q", t.RunID, t.Item, t.Kind)
 				break
+			}
+			if _, ok := h.(BatchKindHandler); ok {
+				if kinds[t.Kind] == nil {
+					kindOrder = append(kindOrder, t.Kind)
+				}
+				kinds[t.Kind] = append(kinds[t.Kind], t)
+				continue
 			}
 			if err := h.FireTimer(ctx, t, now); err != nil {
 				prepErr = fmt.Errorf("firing timer %s/%d: %w", t.RunID, t.Item, err)

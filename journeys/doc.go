@@ -43,6 +43,23 @@
 // with the same transaction, planned from the tick they read, so a
 // concurrent move makes theirs a no-op and they read again.
 //
+// A claimed batch (the claim loop's Batch, 100 by default) is fired
+// together (Engine.FireTimers): each timer's move is planned as above,
+// the journey versions' definitions and the website read once a batch,
+// and the moves are made by one store.MoveEnrollments, each as
+// MoveEnrollment makes it, all in one transaction, in enrolment id order:
+// one commit for the batch, where a commit per step made most of the
+// store's time per step on SQLite. Exactly-once is the same: each timer's
+// DELETE, its history rows (the ledger) and its sends commit together,
+// and a redo finds the timer gone. Should the batch's transaction fail (a
+// deadlock with another move of one of its enrolments on PostgreSQL, one
+// bad move), none of it stands and the engine makes each move in its own
+// MoveEnrollment, so one enrolment does not hold the rest back (a move
+// the failed batch made is not there any more; the redo of one already
+// made finds its timer gone). A timer whose plan fails (a read fails)
+// stops the batch there: those planned before it fire, it and the rest
+// stay leased until their lease runs out.
+//
 // A send step is a notification with automation true, journey_id and
 // journey_step set and no send body, whose target names the one
 // subscriber; quiet hours hold it (notification.Prepare) and fan-out
@@ -58,7 +75,13 @@
 // waiting on each other; memory is one batch whatever the number of
 // waiting enrolments. The loop wakes at the earliest due timer, after
 // its poll (1s), or at once when an enrolment starts or moves in its
-// process.
+// process. Embedded, 10,000 steps due over 10 s with 1,010,000
+// enrolments waiting, on a shared 2-core machine (README, the journeys
+// timers table): history rows late 15ms / 74ms / 108ms (p50/p99/max)
+// and 1.5 ms of the process's CPU per step with the batch in one
+// transaction, where a commit per step left them seconds late
+// (4.4s / 9.0s with 20,000 waiting, same session); the pushes, about
+// 520-620 a second there, are what lag.
 //
 // # What it must never do
 //
@@ -77,6 +100,13 @@
 // order, then their timers. No transaction takes a timer after the
 // enrolment's row but the enrolment's own, and those are only reached
 // through the enrolment's lock, so they never wait crosswise.
+// MoveEnrollments takes each move's locks in that order, one move after
+// the other (enrolment id order), holding those of the moves before: two
+// engines' batches never share a timer (SKIP LOCKED, leases), but a
+// concurrent move of one of the batch's enrolments, or of a person it
+// holds (two journeys of one person), may wait crosswise with it; PostgreSQL
+// then fails one of them, and a failed batch is moved one enrolment at a
+// time, in MoveEnrollment's order.
 //
 // # Segment entry
 //

@@ -96,7 +96,7 @@ func TestEngineExactlyOnceConcurrent(t *testing.T) {
 	enginetest.CheckOnce(t, sent(t, nodes[0], w.ID, id), 3*people)
 }
 
-// dying fails MoveEnrollment as a node killed between its claim and its
+// dying fails MoveEnrollment and MoveEnrollments as a node killed between its claim and its
 // commit: the transaction never commits.
 type dying struct {
 	store.Store
@@ -108,6 +108,12 @@ func (s dying) MoveEnrollment(ctx context.Context, m store.JourneyMove) (bool, e
 	ctx, cancel := context.WithCancelCause(ctx)
 	cancel(errKilled)
 	return s.Store.MoveEnrollment(ctx, m)
+}
+
+func (s dying) MoveEnrollments(ctx context.Context, ms []store.JourneyMove) ([]bool, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	cancel(errKilled)
+	return s.Store.MoveEnrollments(ctx, ms)
 }
 
 // TestEngineCrashRedo: a node that claimed journey timers and died before
@@ -159,6 +165,51 @@ func TestEngineCrashRedo(t *testing.T) {
 				t.Fatalf("last step: fired %d (%v)", n, err)
 			}
 			enginetest.CheckOnce(t, sent(t, st, w.ID, id), 3*people)
+		})
+	}
+}
+
+// batchFails fails every MoveEnrollments after writing its first move,
+// as a batch whose transaction fails part way (a deadlock on PostgreSQL).
+type batchFails struct {
+	store.Store
+	batches *int
+}
+
+var errBatch = errors.New("the batch's transaction failed")
+
+func (s batchFails) MoveEnrollments(ctx context.Context, ms []store.JourneyMove) ([]bool, error) {
+	*s.batches++
+	if _, err := s.Store.MoveEnrollments(ctx, ms[:1]); err != nil {
+		return nil, err
+	}
+	return make([]bool, len(ms)), errBatch
+}
+
+// TestEngineBatchFallback: when a batch's transaction fails, the engine
+// moves its enrolments one at a time: every step is sent once, the one a
+// failed batch committed before failing included, and none twice.
+func TestEngineBatchFallback(t *testing.T) {
+	for _, c := range enginetest.Stores {
+		t.Run(c.Name, func(t *testing.T) {
+			st := c.Open(t)
+			const people = 12
+			w, id := setup(t, st, people)
+			clk := enginetest.NewClock(start)
+			batches := 0
+			e := engine(t, batchFails{Store: st, batches: &batches}, clk, 5)
+			if n, err := e.RunDue(context.Background()); err != nil || n != people {
+				t.Fatalf("fired %d (%v), want %d", n, err, people)
+			}
+			if batches != 3 { // 12 timers in batches of 5
+				t.Fatalf("%d batches tried, want 3", batches)
+			}
+			enginetest.CheckOnce(t, sent(t, st, w.ID, id), people)
+			clk.Set(start.Add(time.Minute))
+			if n, err := e.RunDue(context.Background()); err != nil || n != people {
+				t.Fatalf("second step: fired %d (%v), want %d", n, err, people)
+			}
+			enginetest.CheckOnce(t, sent(t, st, w.ID, id), 2*people)
 		})
 	}
 }

@@ -191,6 +191,10 @@ type Journeys interface {
 	// notifications, sets the tags, moves the enrolment and replaces its
 	// timers by m.Due. It reports whether the enrolment moved.
 	MoveEnrollment(ctx context.Context, m JourneyMove) (bool, error)
+	// MoveEnrollments does the moves, in their order, as MoveEnrollment
+	// does each, all in one transaction (the engine's claimed batch): an
+	// error rolls every one back. moved[i] reports whether ms[i] moved.
+	MoveEnrollments(ctx context.Context, ms []JourneyMove) (moved []bool, err error)
 	// EnrollmentOfSend is the enrolment whose send step stored the
 	// notification, and that step's id. ErrNotFound for any other.
 	EnrollmentOfSend(ctx context.Context, notificationID string) (Enrollment, string, error)
