@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"slices"
 	"sort"
 	"strconv"
@@ -19,6 +18,7 @@ import (
 	"github.com/relaybell/relaybell/analytics"
 	"github.com/relaybell/relaybell/events"
 	"github.com/relaybell/relaybell/store"
+	"github.com/relaybell/relaybell/webpush"
 )
 
 // Limits of spec 8.2 for subscribers and the audience.
@@ -342,26 +342,6 @@ type endpointJSON struct {
 	LastSeenAt time.Time `json:"last_seen_at"`
 }
 
-// pushService names the push service of an endpoint URL.
-func pushService(endpoint string) string {
-	u, err := url.Parse(endpoint)
-	if err != nil {
-		return "other"
-	}
-	host := u.Hostname()
-	switch {
-	case strings.HasSuffix(host, "googleapis.com"):
-		return "fcm"
-	case strings.HasSuffix(host, "mozilla.com"):
-		return "mozilla"
-	case strings.HasSuffix(host, "push.apple.com"):
-		return "apple"
-	case strings.HasSuffix(host, "notify.windows.com"):
-		return "wns"
-	}
-	return "other"
-}
-
 func (a *API) endpointsOut(r *request, p *store.Person, withType bool) ([]endpointJSON, error) {
 	eps, err := a.st.PersonEndpoints(r.ctx, r.owner.Website.ID, p.ID)
 	if err != nil {
@@ -372,7 +352,7 @@ func (a *API) endpointsOut(r *request, p *store.Person, withType bool) ([]endpoi
 		out[i] = endpointJSON{ID: e.ID, Device: e.Device, UserAgent: e.UserAgent,
 			CreatedAt: e.CreatedAt.UTC(), LastSeenAt: e.LastSeenAt.UTC()}
 		if withType {
-			out[i].Type = pushService(e.URL)
+			out[i].Type = webpush.ServiceOf(e.URL)
 		}
 	}
 	return out, nil

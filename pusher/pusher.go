@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"net/url"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -196,7 +194,7 @@ func New(cfg Config, st Store, an analytics.Store, logger *slog.Logger, reg prom
 		}),
 		serviceSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "relaybell_push_service_request_seconds",
-			Help:    "Duration of one request to a push service, by service (fcm, mozilla, apple, windows, other).",
+			Help:    "Duration of one request to a push service, by service (fcm, mozilla, apple, wns, other).",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 14),
 		}, []string{"service"}),
 		serviceErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -209,7 +207,7 @@ func New(cfg Config, st Store, an analytics.Store, logger *slog.Logger, reg prom
 	for _, o := range []string{store.OutcomeSent, store.OutcomeFailed, store.OutcomePruned} {
 		p.pushes.WithLabelValues(o)
 	}
-	for _, svc := range services {
+	for _, svc := range webpush.Services {
 		p.serviceSeconds.WithLabelValues(svc)
 		for _, r := range []string{"connection", "timeout", "throttled", "server", "rejected"} {
 			p.serviceErrors.WithLabelValues(svc, r)
@@ -565,7 +563,7 @@ func (p *Pusher) deliver(ctx context.Context, notificationID string, r store.Rec
 	if c.Transactional {
 		msg.Urgency = webpush.UrgencyHigh
 	}
-	svc := ServiceOf(r.Endpoint.URL)
+	svc := webpush.ServiceOf(r.Endpoint.URL)
 	for attempt := 1; ; attempt++ {
 		start := time.Now()
 		res, err := p.client.Send(ctx, target, msg, signer)
@@ -608,30 +606,6 @@ func (p *Pusher) deliver(ctx context.Context, notificationID string, r store.Rec
 			return store.OutcomeFailed, "canceled"
 		}
 	}
-}
-
-// services are the values of the service label, ServiceOf's answers.
-var services = []string{"fcm", "mozilla", "apple", "windows", "other"}
-
-// ServiceOf names the push service of an endpoint URL by its host: one of
-// a fixed set, so a metric label stays bounded whatever browsers register.
-func ServiceOf(endpoint string) string {
-	u, err := url.Parse(endpoint)
-	if err != nil {
-		return "other"
-	}
-	h := strings.ToLower(u.Hostname())
-	switch {
-	case h == "fcm.googleapis.com" || h == "android.googleapis.com":
-		return "fcm"
-	case strings.HasSuffix(h, ".push.services.mozilla.com"):
-		return "mozilla"
-	case strings.HasSuffix(h, ".push.apple.com"):
-		return "apple"
-	case strings.HasSuffix(h, ".notify.windows.com"):
-		return "windows"
-	}
-	return "other"
 }
 
 // serviceError is the reason label of a failed push service request, ""
