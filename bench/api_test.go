@@ -33,13 +33,15 @@ func TestAPIBenchMeasuresEmbedded(t *testing.T) {
 	if r.Mode != Embedded || r.Websites != 3 || r.APIs != 1 || len(r.Routes) != len(APIRoutes) {
 		t.Fatalf("result %+v", r)
 	}
+	// The load generator's own CPU is not checked: a few requests take it
+	// less than /proc's 10 ms tick.
 	for i, rt := range r.Routes {
 		if rt.Route != APIRoutes[i] || len(rt.Steps) != 1 {
 			t.Fatalf("route %d: %+v", i, rt)
 		}
 		s := rt.Steps[0]
 		if s.Errors != 0 || s.Requests == 0 || s.P50 <= 0 || s.P50 > s.P99 || s.P99 > s.P999 || s.P999 > s.Max ||
-			s.CPU["relaybell"] <= 0 || s.CPU["bench"] <= 0 || s.PerRequest() <= 0 {
+			s.CPU["relaybell"] <= 0 || s.PerRequest() <= 0 {
 			t.Fatalf("%s: step %+v", rt.Route, s)
 		}
 		if rt.Best != s.Rate {
