@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/relaybell/relaybell/webpush/webpushtest"
 )
@@ -139,8 +140,11 @@ func TestProductAlertReachesInterestedBrowsers(t *testing.T) {
 		t.Fatalf("settings: %d", code)
 	}
 	// Interests, oldest first: ann is cut, dan has none.
+	// A millisecond apart at least: interests are kept to the millisecond,
+	// and two of the same one are in no order.
 	for _, name := range []string{"ann", "bob", "cid", "eve"} {
 		ts.event(w, map[string]any{"event": "product.viewed", "externalId": name, "properties": map[string]any{"productId": "sku-1"}})
+		time.Sleep(2 * time.Millisecond)
 	}
 
 	ans := ts.event(w, map[string]any{"event": "price_drop", "properties": map[string]any{
