@@ -116,6 +116,9 @@ func TestDashboardFlowsNotifications(t *testing.T) {
 		role("combobox", "Period", "select", p.value)
 		role("img", "Pushes sent a day over the "+p.name+", 0 in all", "wait")
 		want = append(want, statsOf(p.days))
+		// The chart's label follows the select at once; the stats are
+		// asked for just after.
+		waitFor(t, p.name+"'s stats asked", func() bool { return len(b.calls("/api/v1/stats")) >= len(want) })
 		if got := b.calls("/api/v1/stats"); !slices.Equal(got, want) {
 			t.Fatalf("%s: stats asked %q, want %q", p.name, got, want)
 		}
