@@ -427,12 +427,6 @@ func (f *Fanout) shard(ctx context.Context, task bus.ShardTask) error {
 	if n.Status != store.StatusSending {
 		return nil
 	}
-	return f.expandShard(ctx, n, task)
-}
-
-// expandShard expands one shard task of n, a send that is sending, and
-// marks it done.
-func (f *Fanout) expandShard(ctx context.Context, n store.Notification, task bus.ShardTask) error {
 	p, err := f.plan(ctx, n, nil)
 	if errors.Is(err, audience.ErrSegmentMissing) {
 		f.logger.Info("fanout: segment deleted while sending", "notification", n.ID, "err", err)

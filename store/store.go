@@ -581,22 +581,14 @@ type Delivery interface {
 	// Waves*Shards tasks, task w*Shards+s being shard s of wave w; any
 	// other send Shards. It reports whether the send finished.
 	ShardDone(ctx context.Context, notificationID string, shard int, at time.Time) (finished bool, err error)
-	// SkipShards marks every shard task of a send without waves done but
-	// keep's, in one transaction, without finishing the send: keep's
-	// ShardDone does. A send to one person's browsers (an automation's
-	// message) has them all in the person's shard (ShardOf), where the
-	// other tasks would each find nobody. Tasks already done are left as
-	// they are; a send in waves is an error.
-	SkipShards(ctx context.Context, notificationID string, keep int, at time.Time) error
 	// SoleShardDone marks every shard task of a sending send without
 	// waves done at once and finishes it, as the last ShardDone does (its
 	// notification.sent event included), in one transaction: a send to
 	// one person's browsers, or to a few named people's, whose shards
-	// fan-out expanded in the intent's handler (what SkipShards and that
-	// shard's ShardDone did in two, with a row per task). It reports
-	// whether this call finished
-	// it: false for a send finished already or not sending; a send in
-	// waves is an error, an unknown one ErrNotFound.
+	// fan-out expanded in the intent's handler, where each of the 64
+	// tasks would take a ShardDone of its own. It reports whether this
+	// call finished it: false for a send finished already or not sending;
+	// a send in waves is an error, an unknown one ErrNotFound.
 	SoleShardDone(ctx context.Context, notificationID string, at time.Time) (finished bool, err error)
 	// ExternalIDShards returns, in ascending order and without repeats,
 	// the audience shards (ShardOf) of the website's subscribers whose

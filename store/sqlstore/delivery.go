@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/relaybell/relaybell/store"
@@ -235,42 +234,6 @@ func (s *Store) pruneEndpoints(ctx context.Context, tx Conn, ids []string, at ti
 	}
 	slices.Sort(subs)
 	return s.markUnsubscribedIfEmpty(ctx, tx, slices.Compact(subs), at)
-}
-
-// SkipShards marks the shard tasks of a send without waves done, all
-// but keep, with one INSERT and one UPDATE of the send's count.
-func (s *Store) SkipShards(ctx context.Context, notificationID string, keep int, at time.Time) error {
-	if keep < 0 || keep >= store.Shards {
-		return fmt.Errorf("skipping shards: shard %d out of range [0, %d)", keep, store.Shards)
-	}
-	skipped := make([]string, 0, store.Shards-1)
-	for shard := range store.Shards {
-		if shard != keep {
-			skipped = append(skipped, strconv.Itoa(shard))
-		}
-	}
-	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
-		var waves int
-		if err := tx.QueryRow(ctx, `SELECT waves FROM notifications WHERE id = $1`, notificationID).Scan(&waves); err != nil {
-			return err
-		}
-		if waves > 0 {
-			return errors.New("a send in waves has every shard in each wave")
-		}
-		// WHERE true: SQLite would read ON CONFLICT as the join's ON.
-		n, err := tx.Exec(ctx, `INSERT INTO notification_shards (notification_id, shard, done_at)
-			SELECT $1, CAST(value AS INTEGER), $2 FROM `+s.d.Elems("$3")+` WHERE true ON CONFLICT DO NOTHING`,
-			notificationID, s.time(nowOr(at)), s.d.List(skipped))
-		if err != nil || n == 0 {
-			return err
-		}
-		_, err = tx.Exec(ctx, `UPDATE notifications SET shards_done = shards_done + $2 WHERE id = $1`, notificationID, n)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("skipping shards: %w", s.mapErr(err))
-	}
-	return nil
 }
 
 // SoleShardDone finishes a send whose shards fan-out expanded in the

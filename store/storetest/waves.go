@@ -18,7 +18,6 @@ var waveCases = []testCase{
 	{"DueWaves", testDueWaves},
 	{"DueWavesConcurrent", testDueWavesConcurrent},
 	{"ShardDoneInWaves", testShardDoneInWaves},
-	{"SkipShards", testSkipShards},
 	{"SoleShardDone", testSoleShardDone},
 	{"ExternalIDShards", testExternalIDShards},
 	{"SetABWinner", testSetABWinner},
@@ -156,39 +155,6 @@ func testShardDoneInWaves(t *testing.T, s store.Store) {
 	noErr(t, "ShardDone(0)", err)
 	if !finished || getNotification(t, s, n.ID).Status != store.StatusSent {
 		t.Fatal("the last task did not finish the send")
-	}
-}
-
-// testSkipShards: a send to one person's shard has every other task done
-// at once; the kept one's ShardDone finishes it. Skipping again counts
-// nothing twice; a send in waves and a shard out of range are refused.
-func testSkipShards(t *testing.T, s store.Store) {
-	ctx := context.Background()
-	w := newWebsite(t, s)
-	n := inWaves(t, s, w.Website.ID)
-	noErr(t, "ShardDone(3)", func() error { _, err := s.ShardDone(ctx, n.ID, 3, at(2*time.Hour)); return err }())
-	noErr(t, "SkipShards", s.SkipShards(ctx, n.ID, 7, at(2*time.Hour)))
-	noErr(t, "SkipShards(again)", s.SkipShards(ctx, n.ID, 7, at(2*time.Hour)))
-	if got := getNotification(t, s, n.ID); got.Status != store.StatusSending {
-		t.Fatalf("after skipping: status %s, want sending until the kept shard is done", got.Status)
-	}
-	finished, err := s.ShardDone(ctx, n.ID, 7, at(3*time.Hour))
-	noErr(t, "ShardDone(7)", err)
-	if got := getNotification(t, s, n.ID); !finished || got.Status != store.StatusSent {
-		t.Fatalf("the kept shard did not finish the send: finished %v, status %s", finished, got.Status)
-	}
-	waves := inWaves(t, s, w.Website.ID, at(time.Hour), at(2*time.Hour))
-	if err := s.SkipShards(ctx, waves.ID, 0, at(time.Hour)); err == nil {
-		t.Fatal("SkipShards of a send in waves succeeded")
-	}
-	other := inWaves(t, s, w.Website.ID)
-	if err := s.SkipShards(ctx, other.ID, store.Shards, at(time.Hour)); err == nil {
-		t.Fatal("SkipShards(Shards) succeeded")
-	}
-	for shard := range store.Shards - 1 {
-		if finished, err := s.ShardDone(ctx, other.ID, shard, at(time.Hour)); err != nil || finished {
-			t.Fatalf("ShardDone(%d) after a refused skip: %v %v", shard, finished, err)
-		}
 	}
 }
 
