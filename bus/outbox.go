@@ -46,7 +46,7 @@ func NewOutbox(st OutboxStore, b Bus, logger *slog.Logger) *Outbox {
 // Dispatch publishes the intent of a committed, queued send and records that
 // it was published.
 func (o *Outbox) Dispatch(ctx context.Context, n store.Notification) error {
-	if err := PublishJSON(ctx, o.bus, Intents, intentKey(n), Intent{WebsiteID: n.WebsiteID, NotificationID: n.ID}); err != nil {
+	if err := o.PublishIntent(ctx, n); err != nil {
 		return err
 	}
 	if err := o.store.MarkPublished(ctx, n.ID, o.now()); err != nil {

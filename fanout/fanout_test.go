@@ -658,4 +658,22 @@ func TestNamedPeopleSendRedoneAfterAFailure(t *testing.T) {
 	if got := r.get(n.ID); got.Status != store.StatusSent || got.Sent != int64(len(want)) || got.Recipients != int64(len(want)) {
 		t.Fatalf("status %s, sent %d, recipients %d; want sent, %d, %d", got.Status, got.Sent, got.Recipients, len(want), len(want))
 	}
+	// Pushed once each: the store keeps one result per browser, so the
+	// counts above would not show a browser pushed again on the redo.
+	pushed := map[string]int{}
+	r.router.mu.Lock()
+	for _, b := range r.router.batches {
+		for _, rc := range b.Recipients {
+			pushed[rc.Endpoint.ID]++
+		}
+	}
+	r.router.mu.Unlock()
+	for id := range want {
+		if pushed[id] != 1 {
+			t.Errorf("browser %s pushed %d times, want once (%v)", id, pushed[id], pushed)
+		}
+	}
+	if len(pushed) != len(want) {
+		t.Errorf("pushed %v, want each of %v once", pushed, want)
+	}
 }
