@@ -145,7 +145,6 @@ type h2conn struct {
 	recvUnacked  uint32 // connection-level DATA bytes not yet given back
 	goingAway    bool   // no new streams: GOAWAY received, idle, or ids used up
 	closed       bool
-	closeErr     error
 	lastBusy     time.Time // when the last stream ended (or the connection opened)
 	tableSize    uint32    // the peer's SETTINGS_HEADER_TABLE_SIZE, for the encoder
 	tableSizeSet bool
@@ -287,7 +286,6 @@ func (cc *h2conn) closeLocked(err error) {
 		return
 	}
 	cc.closed = true
-	cc.closeErr = err
 	for _, s := range cc.waiting {
 		cc.finishLocked(s, &h2Unprocessed{fmt.Errorf("connection closed: %w", err)})
 	}
@@ -645,6 +643,7 @@ func (cc *h2conn) handle(f http2.Frame) error {
 			if int64(s.window)+int64(f.Increment) > 1<<31-1 {
 				cc.ctrl = append(cc.ctrl, h2ctrl{kind: 'r', stream: s.id, val: uint32(http2.ErrCodeFlowControl)})
 				cc.finishLocked(s, errors.New("push service overflowed a stream window"))
+				cc.signal() // the reset goes out now, whatever data waits
 			} else {
 				s.window += int32(f.Increment)
 			}
@@ -767,6 +766,8 @@ func (cc *h2conn) readData(f *http2.DataFrame) error {
 		return nil
 	}
 	if s.status == 0 {
+		cc.ctrl = append(cc.ctrl, h2ctrl{kind: 'r', stream: s.id, val: uint32(http2.ErrCodeProtocol)})
+		cc.signal()
 		cc.finishLocked(s, errors.New("push service sent a body before its headers"))
 		return nil
 	}
