@@ -60,7 +60,9 @@ type router struct {
 
 func (rt *router) add(r *route) {
 	r.segs = splitPath(r.pattern)
-	r.definitions = r.method != http.MethodGet && definitionsRoute.MatchString(r.pattern) && !strings.Contains(r.pattern, "/enrollments")
+	// A preview reads (any key may call it): it must not empty the cache.
+	r.definitions = r.method != http.MethodGet && definitionsRoute.MatchString(r.pattern) &&
+		!strings.Contains(r.pattern, "/enrollments") && !strings.HasSuffix(r.pattern, "/preview")
 	rt.routes = append(rt.routes, r)
 }
 

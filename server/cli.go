@@ -232,12 +232,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if *registrationNew <= 0 || *registrationNew > 1 {
 			return errors.New("--registration-new must be in (0, 1]")
 		}
-		for _, r := range splitList(*eventRates) {
-			n, err := strconv.Atoi(r)
-			if err != nil || n <= 0 {
-				return fmt.Errorf("bad event rate %q", r)
-			}
-			ecfg.Rates = append(ecfg.Rates, n)
+		var err error
+		if ecfg.Rates, err = parseRates(*eventRates); err != nil {
+			return fmt.Errorf("--event-rates: %w", err)
 		}
 		if *eventAudience <= 0 || *eventP99 <= 0 || *eventWarmup <= 0 || *eventStep <= 0 || *eventRefine < 0 {
 			return errors.New("--event-audience, --event-p99, --event-warmup and --event-step must be positive, --event-refine not negative")
