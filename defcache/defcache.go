@@ -71,8 +71,7 @@ type site struct {
 	journeys    []store.Journey    // active, every entry type
 	hasJourneys *bool              // any journey, whatever its status
 	eventGoals  map[string][]store.Goal
-	tagGoals    []store.Goal
-	tagGoalsSet bool
+	tagGoals    []store.Goal // empty, not nil, when read and none
 	segments    map[string]store.Segment
 	identity    *store.IdentityVerification
 }
@@ -287,7 +286,7 @@ func (s *Store) EventGoals(ctx context.Context, websiteID, event string) ([]stor
 func (s *Store) TagGoals(ctx context.Context, websiteID string) ([]store.Goal, error) {
 	st, gen, ok := s.get(ctx, websiteID)
 	s.mu.Lock()
-	if st != nil && st.tagGoalsSet {
+	if st != nil && st.tagGoals != nil {
 		list := slices.Clone(st.tagGoals)
 		s.mu.Unlock()
 		return list, nil
@@ -298,7 +297,10 @@ func (s *Store) TagGoals(ctx context.Context, websiteID string) ([]store.Goal, e
 		return nil, err
 	}
 	if ok {
-		s.put(websiteID, gen, func(st *site) { st.tagGoals, st.tagGoalsSet = list, true })
+		if list == nil {
+			list = []store.Goal{}
+		}
+		s.put(websiteID, gen, func(st *site) { st.tagGoals = list })
 	}
 	return slices.Clone(list), nil
 }

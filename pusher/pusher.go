@@ -612,12 +612,10 @@ func (p *Pusher) deliver(ctx context.Context, notificationID string, r store.Rec
 // when the service answered (2xx, and 404/410: the subscription is gone).
 func serviceError(res webpush.Result, err error) string {
 	switch {
-	case err != nil && errors.Is(err, netpolicy.ErrPrivateAddress):
+	case err != nil && (errors.Is(err, netpolicy.ErrPrivateAddress) || errors.Is(err, webpush.ErrPayloadTooLarge)):
 		return "" // refused here, never sent
 	case err != nil && errors.Is(err, context.DeadlineExceeded):
 		return "timeout"
-	case err != nil && errors.Is(err, webpush.ErrPayloadTooLarge):
-		return "rejected"
 	case err != nil:
 		return "connection"
 	case res.StatusCode == 429:
