@@ -131,8 +131,10 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 				return err
 			}
 			if learned {
-				if _, err := tx.Exec(ctx, `INSERT INTO subscriber_activity (subscriber_id, hour, weight) VALUES ($1, $2, $3)`,
-					target, smart, in.Visit); err != nil {
+				// The smart hour is set above: learnHour adds the weight
+				// and, the hour being it, updates nothing more.
+				hour := smart.(int)
+				if err := s.learnHour(ctx, tx, target, hour, in.Visit, hour); err != nil {
 					return err
 				}
 			}
