@@ -242,11 +242,10 @@ func (s *Store) HasJourneys(ctx context.Context, websiteID string) (bool, error)
 		return has, nil
 	}
 	s.mu.Unlock()
-	list, err := s.Base.ListJourneys(ctx, websiteID)
+	has, err := s.Base.HasJourneys(ctx, websiteID)
 	if err != nil {
 		return false, err
 	}
-	has := len(list) > 0
 	if ok {
 		s.put(websiteID, gen, func(st *site) { st.hasJourneys = &has })
 	}

@@ -138,7 +138,7 @@ func (s *Service) enrollMatching(ctx context.Context, websiteID, subscriberID, e
 // trigger). It returns how many journeys it enrolled them in.
 func (s *Service) Event(ctx context.Context, websiteID, subscriberID, name string, properties json.RawMessage, at time.Time) (int, error) {
 	var live []store.Enrollment
-	has, err := s.hasJourneys(ctx, websiteID)
+	has, err := s.st.HasJourneys(ctx, websiteID) // defcache answers it from its cache
 	if err != nil {
 		return 0, err
 	}
@@ -163,18 +163,6 @@ func (s *Service) Event(ctx context.Context, websiteID, subscriberID, name strin
 	return s.enrollMatching(ctx, websiteID, subscriberID, automations.TriggerEvent, at, func(e Entry) bool {
 		return e.Event == name && automations.Matches(e.Conditions, properties)
 	})
-}
-
-// hasJourneys reports whether the website may have enrolments: true
-// unless the store tells it has no journey at all (package defcache's
-// cached answer), which saves reading a person's on each of their events.
-func (s *Service) hasJourneys(ctx context.Context, websiteID string) (bool, error) {
-	if h, ok := s.st.(interface {
-		HasJourneys(ctx context.Context, websiteID string) (bool, error)
-	}); ok {
-		return h.HasJourneys(ctx, websiteID)
-	}
-	return true, nil
 }
 
 // Subscribed enrols a person whose browser just subscribed in the

@@ -150,6 +150,9 @@ type JourneyStepStats struct {
 type Journeys interface {
 	// ListJourneys lists the website's journeys, newest first.
 	ListJourneys(ctx context.Context, websiteID string) ([]Journey, error)
+	// HasJourneys reports whether the website has a journey, whatever its
+	// status: without one nobody has an enrolment.
+	HasJourneys(ctx context.Context, websiteID string) (bool, error)
 	// Journey finds one of the website's journeys. ErrNotFound otherwise.
 	Journey(ctx context.Context, websiteID, id string) (Journey, error)
 	// CreateJourney stores a new journey as its version 1.

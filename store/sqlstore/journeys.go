@@ -31,6 +31,15 @@ func (s *Store) ListJourneys(ctx context.Context, websiteID string) ([]store.Jou
 	return out, nil
 }
 
+// HasJourneys reports whether the website has a journey.
+func (s *Store) HasJourneys(ctx context.Context, websiteID string) (bool, error) {
+	var has bool
+	if err := s.db.Read().QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM journeys WHERE website_id = $1)`, websiteID).Scan(&has); err != nil {
+		return false, fmt.Errorf("checking for journeys: %w", err)
+	}
+	return has, nil
+}
+
 // Journey finds one of the website's journeys.
 func (s *Store) Journey(ctx context.Context, websiteID, id string) (store.Journey, error) {
 	var j store.Journey

@@ -41,7 +41,17 @@ func enroll(t *testing.T, s store.Store, j store.Journey, subscriberID string, a
 func testJourneyVersions(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	w := newWebsite(t, s)
+	if has, err := s.HasJourneys(ctx, w.Website.ID); err != nil || has {
+		t.Fatalf("HasJourneys before any = %v, %v", has, err)
+	}
 	a := newJourney(t, s, w.Website.ID, at(time.Minute))
+	other := newWebsite(t, s)
+	if has, err := s.HasJourneys(ctx, w.Website.ID); err != nil || !has {
+		t.Fatalf("HasJourneys with one = %v, %v", has, err)
+	}
+	if has, err := s.HasJourneys(ctx, other.Website.ID); err != nil || has {
+		t.Fatalf("HasJourneys of another website = %v, %v", has, err)
+	}
 	b := newJourney(t, s, w.Website.ID, at(2*time.Minute))
 	list, err := s.ListJourneys(ctx, w.Website.ID)
 	noErr(t, "ListJourneys", err)
