@@ -45,11 +45,11 @@ func testJourneyVersions(t *testing.T, s store.Store) {
 		t.Fatalf("HasJourneys before any = %v, %v", has, err)
 	}
 	a := newJourney(t, s, w.Website.ID, at(time.Minute))
-	other := newWebsite(t, s)
+	elsewhere := newWebsite(t, s)
 	if has, err := s.HasJourneys(ctx, w.Website.ID); err != nil || !has {
 		t.Fatalf("HasJourneys with one = %v, %v", has, err)
 	}
-	if has, err := s.HasJourneys(ctx, other.Website.ID); err != nil || has {
+	if has, err := s.HasJourneys(ctx, elsewhere.Website.ID); err != nil || has {
 		t.Fatalf("HasJourneys of another website = %v, %v", has, err)
 	}
 	b := newJourney(t, s, w.Website.ID, at(2*time.Minute))
