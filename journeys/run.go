@@ -15,6 +15,7 @@ import (
 	"github.com/relaybell/relaybell/filter"
 	"github.com/relaybell/relaybell/notification"
 	"github.com/relaybell/relaybell/store"
+	"github.com/relaybell/relaybell/templates"
 )
 
 // maxRun bounds the steps one move takes: Check refuses a cycle with no
@@ -183,6 +184,11 @@ func (r *runner) send(ctx context.Context, s *Step) (*store.Notification, error)
 		return nil, errors.New("a journey step names no person")
 	}
 	req := *s.Content
+	// A template the step names is filled in now: a change to it reaches
+	// every send after it (deleting one a step names is refused).
+	if err := templates.Resolve(ctx, r.st, r.w.ID, &req); err != nil {
+		return nil, fmt.Errorf("journey step %s: %w", s.ID, err)
+	}
 	if s.Transactional != nil && *s.Transactional {
 		req.Transactional = s.Transactional
 	}
