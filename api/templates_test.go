@@ -337,3 +337,56 @@ func TestTemplateInAutomationsAndJourneys(t *testing.T) {
 		t.Fatalf("DELETE once unused: %d %s", r.status, r.body)
 	}
 }
+
+// A template gone all the same (deleted between a save's check and the
+// delete's) skips the messages and steps that name it: the rest of the
+// run goes on, and the engine keeps firing.
+func TestTemplateGoneSkips(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	tpl := h.createTemplate(t, `{"name":"House","title":"From the template"}`)
+	autoID := h.createAutomation(t, `{"name":"Welcome","status":"active","trigger":{"type":"subscribed"},
+		"messages":[{"templateId":"`+tpl+`"},{"delaySeconds":60,"title":"Own title"}]}`)["id"].(string)
+	journey := h.createJourney(t, `{"name":"Onboarding","status":"active","entry":{"type":"subscribed"},"steps":[
+		{"id":"hello","type":"send","content":{"templateId":"`+tpl+`"},"next":"after"},
+		{"id":"after","type":"send","content":{"title":"After"}}]}`)["id"].(string)
+
+	// The race: what names the template is hidden while it is deleted.
+	a, err := h.st.Automation(ctx, h.site.WebsiteID, autoID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := h.st.Journey(ctx, h.site.WebsiteID, journey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hidden := func(def []byte) []byte { return []byte(strings.ReplaceAll(string(def), tpl, uuid.NewString())) }
+	a2, j2 := a, j
+	a2.Definition, j2.Definition = hidden(a.Definition), hidden(j.Definition)
+	if err := h.st.UpdateAutomation(ctx, a2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.st.UpdateJourney(ctx, j2); err != nil {
+		t.Fatal(err)
+	}
+	if r := h.do("DELETE", "/api/v1/templates/"+tpl, "", auth(h.site.APIKey)...); r.status != 200 {
+		t.Fatalf("DELETE: %d %s", r.status, r.body)
+	}
+	if err := h.st.UpdateAutomation(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.st.UpdateJourney(ctx, j); err != nil {
+		t.Fatal(err)
+	}
+
+	h.subscribeAs(t, "https://fcm.googleapis.com/fcm/send/gone1", "", uaDesktop)
+	h.runJourneys(t)
+	h.clock.Add(time.Minute)
+	h.runJourneys(t)
+	if got := h.automationSends(t, autoID); fmt.Sprint(got) != "[Own title]" {
+		t.Fatalf("automation sends %v", got)
+	}
+	if got := h.journeySends(t, journey); fmt.Sprint(got) != "[after:After]" {
+		t.Fatalf("journey sends %v", got)
+	}
+}
