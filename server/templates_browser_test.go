@@ -139,9 +139,35 @@ func TestDashboardTemplates(t *testing.T) {
 	})
 	b.shoot("compose-template")
 
-	// An automation names Digest: its deletion is refused, naming it.
-	var made map[string]any
-	b.api("POST", "/automations", `{name: 'Weekly', trigger: {type: 'subscribed'}, messages: [{templateId: '`+digest+`'}]}`, &made)
+	// An automation's push names Digest in the editor, its title left to
+	// the template; the editor shows it again as saved.
+	role("link", "Automations", "click")
+	role("link", "New automation", "click")
+	heading("New automation")
+	role("textbox", "Automation name", "fill", "Weekly")
+	role("combobox", "Starts when", "select", "subscribed")
+	role("combobox", "Template (push 1)", "select", digest)
+	waitFor(t, "the template's title in the hint", func() bool {
+		return strings.Contains(role("combobox", "Template (push 1)", "description"), "(its title: This week’s digest)")
+	})
+	b.shoot("automation-template")
+	role("button", "Create automation", "click")
+	heading("Automations")
+	var autos struct {
+		Automations []map[string]any `json:"automations"`
+	}
+	b.api("GET", "/automations", "", &autos)
+	if len(autos.Automations) != 1 || !reflect.DeepEqual(autos.Automations[0]["messages"],
+		wantJSON(t, `{"m": [{"delaySeconds": 3600, "templateId": "`+digest+`"}]}`)["m"]) {
+		t.Fatalf("automations %v", autos.Automations)
+	}
+	role("link", "Weekly", "click")
+	heading("Automation “Weekly”")
+	if got := role("combobox", "Template (push 1)", "value"); got != digest {
+		t.Fatalf("the push's template shows %q", got)
+	}
+
+	// Digest's deletion is refused, naming the automation.
 	role("link", "Templates", "click")
 	heading("Digest")
 	role("button", "Delete template Digest", "click")
