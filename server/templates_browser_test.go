@@ -95,7 +95,9 @@ func TestDashboardTemplates(t *testing.T) {
 	role("button", "More options", "click")
 	role("textbox", "Tag", "fill", "blog")
 	role("button", "Save template", "click")
-	waitFor(t, "the saved change", func() bool { return !strings.Contains(b.mainText(), "Buttons") && strings.Contains(b.mainText(), "House style") })
+	waitFor(t, "the saved change", func() bool {
+		return !strings.Contains(b.mainText(), "Buttons") && strings.Contains(b.mainText(), "House style")
+	})
 	stored = `{"name": "House style", "title": "Hello {first_name|there}", "body": "Fresh from the blog",
 		"url": "https://shop.example/blog", "tag": "blog"}`
 	if got, want := templateOf(b, house), wantJSON(t, stored); !reflect.DeepEqual(got, want) {
