@@ -266,6 +266,14 @@ func TestTemplateInAutomationsAndJourneys(t *testing.T) {
 	// title of its own is valid; an unknown template is refused.
 	expectError(t, h.do("POST", "/api/v1/automations", `{"name":"x","trigger":{"type":"subscribed"},"messages":[{"templateId":"nope"}]}`,
 		auth(h.site.APIKey)...), 400, CodeTemplateNotFound, `,"message":"messages[0]: no template \"nope\" on this website"`)
+	other, err := CreateWebsite(context.Background(), h.st, NewWebsite{Name: "Other", URL: "https://other.example"}, testStart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := h.do("POST", "/api/v1/templates", `{"name":"Theirs","title":"Theirs"}`, auth(other.APIKey)...)
+	theirs := r.json(t)["id"].(string)
+	expectError(t, h.do("POST", "/api/v1/automations", `{"name":"x","trigger":{"type":"subscribed"},"messages":[{"templateId":"`+theirs+`"}]}`,
+		auth(h.site.APIKey)...), 400, CodeTemplateNotFound, `,"message":"messages[0]: no template \"`+theirs+`\" on this website"`)
 	bare := h.createTemplate(t, `{"name":"Bare","body":"no title"}`)
 	expectError(t, h.do("POST", "/api/v1/automations", `{"name":"x","trigger":{"type":"subscribed"},"messages":[{"templateId":"`+bare+`"}]}`,
 		auth(h.site.APIKey)...), 400, CodeTitleRequired, `,"message":"messages[0]: a title is required to send"`)
