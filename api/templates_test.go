@@ -228,6 +228,19 @@ func TestSendFromTemplate(t *testing.T) {
 		t.Fatalf("draft detail %v", d)
 	}
 
+	// A test send takes one too, and goes to the test devices only.
+	_, e := h.subscribeEndpoint(t, h.site.ProjectID, "https://fcm.googleapis.com/fcm/send/laptop", "")
+	if r := h.do("POST", "/api/v1/test-devices", `{"endpointId":"`+e+`"}`, auth(h.site.APIKey)...); r.status != 201 {
+		t.Fatalf("add: %d %s", r.status, r.body)
+	}
+	r = h.do("POST", "/api/v1/test-devices/send", `{"templateId":"`+house+`","title":"Test"}`, auth(h.site.APIKey)...)
+	if r.status != 202 {
+		t.Fatalf("test send: %d %s", r.status, r.body)
+	}
+	if d := h.detailOf(t, r.json(t)["notificationId"].(string)); d["title"] != "Test" || d["body"] != "Changed" || d["tag"] != "blog" {
+		t.Fatalf("test send detail %v", d)
+	}
+
 	// A template of another website, an unknown one, no UUID: 400
 	// template_not_found, and nothing is stored.
 	other, err := CreateWebsite(context.Background(), h.st, NewWebsite{Name: "Other", URL: "https://other.example"}, testStart)
