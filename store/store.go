@@ -376,6 +376,7 @@ type Store interface {
 	Automations
 	Goals
 	Journeys
+	Uploads
 	Close() error
 }
 
