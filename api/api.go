@@ -192,6 +192,7 @@ type Store interface {
 	store.Automations
 	store.Goals
 	store.Journeys
+	store.Uploads
 }
 
 // Option changes how New builds the API.

@@ -140,6 +140,8 @@ func (a *API) routes() *router {
 	a.goalRoutes(rt)
 	a.journeyRoutes(rt)
 	a.settingsRoutes(rt)
+	a.logoRoutes(rt)
+	a.uploadRoutes(rt)
 	a.peopleRoutes(rt)
 	a.webhookRoutes(rt)
 	a.sessionRoutes(rt)
