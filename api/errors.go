@@ -198,6 +198,8 @@ var catalog = map[string]int{
 	CodeFileRequired:   http.StatusBadRequest,
 	CodeUploadNotFound: http.StatusBadRequest,
 	CodeInvalidLogo:    http.StatusBadRequest,
+	CodeInvalidTone:    http.StatusBadRequest,
+	CodeTextTooLong:    http.StatusBadRequest,
 
 	CodeMethodNotAllowed: http.StatusMethodNotAllowed,
 	CodeBadRequest:       http.StatusBadRequest,

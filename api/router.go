@@ -142,6 +142,7 @@ func (a *API) routes() *router {
 	a.settingsRoutes(rt)
 	a.logoRoutes(rt)
 	a.uploadRoutes(rt)
+	a.suggestRoutes(rt)
 	a.peopleRoutes(rt)
 	a.webhookRoutes(rt)
 	a.sessionRoutes(rt)
