@@ -45,11 +45,12 @@ type Platform struct {
 	Title, Message int
 }
 
-// Platforms are the major platforms, each with what it shows.
+// Platforms are the major platforms, each with what it shows (Chrome's
+// figures are the composer's, dashboard/static/pages/budget.js).
 var Platforms = []Platform{
 	{"Chrome on Windows", 60, 120},
-	{"Chrome on macOS", 40, 80},
-	{"Chrome on Android", 45, 90},
+	{"Chrome on macOS", 40, 90},
+	{"Chrome on Android", 40, 240},
 	{"Firefox on Windows", 60, 120},
 	{"Safari on macOS", 40, 90},
 	{"Safari on iOS", 50, 150},

@@ -29,8 +29,8 @@ func TestRulesLongText(t *testing.T) {
 	if len(got) != 5 {
 		t.Fatalf("%d suggestions, want 5: %#v", len(got), got)
 	}
-	want0 := Suggestion{"Spring sale: 20% off every jacket and…", "Our biggest sale of the season starts now. Free shipping on every order over…",
-		"Fits what every major platform shows (a title of 40 characters and a message of 80); as written it would be cut on Chrome on macOS, Chrome on Android, Safari on macOS, Safari on iOS."}
+	want0 := Suggestion{"Spring sale: 20% off every jacket and…", "Our biggest sale of the season starts now. Free shipping on every order over 50 euros…",
+		"Fits what every major platform shows (a title of 40 characters and a message of 90); as written it would be cut on Chrome on macOS, Chrome on Android, Safari on macOS, Safari on iOS."}
 	want1 := Suggestion{"Spring sale", "Our biggest sale of the season starts now.",
 		"Shorter texts are read at a glance: 11 characters of title and 42 of message, whole on every platform."}
 	if got[0] != want0 || got[1] != want1 {
