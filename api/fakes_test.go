@@ -32,10 +32,10 @@ import (
 	"github.com/relaybell/relaybell/journeys"
 	"github.com/relaybell/relaybell/ratelimit"
 	"github.com/relaybell/relaybell/store"
-	"github.com/relaybell/relaybell/suggestions"
 	"github.com/relaybell/relaybell/store/postgres"
 	"github.com/relaybell/relaybell/store/sqlite"
 	"github.com/relaybell/relaybell/store/storetest"
+	"github.com/relaybell/relaybell/suggestions"
 )
 
 // openStores opens a real store and the SQLite analytics store, closed when

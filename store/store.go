@@ -58,7 +58,7 @@ type Settings struct {
 	DefaultIcon string `json:"defaultIcon,omitempty"` // default notification logo
 	// Logo is the website's logo (PUT /logo): the default icon of its
 	// notifications, before DefaultIcon, and of its prompt; nil: none.
-	Logo *Logo `json:"logo,omitempty"`
+	Logo        *Logo  `json:"logo,omitempty"`
 	UTMSource   string `json:"utmSource,omitempty"`
 	UTMMedium   string `json:"utmMedium,omitempty"`
 	UTMCampaign string `json:"utmCampaign,omitempty"`
