@@ -136,14 +136,17 @@ func Process(b []byte) (Result, error) {
 		return Result{}, ErrNotImage
 	}
 	canvas := image.Rect(0, 0, w, h)
-	if bd := img.Bounds(); typ == TypeGIF && bd != canvas && bd.In(canvas) {
-		// A GIF's first frame may cover part of its logical screen.
-		c := image.NewNRGBA(canvas)
-		draw.Draw(c, bd, img, bd.Min, draw.Src)
-		img = c
-	} else if bd != canvas {
+	bd := img.Bounds()
+	if bd != canvas && (typ != TypeGIF || !bd.In(canvas)) {
 		return Result{}, ErrNotImage // a header that lies about the pixels
 	}
+	// One conversion to RGBA (the standard library's fast paths from
+	// YCbCr, paletted and NRGBA), so that the scaler takes its RGBA to RGBA
+	// path instead of one interface call per pixel. A GIF's first frame may
+	// cover part of its logical screen: the rest is transparent.
+	rgba := image.NewRGBA(canvas)
+	draw.Draw(rgba, bd, img, bd.Min, draw.Src)
+	img = rgba
 	res := Result{Type: typ, Width: w, Height: h}
 	full := img
 	if w > MaxSide || h > MaxSide {
@@ -186,7 +189,7 @@ func cover(b image.Rectangle, w, h int) image.Rectangle {
 // scale draws the src rectangle of img into a new w x h image; opaque
 // fills it white first (for JPEG, which has no transparency).
 func scale(img image.Image, src image.Rectangle, w, h int, opaque bool) image.Image {
-	dst := image.NewNRGBA(image.Rect(0, 0, w, h))
+	dst := image.NewRGBA(image.Rect(0, 0, w, h))
 	op := draw.Src
 	if opaque {
 		draw.Draw(dst, dst.Bounds(), image.NewUniform(color.White), image.Point{}, draw.Src)
@@ -198,7 +201,7 @@ func scale(img image.Image, src image.Rectangle, w, h int, opaque bool) image.Im
 
 func encodePNG(img image.Image) (File, error) {
 	var buf bytes.Buffer
-	enc := png.Encoder{CompressionLevel: png.BestCompression}
+	enc := png.Encoder{CompressionLevel: png.DefaultCompression}
 	if err := enc.Encode(&buf, img); err != nil {
 		return File{}, fmt.Errorf("encoding png: %w", err)
 	}
