@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -56,10 +57,10 @@ func TestSuggestOffline(t *testing.T) {
 // Against a fake OpenAI-compatible server that answers, times out and
 // answers garbage: its suggestions, else the rules'.
 func TestSuggestAIEndpoint(t *testing.T) {
-	var mode string
+	var mode atomic.Value // the test sets it, the server's goroutines read it
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
-		switch mode {
+		switch mode.Load() {
 		case "answer":
 			content, _ := json.Marshal(`{"suggestions":[{"title":"Fresh in","message":"New jackets and coats.","why":"Says what is new."}]}`)
 			io.WriteString(w, `{"id":"x","choices":[{"index":0,"message":{"role":"assistant","content":`+string(content)+`}}]}`)
@@ -84,7 +85,7 @@ func TestSuggestAIEndpoint(t *testing.T) {
 		{"timeout", offlineSuggestions},
 		{"garbage", offlineSuggestions},
 	} {
-		mode = c.mode
+		mode.Store(c.mode)
 		r := h.do("POST", "/api/v1/ai/suggest", suggestBody, auth(h.site.APIKey)...)
 		if r.status != 200 || string(r.body) != c.want {
 			t.Fatalf("%s: %d\n %s\nwant\n %s", c.mode, r.status, r.body, c.want)
