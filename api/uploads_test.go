@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"image"
 	"image/color"
+	"image/gif"
 	"image/jpeg"
 	"image/png"
 	"mime/multipart"
@@ -196,6 +197,24 @@ func TestUploadRoutes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// WebP and GIF, each by its bytes whatever is declared; served as PNG.
+	var gifBody bytes.Buffer
+	if err := gif.Encode(&gifBody, pixels(40, 30), nil); err != nil {
+		t.Fatal(err)
+	}
+	webp := []byte("RIFF\x1a\x00\x00\x00WEBPVP8L\x0d\x00\x00\x00\x2f\x00\x00\x00\x10\x07\x10\x11\x11\x88\x88\xfe\x07\x00")
+	for _, c := range []struct {
+		declared, typ string
+		body          []byte
+		w, h          float64
+	}{{"application/octet-stream", "image/gif", gifBody.Bytes(), 40, 30}, {"image/png", "image/webp", webp, 1, 1}} {
+		r := h.doBytes("POST", "/api/v1/upload", c.declared, c.body, key...)
+		if v := r.json(t); r.status != 201 || v["type"] != c.typ || v["width"] != c.w || v["height"] != c.h {
+			t.Fatalf("%s: %d %s", c.typ, r.status, r.body)
+		}
+		h.fetch(t, "/api/v1/uploads/"+r.json(t)["id"].(string)+"/full", "image/png")
+	}
+
 	// Refusals, each changing nothing.
 	events := h.key([]string{ScopeEventsWrite, ScopeSettingsWrite}, nil)
 	before := h.dump.take(t)
