@@ -68,6 +68,23 @@ func TestDashboardLogo(t *testing.T) {
 	}
 	b.shoot("settings-logo")
 
+	// The composer's preview shows the logo for a send without an icon.
+	role("link", "New notification", "click")
+	heading("New notification")
+	var icons []string
+	waitFor(t, "the logo in the previews", func() bool {
+		b.d.page(`[...document.querySelectorAll('.previews img.icon')].map((i) => i.src)`, &icons)
+		return len(icons) == 3
+	})
+	for _, src := range icons {
+		if src != l.URL {
+			t.Fatalf("preview icons %v, want the logo %s", icons, l.URL)
+		}
+	}
+	role("link", "Settings", "click")
+	heading("Logo")
+	role("img", "Logo preview", "wait")
+
 	// An http address is refused with the API's message, and stores nothing.
 	role("textbox", "Logo address", "fill", "http://shop.example/logo.png")
 	role("button", "Use this address", "click")

@@ -269,9 +269,9 @@ export function Composer({ site, draftId }) {
       ${tested && html`<p role="status">${tested}</p>`}
     </form>
     <aside aria-label="Previews">
-      <${Preview} v=${v} site=${site} />
+      <${Preview} v=${v} site=${site} defaultIcon=${defaults && defaults.defaultIcon} />
       ${v.ab && html`<${Preview} v=${{ ...v, title: v.b.title || v.title, body: v.b.body || v.body, url: v.b.url || v.url, image: v.b.image || v.image }}
-        site=${site} heading="Version B preview" id="preview-b" />`}
+        site=${site} heading="Version B preview" id="preview-b" defaultIcon=${defaults && defaults.defaultIcon} />`}
     </aside>
     ${confirm && html`<div class="dialog" role="dialog" aria-modal="true" aria-labelledby="confirm-title"
       onKeyDown=${(e) => { if (e.key === 'Escape') setConfirm(null); }}>
