@@ -105,6 +105,9 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzTakeMember -fuzztime 30s ./api/
 	$(GO) test -run '^$$' -fuzz FuzzParseHash -fuzztime 30s ./accounts/
 	$(GO) test -run '^$$' -fuzz FuzzTrackInput -fuzztime 30s ./events/
+	$(GO) test -run '^$$' -fuzz FuzzProcess -fuzztime 30s ./uploads/
+	$(GO) test -run '^$$' -fuzz FuzzParseAnswer -fuzztime 30s ./suggestions/
+	$(GO) test -run '^$$' -fuzz FuzzRules -fuzztime 30s ./suggestions/
 	$(GO) test -run '^$$' -fuzz FuzzRobustness -fuzztime 3m ./api/
 
 clean:

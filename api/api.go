@@ -24,6 +24,7 @@ import (
 	"github.com/relaybell/relaybell/netpolicy"
 	"github.com/relaybell/relaybell/ratelimit"
 	"github.com/relaybell/relaybell/store"
+	"github.com/relaybell/relaybell/suggestions"
 )
 
 // Defaults of Config.
@@ -193,6 +194,7 @@ type Store interface {
 	store.Goals
 	store.Journeys
 	store.Templates
+	store.Uploads
 }
 
 // Option changes how New builds the API.
@@ -231,8 +233,10 @@ type API struct {
 	// people whose attributes changed; nil: none.
 	segments *automations.Segments
 	defs     *defcache.Store
-	router   *router
-	ready    atomic.Bool
+	// suggest makes copy suggestions (POST /ai/suggest).
+	suggest suggestions.Suggester
+	router  *router
+	ready   atomic.Bool
 
 	// base is the context of work a request leaves running (last-used
 	// updates, a streamed export); Close ends it.
@@ -274,6 +278,9 @@ type Services struct {
 	// automations, journeys, goals, segments or identity verification it
 	// serves, so that this node acts on the change at once.
 	Definitions *defcache.Store
+	// Suggestions makes the copy suggestions of POST /ai/suggest; nil:
+	// suggestions.Rules, offline.
+	Suggestions suggestions.Suggester
 }
 
 // New builds the API. st, an and every member of svc but Automations,
@@ -330,6 +337,10 @@ func New(cfg Config, st Store, an analytics.Store, d Dispatcher, svc Services, l
 	a.accounts, a.events, a.public = svc.Accounts, svc.Events, svc.Public
 	a.automations, a.goals, a.journeys, a.segments = svc.Automations, svc.Goals, svc.Journeys, svc.Segments
 	a.defs = svc.Definitions
+	a.suggest = svc.Suggestions
+	if a.suggest == nil {
+		a.suggest = suggestions.Rules{}
+	}
 	a.base, a.cancel = context.WithCancel(context.Background())
 	a.router = a.routes()
 	a.readAuthFirst()

@@ -198,6 +198,14 @@ var catalog = map[string]int{
 	CodeAlreadyEnrolled:     http.StatusConflict,
 	CodeJourneyNotActive:    http.StatusConflict,
 
+	CodeNotAnImage:     http.StatusBadRequest,
+	CodeImageTooLarge:  http.StatusBadRequest,
+	CodeFileRequired:   http.StatusBadRequest,
+	CodeUploadNotFound: http.StatusBadRequest,
+	CodeInvalidLogo:    http.StatusBadRequest,
+	CodeInvalidTone:    http.StatusBadRequest,
+	CodeTextTooLong:    http.StatusBadRequest,
+
 	CodeMethodNotAllowed: http.StatusMethodNotAllowed,
 	CodeBadRequest:       http.StatusBadRequest,
 	CodeInternal:         http.StatusInternalServerError,

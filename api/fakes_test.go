@@ -35,6 +35,7 @@ import (
 	"github.com/relaybell/relaybell/store/postgres"
 	"github.com/relaybell/relaybell/store/sqlite"
 	"github.com/relaybell/relaybell/store/storetest"
+	"github.com/relaybell/relaybell/suggestions"
 )
 
 // openStores opens a real store and the SQLite analytics store, closed when
@@ -288,6 +289,8 @@ type testConfig struct {
 	// events.Service.Fold, which would skip the credits a running folder
 	// holds at that moment.
 	FoldByHand bool
+	// Suggestions is the copy suggester (nil: the rules).
+	Suggestions suggestions.Suggester
 	// Stop, when set, is given a function that ends the loops and waits
 	// for them before the test ends.
 	Stop *func()
@@ -312,6 +315,7 @@ func newAPI(t testing.TB, tc testConfig, st Store, an analytics.Store, d Dispatc
 		Journeys:    js,
 		Segments:    automations.NewSegments(defs, logger, autos, js),
 		Definitions: defs,
+		Suggestions: tc.Suggestions,
 	}
 	a, err := New(tc.Config, st, an, d, svc, logger, reg, opts...)
 	if err != nil {

@@ -73,10 +73,16 @@ func (a *API) handleSDKConfig(r *request) error {
 	for i, t := range list {
 		topics[i] = topic{t.Name, t.Slug}
 	}
+	// logo is the website's logo (PUT /logo), for the prompt; null: none.
+	var logo *string
+	if l := w.Settings.Logo; l != nil {
+		logo = &l.URL
+	}
 	return r.json(http.StatusOK, struct {
 		VAPIDPublicKey string  `json:"vapidPublicKey"`
 		Topics         []topic `json:"topics"`
-	}{w.VAPIDPublicKey, topics})
+		Logo           *string `json:"logo"`
+	}{w.VAPIDPublicKey, topics, logo})
 }
 
 // subscriptionRequest is the body of POST /subscriptions.

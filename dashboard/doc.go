@@ -30,8 +30,9 @@
 //   - pages/: one module a page or feature: auth, websites, install, home,
 //     notifications, notification, compose (with content: a push's
 //     content fields, shared with the automation editor; preview; texts:
-//     merge tags and translations; and budget: the push's size as typed
-//     and the platforms' visible lengths), automations (the list) and
+//     merge tags and translations; budget: the push's size as typed
+//     and the platforms' visible lengths; and suggest: copy suggestions,
+//     each applied with one click), automations (the list) and
 //     automation (the editor), journeys (the list) and journey (the
 //     builder and a journey's page with its figures by step; steps: one
 //     step as a form and its editor), goals (the list with results, and
@@ -39,7 +40,8 @@
 //     content fields and previews; the composer starts from one and saves
 //     one), audience (with import), person (with enrolments: a
 //     person's journeys and each one's history), segments (with topics),
-//     webhooks, webhook (the delivery log), settings (with keys and team).
+//     webhooks, webhook (the delivery log), settings (with keys, team and
+//     logo: the website's logo, uploaded or by address, with a preview).
 //
 // Every page loads with useLoad and shows a failure where the person is
 // looking (Alert, or the field it concerns); no error is dropped.

@@ -321,6 +321,9 @@ func resolveContent(r *Request, w store.Website) (Content, error) {
 		}
 	}
 	c.URL = AddUTM(c.URL, w.Settings)
+	if c.Icon == "" && w.Settings.Logo != nil {
+		c.Icon = w.Settings.Logo.URL
+	}
 	if c.Icon == "" {
 		c.Icon = w.Settings.DefaultIcon
 	}

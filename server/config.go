@@ -13,6 +13,7 @@ import (
 	"github.com/relaybell/relaybell/automations"
 	"github.com/relaybell/relaybell/fanout"
 	"github.com/relaybell/relaybell/pusher"
+	"github.com/relaybell/relaybell/suggestions"
 )
 
 // Config is the whole process configuration. Every flag also reads a
@@ -44,6 +45,11 @@ type Config struct {
 	EventRateLimit             int
 	NoSendLimits               bool
 	ProductAlertMax            int
+	// AI: the OpenAI-compatible chat completions endpoint of copy
+	// suggestions (see suggestions.Config); no URL: the offline rules.
+	AIURL, AIKey, AIModel, AIAllowHosts string
+	AITimeout                           time.Duration
+	AIMaxTokens                         int
 
 	// Cluster backends; empty means the embedded default.
 	Postgres   string
@@ -105,6 +111,10 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	str(&c.AdminToken, "admin-token", "RELAYBELL_ADMIN_TOKEN", "", "bearer token of the operator admin API (off when empty)")
 	str(&c.PushAllowHosts, "push-allow-hosts", "RELAYBELL_PUSH_ALLOW_HOSTS", "", "host:port list of push services allowed on private addresses")
 	str(&c.WebhookAllowHosts, "webhook-allow-hosts", "RELAYBELL_WEBHOOK_ALLOW_HOSTS", "", "host:port list of webhook receivers allowed on private addresses")
+	str(&c.AIURL, "ai-url", "RELAYBELL_AI_URL", "", "base URL of an OpenAI-compatible chat completions API for copy suggestions, such as https://api.openai.com/v1 (default: the offline rules)")
+	str(&c.AIKey, "ai-key", "RELAYBELL_AI_KEY", "", "bearer key of the copy suggestions API")
+	str(&c.AIModel, "ai-model", "RELAYBELL_AI_MODEL", suggestions.DefaultModel, "model the copy suggestions API is asked for")
+	str(&c.AIAllowHosts, "ai-allow-hosts", "RELAYBELL_AI_ALLOW_HOSTS", "", "host:port list the copy suggestions API may be on at a private address or over plain http")
 	str(&c.SMTPAddr, "smtp", "RELAYBELL_SMTP_ADDR", "", "SMTP relay host:port for owner e-mail (default: keep it in the outbox)")
 	str(&c.SMTPFrom, "smtp-from", "RELAYBELL_SMTP_FROM", "relaybell@localhost", "sender address of owner e-mail")
 	str(&c.SMTPUsername, "smtp-user", "RELAYBELL_SMTP_USERNAME", "", "SMTP user name")
@@ -128,6 +138,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.PublicRateLimit, "public-rate-limit", c.envInt("RELAYBELL_PUBLIC_RATE_LIMIT", api.DefaultPublicRateLimit), "requests a minute each visitor address may make to the browser SDK routes and pings, counted across the nodes; negative turns the limit off (env RELAYBELL_PUBLIC_RATE_LIMIT)")
 	fs.IntVar(&c.EventRateLimit, "event-rate-limit", c.envInt("RELAYBELL_EVENT_RATE_LIMIT", api.DefaultEventRateLimit), "calls of POST and GET /events a minute each API key may make, counted across the nodes; negative turns the limit off (env RELAYBELL_EVENT_RATE_LIMIT)")
 	fs.BoolVar(&c.NoSendLimits, "no-send-limits", c.envBool("RELAYBELL_NO_SEND_LIMITS", false), "turn off the send rates per API key and the hourly send budgets per website, for load runs only (env RELAYBELL_NO_SEND_LIMITS)")
+	fs.DurationVar(&c.AITimeout, "ai-timeout", c.envDuration("RELAYBELL_AI_TIMEOUT", suggestions.DefaultTimeout), "how long a copy suggestion waits for the AI API before the offline rules answer (env RELAYBELL_AI_TIMEOUT)")
+	fs.IntVar(&c.AIMaxTokens, "ai-max-tokens", c.envInt("RELAYBELL_AI_MAX_TOKENS", suggestions.DefaultMaxTokens), "token budget (max_tokens) of one copy suggestions answer (env RELAYBELL_AI_MAX_TOKENS)")
 	fs.DurationVar(&c.SessionIdle, "session-idle", c.envDuration("RELAYBELL_SESSION_IDLE", 168*time.Hour), "a dashboard session not used for this long ends (env RELAYBELL_SESSION_IDLE)")
 	fs.DurationVar(&c.SessionMaxAge, "session-max-age", c.envDuration("RELAYBELL_SESSION_MAX_AGE", 720*time.Hour), "every dashboard session ends this long after sign-in (env RELAYBELL_SESSION_MAX_AGE)")
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", c.envDuration("RELAYBELL_SHUTDOWN_GRACE", 10*time.Second), "time to finish requests on shutdown (env RELAYBELL_SHUTDOWN_GRACE)")

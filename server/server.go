@@ -42,6 +42,7 @@ import (
 	"github.com/relaybell/relaybell/store"
 	storepostgres "github.com/relaybell/relaybell/store/postgres"
 	storesqlite "github.com/relaybell/relaybell/store/sqlite"
+	"github.com/relaybell/relaybell/suggestions"
 	"github.com/relaybell/relaybell/webhooks"
 )
 
@@ -581,6 +582,17 @@ func (s *Server) initAPI(context.Context) error {
 	}
 	if s.defs != nil {
 		svc.Definitions = s.defs
+	}
+	aiAllow, err := netpolicy.ParseAllowList(s.cfg.AIAllowHosts)
+	if err != nil {
+		return fmt.Errorf("--ai-allow-hosts: %w", err)
+	}
+	// The AI endpoint is the operator's, yet it is dialled through
+	// netpolicy like webhooks: a private address needs --ai-allow-hosts.
+	svc.Suggestions, err = suggestions.New(suggestions.Config{URL: s.cfg.AIURL, Key: s.cfg.AIKey, Model: s.cfg.AIModel,
+		Timeout: s.cfg.AITimeout, MaxTokens: s.cfg.AIMaxTokens, Allow: aiAllow}, s.logger)
+	if err != nil {
+		return err
 	}
 	a, err := api.New(api.Config{
 		AdminToken:      s.cfg.AdminToken,

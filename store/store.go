@@ -44,11 +44,21 @@ type Website struct {
 	CreatedAt       time.Time
 }
 
+// Logo is a website's logo: one of its uploads (UploadID, URL its icon's
+// address) or an https URL of its own (UploadID "").
+type Logo struct {
+	UploadID string `json:"uploadId,omitempty"`
+	URL      string `json:"url"`
+}
+
 // Settings are the website settings that sends, reports and conversions
 // depend on. The zero value of each field means the service's default.
 type Settings struct {
 	DefaultURL  string `json:"defaultUrl,omitempty"`  // falls back to Website.URL
 	DefaultIcon string `json:"defaultIcon,omitempty"` // default notification logo
+	// Logo is the website's logo (PUT /logo): the default icon of its
+	// notifications, before DefaultIcon, and of its prompt; nil: none.
+	Logo        *Logo  `json:"logo,omitempty"`
 	UTMSource   string `json:"utmSource,omitempty"`
 	UTMMedium   string `json:"utmMedium,omitempty"`
 	UTMCampaign string `json:"utmCampaign,omitempty"`
@@ -377,6 +387,7 @@ type Store interface {
 	Goals
 	Journeys
 	Templates
+	Uploads
 	Close() error
 }
 

@@ -9,6 +9,11 @@ export function setProject(id) {
   projectId = id;
 }
 
+// getProject is the website every call is about.
+export function getProject() {
+  return projectId;
+}
+
 // ApiError is a refused call: status, the error code, its message.
 export class ApiError extends Error {
   constructor(status, body) {

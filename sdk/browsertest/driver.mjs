@@ -95,7 +95,8 @@ const commands = {
       case 'text': return el.textContent();
       case 'count': return String(await el.count());
       case 'href': return el.getAttribute('href');
-      case 'upload': return el.setInputFiles({ name: value.name, mimeType: 'text/csv', buffer: Buffer.from(value.text, 'utf8') });
+      case 'upload': return el.setInputFiles({ name: value.name, mimeType: value.mimeType || 'text/csv',
+        buffer: value.base64 !== undefined ? Buffer.from(value.base64, 'base64') : Buffer.from(value.text, 'utf8') });
       case 'wait': return el.waitFor({ timeout: 10000 });
       case 'description': return el.evaluate((e) => (e.getAttribute('aria-describedby') || '').split(' ')
         .map((id) => document.getElementById(id)?.textContent || '').join(' ').trim());

@@ -12,6 +12,7 @@ import { readUnsent, useUnsent } from '../unsent.js';
 import { numbers, zonedToUTC, timeZones } from '../format.js';
 import { Preview } from './preview.js';
 import { Content } from './content.js';
+import { Suggest } from './suggest.js';
 import { payloadSize, Budget } from './budget.js';
 import { templateBody, templateError } from './templates.js';
 
@@ -34,6 +35,9 @@ export function Composer({ site, draftId }) {
   const choices = useLoad(() => Promise.all([call('GET', '/topics'), call('GET', '/segments')]), [site.projectId]);
   const facets = useLoad(() => call('GET', '/audience/subscribers/facets'), [site.projectId]);
   const settings = useLoad(() => call('GET', '/settings'), [site.projectId]); // the default link and icon, and UTM tags, of the push's size
+  const logo = useLoad(() => call('GET', '/logo'), [site.projectId]); // the icon of a send without one, before the default icon
+  const defaults = settings.data && { ...settings.data.settings,
+    defaultIcon: (logo.data && logo.data.logo && logo.data.logo.url) || settings.data.settings.defaultIcon };
   const lists = {
     topics: (choices.data && choices.data[0].topics) || [],
     segments: (choices.data && choices.data[1].segments) || [],
@@ -244,6 +248,7 @@ export function Composer({ site, draftId }) {
       <${Content} v=${v} set=${f.set} errors=${f.errors} labels=${lists.labels}>
         <label class="choice"><input type="checkbox" checked=${v.transactional} onChange=${(e) => f.set('transactional')(e.currentTarget.checked)} /> Transactional (goes out in quiet hours, skips the frequency cap)</label>
       <//>
+      <${Suggest} v=${v} apply=${(s) => { f.set('title')(s.title); f.set('body')(s.message); }} />
       <fieldset><legend>A/B test</legend>
         <label class="choice"><input type="checkbox" checked=${v.ab} onChange=${(e) => f.set('ab')(e.currentTarget.checked)} /> Test a version B</label>
         ${v.ab && html`<div>
@@ -294,7 +299,7 @@ export function Composer({ site, draftId }) {
         ${v.when === 'local' && html`<${Field} id="localTime" label="Local time" type="time" value=${v.localTime} onInput=${f.set('localTime')} />`}
         ${radio('when', 'smart', 'At each subscriber’s most active hour')}
       </fieldset>
-      <${Budget} size=${payloadSize(sendRequest(v, site, false), site, settings.data && settings.data.settings)} />
+      <${Budget} size=${payloadSize(sendRequest(v, site, false), site, defaults)} />
       <div class="actions"><button type="submit" disabled=${f.busy}>Review and send</button>
         <button type="button" class="secondary" onClick=${saveDraft} disabled=${pending}>Save draft</button>
         <button type="button" class="secondary" onClick=${test} disabled=${pending}>Send a test</button>
@@ -307,9 +312,9 @@ export function Composer({ site, draftId }) {
       ${savedTemplate && html`<p role="status">${savedTemplate}</p>`}
     </form>
     <aside aria-label="Previews">
-      <${Preview} v=${v} site=${site} />
+      <${Preview} v=${v} site=${site} defaultIcon=${defaults && defaults.defaultIcon} />
       ${v.ab && html`<${Preview} v=${{ ...v, title: v.b.title || v.title, body: v.b.body || v.body, url: v.b.url || v.url, image: v.b.image || v.image }}
-        site=${site} heading="Version B preview" id="preview-b" />`}
+        site=${site} heading="Version B preview" id="preview-b" defaultIcon=${defaults && defaults.defaultIcon} />`}
     </aside>
     ${confirm && html`<div class="dialog" role="dialog" aria-modal="true" aria-labelledby="confirm-title"
       onKeyDown=${(e) => { if (e.key === 'Escape') setConfirm(null); }}>

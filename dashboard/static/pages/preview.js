@@ -4,10 +4,12 @@ import { fallbacks } from './budget.js';
 
 // Preview shows a notification roughly as desktop Chrome, Android and
 // macOS draw it; every value goes in as text (or as an image address).
-export function Preview({ v, site, heading = 'Preview', id = 'preview' }) {
+// defaultIcon is what a send without an icon shows: the logo, else the
+// settings' default icon.
+export function Preview({ v, site, heading = 'Preview', id = 'preview', defaultIcon = '' }) {
   const url = fallbacks(v.url);
   const host = (() => { try { return new URL(url || site.url).host; } catch (e) { return site.url; } })();
-  const icon = v.icon.trim();
+  const icon = v.icon.trim() || defaultIcon || '';
   const image = v.image.trim();
   const title = fallbacks(v.title) || 'Title';
   const body = fallbacks(v.body);

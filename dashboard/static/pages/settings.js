@@ -8,6 +8,7 @@ import { useLoad } from '../lists.js';
 import { formatTime, timeZones } from '../format.js';
 import { Keys } from './keys.js';
 import { Team } from './team.js';
+import { Logo } from './logo.js';
 
 // settingsErrors puts a refused PUT /settings next to the field its
 // message names (the API names the member first).
@@ -140,6 +141,7 @@ export function Settings({ site, onMe }) {
     <h1>Settings</h1>
     ${!canChange && html`<p role="note">You can see this website as a viewer; an owner or admin can change it.</p>`}
     <${WebsiteSettings} site=${site} canChange=${canChange} onSaved=${onMe} />
+    <${Logo} site=${site} canChange=${canChange} />
     <${Keys} site=${site} canChange=${canChange} />
     <${IdentitySettings} site=${site} canChange=${canChange} />
     <${Team} site=${site} canChange=${canChange} />
