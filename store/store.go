@@ -284,6 +284,9 @@ type Notification struct {
 	// "" for any other.
 	JourneyID   string
 	JourneyStep string
+	// ScheduleID is the recurring schedule that sent it; "" for any
+	// other.
+	ScheduleID string
 	// Test marks a test send to the website's test devices: listed like
 	// any send, left out of Stats.
 	Test        bool
@@ -331,6 +334,8 @@ type ListQuery struct {
 	// Q is part of the title or of the body, in any case: both sides are
 	// compared folded (FoldSearch), the same way on every engine.
 	Q string
+	// ScheduleID, when set, lists only the sends of that schedule.
+	ScheduleID string
 }
 
 // Outcome of one push attempt, as fan-out and pusher record it.
@@ -376,6 +381,7 @@ type Store interface {
 	Automations
 	Goals
 	Journeys
+	Schedules
 	Close() error
 }
 
