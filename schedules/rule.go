@@ -218,7 +218,7 @@ func numbers(value string, lo, hi int, key string, signed bool) ([]int, error) {
 		}
 		if err != nil || n < lo || n > hi || (signed && n == 0) {
 			if signed {
-				return nil, ruleError("%s values must be 1 to %d or -1 to %d", key, hi, -lo)
+				return nil, ruleError("%s values must be 1 to %d or -1 to -%d", key, hi, -lo)
 			}
 			return nil, ruleError("%s values must be %d to %d", key, lo, hi)
 		}
