@@ -193,6 +193,11 @@ var catalog = map[string]int{
 	CodeAlreadyEnrolled:   http.StatusConflict,
 	CodeJourneyNotActive:  http.StatusConflict,
 
+	CodeInvalidRule:      http.StatusBadRequest,
+	CodeInvalidAudience:  http.StatusBadRequest,
+	CodeInvalidSchedule:  http.StatusBadRequest,
+	CodeTemplateNotFound: http.StatusBadRequest,
+
 	CodeMethodNotAllowed: http.StatusMethodNotAllowed,
 	CodeBadRequest:       http.StatusBadRequest,
 	CodeInternal:         http.StatusInternalServerError,

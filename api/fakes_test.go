@@ -31,6 +31,7 @@ import (
 	"github.com/relaybell/relaybell/goals"
 	"github.com/relaybell/relaybell/journeys"
 	"github.com/relaybell/relaybell/ratelimit"
+	"github.com/relaybell/relaybell/schedules"
 	"github.com/relaybell/relaybell/store"
 	"github.com/relaybell/relaybell/store/postgres"
 	"github.com/relaybell/relaybell/store/sqlite"
@@ -288,6 +289,8 @@ type testConfig struct {
 	// events.Service.Fold, which would skip the credits a running folder
 	// holds at that moment.
 	FoldByHand bool
+	// Templates fills schedules' templateId (nil: refused).
+	Templates schedules.Templates
 	// Stop, when set, is given a function that ends the loops and waits
 	// for them before the test ends.
 	Stop *func()
@@ -311,6 +314,7 @@ func newAPI(t testing.TB, tc testConfig, st Store, an analytics.Store, d Dispatc
 		Goals:       gs,
 		Journeys:    js,
 		Segments:    automations.NewSegments(defs, logger, autos, js),
+		Schedules:   schedules.NewService(st, tc.Templates),
 		Definitions: defs,
 	}
 	a, err := New(tc.Config, st, an, d, svc, logger, reg, opts...)
