@@ -76,19 +76,20 @@ type Content struct {
 }
 
 // Body is the body of POST and PUT /schedules: on PUT the members given
-// replace the stored ones (null clears templateId, startsAt, endsAt).
+// replace the stored ones (null clears content, templateId, startsAt,
+// endsAt).
 type Body struct {
-	Name           *string                       `json:"name"`
-	Status         *string                       `json:"status"`
-	Audience       *Audience                     `json:"audience"`
-	Content        *Content                      `json:"content"`
-	TemplateID     notification.Nullable[string] `json:"templateId"`
-	Rule           *string                       `json:"rule"`
-	Timezone       *string                       `json:"timezone"`
-	PerTimezone    *bool                         `json:"perTimezone"`
-	CatchUpMinutes *int                          `json:"catchUpMinutes"`
-	StartsAt       notification.Nullable[string] `json:"startsAt"`
-	EndsAt         notification.Nullable[string] `json:"endsAt"`
+	Name           *string                        `json:"name"`
+	Status         *string                        `json:"status"`
+	Audience       *Audience                      `json:"audience"`
+	Content        notification.Nullable[Content] `json:"content"`
+	TemplateID     notification.Nullable[string]  `json:"templateId"`
+	Rule           *string                        `json:"rule"`
+	Timezone       *string                        `json:"timezone"`
+	PerTimezone    *bool                          `json:"perTimezone"`
+	CatchUpMinutes *int                           `json:"catchUpMinutes"`
+	StartsAt       notification.Nullable[string]  `json:"startsAt"`
+	EndsAt         notification.Nullable[string]  `json:"endsAt"`
 }
 
 // Definition is a schedule as the store keeps it (store.Schedule's
@@ -232,7 +233,7 @@ func (s *Service) Create(ctx context.Context, w store.Website, id string, b Body
 	if b.Rule == nil {
 		return store.Schedule{}, errorf(CodeInvalidRule, "rule is required, e.g. FREQ=DAILY;BYHOUR=9;BYMINUTE=0")
 	}
-	if b.Content == nil && !b.TemplateID.Valued() {
+	if !b.Content.Valued() && !b.TemplateID.Valued() {
 		return store.Schedule{}, errorf(CodeInvalidSchedule, "give content, templateId, or both (content then overrides the template's)")
 	}
 	if err := s.apply(ctx, w, &sc, &d, b, now); err != nil {
@@ -253,7 +254,7 @@ func (s *Service) Update(ctx context.Context, w store.Website, sc store.Schedule
 	if err != nil {
 		return store.Schedule{}, err
 	}
-	if b == (Body{}) {
+	if !b.set() {
 		return store.Schedule{}, &Error{Code: "nothing_to_update", Message: "give at least one member to change"}
 	}
 	if err := s.apply(ctx, w, &sc, &d, b, now); err != nil {
@@ -313,8 +314,12 @@ func (s *Service) apply(ctx context.Context, w store.Website, sc *store.Schedule
 		}
 		d.Audience = a
 	}
-	if b.Content != nil {
-		d.Content = b.Content
+	if b.Content.Set {
+		d.Content = nil
+		if b.Content.Valued() {
+			c := b.Content.Value
+			d.Content = &c
+		}
 	}
 	if b.TemplateID.Set {
 		d.TemplateID = ""
@@ -420,4 +425,10 @@ func NextRuns(sc store.Schedule, now time.Time, n int) ([]time.Time, error) {
 		from = *sc.NextAt
 	}
 	return append(out, t.NextN(from, n-len(out))...), nil
+}
+
+// set reports whether the body gives any member.
+func (b Body) set() bool {
+	return b.Name != nil || b.Status != nil || b.Audience != nil || b.Content.Set || b.TemplateID.Set || b.Rule != nil ||
+		b.Timezone != nil || b.PerTimezone != nil || b.CatchUpMinutes != nil || b.StartsAt.Set || b.EndsAt.Set
 }
