@@ -168,13 +168,24 @@ func (a *API) handleDeleteSegment(r *request) error {
 	// feeds are counted once they exist).
 	if u := uses[id]; u.Pending > 0 || u.Schedules > 0 {
 		var none int64
-		return &Error{Code: CodeSegmentInUse, Message: fmt.Sprintf("%d scheduled or queued sends and %d recurring schedules use this segment", u.Pending, u.Schedules),
+		return &Error{Code: CodeSegmentInUse, Message: segmentInUse(u),
 			Feeds: &none, Schedules: &u.Schedules, Pending: &u.Pending}
 	}
 	if err := a.st.DeleteSegment(r.ctx, r.owner.Website.ID, id); err != nil {
 		return err
 	}
 	return r.json(http.StatusOK, okAnswer{OK: true})
+}
+
+// segmentInUse says what holds a segment.
+func segmentInUse(u store.SegmentUse) string {
+	switch {
+	case u.Schedules == 0:
+		return fmt.Sprintf("%d scheduled or queued sends use this segment", u.Pending)
+	case u.Pending == 0:
+		return fmt.Sprintf("%d recurring schedules use this segment", u.Schedules)
+	}
+	return fmt.Sprintf("%d scheduled or queued sends and %d recurring schedules use this segment", u.Pending, u.Schedules)
 }
 
 // segmentUsers counts what uses a segment (segment_in_use, /audience/segments).

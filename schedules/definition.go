@@ -335,7 +335,7 @@ func (s *Service) apply(ctx context.Context, w store.Website, sc *store.Schedule
 		d.Rule = r.String()
 	}
 	if b.Timezone != nil {
-		if *b.Timezone == "" || strings.EqualFold(*b.Timezone, "local") {
+		if *b.Timezone == "" || len(*b.Timezone) > 64 || strings.EqualFold(*b.Timezone, "local") {
 			return errorf(codeInvalidTZ, "timezone must be an IANA time zone name, such as Europe/Paris")
 		}
 		if _, err := time.LoadLocation(*b.Timezone); err != nil {
