@@ -394,6 +394,7 @@ func (s *Service) apply(ctx context.Context, w store.Website, sc *store.Schedule
 	}
 	sc.Definition = def
 	sc.TopicID, sc.SegmentID, sc.ExcludeSegmentID = d.Audience.TopicID, d.Audience.SegmentID, d.Audience.ExcludeSegmentID
+	sc.TemplateID = d.TemplateID
 	sc.NextAt = nil
 	if sc.Status == store.ScheduleActive {
 		if next, ok := timing.Next(now); ok {

@@ -24,7 +24,8 @@ const (
 // schedules package reads (audience, content or templateId, rule, time
 // zone, perTimezone, catchUpMinutes, startsAt, endsAt); the store keeps it
 // as written. TopicID, SegmentID and ExcludeSegmentID repeat the
-// audience's, for DeleteTopic and SegmentUses.
+// audience's, for DeleteTopic and SegmentUses; TemplateID the
+// definition's, for what uses a template.
 type Schedule struct {
 	ID           string
 	WebsiteID    string
@@ -36,6 +37,7 @@ type Schedule struct {
 	SegmentID    string
 	// ExcludeSegmentID is the segment the audience excludes.
 	ExcludeSegmentID string
+	TemplateID       string
 	// NextAt is the next occurrence not done yet; nil when there is none
 	// (the schedule ended, or is paused).
 	NextAt *time.Time
@@ -102,7 +104,7 @@ type Schedules interface {
 	// for an unknown website.
 	CreateSchedule(ctx context.Context, s Schedule) error
 	// UpdateSchedule replaces the name, status, paused reason,
-	// definition, audience ids, NextAt and UpdatedAt of one of the
+	// definition, audience and template ids, NextAt and UpdatedAt of one of the
 	// website's schedules; a budget wait and a lease end (the occurrence
 	// is recomputed by the caller). ErrNotFound for an unknown id.
 	UpdateSchedule(ctx context.Context, s Schedule) error

@@ -12,7 +12,7 @@ import (
 // scheduleCols are a schedule's columns, unqualified (SQLite's RETURNING
 // cannot name the table).
 const scheduleCols = `id, website_id, name, status, paused_reason, definition, coalesce(topic_id, ''),
-	coalesce(segment_id, ''), coalesce(exclude_segment_id, ''), next_at, budget_wait, refused_at,
+	coalesce(segment_id, ''), coalesce(exclude_segment_id, ''), coalesce(template_id, ''), next_at, budget_wait, refused_at,
 	refused_occurrence, due_at, refusal, created_at, updated_at`
 
 // scheduleRow scans scheduleCols; the refusal's times are read apart and
@@ -26,7 +26,7 @@ type scheduleRow struct {
 func scheduleDest(r *scheduleRow) []any {
 	s := &r.Schedule
 	return []any{&s.ID, &s.WebsiteID, &s.Name, &s.Status, &s.PausedReason, rawJSONDest{&s.Definition}, &s.TopicID,
-		&s.SegmentID, &s.ExcludeSegmentID, timePtrDest{&s.NextAt}, &s.BudgetWait, timePtrDest{&r.refusedAt},
+		&s.SegmentID, &s.ExcludeSegmentID, &s.TemplateID, timePtrDest{&s.NextAt}, &s.BudgetWait, timePtrDest{&r.refusedAt},
 		timePtrDest{&r.refusedOccurrence}, timePtrDest{&r.dueAt}, &r.refusal, timeDest{&s.CreatedAt}, timeDest{&s.UpdatedAt}}
 }
 
@@ -75,10 +75,11 @@ func (s *Store) Schedule(ctx context.Context, websiteID, id string) (store.Sched
 // CreateSchedule stores a new schedule, due at its NextAt.
 func (s *Store) CreateSchedule(ctx context.Context, sc store.Schedule) error {
 	_, err := s.db.Write().Exec(ctx, `INSERT INTO schedules (id, website_id, name, status, paused_reason, definition,
-		topic_id, segment_id, exclude_segment_id, next_at, due_at, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11, $12)`,
+		topic_id, segment_id, exclude_segment_id, template_id, next_at, due_at, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12, $13)`,
 		sc.ID, sc.WebsiteID, sc.Name, sc.Status, sc.PausedReason, string(sc.Definition), nullString(sc.TopicID),
-		nullString(sc.SegmentID), nullString(sc.ExcludeSegmentID), s.timePtr(sc.NextAt), s.now(sc.CreatedAt), s.now(sc.UpdatedAt))
+		nullString(sc.SegmentID), nullString(sc.ExcludeSegmentID), nullString(sc.TemplateID), s.timePtr(sc.NextAt),
+		s.now(sc.CreatedAt), s.now(sc.UpdatedAt))
 	if err != nil {
 		return fmt.Errorf("creating schedule: %w", s.mapErr(err))
 	}
@@ -89,10 +90,11 @@ func (s *Store) CreateSchedule(ctx context.Context, sc store.Schedule) error {
 // a budget wait and a lease end with the old occurrence.
 func (s *Store) UpdateSchedule(ctx context.Context, sc store.Schedule) error {
 	err := affected(s.db.Write().Exec(ctx, `UPDATE schedules SET name = $3, status = $4, paused_reason = $5,
-		definition = $6, topic_id = $7, segment_id = $8, exclude_segment_id = $9, next_at = $10, due_at = $10,
-		budget_wait = $11, leased_until = NULL, updated_at = $12 WHERE website_id = $1 AND id = $2`,
+		definition = $6, topic_id = $7, segment_id = $8, exclude_segment_id = $9, template_id = $10, next_at = $11,
+		due_at = $11, budget_wait = $12, leased_until = NULL, updated_at = $13 WHERE website_id = $1 AND id = $2`,
 		sc.WebsiteID, sc.ID, sc.Name, sc.Status, sc.PausedReason, string(sc.Definition), nullString(sc.TopicID),
-		nullString(sc.SegmentID), nullString(sc.ExcludeSegmentID), s.timePtr(sc.NextAt), false, s.now(sc.UpdatedAt)))
+		nullString(sc.SegmentID), nullString(sc.ExcludeSegmentID), nullString(sc.TemplateID), s.timePtr(sc.NextAt), false,
+		s.now(sc.UpdatedAt)))
 	if err != nil {
 		return fmt.Errorf("updating schedule: %w", s.mapErr(err))
 	}

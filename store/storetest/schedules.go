@@ -36,7 +36,7 @@ func testScheduleCRUD(t *testing.T, s store.Store) {
 	w, other := newWebsite(t, s), newWebsite(t, s)
 	a := newSchedule(t, s, w.Website.ID, at(time.Hour), nil)
 	b := newSchedule(t, s, w.Website.ID, at(2*time.Hour), func(sc *store.Schedule) {
-		sc.CreatedAt, sc.TopicID, sc.SegmentID = at(2*time.Second), "t1", "s1"
+		sc.CreatedAt, sc.TopicID, sc.SegmentID, sc.TemplateID = at(2*time.Second), "t1", "s1", "tpl1"
 	})
 	list, err := s.ListSchedules(ctx, w.Website.ID)
 	noErr(t, "ListSchedules", err)
@@ -50,6 +50,7 @@ func testScheduleCRUD(t *testing.T, s store.Store) {
 		Name: "x", Status: store.ScheduleActive, Definition: []byte(`{}`)}), store.ErrNotFound)
 
 	a.Name, a.Status, a.NextAt, a.Definition, a.UpdatedAt = "Renamed", store.SchedulePaused, nil, []byte(`{"rule":"FREQ=DAILY;BYHOUR=10"}`), at(time.Minute)
+	a.TemplateID, a.ExcludeSegmentID = "tpl2", "s2"
 	noErr(t, "UpdateSchedule", s.UpdateSchedule(ctx, a))
 	got, err = s.Schedule(ctx, w.Website.ID, a.ID)
 	noErr(t, "Schedule", err)

@@ -6,7 +6,8 @@
 -- zone, perTimezone, catchUpMinutes, startsAt, endsAt); the store keeps it
 -- as written. topic_id, segment_id and exclude_segment_id repeat the
 -- audience's, so that a topic's deletion pauses the schedules on it and a
--- segment's deletion counts them (segment_in_use). next_at is the next
+-- segment's deletion counts them (segment_in_use); template_id repeats
+-- the definition's, for what uses a template (template_in_use). next_at is the next
 -- occurrence not done (NULL: none, the schedule ended or is paused);
 -- due_at is when the engine looks at it (next_at, or the next hour once
 -- the broadcast budget refused it); budget_wait says the occurrence at
@@ -22,6 +23,7 @@ CREATE TABLE schedules (
 	topic_id           TEXT,
 	segment_id         TEXT,
 	exclude_segment_id TEXT,
+	template_id        TEXT,
 	next_at            {{.Time}},
 	due_at             {{.Time}},
 	budget_wait        {{.Bool}} NOT NULL DEFAULT {{.False}},
@@ -35,6 +37,7 @@ CREATE TABLE schedules (
 CREATE INDEX schedules_website ON schedules (website_id, created_at);
 CREATE INDEX schedules_due ON schedules (due_at) WHERE status = 'active' AND due_at IS NOT NULL;
 CREATE INDEX schedules_topic ON schedules (topic_id) WHERE topic_id IS NOT NULL;
+CREATE INDEX schedules_template ON schedules (template_id) WHERE template_id IS NOT NULL;
 
 -- schedule_runs: the ledger, one row per (schedule, occurrence), written
 -- in the transaction that stores the occurrence's notification (outcome
