@@ -387,3 +387,38 @@ func TestEnginePerTimezoneAndTemplate(t *testing.T) {
 		t.Fatalf("Create without templates: %v", err)
 	}
 }
+
+// Nodes of one PostgreSQL, each its own engine, run many schedules at
+// once: each occurrence is done by one of them, once.
+func TestEngineNodesExactlyOnce(t *testing.T) {
+	nodes := enginetest.OpenPostgres(t, 3)
+	start := utc(t, "2026-05-31 22:00") // midnight in Paris
+	c := enginetest.NewClock(start)
+	w := website(t, nodes[0], "Europe/Paris")
+	var all []store.Schedule
+	for i := range 20 {
+		all = append(all, create(t, nodes[0], w, fmt.Sprintf(`{"name": "S%d", "audience": {"everyone": true}, "content": {"title": "S%d"},
+			"rule": "FREQ=DAILY;BYHOUR=1,2;BYMINUTE=0,10,20,30,40,50"}`, i, i), start))
+	}
+	disp := &dispatcher{}
+	var engines []*Engine
+	for _, st := range nodes {
+		engines = append(engines, run(t, st, c, Config{NoBudget: true, Batch: 3}, disp))
+	}
+	stepThrough(t, c, utc(t, "2026-06-01 01:00"), 5*time.Minute, engines...)
+	for _, sc := range all {
+		got := ledger(t, nodes[1], sc)
+		if len(got) != 12 {
+			t.Fatalf("%s: ledger %v", sc.Name, got)
+		}
+		ns := sends(t, nodes[2], sc)
+		if len(ns) != 12 {
+			t.Fatalf("%s: %d sends", sc.Name, len(ns))
+		}
+		for _, n := range ns {
+			if disp.sent[n.ID] != 1 {
+				t.Fatalf("%s dispatched %d times", n.ID, disp.sent[n.ID])
+			}
+		}
+	}
+}
