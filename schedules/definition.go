@@ -182,6 +182,10 @@ type Store interface {
 	notification.Lookup
 	store.Schedules
 	Website(ctx context.Context, id string) (store.Website, error)
+	// For the review of a new account's first large broadcast.
+	Account(ctx context.Context, id string) (store.Account, error)
+	LargestSend(ctx context.Context, websiteID string) (int64, error)
+	Reachable(ctx context.Context, q store.ReachQuery, fn func(sub *store.Subscriber, browsers int)) error
 }
 
 // Templates fills a send request's content from a template (package

@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/relaybell/relaybell/audience"
 	"github.com/relaybell/relaybell/notification"
 	"github.com/relaybell/relaybell/store"
 )
@@ -29,6 +30,14 @@ const BroadcastsPerHour = 30
 func BroadcastBudget(websiteID string, perHour int) store.RateLimit {
 	return store.RateLimit{Key: "send:website:" + websiteID + ":broadcast", Window: time.Hour, Max: int64(perHour)}
 }
+
+// Review of a new account's first large broadcast, as the API's (spec
+// 3.1): accounts younger than reviewAccountAge whose websites never sent
+// to DefaultReviewThreshold browsers.
+const (
+	DefaultReviewThreshold = 10000
+	reviewAccountAge       = 14 * 24 * time.Hour
+)
 
 // maxPerClaim bounds the occurrences one claim of a schedule does (a long
 // outage leaves many to skip); the rest wait for the next pass.
@@ -53,6 +62,11 @@ type Config struct {
 	// --no-send-limits, for load tests).
 	BroadcastsPerHour int
 	NoBudget          bool
+	// ReviewThreshold is the API's: an occurrence that is a new account's
+	// first broadcast to at least this many browsers is stored
+	// held_for_review, as POST /notifications stores it (api's
+	// needsReview); default DefaultReviewThreshold, negative: never.
+	ReviewThreshold int
 	// BeforeFire, when set, is called with each occurrence about to be
 	// done, after its claim: the fault tests' failpoint.
 	BeforeFire func(s store.Schedule, occurrence time.Time)
@@ -73,6 +87,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.BroadcastsPerHour <= 0 {
 		c.BroadcastsPerHour = BroadcastsPerHour
+	}
+	if c.ReviewThreshold == 0 {
+		c.ReviewThreshold = DefaultReviewThreshold
 	}
 	return c
 }
@@ -249,7 +266,39 @@ func (e *Engine) occurrence(ctx context.Context, w store.Website, sc store.Sched
 		return nil, err
 	}
 	n.ScheduleID = sc.ID
+	if n.Status == store.StatusQueued || n.Status == store.StatusScheduled {
+		held, err := e.needsReview(ctx, w, n, now)
+		if err != nil {
+			return nil, fmt.Errorf("deciding review: %w", err)
+		}
+		if held {
+			n.Status = store.StatusHeldForReview
+		}
+	}
 	return n, nil
+}
+
+// needsReview is the API's rule (api's needsReview) for an occurrence's
+// send: a new account's first broadcast to at least ReviewThreshold
+// browsers waits for an operator.
+func (e *Engine) needsReview(ctx context.Context, w store.Website, n *store.Notification, now time.Time) (bool, error) {
+	threshold := int64(e.cfg.ReviewThreshold)
+	if threshold < 0 {
+		return false, nil
+	}
+	a, err := e.st.Account(ctx, w.AccountID)
+	if err != nil || now.Sub(a.CreatedAt) >= reviewAccountAge {
+		return false, err
+	}
+	largest, err := e.st.LargestSend(ctx, w.ID)
+	if err != nil || largest >= threshold {
+		return false, err
+	}
+	sel, err := audience.CompileStored(ctx, e.st, w.ID, n.Target)
+	if err != nil {
+		return false, fmt.Errorf("compiling the audience: %w", err)
+	}
+	return audience.Reaches(ctx, e.st, sel, threshold)
 }
 
 // pause stops a schedule whose send cannot be made, with the reason.

@@ -422,3 +422,36 @@ func TestEngineNodesExactlyOnce(t *testing.T) {
 		}
 	}
 }
+
+// A new account's first large broadcast waits for review, as a send
+// through the API does; the same send of an older account goes.
+func TestEngineReview(t *testing.T) {
+	st := enginetest.OpenSQLite(t)
+	ctx := context.Background()
+	start := enginetest.Start // the account's creation
+	c := enginetest.NewClock(start)
+	w := website(t, st, "UTC")
+	for i := range 2 {
+		if _, err := st.UpsertSubscription(ctx, store.SubscriptionInput{WebsiteID: w.ID, Endpoint: fmt.Sprintf("https://push.example/%d", i),
+			P256dh: "p", Auth: "a", Device: "desktop", At: start}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sc := create(t, st, w, `{"name": "D", "audience": {"everyone": true}, "content": {"title": "D"}, "rule": "FREQ=DAILY;BYHOUR=13"}`, start)
+	disp := &dispatcher{}
+	e := run(t, st, c, Config{NoBudget: true, ReviewThreshold: 2}, disp)
+	c.Set(start.Add(time.Hour))
+	if n, err := e.RunDue(ctx); err != nil || n != 1 {
+		t.Fatalf("RunDue: %d %v", n, err)
+	}
+	// Fifteen days on, the account is no longer new (the 14 runs missed
+	// meanwhile are skipped).
+	c.Set(start.Add(15*24*time.Hour + time.Hour))
+	if n, err := e.RunDue(ctx); err != nil || n != 15 {
+		t.Fatalf("RunDue: %d %v", n, err)
+	}
+	ns := sends(t, st, sc)
+	if len(ns) != 2 || ns[0].Status != store.StatusHeldForReview || ns[1].Status != store.StatusQueued || disp.sent[ns[0].ID] != 0 || disp.sent[ns[1].ID] != 1 {
+		t.Fatalf("sends %+v, dispatched %v", ns, disp.sent)
+	}
+}

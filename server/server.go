@@ -540,6 +540,9 @@ func (s *Server) initSchedules(context.Context) error {
 		cfg.Now = s.cfg.Now
 	}
 	cfg.NoBudget = cfg.NoBudget || s.cfg.NoSendLimits
+	if cfg.ReviewThreshold == 0 {
+		cfg.ReviewThreshold = s.cfg.ReviewThreshold
+	}
 	if cfg.BeforeFire == nil {
 		cfg.BeforeFire = scheduleFailpoint(s.logger)
 	}
