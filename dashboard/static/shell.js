@@ -104,11 +104,11 @@ export function Shell({ me, route, onMe, onSignOut }) {
           <select id="website" value=${site.projectId} onChange=${(e) => choose(e.currentTarget.value)}>
             ${websites.map((w) => html`<option value=${w.projectId}>${w.name}</option>`)}
           </select></span>`}
+        ${canAddWebsite && link('websites/new', 'Add website')}
         <span class="who">${me.user.email}</span>
         <button type="button" class="secondary" onClick=${() => onSignOut().catch(setSignOutError)}>Sign out</button>
         <nav aria-label="Main">${site && [link('', 'Home'), site.role !== 'viewer' && link('compose', 'New notification'), link('notifications', 'Notifications'),
-          link('automations', 'Automations'), link('journeys', 'Journeys'), link('goals', 'Goals'), link('schedules', 'Schedules'), link('people', 'Audience'), link('segments', 'Segments'), link('webhooks', 'Webhooks'), link('install', 'Install'), link('settings', 'Settings')]}
-          ${canAddWebsite && link('websites/new', 'Add website')}</nav>
+          link('automations', 'Automations'), link('journeys', 'Journeys'), link('goals', 'Goals'), link('schedules', 'Schedules'), link('people', 'Audience'), link('segments', 'Segments'), link('webhooks', 'Webhooks'), link('install', 'Install'), link('settings', 'Settings')]}</nav>
       </div>
       <${Alert} error=${signOutError} what="Signing out failed" />
     </header>
