@@ -25,7 +25,7 @@ func scheduleOf(b *dashboard, id string) map[string]any {
 // form says; its next runs show on the website's clock (Europe/Paris, in
 // a browser on London's); once the server's clock passes a run, the
 // engine sends it once and the latest runs link to the notification;
-// pause, then delete.
+// pause; a schedule whose topic is deleted shows why it paused; delete.
 func TestDashboardSchedules(t *testing.T) {
 	clock := &testClock{}
 	ts := startServer(t, func(c *Config) {
@@ -139,6 +139,26 @@ func TestDashboardSchedules(t *testing.T) {
 	if got := scheduleOf(b, id)["status"]; got != "paused" {
 		t.Fatalf("status %v", got)
 	}
+	// A schedule on a topic pauses when the topic goes, and says why.
+	var topic struct {
+		ID string `json:"id"`
+	}
+	b.api("POST", "/topics", `{name: 'Breaking news', slug: 'news'}`, &topic)
+	var onTopic struct {
+		ID string `json:"id"`
+	}
+	b.api("POST", "/schedules", `{name: 'News at noon', audience: {topicId: 'news'}, content: {title: 'Noon news'}, rule: 'FREQ=DAILY;BYHOUR=12'}`, &onTopic)
+	b.api("DELETE", "/topics/"+topic.ID, "", nil)
+	role("link", "Home", "click")
+	role("link", "Schedules", "click")
+	heading("News at noon")
+	waitFor(t, "the reason", func() bool {
+		return strings.Contains(b.mainText(), `Paused: Its topic "Breaking news" was deleted.`) && strings.Contains(b.mainText(), "Topic deleted")
+	})
+	b.shoot("schedules-paused")
+	role("button", "Delete schedule News at noon", "click")
+	waitFor(t, "the schedule gone", func() bool { return !strings.Contains(b.mainText(), "News at noon") })
+
 	// Delete (the confirmation is accepted).
 	role("button", "Delete schedule Morning digest", "click")
 	waitFor(t, "the schedule gone", func() bool { return strings.Contains(b.mainText(), "No schedules yet.") })

@@ -111,11 +111,13 @@ function ScheduleForm({ site, schedule, done }) {
   </form>`;
 }
 
-// audienceText is who schedule s sends to, in words.
-function audienceText(s, names) {
+// audienceText is who schedule s sends to, in words; a topic or segment
+// not among the loaded ones (loaded true) was deleted.
+function audienceText(s, names, loaded) {
   const a = s.audience;
-  if (a.topicId) return 'Topic ' + (names['topic:' + a.topicId] || a.topicId);
-  if (a.segmentId) return 'Segment ' + (names['segment:' + a.segmentId] || a.segmentId);
+  const name = (kind, id) => names[kind + ':' + id] || (loaded ? 'deleted' : id);
+  if (a.topicId) return 'Topic ' + name('topic', a.topicId);
+  if (a.segmentId) return 'Segment ' + name('segment', a.segmentId);
   if (a.filters) return 'Filters';
   return 'Every subscriber';
 }
@@ -169,7 +171,7 @@ export function Schedules({ site }) {
       <h2 id=${'schedule-' + s.id}>${s.name}</h2>
       <dl class="facts"><dt>Status</dt><dd>${s.status === 'active' ? 'Active' : 'Paused'}${s.pausedReason ? ': ' + s.pausedReason : ''}</dd>
         <dt>Sends</dt><dd>${(s.content && s.content.title) || 'From a template'}</dd>
-        <dt>To</dt><dd>${audienceText(s, names)}</dd>
+        <dt>To</dt><dd>${audienceText(s, names, !!sources.data)}</dd>
         <dt>Rule</dt><dd><code>${s.rule}</code>${' in ' + s.timezone}${s.perTimezone ? ', at that time in each subscriber’s time zone' : ''}</dd>
         ${s.lastRefusal && html`<dt>Last held back</dt><dd>${'The run of ' + formatTime(s.lastRefusal.occurrence, site.timezone) + ' was held: ' + s.lastRefusal.reason +
           (s.lastRefusal.retryAt ? '; it goes at ' + formatTime(s.lastRefusal.retryAt, site.timezone) + ' or the next hour with room.' : '.')}</dd>`}
