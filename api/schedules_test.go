@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -242,6 +243,30 @@ func TestScheduleSends(t *testing.T) {
 	s, err := h.st.Schedule(context.Background(), h.site.WebsiteID, id)
 	if err != nil || s.BudgetWait || s.NextAt == nil || !s.NextAt.Equal(time.Date(2026, 3, 2, 13, 0, 0, 0, time.UTC)) {
 		t.Fatalf("schedule %+v %v", s, err)
+	}
+
+	// Down until 15:30 the next day: 13:00 and 14:00 are skipped (more
+	// than catchUpMinutes late), 15:00 goes late; the history shows them.
+	setClock(h, time.Date(2026, 3, 2, 15, 30, 0, 0, time.UTC))
+	if n, err := e.RunDue(context.Background()); err != nil || n != 3 {
+		t.Fatalf("RunDue after the gap: %d %v", n, err)
+	}
+	r = h.do("GET", "/api/v1/schedules/"+id, "", key...)
+	detail := decode[struct {
+		History []struct {
+			Occurrence     string  `json:"occurrence"`
+			Outcome        string  `json:"outcome"`
+			NotificationID *string `json:"notificationId"`
+		} `json:"history"`
+	}](t, r)
+	var lines []string
+	for _, h := range detail.History {
+		lines = append(lines, fmt.Sprintf("%s %s %v", h.Occurrence, h.Outcome, h.NotificationID != nil))
+	}
+	if got, want := strings.Join(lines, ", "), "2026-03-02T15:00:00.000Z sent true, 2026-03-02T14:00:00.000Z skipped false, "+
+		"2026-03-02T13:00:00.000Z skipped false, 2026-03-01T15:00:00.000Z sent true, 2026-03-01T14:00:00.000Z sent true, "+
+		"2026-03-01T13:00:00.000Z sent true"; got != want {
+		t.Fatalf("history %s\nwant    %s", got, want)
 	}
 	_ = store.OccurrenceSent
 }
