@@ -311,3 +311,21 @@ func (e *Engine) pause(ctx context.Context, sc store.Schedule, reason string) er
 	}
 	return nil
 }
+
+// HistoryKept is how long a schedule's ledger rows (its history) are
+// kept.
+const HistoryKept = 90 * 24 * time.Hour
+
+// Purger forgets schedules' history older than HistoryKept (the purge
+// module runs it).
+type Purger struct {
+	Store interface {
+		PurgeScheduleRuns(ctx context.Context, before time.Time) (int64, error)
+	}
+}
+
+// Purge forgets the ledger rows written before now less HistoryKept.
+func (p Purger) Purge(ctx context.Context, now time.Time) error {
+	_, err := p.Store.PurgeScheduleRuns(ctx, now.Add(-HistoryKept))
+	return err
+}

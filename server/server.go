@@ -580,9 +580,10 @@ type purger interface {
 
 func (s *Server) initPurge(context.Context) error {
 	purgers := []purger{
-		s.events,                     // Idempotency-Keys, folded credits, interests, alerts' audiences
-		stats.Purger{Store: s.store}, // removals of browsers
-		s.autos,                      // the automations' ledger
+		s.events,                         // Idempotency-Keys, folded credits, interests, alerts' audiences
+		stats.Purger{Store: s.store},     // removals of browsers
+		s.autos,                          // the automations' ledger
+		schedules.Purger{Store: s.store}, // recurring schedules' history
 	}
 	s.services = append(s.services, serviceFunc(func(ctx context.Context) error {
 		tick := time.NewTicker(purgeEvery)

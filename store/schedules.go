@@ -131,4 +131,8 @@ type Schedules interface {
 	// nothing), takes f.Budget, writes the ledger row keyed by (schedule,
 	// occurrence) and stores f.Notification. It returns the outcome.
 	FireSchedule(ctx context.Context, f ScheduleFire) (outcome string, err error)
+	// PurgeScheduleRuns forgets the ledger rows written before before
+	// (the history shown; a schedule's next_at, which only moves on, keeps
+	// an occurrence from being done twice) and returns how many went.
+	PurgeScheduleRuns(ctx context.Context, before time.Time) (int64, error)
 }

@@ -212,6 +212,15 @@ func (s *Store) FireSchedule(ctx context.Context, f store.ScheduleFire) (string,
 	return outcome, nil
 }
 
+// PurgeScheduleRuns forgets old ledger rows.
+func (s *Store) PurgeScheduleRuns(ctx context.Context, before time.Time) (int64, error) {
+	n, err := s.db.Write().Exec(ctx, `DELETE FROM schedule_runs WHERE at < $1`, s.time(before))
+	if err != nil {
+		return 0, fmt.Errorf("purging schedule runs: %w", err)
+	}
+	return n, nil
+}
+
 // refuseOccurrence records on the schedule that the budget refused the
 // occurrence, which is due again when the budget's next window starts
 // and waits for the budget (catch-up never skips it).

@@ -114,6 +114,15 @@ func testScheduleFireOnce(t *testing.T, s store.Store) {
 	if got := getNotification(t, s, n.ID); got.ScheduleID != sc.ID {
 		t.Fatalf("ScheduleID %q", got.ScheduleID)
 	}
+	// The history is purged by age: the row written before the cut goes.
+	if n, err := s.PurgeScheduleRuns(ctx, at(2*time.Hour)); err != nil || n != 1 {
+		t.Fatalf("PurgeScheduleRuns: %d %v", n, err)
+	}
+	runs, err = s.ScheduleRuns(ctx, w.Website.ID, sc.ID, 10)
+	noErr(t, "ScheduleRuns", err)
+	if len(runs) != 1 || runs[0].Outcome != store.OccurrenceSkipped {
+		t.Fatalf("after the purge: %+v", runs)
+	}
 	// A paused schedule fires nothing.
 	got.Status = store.SchedulePaused
 	noErr(t, "UpdateSchedule", s.UpdateSchedule(ctx, got))
