@@ -250,8 +250,8 @@ func (s *Service) Create(ctx context.Context, w store.Website, id string, b Body
 }
 
 // Update applies a PUT body to a stored schedule and stores it, with its
-// next occurrence recomputed from now (an occurrence that was waiting for
-// the budget is recomputed too).
+// next occurrence recomputed from now; an occurrence waiting for the
+// budget stays (unless the schedule is paused): it is not lost.
 func (s *Service) Update(ctx context.Context, w store.Website, sc store.Schedule, b Body, now time.Time) (store.Schedule, error) {
 	now = now.UTC().Truncate(time.Millisecond)
 	d, err := Decode(sc)
@@ -274,6 +274,7 @@ func (s *Service) Update(ctx context.Context, w store.Website, sc store.Schedule
 // apply puts b's members over sc and d, checks the whole, and sets sc's
 // definition, audience ids and next occurrence.
 func (s *Service) apply(ctx context.Context, w store.Website, sc *store.Schedule, d *Definition, b Body, now time.Time) error {
+	wasActive := sc.Status == store.ScheduleActive
 	if b.Name != nil {
 		name := strings.TrimSpace(*b.Name)
 		if name == "" || len(name) > maxName {
@@ -399,11 +400,17 @@ func (s *Service) apply(ctx context.Context, w store.Website, sc *store.Schedule
 	sc.Definition = def
 	sc.TopicID, sc.SegmentID, sc.ExcludeSegmentID = d.Audience.TopicID, d.Audience.SegmentID, d.Audience.ExcludeSegmentID
 	sc.TemplateID = d.TemplateID
-	sc.NextAt = nil
-	if sc.Status == store.ScheduleActive {
+	switch {
+	case sc.Status == store.ScheduleActive && wasActive && sc.BudgetWait && sc.NextAt != nil:
+		// An occurrence waiting for the budget stays promised: it goes
+		// when there is room, and the (new) rule's follow it.
+	case sc.Status == store.ScheduleActive:
+		sc.NextAt, sc.BudgetWait = nil, false
 		if next, ok := timing.Next(now); ok {
 			sc.NextAt = &next
 		}
+	default:
+		sc.NextAt, sc.BudgetWait = nil, false
 	}
 	return nil
 }

@@ -304,7 +304,7 @@ func (e *Engine) needsReview(ctx context.Context, w store.Website, n *store.Noti
 // pause stops a schedule whose send cannot be made, with the reason.
 func (e *Engine) pause(ctx context.Context, sc store.Schedule, reason string) error {
 	e.logger.Warn("pausing a schedule", "schedule_id", sc.ID, "reason", reason)
-	sc.Status, sc.PausedReason, sc.NextAt = store.SchedulePaused, reason, nil
+	sc.Status, sc.PausedReason, sc.NextAt, sc.BudgetWait = store.SchedulePaused, reason, nil, false
 	sc.UpdatedAt = e.cfg.Now()
 	if err := e.st.UpdateSchedule(ctx, sc); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return err

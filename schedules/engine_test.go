@@ -263,6 +263,16 @@ func TestEngineBudgetRefusal(t *testing.T) {
 				got.Refusal.Reason != "the website's hourly budget of 2 broadcast sends was used up" {
 				t.Fatalf("schedule after the refusal: %+v %+v", got, got.Refusal)
 			}
+			// A change of the schedule keeps the waiting occurrence.
+			renamed, err := NewService(st, nil).Update(ctx, w, got, body(t, `{"name": "Quarter hours"}`), c.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			again, err := st.Schedule(ctx, w.ID, sc.ID)
+			if err != nil || renamed.Name != "Quarter hours" || !again.BudgetWait || !again.NextAt.Equal(utc(t, "2026-06-01 09:15")) ||
+				!again.Refusal.RetryAt.Equal(utc(t, "2026-06-01 10:00")) {
+				t.Fatalf("schedule after a change: %+v %+v %v", again, again.Refusal, err)
+			}
 			// Nothing goes until 10:00; then two an hour, in order, however
 			// late (all but 09:15 by more than catchUpMinutes): 09:15 and
 			// 09:30 at 10:00, 09:45 and 10:00 at 11:00, 10:15 and 10:30 at

@@ -104,9 +104,11 @@ type Schedules interface {
 	// for an unknown website.
 	CreateSchedule(ctx context.Context, s Schedule) error
 	// UpdateSchedule replaces the name, status, paused reason,
-	// definition, audience and template ids, NextAt and UpdatedAt of one of the
-	// website's schedules; a budget wait and a lease end (the occurrence
-	// is recomputed by the caller). ErrNotFound for an unknown id.
+	// definition, audience and template ids, NextAt, BudgetWait and
+	// UpdatedAt of one of the website's schedules, and ends a lease. It is
+	// due at NextAt, or, for an occurrence still waiting for the budget
+	// (BudgetWait, NextAt unchanged), at its retry time. ErrNotFound for
+	// an unknown id.
 	UpdateSchedule(ctx context.Context, s Schedule) error
 	// DeleteSchedule removes one of the website's schedules with its
 	// ledger (its notifications stay). ErrNotFound for an unknown id.

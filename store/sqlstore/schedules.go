@@ -86,14 +86,16 @@ func (s *Store) CreateSchedule(ctx context.Context, sc store.Schedule) error {
 	return nil
 }
 
-// UpdateSchedule replaces a schedule's settings and its next occurrence;
-// a budget wait and a lease end with the old occurrence.
+// UpdateSchedule replaces a schedule's settings and its next occurrence,
+// and ends a lease. An occurrence kept waiting for the budget (BudgetWait
+// and the same NextAt) keeps its retry time.
 func (s *Store) UpdateSchedule(ctx context.Context, sc store.Schedule) error {
 	err := affected(s.db.Write().Exec(ctx, `UPDATE schedules SET name = $3, status = $4, paused_reason = $5,
 		definition = $6, topic_id = $7, segment_id = $8, exclude_segment_id = $9, template_id = $10, next_at = $11,
-		due_at = $11, budget_wait = $12, leased_until = NULL, updated_at = $13 WHERE website_id = $1 AND id = $2`,
+		due_at = CASE WHEN $12 AND budget_wait AND next_at = $11 THEN due_at ELSE $11 END, budget_wait = $12,
+		leased_until = NULL, updated_at = $13 WHERE website_id = $1 AND id = $2`,
 		sc.WebsiteID, sc.ID, sc.Name, sc.Status, sc.PausedReason, string(sc.Definition), nullString(sc.TopicID),
-		nullString(sc.SegmentID), nullString(sc.ExcludeSegmentID), nullString(sc.TemplateID), s.timePtr(sc.NextAt), false,
+		nullString(sc.SegmentID), nullString(sc.ExcludeSegmentID), nullString(sc.TemplateID), s.timePtr(sc.NextAt), sc.BudgetWait,
 		s.now(sc.UpdatedAt)))
 	if err != nil {
 		return fmt.Errorf("updating schedule: %w", s.mapErr(err))
