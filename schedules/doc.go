@@ -62,6 +62,19 @@
 // (catch-up does not skip it), and the occurrences that came due while it
 // waited follow it in order.
 //
+// A change to a schedule (PUT) computes its next occurrence from now,
+// except that one waiting for the budget stays and goes first. Pausing
+// drops what was due; occurrences while paused are not sent.
+//
+// Each occurrence's send is what POST /notifications would store for it:
+// notification.Prepare with the website's defaults and quiet hours, the
+// template applied first (Templates; nil refuses a templateId), held for
+// review when it is a new account's first large broadcast (the API's
+// rule). A send that no longer passes its checks (its template is gone)
+// pauses the schedule with the reason; a deleted topic pauses the
+// schedules on it in the same transaction (store.DeleteTopic). The ledger
+// is kept HistoryKept (Purger).
+//
 // It never sends to everyone by default: a schedule's audience names
 // everyone, a topic, a segment or filters. It never reads or writes
 // another website's data.
