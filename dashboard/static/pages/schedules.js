@@ -31,16 +31,21 @@ function scheduleValues(s, site) {
     repeat: s ? 'custom' : 'daily', at: '09:00', days: ['MO'], monthDay: '1', rule: s ? s.rule : '',
     timezone: s ? s.timezone : site.timezone || 'UTC', perTimezone: s ? s.perTimezone : false,
     catchUpMinutes: s ? String(s.catchUpMinutes) : '60', status: s ? s.status : 'active',
+    templateId: (s && s.templateId) || '',
   };
 }
 
 // scheduleBody is the form v as the body of POST or PUT /schedules.
 export function scheduleBody(v) {
   const audience = v.audience === 'topic' ? { topicId: v.topic } : v.audience === 'segment' ? { segmentId: v.segment } : { everyone: true };
-  const content = { title: v.title };
+  const content = {};
+  if (v.title.trim() || !v.templateId) content.title = v.title;
   if (v.body.trim()) content.body = v.body;
   if (v.url.trim()) content.url = v.url.trim();
-  const body = { name: v.name, audience, content, rule: ruleOf(v), timezone: v.timezone, perTimezone: v.perTimezone, status: v.status };
+  // A schedule from a template (made through the API) keeps it; its
+  // content is what overrides the template's.
+  const body = { name: v.name, audience, content: Object.keys(content).length || !v.templateId ? content : null,
+    rule: ruleOf(v), timezone: v.timezone, perTimezone: v.perTimezone, status: v.status };
   if (v.catchUpMinutes.trim()) body.catchUpMinutes = Number(v.catchUpMinutes);
   return body;
 }
