@@ -23,6 +23,7 @@ import (
 	"github.com/relaybell/relaybell/journeys"
 	"github.com/relaybell/relaybell/netpolicy"
 	"github.com/relaybell/relaybell/ratelimit"
+	"github.com/relaybell/relaybell/schedules"
 	"github.com/relaybell/relaybell/store"
 	"github.com/relaybell/relaybell/suggestions"
 )
@@ -195,6 +196,7 @@ type Store interface {
 	store.Journeys
 	store.Templates
 	store.Uploads
+	store.Schedules
 }
 
 // Option changes how New builds the API.
@@ -232,7 +234,10 @@ type API struct {
 	// segments evaluates segment entry (automations' and journeys') for
 	// people whose attributes changed; nil: none.
 	segments *automations.Segments
-	defs     *defcache.Store
+	// schedules checks and stores recurring schedules; nil: the schedule
+	// routes are not served.
+	schedules *schedules.Service
+	defs      *defcache.Store
 	// suggest makes copy suggestions (POST /ai/suggest).
 	suggest suggestions.Suggester
 	router  *router
@@ -272,6 +277,9 @@ type Services struct {
 	// people whose attributes changed (a browser, labels, an import); nil
 	// evaluates none.
 	Segments *automations.Segments
+	// Schedules checks and stores recurring schedules (their engine runs
+	// apart); nil serves no schedule route.
+	Schedules *schedules.Service
 	// Definitions, when set, is the definitions cache the services read
 	// through (package defcache), which the API reads identity
 	// verification through too: the API purges it after every write to
@@ -336,7 +344,7 @@ func New(cfg Config, st Store, an analytics.Store, d Dispatcher, svc Services, l
 	a.keys = newKeyCache(cfg.KeyCacheTTL, cfg.KeyCacheSize)
 	a.accounts, a.events, a.public = svc.Accounts, svc.Events, svc.Public
 	a.automations, a.goals, a.journeys, a.segments = svc.Automations, svc.Goals, svc.Journeys, svc.Segments
-	a.defs = svc.Definitions
+	a.defs, a.schedules = svc.Definitions, svc.Schedules
 	a.suggest = svc.Suggestions
 	if a.suggest == nil {
 		a.suggest = suggestions.Rules{}

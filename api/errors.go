@@ -206,6 +206,10 @@ var catalog = map[string]int{
 	CodeInvalidTone:    http.StatusBadRequest,
 	CodeTextTooLong:    http.StatusBadRequest,
 
+	CodeInvalidRule:     http.StatusBadRequest,
+	CodeInvalidAudience: http.StatusBadRequest,
+	CodeInvalidSchedule: http.StatusBadRequest,
+
 	CodeMethodNotAllowed: http.StatusMethodNotAllowed,
 	CodeBadRequest:       http.StatusBadRequest,
 	CodeInternal:         http.StatusInternalServerError,

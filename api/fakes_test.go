@@ -31,6 +31,7 @@ import (
 	"github.com/relaybell/relaybell/goals"
 	"github.com/relaybell/relaybell/journeys"
 	"github.com/relaybell/relaybell/ratelimit"
+	"github.com/relaybell/relaybell/schedules"
 	"github.com/relaybell/relaybell/store"
 	"github.com/relaybell/relaybell/store/postgres"
 	"github.com/relaybell/relaybell/store/sqlite"
@@ -291,6 +292,8 @@ type testConfig struct {
 	FoldByHand bool
 	// Suggestions is the copy suggester (nil: the rules).
 	Suggestions suggestions.Suggester
+	// Templates fills schedules' templateId (nil: refused).
+	Templates schedules.Templates
 	// Stop, when set, is given a function that ends the loops and waits
 	// for them before the test ends.
 	Stop *func()
@@ -314,6 +317,7 @@ func newAPI(t testing.TB, tc testConfig, st Store, an analytics.Store, d Dispatc
 		Goals:       gs,
 		Journeys:    js,
 		Segments:    automations.NewSegments(defs, logger, autos, js),
+		Schedules:   schedules.NewService(st, tc.Templates),
 		Definitions: defs,
 		Suggestions: tc.Suggestions,
 	}

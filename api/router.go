@@ -140,6 +140,7 @@ func (a *API) routes() *router {
 	a.goalRoutes(rt)
 	a.templateRoutes(rt)
 	a.journeyRoutes(rt)
+	a.scheduleRoutes(rt)
 	a.settingsRoutes(rt)
 	a.logoRoutes(rt)
 	a.uploadRoutes(rt)

@@ -164,17 +164,28 @@ func (a *API) handleDeleteSegment(r *request) error {
 	if err != nil {
 		return err
 	}
-	// RSS feeds and recurring schedules do not exist yet, so only pending
-	// sends can hold a segment.
-	if u := uses[id]; u.Pending > 0 {
+	// Pending sends and active recurring schedules hold a segment (RSS
+	// feeds are counted once they exist).
+	if u := uses[id]; u.Pending > 0 || u.Schedules > 0 {
 		var none int64
-		return &Error{Code: CodeSegmentInUse, Message: fmt.Sprintf("%d scheduled or queued sends use this segment", u.Pending),
-			Feeds: &none, Schedules: &none, Pending: &u.Pending}
+		return &Error{Code: CodeSegmentInUse, Message: segmentInUse(u),
+			Feeds: &none, Schedules: &u.Schedules, Pending: &u.Pending}
 	}
 	if err := a.st.DeleteSegment(r.ctx, r.owner.Website.ID, id); err != nil {
 		return err
 	}
 	return r.json(http.StatusOK, okAnswer{OK: true})
+}
+
+// segmentInUse says what holds a segment.
+func segmentInUse(u store.SegmentUse) string {
+	switch {
+	case u.Schedules == 0:
+		return fmt.Sprintf("%d scheduled or queued sends use this segment", u.Pending)
+	case u.Pending == 0:
+		return fmt.Sprintf("%d recurring schedules use this segment", u.Schedules)
+	}
+	return fmt.Sprintf("%d scheduled or queued sends and %d recurring schedules use this segment", u.Pending, u.Schedules)
 }
 
 // segmentUsers counts what uses a segment (segment_in_use, /audience/segments).
@@ -267,7 +278,7 @@ func (a *API) handleAudienceSegments(r *request) error {
 	for i, sg := range list {
 		u := uses[sg.ID]
 		out[i] = audienceSegment{segmentJSON: segmentOut(sg), LastSentAt: utcPtr(u.LastSentAt),
-			UsedBy: segmentUsers{Pending: u.Pending}}
+			UsedBy: segmentUsers{Schedules: u.Schedules, Pending: u.Pending}}
 		if i < len(counts) {
 			out[i].Count = &counts[i]
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/relaybell/relaybell/automations"
 	"github.com/relaybell/relaybell/fanout"
 	"github.com/relaybell/relaybell/pusher"
+	"github.com/relaybell/relaybell/schedules"
 	"github.com/relaybell/relaybell/suggestions"
 )
 
@@ -89,6 +90,9 @@ type Config struct {
 	// Automations tunes the automations engine: its poll, lease and batch.
 	// Its clock is Now.
 	Automations automations.Config
+	// Schedules tunes the recurring schedules' engine: its poll, lease and
+	// batch. Its clock is Now; NoSendLimits turns its budget off too.
+	Schedules schedules.Config
 	// Now is the clock of the API and of the automations engine; default
 	// time.Now. Tests move it instead of waiting through an automation's
 	// delays.

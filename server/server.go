@@ -38,11 +38,13 @@ import (
 	"github.com/relaybell/relaybell/ratelimit"
 	"github.com/relaybell/relaybell/ring"
 	"github.com/relaybell/relaybell/ring/memberlist"
+	"github.com/relaybell/relaybell/schedules"
 	"github.com/relaybell/relaybell/stats"
 	"github.com/relaybell/relaybell/store"
 	storepostgres "github.com/relaybell/relaybell/store/postgres"
 	storesqlite "github.com/relaybell/relaybell/store/sqlite"
 	"github.com/relaybell/relaybell/suggestions"
+	"github.com/relaybell/relaybell/templates"
 	"github.com/relaybell/relaybell/webhooks"
 )
 
@@ -83,6 +85,10 @@ const (
 	// events, browsers, pings and API calls arrive (package journeys),
 	// beside the API and the events that take them.
 	Journeys = "journeys"
+	// Schedules does recurring schedules' occurrences as they come due
+	// (package schedules: a claim loop under leases, each occurrence once),
+	// on the fan-out nodes, beside the automations' engine.
+	Schedules = "schedules"
 )
 
 // modules maps each module to the modules it needs (the dependency map).
@@ -93,7 +99,7 @@ var modules = map[string][]string{
 	Outbox:      {Store, Bus},
 	Pusher:      {Store, Analytics, Ring},
 	Ring:        nil,
-	Fanout:      {Store, Analytics, Bus, Ring, Outbox, Engine},
+	Fanout:      {Store, Analytics, Bus, Ring, Outbox, Engine, Schedules},
 	Events:      {Store, Analytics, Outbox, Automations, Goals, Journeys},
 	Limits:      {Store},
 	Purge:       {Store, Events, Automations},
@@ -101,6 +107,7 @@ var modules = map[string][]string{
 	Journeys:    {Store, Automations},
 	Goals:       {Store, Journeys},
 	Engine:      {Store, Outbox, Automations, Journeys, Goals},
+	Schedules:   {Store, Outbox},
 	API:         {Store, Analytics, Outbox, Events, Limits, Purge, Automations, Goals, Journeys},
 	All:         {API, Fanout, Pusher},
 }
@@ -165,7 +172,8 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Server, error) 
 		Pusher: s.initPusher, Ring: s.initRing, Fanout: s.initFanout, API: s.initAPI,
 		Events: s.initEvents, Limits: s.initLimits, Purge: s.initPurge,
 		Automations: s.initAutomations, Engine: s.initEngine, Goals: s.initGoals, Journeys: s.initJourneys,
-		All: func(context.Context) error { return nil },
+		Schedules: s.initSchedules,
+		All:       func(context.Context) error { return nil },
 	}
 	for _, m := range order(targets) {
 		if err := inits[m](ctx); err != nil {
@@ -521,6 +529,31 @@ func (s *Server) initEngine(context.Context) error {
 	return nil
 }
 
+// initSchedules runs the recurring schedules' engine. Any number of
+// nodes run it: each claims due schedules under leases, and an
+// occurrence's send, budget and ledger row commit together.
+// A schedule's templateId is filled by the templates package each time
+// it sends.
+func (s *Server) initSchedules(context.Context) error {
+	cfg := s.cfg.Schedules
+	if s.cfg.Now != nil {
+		cfg.Now = s.cfg.Now
+	}
+	cfg.NoBudget = cfg.NoBudget || s.cfg.NoSendLimits
+	if cfg.ReviewThreshold == 0 {
+		cfg.ReviewThreshold = s.cfg.ReviewThreshold
+	}
+	if cfg.BeforeFire == nil {
+		cfg.BeforeFire = scheduleFailpoint(s.logger)
+	}
+	e, err := schedules.NewEngine(cfg, s.store, templates.NewService(s.store), s.scheduleDispatcher(), s.logger, s.reg)
+	if err != nil {
+		return err
+	}
+	s.services = append(s.services, e)
+	return nil
+}
+
 // engineDispatchers is how many of the engine's messages are published at
 // once; engineLoops how many engines a node on PostgreSQL runs.
 const (
@@ -547,9 +580,10 @@ type purger interface {
 
 func (s *Server) initPurge(context.Context) error {
 	purgers := []purger{
-		s.events,                     // Idempotency-Keys, folded credits, interests, alerts' audiences
-		stats.Purger{Store: s.store}, // removals of browsers
-		s.autos,                      // the automations' ledger
+		s.events,                         // Idempotency-Keys, folded credits, interests, alerts' audiences
+		stats.Purger{Store: s.store},     // removals of browsers
+		s.autos,                          // the automations' ledger
+		schedules.Purger{Store: s.store}, // recurring schedules' history
 	}
 	s.services = append(s.services, serviceFunc(func(ctx context.Context) error {
 		tick := time.NewTicker(purgeEvery)
@@ -579,6 +613,7 @@ func (s *Server) initAPI(context.Context) error {
 		Goals:       s.goals,
 		Journeys:    s.journeys,
 		Segments:    s.segments,
+		Schedules:   schedules.NewService(s.store, templates.NewService(s.store)),
 	}
 	if s.defs != nil {
 		svc.Definitions = s.defs

@@ -19,6 +19,9 @@ type Segment struct {
 type SegmentUse struct {
 	// Pending counts scheduled or queued sends that include or exclude it.
 	Pending int64
+	// Schedules counts active recurring schedules that include or exclude
+	// it.
+	Schedules int64
 	// LastSentAt is when the newest send to it started; nil if none did.
 	LastSentAt *time.Time
 }
@@ -178,7 +181,9 @@ type People interface {
 	// case); it reports whether it created one.
 	SaveTopic(ctx context.Context, t Topic) (Topic, bool, error)
 	RenameTopic(ctx context.Context, websiteID, id, name string) (Topic, error)
-	// DeleteTopic removes it and its opt-ins; an unknown id is not an error.
+	// DeleteTopic removes it and its opt-ins, and pauses the active
+	// recurring schedules that send to it, with the reason, in the same
+	// transaction; an unknown id is not an error.
 	DeleteTopic(ctx context.Context, websiteID, id string) error
 
 	// People pages the website's subscribers that pass q.Filter, newest

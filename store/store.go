@@ -294,6 +294,9 @@ type Notification struct {
 	// "" for any other.
 	JourneyID   string
 	JourneyStep string
+	// ScheduleID is the recurring schedule that sent it; "" for any
+	// other.
+	ScheduleID string
 	// Test marks a test send to the website's test devices: listed like
 	// any send, left out of Stats.
 	Test        bool
@@ -341,6 +344,8 @@ type ListQuery struct {
 	// Q is part of the title or of the body, in any case: both sides are
 	// compared folded (FoldSearch), the same way on every engine.
 	Q string
+	// ScheduleID, when set, lists only the sends of that schedule.
+	ScheduleID string
 }
 
 // Outcome of one push attempt, as fan-out and pusher record it.
@@ -388,6 +393,7 @@ type Store interface {
 	Journeys
 	Templates
 	Uploads
+	Schedules
 	Close() error
 }
 

@@ -9,6 +9,7 @@ import (
 const (
 	TemplateUseAutomation = "automation"
 	TemplateUseJourney    = "journey"
+	TemplateUseSchedule   = "schedule"
 )
 
 // Template is a website's saved content: a name and the content members
@@ -24,7 +25,7 @@ type Template struct {
 }
 
 // TemplateUse is one thing that names a template and would break without
-// it: its kind (TemplateUseAutomation, TemplateUseJourney), id and name.
+// it: its kind (TemplateUseAutomation, TemplateUseJourney, TemplateUseSchedule), id and name.
 type TemplateUse struct {
 	Kind string
 	ID   string

@@ -109,6 +109,15 @@ func (s *Store) SegmentUses(ctx context.Context, websiteID string) (map[string]s
 	for _, u := range uses {
 		out[u.id] = u.SegmentUse
 	}
+	scheduled, err := s.scheduleSegmentUses(ctx, websiteID)
+	if err != nil {
+		return nil, err
+	}
+	for id, n := range scheduled {
+		u := out[id]
+		u.Schedules = n
+		out[id] = u
+	}
 	return out, nil
 }
 
@@ -178,7 +187,14 @@ func (s *Store) RenameTopic(ctx context.Context, websiteID, id, name string) (st
 
 // DeleteTopic removes a topic and its opt-ins, if it exists.
 func (s *Store) DeleteTopic(ctx context.Context, websiteID, id string) error {
-	if _, err := s.db.Write().Exec(ctx, `DELETE FROM topics WHERE id = $1 AND website_id = $2`, id, websiteID); err != nil {
+	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
+		if err := s.pauseTopicSchedules(ctx, tx, websiteID, id, time.Now()); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `DELETE FROM topics WHERE id = $1 AND website_id = $2`, id, websiteID)
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("deleting topic: %w", err)
 	}
 	return nil

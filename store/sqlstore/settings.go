@@ -48,17 +48,8 @@ func (s *Store) TakeRateLimits(ctx context.Context, limits []store.RateLimit, n 
 	used := make([]int64, len(limits))
 	err := s.db.Tx(ctx, TxOptions{RetryUnique: true}, func(tx Conn) error {
 		for i, l := range limits {
-			start := windowStart(l, now)
-			if _, err := tx.Exec(ctx, `DELETE FROM rate_counters WHERE key = $1 AND window_start < $2`, l.Key, start); err != nil {
-				return err
-			}
-			err := tx.QueryRow(ctx, `INSERT INTO rate_counters (key, window_start, count) VALUES ($1, $2, $3)
-				ON CONFLICT (key, window_start) DO UPDATE SET count = rate_counters.count + excluded.count
-				WHERE rate_counters.count + excluded.count <= $4 RETURNING count`, l.Key, start, n, l.Max).Scan(&used[i])
-			if errors.Is(err, sql.ErrNoRows) || (err == nil && used[i] > l.Max) {
-				return errNoRoom
-			}
-			if err != nil {
+			var err error
+			if used[i], err = s.takeRateLimit(ctx, tx, l, n, now); err != nil {
 				return err
 			}
 		}
@@ -80,6 +71,24 @@ func (s *Store) TakeRateLimits(ctx context.Context, limits []store.RateLimit, n 
 		return nil, false, fmt.Errorf("taking rate limits: %w", err)
 	}
 	return used, true, nil
+}
+
+// takeRateLimit counts n uses against l in tx when its window has room
+// for them, and returns the window's uses after it; errNoRoom when it has
+// none. Earlier windows of l's key go.
+func (s *Store) takeRateLimit(ctx context.Context, tx Conn, l store.RateLimit, n int64, now time.Time) (int64, error) {
+	start := windowStart(l, now)
+	if _, err := tx.Exec(ctx, `DELETE FROM rate_counters WHERE key = $1 AND window_start < $2`, l.Key, start); err != nil {
+		return 0, err
+	}
+	var used int64
+	err := tx.QueryRow(ctx, `INSERT INTO rate_counters (key, window_start, count) VALUES ($1, $2, $3)
+		ON CONFLICT (key, window_start) DO UPDATE SET count = rate_counters.count + excluded.count
+		WHERE rate_counters.count + excluded.count <= $4 RETURNING count`, l.Key, start, n, l.Max).Scan(&used)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && used > l.Max) {
+		return 0, errNoRoom
+	}
+	return used, err
 }
 
 // AddRateCounts adds each count to its window's counter and returns the

@@ -98,7 +98,10 @@ func (s *Store) templateUses(ctx context.Context, c Conn, websiteID, templateID 
 		SELECT '`+store.TemplateUseJourney+`', j.id, j.name FROM journeys j
 		WHERE j.website_id = $1 AND EXISTS (SELECT 1 FROM journey_versions v
 			WHERE v.journey_id = j.id AND CAST(v.definition AS TEXT) LIKE $2)
-	) uses ORDER BY kind, name, id`, websiteID, `%"templateId":"`+templateID+`"%`)
+		UNION ALL
+		SELECT '`+store.TemplateUseSchedule+`', s.id, s.name FROM schedules s
+		WHERE s.website_id = $1 AND s.template_id = $3
+	) uses ORDER BY kind, name, id`, websiteID, `%"templateId":"`+templateID+`"%`, templateID)
 	list, err := CollectRows(rows, err, func(u *store.TemplateUse) []any { return []any{&u.Kind, &u.ID, &u.Name} })
 	if err != nil {
 		return nil, err

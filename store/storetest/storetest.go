@@ -53,6 +53,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Journeys", journeyCases},
 		{"Templates", templateCases},
 		{"Uploads", uploadCases},
+		{"Schedules", scheduleCases},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

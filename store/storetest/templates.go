@@ -100,11 +100,15 @@ func testTemplateUses(t *testing.T, s store.Store) {
 		t.Fatalf("journey version %d, want 2", j.Version)
 	}
 
+	sch := newSchedule(t, s, w.Website.ID, at(time.Hour), func(sc *store.Schedule) { sc.Name = "Digest"; sc.TemplateID = tp.ID })
+	newSchedule(t, s, other.Website.ID, at(time.Hour), func(sc *store.Schedule) { sc.TemplateID = tp.ID }) // another website's
+
 	uses, err = s.TemplateUses(ctx, w.Website.ID, tp.ID)
 	noErr(t, "TemplateUses", err)
 	want := []store.TemplateUse{
 		{Kind: store.TemplateUseAutomation, ID: auto.ID, Name: "Zebra cart"},
 		{Kind: store.TemplateUseJourney, ID: j.ID, Name: "Welcome"},
+		{Kind: store.TemplateUseSchedule, ID: sch.ID, Name: "Digest"},
 	}
 	same(t, "uses by kind then name", uses, want)
 	uses, err = s.TemplateUses(ctx, w.Website.ID, spare.ID)
@@ -119,6 +123,7 @@ func testTemplateUses(t *testing.T, s store.Store) {
 
 	noErr(t, "DeleteAutomation", s.DeleteAutomation(ctx, w.Website.ID, auto.ID))
 	noErr(t, "DeleteJourney", s.DeleteJourney(ctx, w.Website.ID, j.ID))
+	noErr(t, "DeleteSchedule", s.DeleteSchedule(ctx, w.Website.ID, sch.ID))
 	uses, err = s.DeleteTemplate(ctx, w.Website.ID, tp.ID)
 	noErr(t, "DeleteTemplate once nothing names it", err)
 	same(t, "uses", uses, nil)

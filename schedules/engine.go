@@ -1,0 +1,331 @@
+package schedules
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/relaybell/relaybell/audience"
+	"github.com/relaybell/relaybell/notification"
+	"github.com/relaybell/relaybell/store"
+)
+
+// Dispatcher publishes a stored occurrence's send intent; a failure
+// leaves it to the outbox sweep.
+type Dispatcher interface {
+	Dispatch(ctx context.Context, n store.Notification) error
+}
+
+// BroadcastsPerHour is the website's hourly broadcast budget (spec 8.1),
+// the figure the API's POST /notifications counts against.
+const BroadcastsPerHour = 30
+
+// BroadcastBudget is the website's broadcast budget as the API counts
+// it (api's budgetOf): one counter per website and clock hour, shared by
+// the API's sends and the schedules'.
+func BroadcastBudget(websiteID string, perHour int) store.RateLimit {
+	return store.RateLimit{Key: "send:website:" + websiteID + ":broadcast", Window: time.Hour, Max: int64(perHour)}
+}
+
+// Review of a new account's first large broadcast, as the API's (spec
+// 3.1): accounts younger than reviewAccountAge whose websites never sent
+// to DefaultReviewThreshold browsers.
+const (
+	DefaultReviewThreshold = 10000
+	reviewAccountAge       = 14 * 24 * time.Hour
+)
+
+// maxPerClaim bounds the occurrences one claim of a schedule does (a long
+// outage leaves many to skip); the rest wait for the next pass.
+const maxPerClaim = 100
+
+// Config tunes an Engine; the zero value is the defaults.
+type Config struct {
+	// Poll is the longest the engine sleeps between looks at the
+	// schedules (another node may have changed one); default 1s.
+	Poll time.Duration
+	// Lease is how long a claimed schedule stays the claimer's before
+	// another node may take it (the claimer died); default 5s. An
+	// occurrence done slower than its lease is still done once:
+	// FireSchedule's move of next_at is the claim that counts.
+	Lease time.Duration
+	// Batch is how many schedules one claim takes; default 50.
+	Batch int
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+	// BroadcastsPerHour is the website's hourly broadcast budget; default
+	// BroadcastsPerHour. NoBudget counts none (the server's
+	// --no-send-limits, for load tests).
+	BroadcastsPerHour int
+	NoBudget          bool
+	// ReviewThreshold is the API's: an occurrence that is a new account's
+	// first broadcast to at least this many browsers is stored
+	// held_for_review, as POST /notifications stores it (api's
+	// needsReview); default DefaultReviewThreshold, negative: never.
+	ReviewThreshold int
+	// BeforeFire, when set, is called with each occurrence about to be
+	// done, after its claim: the fault tests' failpoint.
+	BeforeFire func(s store.Schedule, occurrence time.Time)
+}
+
+func (c Config) withDefaults() Config {
+	if c.Poll <= 0 {
+		c.Poll = time.Second
+	}
+	if c.Lease <= 0 {
+		c.Lease = 5 * time.Second
+	}
+	if c.Batch <= 0 {
+		c.Batch = 50
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.BroadcastsPerHour <= 0 {
+		c.BroadcastsPerHour = BroadcastsPerHour
+	}
+	if c.ReviewThreshold == 0 {
+		c.ReviewThreshold = DefaultReviewThreshold
+	}
+	return c
+}
+
+// Validate reports a configuration that cannot work.
+func (c Config) Validate() error {
+	if c = c.withDefaults(); c.Lease < c.Poll {
+		return errors.New("schedules: the lease must be at least the poll interval")
+	}
+	return nil
+}
+
+// Engine does schedules' occurrences as they come due, each exactly once.
+// Any number of engines may run on one store.
+type Engine struct {
+	cfg       Config
+	st        Store
+	templates Templates
+	disp      Dispatcher
+	logger    *slog.Logger
+	done      *prometheus.CounterVec
+}
+
+// NewEngine returns an engine. templates and disp may be nil (a schedule
+// naming a template is then paused; the outbox sweep publishes every
+// send); reg may be nil.
+func NewEngine(cfg Config, st Store, templates Templates, disp Dispatcher, logger *slog.Logger, reg prometheus.Registerer) (*Engine, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	e := &Engine{cfg: cfg.withDefaults(), st: st, templates: templates, disp: disp, logger: logger,
+		done: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "relaybell_schedule_occurrences_total",
+			Help: "Recurring schedules' occurrences done, by outcome (sent, skipped, refused)."}, []string{"outcome"})}
+	if reg != nil {
+		if err := reg.Register(e.done); err != nil {
+			return nil, fmt.Errorf("registering schedule metrics: %w", err)
+		}
+	}
+	return e, nil
+}
+
+// Run does due occurrences until ctx ends, sleeping until the next is due,
+// at most Poll.
+func (e *Engine) Run(ctx context.Context) error {
+	for {
+		wait := e.cfg.Poll
+		if _, err := e.RunDue(ctx); err != nil {
+			if ctx.Err() == nil {
+				e.logger.Warn("running schedules", "err", err)
+			}
+		} else if due, ok, err := e.st.NextScheduleDue(ctx); err == nil && ok {
+			wait = min(wait, max(due.Sub(e.cfg.Now()), 0))
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// RunDue claims the schedules due now, a batch at a time, does their due
+// occurrences, and returns how many it did (sent, skipped or refused).
+func (e *Engine) RunDue(ctx context.Context) (int, error) {
+	total := 0
+	for {
+		now := e.cfg.Now()
+		claimed, err := e.st.ClaimSchedules(ctx, now, e.cfg.Lease, e.cfg.Batch)
+		if err != nil {
+			return total, err
+		}
+		websites := map[string]store.Website{}
+		for _, sc := range claimed {
+			n, err := e.runSchedule(ctx, sc, now, websites)
+			total += n
+			if err != nil {
+				// The schedule stays leased; the next pass after the
+				// lease takes it again.
+				return total, fmt.Errorf("schedule %s: %w", sc.ID, err)
+			}
+		}
+		if len(claimed) < e.cfg.Batch {
+			return total, nil
+		}
+	}
+}
+
+// runSchedule does a claimed schedule's occurrences due at now, in order.
+func (e *Engine) runSchedule(ctx context.Context, sc store.Schedule, now time.Time, websites map[string]store.Website) (int, error) {
+	d, err := Decode(sc)
+	if err != nil {
+		return 0, err
+	}
+	timing, err := d.Timing(sc)
+	if err != nil {
+		return 0, err
+	}
+	w, ok := websites[sc.WebsiteID]
+	if !ok {
+		if w, err = e.st.Website(ctx, sc.WebsiteID); err != nil {
+			return 0, err
+		}
+		websites[sc.WebsiteID] = w
+	}
+	done := 0
+	for done < maxPerClaim && sc.NextAt != nil && !sc.NextAt.After(now) {
+		occ := *sc.NextAt
+		f := store.ScheduleFire{WebsiteID: sc.WebsiteID, ScheduleID: sc.ID, Occurrence: occ, At: now}
+		if next, ok := timing.Next(occ); ok {
+			f.Next = &next
+			// An occurrence due while this one waited for the budget
+			// waits for it too.
+			f.NextWaits = sc.BudgetWait && !next.After(now)
+		}
+		late := now.Sub(occ)
+		if sc.BudgetWait || late < d.CatchUp() {
+			n, err := e.occurrence(ctx, w, sc, d, occ, now)
+			var ne *notification.Error
+			var se *Error
+			if errors.As(err, &ne) || errors.As(err, &se) {
+				// The send no longer passes its checks (its template
+				// went): the schedule pauses, with the reason.
+				return done, e.pause(ctx, sc, fmt.Sprintf("Its occurrence at %s could not be sent: %s.", occ.UTC().Format(time.RFC3339), err))
+			}
+			if err != nil {
+				return done, err
+			}
+			f.Notification = n
+			if !e.cfg.NoBudget {
+				b := BroadcastBudget(sc.WebsiteID, e.cfg.BroadcastsPerHour)
+				f.Budget = &b
+			}
+		}
+		if e.cfg.BeforeFire != nil {
+			e.cfg.BeforeFire(sc, occ)
+		}
+		outcome, err := e.st.FireSchedule(ctx, f)
+		if err != nil {
+			return done, err
+		}
+		if outcome == "" { // done by another node, or the schedule changed
+			return done, nil
+		}
+		done++
+		e.done.WithLabelValues(outcome).Inc()
+		if outcome == store.OccurrenceRefused {
+			e.logger.Info("a schedule's occurrence waits for the broadcast budget", "schedule_id", sc.ID,
+				"occurrence", occ.UTC().Format(time.RFC3339))
+			return done, nil
+		}
+		if outcome == store.OccurrenceSent && f.Notification.Status == store.StatusQueued && e.disp != nil {
+			if err := e.disp.Dispatch(ctx, *f.Notification); err != nil {
+				e.logger.Warn("dispatching a schedule's send; the outbox sweep will retry", "notification_id", f.Notification.ID, "err", err)
+			}
+		}
+		sc.NextAt, sc.BudgetWait = f.Next, f.NextWaits
+	}
+	return done, nil
+}
+
+// occurrence is the notification of the schedule's occurrence at occ.
+func (e *Engine) occurrence(ctx context.Context, w store.Website, sc store.Schedule, d Definition, occ, now time.Time) (*store.Notification, error) {
+	req := d.Request(occ)
+	if err := applyTemplate(ctx, e.templates, w.ID, d, req); err != nil {
+		return nil, err
+	}
+	n, err := notification.Prepare(ctx, req, w, e.st, now)
+	if err != nil {
+		return nil, err
+	}
+	n.ScheduleID = sc.ID
+	if n.Status == store.StatusQueued || n.Status == store.StatusScheduled {
+		held, err := e.needsReview(ctx, w, n, now)
+		if err != nil {
+			return nil, fmt.Errorf("deciding review: %w", err)
+		}
+		if held {
+			n.Status = store.StatusHeldForReview
+		}
+	}
+	return n, nil
+}
+
+// needsReview is the API's rule (api's needsReview) for an occurrence's
+// send: a new account's first broadcast to at least ReviewThreshold
+// browsers waits for an operator.
+func (e *Engine) needsReview(ctx context.Context, w store.Website, n *store.Notification, now time.Time) (bool, error) {
+	threshold := int64(e.cfg.ReviewThreshold)
+	if threshold < 0 {
+		return false, nil
+	}
+	a, err := e.st.Account(ctx, w.AccountID)
+	if err != nil || now.Sub(a.CreatedAt) >= reviewAccountAge {
+		return false, err
+	}
+	largest, err := e.st.LargestSend(ctx, w.ID)
+	if err != nil || largest >= threshold {
+		return false, err
+	}
+	sel, err := audience.CompileStored(ctx, e.st, w.ID, n.Target)
+	if err != nil {
+		return false, fmt.Errorf("compiling the audience: %w", err)
+	}
+	return audience.Reaches(ctx, e.st, sel, threshold)
+}
+
+// pause stops a schedule whose send cannot be made, with the reason.
+func (e *Engine) pause(ctx context.Context, sc store.Schedule, reason string) error {
+	e.logger.Warn("pausing a schedule", "schedule_id", sc.ID, "reason", reason)
+	sc.Status, sc.PausedReason, sc.NextAt, sc.BudgetWait = store.SchedulePaused, reason, nil, false
+	sc.UpdatedAt = e.cfg.Now()
+	if err := e.st.UpdateSchedule(ctx, sc); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	return nil
+}
+
+// HistoryKept is how long a schedule's ledger rows (its history) are
+// kept.
+const HistoryKept = 90 * 24 * time.Hour
+
+// Purger forgets schedules' history older than HistoryKept (the purge
+// module runs it).
+type Purger struct {
+	Store interface {
+		PurgeScheduleRuns(ctx context.Context, before time.Time) (int64, error)
+	}
+}
+
+// Purge forgets the ledger rows written before now less HistoryKept.
+func (p Purger) Purge(ctx context.Context, now time.Time) error {
+	_, err := p.Store.PurgeScheduleRuns(ctx, now.Add(-HistoryKept))
+	return err
+}
