@@ -22,6 +22,7 @@ import (
 	"github.com/relaybell/relaybell/goals"
 	"github.com/relaybell/relaybell/journeys"
 	"github.com/relaybell/relaybell/netpolicy"
+	"github.com/relaybell/relaybell/onsite"
 	"github.com/relaybell/relaybell/ratelimit"
 	"github.com/relaybell/relaybell/store"
 )
@@ -192,6 +193,7 @@ type Store interface {
 	store.Automations
 	store.Goals
 	store.Journeys
+	store.Onsite
 }
 
 // Option changes how New builds the API.
@@ -229,9 +231,12 @@ type API struct {
 	// segments evaluates segment entry (automations' and journeys') for
 	// people whose attributes changed; nil: none.
 	segments *automations.Segments
-	defs     *defcache.Store
-	router   *router
-	ready    atomic.Bool
+	// templates fills a welcome's content from a template; nil: a
+	// welcome naming a template is refused.
+	templates onsite.Templates
+	defs      *defcache.Store
+	router    *router
+	ready     atomic.Bool
 
 	// base is the context of work a request leaves running (last-used
 	// updates, a streamed export); Close ends it.
@@ -273,6 +278,9 @@ type Services struct {
 	// automations, journeys, goals, segments or identity verification it
 	// serves, so that this node acts on the change at once.
 	Definitions *defcache.Store
+	// Templates fills a welcome notification's content from one of the
+	// website's templates; nil refuses a welcome's templateId.
+	Templates onsite.Templates
 }
 
 // New builds the API. st, an and every member of svc but Automations,
@@ -328,7 +336,7 @@ func New(cfg Config, st Store, an analytics.Store, d Dispatcher, svc Services, l
 	a.keys = newKeyCache(cfg.KeyCacheTTL, cfg.KeyCacheSize)
 	a.accounts, a.events, a.public = svc.Accounts, svc.Events, svc.Public
 	a.automations, a.goals, a.journeys, a.segments = svc.Automations, svc.Goals, svc.Journeys, svc.Segments
-	a.defs = svc.Definitions
+	a.defs, a.templates = svc.Definitions, svc.Templates
 	a.base, a.cancel = context.WithCancel(context.Background())
 	a.router = a.routes()
 	a.readAuthFirst()

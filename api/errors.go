@@ -193,6 +193,11 @@ var catalog = map[string]int{
 	CodeAlreadyEnrolled:   http.StatusConflict,
 	CodeJourneyNotActive:  http.StatusConflict,
 
+	CodeInvalidPrompt:         http.StatusBadRequest,
+	CodeInvalidWelcome:        http.StatusBadRequest,
+	CodeInvalidOnsiteMessage:  http.StatusBadRequest,
+	CodeTooManyOnsiteMessages: http.StatusConflict,
+
 	CodeMethodNotAllowed: http.StatusMethodNotAllowed,
 	CodeBadRequest:       http.StatusBadRequest,
 	CodeInternal:         http.StatusInternalServerError,

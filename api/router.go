@@ -138,6 +138,7 @@ func (a *API) routes() *router {
 	a.topicRoutes(rt)
 	a.automationRoutes(rt)
 	a.goalRoutes(rt)
+	a.onsiteRoutes(rt)
 	a.journeyRoutes(rt)
 	a.settingsRoutes(rt)
 	a.peopleRoutes(rt)

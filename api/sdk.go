@@ -12,6 +12,7 @@ import (
 	"github.com/relaybell/relaybell/analytics"
 	"github.com/relaybell/relaybell/netpolicy"
 	"github.com/relaybell/relaybell/notification"
+	"github.com/relaybell/relaybell/onsite"
 	"github.com/relaybell/relaybell/sdk"
 	"github.com/relaybell/relaybell/store"
 	"github.com/relaybell/relaybell/webpush"
@@ -73,10 +74,18 @@ func (a *API) handleSDKConfig(r *request) error {
 	for i, t := range list {
 		topics[i] = topic{t.Name, t.Slug}
 	}
+	// The prompt the SDK follows (issue 36); null while it is off.
+	var prompt *onsite.Prompt
+	if p, err := a.prompt(r, w.ID); err != nil {
+		return err
+	} else if p.Enabled {
+		prompt = &p
+	}
 	return r.json(http.StatusOK, struct {
-		VAPIDPublicKey string  `json:"vapidPublicKey"`
-		Topics         []topic `json:"topics"`
-	}{w.VAPIDPublicKey, topics})
+		VAPIDPublicKey string         `json:"vapidPublicKey"`
+		Topics         []topic        `json:"topics"`
+		Prompt         *onsite.Prompt `json:"prompt"`
+	}{w.VAPIDPublicKey, topics, prompt})
 }
 
 // subscriptionRequest is the body of POST /subscriptions.
@@ -147,6 +156,11 @@ func (a *API) handleSubscribe(r *request) error {
 	}
 	// The SDK registers on every page view of a subscribed visitor: a visit.
 	sub.Visit, sub.SiteTimezone = store.VisitWeight, w.Timezone
+	// A new browser's welcome is queued with its registration (package
+	// onsite): its timer commits with the endpoint or not at all.
+	if sub.Welcome, err = a.welcomeDelay(r, w.ID); err != nil {
+		return err
+	}
 	res, err := a.st.UpsertSubscription(r.ctx, sub)
 	if err != nil {
 		return fmt.Errorf("storing subscription: %w", err)
@@ -479,6 +493,8 @@ func (a *API) sdkRoutes(rt *router) {
 	add(http.MethodDelete, "/subscriptions", a.handleUnsubscribe)
 	add(http.MethodPost, "/pings/delivered", a.handlePing(store.InteractionDelivered))
 	add(http.MethodPost, "/pings/clicked", a.handlePing(store.InteractionClicked))
+	add(http.MethodGet, "/onsite", a.handleSDKOnsite)
+	add(http.MethodPost, "/pings/onsite", a.handleOnsitePing)
 	add(http.MethodGet, "/sdk.js", a.handleScript(sdk.SDK))
 	add(http.MethodGet, "/sw.js", a.handleScript(sdk.Worker))
 }

@@ -33,6 +33,7 @@ import (
 	"github.com/relaybell/relaybell/fanout"
 	"github.com/relaybell/relaybell/goals"
 	"github.com/relaybell/relaybell/journeys"
+	"github.com/relaybell/relaybell/onsite"
 	"github.com/relaybell/relaybell/netpolicy"
 	"github.com/relaybell/relaybell/pusher"
 	"github.com/relaybell/relaybell/ratelimit"
@@ -501,7 +502,12 @@ func (s *Server) initEngine(context.Context) error {
 	// A set_tags step's labels do what a label change through the API
 	// does: segment entry, tag goals.
 	tags := journeys.LabelsChanged(s.segments, s.goals)
-	cfg.Kinds = map[string]automations.KindHandler{store.TimerJourney: journeys.NewEngine(s.store, pool, tags, s.logger)}
+	// Welcome notifications (package onsite) ride on the same timers; the
+	// templates a welcome may name are not wired yet (nil: none).
+	cfg.Kinds = map[string]automations.KindHandler{
+		store.TimerJourney: journeys.NewEngine(s.store, pool, tags, s.logger),
+		store.TimerWelcome: onsite.NewWelcomeEngine(s.store, pool, nil, s.logger),
+	}
 	loops := 1
 	if s.cfg.Postgres != "" {
 		loops = engineLoops
