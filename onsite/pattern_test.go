@@ -86,7 +86,7 @@ func FuzzPattern(f *testing.F) {
 		}
 		p.Match(page)
 		if !strings.Contains(pattern, "*") && strings.HasPrefix(pattern, "/") && !strings.ContainsAny(pattern, "?#%") {
-			if !p.Match("https://s.example" + pattern) && isPlainPath(pattern) {
+			if !p.Match("https://s.example"+pattern) && isPlainPath(pattern) {
 				t.Fatalf("%q does not match its own page", pattern)
 			}
 		}
