@@ -30,6 +30,7 @@ import (
 	"github.com/relaybell/relaybell/events"
 	"github.com/relaybell/relaybell/goals"
 	"github.com/relaybell/relaybell/journeys"
+	"github.com/relaybell/relaybell/onsite"
 	"github.com/relaybell/relaybell/ratelimit"
 	"github.com/relaybell/relaybell/store"
 	"github.com/relaybell/relaybell/store/postgres"
@@ -281,6 +282,8 @@ type testConfig struct {
 	Config
 	Accounts accounts.Config
 	AlertMax int // events.Config.AlertMax
+	// Templates fills a welcome from a template (Services.Templates).
+	Templates onsite.Templates
 	// RateSync is how often the rate counts are shared between nodes
 	// (ratelimit.DefaultSync when 0); negative: never.
 	RateSync time.Duration
@@ -312,6 +315,7 @@ func newAPI(t testing.TB, tc testConfig, st Store, an analytics.Store, d Dispatc
 		Journeys:    js,
 		Segments:    automations.NewSegments(defs, logger, autos, js),
 		Definitions: defs,
+		Templates:   tc.Templates,
 	}
 	a, err := New(tc.Config, st, an, d, svc, logger, reg, opts...)
 	if err != nil {
