@@ -21,6 +21,9 @@ import { AutomationEditor } from './pages/automation.js';
 import { Goals } from './pages/goals.js';
 import { Journeys } from './pages/journeys.js';
 import { JourneyPage } from './pages/journey.js';
+import { Prompt } from './pages/prompt.js';
+import { Welcome } from './pages/welcome.js';
+import { OnsiteMessages } from './pages/onsite.js';
 
 export function Shell({ me, route, onMe, onSignOut }) {
   const websites = me.websites || [];
@@ -76,6 +79,12 @@ export function Shell({ me, route, onMe, onSignOut }) {
     page = html`<${AutomationEditor} site=${site} id=${route.path.slice('automations/'.length)} key=${route.path} />`;
   } else if (route.path === 'goals') {
     page = html`<${Goals} site=${site} />`;
+  } else if (route.path === 'prompt') {
+    page = html`<${Prompt} site=${site} />`;
+  } else if (route.path === 'welcome') {
+    page = html`<${Welcome} site=${site} />`;
+  } else if (route.path === 'onsite') {
+    page = html`<${OnsiteMessages} site=${site} />`;
   } else if (route.path === 'journeys') {
     page = html`<${Journeys} site=${site} />`;
   } else if (route.path === 'journeys/new' && site.role !== 'viewer') {
@@ -104,11 +113,11 @@ export function Shell({ me, route, onMe, onSignOut }) {
         <span class="who">${me.user.email}</span>
         <button type="button" class="secondary" onClick=${() => onSignOut().catch(setSignOutError)}>Sign out</button>
         <nav aria-label="Main">${site && [link('', 'Home'), site.role !== 'viewer' && link('compose', 'New notification'), link('notifications', 'Notifications'),
-          link('automations', 'Automations'), link('journeys', 'Journeys'), link('goals', 'Goals'), link('people', 'Audience'), link('segments', 'Segments'), link('webhooks', 'Webhooks'), link('install', 'Install'), link('settings', 'Settings')]}
+          link('automations', 'Automations'), link('journeys', 'Journeys'), link('goals', 'Goals'), link('prompt', 'Prompt'), link('welcome', 'Welcome'), link('onsite', 'On-site messages'), link('people', 'Audience'), link('segments', 'Segments'), link('webhooks', 'Webhooks'), link('install', 'Install'), link('settings', 'Settings')]}
           ${canAddWebsite && link('websites/new', 'Add website')}</nav>
       </div>
       <${Alert} error=${signOutError} what="Signing out failed" />
     </header>
-    <main key=${site ? site.projectId : ''} class=${route.path === 'compose' || route.path.startsWith('compose/') || route.path === 'automations' || route.path === 'journeys' || route.path.startsWith('journeys/') ? 'wide' : undefined}>${page}</main>
+    <main key=${site ? site.projectId : ''} class=${route.path === 'compose' || route.path.startsWith('compose/') || route.path === 'automations' || route.path === 'journeys' || route.path.startsWith('journeys/') || route.path === 'prompt' ? 'wide' : undefined}>${page}</main>
   </div>`;
 }
