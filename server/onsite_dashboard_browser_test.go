@@ -15,6 +15,7 @@ func TestDashboardPrompt(t *testing.T) {
 	ts := startServer(t)
 	b, site := startDashboard(t, ts)
 	role := b.role
+	role("link", "Settings", "click")
 	role("link", "Prompt", "click")
 	b.heading("Subscription prompt")
 	role("region", "Preview", "wait")
@@ -87,6 +88,7 @@ func TestDashboardWelcome(t *testing.T) {
 	ts := startServer(t)
 	b, _ := startDashboard(t, ts)
 	role := b.role
+	role("link", "Settings", "click")
 	role("link", "Welcome", "click")
 	b.heading("Welcome notification")
 	role("checkbox", "Send a welcome notification to each new browser", "click")
@@ -119,6 +121,7 @@ func TestDashboardOnsite(t *testing.T) {
 	ts := startServer(t)
 	b, site := startDashboard(t, ts)
 	role := b.role
+	role("link", "Settings", "click")
 	role("link", "On-site messages", "click")
 	b.heading("On-site messages")
 	waitFor(t, "the empty state", func() bool { return strings.Contains(b.mainText(), "No on-site messages yet.") })

@@ -23,7 +23,7 @@ import { Journeys } from './pages/journeys.js';
 import { JourneyPage } from './pages/journey.js';
 import { Prompt } from './pages/prompt.js';
 import { Welcome } from './pages/welcome.js';
-import { OnsiteMessages } from './pages/onsite.js';
+import { OnsiteMessages, OnsiteArea } from './pages/onsite.js';
 
 export function Shell({ me, route, onMe, onSignOut }) {
   const websites = me.websites || [];
@@ -80,11 +80,11 @@ export function Shell({ me, route, onMe, onSignOut }) {
   } else if (route.path === 'goals') {
     page = html`<${Goals} site=${site} />`;
   } else if (route.path === 'prompt') {
-    page = html`<${Prompt} site=${site} />`;
+    page = html`<${OnsiteArea} route=${route.path}><${Prompt} site=${site} /><//>`;
   } else if (route.path === 'welcome') {
-    page = html`<${Welcome} site=${site} />`;
+    page = html`<${OnsiteArea} route=${route.path}><${Welcome} site=${site} /><//>`;
   } else if (route.path === 'onsite') {
-    page = html`<${OnsiteMessages} site=${site} />`;
+    page = html`<${OnsiteArea} route=${route.path}><${OnsiteMessages} site=${site} /><//>`;
   } else if (route.path === 'journeys') {
     page = html`<${Journeys} site=${site} />`;
   } else if (route.path === 'journeys/new' && site.role !== 'viewer') {
@@ -98,7 +98,10 @@ export function Shell({ me, route, onMe, onSignOut }) {
   } else {
     page = html`<${Home} site=${site} />`;
   }
-  const link = (path, label) => html`<a href=${'#/' + path} aria-current=${route.path === path ? 'page' : undefined}>${label}</a>`;
+  // A link stands for its own page and, when given, the pages reached from
+  // it (Settings: the prompt, the welcome and on-site messages; the main
+  // navigation has no room for more links at 1280 px).
+  const link = (path, label, area) => html`<a href=${'#/' + path} aria-current=${route.path === path || (area && area.includes(route.path)) ? 'page' : undefined}>${label}</a>`;
   // On a phone the switcher, the pages and the account fold into the menu.
   return html`<div class="shell">
     <header>
@@ -113,7 +116,7 @@ export function Shell({ me, route, onMe, onSignOut }) {
         <span class="who">${me.user.email}</span>
         <button type="button" class="secondary" onClick=${() => onSignOut().catch(setSignOutError)}>Sign out</button>
         <nav aria-label="Main">${site && [link('', 'Home'), site.role !== 'viewer' && link('compose', 'New notification'), link('notifications', 'Notifications'),
-          link('automations', 'Automations'), link('journeys', 'Journeys'), link('goals', 'Goals'), link('prompt', 'Prompt'), link('welcome', 'Welcome'), link('onsite', 'On-site messages'), link('people', 'Audience'), link('segments', 'Segments'), link('webhooks', 'Webhooks'), link('install', 'Install'), link('settings', 'Settings')]}
+          link('automations', 'Automations'), link('journeys', 'Journeys'), link('goals', 'Goals'), link('people', 'Audience'), link('segments', 'Segments'), link('webhooks', 'Webhooks'), link('install', 'Install'), link('settings', 'Settings', ['prompt', 'welcome', 'onsite'])]}
           ${canAddWebsite && link('websites/new', 'Add website')}</nav>
       </div>
       <${Alert} error=${signOutError} what="Signing out failed" />

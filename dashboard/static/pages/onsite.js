@@ -129,3 +129,10 @@ export function OnsiteMessages({ site }) {
       </tr>`)}</tbody></table></div>`}
   </section>`;
 }
+
+// OnsiteArea is the on-site pages' own navigation (reached from
+// Settings): on-site messages, the prompt, the welcome notification.
+export function OnsiteArea({ route, children }) {
+  const link = (path, label) => html`<a href=${'#/' + path} aria-current=${route === path ? 'page' : undefined}>${label}</a>`;
+  return html`<nav class="subnav" aria-label="On-site">${link('onsite', 'On-site messages')}${link('prompt', 'Prompt')}${link('welcome', 'Welcome')}</nav>${children}`;
+}

@@ -140,6 +140,9 @@ export function Settings({ site, onMe }) {
     <h1>Settings</h1>
     ${!canChange && html`<p role="note">You can see this website as a viewer; an owner or admin can change it.</p>`}
     <${WebsiteSettings} site=${site} canChange=${canChange} onSaved=${onMe} />
+    <section aria-labelledby="onsite-title"><h2 id="onsite-title">On your website</h2>
+      <p>What the RelayBell script does on your pages: <a href="#/prompt">Prompt</a> (how and when it asks visitors to subscribe),
+        <a href="#/welcome">Welcome</a> (the notification each new browser gets) and <a href="#/onsite">On-site messages</a> (banners, modals and slide-ins).</p></section>
     <${Keys} site=${site} canChange=${canChange} />
     <${IdentitySettings} site=${site} canChange=${canChange} />
     <${Team} site=${site} canChange=${canChange} />
