@@ -345,7 +345,7 @@
   animation: rb-down .25s ease-out; }
 .rb.modal { top: 50%; left: 50%; transform: translate(-50%, -50%); width: min(420px, calc(100vw - 24px)); border-radius: 12px;
   animation: rb-fade .2s ease-out; }
-.rb.banner { top: 0; left: 0; right: 0; width: 100vw; flex-direction: row; align-items: center; flex-wrap: wrap; border-radius: 0;
+.rb.banner { top: 0; left: 0; right: 0; flex-direction: row; align-items: center; flex-wrap: wrap; border-radius: 0;
   animation: rb-down .25s ease-out; }
 .rb.slide-in { bottom: 16px; right: 16px; width: min(360px, calc(100vw - 32px)); border-radius: 12px; animation: rb-up .25s ease-out; }
 .backdrop { position: fixed; inset: 0; z-index: 2147483646; background: rgba(10, 15, 25, .45); }
