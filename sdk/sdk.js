@@ -353,6 +353,7 @@
 .text { margin: 0; white-space: pre-line; }
 .banner .body { flex: 1 1 240px; }
 .image { max-width: 100%; max-height: 180px; object-fit: cover; border-radius: 8px; }
+.logo { width: 40px; height: 40px; object-fit: contain; border-radius: 8px; }
 .buttons { display: flex; gap: 8px; justify-content: flex-end; flex-wrap: wrap; }
 button { font: inherit; cursor: pointer; border-radius: 8px; padding: 8px 14px; border: 1px solid #b9c1cf; background: #fff; color: #1d2430; }
 button.primary { background: #2357d9; border-color: #2357d9; color: #fff; }
@@ -411,7 +412,7 @@ button:focus-visible { outline: 3px solid #f0a020; outline-offset: 2px; }
   // the focus to its first button and closes on Escape (onEscape). It
   // returns close().
   let dialogs = 0;
-  function dialog(kind, { title, text, image, buttons, label, onEscape }) {
+  function dialog(kind, { title, text, image, logo, buttons, label, onEscape }) {
     const { el, root } = host(kind);
     const modal = kind === 'modal';
     const prevFocus = document.activeElement;
@@ -437,6 +438,12 @@ button:focus-visible { outline: 3px solid #f0a020; outline-offset: 2px; }
       body.appendChild(make('p', 'text', text));
     }
     box.appendChild(body);
+    if (logo) {
+      const img = make('img', 'logo');
+      img.alt = '';
+      img.src = logo;
+      box.insertBefore(img, body);
+    }
     if (image) {
       const img = make('img', 'image');
       img.alt = '';
@@ -560,6 +567,14 @@ button:focus-visible { outline: 3px solid #f0a020; outline-offset: 2px; }
 
   const DAY = 86400000;
 
+  // logoURL is the website's logo from /config, when it has one (an https
+  // URL, or an object holding it as url): the prompt shows it.
+  async function logoURL() {
+    const cfg = await getConfig().catch(() => ({}));
+    const logo = cfg.logo && (typeof cfg.logo === 'string' ? cfg.logo : cfg.logo.url);
+    return typeof logo === 'string' && /^https:\/\//.test(logo) ? logo : '';
+  }
+
   // due resolves once the prompt's conditions hold: the page views
   // (counted on load), the seconds on this page and the scroll depth.
   function due(when) {
@@ -608,6 +623,7 @@ button:focus-visible { outline: 3px solid #f0a020; outline-offset: 2px; }
       return;
     }
     const t = promptTexts(p);
+    const logo = await logoURL();
     const counted = (event) => ping({ prompt: p.kind, event });
     const dismiss = (close) => {
       LS.set('dismissed', String(Date.now()));
@@ -623,7 +639,7 @@ button:focus-visible { outline: 3px solid #f0a020; outline-offset: 2px; }
       // The request cannot succeed here: say how to add the site to the
       // home screen instead.
       counted('impression');
-      const close = dialog(p.style, { title: t.title, text: t.iosHint, label: t.title,
+      const close = dialog(p.style, { title: t.title, text: t.iosHint, label: t.title, logo,
         buttons: [{ label: t.dismiss, primary: true, run: () => dismiss(close) }], onEscape: () => dismiss(close) });
       return;
     }
@@ -649,7 +665,7 @@ button:focus-visible { outline: 3px solid #f0a020; outline-offset: 2px; }
     }
     counted('impression');
     const close = dialog(p.style, {
-      title: t.title, text: t.message, label: t.title,
+      title: t.title, text: t.message, label: t.title, logo,
       buttons: [
         { label: t.accept, primary: true, run: async () => {
           close();

@@ -66,11 +66,18 @@ type visitor struct {
 // "granted" subscribed already.
 func startVisitor(t *testing.T, ts *testServer, w website, permission string) *visitor {
 	t.Helper()
+	return startVisitorAs(t, ts, w, permission, "")
+}
+
+// startVisitorAs is startVisitor with the browser's User-Agent ("" is
+// Chromium's own).
+func startVisitorAs(t *testing.T, ts *testServer, w website, permission, userAgent string) *visitor {
+	t.Helper()
 	v := &visitor{t: t, d: startDriver(t), ts: ts, w: w, site: onsiteSite(t, ts.base, w.ProjectID)}
 	b := ts.push.NewBrowser(w.VAPIDPublicKey)
 	sub := b.Subscription()
 	v.d.call("launch", map[string]any{
-		"executablePath": chromiumPath, "origin": v.site, "locale": "en-US", "timezoneId": "UTC", "permission": permission,
+		"executablePath": chromiumPath, "origin": v.site, "locale": "en-US", "timezoneId": "UTC", "permission": permission, "userAgent": userAgent,
 		"subscription": map[string]string{"endpoint": sub.Endpoint, "p256dh": sub.P256dh, "auth": sub.Auth},
 	}, nil)
 	v.d.call("clock", map[string]any{"time": t0Page.UnixMilli()}, nil)
@@ -418,4 +425,30 @@ func TestBrowserHostileStylesheet(t *testing.T) {
 	v.role("dialog", "Stay in the loop", "wait")
 	v.role("button", "Yes please", "click")
 	waitFor(t, "the accept", func() bool { return v.promptStats() == "soft 1/1/0" })
+}
+
+// TestBrowserIOSHint: Safari on iOS outside a home-screen app cannot
+// subscribe, so the prompt says how to add the site to the home screen,
+// and never asks the browser.
+func TestBrowserIOSHint(t *testing.T) {
+	ts := startServer(t)
+	w := ts.createWebsite()
+	putPrompt(t, ts, w, `{"enabled":true,"kind":"soft","style":"slide-down","texts":{"title":"Stay in the loop","dismiss":"Got it"}}`)
+	v := startVisitorAs(t, ts, w, "default",
+		"Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1")
+	v.open("/")
+	v.role("dialog", "Stay in the loop", "wait")
+	var text string
+	v.d.page(`document.querySelector('relaybell-ui').shadowRoot.querySelector('.text').textContent`, &text)
+	if text != "To get notifications, tap Share and then Add to Home Screen." {
+		t.Fatalf("the hint says %q", text)
+	}
+	if n := v.count("button", "Allow"); n != "0" {
+		t.Fatal("an accept button where the request cannot succeed")
+	}
+	v.role("button", "Got it", "click")
+	waitFor(t, "the dismissal", func() bool { return v.promptStats() == "soft 1/0/1" })
+	if len(v.asks()) != 0 {
+		t.Fatal("the browser was asked on iOS outside a home-screen app")
+	}
 }
