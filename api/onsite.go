@@ -61,6 +61,15 @@ func (a *API) handlePutPrompt(r *request) error {
 	if err != nil {
 		return err
 	}
+	// translations given replace the stored ones as a whole (decoding
+	// into the stored map would only add languages).
+	var probe map[string]json.RawMessage
+	if err := decodeJSON(r.fc.Request.Body(), &probe, lenient); err != nil {
+		return err
+	}
+	if _, ok := probe["translations"]; ok {
+		p.Translations = nil
+	}
 	if err := decodeJSON(r.fc.Request.Body(), &p, strict); err != nil {
 		return err
 	}
@@ -108,10 +117,6 @@ func (a *API) handlePutWelcome(r *request) error {
 		return err
 	}
 	if err := w.Apply(body); err != nil {
-		var oe *onsite.Error
-		if errors.As(err, &oe) && strings.Contains(oe.Message, "unknown field") {
-			return errorf(CodeUnknownField, "%s", strings.TrimPrefix(oe.Message, "content: json: "))
-		}
 		return onsiteError(err)
 	}
 	if err := w.Check(r.ctx, r.owner.Website, a.templates, r.now); err != nil {

@@ -55,10 +55,16 @@ func TestPromptRoutes(t *testing.T) {
 	if !strings.HasSuffix(string(cfg.body), `,"prompt":`+want+`}`) {
 		t.Fatalf("config: %s", cfg.body)
 	}
-	// A PUT changes only what it names.
+	// A PUT changes only what it names; translations given replace the
+	// stored ones.
 	r = h.do("PUT", "/api/v1/prompt", `{"kind":"bell"}`, key...)
 	if r.status != 200 || string(r.body) != strings.Replace(want, `"kind":"soft"`, `"kind":"bell"`, 1) {
 		t.Fatalf("PUT kind: %d %s", r.status, r.body)
+	}
+	r = h.do("PUT", "/api/v1/prompt", `{"kind":"soft","translations":{"de":{"title":"Bleib dran"}}}`, key...)
+	want = strings.Replace(want, `"fr":{"title":"Restez informé"`, `"de":{"title":"Bleib dran"`, 1)
+	if r.status != 200 || string(r.body) != want {
+		t.Fatalf("PUT translations: %d\n %s\nwant\n %s", r.status, r.body, want)
 	}
 
 	// Refusals change nothing.
@@ -344,7 +350,8 @@ func TestWelcomeRoutes(t *testing.T) {
 		{`{"enabled":true,"title":"x","sendAt":"2026-03-02T00:00:00Z"}`, CodeInvalidWelcome},
 		{`{"enabled":true,"body":"no title"}`, CodeTitleRequired},
 		{`{"enabled":true,"title":"x","colour":"red"}`, CodeUnknownField},
-		{`{"enabled":"yes"}`, CodeInvalidWelcome},
+		{`{"enabled":"yes"}`, CodeInvalidJSON},
+		{`{"title":7}`, CodeInvalidJSON},
 		{`[`, CodeInvalidJSON},
 	} {
 		r := h.do("PUT", "/api/v1/welcome", c.body, key...)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/relaybell/relaybell/notification"
@@ -84,7 +85,7 @@ func (w *Welcome) apply(body []byte, strict bool) error {
 	var head welcomeHead
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(body, &raw); err != nil || raw == nil {
-		return errorf(CodeInvalidWelcome, "the body is a JSON object")
+		return errorf(CodeInvalidJSON, "the body is a JSON object")
 	}
 	rest := map[string]json.RawMessage{}
 	for k, v := range raw {
@@ -96,7 +97,7 @@ func (w *Welcome) apply(body []byte, strict bool) error {
 	}
 	hb, _ := json.Marshal(map[string]json.RawMessage{"enabled": raw["enabled"], "delaySeconds": raw["delaySeconds"], "templateId": raw["templateId"]})
 	if err := json.Unmarshal(hb, &head); err != nil {
-		return errorf(CodeInvalidWelcome, "enabled is a boolean, delaySeconds an integer, templateId a string")
+		return errorf(CodeInvalidJSON, "enabled is a boolean, delaySeconds an integer, templateId a string")
 	}
 	if head.Enabled != nil {
 		w.Enabled = *head.Enabled
@@ -119,7 +120,10 @@ func (w *Welcome) apply(body []byte, strict bool) error {
 			dec.DisallowUnknownFields()
 		}
 		if err := dec.Decode(&c); err != nil {
-			return errorf(CodeInvalidWelcome, "content: %s", err)
+			if msg := err.Error(); strings.HasPrefix(msg, "json: unknown field ") {
+				return errorf(CodeUnknownField, "unknown field %s", strings.TrimPrefix(msg, "json: unknown field "))
+			}
+			return errorf(CodeInvalidJSON, "%s", strings.TrimPrefix(err.Error(), "json: "))
 		}
 		w.Content, w.TemplateID = c, ""
 	}
