@@ -111,9 +111,16 @@ func (a *API) handlePutWelcome(r *request) error {
 	if err != nil {
 		return err
 	}
+	// The body is checked strictly as a whole (exact member names, types,
+	// no unknown member at any depth), then applied over the stored one.
 	body := r.fc.Request.Body()
-	var probe map[string]json.RawMessage
-	if err := decodeJSON(body, &probe, lenient); err != nil {
+	var shape struct {
+		Enabled      *bool   `json:"enabled"`
+		DelaySeconds *int64  `json:"delaySeconds"`
+		TemplateID   *string `json:"templateId"`
+		notification.Request
+	}
+	if err := decodeJSON(body, &shape, strict); err != nil {
 		return err
 	}
 	if err := w.Apply(body); err != nil {
