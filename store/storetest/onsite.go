@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ var onsiteCases = []testCase{
 	{"Messages", testOnsiteMessages},
 	{"Counts", testOnsiteCounts},
 	{"Welcome", testWelcome},
+	{"WelcomeRace", testWelcomeRace},
 }
 
 func testSiteSettings(t *testing.T, s store.Store) {
@@ -204,5 +206,44 @@ func testWelcome(t *testing.T, s store.Store) {
 	noErr(t, "WelcomeSent", err)
 	if ok {
 		t.Fatal("the ledger holds an endpoint that never had its welcome")
+	}
+}
+
+// testWelcomeRace: two nodes fire one welcome timer at once (a lease ran
+// out): one welcome is stored.
+func testWelcomeRace(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	delay := time.Duration(0)
+	in := subscription(w.Website.ID)
+	in.Welcome = &delay
+	subscribe(t, s, in)
+	timers, err := s.ClaimTimers(ctx, in.At, time.Minute, 10)
+	noErr(t, "ClaimTimers", err)
+	if len(timers) != 1 {
+		t.Fatalf("timers %+v", timers)
+	}
+	var wg sync.WaitGroup
+	sent := make([]bool, 4)
+	errs := make([]error, 4)
+	for i := range sent {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n := notification(w.Website.ID)
+			n.Welcome = true
+			sent[i], errs[i] = s.FireWelcome(ctx, timers[0], store.Welcome{Notification: &n, At: at(time.Minute)})
+		}()
+	}
+	wg.Wait()
+	count := 0
+	for i := range sent {
+		noErr(t, "FireWelcome", errs[i])
+		if sent[i] {
+			count++
+		}
+	}
+	if count != 1 {
+		t.Fatalf("%d welcomes stored, want 1", count)
 	}
 }
