@@ -86,7 +86,8 @@ func TestDashboardPrompt(t *testing.T) {
 // server without templates, at its field.
 func TestDashboardWelcome(t *testing.T) {
 	ts := startServer(t)
-	b, _ := startDashboard(t, ts)
+	b, dashSite := startDashboard(t, ts)
+	site := website{ProjectID: dashSite.ProjectID, VAPIDPublicKey: dashSite.VAPIDPublicKey}
 	role := b.role
 	role("link", "Settings", "click")
 	role("link", "Welcome", "click")
@@ -112,6 +113,29 @@ func TestDashboardWelcome(t *testing.T) {
 	b.api("GET", "/welcome", "", &w)
 	if w["templateId"] != nil {
 		t.Fatalf("a refused template was stored: %v", w)
+	}
+
+	// A new browser's welcome is listed in Notifications, marked.
+	b.api("PUT", "/welcome", `{delaySeconds: 0}`, &w)
+	ts.subscribe(site, ts.push.NewBrowser(site.VAPIDPublicKey), nil)
+	role("link", "Notifications", "click")
+	b.heading("Notifications")
+	var sends struct {
+		Items []map[string]any `json:"items"`
+	}
+	waitFor(t, "the welcome sent", func() bool {
+		b.api("GET", "/notifications", "", &sends)
+		return len(sends.Items) == 1
+	})
+	waitFor(t, "the welcome in the list", func() bool {
+		b.d.call("goto", map[string]string{"url": ts.base + "/?again#/notifications"}, nil)
+		b.heading("Notifications")
+		return strings.Contains(b.mainText(), "Welcome!")
+	})
+	var row string
+	b.d.page(`[...document.querySelectorAll('main tbody tr')].map((r) => r.cells[0].textContent.trim()).join('|')`, &row)
+	if row != "Welcome! Welcome" {
+		t.Fatalf("the list's row %q, want the title and its Welcome mark", row)
 	}
 }
 
