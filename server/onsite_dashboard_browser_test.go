@@ -42,6 +42,12 @@ func TestDashboardPrompt(t *testing.T) {
 	role("button", "Add a translation", "click")
 	role("textbox", "Language", "fill", "fr")
 	role("textbox", "Title (fr)", "fill", "Restez informé")
+	role("combobox", "Preview in", "select", "fr")
+	waitFor(t, "the French preview", func() bool {
+		b.d.page(`document.querySelector('[aria-label=Preview]').textContent`, &preview.Text)
+		return strings.Contains(preview.Text, "Restez informé") && strings.Contains(preview.Text, "Yes please")
+	})
+	role("combobox", "Preview in", "select", "")
 
 	// A refusal: nothing stored.
 	role("spinbutton", "Days to wait after a dismissal", "fill", "400")

@@ -43,8 +43,13 @@ export function promptBody(v) {
   };
 }
 
-// Preview draws the prompt as the SDK does, from the form's values.
+// Preview draws the prompt as the SDK does, from the form's values, in
+// the main texts or one translation's (an empty text falls back to the
+// main one, as on the website).
 function Preview({ v }) {
+  const [lang, setLang] = useState('');
+  const tr = v.translations.find((t) => t.lang.trim() && t.lang.trim() === lang);
+  const text = (k) => (tr && tr[k]) || v[k];
   let box;
   if (v.kind === 'bell') {
     box = html`<div class="pv-bell" role="img" aria-label=${'Bell: ' + v.title}><span aria-hidden="true">🔔</span></div>`;
@@ -53,10 +58,15 @@ function Preview({ v }) {
       <div class="pv-buttons"><span class="pv-button">Block</span><span class="pv-button primary">Allow</span></div>
       <p class="hint">Asked at the visitor’s first click or key press once the conditions below hold.</p></div>`;
   } else {
-    box = html`<div class=${'pv-box pv-' + v.style}><p class="pv-title">${v.title}</p><p class="pv-text">${v.message}</p>
-      <div class="pv-buttons"><span class="pv-button">${v.dismiss}</span><span class="pv-button primary">${v.accept}</span></div></div>`;
+    box = html`<div class=${'pv-box pv-' + v.style}><p class="pv-title">${text('title')}</p><p class="pv-text">${text('message')}</p>
+      <div class="pv-buttons"><span class="pv-button">${text('dismiss')}</span><span class="pv-button primary">${text('accept')}</span></div></div>`;
   }
-  return html`<section class="prompt-preview" aria-label="Preview"><h2>Preview</h2><div class="pv-page">${box}</div></section>`;
+  const langs = v.translations.map((t) => t.lang.trim()).filter(Boolean);
+  return html`<section class="prompt-preview" aria-label="Preview"><h2>Preview</h2>
+    ${langs.length > 0 && html`<div class="field inline"><label for="preview-lang">Preview in</label>
+      <select id="preview-lang" value=${lang} onChange=${(e) => setLang(e.currentTarget.value)}>
+        <option value="">Main texts</option>${langs.map((l) => html`<option value=${l}>${l}</option>`)}</select></div>`}
+    <div class="pv-page">${box}</div></section>`;
 }
 
 // Results is the prompt's counts by kind, with the subscription rate.
