@@ -66,18 +66,18 @@ type visitor struct {
 // "granted" subscribed already.
 func startVisitor(t *testing.T, ts *testServer, w website, permission string) *visitor {
 	t.Helper()
-	return startVisitorAs(t, ts, w, permission, "")
+	return startVisitorAs(t, ts, w, permission, "", "en-US")
 }
 
 // startVisitorAs is startVisitor with the browser's User-Agent ("" is
-// Chromium's own).
-func startVisitorAs(t *testing.T, ts *testServer, w website, permission, userAgent string) *visitor {
+// Chromium's own) and language.
+func startVisitorAs(t *testing.T, ts *testServer, w website, permission, userAgent, locale string) *visitor {
 	t.Helper()
 	v := &visitor{t: t, d: startDriver(t), ts: ts, w: w, site: onsiteSite(t, ts.base, w.ProjectID)}
 	b := ts.push.NewBrowser(w.VAPIDPublicKey)
 	sub := b.Subscription()
 	v.d.call("launch", map[string]any{
-		"executablePath": chromiumPath, "origin": v.site, "locale": "en-US", "timezoneId": "UTC", "permission": permission, "userAgent": userAgent,
+		"executablePath": chromiumPath, "origin": v.site, "locale": locale, "timezoneId": "UTC", "permission": permission, "userAgent": userAgent,
 		"subscription": map[string]string{"endpoint": sub.Endpoint, "p256dh": sub.P256dh, "auth": sub.Auth},
 	}, nil)
 	v.d.call("clock", map[string]any{"time": t0Page.UnixMilli()}, nil)
@@ -435,7 +435,7 @@ func TestBrowserIOSHint(t *testing.T) {
 	w := ts.createWebsite()
 	putPrompt(t, ts, w, `{"enabled":true,"kind":"soft","style":"slide-down","texts":{"title":"Stay in the loop","dismiss":"Got it"}}`)
 	v := startVisitorAs(t, ts, w, "default",
-		"Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1")
+		"Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1", "en-US")
 	v.open("/")
 	v.role("dialog", "Stay in the loop", "wait")
 	var text string
@@ -450,5 +450,22 @@ func TestBrowserIOSHint(t *testing.T) {
 	waitFor(t, "the dismissal", func() bool { return v.promptStats() == "soft 1/0/1" })
 	if len(v.asks()) != 0 {
 		t.Fatal("the browser was asked on iOS outside a home-screen app")
+	}
+}
+
+// TestBrowserPromptTranslation: a visitor whose browser speaks German
+// gets the German texts, the main ones where the translation has none.
+func TestBrowserPromptTranslation(t *testing.T) {
+	ts := startServer(t)
+	w := ts.createWebsite()
+	putPrompt(t, ts, w, `{"enabled":true,"kind":"soft","style":"modal","texts":{"title":"Stay in the loop","accept":"Yes please","dismiss":"Later"},`+
+		`"translations":{"de":{"title":"Bleib dran","dismiss":"Später"}}}`)
+	v := startVisitorAs(t, ts, w, "default", "", "de-DE")
+	v.open("/")
+	v.role("dialog", "Bleib dran", "wait")
+	for _, name := range []string{"Yes please", "Später"} {
+		if n := v.count("button", name); n != "1" {
+			t.Fatalf("button %q: %s", name, n)
+		}
 	}
 }
