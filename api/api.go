@@ -22,6 +22,7 @@ import (
 	"github.com/relaybell/relaybell/goals"
 	"github.com/relaybell/relaybell/journeys"
 	"github.com/relaybell/relaybell/netpolicy"
+	"github.com/relaybell/relaybell/onsite"
 	"github.com/relaybell/relaybell/ratelimit"
 	"github.com/relaybell/relaybell/schedules"
 	"github.com/relaybell/relaybell/store"
@@ -197,6 +198,7 @@ type Store interface {
 	store.Templates
 	store.Uploads
 	store.Schedules
+	store.Onsite
 }
 
 // Option changes how New builds the API.
@@ -237,6 +239,9 @@ type API struct {
 	// schedules checks and stores recurring schedules; nil: the schedule
 	// routes are not served.
 	schedules *schedules.Service
+	// templates fills a welcome's content from a template; nil: a
+	// welcome naming a template is refused.
+	templates onsite.Templates
 	defs      *defcache.Store
 	// suggest makes copy suggestions (POST /ai/suggest).
 	suggest suggestions.Suggester
@@ -289,6 +294,9 @@ type Services struct {
 	// Suggestions makes the copy suggestions of POST /ai/suggest; nil:
 	// suggestions.Rules, offline.
 	Suggestions suggestions.Suggester
+	// Templates fills a welcome notification's content from one of the
+	// website's templates; nil refuses a welcome's templateId.
+	Templates onsite.Templates
 }
 
 // New builds the API. st, an and every member of svc but Automations,
@@ -344,7 +352,7 @@ func New(cfg Config, st Store, an analytics.Store, d Dispatcher, svc Services, l
 	a.keys = newKeyCache(cfg.KeyCacheTTL, cfg.KeyCacheSize)
 	a.accounts, a.events, a.public = svc.Accounts, svc.Events, svc.Public
 	a.automations, a.goals, a.journeys, a.segments = svc.Automations, svc.Goals, svc.Journeys, svc.Segments
-	a.defs, a.schedules = svc.Definitions, svc.Schedules
+	a.defs, a.schedules, a.templates = svc.Definitions, svc.Schedules, svc.Templates
 	a.suggest = svc.Suggestions
 	if a.suggest == nil {
 		a.suggest = suggestions.Rules{}

@@ -35,7 +35,7 @@ func TestDetailExact(t *testing.T) {
 	want := `{"notification":{"id":"5f0c1e9e-7a51-4c8e-9a59-0b1f2f9a2c11","title":"Sale","body":"Half off","url":"https://shop.example/s",` +
 		`"icon":null,"image":null,"badge":null,"actions":null,"require_interaction":false,"tag":"sale","status":"sent",` +
 		`"created_at":"2026-03-01T11:00:00.000Z","scheduled_at":null,"target":{"topicId":"t1"},"targetSummary":"All subscribers, in topic t1",` +
-		`"automation":false,"automation_id":null,"transactional":false,"ab":null,"ab_test":null,` +
+		`"automation":false,"automation_id":null,"welcome":false,"transactional":false,"ab":null,"ab_test":null,` +
 		`"translations":{"fr":{"title":"Soldes","body":"Moitié prix"}},"ttl":3600,"per_timezone":false,"local_time":null,` +
 		`"stats":{"queued_at":"2026-03-01T11:00:00.000Z","started_at":"2026-03-01T11:10:00.000Z","finished_at":"2026-03-01T11:11:00.000Z","duration_ms":60000},` +
 		`"error":null,"recipients":7,"processed":7,"sent":3,"delivered":2,"failed":3,"pruned":1,"clicked":1,"ctr":33.3,"conversions":1,"revenue":12.5},` +

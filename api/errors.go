@@ -210,6 +210,11 @@ var catalog = map[string]int{
 	CodeInvalidAudience: http.StatusBadRequest,
 	CodeInvalidSchedule: http.StatusBadRequest,
 
+	CodeInvalidPrompt:         http.StatusBadRequest,
+	CodeInvalidWelcome:        http.StatusBadRequest,
+	CodeInvalidOnsiteMessage:  http.StatusBadRequest,
+	CodeTooManyOnsiteMessages: http.StatusConflict,
+
 	CodeMethodNotAllowed: http.StatusMethodNotAllowed,
 	CodeBadRequest:       http.StatusBadRequest,
 	CodeInternal:         http.StatusInternalServerError,

@@ -30,6 +30,7 @@ import (
 	"github.com/relaybell/relaybell/events"
 	"github.com/relaybell/relaybell/goals"
 	"github.com/relaybell/relaybell/journeys"
+	"github.com/relaybell/relaybell/onsite"
 	"github.com/relaybell/relaybell/ratelimit"
 	"github.com/relaybell/relaybell/schedules"
 	"github.com/relaybell/relaybell/store"
@@ -283,6 +284,8 @@ type testConfig struct {
 	Config
 	Accounts accounts.Config
 	AlertMax int // events.Config.AlertMax
+	// Templates fills a welcome's and a schedule's templateId (nil: refused).
+	Templates onsite.Templates
 	// RateSync is how often the rate counts are shared between nodes
 	// (ratelimit.DefaultSync when 0); negative: never.
 	RateSync time.Duration
@@ -292,8 +295,6 @@ type testConfig struct {
 	FoldByHand bool
 	// Suggestions is the copy suggester (nil: the rules).
 	Suggestions suggestions.Suggester
-	// Templates fills schedules' templateId (nil: refused).
-	Templates schedules.Templates
 	// Stop, when set, is given a function that ends the loops and waits
 	// for them before the test ends.
 	Stop *func()
@@ -320,6 +321,7 @@ func newAPI(t testing.TB, tc testConfig, st Store, an analytics.Store, d Dispatc
 		Schedules:   schedules.NewService(st, tc.Templates),
 		Definitions: defs,
 		Suggestions: tc.Suggestions,
+		Templates:   tc.Templates,
 	}
 	a, err := New(tc.Config, st, an, d, svc, logger, reg, opts...)
 	if err != nil {

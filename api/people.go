@@ -465,7 +465,10 @@ func (a *API) handleProfile(r *request) error {
 			sent[e.NotificationID] = n
 		}
 		kind := "broadcast"
-		if n.Automation {
+		switch {
+		case n.Welcome:
+			kind = "welcome"
+		case n.Automation:
 			kind = "automation"
 		}
 		sends = append(sends, send{Type: kind, NotificationID: e.NotificationID, CreatedAt: e.At.UTC(), Title: n.Title})

@@ -448,7 +448,7 @@ func (s *robustSuite) seed(t testing.TB) {
 	s.session = s.h.sessionOf(t, owner.ID)
 	ids["userId"] = s.h.member(t, "member@robust.example", robustPassword, s.h.site.AccountID, "viewer").ID
 	for _, k := range []string{"externalId", "/api/v1/notifications/ id", "/api/v1/segments/ id", "/api/v1/topics/ id",
-		"/api/v1/automations/ id", "/api/v1/goals/ id", "/api/v1/templates/ id", "/api/v1/journeys/ id", "/api/v1/schedules/ id", "enrollmentId", "/api/v1/webhooks/ id", "deliveryId", "/admin/v1/notifications/ id", "/api/v1/keys/ id",
+		"/api/v1/automations/ id", "/api/v1/goals/ id", "/api/v1/templates/ id", "/api/v1/onsite/ id", "/api/v1/journeys/ id", "/api/v1/schedules/ id", "enrollmentId", "/api/v1/webhooks/ id", "deliveryId", "/admin/v1/notifications/ id", "/api/v1/keys/ id",
 		"/api/v1/websites/ id", "/api/v1/auth/sessions/ id", "email"} {
 		ids[k] = s.make(t, k)
 	}
@@ -509,6 +509,8 @@ func (s *robustSuite) make(t testing.TB, k string) string {
 		return id(h.do("POST", "/api/v1/templates", `{"name":"House","title":"Hi"}`, key...), "id")
 	case "/api/v1/schedules/ id":
 		return id(h.do("POST", "/api/v1/schedules", `{"name":"Daily","audience":{"everyone":true},"content":{"title":"Hi"},"rule":"FREQ=DAILY;BYHOUR=9"}`, key...), "id")
+	case "/api/v1/onsite/ id":
+		return id(h.do("POST", "/api/v1/onsite", `{"name":"Sale","title":"Half off"}`, key...), "id")
 	case "/api/v1/journeys/ id":
 		return id(h.do("POST", "/api/v1/journeys", `{"name":"Welcome","status":"active","steps":[{"id":"a","type":"wait","seconds":60}]}`, key...), "id")
 	case "enrollmentId":
@@ -567,6 +569,10 @@ func (s *robustSuite) bodies(t testing.TB) map[string]any {
 		"POST /api/v1/schedules": map[string]any{"name": "Daily", "audience": map[string]any{"everyone": true},
 			"content": map[string]any{"title": "Hi"}, "rule": "FREQ=DAILY;BYHOUR=9"},
 		"PUT /api/v1/schedules/{id}":                    map[string]any{"name": "Daily"},
+		"POST /api/v1/onsite":                           map[string]any{"name": "Sale", "title": "Half off", "kind": "modal"},
+		"PUT /api/v1/onsite/{id}":                       map[string]any{"status": "paused"},
+		"PUT /api/v1/prompt":                            map[string]any{"enabled": true, "kind": "bell"},
+		"PUT /api/v1/welcome":                           map[string]any{"enabled": true, "title": "Hi"},
 		"POST /api/v1/journeys":                         map[string]any{"name": "Cart", "steps": []any{map[string]any{"id": "a", "type": "send", "content": map[string]any{"title": "Hi"}}}},
 		"PUT /api/v1/journeys/{id}":                     map[string]any{"name": "Cart"},
 		"POST /api/v1/journeys/{id}/migrate":            map[string]any{"fromVersion": 1, "steps": map[string]any{"a": "a"}},

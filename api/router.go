@@ -139,6 +139,7 @@ func (a *API) routes() *router {
 	a.automationRoutes(rt)
 	a.goalRoutes(rt)
 	a.templateRoutes(rt)
+	a.onsiteRoutes(rt)
 	a.journeyRoutes(rt)
 	a.scheduleRoutes(rt)
 	a.settingsRoutes(rt)

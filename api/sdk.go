@@ -12,6 +12,7 @@ import (
 	"github.com/relaybell/relaybell/analytics"
 	"github.com/relaybell/relaybell/netpolicy"
 	"github.com/relaybell/relaybell/notification"
+	"github.com/relaybell/relaybell/onsite"
 	"github.com/relaybell/relaybell/sdk"
 	"github.com/relaybell/relaybell/store"
 	"github.com/relaybell/relaybell/webpush"
@@ -78,11 +79,19 @@ func (a *API) handleSDKConfig(r *request) error {
 	if l := w.Settings.Logo; l != nil {
 		logo = &l.URL
 	}
+	// The prompt the SDK follows (issue 36); null while it is off.
+	var prompt *onsite.Prompt
+	if p, err := a.prompt(r, w.ID); err != nil {
+		return err
+	} else if p.Enabled {
+		prompt = &p
+	}
 	return r.json(http.StatusOK, struct {
-		VAPIDPublicKey string  `json:"vapidPublicKey"`
-		Topics         []topic `json:"topics"`
-		Logo           *string `json:"logo"`
-	}{w.VAPIDPublicKey, topics, logo})
+		VAPIDPublicKey string         `json:"vapidPublicKey"`
+		Topics         []topic        `json:"topics"`
+		Logo           *string        `json:"logo"`
+		Prompt         *onsite.Prompt `json:"prompt"`
+	}{w.VAPIDPublicKey, topics, logo, prompt})
 }
 
 // subscriptionRequest is the body of POST /subscriptions.
@@ -153,6 +162,11 @@ func (a *API) handleSubscribe(r *request) error {
 	}
 	// The SDK registers on every page view of a subscribed visitor: a visit.
 	sub.Visit, sub.SiteTimezone = store.VisitWeight, w.Timezone
+	// A new browser's welcome is queued with its registration (package
+	// onsite): its timer commits with the endpoint or not at all.
+	if sub.Welcome, err = a.welcomeDelay(r, w.ID); err != nil {
+		return err
+	}
 	res, err := a.st.UpsertSubscription(r.ctx, sub)
 	if err != nil {
 		return fmt.Errorf("storing subscription: %w", err)
@@ -485,6 +499,8 @@ func (a *API) sdkRoutes(rt *router) {
 	add(http.MethodDelete, "/subscriptions", a.handleUnsubscribe)
 	add(http.MethodPost, "/pings/delivered", a.handlePing(store.InteractionDelivered))
 	add(http.MethodPost, "/pings/clicked", a.handlePing(store.InteractionClicked))
+	add(http.MethodGet, "/onsite", a.handleSDKOnsite)
+	add(http.MethodPost, "/pings/onsite", a.handleOnsitePing)
 	add(http.MethodGet, "/sdk.js", a.handleScript(sdk.SDK))
 	add(http.MethodGet, "/sw.js", a.handleScript(sdk.Worker))
 }

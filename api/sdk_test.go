@@ -25,7 +25,7 @@ func TestSDKConfigAndCORS(t *testing.T) {
 	h := newHarness(t)
 	base := "/api/v1/projects/" + h.site.ProjectID
 	r := h.do("GET", base+"/config", "")
-	want := `{"vapidPublicKey":"` + h.site.VAPIDPublicKey + `","topics":[],"logo":null}`
+	want := `{"vapidPublicKey":"` + h.site.VAPIDPublicKey + `","topics":[],"logo":null,"prompt":null}`
 	if r.status != 200 || string(r.body) != want {
 		t.Errorf("%d %s", r.status, r.body)
 	}

@@ -32,5 +32,14 @@ func (a *API) handleStats(r *request) error {
 	if err != nil {
 		return err
 	}
-	return r.json(http.StatusOK, rep)
+	prompts, err := a.promptStats(r, r.owner.Website.ID)
+	if err != nil {
+		return err
+	}
+	// The prompt's impressions, accepts and dismissals by kind, and its
+	// subscription rate (issue 36): counted since it was first shown.
+	return r.json(http.StatusOK, struct {
+		stats.Report
+		Prompts []promptStats `json:"prompts"`
+	}{rep, prompts})
 }

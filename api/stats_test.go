@@ -67,20 +67,20 @@ func TestStatsDefaults(t *testing.T) {
 	h := newHarness(t) // UTC; today is 2026-03-01
 	r := h.do("GET", "/api/v1/stats", "", auth(h.site.APIKey)...)
 	expectBody(t, r, 200, `{"from":"2026-01-31","to":"2026-03-01","timezone":"UTC",`+zeroTotals+`,"days":[`+
-		zeroDays(time.Date(2026, 1, 31, 0, 0, 0, 0, time.UTC), 30, 0)+`]}`)
+		zeroDays(time.Date(2026, 1, 31, 0, 0, 0, 0, time.UTC), 30, 0)+`],"prompts":[]}`)
 
 	// to alone: the 30 days that end with it; from alone: up to today.
 	r = h.do("GET", "/api/v1/stats?to=2026-01-01", "", auth(h.site.APIKey)...)
 	expectBody(t, r, 200, `{"from":"2025-12-03","to":"2026-01-01","timezone":"UTC",`+zeroTotals+`,"days":[`+
-		zeroDays(time.Date(2025, 12, 3, 0, 0, 0, 0, time.UTC), 30, 0)+`]}`)
+		zeroDays(time.Date(2025, 12, 3, 0, 0, 0, 0, time.UTC), 30, 0)+`],"prompts":[]}`)
 	r = h.do("GET", "/api/v1/stats?from=2026-02-27&tz=Asia/Tokyo", "", auth(h.site.APIKey)...)
 	expectBody(t, r, 200, `{"from":"2026-02-27","to":"2026-03-01","timezone":"Asia/Tokyo",`+zeroTotals+`,"days":[`+
-		zeroDays(time.Date(2026, 2, 27, 0, 0, 0, 0, time.UTC), 3, 0)+`]}`)
+		zeroDays(time.Date(2026, 2, 27, 0, 0, 0, 0, time.UTC), 3, 0)+`],"prompts":[]}`)
 
 	// 366 days is the longest range.
 	r = h.do("GET", "/api/v1/stats?from=2024-01-01&to=2024-12-31", "", auth(h.site.APIKey)...)
 	expectBody(t, r, 200, `{"from":"2024-01-01","to":"2024-12-31","timezone":"UTC",`+zeroTotals+`,"days":[`+
-		zeroDays(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC), 366, 0)+`]}`)
+		zeroDays(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC), 366, 0)+`],"prompts":[]}`)
 }
 
 // Days in Europe/Paris around the start of summer time (2026-03-29 has 23
@@ -131,7 +131,7 @@ func TestStatsDaysAcrossDST(t *testing.T) {
 		`"totals":{"subscribers":7,"newSubscribers":5,"unsubscribed":0,"notifications":3,"recipients":20,"sent":18,"delivered":15,"clicked":5,"ctr":27.8,"conversions":3,"revenue":19.75},"days":[`+
 		`{"date":"2026-03-28","subscribers":2,"newSubscribers":1,"unsubscribed":0,"notifications":1,"recipients":5,"sent":5,"delivered":4,"clicked":1,"ctr":20,"conversions":0,"revenue":0},`+
 		`{"date":"2026-03-29","subscribers":4,"newSubscribers":2,"unsubscribed":0,"notifications":1,"recipients":12,"sent":10,"delivered":9,"clicked":3,"ctr":30,"conversions":2,"revenue":12.5},`+
-		`{"date":"2026-03-30","subscribers":6,"newSubscribers":2,"unsubscribed":0,"notifications":1,"recipients":3,"sent":3,"delivered":2,"clicked":1,"ctr":33.3,"conversions":1,"revenue":7.25}]}`)
+		`{"date":"2026-03-30","subscribers":6,"newSubscribers":2,"unsubscribed":0,"notifications":1,"recipients":3,"sent":3,"delivered":2,"clicked":1,"ctr":33.3,"conversions":1,"revenue":7.25}],"prompts":[]}`)
 
 	// The other website sees its own alone; in UTC its browser came on the
 	// 29th, its notification too.
@@ -140,7 +140,7 @@ func TestStatsDaysAcrossDST(t *testing.T) {
 		`"totals":{"subscribers":1,"newSubscribers":1,"unsubscribed":0,"notifications":1,"recipients":100,"sent":100,"delivered":90,"clicked":50,"ctr":50,"conversions":5,"revenue":99},"days":[`+
 		zeroDays(time.Date(2026, 3, 28, 0, 0, 0, 0, time.UTC), 1, 0)+`,`+
 		`{"date":"2026-03-29","subscribers":1,"newSubscribers":1,"unsubscribed":0,"notifications":1,"recipients":100,"sent":100,"delivered":90,"clicked":50,"ctr":50,"conversions":5,"revenue":99},`+
-		zeroDays(time.Date(2026, 3, 30, 0, 0, 0, 0, time.UTC), 1, 1)+`]}`)
+		zeroDays(time.Date(2026, 3, 30, 0, 0, 0, 0, time.UTC), 1, 1)+`],"prompts":[]}`)
 }
 
 // Browsers that left count where they were subscribed: turned off
@@ -188,10 +188,10 @@ func TestStatsRemovals(t *testing.T) {
 	query := "/api/v1/stats?from=" + yesterday.Format(time.DateOnly) + "&to=" + today.Format(time.DateOnly)
 	r := h.do("GET", query, "", auth(h.site.APIKey)...)
 	expectBody(t, r, 200, `{"from":"`+yesterday.Format(time.DateOnly)+`","to":"`+today.Format(time.DateOnly)+`","timezone":"UTC",`+
-		totals(3, 4, 2)+`,"days":[`+day(yesterday, 5, 4, 0)+`,`+day(today, 3, 0, 2)+`]}`)
+		totals(3, 4, 2)+`,"days":[`+day(yesterday, 5, 4, 0)+`,`+day(today, 3, 0, 2)+`],"prompts":[]}`)
 	r = ann.do("GET", query+"&tz=UTC", "", projectHeader, site.ProjectID)
 	expectBody(t, r, 200, `{"from":"`+yesterday.Format(time.DateOnly)+`","to":"`+today.Format(time.DateOnly)+`","timezone":"UTC",`+
-		totals(0, 1, 1)+`,"days":[`+day(yesterday, 1, 1, 0)+`,`+day(today, 0, 0, 1)+`]}`)
+		totals(0, 1, 1)+`,"days":[`+day(yesterday, 1, 1, 0)+`,`+day(today, 0, 0, 1)+`],"prompts":[]}`)
 }
 
 // A zone 5:45 ahead of UTC: days start at 18:15 UTC.
@@ -204,7 +204,7 @@ func TestStatsQuarterHourZone(t *testing.T) {
 	expectBody(t, r, 200, `{"from":"2026-02-27","to":"2026-02-28","timezone":"Asia/Kathmandu",`+
 		`"totals":{"subscribers":0,"newSubscribers":0,"unsubscribed":0,"notifications":2,"recipients":0,"sent":5,"delivered":0,"clicked":1,"ctr":20,"conversions":0,"revenue":0},"days":[`+
 		`{"date":"2026-02-27","subscribers":0,"newSubscribers":0,"unsubscribed":0,"notifications":1,"recipients":0,"sent":1,"delivered":0,"clicked":1,"ctr":100,"conversions":0,"revenue":0},`+
-		`{"date":"2026-02-28","subscribers":0,"newSubscribers":0,"unsubscribed":0,"notifications":1,"recipients":0,"sent":4,"delivered":0,"clicked":0,"ctr":0,"conversions":0,"revenue":0}]}`)
+		`{"date":"2026-02-28","subscribers":0,"newSubscribers":0,"unsubscribed":0,"notifications":1,"recipients":0,"sent":4,"delivered":0,"clicked":0,"ctr":0,"conversions":0,"revenue":0}],"prompts":[]}`)
 }
 
 func TestStatsErrors(t *testing.T) {
@@ -237,13 +237,13 @@ func TestStatsAccess(t *testing.T) {
 	for _, scopes := range [][]string{{ScopeEventsWrite}, {ScopeSubscribersRead}} {
 		r := h.do("GET", "/api/v1/stats?from=2026-03-01&to=2026-03-01", "", auth(h.key(scopes, nil))...)
 		expectBody(t, r, 200, `{"from":"2026-03-01","to":"2026-03-01","timezone":"UTC",`+zeroTotals+`,"days":[`+
-			zeroDays(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), 1, 0)+`]}`)
+			zeroDays(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), 1, 0)+`],"prompts":[]}`)
 	}
 	ann, site := h.owner(t, "ann@example.com", "Shop")
 	statsSubscribe(t, h, site.ID, "2026-03-01T08:00:00Z", "")
 	r := ann.do("GET", "/api/v1/stats?from=2026-03-01&to=2026-03-01", "", projectHeader, site.ProjectID)
 	expectBody(t, r, 200, `{"from":"2026-03-01","to":"2026-03-01","timezone":"`+site.Timezone+`",`+
 		`"totals":{"subscribers":1,"newSubscribers":1,"unsubscribed":0,"notifications":0,"recipients":0,"sent":0,"delivered":0,"clicked":0,"ctr":0,"conversions":0,"revenue":0},"days":[`+
-		`{"date":"2026-03-01","subscribers":1,"newSubscribers":1,"unsubscribed":0,"notifications":0,"recipients":0,"sent":0,"delivered":0,"clicked":0,"ctr":0,"conversions":0,"revenue":0}]}`)
+		`{"date":"2026-03-01","subscribers":1,"newSubscribers":1,"unsubscribed":0,"notifications":0,"recipients":0,"sent":0,"delivered":0,"clicked":0,"ctr":0,"conversions":0,"revenue":0}],"prompts":[]}`)
 	expectCode(t, ann.do("GET", "/api/v1/stats", ""), 400, CodeProjectRequired)
 }

@@ -311,7 +311,7 @@ func TestLogoRoutes(t *testing.T) {
 	}
 	// The SDK's /config carries it for the prompt.
 	if r := h.do("GET", "/api/v1/projects/"+h.site.ProjectID+"/config", ""); r.status != 200 ||
-		string(r.body) != `{"vapidPublicKey":"`+h.site.VAPIDPublicKey+`","topics":[],"logo":"`+icon+`"}` {
+		string(r.body) != `{"vapidPublicKey":"`+h.site.VAPIDPublicKey+`","topics":[],"logo":"`+icon+`","prompt":null}` {
 		t.Fatalf("config: %d %s", r.status, r.body)
 	}
 	// A send without an icon takes the logo; one with an icon keeps its own.

@@ -48,6 +48,7 @@ type Item struct {
 	TargetSummary string  `json:"targetSummary"`
 	Automation    bool    `json:"automation"`
 	ScheduleID    string  `json:"scheduleId,omitempty"`
+	Welcome       bool    `json:"welcome"`
 	Error         *string `json:"error"`
 }
 
@@ -73,6 +74,7 @@ func ListItem(n store.Notification) Item {
 		TargetSummary: n.TargetSummary,
 		Automation:    n.Automation,
 		ScheduleID:    n.ScheduleID,
+		Welcome:       n.Welcome,
 		Error:         nullable(n.Error),
 	}
 }
@@ -120,6 +122,7 @@ type DetailNotification struct {
 	Automation         bool                   `json:"automation"`
 	AutomationID       *string                `json:"automation_id"`
 	ScheduleID         string                 `json:"scheduleId,omitempty"`
+	Welcome            bool                   `json:"welcome"`
 	Transactional      bool                   `json:"transactional"`
 	AB                 *Variant               `json:"ab"`
 	ABTest             *ABSettings            `json:"ab_test"`
@@ -186,6 +189,7 @@ func Detail(n store.Notification, rep analytics.Report, currency *string) Detail
 		Automation:         n.Automation,
 		AutomationID:       nullable(n.AutomationID),
 		ScheduleID:         n.ScheduleID,
+		Welcome:            n.Welcome,
 		Transactional:      n.Transactional,
 		AB:                 c.B,
 		ABTest:             c.ABTest,

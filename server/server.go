@@ -34,6 +34,7 @@ import (
 	"github.com/relaybell/relaybell/goals"
 	"github.com/relaybell/relaybell/journeys"
 	"github.com/relaybell/relaybell/netpolicy"
+	"github.com/relaybell/relaybell/onsite"
 	"github.com/relaybell/relaybell/pusher"
 	"github.com/relaybell/relaybell/ratelimit"
 	"github.com/relaybell/relaybell/ring"
@@ -510,7 +511,11 @@ func (s *Server) initEngine(context.Context) error {
 	// A set_tags step's labels do what a label change through the API
 	// does: segment entry, tag goals.
 	tags := journeys.LabelsChanged(s.segments, s.goals)
-	cfg.Kinds = map[string]automations.KindHandler{store.TimerJourney: journeys.NewEngine(s.store, pool, tags, s.logger)}
+	// Welcome notifications (package onsite) ride on the same timers.
+	cfg.Kinds = map[string]automations.KindHandler{
+		store.TimerJourney: journeys.NewEngine(s.store, pool, tags, s.logger),
+		store.TimerWelcome: onsite.NewWelcomeEngine(s.store, pool, s.templates(), s.logger),
+	}
 	loops := 1
 	if s.cfg.Postgres != "" {
 		loops = engineLoops
@@ -546,7 +551,7 @@ func (s *Server) initSchedules(context.Context) error {
 	if cfg.BeforeFire == nil {
 		cfg.BeforeFire = scheduleFailpoint(s.logger)
 	}
-	e, err := schedules.NewEngine(cfg, s.store, templates.NewService(s.store), s.scheduleDispatcher(), s.logger, s.reg)
+	e, err := schedules.NewEngine(cfg, s.store, s.templates(), s.scheduleDispatcher(), s.logger, s.reg)
 	if err != nil {
 		return err
 	}
@@ -604,6 +609,10 @@ func (s *Server) initPurge(context.Context) error {
 	return nil
 }
 
+// templates fills the templateId of what sends later (schedules, the
+// welcome notification) from the website's templates.
+func (s *Server) templates() *templates.Service { return templates.NewService(s.store) }
+
 func (s *Server) initAPI(context.Context) error {
 	svc := api.Services{
 		Accounts:    accounts.New(s.store, accounts.Config{IdleTimeout: s.cfg.SessionIdle, MaxAge: s.cfg.SessionMaxAge}, s.logger),
@@ -613,7 +622,8 @@ func (s *Server) initAPI(context.Context) error {
 		Goals:       s.goals,
 		Journeys:    s.journeys,
 		Segments:    s.segments,
-		Schedules:   schedules.NewService(s.store, templates.NewService(s.store)),
+		Schedules:   schedules.NewService(s.store, s.templates()),
+		Templates:   s.templates(),
 	}
 	if s.defs != nil {
 		svc.Definitions = s.defs

@@ -219,7 +219,12 @@ type SubscriptionInput struct {
 	// SiteTimezone, when set, is the website's time zone as the caller
 	// knows it, which spares the store reading it to learn the visit.
 	SiteTimezone string
-	At           time.Time
+	// Welcome, when not nil, is the delay of the website's welcome
+	// notification: a new endpoint whose URL the welcome ledger does not
+	// hold gets a welcome timer (TimerWelcome) due that long after At, in
+	// the registration's transaction.
+	Welcome *time.Duration
+	At      time.Time
 }
 
 // SubscriptionResult tells which records the registration touched.
@@ -299,7 +304,10 @@ type Notification struct {
 	ScheduleID string
 	// Test marks a test send to the website's test devices: listed like
 	// any send, left out of Stats.
-	Test        bool
+	Test bool
+	// Welcome marks the welcome notification of a new browser (package
+	// onsite): its own kind of send in the reports.
+	Welcome     bool
 	Segments    []string // ids of the saved segments the send includes or excludes
 	CreatedAt   time.Time
 	ScheduledAt *time.Time
@@ -394,6 +402,7 @@ type Store interface {
 	Templates
 	Uploads
 	Schedules
+	Onsite
 	Close() error
 }
 

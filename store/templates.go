@@ -10,6 +10,7 @@ const (
 	TemplateUseAutomation = "automation"
 	TemplateUseJourney    = "journey"
 	TemplateUseSchedule   = "schedule"
+	TemplateUseWelcome    = "welcome" // the website's welcome notification; its id is the website's
 )
 
 // Template is a website's saved content: a name and the content members
@@ -25,7 +26,7 @@ type Template struct {
 }
 
 // TemplateUse is one thing that names a template and would break without
-// it: its kind (TemplateUseAutomation, TemplateUseJourney, TemplateUseSchedule), id and name.
+// it: its kind (TemplateUseAutomation, TemplateUseJourney, TemplateUseSchedule, TemplateUseWelcome), id and name.
 type TemplateUse struct {
 	Kind string
 	ID   string

@@ -23,6 +23,9 @@ import { Templates } from './pages/templates.js';
 import { Schedules } from './pages/schedules.js';
 import { Journeys } from './pages/journeys.js';
 import { JourneyPage } from './pages/journey.js';
+import { Prompt } from './pages/prompt.js';
+import { Welcome } from './pages/welcome.js';
+import { OnsiteMessages, OnsiteArea } from './pages/onsite.js';
 
 export function Shell({ me, route, onMe, onSignOut }) {
   const websites = me.websites || [];
@@ -82,6 +85,12 @@ export function Shell({ me, route, onMe, onSignOut }) {
     page = html`<${Templates} site=${site} />`;
   } else if (route.path === 'schedules') {
     page = html`<${Schedules} site=${site} />`;
+  } else if (route.path === 'prompt') {
+    page = html`<${OnsiteArea} route=${route.path}><${Prompt} site=${site} /><//>`;
+  } else if (route.path === 'welcome') {
+    page = html`<${OnsiteArea} route=${route.path}><${Welcome} site=${site} /><//>`;
+  } else if (route.path === 'onsite') {
+    page = html`<${OnsiteArea} route=${route.path}><${OnsiteMessages} site=${site} /><//>`;
   } else if (route.path === 'journeys') {
     page = html`<${Journeys} site=${site} />`;
   } else if (route.path === 'journeys/new' && site.role !== 'viewer') {
@@ -95,7 +104,10 @@ export function Shell({ me, route, onMe, onSignOut }) {
   } else {
     page = html`<${Home} site=${site} />`;
   }
-  const link = (path, label) => html`<a href=${'#/' + path} aria-current=${route.path === path ? 'page' : undefined}>${label}</a>`;
+  // A link stands for its own page and, when given, the pages reached from
+  // it (Settings: the prompt, the welcome and on-site messages; the main
+  // navigation has no room for more links at 1280 px).
+  const link = (path, label, area) => html`<a href=${'#/' + path} aria-current=${route.path === path || (area && area.includes(route.path)) ? 'page' : undefined}>${label}</a>`;
   // On a phone the switcher, the pages and the account fold into the menu.
   return html`<div class="shell">
     <header>
@@ -111,10 +123,10 @@ export function Shell({ me, route, onMe, onSignOut }) {
         <span class="who">${me.user.email}</span>
         <button type="button" class="secondary" onClick=${() => onSignOut().catch(setSignOutError)}>Sign out</button>
         <nav aria-label="Main">${site && [link('', 'Home'), site.role !== 'viewer' && link('compose', 'New notification'), link('notifications', 'Notifications'),
-          link('automations', 'Automations'), link('journeys', 'Journeys'), link('goals', 'Goals'), link('templates', 'Templates'), link('schedules', 'Schedules'), link('people', 'Audience'), link('segments', 'Segments'), link('webhooks', 'Webhooks'), link('install', 'Install'), link('settings', 'Settings')]}</nav>
+          link('automations', 'Automations'), link('journeys', 'Journeys'), link('goals', 'Goals'), link('templates', 'Templates'), link('schedules', 'Schedules'), link('people', 'Audience'), link('segments', 'Segments'), link('webhooks', 'Webhooks'), link('install', 'Install'), link('settings', 'Settings', ['prompt', 'welcome', 'onsite'])]}</nav>
       </div>
       <${Alert} error=${signOutError} what="Signing out failed" />
     </header>
-    <main key=${site ? site.projectId : ''} class=${route.path === 'compose' || route.path.startsWith('compose/') || route.path === 'automations' || route.path === 'journeys' || route.path === 'templates' || route.path.startsWith('journeys/') ? 'wide' : undefined}>${page}</main>
+    <main key=${site ? site.projectId : ''} class=${route.path === 'compose' || route.path.startsWith('compose/') || route.path === 'automations' || route.path === 'journeys' || route.path === 'templates' || route.path.startsWith('journeys/') || route.path === 'prompt' ? 'wide' : undefined}>${page}</main>
   </div>`;
 }

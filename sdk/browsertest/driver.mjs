@@ -36,13 +36,37 @@ function stubPush(s) {
   window.__replaceSubscription = (next) => { current = subscription(next, current.options.applicationServerKey); };
 }
 
+// stubAsk stands for the browser's permission question when a test
+// launches with permission 'default': Notification.permission is what the
+// visitor answered last (kept across page loads in localStorage),
+// requestPermission answers window.__rbAnswer ('granted' unless set) and
+// records each question asked while the answer was open, with whether the
+// page had a user gesture then (navigator.userActivation.isActive).
+function stubAsk() {
+  const key = '__rbPermission';
+  const read = () => { try { return localStorage.getItem(key) || 'default'; } catch (e) { return 'default'; } };
+  window.__rbAsks = [];
+  Object.defineProperty(Notification, 'permission', { configurable: true, get: read });
+  Notification.requestPermission = async function () {
+    if (read() !== 'default') {
+      return read();
+    }
+    window.__rbAsks.push({ gesture: navigator.userActivation ? navigator.userActivation.isActive : null });
+    const answer = window.__rbAnswer || 'granted';
+    if (answer !== 'default') {
+      localStorage.setItem(key, answer);
+    }
+    return answer;
+  };
+}
+
 async function serviceWorker() {
   const live = context.serviceWorkers();
   return live.length ? live[live.length - 1] : context.waitForEvent('serviceworker', { timeout: 10000 });
 }
 
 const commands = {
-  async launch({ executablePath, origin, locale, timezoneId, subscription }) {
+  async launch({ executablePath, origin, locale, timezoneId, subscription, permission, userAgent }) {
     browser = await chromium.launch({
       executablePath,
       headless: true,
@@ -51,8 +75,12 @@ const commands = {
       args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
         '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     });
-    context = await browser.newContext({ locale, timezoneId });
-    await context.grantPermissions(['notifications'], { origin });
+    context = await browser.newContext({ locale, timezoneId, ...(userAgent ? { userAgent } : {}) });
+    if (permission === 'default') {
+      await context.addInitScript(stubAsk);
+    } else {
+      await context.grantPermissions(['notifications'], { origin });
+    }
     await context.addInitScript(stubPush, subscription);
     page = await context.newPage();
     page.on('console', (m) => console.error('page console:', m.text()));
@@ -126,6 +154,25 @@ const commands = {
   async screenshot({ path, width, height, dark }) {
     await commands.viewport({ width, height, dark });
     await page.screenshot({ path, fullPage: true });
+  },
+  // clock installs Playwright's fake clock on the context at time (ms
+  // since the epoch): timers and Date move only when told, so a test of
+  // a delay waits for nothing and a slow machine changes nothing.
+  async clock({ time }) {
+    await context.clock.install({ time });
+  },
+  // tick moves the fake clock on by ms, firing the timers due.
+  async tick({ ms }) {
+    await page.clock.runFor(ms);
+  },
+  // jump sets the fake clock's time (ms since the epoch) without firing
+  // timers in between, as days passing between two visits.
+  async jump({ time }) {
+    await page.clock.setSystemTime(time);
+  },
+  // media emulates media features ({reducedMotion: 'reduce'}).
+  async media(features) {
+    await page.emulateMedia(features);
   },
   async headers({ url }) {
     const res = await page.goto(url);

@@ -24,7 +24,7 @@ const notificationCols = `id, website_id, seq, status, title, body, content, tar
 	target_summary, send_body, transactional, ab, automation, created_at, scheduled_at,
 	started_at, finished_at, published_at, error, recipients, processed, sent, delivered,
 	failed, pruned, clicked, conversions, click_conversions, revenue, waves, ab_winner, test,
-	coalesce(automation_id, ''), coalesce(journey_id, ''), coalesce(journey_step, ''), coalesce(schedule_id, '')`
+	coalesce(automation_id, ''), coalesce(journey_id, ''), coalesce(journey_step, ''), coalesce(schedule_id, ''), welcome`
 
 func notificationDest(n *store.Notification) []any {
 	return []any{&n.ID, &n.WebsiteID, &n.Seq, &n.Status, &n.Title, &n.Body, rawJSONDest{&n.Content},
@@ -32,7 +32,7 @@ func notificationDest(n *store.Notification) []any {
 		&n.Automation, timeDest{&n.CreatedAt}, timePtrDest{&n.ScheduledAt}, timePtrDest{&n.StartedAt},
 		timePtrDest{&n.FinishedAt}, timePtrDest{&n.PublishedAt}, &n.Error, &n.Recipients, &n.Processed,
 		&n.Sent, &n.Delivered, &n.Failed, &n.Pruned, &n.Clicked, &n.Conversions, &n.ClickConversions, &n.Revenue, &n.Waves,
-		&n.ABWinner, &n.Test, &n.AutomationID, &n.JourneyID, &n.JourneyStep, &n.ScheduleID}
+		&n.ABWinner, &n.Test, &n.AutomationID, &n.JourneyID, &n.JourneyStep, &n.ScheduleID, &n.Welcome}
 }
 
 // queryNotifications reads every row of a query of notificationCols on c.
@@ -64,10 +64,7 @@ func (s *Store) CreateNotification(ctx context.Context, n *store.Notification) e
 // its segment links, and sets n.Seq.
 func (s *Store) insertNotification(ctx context.Context, tx Conn, n *store.Notification) error {
 	var seq int64
-	if err := tx.QueryRow(ctx, `INSERT INTO notifications (`+notificationInsertCols+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-				$21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33)
-			RETURNING seq`, s.notificationArgs(n)...).Scan(&seq); err != nil {
+	if err := tx.QueryRow(ctx, notificationInsertOne, s.notificationArgs(n)...).Scan(&seq); err != nil {
 		return err
 	}
 	n.Seq = seq
@@ -79,7 +76,14 @@ func (s *Store) insertNotification(ctx context.Context, tx Conn, n *store.Notifi
 const notificationInsertCols = `id, website_id, status, title, body, content,
 	target, target_summary, send_body, transactional, ab, automation, created_at, scheduled_at, started_at,
 	finished_at, published_at, error, recipients, processed, sent, delivered, failed, pruned, clicked,
-	conversions, revenue, search, test, automation_id, journey_id, journey_step, schedule_id`
+	conversions, revenue, search, test, automation_id, journey_id, journey_step, schedule_id, welcome`
+
+// notificationInsertN is how many columns notificationInsertCols names.
+var notificationInsertN = strings.Count(notificationInsertCols, ",") + 1
+
+// notificationInsertOne stores one notification and returns its seq.
+var notificationInsertOne = `INSERT INTO notifications (` + notificationInsertCols + `) VALUES ` +
+	valuesList(1, notificationInsertN, nil) + ` RETURNING seq`
 
 // notificationArgs are n's values of notificationInsertCols.
 func (s *Store) notificationArgs(n *store.Notification) []any {
@@ -88,19 +92,19 @@ func (s *Store) notificationArgs(n *store.Notification) []any {
 		s.timePtr(n.ScheduledAt), s.timePtr(n.StartedAt), s.timePtr(n.FinishedAt), s.timePtr(n.PublishedAt),
 		n.Error, n.Recipients, n.Processed, n.Sent, n.Delivered, n.Failed, n.Pruned, n.Clicked, n.Conversions,
 		n.Revenue, store.SearchText(n.Title, n.Body), n.Test, nullString(n.AutomationID),
-		nullString(n.JourneyID), nullString(n.JourneyStep), nullString(n.ScheduleID)}
+		nullString(n.JourneyID), nullString(n.JourneyStep), nullString(n.ScheduleID), n.Welcome}
 }
 
 // insertNotifications stores new notifications in tx with multi-row
 // INSERTs (rowsPerInsert a statement), and sets each one's Seq.
 func (s *Store) insertNotifications(ctx context.Context, tx Conn, ns []*store.Notification) error {
 	for chunk := range slices.Chunk(ns, rowsPerInsert) {
-		args := make([]any, 0, len(chunk)*33)
+		args := make([]any, 0, len(chunk)*notificationInsertN)
 		for _, n := range chunk {
 			args = append(args, s.notificationArgs(n)...)
 		}
 		rows, err := tx.Query(ctx, `INSERT INTO notifications (`+notificationInsertCols+`) VALUES `+
-			valuesList(len(chunk), 33, nil)+` RETURNING id, seq`, args...)
+			valuesList(len(chunk), notificationInsertN, nil)+` RETURNING id, seq`, args...)
 		type idSeq struct {
 			id  string
 			seq int64

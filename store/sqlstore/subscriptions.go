@@ -212,6 +212,11 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 		if err := s.queueTriggers(ctx, tx, in.WebsiteID, target, store.TriggerTopicOptIn, res.OptedIn, when); err != nil {
 			return err
 		}
+		if res.Created && in.Welcome != nil {
+			if err := s.queueWelcome(ctx, tx, in.WebsiteID, epID, target, in.Endpoint, when.Add(*in.Welcome)); err != nil {
+				return err
+			}
+		}
 		switch {
 		case in.Visit <= 0 || learned:
 		case in.SiteTimezone != "":

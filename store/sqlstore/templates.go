@@ -101,6 +101,9 @@ func (s *Store) templateUses(ctx context.Context, c Conn, websiteID, templateID 
 		UNION ALL
 		SELECT '`+store.TemplateUseSchedule+`', s.id, s.name FROM schedules s
 		WHERE s.website_id = $1 AND s.template_id = $3
+		UNION ALL
+		SELECT '`+store.TemplateUseWelcome+`', w.website_id, 'Welcome notification' FROM site_settings w
+		WHERE w.website_id = $1 AND w.name = '`+store.SettingsWelcome+`' AND w.body LIKE $2
 	) uses ORDER BY kind, name, id`, websiteID, `%"templateId":"`+templateID+`"%`, templateID)
 	list, err := CollectRows(rows, err, func(u *store.TemplateUse) []any { return []any{&u.Kind, &u.ID, &u.Name} })
 	if err != nil {

@@ -54,6 +54,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Templates", templateCases},
 		{"Uploads", uploadCases},
 		{"Schedules", scheduleCases},
+		{"Onsite", onsiteCases},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

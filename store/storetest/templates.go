@@ -102,6 +102,9 @@ func testTemplateUses(t *testing.T, s store.Store) {
 
 	sch := newSchedule(t, s, w.Website.ID, at(time.Hour), func(sc *store.Schedule) { sc.Name = "Digest"; sc.TemplateID = tp.ID })
 	newSchedule(t, s, other.Website.ID, at(time.Hour), func(sc *store.Schedule) { sc.TemplateID = tp.ID }) // another website's
+	welcome := []byte(`{"enabled":false,"delaySeconds":0,` + names + `}`)
+	noErr(t, "PutSiteSettings", s.PutSiteSettings(ctx, w.Website.ID, store.SettingsWelcome, welcome, at(time.Hour)))
+	noErr(t, "PutSiteSettings", s.PutSiteSettings(ctx, other.Website.ID, store.SettingsWelcome, welcome, at(time.Hour)))
 
 	uses, err = s.TemplateUses(ctx, w.Website.ID, tp.ID)
 	noErr(t, "TemplateUses", err)
@@ -109,6 +112,7 @@ func testTemplateUses(t *testing.T, s store.Store) {
 		{Kind: store.TemplateUseAutomation, ID: auto.ID, Name: "Zebra cart"},
 		{Kind: store.TemplateUseJourney, ID: j.ID, Name: "Welcome"},
 		{Kind: store.TemplateUseSchedule, ID: sch.ID, Name: "Digest"},
+		{Kind: store.TemplateUseWelcome, ID: w.Website.ID, Name: "Welcome notification"},
 	}
 	same(t, "uses by kind then name", uses, want)
 	uses, err = s.TemplateUses(ctx, w.Website.ID, spare.ID)
@@ -124,6 +128,7 @@ func testTemplateUses(t *testing.T, s store.Store) {
 	noErr(t, "DeleteAutomation", s.DeleteAutomation(ctx, w.Website.ID, auto.ID))
 	noErr(t, "DeleteJourney", s.DeleteJourney(ctx, w.Website.ID, j.ID))
 	noErr(t, "DeleteSchedule", s.DeleteSchedule(ctx, w.Website.ID, sch.ID))
+	noErr(t, "PutSiteSettings", s.PutSiteSettings(ctx, w.Website.ID, store.SettingsWelcome, []byte(`{"enabled":false,"delaySeconds":0}`), at(2*time.Hour)))
 	uses, err = s.DeleteTemplate(ctx, w.Website.ID, tp.ID)
 	noErr(t, "DeleteTemplate once nothing names it", err)
 	same(t, "uses", uses, nil)

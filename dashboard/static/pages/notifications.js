@@ -77,7 +77,7 @@ export function Notifications({ site, query = '' }) {
       <thead><tr><th scope="col">Title</th><th scope="col">Status</th><th scope="col">Audience</th><th scope="col">Sent</th>
         <th scope="col">Clicked</th><th scope="col">CTR</th><th scope="col">Created</th></tr></thead>
       <tbody>${items.map((n) => html`<tr>
-        <td><a class="cut" href=${'#/notifications/' + n.id} title=${n.title}>${n.title}</a></td><td>${n.status.replace(/_/g, ' ')}</td>
+        <td><a class="cut" href=${'#/notifications/' + n.id} title=${n.title}>${n.title}</a>${n.welcome && html` <span class="badge">Welcome</span>`}</td><td>${n.status.replace(/_/g, ' ')}</td>
         <td><span class="cut" title=${n.targetSummary}>${n.targetSummary}</span></td><td class="num">${numbers.format(n.sent)}</td><td class="num">${numbers.format(n.clicked)}</td>
         <td class="num">${numbers.format(n.ctr)} %</td><td>${formatTime(n.created_at, site.timezone)}</td></tr>`)}</tbody>
     </table></div>`}

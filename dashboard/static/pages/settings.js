@@ -142,6 +142,9 @@ export function Settings({ site, onMe }) {
     ${!canChange && html`<p role="note">You can see this website as a viewer; an owner or admin can change it.</p>`}
     <${WebsiteSettings} site=${site} canChange=${canChange} onSaved=${onMe} />
     <${Logo} site=${site} canChange=${canChange} />
+    <section aria-labelledby="onsite-title"><h2 id="onsite-title">On your website</h2>
+      <p>What the RelayBell script does on your pages: <a href="#/prompt">Prompt</a> (how and when it asks visitors to subscribe),
+        <a href="#/welcome">Welcome</a> (the notification each new browser gets) and <a href="#/onsite">On-site messages</a> (banners, modals and slide-ins).</p></section>
     <${Keys} site=${site} canChange=${canChange} />
     <${IdentitySettings} site=${site} canChange=${canChange} />
     <${Team} site=${site} canChange=${canChange} />

@@ -1,4 +1,4 @@
--- Version 30: templates (issue 35, part 1; store.Templates).
+-- Version 27: templates (issue 35, part 1; store.Templates).
 --
 -- templates: a website's saved content, a name and the content members of
 -- a send request (title, body, url, icon, image, badge, actions, ttl, tag,

@@ -1,4 +1,4 @@
--- Version 33: uploads (issue 36, item 4; store.Uploads). Every node of a
+-- Version 28: uploads (issue 36, item 4; store.Uploads). Every node of a
 -- cluster reads the files from here, and the embedded mode keeps them in
 -- its SQLite file under the data directory.
 --

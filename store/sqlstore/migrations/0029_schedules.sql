@@ -1,4 +1,4 @@
--- Version 32: recurring schedules (issue 35, part 3; store.Schedules) and
+-- Version 29: recurring schedules (issue 35, part 3; store.Schedules) and
 -- the origin of the notifications they send.
 --
 -- schedules: a website's recurring schedules. definition is the JSON the

@@ -1,0 +1,190 @@
+package onsite
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/relaybell/relaybell/notification"
+	"github.com/relaybell/relaybell/store"
+)
+
+// MaxWelcomeDelay bounds the welcome's delay: a day.
+const MaxWelcomeDelay = 86400
+
+// Templates fills a send's content from one of the website's templates.
+// The templates package implements it; nil on a server without templates,
+// where a welcome naming a template is refused.
+type Templates interface {
+	Apply(ctx context.Context, websiteID, templateID string, req *notification.Request) error
+}
+
+// Welcome is a website's welcome notification (GET/PUT /welcome): on or
+// off, the delay after a new browser subscribes, and the content members
+// of a send, or a template's id.
+type Welcome struct {
+	Enabled      bool
+	DelaySeconds int64
+	TemplateID   string
+	Content      notification.Request
+}
+
+// welcomeHead is Welcome's own members on the wire.
+type welcomeHead struct {
+	Enabled      *bool   `json:"enabled,omitempty"`
+	DelaySeconds *int64  `json:"delaySeconds,omitempty"`
+	TemplateID   *string `json:"templateId,omitempty"`
+}
+
+// MarshalJSON writes {enabled, delaySeconds, templateId, ...content}.
+func (w Welcome) MarshalJSON() ([]byte, error) {
+	content, err := json.Marshal(w.Content)
+	if err != nil {
+		return nil, err
+	}
+	var tmpl any
+	if w.TemplateID != "" {
+		tmpl = w.TemplateID
+	}
+	head, err := json.Marshal(struct {
+		Enabled      bool  `json:"enabled"`
+		DelaySeconds int64 `json:"delaySeconds"`
+		TemplateID   any   `json:"templateId"`
+	}{w.Enabled, w.DelaySeconds, tmpl})
+	if err != nil {
+		return nil, err
+	}
+	if string(content) == "{}" {
+		return head, nil
+	}
+	return append(append(head[:len(head)-1], ','), content[1:]...), nil
+}
+
+// ReadWelcome is the stored welcome; off when none was stored.
+func ReadWelcome(b []byte) (Welcome, error) {
+	var w Welcome
+	if b == nil {
+		return w, nil
+	}
+	if err := w.apply(b, false); err != nil {
+		return Welcome{}, fmt.Errorf("reading welcome: %w", err)
+	}
+	return w, nil
+}
+
+// Apply decodes a PUT body strictly over w: the members given replace
+// the stored ones; content members replace the stored content as a whole
+// (and clear the template), a templateId clears the content.
+func (w *Welcome) Apply(body []byte) error { return w.apply(body, true) }
+
+func (w *Welcome) apply(body []byte, strict bool) error {
+	var head welcomeHead
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(body, &raw); err != nil || raw == nil {
+		return errorf(CodeInvalidJSON, "the body is a JSON object")
+	}
+	rest := map[string]json.RawMessage{}
+	for k, v := range raw {
+		switch k {
+		case "enabled", "delaySeconds", "templateId":
+		default:
+			rest[k] = v
+		}
+	}
+	hb, _ := json.Marshal(map[string]json.RawMessage{"enabled": raw["enabled"], "delaySeconds": raw["delaySeconds"], "templateId": raw["templateId"]})
+	if err := json.Unmarshal(hb, &head); err != nil {
+		return errorf(CodeInvalidJSON, "enabled is a boolean, delaySeconds an integer, templateId a string")
+	}
+	if head.Enabled != nil {
+		w.Enabled = *head.Enabled
+	}
+	if head.DelaySeconds != nil {
+		w.DelaySeconds = *head.DelaySeconds
+	}
+	if _, ok := raw["templateId"]; ok {
+		w.TemplateID = ""
+		if head.TemplateID != nil {
+			w.TemplateID = *head.TemplateID
+			w.Content = notification.Request{}
+		}
+	}
+	if len(rest) > 0 {
+		cb, _ := json.Marshal(rest)
+		var c notification.Request
+		dec := json.NewDecoder(bytes.NewReader(cb))
+		if strict {
+			dec.DisallowUnknownFields()
+		}
+		if err := dec.Decode(&c); err != nil {
+			if msg := err.Error(); strings.HasPrefix(msg, "json: unknown field ") {
+				return errorf(CodeUnknownField, "unknown field %s", strings.TrimPrefix(msg, "json: unknown field "))
+			}
+			return errorf(CodeInvalidJSON, "%s", strings.TrimPrefix(err.Error(), "json: "))
+		}
+		w.Content, w.TemplateID = c, ""
+	}
+	return nil
+}
+
+// Check refuses what the welcome cannot be: a delay out of range, a
+// member that chooses who gets it or when, content that would not send
+// (notification.Prepare, when there is no template), a template on a
+// server without templates (tmpl nil).
+func (w *Welcome) Check(ctx context.Context, site store.Website, tmpl Templates, now time.Time) error {
+	if w.DelaySeconds < 0 || w.DelaySeconds > MaxWelcomeDelay {
+		return errorf(CodeInvalidWelcome, "delaySeconds is 0 to %d", MaxWelcomeDelay)
+	}
+	if name := w.Content.AudienceOrTiming(); name != "" {
+		return errorf(CodeInvalidWelcome, "%s: a welcome goes to the browser that just subscribed, after delaySeconds", name)
+	}
+	if w.TemplateID != "" {
+		if tmpl == nil {
+			return errorf(CodeInvalidWelcome, "templateId: templates are not available on this server; give the content members instead")
+		}
+		return nil
+	}
+	if !w.Enabled && w.Content.Title == nil {
+		return nil // off and empty: nothing to check
+	}
+	if _, err := notification.Prepare(ctx, &w.Content, site, nil, now); err != nil {
+		var ne *notification.Error
+		if errors.As(err, &ne) {
+			return errorf(ne.Code, "%s", ne.Message)
+		}
+		return err
+	}
+	return nil
+}
+
+// Notification is the welcome send of a timer's browser: the content (a
+// template's, when named) resolved as a send, welcome true, to the
+// browser's person and nobody else.
+func (w Welcome) Notification(ctx context.Context, site store.Website, tmpl Templates, subscriberID string, now time.Time) (*store.Notification, error) {
+	if subscriberID == "" { // an empty target is everyone: never
+		return nil, errors.New("a welcome timer names no person")
+	}
+	req := w.Content
+	if w.TemplateID != "" {
+		if tmpl == nil {
+			return nil, errors.New("the welcome names a template and this server has no templates")
+		}
+		if err := tmpl.Apply(ctx, site.ID, w.TemplateID, &req); err != nil {
+			return nil, fmt.Errorf("applying welcome template: %w", err)
+		}
+	}
+	n, err := notification.Prepare(ctx, &req, site, nil, now)
+	if err != nil {
+		return nil, fmt.Errorf("preparing welcome: %w", err)
+	}
+	n.Welcome, n.Automation, n.SendBody = true, true, nil
+	target := notification.Target{SubscriberID: subscriberID}
+	n.TargetSummary = target.Summary()
+	if n.Target, err = json.Marshal(target); err != nil {
+		return nil, fmt.Errorf("encoding welcome target: %w", err)
+	}
+	return n, nil
+}

@@ -1,0 +1,257 @@
+package sqlstore
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/relaybell/relaybell/store"
+)
+
+// SiteSettings reads one of the website's settings documents; nil when
+// it was never set.
+func (s *Store) SiteSettings(ctx context.Context, websiteID, name string) ([]byte, error) {
+	var body string
+	err := s.db.Read().QueryRow(ctx, `SELECT body FROM site_settings WHERE website_id = $1 AND name = $2`,
+		websiteID, name).Scan(&body)
+	switch err = s.mapErr(err); {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("loading %s settings: %w", name, err)
+	}
+	return []byte(body), nil
+}
+
+// PutSiteSettings stores one of the website's settings documents.
+func (s *Store) PutSiteSettings(ctx context.Context, websiteID, name string, body []byte, at time.Time) error {
+	_, err := s.db.Write().Exec(ctx, `INSERT INTO site_settings (website_id, name, body, updated_at)
+		VALUES ($1, $2, $3, $4) ON CONFLICT (website_id, name) DO UPDATE SET body = excluded.body,
+		updated_at = excluded.updated_at`, websiteID, name, string(body), s.time(at))
+	if err != nil {
+		return fmt.Errorf("storing %s settings: %w", name, s.mapErr(err))
+	}
+	return nil
+}
+
+const onsiteCols = `id, website_id, name, status, definition, created_at, updated_at`
+
+func onsiteDest(m *store.OnsiteMessage) []any {
+	return []any{&m.ID, &m.WebsiteID, &m.Name, &m.Status, rawJSONDest{&m.Definition},
+		timeDest{&m.CreatedAt}, timeDest{&m.UpdatedAt}}
+}
+
+// ListOnsiteMessages lists the website's messages, newest first, with
+// their counts.
+func (s *Store) ListOnsiteMessages(ctx context.Context, websiteID string) ([]store.OnsiteMessage, error) {
+	rows, err := s.db.Read().Query(ctx, `SELECT `+onsiteCols+` FROM onsite_messages WHERE website_id = $1
+		ORDER BY created_at DESC, id DESC`, websiteID)
+	list, err := CollectRows(rows, err, onsiteDest)
+	if err != nil {
+		return nil, fmt.Errorf("listing on-site messages: %w", err)
+	}
+	if len(list) == 0 {
+		return list, nil
+	}
+	counts, err := s.OnsiteCounts(ctx, websiteID, "")
+	if err != nil {
+		return nil, err
+	}
+	for i := range list {
+		list[i].Counts = countsOf(counts[list[i].ID])
+	}
+	return list, nil
+}
+
+// countsOf is a message's counts, every kind present.
+func countsOf(c map[string]int64) map[string]int64 {
+	out := map[string]int64{store.OnsiteImpression: 0, store.OnsiteClick: 0, store.OnsiteDismiss: 0}
+	for k, n := range c {
+		out[k] = n
+	}
+	return out
+}
+
+// OnsiteMessage finds one of the website's messages, with its counts.
+func (s *Store) OnsiteMessage(ctx context.Context, websiteID, id string) (store.OnsiteMessage, error) {
+	var m store.OnsiteMessage
+	err := s.db.Read().QueryRow(ctx, `SELECT `+onsiteCols+` FROM onsite_messages WHERE website_id = $1 AND id = $2`,
+		websiteID, id).Scan(onsiteDest(&m)...)
+	if err != nil {
+		return store.OnsiteMessage{}, fmt.Errorf("loading on-site message: %w", s.mapErr(err))
+	}
+	counts, err := s.OnsiteCounts(ctx, websiteID, id)
+	if err != nil {
+		return store.OnsiteMessage{}, err
+	}
+	m.Counts = countsOf(counts[id])
+	return m, nil
+}
+
+// CreateOnsiteMessage stores a new message.
+func (s *Store) CreateOnsiteMessage(ctx context.Context, m store.OnsiteMessage) error {
+	_, err := s.db.Write().Exec(ctx, `INSERT INTO onsite_messages (`+onsiteCols+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, m.ID, m.WebsiteID, m.Name, m.Status, string(m.Definition),
+		s.time(m.CreatedAt), s.time(m.UpdatedAt))
+	if err != nil {
+		return fmt.Errorf("creating on-site message: %w", s.mapErr(err))
+	}
+	return nil
+}
+
+// UpdateOnsiteMessage replaces a message's name, status, definition and
+// UpdatedAt.
+func (s *Store) UpdateOnsiteMessage(ctx context.Context, m store.OnsiteMessage) error {
+	res, err := s.db.Write().Exec(ctx, `UPDATE onsite_messages SET name = $3, status = $4, definition = $5,
+		updated_at = $6 WHERE website_id = $1 AND id = $2`, m.WebsiteID, m.ID, m.Name, m.Status,
+		string(m.Definition), s.time(m.UpdatedAt))
+	if err != nil {
+		return fmt.Errorf("updating on-site message: %w", s.mapErr(err))
+	}
+	return oneRow(res, "updating on-site message")
+}
+
+// DeleteOnsiteMessage removes one of the website's messages with its
+// counts, in one transaction.
+func (s *Store) DeleteOnsiteMessage(ctx context.Context, websiteID, id string) error {
+	return s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
+		res, err := tx.Exec(ctx, `DELETE FROM onsite_messages WHERE website_id = $1 AND id = $2`, websiteID, id)
+		if err != nil {
+			return fmt.Errorf("deleting on-site message: %w", s.mapErr(err))
+		}
+		if err := oneRow(res, "deleting on-site message"); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `DELETE FROM onsite_counts WHERE website_id = $1 AND subject = $2`, websiteID, id)
+		return err
+	})
+}
+
+// oneRow is ErrNotFound when a statement touched no row.
+func oneRow(n int64, op string) error {
+	if n == 0 {
+		return fmt.Errorf("%s: %w", op, store.ErrNotFound)
+	}
+	return nil
+}
+
+// CountOnsite adds n to a count.
+func (s *Store) CountOnsite(ctx context.Context, websiteID, subject, kind string, n int64) error {
+	_, err := s.db.Write().Exec(ctx, `INSERT INTO onsite_counts (website_id, subject, kind, n) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (website_id, subject, kind) DO UPDATE SET n = onsite_counts.n + excluded.n`,
+		websiteID, subject, kind, n)
+	if err != nil {
+		return fmt.Errorf("counting %s of %s: %w", kind, subject, s.mapErr(err))
+	}
+	return nil
+}
+
+// OnsiteCounts reads the website's counts of subjects beginning with
+// prefix.
+func (s *Store) OnsiteCounts(ctx context.Context, websiteID, prefix string) (map[string]map[string]int64, error) {
+	type row struct {
+		subject, kind string
+		n             int64
+	}
+	rows, err := s.db.Read().Query(ctx, `SELECT subject, kind, n FROM onsite_counts
+		WHERE website_id = $1 AND substr(subject, 1, $2) = $3 ORDER BY subject, kind`,
+		websiteID, len(prefix), prefix)
+	list, err := CollectRows(rows, err, func(r *row) []any { return []any{&r.subject, &r.kind, &r.n} })
+	if err != nil {
+		return nil, fmt.Errorf("reading on-site counts: %w", err)
+	}
+	out := map[string]map[string]int64{}
+	for _, r := range list {
+		if !strings.HasPrefix(r.subject, prefix) {
+			continue
+		}
+		if out[r.subject] == nil {
+			out[r.subject] = map[string]int64{}
+		}
+		out[r.subject][r.kind] = r.n
+	}
+	return out, nil
+}
+
+// endpointHash is the welcome ledger's key of an endpoint URL.
+func endpointHash(url string) string {
+	sum := sha256.Sum256([]byte(url))
+	return hex.EncodeToString(sum[:])
+}
+
+// queueWelcome stores the welcome timer of a new endpoint, in the
+// registration's transaction, unless the ledger holds its URL already.
+func (s *Store) queueWelcome(ctx context.Context, tx Conn, websiteID, endpointID, subscriberID, url string, due time.Time) error {
+	_, err := tx.Exec(ctx, `INSERT INTO timers (run_id, item, kind, website_id, subscriber_id, due_at)
+		SELECT $1, 0, $2, $3, $4, $5 WHERE NOT EXISTS
+			(SELECT 1 FROM welcome_ledger WHERE website_id = $3 AND endpoint_hash = $6)
+		ON CONFLICT DO NOTHING`,
+		endpointID, store.TimerWelcome, websiteID, subscriberID, s.time(due), endpointHash(url))
+	return err
+}
+
+// WelcomeSent reports whether the ledger holds the endpoint URL.
+func (s *Store) WelcomeSent(ctx context.Context, websiteID, url string) (bool, error) {
+	var n int
+	err := s.db.Read().QueryRow(ctx, `SELECT count(*) FROM welcome_ledger WHERE website_id = $1 AND endpoint_hash = $2`,
+		websiteID, endpointHash(url)).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("reading welcome ledger: %w", err)
+	}
+	return n > 0, nil
+}
+
+// FireWelcome does a claimed welcome timer once. The DELETE of the timer
+// is the claim that counts, as FireTimer's; the ledger's key (website,
+// endpoint hash) makes a second timer of the same endpoint URL (it
+// re-subscribed before the first fired) send nothing.
+func (s *Store) FireWelcome(ctx context.Context, t store.Timer, w store.Welcome) (bool, error) {
+	sent := false
+	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
+		sent = false
+		res, err := tx.Exec(ctx, `DELETE FROM timers WHERE run_id = $1 AND item = $2 AND kind = $3`,
+			t.RunID, t.Item, store.TimerWelcome)
+		if err != nil {
+			return err
+		}
+		if res == 0 {
+			return nil
+		}
+		var url, subscriberID string
+		err = tx.QueryRow(ctx, `SELECT url, subscriber_id FROM endpoints WHERE id = $1 AND website_id = $2`,
+			t.RunID, t.WebsiteID).Scan(&url, &subscriberID)
+		if errors.Is(s.mapErr(err), store.ErrNotFound) {
+			return nil // unsubscribed before its welcome: nothing sent, nothing recorded
+		} else if err != nil {
+			return err
+		}
+		var notificationID any
+		if w.Notification != nil {
+			notificationID = w.Notification.ID
+		}
+		res, err = tx.Exec(ctx, `INSERT INTO welcome_ledger (website_id, endpoint_hash, notification_id, at)
+			VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, t.WebsiteID, endpointHash(url), notificationID, s.time(w.At))
+		if err != nil {
+			return err
+		}
+		if res == 0 {
+			return nil
+		}
+		if w.Notification == nil {
+			return nil
+		}
+		if err := s.insertNotification(ctx, tx, w.Notification); err != nil {
+			return err
+		}
+		sent = true
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("firing welcome timer %s: %w", t.RunID, s.mapErr(err))
+	}
+	return sent, nil
+}
