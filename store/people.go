@@ -19,6 +19,8 @@ type Segment struct {
 type SegmentUse struct {
 	// Pending counts scheduled or queued sends that include or exclude it.
 	Pending int64
+	// Feeds counts active feeds that include or exclude it.
+	Feeds int64
 	// LastSentAt is when the newest send to it started; nil if none did.
 	LastSentAt *time.Time
 }

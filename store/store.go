@@ -284,6 +284,9 @@ type Notification struct {
 	// "" for any other.
 	JourneyID   string
 	JourneyStep string
+	// FeedID is the feed whose item it sends (json feedId); "" for any
+	// other.
+	FeedID string `json:"feedId,omitempty"`
 	// Test marks a test send to the website's test devices: listed like
 	// any send, left out of Stats.
 	Test        bool
@@ -331,6 +334,8 @@ type ListQuery struct {
 	// Q is part of the title or of the body, in any case: both sides are
 	// compared folded (FoldSearch), the same way on every engine.
 	Q string
+	// FeedID keeps the sends of one feed ("": every send).
+	FeedID string
 }
 
 // Outcome of one push attempt, as fan-out and pusher record it.
@@ -376,6 +381,7 @@ type Store interface {
 	Automations
 	Goals
 	Journeys
+	Feeds
 	Close() error
 }
 
@@ -672,6 +678,9 @@ const (
 	// EventNotificationClicked: someone clicked a notification; the data
 	// is NotificationClicked.
 	EventNotificationClicked = "notification.clicked"
+	// EventFeedPaused: the service paused a feed (every poll failed for a
+	// day); the data is FeedPausedData.
+	EventFeedPaused = "feed.paused"
 	// EventWebhookTest: a test asked for one webhook, never in the outbox;
 	// the data is WebhookTest.
 	EventWebhookTest = "webhook.test"

@@ -24,7 +24,7 @@ const notificationCols = `id, website_id, seq, status, title, body, content, tar
 	target_summary, send_body, transactional, ab, automation, created_at, scheduled_at,
 	started_at, finished_at, published_at, error, recipients, processed, sent, delivered,
 	failed, pruned, clicked, conversions, click_conversions, revenue, waves, ab_winner, test,
-	coalesce(automation_id, ''), coalesce(journey_id, ''), coalesce(journey_step, '')`
+	coalesce(automation_id, ''), coalesce(journey_id, ''), coalesce(journey_step, ''), coalesce(feed_id, '')`
 
 func notificationDest(n *store.Notification) []any {
 	return []any{&n.ID, &n.WebsiteID, &n.Seq, &n.Status, &n.Title, &n.Body, rawJSONDest{&n.Content},
@@ -32,7 +32,7 @@ func notificationDest(n *store.Notification) []any {
 		&n.Automation, timeDest{&n.CreatedAt}, timePtrDest{&n.ScheduledAt}, timePtrDest{&n.StartedAt},
 		timePtrDest{&n.FinishedAt}, timePtrDest{&n.PublishedAt}, &n.Error, &n.Recipients, &n.Processed,
 		&n.Sent, &n.Delivered, &n.Failed, &n.Pruned, &n.Clicked, &n.Conversions, &n.ClickConversions, &n.Revenue, &n.Waves,
-		&n.ABWinner, &n.Test, &n.AutomationID, &n.JourneyID, &n.JourneyStep}
+		&n.ABWinner, &n.Test, &n.AutomationID, &n.JourneyID, &n.JourneyStep, &n.FeedID}
 }
 
 // queryNotifications reads every row of a query of notificationCols on c.
@@ -66,7 +66,7 @@ func (s *Store) insertNotification(ctx context.Context, tx Conn, n *store.Notifi
 	var seq int64
 	if err := tx.QueryRow(ctx, `INSERT INTO notifications (`+notificationInsertCols+`)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-				$21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32)
+				$21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33)
 			RETURNING seq`, s.notificationArgs(n)...).Scan(&seq); err != nil {
 		return err
 	}
@@ -79,7 +79,7 @@ func (s *Store) insertNotification(ctx context.Context, tx Conn, n *store.Notifi
 const notificationInsertCols = `id, website_id, status, title, body, content,
 	target, target_summary, send_body, transactional, ab, automation, created_at, scheduled_at, started_at,
 	finished_at, published_at, error, recipients, processed, sent, delivered, failed, pruned, clicked,
-	conversions, revenue, search, test, automation_id, journey_id, journey_step`
+	conversions, revenue, search, test, automation_id, journey_id, journey_step, feed_id`
 
 // notificationArgs are n's values of notificationInsertCols.
 func (s *Store) notificationArgs(n *store.Notification) []any {
@@ -88,19 +88,19 @@ func (s *Store) notificationArgs(n *store.Notification) []any {
 		s.timePtr(n.ScheduledAt), s.timePtr(n.StartedAt), s.timePtr(n.FinishedAt), s.timePtr(n.PublishedAt),
 		n.Error, n.Recipients, n.Processed, n.Sent, n.Delivered, n.Failed, n.Pruned, n.Clicked, n.Conversions,
 		n.Revenue, store.SearchText(n.Title, n.Body), n.Test, nullString(n.AutomationID),
-		nullString(n.JourneyID), nullString(n.JourneyStep)}
+		nullString(n.JourneyID), nullString(n.JourneyStep), nullString(n.FeedID)}
 }
 
 // insertNotifications stores new notifications in tx with multi-row
 // INSERTs (rowsPerInsert a statement), and sets each one's Seq.
 func (s *Store) insertNotifications(ctx context.Context, tx Conn, ns []*store.Notification) error {
 	for chunk := range slices.Chunk(ns, rowsPerInsert) {
-		args := make([]any, 0, len(chunk)*32)
+		args := make([]any, 0, len(chunk)*33)
 		for _, n := range chunk {
 			args = append(args, s.notificationArgs(n)...)
 		}
 		rows, err := tx.Query(ctx, `INSERT INTO notifications (`+notificationInsertCols+`) VALUES `+
-			valuesList(len(chunk), 32, nil)+` RETURNING id, seq`, args...)
+			valuesList(len(chunk), 33, nil)+` RETURNING id, seq`, args...)
 		type idSeq struct {
 			id  string
 			seq int64
@@ -301,6 +301,9 @@ func (s *Store) ListNotifications(ctx context.Context, q store.ListQuery) ([]sto
 	}
 	if folded := store.FoldSearch(q.Q); folded != "" {
 		and(s.d.Contains("search", "$?"), folded)
+	}
+	if q.FeedID != "" {
+		and(`feed_id = $?`, q.FeedID)
 	}
 	args = append(args, limitArg(q.Limit))
 	out, err := queryNotifications(ctx, s.db.Read(), `SELECT `+notificationCols+` FROM notifications

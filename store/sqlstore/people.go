@@ -109,6 +109,22 @@ func (s *Store) SegmentUses(ctx context.Context, websiteID string) (map[string]s
 	for _, u := range uses {
 		out[u.id] = u.SegmentUse
 	}
+	type feedUse struct {
+		id string
+		n  int64
+	}
+	feeds, err := readList(ctx, s, func(u *feedUse) []any { return []any{&u.id, &u.n} },
+		`SELECT sg, count(*) FROM (SELECT segment_id AS sg FROM feeds WHERE website_id = $1 AND status = 'active' AND segment_id IS NOT NULL
+			UNION ALL SELECT exclude_segment_id FROM feeds WHERE website_id = $1 AND status = 'active' AND exclude_segment_id IS NOT NULL
+				AND (segment_id IS NULL OR exclude_segment_id <> segment_id)) u GROUP BY sg`, websiteID)
+	if err != nil {
+		return nil, fmt.Errorf("reading segment uses by feeds: %w", err)
+	}
+	for _, f := range feeds {
+		u := out[f.id]
+		u.Feeds = f.n
+		out[f.id] = u
+	}
 	return out, nil
 }
 
@@ -178,7 +194,14 @@ func (s *Store) RenameTopic(ctx context.Context, websiteID, id, name string) (st
 
 // DeleteTopic removes a topic and its opt-ins, if it exists.
 func (s *Store) DeleteTopic(ctx context.Context, websiteID, id string) error {
-	if _, err := s.db.Write().Exec(ctx, `DELETE FROM topics WHERE id = $1 AND website_id = $2`, id, websiteID); err != nil {
+	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
+		n, err := tx.Exec(ctx, `DELETE FROM topics WHERE id = $1 AND website_id = $2`, id, websiteID)
+		if err != nil || n == 0 {
+			return err
+		}
+		return s.pauseTopicFeeds(ctx, tx, websiteID, id, time.Now())
+	})
+	if err != nil {
 		return fmt.Errorf("deleting topic: %w", err)
 	}
 	return nil
