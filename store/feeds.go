@@ -73,9 +73,9 @@ type FeedPoll struct {
 // FeedItem is one item of a feed's ledger.
 type FeedItem struct {
 	Key string // the item's GUID, else its link
-	// Request is the send's body (a notification.Request as JSON) of a
-	// pending item; nil for one seen.
-	Request []byte
+	// Data is what the feeds package keeps of a pending item to send it
+	// (JSON); nil for one seen or sent.
+	Data []byte
 	Status  string // FeedItem*
 }
 
@@ -108,7 +108,7 @@ type Feeds interface {
 	// (name, url, audience and its ids, template, status, paused reason,
 	// poll minutes, max per poll, next poll, UpdatedAt); a feed that
 	// becomes active forgets its failing time. A changed url forgets the
-	// validators. ErrNotFound for an unknown id.
+	// validators and Seeded (the new feed's items present are seen). ErrNotFound for an unknown id.
 	UpdateFeed(ctx context.Context, f Feed) error
 	// DeleteFeed removes one of the website's feeds with its ledger (its
 	// notifications stay). ErrNotFound for an unknown id.
@@ -136,6 +136,10 @@ type Feeds interface {
 	// When the item is not pending (sent already), it stores nothing and
 	// returns false.
 	SendFeedItem(ctx context.Context, feedID, key string, n *Notification, at time.Time) (bool, error)
+	// SkipFeedItem records a pending item that cannot be sent (its content
+	// is refused) as seen, so that it holds up no other; an item not
+	// pending is left as it is.
+	SkipFeedItem(ctx context.Context, feedID, key string) error
 	// FinishFeedPoll records a poll's outcome and ends the lease: the
 	// last poll, the next poll at next, the failing time (set at p.At by a
 	// failed poll when unset, cleared by a success), and budgetRefused

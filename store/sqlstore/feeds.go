@@ -100,7 +100,7 @@ func (s *Store) UpdateFeed(ctx context.Context, f store.Feed) error {
 		paused_reason = $7, poll_minutes = $8, max_per_poll = $9, topic_id = $10, segment_id = $11,
 		exclude_segment_id = $12, next_poll_at = $13, updated_at = $14,
 		failing_since = CASE WHEN $6 = 'active' THEN NULL ELSE failing_since END,
-		etag = CASE WHEN url = $15 THEN etag END, last_modified = CASE WHEN url = $15 THEN last_modified END,
+		seeded = CASE WHEN url = $15 THEN seeded ELSE false END, etag = CASE WHEN url = $15 THEN etag END, last_modified = CASE WHEN url = $15 THEN last_modified END,
 		url = $15
 		WHERE website_id = $1 AND id = $2`,
 		f.WebsiteID, f.ID, f.Name, string(f.Audience), string(f.Template), f.Status, nullString(f.PausedReason),
@@ -185,9 +185,9 @@ func (s *Store) RecordFeedItems(ctx context.Context, websiteID, feedID string, f
 			}
 			var req any
 			if status == store.FeedItemPending {
-				req = nullBytes(it.Request)
+				req = nullBytes(it.Data)
 			}
-			n, err := tx.Exec(ctx, `INSERT INTO feed_items (feed_id, item_key, status, ord, request, seen_at)
+			n, err := tx.Exec(ctx, `INSERT INTO feed_items (feed_id, item_key, status, ord, data, seen_at)
 				VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (feed_id, item_key) DO NOTHING`,
 				feedID, it.Key, status, len(f.Items)-1-i, req, s.time(f.At))
 			if err != nil {
@@ -209,10 +209,10 @@ func (s *Store) RecordFeedItems(ctx context.Context, websiteID, feedID string, f
 
 // PendingFeedItems lists a feed's pending items, oldest first.
 func (s *Store) PendingFeedItems(ctx context.Context, feedID string, limit int) ([]store.FeedItem, error) {
-	rows, err := s.db.Read().Query(ctx, `SELECT item_key, request, status FROM feed_items
+	rows, err := s.db.Read().Query(ctx, `SELECT item_key, data, status FROM feed_items
 		WHERE feed_id = $1 AND status = 'pending' ORDER BY seen_at, ord, item_key LIMIT $2`, feedID, limitArg(limit))
 	out, err := CollectRows(rows, err, func(it *store.FeedItem) []any {
-		return []any{&it.Key, rawJSONDest{&it.Request}, &it.Status}
+		return []any{&it.Key, rawJSONDest{&it.Data}, &it.Status}
 	})
 	if err != nil {
 		return nil, fmt.Errorf("listing pending feed items: %w", err)
@@ -228,7 +228,7 @@ func (s *Store) SendFeedItem(ctx context.Context, feedID, key string, n *store.N
 	var sent bool
 	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
 		sent = false
-		c, err := tx.Exec(ctx, `UPDATE feed_items SET status = 'sent', notification_id = $3, sent_at = $4, request = NULL
+		c, err := tx.Exec(ctx, `UPDATE feed_items SET status = 'sent', notification_id = $3, sent_at = $4, data = NULL
 			WHERE feed_id = $1 AND item_key = $2 AND status = 'pending'`, feedID, key, n.ID, s.time(at))
 		if err != nil || c == 0 {
 			return err
@@ -244,6 +244,15 @@ func (s *Store) SendFeedItem(ctx context.Context, feedID, key string, n *store.N
 		return false, fmt.Errorf("sending feed item: %w", s.mapErr(err))
 	}
 	return sent, nil
+}
+
+// SkipFeedItem records a pending item seen.
+func (s *Store) SkipFeedItem(ctx context.Context, feedID, key string) error {
+	if _, err := s.db.Write().Exec(ctx, `UPDATE feed_items SET status = 'seen', data = NULL
+		WHERE feed_id = $1 AND item_key = $2 AND status = 'pending'`, feedID, key); err != nil {
+		return fmt.Errorf("skipping feed item: %w", err)
+	}
+	return nil
 }
 
 // FinishFeedPoll records a poll's outcome and ends the lease.

@@ -72,8 +72,8 @@ func testFeedCRUD(t *testing.T, s store.Store) {
 	a.URL = "https://blog.example.com/atom.xml"
 	noErr(t, "UpdateFeed(url)", s.UpdateFeed(ctx, a))
 	got, _ = s.Feed(ctx, w.Website.ID, a.ID)
-	a.ETag, a.LastModified = "", ""
-	same(t, "new url, validators gone", got, a)
+	a.ETag, a.LastModified, a.Seeded = "", "", false
+	same(t, "new url, validators and seeding gone", got, a)
 
 	other := a
 	other.WebsiteID = w2.Website.ID
@@ -125,7 +125,7 @@ func testFeedClaim(t *testing.T, s store.Store) {
 func feedItems(keys ...string) []store.FeedItem {
 	var out []store.FeedItem
 	for _, k := range keys {
-		out = append(out, store.FeedItem{Key: k, Request: []byte(`{"title":"` + k + `"}`)})
+		out = append(out, store.FeedItem{Key: k, Data: []byte(`{"title":"` + k + `"}`)})
 	}
 	return out
 }
@@ -161,7 +161,7 @@ func testFeedLedger(t *testing.T, s store.Store) {
 	}
 	same(t, "pending, oldest first", pendingKeys(t, s, f.ID), []string{"c", "d", "e"})
 	items, _ := s.PendingFeedItems(ctx, f.ID, 1)
-	same(t, "a pending item's request", items, []store.FeedItem{{Key: "c", Request: []byte(`{"title":"c"}`), Status: store.FeedItemPending}})
+	same(t, "a pending item's request", items, []store.FeedItem{{Key: "c", Data: []byte(`{"title":"c"}`), Status: store.FeedItemPending}})
 
 	nt := notification(w.Website.ID)
 	nt.Target = nil
@@ -199,6 +199,8 @@ func testFeedLedger(t *testing.T, s store.Store) {
 	if got.Pending != 2 || got.Sent != 1 {
 		t.Fatalf("counts: pending %d sent %d, want 2 1", got.Pending, got.Sent)
 	}
+	noErr(t, "SkipFeedItem", s.SkipFeedItem(ctx, f.ID, "d"))
+	same(t, "pending after a skip", pendingKeys(t, s, f.ID), []string{"e"})
 	// A new feed with sendExisting 0 sends nothing of what it holds.
 	g := newFeed(t, s, store.Feed{WebsiteID: w.Website.ID})
 	n, err = s.RecordFeedItems(ctx, w.Website.ID, g.ID, store.FeedFetch{At: at(time.Minute), Items: feedItems("x", "y")}, 0)

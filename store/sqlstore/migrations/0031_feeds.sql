@@ -44,8 +44,9 @@ CREATE INDEX feeds_topic ON feeds (topic_id) WHERE topic_id IS NOT NULL;
 
 -- feed_items: the ledger, one row per (feed, item) ever seen, keyed by the
 -- item's GUID, else its link. status is seen (present when the feed was
--- added, never sent), pending (to send: request is the send's body) or
+-- added, never sent), pending (to send) or
 -- sent (notification_id is its send, written in the same transaction).
+-- data is what the feeds package keeps of a pending item to send it.
 -- A row is never removed while its feed lives, so an edited, reordered or
 -- re-added item is never sent again.
 CREATE TABLE feed_items (
@@ -53,7 +54,7 @@ CREATE TABLE feed_items (
 	item_key        TEXT NOT NULL,
 	status          TEXT NOT NULL CHECK (status IN ('seen', 'pending', 'sent')),
 	ord             INTEGER NOT NULL,
-	request         {{.JSON}},
+	data            {{.JSON}},
 	notification_id TEXT,
 	seen_at         {{.Time}} NOT NULL,
 	sent_at         {{.Time}},
