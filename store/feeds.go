@@ -75,8 +75,8 @@ type FeedItem struct {
 	Key string // the item's GUID, else its link
 	// Data is what the feeds package keeps of a pending item to send it
 	// (JSON); nil for one seen or sent.
-	Data []byte
-	Status  string // FeedItem*
+	Data   []byte
+	Status string // FeedItem*
 }
 
 // FeedFetch is what one fetch of a feed found, as RecordFeedItems records
