@@ -193,6 +193,15 @@ var catalog = map[string]int{
 	CodeAlreadyEnrolled:   http.StatusConflict,
 	CodeJourneyNotActive:  http.StatusConflict,
 
+	CodeInvalidAudience:     http.StatusBadRequest,
+	CodeInvalidTemplate:     http.StatusBadRequest,
+	CodeTemplateNotFound:    http.StatusBadRequest,
+	CodeInvalidPollMinutes:  http.StatusBadRequest,
+	CodeInvalidMaxPerPoll:   http.StatusBadRequest,
+	CodeInvalidSendExisting: http.StatusBadRequest,
+	CodePollInProgress:      http.StatusConflict,
+	CodeFeedPaused:          http.StatusConflict,
+
 	CodeMethodNotAllowed: http.StatusMethodNotAllowed,
 	CodeBadRequest:       http.StatusBadRequest,
 	CodeInternal:         http.StatusInternalServerError,

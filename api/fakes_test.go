@@ -28,6 +28,7 @@ import (
 	"github.com/relaybell/relaybell/automations"
 	"github.com/relaybell/relaybell/defcache"
 	"github.com/relaybell/relaybell/events"
+	"github.com/relaybell/relaybell/feeds"
 	"github.com/relaybell/relaybell/goals"
 	"github.com/relaybell/relaybell/journeys"
 	"github.com/relaybell/relaybell/ratelimit"
@@ -291,6 +292,11 @@ type testConfig struct {
 	// Stop, when set, is given a function that ends the loops and waits
 	// for them before the test ends.
 	Stop *func()
+	// FeedFetch tunes the feeds' fetches (the allow list of the local
+	// feed servers); FeedTemplates is the feeds' saved templates (nil:
+	// none).
+	FeedFetch     feeds.FetchConfig
+	FeedTemplates feeds.Templates
 }
 
 // newAPI builds an API with its services, as the composition root (package
@@ -303,6 +309,11 @@ func newAPI(t testing.TB, tc testConfig, st Store, an analytics.Store, d Dispatc
 	autos := automations.NewService(defs, logger)
 	js := journeys.NewService(defs, journeys.Config{}, logger)
 	gs := goals.NewService(defs, js.GoalReached, logger)
+	var a *API
+	poller, err := feeds.NewPoller(feeds.Config{Now: func() time.Time { return a.now() }, Fetch: tc.FeedFetch}, st, d, tc.FeedTemplates, logger, nil)
+	if err != nil {
+		return nil, err
+	}
 	svc := Services{
 		Accounts:    accounts.New(st, tc.Accounts, logger),
 		Events:      events.New(st, an, d, logger, events.Config{AlertMax: tc.AlertMax, Automations: autos, Goals: gs, Journeys: js}),
@@ -312,8 +323,9 @@ func newAPI(t testing.TB, tc testConfig, st Store, an analytics.Store, d Dispatc
 		Journeys:    js,
 		Segments:    automations.NewSegments(defs, logger, autos, js),
 		Definitions: defs,
+		Feeds:       feeds.NewService(st, tc.FeedTemplates, poller),
 	}
-	a, err := New(tc.Config, st, an, d, svc, logger, reg, opts...)
+	a, err = New(tc.Config, st, an, d, svc, logger, reg, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -147,11 +147,17 @@ func (a *API) listQuery(r *request) (store.ListQuery, string, error) {
 		return store.ListQuery{}, "", apiErr
 	}
 	q := store.ListQuery{WebsiteID: r.owner.Website.ID, Statuses: wanted, Q: strings.TrimSpace(string(args.Peek("q")))}
+	if v := string(args.Peek("feedId")); args.Has("feedId") {
+		if !isUUID(v) {
+			return store.ListQuery{}, "", errorf(CodeInvalidID, "feedId must be a feed's id")
+		}
+		q.FeedID = strings.ToLower(v)
+	}
 	from, to := string(args.Peek("from")), string(args.Peek("to"))
 	if q.From, q.To, apiErr = dayRange(from, to, loc); apiErr != nil {
 		return store.ListQuery{}, "", apiErr
 	}
-	key := strings.Join([]string{strings.Join(wanted, ","), q.From.Format(time.RFC3339), q.To.Format(time.RFC3339), q.Q}, "\x00")
+	key := strings.Join([]string{strings.Join(wanted, ","), q.From.Format(time.RFC3339), q.To.Format(time.RFC3339), q.Q, q.FeedID}, "\x00")
 	return q, key, nil
 }
 

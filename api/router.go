@@ -139,6 +139,7 @@ func (a *API) routes() *router {
 	a.automationRoutes(rt)
 	a.goalRoutes(rt)
 	a.journeyRoutes(rt)
+	a.feedRoutes(rt)
 	a.settingsRoutes(rt)
 	a.peopleRoutes(rt)
 	a.webhookRoutes(rt)

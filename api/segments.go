@@ -164,12 +164,19 @@ func (a *API) handleDeleteSegment(r *request) error {
 	if err != nil {
 		return err
 	}
-	// RSS feeds and recurring schedules do not exist yet, so only pending
-	// sends can hold a segment.
-	if u := uses[id]; u.Pending > 0 {
+	// Recurring schedules do not exist yet, so only active feeds and
+	// pending sends can hold a segment.
+	if u := uses[id]; u.Pending > 0 || u.Feeds > 0 {
 		var none int64
-		return &Error{Code: CodeSegmentInUse, Message: fmt.Sprintf("%d scheduled or queued sends use this segment", u.Pending),
-			Feeds: &none, Schedules: &none, Pending: &u.Pending}
+		var by []string
+		if u.Feeds > 0 {
+			by = append(by, fmt.Sprintf("%d active feeds", u.Feeds))
+		}
+		if u.Pending > 0 {
+			by = append(by, fmt.Sprintf("%d scheduled or queued sends", u.Pending))
+		}
+		return &Error{Code: CodeSegmentInUse, Message: strings.Join(by, " and ") + " use this segment",
+			Feeds: &u.Feeds, Schedules: &none, Pending: &u.Pending}
 	}
 	if err := a.st.DeleteSegment(r.ctx, r.owner.Website.ID, id); err != nil {
 		return err
@@ -267,7 +274,7 @@ func (a *API) handleAudienceSegments(r *request) error {
 	for i, sg := range list {
 		u := uses[sg.ID]
 		out[i] = audienceSegment{segmentJSON: segmentOut(sg), LastSentAt: utcPtr(u.LastSentAt),
-			UsedBy: segmentUsers{Pending: u.Pending}}
+			UsedBy: segmentUsers{Feeds: u.Feeds, Pending: u.Pending}}
 		if i < len(counts) {
 			out[i].Count = &counts[i]
 		}

@@ -47,6 +47,7 @@ type Item struct {
 	AB            bool    `json:"ab"`
 	TargetSummary string  `json:"targetSummary"`
 	Automation    bool    `json:"automation"`
+	FeedID        string  `json:"feedId,omitempty"`
 	Error         *string `json:"error"`
 }
 
@@ -71,6 +72,7 @@ func ListItem(n store.Notification) Item {
 		AB:            n.AB,
 		TargetSummary: n.TargetSummary,
 		Automation:    n.Automation,
+		FeedID:        n.FeedID,
 		Error:         nullable(n.Error),
 	}
 }
@@ -117,6 +119,7 @@ type DetailNotification struct {
 	TargetSummary      string                 `json:"targetSummary"`
 	Automation         bool                   `json:"automation"`
 	AutomationID       *string                `json:"automation_id"`
+	FeedID             string                 `json:"feedId,omitempty"`
 	Transactional      bool                   `json:"transactional"`
 	AB                 *Variant               `json:"ab"`
 	ABTest             *ABSettings            `json:"ab_test"`
@@ -182,6 +185,7 @@ func Detail(n store.Notification, rep analytics.Report, currency *string) Detail
 		TargetSummary:      n.TargetSummary,
 		Automation:         n.Automation,
 		AutomationID:       nullable(n.AutomationID),
+		FeedID:             n.FeedID,
 		Transactional:      n.Transactional,
 		AB:                 c.B,
 		ABTest:             c.ABTest,
