@@ -216,7 +216,7 @@ func (a *API) checkFeed(r *request, d *feeds.Definition, create bool) error {
 	}
 	err := d.Apply(in, create)
 	if err == nil {
-		err = a.feeds.Check(r.ctx, *d, r.owner.Website)
+		err = a.feeds.Check(r.ctx, d, r.owner.Website)
 	}
 	var fe *feeds.Error
 	if errors.As(err, &fe) {

@@ -154,7 +154,7 @@ func (e *env) feed(body string) store.Feed {
 	if err := d.Apply(b, true); err != nil {
 		e.t.Fatal(err)
 	}
-	if err := NewService(e.st, e.tpl, e.poller).Check(context.Background(), d, e.w); err != nil {
+	if err := NewService(e.st, e.tpl, e.poller).Check(context.Background(), &d, e.w); err != nil {
 		e.t.Fatal(err)
 	}
 	now := e.clock.Now()
@@ -557,7 +557,7 @@ func TestTemplateID(t *testing.T) {
 	}
 	for _, tpl := range []Templates{e.tpl, nil} {
 		var fe *Error
-		if err := NewService(st, tpl, p).Check(context.Background(), d, e.w); !errors.As(err, &fe) || fe.Code != CodeTemplateNotFound {
+		if err := NewService(st, tpl, p).Check(context.Background(), &d, e.w); !errors.As(err, &fe) || fe.Code != CodeTemplateNotFound {
 			t.Fatalf("unknown templateId: %v", err)
 		}
 	}

@@ -31,12 +31,13 @@ var sample = Item{GUID: "sample", Title: "Sample title", Summary: "Sample summar
 // Check checks d against website w: its templateId (through Templates),
 // and its audience and template as a send of a sample item (the topic,
 // segment and filters must exist and be valid). A refusal is *Error with
-// a code of the API's catalog.
-func (s *Service) Check(ctx context.Context, d Definition, w store.Website) error {
-	if err := checkTemplate(ctx, d, w.ID, s.tpl); err != nil {
+// a code of the API's catalog. A topic named by its slug is stored by its
+// id, so that its deletion finds the feed.
+func (s *Service) Check(ctx context.Context, d *Definition, w store.Website) error {
+	if err := checkTemplate(ctx, *d, w.ID, s.tpl); err != nil {
 		return err
 	}
-	req, err := Request(ctx, d, w.ID, sample, s.tpl)
+	req, err := Request(ctx, *d, w.ID, sample, s.tpl)
 	if err != nil {
 		return err
 	}
@@ -45,7 +46,17 @@ func (s *Service) Check(ctx context.Context, d Definition, w store.Website) erro
 	if errors.As(err, &ne) {
 		return &Error{Code: ne.Code, Message: ne.Message}
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	if d.Audience.TopicID != nil {
+		t, err := s.st.Topic(ctx, w.ID, *d.Audience.TopicID)
+		if err != nil {
+			return err
+		}
+		d.Audience.TopicID = &t.ID
+	}
+	return nil
 }
 
 // PollNow polls one of the website's feeds now and returns the outcome:
