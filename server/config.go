@@ -12,6 +12,7 @@ import (
 	"github.com/relaybell/relaybell/api"
 	"github.com/relaybell/relaybell/automations"
 	"github.com/relaybell/relaybell/fanout"
+	"github.com/relaybell/relaybell/feeds"
 	"github.com/relaybell/relaybell/pusher"
 )
 
@@ -83,6 +84,9 @@ type Config struct {
 	// Automations tunes the automations engine: its poll, lease and batch.
 	// Its clock is Now.
 	Automations automations.Config
+	// Feeds tunes the feeds' poller: its look interval, lease and
+	// workers. Its clock is Now; its fetches use WebhookAllowHosts.
+	Feeds feeds.Config
 	// Now is the clock of the API and of the automations engine; default
 	// time.Now. Tests move it instead of waiting through an automation's
 	// delays.

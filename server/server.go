@@ -31,6 +31,7 @@ import (
 	"github.com/relaybell/relaybell/defcache"
 	"github.com/relaybell/relaybell/events"
 	"github.com/relaybell/relaybell/fanout"
+	"github.com/relaybell/relaybell/feeds"
 	"github.com/relaybell/relaybell/goals"
 	"github.com/relaybell/relaybell/journeys"
 	"github.com/relaybell/relaybell/netpolicy"
@@ -78,6 +79,10 @@ const (
 	// timer kinds), on the fan-out nodes: see their docs for why and how
 	// it scales out.
 	Engine = "engine"
+	// Feeds polls RSS, Atom and JSON feeds and sends their new items
+	// (package feeds): the poller runs on the fan-out nodes, claiming due
+	// feeds under leases; every API node polls one on request.
+	Feeds = "feeds"
 	// Journeys enrols people in journeys and moves their enrolments on as
 	// events, browsers, pings and API calls arrive (package journeys),
 	// beside the API and the events that take them.
@@ -92,7 +97,7 @@ var modules = map[string][]string{
 	Outbox:      {Store, Bus},
 	Pusher:      {Store, Analytics, Ring},
 	Ring:        nil,
-	Fanout:      {Store, Analytics, Bus, Ring, Outbox, Engine},
+	Fanout:      {Store, Analytics, Bus, Ring, Outbox, Engine, Feeds},
 	Events:      {Store, Analytics, Outbox, Automations, Goals, Journeys},
 	Limits:      {Store},
 	Purge:       {Store, Events, Automations},
@@ -100,7 +105,8 @@ var modules = map[string][]string{
 	Journeys:    {Store, Automations},
 	Goals:       {Store, Journeys},
 	Engine:      {Store, Outbox, Automations, Journeys, Goals},
-	API:         {Store, Analytics, Outbox, Events, Limits, Purge, Automations, Goals, Journeys},
+	Feeds:       {Store, Outbox},
+	API:         {Store, Analytics, Outbox, Events, Limits, Purge, Automations, Goals, Journeys, Feeds},
 	All:         {API, Fanout, Pusher},
 }
 
@@ -134,6 +140,7 @@ type Server struct {
 	autos     *automations.Service
 	goals     *goals.Service
 	journeys  *journeys.Service
+	feeds     *feeds.Service
 	segments  *automations.Segments
 	api       *api.API
 
@@ -164,7 +171,8 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Server, error) 
 		Pusher: s.initPusher, Ring: s.initRing, Fanout: s.initFanout, API: s.initAPI,
 		Events: s.initEvents, Limits: s.initLimits, Purge: s.initPurge,
 		Automations: s.initAutomations, Engine: s.initEngine, Goals: s.initGoals, Journeys: s.initJourneys,
-		All: func(context.Context) error { return nil },
+		Feeds: s.initFeeds,
+		All:   func(context.Context) error { return nil },
 	}
 	for _, m := range order(targets) {
 		if err := inits[m](ctx); err != nil {
@@ -520,6 +528,34 @@ func (s *Server) initEngine(context.Context) error {
 	return nil
 }
 
+// initFeeds builds the feeds' poller and service. The poller runs on the
+// fan-out nodes (beside the engine); an API node that runs none still
+// polls a feed on request (POST /feeds/{id}/poll) with it. Its fetches
+// follow the webhooks' private-address rules and allow list.
+//
+// Saved templates (a feed's templateId) are not wired yet: the templates
+// package's Service goes in as feeds.NewPoller's and feeds.NewService's
+// Templates argument (nil refuses a templateId with template_not_found).
+func (s *Server) initFeeds(context.Context) error {
+	cfg := s.cfg.Feeds
+	if s.cfg.Now != nil {
+		cfg.Now = s.cfg.Now
+	}
+	cfg.Fetch.Allow = s.hookAllow
+	cfg.NoSendLimits = s.cfg.NoSendLimits
+	cfg.BeforeSend = s.feedFailpoint()
+	var tpl feeds.Templates // the templates package's Service, once wired
+	p, err := feeds.NewPoller(cfg, s.store, s.dispatcher(), tpl, s.logger, s.reg)
+	if err != nil {
+		return err
+	}
+	s.feeds = feeds.NewService(s.store, tpl, p)
+	if s.cfg.runs(Fanout) {
+		s.services = append(s.services, p)
+	}
+	return nil
+}
+
 // engineDispatchers is how many of the engine's messages are published at
 // once; engineLoops how many engines a node on PostgreSQL runs.
 const (
@@ -578,6 +614,7 @@ func (s *Server) initAPI(context.Context) error {
 		Goals:       s.goals,
 		Journeys:    s.journeys,
 		Segments:    s.segments,
+		Feeds:       s.feeds,
 	}
 	if s.defs != nil {
 		svc.Definitions = s.defs
