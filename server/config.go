@@ -134,6 +134,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.NoSendLimits, "no-send-limits", c.envBool("RELAYBELL_NO_SEND_LIMITS", false), "turn off the send rates per API key and the hourly send budgets per website, for load runs only (env RELAYBELL_NO_SEND_LIMITS)")
 	fs.DurationVar(&c.SessionIdle, "session-idle", c.envDuration("RELAYBELL_SESSION_IDLE", 168*time.Hour), "a dashboard session not used for this long ends (env RELAYBELL_SESSION_IDLE)")
 	fs.DurationVar(&c.SessionMaxAge, "session-max-age", c.envDuration("RELAYBELL_SESSION_MAX_AGE", 720*time.Hour), "every dashboard session ends this long after sign-in (env RELAYBELL_SESSION_MAX_AGE)")
+	fs.DurationVar(&c.Feeds.Lease, "feeds-lease", c.envDuration("RELAYBELL_FEEDS_LEASE", 2*time.Minute), "how long a node holds a feed it polls before another may poll it (the node died); more than a fetch's 20s timeout (env RELAYBELL_FEEDS_LEASE)")
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", c.envDuration("RELAYBELL_SHUTDOWN_GRACE", 10*time.Second), "time to finish requests on shutdown (env RELAYBELL_SHUTDOWN_GRACE)")
 }
 

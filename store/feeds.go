@@ -118,8 +118,9 @@ type Feeds interface {
 	// first. No two callers get the same feed within a lease.
 	ClaimFeeds(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]Feed, error)
 	// ClaimFeed leases one of the website's feeds now, due or not, when
-	// no lease holds it: ErrConflict when one does, ErrNotFound for an
-	// unknown id.
+	// no lease holds it, and makes it due now (a claimer that dies leaves
+	// it to ClaimFeeds once the lease runs out): ErrConflict when a lease
+	// holds it, ErrNotFound for an unknown id.
 	ClaimFeed(ctx context.Context, websiteID, id string, now time.Time, lease time.Duration) (Feed, error)
 	// RecordFeedItems records a fetch in one transaction: a ledger row per
 	// item not in the ledger (an item already there, whatever its status,

@@ -147,9 +147,11 @@ func (s *Store) ClaimFeeds(ctx context.Context, now time.Time, lease time.Durati
 	return out, nil
 }
 
-// ClaimFeed leases one feed now, due or not.
+// ClaimFeed leases one feed now, due or not, and makes it due now: when
+// its claimer dies, the poller takes it again once the lease runs out.
 func (s *Store) ClaimFeed(ctx context.Context, websiteID, id string, now time.Time, lease time.Duration) (store.Feed, error) {
-	n, err := s.db.Write().Exec(ctx, `UPDATE feeds SET leased_until = $3
+	n, err := s.db.Write().Exec(ctx, `UPDATE feeds SET leased_until = $3,
+		next_poll_at = CASE WHEN next_poll_at > $4 THEN $4 ELSE next_poll_at END
 		WHERE website_id = $1 AND id = $2 AND (leased_until IS NULL OR leased_until <= $4)`,
 		websiteID, id, s.time(now.Add(lease)), s.time(now))
 	if err != nil {

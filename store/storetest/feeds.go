@@ -111,6 +111,13 @@ func testFeedClaim(t *testing.T, s store.Store) {
 	}
 	_, err = s.ClaimFeed(ctx, w.Website.ID, due.ID, at(4*time.Minute), time.Minute)
 	noErr(t, "ClaimFeed after the poll ended its lease", err)
+	// The claimer of a poll now dies: the feed is due once the lease runs out.
+	if got, _ := s.ClaimFeeds(ctx, at(4*time.Minute+time.Second), time.Minute, 10); len(got) != 0 {
+		t.Fatalf("ClaimFeeds within a poll now's lease = %+v", got)
+	}
+	if got, _ := s.ClaimFeeds(ctx, at(5*time.Minute), time.Minute, 10); len(got) != 1 {
+		t.Fatalf("ClaimFeeds after a poll now's lease ran out = %+v, want the feed", got)
+	}
 	refused := at(4 * time.Minute)
 	ok := store.FeedPoll{At: at(4 * time.Minute), HTTPStatus: 200, NewItems: 2}
 	noErr(t, "FinishFeedPoll", s.FinishFeedPoll(ctx, w.Website.ID, due.ID, ok, at(19*time.Minute), &refused))
