@@ -19,6 +19,7 @@ import { Settings } from './pages/settings.js';
 import { Automations } from './pages/automations.js';
 import { AutomationEditor } from './pages/automation.js';
 import { Goals } from './pages/goals.js';
+import { Feeds } from './pages/feeds.js';
 import { Journeys } from './pages/journeys.js';
 import { JourneyPage } from './pages/journey.js';
 
@@ -76,6 +77,8 @@ export function Shell({ me, route, onMe, onSignOut }) {
     page = html`<${AutomationEditor} site=${site} id=${route.path.slice('automations/'.length)} key=${route.path} />`;
   } else if (route.path === 'goals') {
     page = html`<${Goals} site=${site} />`;
+  } else if (route.path === 'feeds') {
+    page = html`<${Feeds} site=${site} />`;
   } else if (route.path === 'journeys') {
     page = html`<${Journeys} site=${site} />`;
   } else if (route.path === 'journeys/new' && site.role !== 'viewer') {
@@ -104,7 +107,7 @@ export function Shell({ me, route, onMe, onSignOut }) {
         <span class="who">${me.user.email}</span>
         <button type="button" class="secondary" onClick=${() => onSignOut().catch(setSignOutError)}>Sign out</button>
         <nav aria-label="Main">${site && [link('', 'Home'), site.role !== 'viewer' && link('compose', 'New notification'), link('notifications', 'Notifications'),
-          link('automations', 'Automations'), link('journeys', 'Journeys'), link('goals', 'Goals'), link('people', 'Audience'), link('segments', 'Segments'), link('webhooks', 'Webhooks'), link('install', 'Install'), link('settings', 'Settings')]}
+          link('automations', 'Automations'), link('journeys', 'Journeys'), link('goals', 'Goals'), link('feeds', 'Feeds'), link('people', 'Audience'), link('segments', 'Segments'), link('webhooks', 'Webhooks'), link('install', 'Install'), link('settings', 'Settings')]}
           ${canAddWebsite && link('websites/new', 'Add website')}</nav>
       </div>
       <${Alert} error=${signOutError} what="Signing out failed" />
