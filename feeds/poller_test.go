@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -564,3 +565,42 @@ func TestTemplateID(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestPollersOnTwoNodes: two nodes' pollers on one PostgreSQL. Only one
+// claims a due feed; and two polls of one feed at once (a lease that ran
+// out under a slow poll) still send each item once.
+func TestPollersOnTwoNodes(t *testing.T) {
+	sts := enginetest.OpenPostgres(t, 2)
+	fs := newFeedServer(t, "application/rss+xml", rss(item(1)))
+	e := newEnv(t, sts[0], allowOf(t, fs.srv.URL), nil)
+	other, err := NewPoller(Config{Now: e.clock.Now, Lease: time.Minute, Fetch: FetchConfig{Allow: allowOf(t, fs.srv.URL)}}, sts[1], e.disp, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := e.feed(`{"name": "Blog", "url": "` + fs.url() + `", ` + everyone + `, "maxPerPoll": 10}`)
+	if polled := enginetest.RunAtOnce(t, []*Poller{e.poller, other}); polled[0]+polled[1] != 1 {
+		t.Fatalf("the due feed was polled %v times, want once", polled)
+	}
+	fs.set(rss(item(6), item(5), item(4), item(3), item(2), item(1)))
+	e.clock.Add(time.Minute)
+	ctx := context.Background()
+	got, _ := sts[0].Feed(ctx, e.w.ID, f.ID)
+	var wg sync.WaitGroup
+	sent := make([]int, 2)
+	for i, p := range []*Poller{e.poller, other} {
+		wg.Go(func() {
+			out, err := p.Poll(ctx, got)
+			if err != nil {
+				t.Error(err)
+			}
+			sent[i] = out.Sent
+		})
+	}
+	wg.Wait()
+	if sent[0]+sent[1] != 5 {
+		t.Fatalf("the two polls sent %v, want 5 in all", sent)
+	}
+	titles := e.sent(f)
+	slices.Sort(titles) // the two polls' sends interleave
+	wantStrings(t, "sent once each", titles, []string{"Post 2", "Post 3", "Post 4", "Post 5", "Post 6"})
+}
