@@ -105,6 +105,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzTakeMember -fuzztime 30s ./api/
 	$(GO) test -run '^$$' -fuzz FuzzParseHash -fuzztime 30s ./accounts/
 	$(GO) test -run '^$$' -fuzz FuzzTrackInput -fuzztime 30s ./events/
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./feeds/
+	$(GO) test -run '^$$' -fuzz FuzzExpand -fuzztime 30s ./feeds/
 	$(GO) test -run '^$$' -fuzz FuzzRobustness -fuzztime 3m ./api/
 
 clean:
