@@ -129,6 +129,7 @@ func (d Definition) Stored(f store.Feed) (store.Feed, error) {
 	}
 	f.TopicID, f.SegmentID, f.ExcludeSegmentID = deref(d.Audience.TopicID), deref(d.Audience.SegmentID),
 		deref(d.Audience.ExcludeSegmentID)
+	f.TemplateID = deref(d.Template.TemplateID)
 	return f, nil
 }
 

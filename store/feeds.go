@@ -26,8 +26,8 @@ const (
 
 // Feed is a website's RSS, Atom or JSON feed whose new items are sent.
 // Audience and Template are the JSON the feeds package reads; TopicID,
-// SegmentID and ExcludeSegmentID repeat the audience's, for the uses of a
-// topic or segment.
+// SegmentID and ExcludeSegmentID repeat the audience's, TemplateID the
+// template's, for the uses of a topic, segment or saved template.
 type Feed struct {
 	ID               string
 	WebsiteID        string
@@ -43,6 +43,7 @@ type Feed struct {
 	TopicID          string
 	SegmentID        string
 	ExcludeSegmentID string
+	TemplateID       string
 	// ETag and LastModified are the validators of the last full answer,
 	// sent back as If-None-Match and If-Modified-Since.
 	ETag         string
@@ -96,6 +97,9 @@ type FeedUse struct {
 
 // Feeds holds feeds, the ledger of their items and the poller's leases.
 type Feeds interface {
+	// TemplateFeeds lists the website's feeds whose template is the saved
+	// template templateID, oldest first (what template_in_use names).
+	TemplateFeeds(ctx context.Context, websiteID, templateID string) ([]FeedUse, error)
 	// ListFeeds lists the website's feeds, newest first.
 	ListFeeds(ctx context.Context, websiteID string) ([]Feed, error)
 	// Feed finds one of the website's feeds; ErrNotFound for another
@@ -105,7 +109,7 @@ type Feeds interface {
 	// an unknown website.
 	CreateFeed(ctx context.Context, f Feed) error
 	// UpdateFeed replaces the settings of one of the website's feeds
-	// (name, url, audience and its ids, template, status, paused reason,
+	// (name, url, audience and its ids, template and its id, status, paused reason,
 	// poll minutes, max per poll, next poll, UpdatedAt); a feed that
 	// becomes active forgets its failing time. A changed url forgets the
 	// validators and Seeded (the new feed's items present are seen). ErrNotFound for an unknown id.

@@ -12,7 +12,7 @@ import (
 // feedCols are a feed's columns with its ledger's counts.
 const feedCols = `f.id, f.website_id, f.name, f.url, f.audience, f.template, f.status, coalesce(f.paused_reason, ''),
 	f.poll_minutes, f.max_per_poll, f.send_existing, coalesce(f.topic_id, ''), coalesce(f.segment_id, ''),
-	coalesce(f.exclude_segment_id, ''), coalesce(f.etag, ''), coalesce(f.last_modified, ''), f.seeded, f.next_poll_at,
+	coalesce(f.exclude_segment_id, ''), coalesce(f.template_id, ''), coalesce(f.etag, ''), coalesce(f.last_modified, ''), f.seeded, f.next_poll_at,
 	f.failing_since, f.last_poll_at, coalesce(f.last_poll_status, 0), coalesce(f.last_poll_new, 0),
 	coalesce(f.last_poll_error, ''), f.budget_refused_at, f.created_at, f.updated_at,
 	(SELECT count(*) FROM feed_items i WHERE i.feed_id = f.id AND i.status = 'pending'),
@@ -29,7 +29,7 @@ func feedDest(r *feedRow) []any {
 	f := &r.Feed
 	return []any{&f.ID, &f.WebsiteID, &f.Name, &f.URL, rawJSONDest{&f.Audience}, rawJSONDest{&f.Template}, &f.Status,
 		&f.PausedReason, &f.PollMinutes, &f.MaxPerPoll, &f.SendExisting, &f.TopicID, &f.SegmentID, &f.ExcludeSegmentID,
-		&f.ETag, &f.LastModified, &f.Seeded, timeDest{&f.NextPollAt}, timePtrDest{&f.FailingSince}, timePtrDest{&r.lastAt},
+		&f.TemplateID, &f.ETag, &f.LastModified, &f.Seeded, timeDest{&f.NextPollAt}, timePtrDest{&f.FailingSince}, timePtrDest{&r.lastAt},
 		&r.poll.HTTPStatus, &r.poll.NewItems, &r.poll.Error, timePtrDest{&f.BudgetRefusedAt}, timeDest{&f.CreatedAt},
 		timeDest{&f.UpdatedAt}, &f.Pending, &f.Sent}
 }
@@ -53,6 +53,17 @@ func (s *Store) queryFeeds(ctx context.Context, c Conn, query string, args ...an
 	out := make([]store.Feed, len(list))
 	for i, r := range list {
 		out[i] = r.feed()
+	}
+	return out, nil
+}
+
+// TemplateFeeds lists the feeds whose template is a saved template.
+func (s *Store) TemplateFeeds(ctx context.Context, websiteID, templateID string) ([]store.FeedUse, error) {
+	rows, err := s.db.Read().Query(ctx, `SELECT id, name FROM feeds WHERE website_id = $1 AND template_id = $2
+		ORDER BY created_at, id`, websiteID, templateID)
+	out, err := CollectRows(rows, err, func(u *store.FeedUse) []any { return []any{&u.ID, &u.Name} })
+	if err != nil {
+		return nil, fmt.Errorf("listing a template's feeds: %w", err)
 	}
 	return out, nil
 }
@@ -84,10 +95,10 @@ func (s *Store) Feed(ctx context.Context, websiteID, id string) (store.Feed, err
 func (s *Store) CreateFeed(ctx context.Context, f store.Feed) error {
 	_, err := s.db.Write().Exec(ctx, `INSERT INTO feeds (id, website_id, name, url, audience, template, status,
 		paused_reason, poll_minutes, max_per_poll, send_existing, topic_id, segment_id, exclude_segment_id, next_poll_at,
-		created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+		created_at, updated_at, template_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
 		f.ID, f.WebsiteID, f.Name, f.URL, string(f.Audience), string(f.Template), f.Status, nullString(f.PausedReason),
 		f.PollMinutes, f.MaxPerPoll, f.SendExisting, nullString(f.TopicID), nullString(f.SegmentID),
-		nullString(f.ExcludeSegmentID), s.time(f.NextPollAt), s.now(f.CreatedAt), s.now(f.UpdatedAt))
+		nullString(f.ExcludeSegmentID), s.time(f.NextPollAt), s.now(f.CreatedAt), s.now(f.UpdatedAt), nullString(f.TemplateID))
 	if err != nil {
 		return fmt.Errorf("creating feed: %w", s.mapErr(err))
 	}
@@ -98,14 +109,14 @@ func (s *Store) CreateFeed(ctx context.Context, f store.Feed) error {
 func (s *Store) UpdateFeed(ctx context.Context, f store.Feed) error {
 	err := affected(s.db.Write().Exec(ctx, `UPDATE feeds SET name = $3, audience = $4, template = $5, status = $6,
 		paused_reason = $7, poll_minutes = $8, max_per_poll = $9, topic_id = $10, segment_id = $11,
-		exclude_segment_id = $12, next_poll_at = $13, updated_at = $14,
+		exclude_segment_id = $12, next_poll_at = $13, updated_at = $14, template_id = $16,
 		failing_since = CASE WHEN $6 = 'active' THEN NULL ELSE failing_since END,
 		seeded = CASE WHEN url = $15 THEN seeded ELSE false END, etag = CASE WHEN url = $15 THEN etag END, last_modified = CASE WHEN url = $15 THEN last_modified END,
 		url = $15
 		WHERE website_id = $1 AND id = $2`,
 		f.WebsiteID, f.ID, f.Name, string(f.Audience), string(f.Template), f.Status, nullString(f.PausedReason),
 		f.PollMinutes, f.MaxPerPoll, nullString(f.TopicID), nullString(f.SegmentID), nullString(f.ExcludeSegmentID),
-		s.time(f.NextPollAt), s.now(f.UpdatedAt), f.URL))
+		s.time(f.NextPollAt), s.now(f.UpdatedAt), f.URL, nullString(f.TemplateID)))
 	if err != nil {
 		return fmt.Errorf("updating feed: %w", s.mapErr(err))
 	}

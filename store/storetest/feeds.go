@@ -17,6 +17,7 @@ var feedCases = []testCase{
 	{"Ledger", testFeedLedger},
 	{"Pause", testFeedPause},
 	{"Uses", testFeedUses},
+	{"TemplateFeeds", testTemplateFeeds},
 }
 
 func newFeed(t *testing.T, s store.Store, f store.Feed) store.Feed {
@@ -283,5 +284,25 @@ func testFeedUses(t *testing.T, s store.Store) {
 	got, _ := s.Feed(ctx, w.Website.ID, f.ID)
 	if got.Status != store.FeedPaused || got.PausedReason != store.FeedPausedTopicDeleted {
 		t.Fatalf("feed of a deleted topic: status %q reason %q", got.Status, got.PausedReason)
+	}
+}
+
+func testTemplateFeeds(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w, other := newWebsite(t, s), newWebsite(t, s)
+	tpl := uuid.NewString()
+	a := newFeed(t, s, store.Feed{WebsiteID: w.Website.ID, Name: "A", TemplateID: tpl, Template: []byte(`{"templateId":"` + tpl + `"}`)})
+	b := newFeed(t, s, store.Feed{WebsiteID: w.Website.ID, Name: "B", CreatedAt: at(time.Minute), UpdatedAt: at(time.Minute)})
+	newFeed(t, s, store.Feed{WebsiteID: other.Website.ID, TemplateID: tpl})
+	uses, err := s.TemplateFeeds(ctx, w.Website.ID, tpl)
+	noErr(t, "TemplateFeeds", err)
+	same(t, "the template's feeds", uses, []store.FeedUse{{ID: a.ID, Name: "A"}})
+	b.TemplateID, b.Template = tpl, []byte(`{"templateId":"`+tpl+`"}`)
+	noErr(t, "UpdateFeed", s.UpdateFeed(ctx, b))
+	uses, _ = s.TemplateFeeds(ctx, w.Website.ID, tpl)
+	same(t, "after an update", uses, []store.FeedUse{{ID: a.ID, Name: "A"}, {ID: b.ID, Name: "B"}})
+	got, _ := s.Feed(ctx, w.Website.ID, b.ID)
+	if got.TemplateID != tpl {
+		t.Fatalf("TemplateID %q", got.TemplateID)
 	}
 }

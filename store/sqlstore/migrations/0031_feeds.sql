@@ -3,7 +3,8 @@
 --
 -- feeds: a website's feeds. audience and template are the JSON the feeds
 -- package reads; topic_id, segment_id and exclude_segment_id repeat the
--- audience's for the uses of a topic or segment. The poller claims due
+-- audience's, template_id the template's, for the uses of a topic, segment
+-- or saved template. The poller claims due
 -- feeds (next_poll_at) under a lease (leased_until). etag and
 -- last_modified make the next fetch conditional; seeded is set once the
 -- first fetch recorded the items present. failing_since is the first
@@ -24,6 +25,7 @@ CREATE TABLE feeds (
 	topic_id           TEXT,
 	segment_id         TEXT,
 	exclude_segment_id TEXT,
+	template_id        TEXT,
 	etag               TEXT,
 	last_modified      TEXT,
 	seeded             {{.Bool}} NOT NULL DEFAULT {{.False}},
@@ -41,6 +43,7 @@ CREATE TABLE feeds (
 CREATE INDEX feeds_website ON feeds (website_id, created_at);
 CREATE INDEX feeds_due ON feeds (next_poll_at) WHERE status = 'active';
 CREATE INDEX feeds_topic ON feeds (topic_id) WHERE topic_id IS NOT NULL;
+CREATE INDEX feeds_template ON feeds (template_id) WHERE template_id IS NOT NULL;
 
 -- feed_items: the ledger, one row per (feed, item) ever seen, keyed by the
 -- item's GUID, else its link. status is seen (present when the feed was
