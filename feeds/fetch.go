@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -147,25 +148,34 @@ func (f *Fetcher) Fetch(ctx context.Context, url, etag, lastModified string) (Fe
 	return out, nil
 }
 
-// Parse reads an RSS 2.0, Atom or JSON feed's items, newest first as the
-// feed lists them, at most MaxItems.
+// Parse reads an RSS 2.0, Atom or JSON feed's items, newest first, at
+// most MaxItems.
 func Parse(body []byte) ([]Item, error) {
 	p := gofeed.NewParser()
 	feed, err := p.Parse(strings.NewReader(string(body)))
 	if err != nil {
 		return nil, fmt.Errorf("not an RSS, Atom or JSON feed: %s", parseError(err))
 	}
-	items := make([]Item, 0, min(len(feed.Items), MaxItems))
-	for _, g := range feed.Items {
-		if g == nil {
-			continue
-		}
-		if len(items) == MaxItems {
-			break
-		}
+	list := slices.DeleteFunc(slices.Clone(feed.Items), func(g *gofeed.Item) bool { return g == nil })
+	// Newest first: by date when every item has one (a feed may list its
+	// oldest first), else in the feed's order.
+	if !slices.ContainsFunc(list, func(g *gofeed.Item) bool { return published(g) == nil }) {
+		slices.SortStableFunc(list, func(a, b *gofeed.Item) int { return published(b).Compare(*published(a)) })
+	}
+	items := make([]Item, 0, min(len(list), MaxItems))
+	for _, g := range list[:min(len(list), MaxItems)] {
 		items = append(items, itemOf(g))
 	}
 	return items, nil
+}
+
+// published is when an item was published, else updated; nil when it
+// says neither.
+func published(g *gofeed.Item) *time.Time {
+	if g.PublishedParsed != nil {
+		return g.PublishedParsed
+	}
+	return g.UpdatedParsed
 }
 
 // parseError is the parser's message, one line and bounded.

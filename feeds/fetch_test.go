@@ -52,3 +52,33 @@ func TestFetchLimits(t *testing.T) {
 		t.Fatalf("loopback without the allow list: %v", err)
 	}
 }
+
+// TestParseOrder: items with dates come newest first whatever the feed's
+// order; without a date on each, the feed's order is kept.
+func TestParseOrder(t *testing.T) {
+	dated := `<rss version="2.0"><channel>
+<item><guid>a</guid><title>Old</title><pubDate>Mon, 02 Mar 2026 10:00:00 GMT</pubDate></item>
+<item><guid>b</guid><title>New</title><pubDate>Wed, 04 Mar 2026 10:00:00 GMT</pubDate></item>
+<item><guid>c</guid><title>Middle</title><pubDate>Tue, 03 Mar 2026 10:00:00 GMT</pubDate></item>
+</channel></rss>`
+	items, err := Parse([]byte(dated))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, it := range items {
+		got = append(got, it.Title)
+	}
+	if strings.Join(got, ",") != "New,Middle,Old" {
+		t.Fatalf("dated items in order %v", got)
+	}
+	undated := strings.Replace(dated, "<pubDate>Tue, 03 Mar 2026 10:00:00 GMT</pubDate>", "", 1)
+	items, _ = Parse([]byte(undated))
+	got = got[:0]
+	for _, it := range items {
+		got = append(got, it.Title)
+	}
+	if strings.Join(got, ",") != "Old,New,Middle" {
+		t.Fatalf("items without a date each in order %v", got)
+	}
+}
