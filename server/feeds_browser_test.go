@@ -111,6 +111,25 @@ func TestDashboardFeeds(t *testing.T) {
 		t.Fatalf("link to its notifications: %s", href)
 	}
 
+	// Change: an unknown placeholder is refused at the title; then every
+	// 30 minutes with the item's own title.
+	role("button", "Change feed Blog <b>news</b>", "click")
+	role("textbox", "Title", "fill", "{item.author}")
+	role("button", "Save feed", "click")
+	waitFor(t, "the refusal at the title", func() bool { return role("textbox", "Title", "invalid") == "true" })
+	role("textbox", "Title", "fill", "")
+	role("spinbutton", "Poll every (minutes)", "fill", "30")
+	role("button", "Save feed", "click")
+	waitFor(t, "saved", func() bool { return strings.Contains(b.mainText(), "On, every 30 min") })
+	var changed struct {
+		PollMinutes int            `json:"pollMinutes"`
+		Template    map[string]any `json:"template"`
+	}
+	b.api("GET", "/feeds/"+f.ID, "", &changed)
+	if changed.PollMinutes != 30 || len(changed.Template) != 0 {
+		t.Fatalf("changed feed %+v", changed)
+	}
+
 	// Pause, then delete (the confirmation is accepted).
 	role("button", "Pause feed Blog <b>news</b>", "click")
 	waitFor(t, "paused", func() bool { return role("button", "Turn on feed Blog <b>news</b>", "count") == "1" })
