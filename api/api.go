@@ -194,6 +194,7 @@ type Store interface {
 	store.Goals
 	store.Journeys
 	store.Feeds
+	store.Templates
 }
 
 // Option changes how New builds the API.

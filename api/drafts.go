@@ -37,6 +37,9 @@ func (a *API) submit(r *request, req *notification.Request, size int, draft *sto
 			}
 		}
 	}
+	if err := a.resolveTemplate(r, req); err != nil {
+		return nil, err
+	}
 	n, err := notification.Prepare(r.ctx, req, r.owner.Website, a.st, r.now)
 	if err != nil {
 		return nil, fromNotificationError(err)

@@ -181,21 +181,25 @@ var catalog = map[string]int{
 	CodeInvalidMessages:   http.StatusBadRequest,
 	CodeInvalidCaps:       http.StatusBadRequest,
 
-	CodeInvalidGoal:       http.StatusBadRequest,
-	CodeInvalidWindow:     http.StatusBadRequest,
-	CodeInvalidGraph:      http.StatusBadRequest,
-	CodeInvalidEntry:      http.StatusBadRequest,
-	CodeInvalidReentry:    http.StatusBadRequest,
-	CodeInvalidExitEvents: http.StatusBadRequest,
-	CodeGoalNotFound:      http.StatusBadRequest,
-	CodeUnmappedStep:      http.StatusBadRequest,
-	CodePersonRequired:    http.StatusBadRequest,
-	CodeAlreadyEnrolled:   http.StatusConflict,
-	CodeJourneyNotActive:  http.StatusConflict,
+	CodeInvalidGoal:         http.StatusBadRequest,
+	CodeInvalidWindow:       http.StatusBadRequest,
+	CodeInvalidGraph:        http.StatusBadRequest,
+	CodeInvalidEntry:        http.StatusBadRequest,
+	CodeInvalidReentry:      http.StatusBadRequest,
+	CodeInvalidExitEvents:   http.StatusBadRequest,
+	CodeGoalNotFound:        http.StatusBadRequest,
+	CodeTemplateNotFound:    http.StatusBadRequest,
+	CodeInvalidActions:      http.StatusBadRequest,
+	CodeInvalidTranslations: http.StatusBadRequest,
+	CodeTemplateInUse:       http.StatusConflict,
+	CodeTooManyTemplates:    http.StatusConflict,
+	CodeUnmappedStep:        http.StatusBadRequest,
+	CodePersonRequired:      http.StatusBadRequest,
+	CodeAlreadyEnrolled:     http.StatusConflict,
+	CodeJourneyNotActive:    http.StatusConflict,
 
 	CodeInvalidAudience:     http.StatusBadRequest,
 	CodeInvalidTemplate:     http.StatusBadRequest,
-	CodeTemplateNotFound:    http.StatusBadRequest,
 	CodeInvalidPollMinutes:  http.StatusBadRequest,
 	CodeInvalidMaxPerPoll:   http.StatusBadRequest,
 	CodeInvalidSendExisting: http.StatusBadRequest,
@@ -226,6 +230,9 @@ type Error struct {
 	// Step names the journey step an invalid_graph (or a step's content
 	// error, or an unmapped_step) is about.
 	Step string `json:"step,omitempty"`
+	// UsedBy names what holds a template_in_use: each automation and
+	// journey that names the template, as {kind, id, name}.
+	UsedBy []templateUseJSON `json:"usedBy,omitempty"`
 }
 
 // Status is the HTTP status of the error's code; a code missing from the

@@ -36,6 +36,7 @@ import (
 	"github.com/relaybell/relaybell/store/postgres"
 	"github.com/relaybell/relaybell/store/sqlite"
 	"github.com/relaybell/relaybell/store/storetest"
+	"github.com/relaybell/relaybell/templates"
 )
 
 // openStores opens a real store and the SQLite analytics store, closed when
@@ -294,7 +295,7 @@ type testConfig struct {
 	Stop *func()
 	// FeedFetch tunes the feeds' fetches (the allow list of the local
 	// feed servers); FeedTemplates is the feeds' saved templates (nil:
-	// none).
+	// the templates package's Service).
 	FeedFetch     feeds.FetchConfig
 	FeedTemplates feeds.Templates
 }
@@ -310,6 +311,9 @@ func newAPI(t testing.TB, tc testConfig, st Store, an analytics.Store, d Dispatc
 	js := journeys.NewService(defs, journeys.Config{}, logger)
 	gs := goals.NewService(defs, js.GoalReached, logger)
 	var a *API
+	if tc.FeedTemplates == nil {
+		tc.FeedTemplates = templates.NewService(st)
+	}
 	poller, err := feeds.NewPoller(feeds.Config{Now: func() time.Time { return a.now() }, Fetch: tc.FeedFetch}, st, d, tc.FeedTemplates, logger, nil)
 	if err != nil {
 		return nil, err

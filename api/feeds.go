@@ -17,7 +17,6 @@ import (
 const (
 	CodeInvalidAudience     = feeds.CodeInvalidAudience
 	CodeInvalidTemplate     = feeds.CodeInvalidTemplate
-	CodeTemplateNotFound    = feeds.CodeTemplateNotFound
 	CodeInvalidPollMinutes  = feeds.CodeInvalidPollMinutes
 	CodeInvalidMaxPerPoll   = feeds.CodeInvalidMaxPerPoll
 	CodeInvalidSendExisting = feeds.CodeInvalidSendExisting

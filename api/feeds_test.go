@@ -219,7 +219,7 @@ func TestFeedRefusals(t *testing.T) {
 	f(`{`+base+`,"audience":{"everyone":true},"template":{"title":"{item.author}"}}`, CodeInvalidTemplate,
 		`"template.title: unknown placeholder {item.author} (use {item.title}, {item.summary}, {item.link} or {item.image})"`)
 	f(`{`+base+`,"audience":{"everyone":true},"template":{"templateId":"00000000-0000-4000-8000-000000000000"}}`, CodeTemplateNotFound,
-		`"saved templates are not available on this server; give title, body, url and image instead"`)
+		`"templateId names no template of this website"`)
 	f(`{`+base+`,"audience":{"everyone":true},"pollMinutes":4}`, CodeInvalidPollMinutes, `"pollMinutes is from 5 to 1440"`)
 	f(`{`+base+`,"audience":{"everyone":true},"maxPerPoll":11}`, CodeInvalidMaxPerPoll, `"maxPerPoll is from 1 to 10"`)
 	f(`{`+base+`,"audience":{"everyone":true},"sendExisting":51}`, CodeInvalidSendExisting, `"sendExisting is from 0 to 50"`)

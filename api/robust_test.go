@@ -448,7 +448,7 @@ func (s *robustSuite) seed(t testing.TB) {
 	s.session = s.h.sessionOf(t, owner.ID)
 	ids["userId"] = s.h.member(t, "member@robust.example", robustPassword, s.h.site.AccountID, "viewer").ID
 	for _, k := range []string{"externalId", "/api/v1/notifications/ id", "/api/v1/segments/ id", "/api/v1/topics/ id",
-		"/api/v1/automations/ id", "/api/v1/goals/ id", "/api/v1/journeys/ id", "/api/v1/feeds/ id", "enrollmentId", "/api/v1/webhooks/ id", "deliveryId", "/admin/v1/notifications/ id", "/api/v1/keys/ id",
+		"/api/v1/automations/ id", "/api/v1/goals/ id", "/api/v1/templates/ id", "/api/v1/feeds/ id", "/api/v1/journeys/ id", "enrollmentId", "/api/v1/webhooks/ id", "deliveryId", "/admin/v1/notifications/ id", "/api/v1/keys/ id",
 		"/api/v1/websites/ id", "/api/v1/auth/sessions/ id", "email"} {
 		ids[k] = s.make(t, k)
 	}
@@ -505,6 +505,8 @@ func (s *robustSuite) make(t testing.TB, k string) string {
 		return id(h.do("POST", "/api/v1/automations", `{"name":"Welcome","trigger":{"type":"subscribed"},"messages":[{"title":"Hi"}]}`, key...), "id")
 	case "/api/v1/goals/ id":
 		return id(h.do("POST", "/api/v1/goals", `{"name":"Bought","event":"purchase"}`, key...), "id")
+	case "/api/v1/templates/ id":
+		return id(h.do("POST", "/api/v1/templates", `{"name":"House","title":"Hi"}`, key...), "id")
 	case "/api/v1/journeys/ id":
 		return id(h.do("POST", "/api/v1/journeys", `{"name":"Welcome","status":"active","steps":[{"id":"a","type":"wait","seconds":60}]}`, key...), "id")
 	case "/api/v1/feeds/ id":
@@ -562,6 +564,8 @@ func (s *robustSuite) bodies(t testing.TB) map[string]any {
 		"PUT /api/v1/automations/{id}":                  map[string]any{"status": "paused"},
 		"POST /api/v1/goals":                            map[string]any{"name": "Signed up", "event": "signup"},
 		"PUT /api/v1/goals/{id}":                        map[string]any{"windowHours": 48},
+		"POST /api/v1/templates":                        map[string]any{"name": "Sale", "title": "Sale", "url": "https://shop.example/sale"},
+		"PUT /api/v1/templates/{id}":                    map[string]any{"body": "Now on"},
 		"POST /api/v1/journeys":                         map[string]any{"name": "Cart", "steps": []any{map[string]any{"id": "a", "type": "send", "content": map[string]any{"title": "Hi"}}}},
 		"PUT /api/v1/journeys/{id}":                     map[string]any{"name": "Cart"},
 		"POST /api/v1/feeds":                            map[string]any{"name": "Blog", "url": "http://127.0.0.1:9/rss", "audience": map[string]any{"everyone": true}},

@@ -138,6 +138,7 @@ func (a *API) routes() *router {
 	a.topicRoutes(rt)
 	a.automationRoutes(rt)
 	a.goalRoutes(rt)
+	a.templateRoutes(rt)
 	a.journeyRoutes(rt)
 	a.feedRoutes(rt)
 	a.settingsRoutes(rt)

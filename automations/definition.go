@@ -15,6 +15,7 @@ import (
 	"github.com/relaybell/relaybell/filter"
 	"github.com/relaybell/relaybell/notification"
 	"github.com/relaybell/relaybell/store"
+	"github.com/relaybell/relaybell/templates"
 )
 
 // Limits of an automation.
@@ -163,6 +164,7 @@ func (d *Definition) Apply(b Body) {
 type Lookup interface {
 	SegmentLookup
 	GoalLookup
+	templates.Lookup
 	Topic(ctx context.Context, websiteID, idOrSlug string) (store.Topic, error)
 }
 
@@ -179,7 +181,7 @@ func (d *Definition) Check(ctx context.Context, w store.Website, lk Lookup, now 
 	if err := CheckEventNames(d.StopEvents, MaxStopEvents, "invalid_stop_events", "stopEvents", "stop events"); err != nil {
 		return err
 	}
-	if err := d.checkMessages(ctx, w, now); err != nil {
+	if err := d.checkMessages(ctx, w, lk, now); err != nil {
 		return err
 	}
 	for _, c := range []struct {
@@ -333,7 +335,12 @@ func checkRecordID(id *string, code, noun string, find func(id string) error) er
 // checkMessages validates each message's delay and its content as a send
 // validates it (notification.Prepare): a message takes a send's content
 // members and nothing that chooses who gets it or when.
-func (d *Definition) checkMessages(ctx context.Context, w store.Website, now time.Time) error {
+//
+// A message naming a templateId is checked with the template's content
+// filled in (templates.Fill), and the id is kept, in its canonical form:
+// the engine fills the content again when it sends the message, so a
+// change to the template reaches the messages sent after it.
+func (d *Definition) checkMessages(ctx context.Context, w store.Website, lk Lookup, now time.Time) error {
 	if len(d.Messages) == 0 || len(d.Messages) > MaxMessages {
 		return errorf("invalid_messages", "messages holds 1 to %d messages", MaxMessages)
 	}
@@ -348,7 +355,16 @@ func (d *Definition) checkMessages(ctx context.Context, w store.Website, now tim
 		if name := m.AudienceOrTiming(); name != "" {
 			return errorf("unknown_field", "unknown field messages[%d].%s: a message goes to the person who triggered it", i, name)
 		}
-		if _, err := m.Prepare(ctx, w, false, now); err != nil {
+		resolved, err := CheckTemplate(ctx, lk, w.ID, &m.Request)
+		if err != nil {
+			var ae *Error
+			if errors.As(err, &ae) {
+				ae.Message = fmt.Sprintf("messages[%d]: %s", i, ae.Message)
+			}
+			return err
+		}
+		check := Message{DelaySeconds: m.DelaySeconds, Request: resolved}
+		if _, err := check.Prepare(ctx, w, false, now); err != nil {
 			var ne *notification.Error
 			if errors.As(err, &ne) {
 				return errorf(ne.Code, "messages[%d]: %s", i, ne.Message)
@@ -357,6 +373,29 @@ func (d *Definition) checkMessages(ctx context.Context, w store.Website, now tim
 		}
 	}
 	return nil
+}
+
+// CheckTemplate puts the templateId r names, if any, in its canonical
+// form and checks it names a template of the website (template_not_found
+// otherwise, as for an id that is not a UUID). It returns r with the
+// template's content filled in (templates.Apply), for checking it as a
+// send: r itself keeps the id and its own members. Other errors are the
+// store's.
+func CheckTemplate(ctx context.Context, lk templates.Lookup, websiteID string, r *notification.Request) (notification.Request, error) {
+	resolved := *r
+	if r.TemplateID == nil {
+		return resolved, nil
+	}
+	id := *r.TemplateID
+	if err := templates.Apply(ctx, lk, websiteID, id, &resolved); err != nil {
+		if te := templates.NotFound(err, id); te != nil {
+			return resolved, &Error{Code: te.Code, Message: te.Message}
+		}
+		return resolved, fmt.Errorf("looking up template: %w", err)
+	}
+	canonical, _ := templates.CanonicalID(id)
+	r.TemplateID = &canonical
+	return resolved, nil
 }
 
 // Prepare is the message's send as notification.Prepare makes it: its

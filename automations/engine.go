@@ -12,6 +12,7 @@ import (
 
 	"github.com/relaybell/relaybell/notification"
 	"github.com/relaybell/relaybell/store"
+	"github.com/relaybell/relaybell/templates"
 )
 
 // Dispatcher publishes a stored message's send intent; a failure leaves
@@ -293,6 +294,18 @@ func (b *batch) prepare(ctx context.Context, t store.Timer, now time.Time) (stor
 			return store.Fire{}, err
 		}
 		if t.Item < len(d.Messages) {
+			m := d.Messages[t.Item]
+			switch err := templates.Resolve(ctx, b.e.st, t.WebsiteID, &m.Request); {
+			case errors.Is(err, store.ErrNotFound):
+				// Deleting a template a message names is refused; one gone
+				// all the same (deleted meanwhile) skips the message.
+				b.e.logger.Warn("an automation message's template is gone; the message is skipped",
+					"automation_id", t.AutomationID, "item", t.Item, "err", err)
+				return f, nil
+			case err != nil:
+				return store.Fire{}, err
+			}
+			d.Messages[t.Item] = m
 			if f.Notification, err = message(ctx, d, t, w, now); err != nil {
 				return store.Fire{}, err
 			}

@@ -20,6 +20,9 @@ type Store interface {
 	Website(ctx context.Context, id string) (store.Website, error)
 	Segment(ctx context.Context, websiteID, id string) (store.Segment, error)
 	Person(ctx context.Context, websiteID, idOrExternalID string) (store.Person, error)
+	// Template finds a template a message names, when the engine sends
+	// it (templates.Lookup).
+	Template(ctx context.Context, websiteID, id string) (store.Template, error)
 }
 
 // Service starts and stops people's runs as their events and browsers

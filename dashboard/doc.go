@@ -35,7 +35,9 @@
 //     automation (the editor), journeys (the list) and journey (the
 //     builder and a journey's page with its figures by step; steps: one
 //     step as a form and its editor), goals (the list with results, and
-//     the form), audience (with import), person (with enrolments: a
+//     the form), templates (the list and the form, with the composer's
+//     content fields and previews; the composer starts from one and saves
+//     one), audience (with import), person (with enrolments: a
 //     person's journeys and each one's history), segments (with topics),
 //     webhooks, webhook (the delivery log), settings (with keys and team).
 //

@@ -389,7 +389,15 @@ func (d *Definition) checkStep(ctx context.Context, w store.Website, lk Lookup, 
 			return &Error{Code: "unknown_field", Step: s.ID,
 				Message: fmt.Sprintf("unknown field content.%s of step %q: a step goes to the enrolled person (transactional is a member of the step)", name, s.ID)}
 		}
-		if _, err := notification.Prepare(ctx, s.Content, w, nil, now); err != nil {
+		resolved, err := automations.CheckTemplate(ctx, lk, w.ID, s.Content)
+		if err != nil {
+			var ae *automations.Error
+			if errors.As(err, &ae) {
+				return &Error{Code: ae.Code, Step: s.ID, Message: fmt.Sprintf("step %q: %s", s.ID, ae.Message)}
+			}
+			return err
+		}
+		if _, err := notification.Prepare(ctx, &resolved, w, nil, now); err != nil {
 			var ne *notification.Error
 			if errors.As(err, &ne) {
 				return &Error{Code: ne.Code, Step: s.ID, Message: fmt.Sprintf("step %q: %s", s.ID, ne.Message)}

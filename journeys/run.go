@@ -15,6 +15,7 @@ import (
 	"github.com/relaybell/relaybell/filter"
 	"github.com/relaybell/relaybell/notification"
 	"github.com/relaybell/relaybell/store"
+	"github.com/relaybell/relaybell/templates"
 )
 
 // maxRun bounds the steps one move takes: Check refuses a cycle with no
@@ -88,6 +89,13 @@ func (r *runner) from(ctx context.Context, m store.JourneyMove, id string) (stor
 		switch s.Type {
 		case StepSend:
 			n, err := r.send(ctx, s)
+			if errors.Is(err, errTemplateGone) {
+				// Deleting a template a step names is refused; one gone all
+				// the same (deleted meanwhile) skips the send, as an
+				// automation's message is skipped.
+				row.Outcome, id = "skipped: its template is gone", s.Next
+				break
+			}
 			if err != nil {
 				return m, err
 			}
@@ -174,6 +182,9 @@ func (r *runner) alreadyMet(ctx context.Context, s *Step) (bool, error) {
 	return false, nil
 }
 
+// errTemplateGone is a send step whose template is no longer there.
+var errTemplateGone = errors.New("the step's template is gone")
+
 // send is a send step's notification: its content as a send's
 // (notification.Prepare: quiet hours hold it unless the step is
 // transactional; fan-out applies the frequency cap unless it is), to the
@@ -183,6 +194,13 @@ func (r *runner) send(ctx context.Context, s *Step) (*store.Notification, error)
 		return nil, errors.New("a journey step names no person")
 	}
 	req := *s.Content
+	// A template the step names is filled in now: a change to it reaches
+	// every send after it (deleting one a step names is refused).
+	if err := templates.Resolve(ctx, r.st, r.w.ID, &req); errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("journey step %s: %w: %w", s.ID, errTemplateGone, err)
+	} else if err != nil {
+		return nil, fmt.Errorf("journey step %s: %w", s.ID, err)
+	}
 	if s.Transactional != nil && *s.Transactional {
 		req.Transactional = s.Transactional
 	}

@@ -112,10 +112,17 @@ func ClockTime(s string) (string, bool) {
 	return fmt.Sprintf("%02s:%s", m[1], m[2]), true
 }
 
+// errUnresolvedTemplate refuses a request whose templateId was not
+// resolved first (package templates): its content would be incomplete.
+var errUnresolvedTemplate = errors.New("notification: a templateId is resolved before Prepare (templates.Apply)")
+
 // Prepare validates a request for website w and returns the notification to
 // store: a draft, or a send that is queued now or scheduled for later.
 // Validation failures are *Error with the spec's code; nothing is stored here.
 func Prepare(ctx context.Context, r *Request, w store.Website, lk Lookup, now time.Time) (*store.Notification, error) {
+	if r.TemplateID != nil {
+		return nil, errUnresolvedTemplate
+	}
 	now = now.UTC()
 	n := &store.Notification{
 		ID:        uuid.NewString(),

@@ -53,6 +53,11 @@ type Request struct {
 	AB                 *AB                      `json:"ab,omitempty"`
 	ABTest             *ABTest                  `json:"abTest,omitempty"`
 	Draft              *bool                    `json:"draft,omitempty"`
+	// TemplateID names a template of the website whose content fills
+	// every content member the request leaves out (package templates).
+	// It is resolved before Prepare, which never sees it set: the stored
+	// notification and its send body keep the resolved content.
+	TemplateID *string `json:"templateId,omitempty"`
 
 	// TestDevices makes the send a test to the website's test devices and
 	// nobody else (POST /test-devices/send sets it; no body can).

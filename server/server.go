@@ -43,6 +43,7 @@ import (
 	"github.com/relaybell/relaybell/store"
 	storepostgres "github.com/relaybell/relaybell/store/postgres"
 	storesqlite "github.com/relaybell/relaybell/store/sqlite"
+	"github.com/relaybell/relaybell/templates"
 	"github.com/relaybell/relaybell/webhooks"
 )
 
@@ -533,9 +534,8 @@ func (s *Server) initEngine(context.Context) error {
 // polls a feed on request (POST /feeds/{id}/poll) with it. Its fetches
 // follow the webhooks' private-address rules and allow list.
 //
-// Saved templates (a feed's templateId) are not wired yet: the templates
-// package's Service goes in as feeds.NewPoller's and feeds.NewService's
-// Templates argument (nil refuses a templateId with template_not_found).
+// A feed's templateId is resolved through the templates package's
+// Service.
 func (s *Server) initFeeds(context.Context) error {
 	cfg := s.cfg.Feeds
 	if s.cfg.Now != nil {
@@ -544,7 +544,7 @@ func (s *Server) initFeeds(context.Context) error {
 	cfg.Fetch.Allow = s.hookAllow
 	cfg.NoSendLimits = s.cfg.NoSendLimits
 	cfg.BeforeSend = s.feedFailpoint()
-	var tpl feeds.Templates // the templates package's Service, once wired
+	tpl := templates.NewService(s.store)
 	p, err := feeds.NewPoller(cfg, s.store, s.dispatcher(), tpl, s.logger, s.reg)
 	if err != nil {
 		return err

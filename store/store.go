@@ -382,6 +382,7 @@ type Store interface {
 	Goals
 	Journeys
 	Feeds
+	Templates
 	Close() error
 }
 

@@ -7,22 +7,25 @@ import { formatTime, zonedToUTC, zonedLocal } from './format.js';
 
 // contentValues is the form of a push's content (pages/content.js) for the
 // content members of b (a send body, or an automation's message), or an
-// empty one.
+// empty one; templateId is the template an automation's message or a
+// journey's send step names ('' none).
 export function contentValues(b) {
   b = b || {};
   const actions = (b.actions || []).slice(0, 2).map((a) => ({ title: a.title || '', url: a.url || '' }));
   while (actions.length < 2) actions.push({ title: '', url: '' });
   return {
-    title: b.title || '', body: b.body || '', url: b.url || '', icon: b.icon || '', image: b.image || '', badge: b.badge || '', actions,
+    templateId: b.templateId || '', title: b.title || '', body: b.body || '', url: b.url || '', icon: b.icon || '', image: b.image || '', badge: b.badge || '', actions,
     ttl: b.ttl ? String(b.ttl) : '', tag: b.tag || '', requireInteraction: !!b.requireInteraction,
     translations: Object.entries(b.translations || {}).map(([language, t]) => ({ language, title: t.title || '', body: t.body || '' })),
   };
 }
 
 // contentRequest is contentValues' form v as the content members of a
-// send request (spec 2.1): what is left empty is left out.
+// send request (spec 2.1): what is left empty is left out (the title too
+// when a template, which may give it, is named).
 export function contentRequest(v) {
-  const r = { title: v.title };
+  const r = v.templateId ? { templateId: v.templateId } : {};
+  if (!v.templateId || v.title.trim()) r.title = v.title;
   for (const k of ['body', 'url', 'icon', 'image', 'badge', 'tag']) {
     if (v[k].trim()) r[k] = v[k].trim();
   }

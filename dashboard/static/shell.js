@@ -20,6 +20,7 @@ import { Automations } from './pages/automations.js';
 import { AutomationEditor } from './pages/automation.js';
 import { Goals } from './pages/goals.js';
 import { Feeds } from './pages/feeds.js';
+import { Templates } from './pages/templates.js';
 import { Journeys } from './pages/journeys.js';
 import { JourneyPage } from './pages/journey.js';
 
@@ -79,6 +80,8 @@ export function Shell({ me, route, onMe, onSignOut }) {
     page = html`<${Goals} site=${site} />`;
   } else if (route.path === 'feeds') {
     page = html`<${Feeds} site=${site} />`;
+  } else if (route.path === 'templates') {
+    page = html`<${Templates} site=${site} />`;
   } else if (route.path === 'journeys') {
     page = html`<${Journeys} site=${site} />`;
   } else if (route.path === 'journeys/new' && site.role !== 'viewer') {
@@ -104,14 +107,14 @@ export function Shell({ me, route, onMe, onSignOut }) {
           <select id="website" value=${site.projectId} onChange=${(e) => choose(e.currentTarget.value)}>
             ${websites.map((w) => html`<option value=${w.projectId}>${w.name}</option>`)}
           </select></span>`}
+        ${canAddWebsite && html`<span class="add-website">${link('websites/new', 'Add website')}</span>`}
         <span class="who">${me.user.email}</span>
         <button type="button" class="secondary" onClick=${() => onSignOut().catch(setSignOutError)}>Sign out</button>
         <nav aria-label="Main">${site && [link('', 'Home'), site.role !== 'viewer' && link('compose', 'New notification'), link('notifications', 'Notifications'),
-          link('automations', 'Automations'), link('journeys', 'Journeys'), link('goals', 'Goals'), link('feeds', 'Feeds'), link('people', 'Audience'), link('segments', 'Segments'), link('webhooks', 'Webhooks'), link('install', 'Install'), link('settings', 'Settings')]}
-          ${canAddWebsite && link('websites/new', 'Add website')}</nav>
+          link('automations', 'Automations'), link('journeys', 'Journeys'), link('goals', 'Goals'), link('templates', 'Templates'), link('feeds', 'Feeds'), link('people', 'Audience'), link('segments', 'Segments'), link('webhooks', 'Webhooks'), link('install', 'Install'), link('settings', 'Settings')]}</nav>
       </div>
       <${Alert} error=${signOutError} what="Signing out failed" />
     </header>
-    <main key=${site ? site.projectId : ''} class=${route.path === 'compose' || route.path.startsWith('compose/') || route.path === 'automations' || route.path === 'journeys' || route.path.startsWith('journeys/') ? 'wide' : undefined}>${page}</main>
+    <main key=${site ? site.projectId : ''} class=${route.path === 'compose' || route.path.startsWith('compose/') || route.path === 'automations' || route.path === 'journeys' || route.path === 'templates' || route.path.startsWith('journeys/') ? 'wide' : undefined}>${page}</main>
   </div>`;
 }

@@ -235,6 +235,8 @@ type workload struct {
 	replicas   *int32
 	pod        *corev1.PodTemplateSpec
 	claims     []corev1.PersistentVolumeClaim
+	// serviceName is a StatefulSet's governing Service.
+	serviceName string
 }
 
 func index(t *testing.T, objs []rendered) *releaseObjs {
@@ -256,7 +258,7 @@ func index(t *testing.T, objs []rendered) *releaseObjs {
 				t.Errorf("Deployment %s: %v", v.Name, err)
 			}
 		case *appsv1.StatefulSet:
-			r.workloads = append(r.workloads, workload{kind: "StatefulSet", name: v.Name, role: v.Spec.Template.Labels["app.kubernetes.io/component"], replicas: v.Spec.Replicas, pod: &v.Spec.Template, claims: v.Spec.VolumeClaimTemplates})
+			r.workloads = append(r.workloads, workload{kind: "StatefulSet", name: v.Name, role: v.Spec.Template.Labels["app.kubernetes.io/component"], replicas: v.Spec.Replicas, pod: &v.Spec.Template, claims: v.Spec.VolumeClaimTemplates, serviceName: v.Spec.ServiceName})
 			if err := selects(v.Spec.Selector, v.Spec.Template.Labels); err != nil {
 				t.Errorf("StatefulSet %s: %v", v.Name, err)
 			}
@@ -532,6 +534,18 @@ func (r *releaseObjs) checkServices() error {
 			}
 		}
 	}
+	// A StatefulSet's governing Service gives its pods their stable DNS
+	// names: it must be rendered, headless, and select the set's pods.
+	for _, w := range r.workloads {
+		if w.kind != "StatefulSet" {
+			continue
+		}
+		s := r.service(w.serviceName)
+		if s == nil || s.Spec.ClusterIP != corev1.ClusterIPNone ||
+			!slices.ContainsFunc(r.podsSelectedBy(s.Spec.Selector), func(p *workload) bool { return p.name == w.name }) {
+			return fmt.Errorf("StatefulSet %s: serviceName %q is not a headless Service selecting its pods", w.name, w.serviceName)
+		}
+	}
 	for _, o := range r.objs {
 		switch v := o.obj.(type) {
 		case *policyv1.PodDisruptionBudget:
@@ -748,6 +762,9 @@ func TestChartChecksCatchMistakes(t *testing.T) {
 		"seed not headless": {func(r *releaseObjs) {
 			setEnv(r.role("fanout"), "RELAYBELL_JOIN", release+"-relaybell-api:7946")
 		}, "not a headless Service"},
+		"governing service not headless": {func(r *releaseObjs) {
+			r.role("pusher").serviceName = release + "-relaybell-api"
+		}, `serviceName "` + release + `-relaybell-api" is not a headless Service`},
 		"grace too short": {func(r *releaseObjs) {
 			g := int64(30)
 			r.role("pusher").pod.Spec.TerminationGracePeriodSeconds = &g

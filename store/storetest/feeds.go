@@ -305,4 +305,8 @@ func testTemplateFeeds(t *testing.T, s store.Store) {
 	if got.TemplateID != tpl {
 		t.Fatalf("TemplateID %q", got.TemplateID)
 	}
+	// template_in_use names them.
+	named, err := s.TemplateUses(ctx, w.Website.ID, tpl)
+	noErr(t, "TemplateUses", err)
+	same(t, "TemplateUses", named, []store.TemplateUse{{Kind: store.TemplateUseFeed, ID: a.ID, Name: "A"}, {Kind: store.TemplateUseFeed, ID: b.ID, Name: "B"}})
 }

@@ -52,6 +52,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Goals", goalCases},
 		{"Journeys", journeyCases},
 		{"Feeds", feedCases},
+		{"Templates", templateCases},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

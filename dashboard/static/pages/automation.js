@@ -126,6 +126,8 @@ export function AutomationEditor({ site, id }) {
   const saved = useLoad(() => (id ? call('GET', '/automations/' + encodeURIComponent(id)) : Promise.resolve(null)), [id]);
   const choices = useLoad(() => Promise.all([call('GET', '/topics'), call('GET', '/segments'), call('GET', '/goals')]), [site.projectId]);
   const facets = useLoad(() => call('GET', '/audience/subscribers/facets'), [site.projectId]);
+  const templateList = useLoad(() => call('GET', '/templates'), [site.projectId]);
+  const templates = (templateList.data && templateList.data.templates) || [];
   const topics = (choices.data && choices.data[0].topics) || [];
   const segments = (choices.data && choices.data[1].segments) || [];
   const goals = (choices.data && choices.data[2].goals) || [];
@@ -202,6 +204,7 @@ export function AutomationEditor({ site, id }) {
         <${Field} id="perWeek" label="Pushes a week" type="number" value=${v.perWeek} onInput=${f.set('perWeek')} error=${f.errors.perWeek} required=${false} hint="1 to 1,000; no bound when empty." />
       </div></fieldset>
       <${Alert} error=${facets.error} what="The labels for merge tags did not load" />
+      <${Alert} error=${templateList.error} what="The templates did not load" />
       ${v.pushes.map((p, i) => {
         const of = ' (push ' + (i + 1) + ')';
         const pid = 'm' + i + '-';
@@ -213,7 +216,7 @@ export function AutomationEditor({ site, id }) {
               <select id=${pid + 'unit'} value=${p.unit} onChange=${(e) => setPush(i)('unit')(e.currentTarget.value)}>
                 ${units.filter(([u]) => u !== 'seconds' || p.unit === 'seconds').map(([u]) => html`<option value=${u}>${u}</option>`)}</select></div>
           </div>
-          <${Content} v=${p} set=${setPush(i)} errors=${f.errors} labels=${labels} prefix=${pid} of=${of} />
+          <${Content} v=${p} set=${setPush(i)} errors=${f.errors} labels=${labels} prefix=${pid} of=${of} templates=${templates} />
           ${v.pushes.length > 1 && html`<button type="button" class="secondary" onClick=${() => f.set('pushes')(v.pushes.filter((_, j) => j !== i))}>
             ${'Remove push ' + (i + 1)}</button>`}
         </fieldset>`;

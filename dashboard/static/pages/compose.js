@@ -7,12 +7,13 @@ import { go } from '../router.js';
 import { Alert, Field, useForm, FormError } from '../forms.js';
 import { useLoad } from '../lists.js';
 import { ruleError, RuleBuilder } from '../rules.js';
-import { composerValues, sendRequest, representable, contentMembers, draftPatch, composerError, when } from '../sends.js';
+import { composerValues, contentValues, sendRequest, representable, contentMembers, draftPatch, composerError, when } from '../sends.js';
 import { readUnsent, useUnsent } from '../unsent.js';
 import { numbers, zonedToUTC, timeZones } from '../format.js';
 import { Preview } from './preview.js';
 import { Content } from './content.js';
 import { payloadSize, Budget } from './budget.js';
+import { templateBody, templateError } from './templates.js';
 
 // Composer writes a send, or changes the draft draftId.
 export function Composer({ site, draftId }) {
@@ -164,6 +165,35 @@ export function Composer({ site, draftId }) {
       f.setErrors(composerError(err, r, v));
     }
   });
+  // The website's templates: the form starts from one (its content
+  // replaces the form's; the audience and timing stay), and the form's
+  // content saves as a new one.
+  const templateList = useLoad(() => call('GET', '/templates'), [site.projectId]);
+  const templates = (templateList.data && templateList.data.templates) || [];
+  const [templateId, setTemplateId] = useState('');
+  const fromTemplate = (id) => {
+    setTemplateId(id);
+    const t = templates.find((x) => x.id === id);
+    if (t) f.setValues((old) => ({ ...old, ...contentValues(t) }));
+  };
+  const [saving, setSaving] = useState(null); // null, or {name, error} while naming a new template
+  const [savedTemplate, setSavedTemplate] = useState('');
+  const saveTemplate = once(async () => {
+    setSavedTemplate('');
+    try {
+      const t = await call('POST', '/templates', templateBody({ ...v, name: saving.name }, false));
+      setSaving(null);
+      setSavedTemplate('Saved as template “' + t.name + '”.');
+      templateList.reload();
+    } catch (err) {
+      const errors = templateError(err, v, 'templateName');
+      if (errors.templateName) setSaving({ ...saving, error: errors.templateName });
+      else {
+        setSaving({ ...saving, error: undefined });
+        f.setErrors(errors);
+      }
+    }
+  });
   const [tested, setTested] = useState('');
   // test sends the content alone to the website's test devices.
   const test = once(async () => {
@@ -204,6 +234,13 @@ export function Composer({ site, draftId }) {
         <button type="button" class="secondary" onClick=${startOver}>${draftId ? 'Discard changes' : 'Start over'}</button></div>`}
       <${FormError} errors=${f.errors} />
       <${Alert} error=${facets.error} what="The labels for merge tags did not load" />
+      ${!draftId && html`<div class="field"><label for="template">Start from a template</label>
+        <select id="template" value=${templateId} onChange=${(e) => fromTemplate(e.currentTarget.value)} aria-describedby="template-hint">
+          <option value="">No template</option>
+          ${templates.map((t) => html`<option value=${t.id}>${t.name}</option>`)}</select>
+        <p class="hint" id="template-hint">${templateList.data && templates.length === 0 ? 'No templates yet: save this one as a template, or make one on the Templates page.'
+          : 'Its content fills the fields below; change what this send needs.'}</p></div>`}
+      <${Alert} error=${templateList.error} what="The templates did not load" />
       <${Content} v=${v} set=${f.set} errors=${f.errors} labels=${lists.labels}>
         <label class="choice"><input type="checkbox" checked=${v.transactional} onChange=${(e) => f.set('transactional')(e.currentTarget.checked)} /> Transactional (goes out in quiet hours, skips the frequency cap)</label>
       <//>
@@ -260,8 +297,14 @@ export function Composer({ site, draftId }) {
       <${Budget} size=${payloadSize(sendRequest(v, site, false), site, settings.data && settings.data.settings)} />
       <div class="actions"><button type="submit" disabled=${f.busy}>Review and send</button>
         <button type="button" class="secondary" onClick=${saveDraft} disabled=${pending}>Save draft</button>
-        <button type="button" class="secondary" onClick=${test} disabled=${pending}>Send a test</button></div>
+        <button type="button" class="secondary" onClick=${test} disabled=${pending}>Send a test</button>
+        ${!saving && html`<button type="button" class="secondary" onClick=${() => { setSavedTemplate(''); setSaving({ name: '' }); }}>Save as template</button>`}</div>
       ${tested && html`<p role="status">${tested}</p>`}
+      ${saving && html`<fieldset><legend>Save the content as a template</legend>
+        <${Field} id="templateName" label="Template name" value=${saving.name} onInput=${(x) => setSaving({ name: x })} error=${saving.error} />
+        <div class="actions"><button type="button" onClick=${saveTemplate} disabled=${pending}>Save template</button>
+          <button type="button" class="secondary" onClick=${() => setSaving(null)}>Cancel</button></div></fieldset>`}
+      ${savedTemplate && html`<p role="status">${savedTemplate}</p>`}
     </form>
     <aside aria-label="Previews">
       <${Preview} v=${v} site=${site} />

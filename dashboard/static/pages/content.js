@@ -10,8 +10,11 @@ import { counted } from './budget.js';
 // member; errors are keyed by field id. prefix starts every id and of ends
 // every accessible name, so that several on a page stay apart (the
 // composer has one, with neither); labels lists the labels for merge tags;
-// children go at the end of "More options".
-export function Content({ v, set, errors, labels, prefix = '', of = '', children }) {
+// children go at the end of "More options". templates, when given (an
+// automation's push, a journey's send step), offers the website's
+// templates: the one chosen fills what the push leaves empty when it is
+// sent.
+export function Content({ v, set, errors, labels, prefix = '', of = '', templates, children }) {
   const id = (name) => prefix + name;
   const field = (name, label, extra) => html`<${Field} id=${id(name)} label=${label + of} value=${v[name]} onInput=${set(name)}
     error=${errors[id(name)]} required=${false} ...${extra} />`;
@@ -21,8 +24,18 @@ export function Content({ v, set, errors, labels, prefix = '', of = '', children
   const setAction = (i, k) => (x) => set('actions')(v.actions.map((a, j) => (j === i ? { ...a, [k]: x } : a)));
   const box = (name, label) => html`<label class="choice"><input type="checkbox" checked=${v[name]}
     onChange=${(e) => set(name)(e.currentTarget.checked)} /> ${label + of}</label>`;
+  const chosen = templates && templates.find((t) => t.id === v.templateId);
   return html`
-    ${field('title', 'Title', { required: true, hint: counted('title', v.title) })}
+    ${templates && html`<div class="field"><label for=${id('templateId')}>${'Template' + of}</label>
+      <select id=${id('templateId')} value=${v.templateId} onChange=${(e) => set('templateId')(e.currentTarget.value)}
+        aria-describedby=${id('templateId') + '-hint'}>
+        <option value="">No template</option>
+        ${templates.map((t) => html`<option value=${t.id}>${t.name}</option>`)}
+        ${v.templateId && !chosen && html`<option value=${v.templateId}>${v.templateId}</option>`}</select>
+      <p class="hint" id=${id('templateId') + '-hint'}>${v.templateId
+        ? 'Every field left empty comes from the template when the push is sent' + (chosen && chosen.title ? ' (its title: ' + chosen.title + ')' : '') + '; a change to the template reaches it.'
+        : 'A template fills every field left empty when the push is sent.'}</p></div>`}
+    ${field('title', 'Title', { required: !v.templateId, hint: counted('title', v.title) })}
     ${field('body', 'Message', { hint: counted('body', v.body) })}
     <${MergeTags} labels=${labels} onInsert=${(name, tag) => set(name)(v[name] + tag)} prefix=${prefix} of=${of} />
     ${link('url', 'Link', v.url, set('url'), 'Where a click goes; the website\'s default link when empty.')}

@@ -111,6 +111,8 @@ export function JourneyPage({ site, id }) {
   const saved = useLoad(() => (id ? call('GET', '/journeys/' + encodeURIComponent(id)) : Promise.resolve(null)), [id]);
   const choices = useLoad(() => Promise.all([call('GET', '/topics'), call('GET', '/segments'), call('GET', '/goals')]), [site.projectId]);
   const facets = useLoad(() => call('GET', '/audience/subscribers/facets'), [site.projectId]);
+  const templateList = useLoad(() => call('GET', '/templates'), [site.projectId]);
+  const templates = (templateList.data && templateList.data.templates) || [];
   const [topics, segments, goals] = choices.data ? [choices.data[0].topics, choices.data[1].segments, choices.data[2].goals] : [[], [], []];
   const labels = ((facets.data && facets.data.tags) || []).map((t) => t.key);
   const [state, setState] = useState(id ? 'loading' : 'ready'); // loading, ready, or why the form cannot show it
@@ -202,7 +204,7 @@ export function JourneyPage({ site, id }) {
       <h2>Steps</h2>
       <p class="hint">People start at step 1 and go where each step says; a step with nowhere to go ends the journey.</p>
       <ol class="steps">${v.steps.map((s, i) => html`<${Step} key=${s.key} v=${s} n=${i + 1} steps=${v.steps} errors=${f.errors} labels=${labels}
-        segments=${segments} stats=${figuresOf(s)}
+        segments=${segments} templates=${templates} stats=${figuresOf(s)}
         change=${(patch) => setSteps(v.steps.map((x) => (x.key === s.key ? { ...x, ...patch } : x)))}
         move=${(by) => {
           const steps = [...v.steps];

@@ -106,7 +106,7 @@ export function Figures({ id, stats, send }) {
 // Step edits step v, number n (from 1) of steps (every step's form):
 // change(patch) changes it; move(by) and remove() reorder and drop it.
 // errors are the form's, keyed by field id; stats its figures, if any.
-export function Step({ v, n, steps, change, move, remove, errors, labels, segments, stats }) {
+export function Step({ v, n, steps, change, move, remove, errors, labels, segments, templates, stats }) {
   const of = ' (step ' + n + ')';
   const pid = 'st' + (n - 1) + '-';
   const others = steps.filter((s) => s.key !== v.key && s.id.trim()).map((s) => s.id.trim());
@@ -140,7 +140,7 @@ export function Step({ v, n, steps, change, move, remove, errors, labels, segmen
         ${choose('type', 'Step type', stepTypes)}
       </div>
       ${v.type === 'send' && html`<${Content} v=${v.c} set=${(name) => (x) => change({ c: { ...v.c, [name]: x } })} errors=${errors} labels=${labels}
-          prefix=${pid} of=${of} />
+          prefix=${pid} of=${of} templates=${templates} />
         <label class="choice"><input type="checkbox" checked=${v.transactional} onChange=${(e) => set('transactional')(e.currentTarget.checked)} />
           ${'Transactional (goes out in quiet hours, skips the frequency cap)' + of}</label>`}
       ${v.type === 'wait' && dur('wait', 'Wait')}
