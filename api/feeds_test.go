@@ -253,3 +253,44 @@ func TestFeedUses(t *testing.T) {
 		t.Fatalf("feed of a deleted topic: %v", got)
 	}
 }
+
+// TestFeedTemplate: a feed whose template is a saved template sends the
+// template's content with the item's placeholders filled, and the
+// template cannot be deleted while the feed names it.
+func TestFeedTemplate(t *testing.T) {
+	lf := newLocalFeed(t, rssOf(1))
+	h := feedHarness(t, lf)
+	key := auth(h.site.APIKey)
+	r := h.do("POST", "/api/v1/templates", `{"name":"House","title":"Blog: {item.title}","icon":"https://shop.example/icon.png"}`, key...)
+	if r.status != 201 {
+		t.Fatalf("POST /templates: %d %s", r.status, r.body)
+	}
+	tpl := r.json(t)["id"].(string)
+	r = h.do("POST", "/api/v1/feeds", `{"name":"Blog","url":"`+lf.srv.URL+`/rss","audience":{"everyone":true},"template":{"templateId":"`+tpl+`"}}`, key...)
+	if r.status != 201 {
+		t.Fatalf("POST /feeds: %d %s", r.status, r.body)
+	}
+	id := r.json(t)["id"].(string)
+	h.do("POST", "/api/v1/feeds/"+id+"/poll", "", key...)
+	lf.set(rssOf(2, 1))
+	if r := h.do("POST", "/api/v1/feeds/"+id+"/poll", "", key...); r.json(t)["sent"] != 1.0 {
+		t.Fatalf("poll: %s", r.body)
+	}
+	list := decode[struct {
+		Items []struct {
+			ID    string `json:"id"`
+			Title string `json:"title"`
+		} `json:"items"`
+	}](t, h.do("GET", "/api/v1/notifications?feedId="+id, "", key...))
+	if len(list.Items) != 1 || list.Items[0].Title != "Blog: Post 2" {
+		t.Fatalf("the feed's sends: %+v", list.Items)
+	}
+	detail := h.do("GET", "/api/v1/notifications/"+list.Items[0].ID, "", key...)
+	if !strings.Contains(string(detail.body), `"icon":"https://shop.example/icon.png"`) || !strings.Contains(string(detail.body), `"body":"About 2"`) {
+		t.Fatalf("detail: %s", detail.body)
+	}
+	r = h.do("DELETE", "/api/v1/templates/"+tpl, "", key...)
+	if r.status != 409 || !strings.Contains(string(r.body), `{"kind":"feed","id":"`+id+`","name":"Blog"}`) {
+		t.Fatalf("DELETE template used by a feed: %d %s", r.status, r.body)
+	}
+}
