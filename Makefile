@@ -108,6 +108,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzProcess -fuzztime 30s ./uploads/
 	$(GO) test -run '^$$' -fuzz FuzzParseAnswer -fuzztime 30s ./suggestions/
 	$(GO) test -run '^$$' -fuzz FuzzRules -fuzztime 30s ./suggestions/
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./feeds/
+	$(GO) test -run '^$$' -fuzz FuzzExpand -fuzztime 30s ./feeds/
 	$(GO) test -run '^$$' -fuzz FuzzRobustness -fuzztime 3m ./api/
 
 clean:

@@ -19,6 +19,7 @@ import (
 	"github.com/relaybell/relaybell/automations"
 	"github.com/relaybell/relaybell/defcache"
 	"github.com/relaybell/relaybell/events"
+	"github.com/relaybell/relaybell/feeds"
 	"github.com/relaybell/relaybell/goals"
 	"github.com/relaybell/relaybell/journeys"
 	"github.com/relaybell/relaybell/netpolicy"
@@ -195,6 +196,7 @@ type Store interface {
 	store.Automations
 	store.Goals
 	store.Journeys
+	store.Feeds
 	store.Templates
 	store.Uploads
 	store.Schedules
@@ -233,6 +235,9 @@ type API struct {
 	// journeys enrols people and moves their enrolments on; nil: the
 	// journey routes are not served.
 	journeys *journeys.Service
+	// feeds checks feed definitions and polls feeds now; nil: the feed
+	// routes are not served.
+	feeds *feeds.Service
 	// segments evaluates segment entry (automations' and journeys') for
 	// people whose attributes changed; nil: none.
 	segments *automations.Segments
@@ -278,6 +283,9 @@ type Services struct {
 	// Journeys enrols people in journeys (by the API, their browsers and
 	// pings; events reach it through Events); nil serves no journey route.
 	Journeys *journeys.Service
+	// Feeds checks feed definitions and polls a feed now (POST
+	// /feeds/{id}/poll); nil serves no feed route.
+	Feeds *feeds.Service
 	// Segments evaluates the segment_entered automations and journeys of
 	// people whose attributes changed (a browser, labels, an import); nil
 	// evaluates none.
@@ -352,6 +360,7 @@ func New(cfg Config, st Store, an analytics.Store, d Dispatcher, svc Services, l
 	a.keys = newKeyCache(cfg.KeyCacheTTL, cfg.KeyCacheSize)
 	a.accounts, a.events, a.public = svc.Accounts, svc.Events, svc.Public
 	a.automations, a.goals, a.journeys, a.segments = svc.Automations, svc.Goals, svc.Journeys, svc.Segments
+	a.feeds = svc.Feeds
 	a.defs, a.schedules, a.templates = svc.Definitions, svc.Schedules, svc.Templates
 	a.suggest = svc.Suggestions
 	if a.suggest == nil {

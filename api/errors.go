@@ -215,6 +215,13 @@ var catalog = map[string]int{
 	CodeInvalidOnsiteMessage:  http.StatusBadRequest,
 	CodeTooManyOnsiteMessages: http.StatusConflict,
 
+	CodeInvalidTemplate:     http.StatusBadRequest,
+	CodeInvalidPollMinutes:  http.StatusBadRequest,
+	CodeInvalidMaxPerPoll:   http.StatusBadRequest,
+	CodeInvalidSendExisting: http.StatusBadRequest,
+	CodePollInProgress:      http.StatusConflict,
+	CodeFeedPaused:          http.StatusConflict,
+
 	CodeMethodNotAllowed: http.StatusMethodNotAllowed,
 	CodeBadRequest:       http.StatusBadRequest,
 	CodeInternal:         http.StatusInternalServerError,

@@ -28,6 +28,7 @@ import (
 	"github.com/relaybell/relaybell/automations"
 	"github.com/relaybell/relaybell/defcache"
 	"github.com/relaybell/relaybell/events"
+	"github.com/relaybell/relaybell/feeds"
 	"github.com/relaybell/relaybell/goals"
 	"github.com/relaybell/relaybell/journeys"
 	"github.com/relaybell/relaybell/onsite"
@@ -38,6 +39,7 @@ import (
 	"github.com/relaybell/relaybell/store/sqlite"
 	"github.com/relaybell/relaybell/store/storetest"
 	"github.com/relaybell/relaybell/suggestions"
+	"github.com/relaybell/relaybell/templates"
 )
 
 // openStores opens a real store and the SQLite analytics store, closed when
@@ -298,6 +300,11 @@ type testConfig struct {
 	// Stop, when set, is given a function that ends the loops and waits
 	// for them before the test ends.
 	Stop *func()
+	// FeedFetch tunes the feeds' fetches (the allow list of the local
+	// feed servers); FeedTemplates is the feeds' saved templates (nil:
+	// the templates package's Service).
+	FeedFetch     feeds.FetchConfig
+	FeedTemplates feeds.Templates
 }
 
 // newAPI builds an API with its services, as the composition root (package
@@ -310,6 +317,14 @@ func newAPI(t testing.TB, tc testConfig, st Store, an analytics.Store, d Dispatc
 	autos := automations.NewService(defs, logger)
 	js := journeys.NewService(defs, journeys.Config{}, logger)
 	gs := goals.NewService(defs, js.GoalReached, logger)
+	var a *API
+	if tc.FeedTemplates == nil {
+		tc.FeedTemplates = templates.NewService(st)
+	}
+	poller, err := feeds.NewPoller(feeds.Config{Now: func() time.Time { return a.now() }, Fetch: tc.FeedFetch}, st, d, tc.FeedTemplates, logger, nil)
+	if err != nil {
+		return nil, err
+	}
 	svc := Services{
 		Accounts:    accounts.New(st, tc.Accounts, logger),
 		Events:      events.New(st, an, d, logger, events.Config{AlertMax: tc.AlertMax, Automations: autos, Goals: gs, Journeys: js}),
@@ -322,8 +337,9 @@ func newAPI(t testing.TB, tc testConfig, st Store, an analytics.Store, d Dispatc
 		Definitions: defs,
 		Suggestions: tc.Suggestions,
 		Templates:   tc.Templates,
+		Feeds:       feeds.NewService(st, tc.FeedTemplates, poller),
 	}
-	a, err := New(tc.Config, st, an, d, svc, logger, reg, opts...)
+	a, err = New(tc.Config, st, an, d, svc, logger, reg, opts...)
 	if err != nil {
 		return nil, err
 	}

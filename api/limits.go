@@ -12,10 +12,10 @@ import (
 // (store.TakeRateLimits), so every API node of a cluster draws on the same
 // counters. Windows are fixed: whole minutes, and clock hours in UTC.
 const (
-	sendsPerMinute           = 60   // POST /notifications and /{id}/send, per key
-	sendsPerHour             = 600  // the same, per key
-	broadcastsPerHour        = 30   // per website
-	specificUserSendsPerHour = 1000 // per website
+	sendsPerMinute           = 60                             // POST /notifications and /{id}/send, per key
+	sendsPerHour             = 600                            // the same, per key
+	broadcastsPerHour        = notification.BroadcastsPerHour // per website
+	specificUserSendsPerHour = 1000                           // per website
 )
 
 // Budget kinds, the kind member of a 429 send_limit_reached.
@@ -42,13 +42,12 @@ func keyLimits(r *request) []store.RateLimit {
 // sends to a segment or filters, share one; every other send is a
 // broadcast.
 func budgetOf(websiteID string, req *notification.Request) (store.RateLimit, string) {
-	kind, max := kindBroadcast, int64(broadcastsPerHour)
 	if req.TestDevices {
-		kind, max = kindTestDevices, testSendsPerHour
+		return store.RateLimit{Key: "send:website:" + websiteID + ":" + kindTestDevices, Window: time.Hour, Max: testSendsPerHour}, kindTestDevices
 	} else if req.SpecificUsers() {
-		kind, max = kindSpecificUsers, specificUserSendsPerHour
+		return store.RateLimit{Key: "send:website:" + websiteID + ":" + kindSpecificUsers, Window: time.Hour, Max: specificUserSendsPerHour}, kindSpecificUsers
 	}
-	return store.RateLimit{Key: "send:website:" + websiteID + ":" + kind, Window: time.Hour, Max: max}, kind
+	return notification.BroadcastBudget(websiteID), kindBroadcast
 }
 
 // takeSendLimits counts a send against its key's request rates and its

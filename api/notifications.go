@@ -148,11 +148,17 @@ func (a *API) listQuery(r *request) (store.ListQuery, string, error) {
 	}
 	q := store.ListQuery{WebsiteID: r.owner.Website.ID, Statuses: wanted, Q: strings.TrimSpace(string(args.Peek("q"))),
 		ScheduleID: strings.ToLower(strings.TrimSpace(string(args.Peek("scheduleId"))))}
+	if v := string(args.Peek("feedId")); args.Has("feedId") {
+		if !isUUID(v) {
+			return store.ListQuery{}, "", errorf(CodeInvalidID, "feedId must be a feed's id")
+		}
+		q.FeedID = strings.ToLower(v)
+	}
 	from, to := string(args.Peek("from")), string(args.Peek("to"))
 	if q.From, q.To, apiErr = dayRange(from, to, loc); apiErr != nil {
 		return store.ListQuery{}, "", apiErr
 	}
-	key := strings.Join([]string{strings.Join(wanted, ","), q.From.Format(time.RFC3339), q.To.Format(time.RFC3339), q.Q, q.ScheduleID}, "\x00")
+	key := strings.Join([]string{strings.Join(wanted, ","), q.From.Format(time.RFC3339), q.To.Format(time.RFC3339), q.Q, q.ScheduleID, q.FeedID}, "\x00")
 	return q, key, nil
 }
 

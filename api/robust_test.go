@@ -448,7 +448,7 @@ func (s *robustSuite) seed(t testing.TB) {
 	s.session = s.h.sessionOf(t, owner.ID)
 	ids["userId"] = s.h.member(t, "member@robust.example", robustPassword, s.h.site.AccountID, "viewer").ID
 	for _, k := range []string{"externalId", "/api/v1/notifications/ id", "/api/v1/segments/ id", "/api/v1/topics/ id",
-		"/api/v1/automations/ id", "/api/v1/goals/ id", "/api/v1/templates/ id", "/api/v1/onsite/ id", "/api/v1/journeys/ id", "/api/v1/schedules/ id", "enrollmentId", "/api/v1/webhooks/ id", "deliveryId", "/admin/v1/notifications/ id", "/api/v1/keys/ id",
+		"/api/v1/automations/ id", "/api/v1/goals/ id", "/api/v1/templates/ id", "/api/v1/onsite/ id", "/api/v1/feeds/ id", "/api/v1/journeys/ id", "/api/v1/schedules/ id", "enrollmentId", "/api/v1/webhooks/ id", "deliveryId", "/admin/v1/notifications/ id", "/api/v1/keys/ id",
 		"/api/v1/websites/ id", "/api/v1/auth/sessions/ id", "email"} {
 		ids[k] = s.make(t, k)
 	}
@@ -513,6 +513,10 @@ func (s *robustSuite) make(t testing.TB, k string) string {
 		return id(h.do("POST", "/api/v1/onsite", `{"name":"Sale","title":"Half off"}`, key...), "id")
 	case "/api/v1/journeys/ id":
 		return id(h.do("POST", "/api/v1/journeys", `{"name":"Welcome","status":"active","steps":[{"id":"a","type":"wait","seconds":60}]}`, key...), "id")
+	case "/api/v1/feeds/ id":
+		// A loopback address not allow-listed: a poll is refused before
+		// any connection.
+		return id(h.do("POST", "/api/v1/feeds", `{"name":"Blog","url":"http://127.0.0.1:9/feed","audience":{"everyone":true}}`, key...), "id")
 	case "enrollmentId":
 		return id(h.do("POST", "/api/v1/journeys/"+s.ids["/api/v1/journeys/ id"]+"/enrollments", `{"externalId":"ext-1"}`, key...), "enrollmentId")
 	case "/api/v1/webhooks/ id":
@@ -575,6 +579,8 @@ func (s *robustSuite) bodies(t testing.TB) map[string]any {
 		"PUT /api/v1/welcome":                           map[string]any{"enabled": true, "title": "Hi"},
 		"POST /api/v1/journeys":                         map[string]any{"name": "Cart", "steps": []any{map[string]any{"id": "a", "type": "send", "content": map[string]any{"title": "Hi"}}}},
 		"PUT /api/v1/journeys/{id}":                     map[string]any{"name": "Cart"},
+		"POST /api/v1/feeds":                            map[string]any{"name": "Blog", "url": "http://127.0.0.1:9/rss", "audience": map[string]any{"everyone": true}},
+		"PUT /api/v1/feeds/{id}":                        map[string]any{"pollMinutes": 30},
 		"POST /api/v1/journeys/{id}/migrate":            map[string]any{"fromVersion": 1, "steps": map[string]any{"a": "a"}},
 		"POST /api/v1/journeys/{id}/enrollments":        map[string]any{"externalId": "ext-1"},
 		"POST /api/v1/webhooks":                         map[string]any{"url": "https://hooks.example/y"},

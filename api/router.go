@@ -142,6 +142,7 @@ func (a *API) routes() *router {
 	a.onsiteRoutes(rt)
 	a.journeyRoutes(rt)
 	a.scheduleRoutes(rt)
+	a.feedRoutes(rt)
 	a.settingsRoutes(rt)
 	a.logoRoutes(rt)
 	a.uploadRoutes(rt)

@@ -164,12 +164,11 @@ func (a *API) handleDeleteSegment(r *request) error {
 	if err != nil {
 		return err
 	}
-	// Pending sends and active recurring schedules hold a segment (RSS
-	// feeds are counted once they exist).
-	if u := uses[id]; u.Pending > 0 || u.Schedules > 0 {
-		var none int64
+	// Pending sends, active RSS feeds and active recurring schedules hold
+	// a segment.
+	if u := uses[id]; u.Pending > 0 || u.Feeds > 0 || u.Schedules > 0 {
 		return &Error{Code: CodeSegmentInUse, Message: segmentInUse(u),
-			Feeds: &none, Schedules: &u.Schedules, Pending: &u.Pending}
+			Feeds: &u.Feeds, Schedules: &u.Schedules, Pending: &u.Pending}
 	}
 	if err := a.st.DeleteSegment(r.ctx, r.owner.Website.ID, id); err != nil {
 		return err
@@ -179,13 +178,19 @@ func (a *API) handleDeleteSegment(r *request) error {
 
 // segmentInUse says what holds a segment.
 func segmentInUse(u store.SegmentUse) string {
-	switch {
-	case u.Schedules == 0:
-		return fmt.Sprintf("%d scheduled or queued sends use this segment", u.Pending)
-	case u.Pending == 0:
-		return fmt.Sprintf("%d recurring schedules use this segment", u.Schedules)
+	var by []string
+	for _, c := range []struct {
+		n    int64
+		what string
+	}{{u.Feeds, "active feeds"}, {u.Pending, "scheduled or queued sends"}, {u.Schedules, "recurring schedules"}} {
+		if c.n > 0 {
+			by = append(by, fmt.Sprintf("%d %s", c.n, c.what))
+		}
 	}
-	return fmt.Sprintf("%d scheduled or queued sends and %d recurring schedules use this segment", u.Pending, u.Schedules)
+	if len(by) > 1 {
+		by = []string{strings.Join(by[:len(by)-1], ", "), by[len(by)-1]}
+	}
+	return strings.Join(by, " and ") + " use this segment"
 }
 
 // segmentUsers counts what uses a segment (segment_in_use, /audience/segments).
@@ -278,7 +283,7 @@ func (a *API) handleAudienceSegments(r *request) error {
 	for i, sg := range list {
 		u := uses[sg.ID]
 		out[i] = audienceSegment{segmentJSON: segmentOut(sg), LastSentAt: utcPtr(u.LastSentAt),
-			UsedBy: segmentUsers{Schedules: u.Schedules, Pending: u.Pending}}
+			UsedBy: segmentUsers{Feeds: u.Feeds, Schedules: u.Schedules, Pending: u.Pending}}
 		if i < len(counts) {
 			out[i].Count = &counts[i]
 		}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"time"
 
 	"github.com/relaybell/relaybell/store"
 	"github.com/relaybell/relaybell/webpush"
@@ -209,4 +210,15 @@ func thousands(n int) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
+}
+
+// BroadcastsPerHour is a website's hourly budget of broadcasts (spec 8.1):
+// every send that names no specific users, a feed's items included.
+const BroadcastsPerHour = 30
+
+// BroadcastBudget is the website's hourly broadcast budget, as every node
+// counts it (store.TakeRateLimits): the API's sends and the feeds' draw on
+// the same counter.
+func BroadcastBudget(websiteID string) store.RateLimit {
+	return store.RateLimit{Key: "send:website:" + websiteID + ":broadcast", Window: time.Hour, Max: BroadcastsPerHour}
 }

@@ -49,6 +49,7 @@ type Item struct {
 	Automation    bool    `json:"automation"`
 	ScheduleID    string  `json:"scheduleId,omitempty"`
 	Welcome       bool    `json:"welcome"`
+	FeedID        string  `json:"feedId,omitempty"`
 	Error         *string `json:"error"`
 }
 
@@ -75,6 +76,7 @@ func ListItem(n store.Notification) Item {
 		Automation:    n.Automation,
 		ScheduleID:    n.ScheduleID,
 		Welcome:       n.Welcome,
+		FeedID:        n.FeedID,
 		Error:         nullable(n.Error),
 	}
 }
@@ -123,6 +125,7 @@ type DetailNotification struct {
 	AutomationID       *string                `json:"automation_id"`
 	ScheduleID         string                 `json:"scheduleId,omitempty"`
 	Welcome            bool                   `json:"welcome"`
+	FeedID             string                 `json:"feedId,omitempty"`
 	Transactional      bool                   `json:"transactional"`
 	AB                 *Variant               `json:"ab"`
 	ABTest             *ABSettings            `json:"ab_test"`
@@ -190,6 +193,7 @@ func Detail(n store.Notification, rep analytics.Report, currency *string) Detail
 		AutomationID:       nullable(n.AutomationID),
 		ScheduleID:         n.ScheduleID,
 		Welcome:            n.Welcome,
+		FeedID:             n.FeedID,
 		Transactional:      n.Transactional,
 		AB:                 c.B,
 		ABTest:             c.ABTest,

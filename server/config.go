@@ -12,6 +12,7 @@ import (
 	"github.com/relaybell/relaybell/api"
 	"github.com/relaybell/relaybell/automations"
 	"github.com/relaybell/relaybell/fanout"
+	"github.com/relaybell/relaybell/feeds"
 	"github.com/relaybell/relaybell/pusher"
 	"github.com/relaybell/relaybell/schedules"
 	"github.com/relaybell/relaybell/suggestions"
@@ -93,6 +94,9 @@ type Config struct {
 	// Schedules tunes the recurring schedules' engine: its poll, lease and
 	// batch. Its clock is Now; NoSendLimits turns its budget off too.
 	Schedules schedules.Config
+	// Feeds tunes the feeds' poller: its look interval, lease and
+	// workers. Its clock is Now; its fetches use WebhookAllowHosts.
+	Feeds feeds.Config
 	// Now is the clock of the API and of the automations engine; default
 	// time.Now. Tests move it instead of waiting through an automation's
 	// delays.
@@ -146,6 +150,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.AIMaxTokens, "ai-max-tokens", c.envInt("RELAYBELL_AI_MAX_TOKENS", suggestions.DefaultMaxTokens), "token budget (max_tokens) of one copy suggestions answer (env RELAYBELL_AI_MAX_TOKENS)")
 	fs.DurationVar(&c.SessionIdle, "session-idle", c.envDuration("RELAYBELL_SESSION_IDLE", 168*time.Hour), "a dashboard session not used for this long ends (env RELAYBELL_SESSION_IDLE)")
 	fs.DurationVar(&c.SessionMaxAge, "session-max-age", c.envDuration("RELAYBELL_SESSION_MAX_AGE", 720*time.Hour), "every dashboard session ends this long after sign-in (env RELAYBELL_SESSION_MAX_AGE)")
+	fs.DurationVar(&c.Feeds.Lease, "feeds-lease", c.envDuration("RELAYBELL_FEEDS_LEASE", 2*time.Minute), "how long a node holds a feed it polls before another may poll it (the node died); more than a fetch's 20s timeout (env RELAYBELL_FEEDS_LEASE)")
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", c.envDuration("RELAYBELL_SHUTDOWN_GRACE", 10*time.Second), "time to finish requests on shutdown (env RELAYBELL_SHUTDOWN_GRACE)")
 }
 

@@ -9,7 +9,7 @@
 // (events), the rate counts' sync (limits), the periodic purges (purge: each
 // package that owns data says with its Purge what to forget), the API's
 // auth version poller, fan-out, the webhook engine, the automations
-// engine (on the fan-out nodes). Each is started here
+// engine and the feeds' poller (on the fan-out nodes). Each is started here
 // with its dependencies and stopped when Run's context ends; no other
 // package starts a loop of its own (api's TestAPIStartsNoBackgroundWork
 // checks the API; TestLayers checks that no package imports one above it).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"sync"
 	"syscall"
 	"time"
 
@@ -25,6 +26,10 @@ import (
 //	kill-after-schedule-send    a node running schedules kills itself after
 //	                            it committed an occurrence's send and before
 //	                            its intent is produced
+//	kill-in-feed-poll           a node polling a feed kills itself with
+//	                            SIGKILL before the send transaction of the
+//	                            third item it sends of one feed (two sent,
+//	                            the rest pending)
 const FailpointEnv = "RELAYBELL_FAILPOINT"
 
 // dispatcher is the API's dispatcher: the outbox, or the armed failpoint.
@@ -64,5 +69,26 @@ func scheduleFailpoint(logger *slog.Logger) func(store.Schedule, time.Time) {
 		logger.Warn("failpoint: dying in a schedule occurrence", "schedule_id", sc.ID, "occurrence", occurrence)
 		syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		select {} // the signal is on its way
+	}
+}
+
+// feedFailpoint is the feeds' poller's BeforeSend: nil, or the armed
+// kill-in-feed-poll failpoint.
+func (s *Server) feedFailpoint() func(feedID, key string) {
+	if os.Getenv(FailpointEnv) != "kill-in-feed-poll" {
+		return nil
+	}
+	s.logger.Warn("failpoint armed: this node dies before sending the third item of a feed poll", "failpoint", "kill-in-feed-poll")
+	var mu sync.Mutex
+	seen := map[string]int{}
+	return func(feedID, key string) {
+		mu.Lock()
+		seen[feedID]++
+		n := seen[feedID]
+		mu.Unlock()
+		if n == 3 {
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			select {} // the signal is on its way
+		}
 	}
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/relaybell/relaybell/defcache"
 	"github.com/relaybell/relaybell/events"
 	"github.com/relaybell/relaybell/fanout"
+	"github.com/relaybell/relaybell/feeds"
 	"github.com/relaybell/relaybell/goals"
 	"github.com/relaybell/relaybell/journeys"
 	"github.com/relaybell/relaybell/netpolicy"
@@ -82,6 +83,10 @@ const (
 	// timer kinds), on the fan-out nodes: see their docs for why and how
 	// it scales out.
 	Engine = "engine"
+	// Feeds polls RSS, Atom and JSON feeds and sends their new items
+	// (package feeds): the poller runs on the fan-out nodes, claiming due
+	// feeds under leases; every API node polls one on request.
+	Feeds = "feeds"
 	// Journeys enrols people in journeys and moves their enrolments on as
 	// events, browsers, pings and API calls arrive (package journeys),
 	// beside the API and the events that take them.
@@ -100,7 +105,7 @@ var modules = map[string][]string{
 	Outbox:      {Store, Bus},
 	Pusher:      {Store, Analytics, Ring},
 	Ring:        nil,
-	Fanout:      {Store, Analytics, Bus, Ring, Outbox, Engine, Schedules},
+	Fanout:      {Store, Analytics, Bus, Ring, Outbox, Engine, Schedules, Feeds},
 	Events:      {Store, Analytics, Outbox, Automations, Goals, Journeys},
 	Limits:      {Store},
 	Purge:       {Store, Events, Automations},
@@ -109,7 +114,8 @@ var modules = map[string][]string{
 	Goals:       {Store, Journeys},
 	Engine:      {Store, Outbox, Automations, Journeys, Goals},
 	Schedules:   {Store, Outbox},
-	API:         {Store, Analytics, Outbox, Events, Limits, Purge, Automations, Goals, Journeys},
+	Feeds:       {Store, Outbox},
+	API:         {Store, Analytics, Outbox, Events, Limits, Purge, Automations, Goals, Journeys, Feeds},
 	All:         {API, Fanout, Pusher},
 }
 
@@ -143,6 +149,7 @@ type Server struct {
 	autos     *automations.Service
 	goals     *goals.Service
 	journeys  *journeys.Service
+	feeds     *feeds.Service
 	segments  *automations.Segments
 	api       *api.API
 
@@ -174,6 +181,7 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Server, error) 
 		Events: s.initEvents, Limits: s.initLimits, Purge: s.initPurge,
 		Automations: s.initAutomations, Engine: s.initEngine, Goals: s.initGoals, Journeys: s.initJourneys,
 		Schedules: s.initSchedules,
+		Feeds:     s.initFeeds,
 		All:       func(context.Context) error { return nil },
 	}
 	for _, m := range order(targets) {
@@ -559,6 +567,33 @@ func (s *Server) initSchedules(context.Context) error {
 	return nil
 }
 
+// initFeeds builds the feeds' poller and service. The poller runs on the
+// fan-out nodes (beside the engine); an API node that runs none still
+// polls a feed on request (POST /feeds/{id}/poll) with it. Its fetches
+// follow the webhooks' private-address rules and allow list.
+//
+// A feed's templateId is resolved through the templates package's
+// Service.
+func (s *Server) initFeeds(context.Context) error {
+	cfg := s.cfg.Feeds
+	if s.cfg.Now != nil {
+		cfg.Now = s.cfg.Now
+	}
+	cfg.Fetch.Allow = s.hookAllow
+	cfg.NoSendLimits = s.cfg.NoSendLimits
+	cfg.BeforeSend = s.feedFailpoint()
+	tpl := s.templates()
+	p, err := feeds.NewPoller(cfg, s.store, s.dispatcher(), tpl, s.logger, s.reg)
+	if err != nil {
+		return err
+	}
+	s.feeds = feeds.NewService(s.store, tpl, p)
+	if s.cfg.runs(Fanout) {
+		s.services = append(s.services, p)
+	}
+	return nil
+}
+
 // engineDispatchers is how many of the engine's messages are published at
 // once; engineLoops how many engines a node on PostgreSQL runs.
 const (
@@ -624,6 +659,7 @@ func (s *Server) initAPI(context.Context) error {
 		Segments:    s.segments,
 		Schedules:   schedules.NewService(s.store, s.templates()),
 		Templates:   s.templates(),
+		Feeds:       s.feeds,
 	}
 	if s.defs != nil {
 		svc.Definitions = s.defs

@@ -22,6 +22,8 @@ type SegmentUse struct {
 	// Schedules counts active recurring schedules that include or exclude
 	// it.
 	Schedules int64
+	// Feeds counts active feeds that include or exclude it.
+	Feeds int64
 	// LastSentAt is when the newest send to it started; nil if none did.
 	LastSentAt *time.Time
 }

@@ -302,6 +302,9 @@ type Notification struct {
 	// ScheduleID is the recurring schedule that sent it; "" for any
 	// other.
 	ScheduleID string
+	// FeedID is the feed whose item it sends (json feedId); "" for any
+	// other.
+	FeedID string `json:"feedId,omitempty"`
 	// Test marks a test send to the website's test devices: listed like
 	// any send, left out of Stats.
 	Test bool
@@ -354,6 +357,8 @@ type ListQuery struct {
 	Q string
 	// ScheduleID, when set, lists only the sends of that schedule.
 	ScheduleID string
+	// FeedID keeps the sends of one feed ("": every send).
+	FeedID string
 }
 
 // Outcome of one push attempt, as fan-out and pusher record it.
@@ -399,6 +404,7 @@ type Store interface {
 	Automations
 	Goals
 	Journeys
+	Feeds
 	Templates
 	Uploads
 	Schedules
@@ -699,6 +705,9 @@ const (
 	// EventNotificationClicked: someone clicked a notification; the data
 	// is NotificationClicked.
 	EventNotificationClicked = "notification.clicked"
+	// EventFeedPaused: the service paused a feed (every poll failed for a
+	// day); the data is FeedPausedData.
+	EventFeedPaused = "feed.paused"
 	// EventWebhookTest: a test asked for one webhook, never in the outbox;
 	// the data is WebhookTest.
 	EventWebhookTest = "webhook.test"

@@ -11,6 +11,7 @@ const (
 	TemplateUseJourney    = "journey"
 	TemplateUseSchedule   = "schedule"
 	TemplateUseWelcome    = "welcome" // the website's welcome notification; its id is the website's
+	TemplateUseFeed       = "feed"
 )
 
 // Template is a website's saved content: a name and the content members
@@ -53,6 +54,7 @@ type Templates interface {
 	// TemplateUses lists what names the website's template, by kind then
 	// name then id: automations whose messages name it and journeys any
 	// of whose versions' send steps name it (an enrolment may still run
-	// an older version). Empty when nothing does.
+	// an older version), and feeds whose template it is. Empty when
+	// nothing does.
 	TemplateUses(ctx context.Context, websiteID, templateID string) ([]TemplateUse, error)
 }

@@ -23,6 +23,8 @@ const (
 	EventNotificationSent = store.EventNotificationSent
 	// EventNotificationClicked: someone clicked a notification.
 	EventNotificationClicked = store.EventNotificationClicked
+	// EventFeedPaused: the service paused a feed that kept failing.
+	EventFeedPaused = store.EventFeedPaused
 	// EventTest is sent only on request (POST /webhooks/{id}/test), to one
 	// webhook, whatever it subscribes to; no webhook receives it otherwise.
 	EventTest = store.EventWebhookTest
@@ -32,7 +34,7 @@ const (
 // subscribe to: every kind of spec 6.2 but EventTest. Callers must not
 // modify it.
 var Subscribable = []string{EventSubscriberCreated, EventSubscriberUnsubscribed,
-	EventNotificationSent, EventNotificationClicked}
+	EventNotificationSent, EventNotificationClicked, EventFeedPaused}
 
 // Kinds lists every event kind of spec 6.2, EventTest included. Callers
 // must not modify it.

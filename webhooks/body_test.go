@@ -32,7 +32,7 @@ func TestBody(t *testing.T) {
 }
 
 func TestKinds(t *testing.T) {
-	if len(Subscribable) != 4 || len(Kinds) != 5 || Kinds[4] != EventTest {
+	if len(Subscribable) != 5 || len(Kinds) != 6 || Kinds[5] != EventTest || Subscribable[4] != EventFeedPaused {
 		t.Fatalf("Subscribable %v, Kinds %v", Subscribable, Kinds)
 	}
 	for _, k := range Kinds {

@@ -1,6 +1,6 @@
 // The signed-in shell: the header, the website switcher and the page the
 // route names.
-import { html, useState, useEffect } from './vendor/preact-htm.module.js';
+import { html, useState, useLayoutEffect } from './vendor/preact-htm.module.js';
 import { call, setProject } from './api.js';
 import { go } from './router.js';
 import { Alert } from './forms.js';
@@ -19,6 +19,7 @@ import { Settings } from './pages/settings.js';
 import { Automations } from './pages/automations.js';
 import { AutomationEditor } from './pages/automation.js';
 import { Goals } from './pages/goals.js';
+import { Feeds } from './pages/feeds.js';
 import { Templates } from './pages/templates.js';
 import { Schedules } from './pages/schedules.js';
 import { Journeys } from './pages/journeys.js';
@@ -32,7 +33,8 @@ export function Shell({ me, route, onMe, onSignOut }) {
   const [signOutError, setSignOutError] = useState(null);
   const [current, setCurrent] = useState(() => localStorage.getItem('relaybell.project'));
   const [menuOpen, setMenuOpen] = useState(false); // the phone's menu
-  useEffect(() => setMenuOpen(false), [route.path]);
+  // Closed with the new page's first paint, not a frame after it.
+  useLayoutEffect(() => setMenuOpen(false), [route.path]);
   const site = websites.find((w) => w.projectId === current) || websites[0];
   // An owner or admin of an account adds websites to it; someone with no
   // account yet makes their own with their first website.
@@ -81,6 +83,8 @@ export function Shell({ me, route, onMe, onSignOut }) {
     page = html`<${AutomationEditor} site=${site} id=${route.path.slice('automations/'.length)} key=${route.path} />`;
   } else if (route.path === 'goals') {
     page = html`<${Goals} site=${site} />`;
+  } else if (route.path === 'feeds') {
+    page = html`<${Feeds} site=${site} />`;
   } else if (route.path === 'templates') {
     page = html`<${Templates} site=${site} />`;
   } else if (route.path === 'schedules') {
@@ -123,7 +127,7 @@ export function Shell({ me, route, onMe, onSignOut }) {
         <span class="who">${me.user.email}</span>
         <button type="button" class="secondary" onClick=${() => onSignOut().catch(setSignOutError)}>Sign out</button>
         <nav aria-label="Main">${site && [link('', 'Home'), site.role !== 'viewer' && link('compose', 'New notification'), link('notifications', 'Notifications'),
-          link('automations', 'Automations'), link('journeys', 'Journeys'), link('goals', 'Goals'), link('templates', 'Templates'), link('schedules', 'Schedules'), link('people', 'Audience'), link('segments', 'Segments'), link('webhooks', 'Webhooks'), link('install', 'Install'), link('settings', 'Settings', ['prompt', 'welcome', 'onsite'])]}</nav>
+          link('automations', 'Automations'), link('journeys', 'Journeys'), link('goals', 'Goals'), link('templates', 'Templates'), link('schedules', 'Schedules'), link('feeds', 'Feeds'), link('people', 'Audience'), link('segments', 'Segments'), link('webhooks', 'Webhooks'), link('install', 'Install'), link('settings', 'Settings', ['prompt', 'welcome', 'onsite'])]}</nav>
       </div>
       <${Alert} error=${signOutError} what="Signing out failed" />
     </header>

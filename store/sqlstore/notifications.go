@@ -24,7 +24,7 @@ const notificationCols = `id, website_id, seq, status, title, body, content, tar
 	target_summary, send_body, transactional, ab, automation, created_at, scheduled_at,
 	started_at, finished_at, published_at, error, recipients, processed, sent, delivered,
 	failed, pruned, clicked, conversions, click_conversions, revenue, waves, ab_winner, test,
-	coalesce(automation_id, ''), coalesce(journey_id, ''), coalesce(journey_step, ''), coalesce(schedule_id, ''), welcome`
+	coalesce(automation_id, ''), coalesce(journey_id, ''), coalesce(journey_step, ''), coalesce(schedule_id, ''), welcome, coalesce(feed_id, '')`
 
 func notificationDest(n *store.Notification) []any {
 	return []any{&n.ID, &n.WebsiteID, &n.Seq, &n.Status, &n.Title, &n.Body, rawJSONDest{&n.Content},
@@ -32,7 +32,7 @@ func notificationDest(n *store.Notification) []any {
 		&n.Automation, timeDest{&n.CreatedAt}, timePtrDest{&n.ScheduledAt}, timePtrDest{&n.StartedAt},
 		timePtrDest{&n.FinishedAt}, timePtrDest{&n.PublishedAt}, &n.Error, &n.Recipients, &n.Processed,
 		&n.Sent, &n.Delivered, &n.Failed, &n.Pruned, &n.Clicked, &n.Conversions, &n.ClickConversions, &n.Revenue, &n.Waves,
-		&n.ABWinner, &n.Test, &n.AutomationID, &n.JourneyID, &n.JourneyStep, &n.ScheduleID, &n.Welcome}
+		&n.ABWinner, &n.Test, &n.AutomationID, &n.JourneyID, &n.JourneyStep, &n.ScheduleID, &n.Welcome, &n.FeedID}
 }
 
 // queryNotifications reads every row of a query of notificationCols on c.
@@ -76,7 +76,7 @@ func (s *Store) insertNotification(ctx context.Context, tx Conn, n *store.Notifi
 const notificationInsertCols = `id, website_id, status, title, body, content,
 	target, target_summary, send_body, transactional, ab, automation, created_at, scheduled_at, started_at,
 	finished_at, published_at, error, recipients, processed, sent, delivered, failed, pruned, clicked,
-	conversions, revenue, search, test, automation_id, journey_id, journey_step, schedule_id, welcome`
+	conversions, revenue, search, test, automation_id, journey_id, journey_step, schedule_id, welcome, feed_id`
 
 // notificationInsertN is how many columns notificationInsertCols names.
 var notificationInsertN = strings.Count(notificationInsertCols, ",") + 1
@@ -92,7 +92,7 @@ func (s *Store) notificationArgs(n *store.Notification) []any {
 		s.timePtr(n.ScheduledAt), s.timePtr(n.StartedAt), s.timePtr(n.FinishedAt), s.timePtr(n.PublishedAt),
 		n.Error, n.Recipients, n.Processed, n.Sent, n.Delivered, n.Failed, n.Pruned, n.Clicked, n.Conversions,
 		n.Revenue, store.SearchText(n.Title, n.Body), n.Test, nullString(n.AutomationID),
-		nullString(n.JourneyID), nullString(n.JourneyStep), nullString(n.ScheduleID), n.Welcome}
+		nullString(n.JourneyID), nullString(n.JourneyStep), nullString(n.ScheduleID), n.Welcome, nullString(n.FeedID)}
 }
 
 // insertNotifications stores new notifications in tx with multi-row
@@ -308,6 +308,9 @@ func (s *Store) ListNotifications(ctx context.Context, q store.ListQuery) ([]sto
 	}
 	if q.ScheduleID != "" {
 		and(`schedule_id = $?`, q.ScheduleID)
+	}
+	if q.FeedID != "" {
+		and(`feed_id = $?`, q.FeedID)
 	}
 	args = append(args, limitArg(q.Limit))
 	out, err := queryNotifications(ctx, s.db.Read(), `SELECT `+notificationCols+` FROM notifications

@@ -118,6 +118,22 @@ func (s *Store) SegmentUses(ctx context.Context, websiteID string) (map[string]s
 		u.Schedules = n
 		out[id] = u
 	}
+	type feedUse struct {
+		id string
+		n  int64
+	}
+	feeds, err := readList(ctx, s, func(u *feedUse) []any { return []any{&u.id, &u.n} },
+		`SELECT sg, count(*) FROM (SELECT segment_id AS sg FROM feeds WHERE website_id = $1 AND status = 'active' AND segment_id IS NOT NULL
+			UNION ALL SELECT exclude_segment_id FROM feeds WHERE website_id = $1 AND status = 'active' AND exclude_segment_id IS NOT NULL
+				AND (segment_id IS NULL OR exclude_segment_id <> segment_id)) u GROUP BY sg`, websiteID)
+	if err != nil {
+		return nil, fmt.Errorf("reading segment uses by feeds: %w", err)
+	}
+	for _, f := range feeds {
+		u := out[f.id]
+		u.Feeds = f.n
+		out[f.id] = u
+	}
 	return out, nil
 }
 
@@ -191,8 +207,11 @@ func (s *Store) DeleteTopic(ctx context.Context, websiteID, id string) error {
 		if err := s.pauseTopicSchedules(ctx, tx, websiteID, id, time.Now()); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `DELETE FROM topics WHERE id = $1 AND website_id = $2`, id, websiteID)
-		return err
+		n, err := tx.Exec(ctx, `DELETE FROM topics WHERE id = $1 AND website_id = $2`, id, websiteID)
+		if err != nil || n == 0 {
+			return err
+		}
+		return s.pauseTopicFeeds(ctx, tx, websiteID, id, time.Now())
 	})
 	if err != nil {
 		return fmt.Errorf("deleting topic: %w", err)

@@ -104,6 +104,9 @@ func (s *Store) templateUses(ctx context.Context, c Conn, websiteID, templateID 
 		UNION ALL
 		SELECT '`+store.TemplateUseWelcome+`', w.website_id, 'Welcome notification' FROM site_settings w
 		WHERE w.website_id = $1 AND w.name = '`+store.SettingsWelcome+`' AND w.body LIKE $2
+		UNION ALL
+		SELECT '`+store.TemplateUseFeed+`', f.id, f.name FROM feeds f
+		WHERE f.website_id = $1 AND f.template_id = $3
 	) uses ORDER BY kind, name, id`, websiteID, `%"templateId":"`+templateID+`"%`, templateID)
 	list, err := CollectRows(rows, err, func(u *store.TemplateUse) []any { return []any{&u.Kind, &u.ID, &u.Name} })
 	if err != nil {

@@ -51,6 +51,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Automations", automationCases},
 		{"Goals", goalCases},
 		{"Journeys", journeyCases},
+		{"Feeds", feedCases},
 		{"Templates", templateCases},
 		{"Uploads", uploadCases},
 		{"Schedules", scheduleCases},

@@ -13,7 +13,7 @@ const statuses = ['draft', 'scheduled', 'queued', 'held_for_review', 'sending', 
 // route's query, listQuery writes them as the list's query.
 function filtersOf(query) {
   const p = new URLSearchParams(query);
-  return { status: p.get('status') || '', q: p.get('q') || '', from: p.get('from') || '', to: p.get('to') || '' };
+  return { status: p.get('status') || '', q: p.get('q') || '', from: p.get('from') || '', to: p.get('to') || '', feedId: p.get('feedId') || '' };
 }
 
 function listQuery(f, cursor) {
@@ -22,6 +22,7 @@ function listQuery(f, cursor) {
   if (f.q.trim()) p.set('q', f.q.trim());
   if (f.from) p.set('from', f.from);
   if (f.to) p.set('to', f.to);
+  if (f.feedId) p.set('feedId', f.feedId); // a feed's sends (its page links here)
   if (cursor) p.set('cursor', cursor);
   return p;
 }
