@@ -17,6 +17,7 @@ import (
 	"github.com/relaybell/relaybell/accounts"
 	"github.com/relaybell/relaybell/analytics"
 	"github.com/relaybell/relaybell/automations"
+	"github.com/relaybell/relaybell/batch"
 	"github.com/relaybell/relaybell/defcache"
 	"github.com/relaybell/relaybell/events"
 	"github.com/relaybell/relaybell/goals"
@@ -194,6 +195,10 @@ type Store interface {
 	store.Journeys
 }
 
+// maxRegistrationBatch bounds the registrations sharing one transaction
+// (the rows it locks, and how long it holds them).
+const maxRegistrationBatch = 64
+
 // Option changes how New builds the API.
 type Option func(*API)
 
@@ -230,8 +235,11 @@ type API struct {
 	// people whose attributes changed; nil: none.
 	segments *automations.Segments
 	defs     *defcache.Store
-	router   *router
-	ready    atomic.Bool
+	// subs shares one store transaction between concurrent browser
+	// registrations (group commit), each answered once it committed.
+	subs   *batch.Batcher[store.SubscriptionInput, store.SubscriptionResult]
+	router *router
+	ready  atomic.Bool
 
 	// base is the context of work a request leaves running (last-used
 	// updates, a streamed export); Close ends it.
@@ -329,6 +337,7 @@ func New(cfg Config, st Store, an analytics.Store, d Dispatcher, svc Services, l
 	a.accounts, a.events, a.public = svc.Accounts, svc.Events, svc.Public
 	a.automations, a.goals, a.journeys, a.segments = svc.Automations, svc.Goals, svc.Journeys, svc.Segments
 	a.defs = svc.Definitions
+	a.subs = batch.New(st.UpsertSubscriptions, st.UpsertSubscription).WithMax(maxRegistrationBatch)
 	a.base, a.cancel = context.WithCancel(context.Background())
 	a.router = a.routes()
 	a.readAuthFirst()

@@ -147,7 +147,9 @@ func (a *API) handleSubscribe(r *request) error {
 	}
 	// The SDK registers on every page view of a subscribed visitor: a visit.
 	sub.Visit, sub.SiteTimezone = store.VisitWeight, w.Timezone
-	res, err := a.st.UpsertSubscription(r.ctx, sub)
+	// Concurrent registrations share a transaction; each is answered
+	// once the one holding it committed.
+	res, err := a.subs.Do(r.ctx, sub)
 	if err != nil {
 		return fmt.Errorf("storing subscription: %w", err)
 	}

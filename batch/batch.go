@@ -14,7 +14,8 @@
 //
 // When a batch's call fails and the batcher has a call for one item, each
 // item of the failed batch is tried again alone: one bad item fails only
-// its own request, as the engines' fallback does.
+// its own request, as the engines' fallback does. A batch of one item is
+// made with that call too.
 package batch
 
 import (
@@ -102,7 +103,18 @@ func (b *Batcher[In, Out]) flush(ctx context.Context) {
 	}
 	b.mu.Unlock()
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), Timeout)
-	out, err := b.call(cctx, items)
+	var (
+		out []Out
+		err error
+	)
+	if len(items) == 1 && b.one != nil {
+		// A lone item goes as it would alone.
+		var o Out
+		o, err = b.one(cctx, items[0])
+		out = []Out{o}
+	} else {
+		out, err = b.call(cctx, items)
+	}
 	cancel()
 	for i, w := range waiters {
 		var a answer[Out]

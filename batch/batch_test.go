@@ -82,14 +82,24 @@ func TestBatcherAnswersEach(t *testing.T) {
 	}
 }
 
-// TestBatcherFallsBackToOne: when a batch fails, each of its items is
-// tried alone, so only the one at fault fails.
+// TestBatcherFallsBackToOne: a lone item goes through the call for one;
+// when a batch fails, each of its items is tried alone, so only the one at
+// fault fails.
 func TestBatcherFallsBackToOne(t *testing.T) {
 	gate := make(chan struct{})
 	call, calls := gated(gate)
 	var mu sync.Mutex
 	alone := map[int]bool{}
-	b := New(call, func(_ context.Context, v int) (int, error) {
+	b := New(func(ctx context.Context, items []int) ([]int, error) {
+		if len(items) == 1 {
+			t.Errorf("a batch call for %v: want the call for one", items)
+		}
+		return call(ctx, items)
+	}, func(ctx context.Context, v int) (int, error) {
+		if v == 0 { // the first, held while the others gather
+			_, err := call(ctx, []int{v})
+			return 0, err
+		}
 		mu.Lock()
 		alone[v] = true
 		mu.Unlock()

@@ -456,6 +456,11 @@ type Subscriptions interface {
 	// Logout, SetTopics and Visit are described at SubscriptionInput; an endpoint
 	// moved by Replaces or Logout is not Created.
 	UpsertSubscription(ctx context.Context, in SubscriptionInput) (SubscriptionResult, error)
+	// UpsertSubscriptions registers each browser as UpsertSubscription
+	// does, in the order given, in one transaction (group commit), and
+	// answers each in its order; the events of the new endpoints come last.
+	// Any failure stores nothing and fails them all.
+	UpsertSubscriptions(ctx context.Context, list []SubscriptionInput) ([]SubscriptionResult, error)
 	// DeleteSubscription is a visitor turning notifications off through
 	// the site: it removes the endpoint, records its removal (Stats), marks
 	// a subscriber left with no endpoint unsubscribed and adds the

@@ -47,15 +47,97 @@ import (
 // again (RetryUnique) and finds the other's rows. The event is the last
 // statement: on PostgreSQL it takes the outbox lock (insertWebhookEvent).
 func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInput) (store.SubscriptionResult, error) {
+	var res store.SubscriptionResult
+	err := s.db.Tx(ctx, TxOptions{RetryUnique: true}, func(tx Conn) error {
+		var (
+			created *store.SubscriberCreated
+			err     error
+		)
+		if res, created, err = s.upsertSubscription(ctx, tx, in); err != nil || created == nil {
+			return err
+		}
+		return s.addEvent(ctx, tx, in.WebsiteID, store.EventSubscriberCreated, *created, nowOr(in.At))
+	})
+	if err != nil {
+		return store.SubscriptionResult{}, fmt.Errorf("upserting subscription: %w", s.mapErr(err))
+	}
+	return res, nil
+}
+
+// UpsertSubscriptions registers each browser as UpsertSubscription does,
+// one after the other in one transaction (group commit: concurrent
+// registrations share its commit), in the order given, so that a later
+// registration of the same browser or person finds an earlier one's rows.
+// The subscriber.created events come last, in the order of their
+// registrations, under one outbox lock. Any failure fails them all, and
+// nothing is stored: the caller registers each alone then.
+func (s *Store) UpsertSubscriptions(ctx context.Context, list []store.SubscriptionInput) ([]store.SubscriptionResult, error) {
+	out := make([]store.SubscriptionResult, len(list))
+	err := s.db.Tx(ctx, TxOptions{RetryUnique: true}, func(tx Conn) error {
+		type event struct {
+			website string
+			data    store.SubscriberCreated
+			at      time.Time
+		}
+		var events []event
+		for i, in := range list {
+			res, created, err := s.upsertSubscription(ctx, tx, in)
+			if err != nil {
+				return err
+			}
+			out[i] = res
+			if created != nil {
+				events = append(events, event{in.WebsiteID, *created, nowOr(in.At)})
+			}
+		}
+		if len(events) == 0 {
+			return nil
+		}
+		// Last, as addEvent wants: the outbox lock is held from the
+		// first insert to the commit.
+		listened := map[string]bool{}
+		for _, e := range events {
+			on, seen := listened[e.website]
+			if !seen {
+				var err error
+				if on, err = s.listened(ctx, tx, e.website); err != nil {
+					return err
+				}
+				listened[e.website] = on
+			}
+			if !on {
+				continue
+			}
+			b, err := json.Marshal(e.data)
+			if err != nil {
+				return fmt.Errorf("encoding %s event: %w", store.EventSubscriberCreated, err)
+			}
+			if err := s.insertWebhookEvent(ctx, tx, store.WebhookEvent{WebsiteID: e.website,
+				Event: store.EventSubscriberCreated, Data: b, CreatedAt: e.at}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("upserting subscriptions: %w", s.mapErr(err))
+	}
+	return out, nil
+}
+
+// upsertSubscription is UpsertSubscription's work in tx but its event: it
+// returns the subscriber.created event's data of a new endpoint (nil for
+// a known one) for the caller to add last.
+func (s *Store) upsertSubscription(ctx context.Context, tx Conn, in store.SubscriptionInput) (store.SubscriptionResult, *store.SubscriberCreated, error) {
 	when := nowOr(in.At)
 	at := s.time(when)
 	var slugs any
 	if in.SetTopics || len(in.Topics) > 0 {
 		slugs = s.d.List(lowerSlugs(in.Topics))
 	}
-	var res store.SubscriptionResult
-	err := s.db.Tx(ctx, TxOptions{RetryUnique: true}, func(tx Conn) error {
-		res = store.SubscriptionResult{}
+	var created *store.SubscriberCreated
+	res := store.SubscriptionResult{}
+	err := func() error {
 		var epID, curSub, curExt, curAuth string
 		find := func(url string) error {
 			err := tx.QueryRow(ctx, `SELECT e.id, e.subscriber_id, coalesce(s.external_id, ''), e.auth
@@ -234,12 +316,13 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 		if ext := in.ExternalID; ext != "" {
 			d.ExternalID = &ext
 		}
-		return s.addEvent(ctx, tx, in.WebsiteID, store.EventSubscriberCreated, d, when)
-	})
+		created = &d
+		return nil
+	}()
 	if err != nil {
-		return store.SubscriptionResult{}, fmt.Errorf("upserting subscription: %w", s.mapErr(err))
+		return store.SubscriptionResult{}, nil, err
 	}
-	return res, nil
+	return res, created, nil
 }
 
 // lowerSlugs returns the topic slugs in lower case, which the queries
