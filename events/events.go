@@ -128,6 +128,7 @@ type Service struct {
 	// people and interests share the store calls of concurrent events.
 	people    *batch.Batcher[personKey, personFound]
 	interests *batch.Batcher[store.ProductInterest, struct{}]
+	credits   *batch.Batcher[store.ConversionCredit, struct{}]
 }
 
 // New returns a Service; disp may be nil (alerts wait for the outbox
@@ -142,6 +143,7 @@ func New(st Store, log Log, disp Dispatcher, logger *slog.Logger, cfg Config) *S
 	s := &Service{st: st, log: log, disp: disp, logger: logger, cfg: cfg, kick: make(chan struct{}, 1)}
 	s.people = batch.New(s.lookPeople, nil)
 	s.interests = batch.New(s.addInterests, s.addInterest)
+	s.credits = batch.New(s.creditConversions, s.creditConversion)
 	return s
 }
 
@@ -270,7 +272,10 @@ func (s *Service) Track(ctx context.Context, in Input) (Answer, error) {
 	}
 
 	if ans.Attribution != nil {
-		if err := s.st.CreditConversion(ctx, in.Website.ID, b.NotificationID, b.ID, value, clicked, at); err != nil {
+		// Concurrent events' credits are recorded together, each request
+		// answered once the write holding its own committed.
+		if _, err := s.credits.Do(ctx, store.ConversionCredit{WebsiteID: in.Website.ID, NotificationID: b.NotificationID,
+			EventID: b.ID, Value: value, Clicked: clicked, At: at}); err != nil {
 			return Answer{}, err
 		}
 		select {
@@ -374,6 +379,17 @@ func (s *Service) addInterests(ctx context.Context, list []store.ProductInterest
 // batch would have (so that only the request at fault fails).
 func (s *Service) addInterest(ctx context.Context, in store.ProductInterest) (struct{}, error) {
 	return struct{}{}, s.st.AddInterests(ctx, []store.ProductInterest{in})
+}
+
+// creditConversions records a batch of conversion credits.
+func (s *Service) creditConversions(ctx context.Context, list []store.ConversionCredit) ([]struct{}, error) {
+	return nil, s.st.CreditConversions(ctx, list)
+}
+
+// creditConversion records one credit alone (a lone one, or one of a
+// batch that failed, so that only the request at fault fails).
+func (s *Service) creditConversion(ctx context.Context, c store.ConversionCredit) (struct{}, error) {
+	return struct{}{}, s.st.CreditConversion(ctx, c.WebsiteID, c.NotificationID, c.EventID, c.Value, c.Clicked, c.At)
 }
 
 // isConversion applies rules 3-4.
