@@ -149,8 +149,33 @@ func (s *Store) upsertSubscription(ctx context.Context, tx Conn, in store.Subscr
 			}
 			return err
 		}
-		if err := find(in.Endpoint); err != nil {
-			return err
+		// A known browser registering again as the same person (the SDK
+		// does on every page view) is updated, and its row locked, by one
+		// statement that also finds it; a browser of another person, or
+		// one logging out, goes the long way.
+		updated := false
+		if !in.Logout {
+			err := tx.QueryRow(ctx, `UPDATE endpoints SET p256dh = $3, auth = $4,
+					device = coalesce(nullif($5, ''), device),
+					user_agent = coalesce(nullif($6, ''), user_agent),
+					last_seen_at = $7
+				WHERE website_id = $1 AND url = $2 AND (CAST($8 AS TEXT) = '' OR subscriber_id =
+					(SELECT id FROM subscribers WHERE website_id = $1 AND external_id = $8))
+				RETURNING id, subscriber_id`,
+				in.WebsiteID, in.Endpoint, in.P256dh, in.Auth, in.Device, in.UserAgent, at, in.ExternalID).Scan(&epID, &curSub)
+			switch {
+			case err == nil:
+				updated, curExt = true, in.ExternalID
+			case !errors.Is(err, sql.ErrNoRows):
+				return err
+			}
+		}
+		// Without an external id the statement above takes any person's
+		// browser: none is known by that URL.
+		if !updated && (in.Logout || in.ExternalID != "") {
+			if err := find(in.Endpoint); err != nil {
+				return err
+			}
 		}
 		if epID == "" && in.Replaces != "" && in.Replaces != in.Endpoint {
 			if err := find(in.Replaces); err != nil {
@@ -254,7 +279,7 @@ func (s *Store) upsertSubscription(ctx context.Context, tx Conn, in store.Subscr
 					return err
 				}
 			}
-		} else {
+		} else if !updated {
 			if _, err := tx.Exec(ctx, `UPDATE endpoints SET subscriber_id = $2, shard = $3, url = $4, p256dh = $5, auth = $6,
 					device = coalesce(nullif($7, ''), device),
 					user_agent = coalesce(nullif($8, ''), user_agent),
