@@ -1,11 +1,13 @@
 package sqlstore
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -66,13 +68,22 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 
 // UpsertSubscriptions registers each browser as UpsertSubscription does,
 // one after the other in one transaction (group commit: concurrent
-// registrations share its commit), in the order given, so that a later
-// registration of the same browser or person finds an earlier one's rows.
-// The subscriber.created events come last, in the order of their
-// registrations, under one outbox lock. Any failure fails them all, and
-// nothing is stored: the caller registers each alone then.
+// registrations share its commit), so that a later registration of the
+// same browser or person finds an earlier one's rows. They go in the
+// order of their websites and endpoint URLs, those of one URL in the
+// order given: concurrent batches lock endpoints in one order, and do not
+// deadlock on them. The subscriber.created events come last, in the order
+// the registrations went, under one outbox lock. Any failure fails them
+// all, and nothing is stored: the caller registers each alone then.
 func (s *Store) UpsertSubscriptions(ctx context.Context, list []store.SubscriptionInput) ([]store.SubscriptionResult, error) {
 	out := make([]store.SubscriptionResult, len(list))
+	order := make([]int, len(list))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		return cmp.Or(strings.Compare(list[a].WebsiteID, list[b].WebsiteID), strings.Compare(list[a].Endpoint, list[b].Endpoint))
+	})
 	err := s.db.Tx(ctx, TxOptions{RetryUnique: true}, func(tx Conn) error {
 		type event struct {
 			website string
@@ -80,7 +91,8 @@ func (s *Store) UpsertSubscriptions(ctx context.Context, list []store.Subscripti
 			at      time.Time
 		}
 		var events []event
-		for i, in := range list {
+		for _, i := range order {
+			in := list[i]
 			res, created, err := s.upsertSubscription(ctx, tx, in)
 			if err != nil {
 				return err

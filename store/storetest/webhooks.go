@@ -657,6 +657,10 @@ func testUpsertSubscriptionsBatch(t *testing.T, s store.Store) {
 	anon := in(w.Website.ID, "", "desktop", "FR", at(time.Second))
 	laptop := in(w.Website.ID, "user-1", "desktop", "DE", at(2*time.Second))
 	phone := in(w.Website.ID, "user-1", "android", "", at(3*time.Second))
+	// Registrations go in the order of their URLs: these are the order
+	// given.
+	anon.Endpoint, laptop.Endpoint, phone.Endpoint = "https://push.example/a-"+uuid.NewString(),
+		"https://push.example/b-"+uuid.NewString(), "https://push.example/c-"+uuid.NewString()
 	anonAgain := anon
 	anonAgain.At = at(4 * time.Second)
 	other := in(quiet.Website.ID, "user-1", "ios", "", at(5*time.Second))
@@ -692,6 +696,21 @@ func testUpsertSubscriptionsBatch(t *testing.T, s store.Store) {
 		created(res[2], "user-1", "android", "DE", at(3*time.Second)),
 	})
 
+	// Given in another order, they go in the order of their URLs: the
+	// person's browser of the first URL creates the person.
+	mark = lastSeq(t, s)
+	first := in(w.Website.ID, "user-9", "desktop", "", at(time.Minute))
+	second := in(w.Website.ID, "user-9", "ios", "", at(time.Minute))
+	first.Endpoint, second.Endpoint = "https://push.example/b-"+uuid.NewString(), "https://push.example/a-"+uuid.NewString()
+	res, err = s.UpsertSubscriptions(ctx, []store.SubscriptionInput{first, second})
+	noErr(t, "UpsertSubscriptions", err)
+	if res[0].SubscriberID != res[1].SubscriberID || !res[0].Created || !res[1].Created {
+		t.Fatalf("answers %+v: want two new browsers of one person", res)
+	}
+	if es := webhookEvents(t, s, mark); len(es) != 2 || string(es[0].Data) != string(createdData(res[1], "user-9", "ios", "")) {
+		t.Fatalf("events %+v: want the ios browser's (the first URL) first", es)
+	}
+
 	// A registration of an unknown website fails the batch: the new
 	// browser beside it is not stored.
 	mark = lastSeq(t, s)
@@ -699,8 +718,8 @@ func testUpsertSubscriptionsBatch(t *testing.T, s store.Store) {
 	if _, err := s.UpsertSubscriptions(ctx, []store.SubscriptionInput{fresh, subscription(uuid.NewString())}); err == nil {
 		t.Fatal("a batch with an unknown website's registration: no error")
 	}
-	if n := len(everyone(t, s, w.Website.ID)); n != 3 {
-		t.Fatalf("after a failed batch the website has %d endpoints, want 3", n)
+	if n := len(everyone(t, s, w.Website.ID)); n != 5 {
+		t.Fatalf("after a failed batch the website has %d endpoints, want 5", n)
 	}
 	wantEvents(t, "events after a failed batch", webhookEvents(t, s, mark), nil)
 }
