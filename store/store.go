@@ -220,6 +220,11 @@ type SubscriptionResult struct {
 	// OptedIn are the ids of the topics the subscriber opted into with
 	// this registration (not before), in no set order.
 	OptedIn []string
+	// Pending says the subscriber has triggers pending after this
+	// registration (Automations.PendingTriggers): recorded by it, or
+	// left by an earlier one whose request failed before starting them.
+	// Without, the registration has no automation to start.
+	Pending bool
 }
 
 // Recipient is one endpoint together with the subscriber attributes that

@@ -270,8 +270,9 @@ func (s *Store) upsertSubscription(ctx context.Context, tx Conn, in store.Subscr
 					timezone = coalesce(nullif($5, ''), timezone),
 					url = coalesce(nullif($6, ''), url),
 					last_seen_at = $7, unsubscribed_at = NULL
-				WHERE id = $1 RETURNING shard, country, timezone, coalesce(smart_hour, -1)`,
-				target, ext, in.Country, in.Language, in.Timezone, in.URL, at).Scan(&shard, &country, &timezone, &smartHour)
+				WHERE id = $1 RETURNING shard, country, timezone, coalesce(smart_hour, -1),
+					EXISTS (SELECT 1 FROM automation_triggers WHERE subscriber_id = $1)`,
+				target, ext, in.Country, in.Language, in.Timezone, in.URL, at).Scan(&shard, &country, &timezone, &smartHour, &res.Pending)
 			if err != nil {
 				return err
 			}
@@ -324,13 +325,17 @@ func (s *Store) upsertSubscription(ctx context.Context, tx Conn, in store.Subscr
 		}
 		// The triggers this registration makes are stored with it.
 		if res.Created {
-			if err := s.queueTriggers(ctx, tx, in.WebsiteID, target, store.TriggerSubscribed, nil, when); err != nil {
+			queued, err := s.queueTriggersN(ctx, tx, in.WebsiteID, target, store.TriggerSubscribed, nil, when)
+			if err != nil {
 				return err
 			}
+			res.Pending = res.Pending || queued
 		}
-		if err := s.queueTriggers(ctx, tx, in.WebsiteID, target, store.TriggerTopicOptIn, res.OptedIn, when); err != nil {
+		queued, err := s.queueTriggersN(ctx, tx, in.WebsiteID, target, store.TriggerTopicOptIn, res.OptedIn, when)
+		if err != nil {
 			return err
 		}
+		res.Pending = res.Pending || queued
 		switch {
 		case in.Visit <= 0 || learned:
 		case in.SiteTimezone != "":
