@@ -63,12 +63,13 @@ bench: build
 	else echo "bench: npm is not installed: node-web-push will be n/a" >&2; fi
 	./$(BIN) bench --modes $(MODES) --audience $(AUDIENCE) --rounds $(ROUNDS)
 
-## bench-events: the highest rate of POST /api/v1/events with p99 under 20 ms, open-loop load at rising rates on the embedded default and the local cluster, with the CPU per request of each process (EVENT_RATES=100,200,400 to choose the steps; REGISTRATIONS=1 for browsers' registrations, POST /subscriptions, p99 under 50 ms)
+## bench-events: the highest rate of POST /api/v1/events with p99 under 20 ms, then of browsers' registrations (POST /subscriptions) with p99 under 50 ms, open-loop load at rising rates on the embedded default and the local cluster, with the CPU per request of each process (EVENT_RATES=100,200,400 to choose the steps of both; REGISTRATIONS=0 for the events alone, REGISTRATIONS=1 for the registrations alone)
 EVENT_RATES ?=
 REGISTRATIONS ?=
 bench-events: build
 	$(GO) build -o bin/fakepush ./cmd/fakepush
-	./$(BIN) bench --events --modes $(MODES)$(if $(EVENT_RATES), --event-rates $(EVENT_RATES))$(if $(REGISTRATIONS), --registrations --event-p99 50ms)
+	$(if $(filter 1,$(REGISTRATIONS)),,./$(BIN) bench --events --modes $(MODES)$(if $(EVENT_RATES), --event-rates $(EVENT_RATES)))
+	$(if $(filter 0,$(REGISTRATIONS)),,./$(BIN) bench --events --modes $(MODES)$(if $(EVENT_RATES), --event-rates $(EVENT_RATES)) --registrations --event-p99 50ms)
 
 ## bench-api: the REST routes (POST /subscriptions, POST /events, POST /notifications to one externalId, GET /notifications) and the transactional path (POST to the push, across 100 websites) under open-loop load from vegeta at rising rates, on the embedded default and the local cluster: p50/p99/p99.9, the highest rate with p99 under 50 ms (100 ms for the push), CPU per request (API_RATES=100,200,... and API_SEND_RATES=5,10,... to choose the steps; API_ROUTES=subscribe,events,notify,list,send)
 bench-api: build

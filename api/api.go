@@ -17,6 +17,7 @@ import (
 	"github.com/relaybell/relaybell/accounts"
 	"github.com/relaybell/relaybell/analytics"
 	"github.com/relaybell/relaybell/automations"
+	"github.com/relaybell/relaybell/batch"
 	"github.com/relaybell/relaybell/defcache"
 	"github.com/relaybell/relaybell/events"
 	"github.com/relaybell/relaybell/feeds"
@@ -203,6 +204,10 @@ type Store interface {
 	store.Onsite
 }
 
+// maxRegistrationBatch bounds the registrations sharing one transaction
+// (the rows it locks, and how long it holds them).
+const maxRegistrationBatch = 64
+
 // Option changes how New builds the API.
 type Option func(*API)
 
@@ -250,8 +255,11 @@ type API struct {
 	defs      *defcache.Store
 	// suggest makes copy suggestions (POST /ai/suggest).
 	suggest suggestions.Suggester
-	router  *router
-	ready   atomic.Bool
+	// subs shares one store transaction between concurrent browser
+	// registrations (group commit), each answered once it committed.
+	subs   *batch.Batcher[store.SubscriptionInput, store.SubscriptionResult]
+	router *router
+	ready  atomic.Bool
 
 	// base is the context of work a request leaves running (last-used
 	// updates, a streamed export); Close ends it.
@@ -366,6 +374,7 @@ func New(cfg Config, st Store, an analytics.Store, d Dispatcher, svc Services, l
 	if a.suggest == nil {
 		a.suggest = suggestions.Rules{}
 	}
+	a.subs = batch.New(st.UpsertSubscriptions, st.UpsertSubscription).WithMax(maxRegistrationBatch)
 	a.base, a.cancel = context.WithCancel(context.Background())
 	a.router = a.routes()
 	a.readAuthFirst()

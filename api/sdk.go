@@ -167,7 +167,9 @@ func (a *API) handleSubscribe(r *request) error {
 	if sub.Welcome, err = a.welcomeDelay(r, w.ID); err != nil {
 		return err
 	}
-	res, err := a.st.UpsertSubscription(r.ctx, sub)
+	// Concurrent registrations share a transaction; each is answered
+	// once the one holding it committed.
+	res, err := a.subs.Do(r.ctx, sub)
 	if err != nil {
 		return fmt.Errorf("storing subscription: %w", err)
 	}
@@ -512,7 +514,9 @@ func (a *API) sdkRoutes(rt *router) {
 // after storing the browser finds and starts them. Then the person is
 // evaluated for segment entry (automations' and journeys').
 func (a *API) startAutomations(r *request, websiteID string, res store.SubscriptionResult) error {
-	if a.automations != nil {
+	// The store tells whether the person has triggers pending: most
+	// registrations have none, and read none.
+	if a.automations != nil && res.Pending {
 		if _, err := a.automations.Pending(r.ctx, websiteID, res.SubscriberID); err != nil {
 			return fmt.Errorf("starting automations: %w", err)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/relaybell/relaybell/analytics"
+	"github.com/relaybell/relaybell/batch"
 	"github.com/relaybell/relaybell/store"
 )
 
@@ -125,8 +126,9 @@ type Service struct {
 	// kick wakes the folder when a conversion was credited.
 	kick chan struct{}
 	// people and interests share the store calls of concurrent events.
-	people    *batcher[personKey, personFound]
-	interests *batcher[store.ProductInterest, struct{}]
+	people    *batch.Batcher[personKey, personFound]
+	interests *batch.Batcher[store.ProductInterest, struct{}]
+	credits   *batch.Batcher[store.ConversionCredit, struct{}]
 }
 
 // New returns a Service; disp may be nil (alerts wait for the outbox
@@ -139,8 +141,9 @@ func New(st Store, log Log, disp Dispatcher, logger *slog.Logger, cfg Config) *S
 		logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Service{st: st, log: log, disp: disp, logger: logger, cfg: cfg, kick: make(chan struct{}, 1)}
-	s.people = newBatcher(s.lookPeople)
-	s.interests = newBatcher(s.addInterests)
+	s.people = batch.New(s.lookPeople, nil)
+	s.interests = batch.New(s.addInterests, s.addInterest)
+	s.credits = batch.New(s.creditConversions, s.creditConversion)
 	return s
 }
 
@@ -257,7 +260,7 @@ func (s *Service) Track(ctx context.Context, in Input) (Answer, error) {
 			}
 			// Concurrent events' interests are written together, each
 			// request answered once the write holding its own committed.
-			if _, err := s.interests.do(ctx, store.ProductInterest{WebsiteID: in.Website.ID, SubscriberID: person.ID,
+			if _, err := s.interests.Do(ctx, store.ProductInterest{WebsiteID: in.Website.ID, SubscriberID: person.ID,
 				ProductID: product, Kind: kind, CreatedAt: at}); err != nil {
 				return Answer{}, err
 			}
@@ -269,7 +272,10 @@ func (s *Service) Track(ctx context.Context, in Input) (Answer, error) {
 	}
 
 	if ans.Attribution != nil {
-		if err := s.st.CreditConversion(ctx, in.Website.ID, b.NotificationID, b.ID, value, clicked, at); err != nil {
+		// Concurrent events' credits are recorded together, each request
+		// answered once the write holding its own committed.
+		if _, err := s.credits.Do(ctx, store.ConversionCredit{WebsiteID: in.Website.ID, NotificationID: b.NotificationID,
+			EventID: b.ID, Value: value, Clicked: clicked, At: at}); err != nil {
 			return Answer{}, err
 		}
 		select {
@@ -325,7 +331,7 @@ func (s *Service) person(ctx context.Context, in Input) (*store.PersonRef, error
 	if key == "" {
 		return nil, nil
 	}
-	p, err := s.people.do(ctx, personKey{websiteID: in.Website.ID, key: key})
+	p, err := s.people.Do(ctx, personKey{websiteID: in.Website.ID, key: key})
 	if err != nil {
 		return nil, fmt.Errorf("finding the event's person: %w", err)
 	}
@@ -367,6 +373,23 @@ func (s *Service) lookPeople(ctx context.Context, keys []personKey) ([]personFou
 // addInterests writes a batch of interests.
 func (s *Service) addInterests(ctx context.Context, list []store.ProductInterest) ([]struct{}, error) {
 	return nil, s.st.AddInterests(ctx, list)
+}
+
+// addInterest writes one interest of a batch that failed, alone, as the
+// batch would have (so that only the request at fault fails).
+func (s *Service) addInterest(ctx context.Context, in store.ProductInterest) (struct{}, error) {
+	return struct{}{}, s.st.AddInterests(ctx, []store.ProductInterest{in})
+}
+
+// creditConversions records a batch of conversion credits.
+func (s *Service) creditConversions(ctx context.Context, list []store.ConversionCredit) ([]struct{}, error) {
+	return nil, s.st.CreditConversions(ctx, list)
+}
+
+// creditConversion records one credit alone (a lone one, or one of a
+// batch that failed, so that only the request at fault fails).
+func (s *Service) creditConversion(ctx context.Context, c store.ConversionCredit) (struct{}, error) {
+	return struct{}{}, s.st.CreditConversion(ctx, c.WebsiteID, c.NotificationID, c.EventID, c.Value, c.Clicked, c.At)
 }
 
 // isConversion applies rules 3-4.

@@ -15,6 +15,11 @@ const (
 	// foldSweep is how often a node folds without being woken (credits a
 	// node that died before folding them left behind).
 	foldSweep = 2 * time.Second
+	// foldGap is the least time between two folds of a node: the credits
+	// of a burst wait for it and are folded together, so that a hot
+	// notification's row takes one update per gap and node, not one per
+	// credit.
+	foldGap = 250 * time.Millisecond
 	// IdempotencyLife is how long an Idempotency-Key replays its answer.
 	IdempotencyLife = 24 * time.Hour
 	// alertAudienceLife is how long a finished product alert keeps its
@@ -23,10 +28,10 @@ const (
 )
 
 // Run folds conversion credits into their notifications' counters until
-// ctx ends: at once after a credit (and while a burst keeps coming, one
-// fold after another, each taking what came meanwhile), and every
-// foldSweep anyway. Every API node runs it (the composition root starts it
-// as a module); folds never count a credit twice.
+// ctx ends: after a credit, at most one fold each foldGap (a burst's
+// credits folded together), and every foldSweep anyway. Every API node
+// runs it (the composition root starts it as a module); folds never count
+// a credit twice.
 func (s *Service) Run(ctx context.Context) error {
 	sweep := time.NewTicker(foldSweep)
 	defer sweep.Stop()
@@ -38,6 +43,13 @@ func (s *Service) Run(ctx context.Context) error {
 		case <-sweep.C:
 		}
 		s.Fold(ctx)
+		gap := time.NewTimer(foldGap)
+		select {
+		case <-ctx.Done():
+			gap.Stop()
+			return nil
+		case <-gap.C:
+		}
 	}
 }
 

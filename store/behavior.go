@@ -54,6 +54,16 @@ type AlertResult struct {
 	Created bool
 }
 
+// ConversionCredit is a conversion, event EventID worth Value, credited
+// to the website's notification for a click or (Clicked false) a
+// delivery.
+type ConversionCredit struct {
+	WebsiteID, NotificationID, EventID string
+	Value                              float64
+	Clicked                            bool
+	At                                 time.Time
+}
+
 // Behavior holds what behavioral events leave in the metadata: the
 // conversions credited to notifications, people's product interests and
 // the product alerts made of them, and the answers of idempotent posts.
@@ -71,6 +81,10 @@ type Behavior interface {
 	// FoldConversions next runs, in any process. ErrNotFound when the
 	// notification is not the website's.
 	CreditConversion(ctx context.Context, websiteID, notificationID, eventID string, value float64, clicked bool, at time.Time) error
+	// CreditConversions records each credit as CreditConversion does, in
+	// one transaction. ErrNotFound, and nothing recorded, when a credit's
+	// notification is not its website's.
+	CreditConversions(ctx context.Context, list []ConversionCredit) error
 	// FoldConversions adds up to max recorded credits not folded yet to
 	// their notifications' counters (Conversions, ClickConversions,
 	// Revenue) and marks them folded, in one transaction, and returns how

@@ -235,6 +235,11 @@ type SubscriptionResult struct {
 	// OptedIn are the ids of the topics the subscriber opted into with
 	// this registration (not before), in no set order.
 	OptedIn []string
+	// Pending says the subscriber has triggers pending after this
+	// registration (Automations.PendingTriggers): recorded by it, or
+	// left by an earlier one whose request failed before starting them.
+	// Without, the registration has no automation to start.
+	Pending bool
 }
 
 // Recipient is one endpoint together with the subscriber attributes that
@@ -489,6 +494,11 @@ type Subscriptions interface {
 	// Logout, SetTopics and Visit are described at SubscriptionInput; an endpoint
 	// moved by Replaces or Logout is not Created.
 	UpsertSubscription(ctx context.Context, in SubscriptionInput) (SubscriptionResult, error)
+	// UpsertSubscriptions registers each browser as UpsertSubscription
+	// does, in the order given, in one transaction (group commit), and
+	// answers each in its order; the events of the new endpoints come last.
+	// Any failure stores nothing and fails them all.
+	UpsertSubscriptions(ctx context.Context, list []SubscriptionInput) ([]SubscriptionResult, error)
 	// DeleteSubscription is a visitor turning notifications off through
 	// the site: it removes the endpoint, records its removal (Stats), marks
 	// a subscriber left with no endpoint unsubscribed and adds the

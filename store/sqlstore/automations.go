@@ -464,25 +464,34 @@ func (s *Store) PurgeLedger(ctx context.Context, before time.Time) (int64, error
 // has an active automation of that type: a website without one pays one
 // indexed read.
 func (s *Store) queueTriggers(ctx context.Context, tx Conn, websiteID, subscriberID, triggerType string, topicIDs []string, at time.Time) error {
+	_, err := s.queueTriggersN(ctx, tx, websiteID, subscriberID, triggerType, topicIDs, at)
+	return err
+}
+
+// queueTriggersN is queueTriggers, and reports whether it recorded one.
+func (s *Store) queueTriggersN(ctx context.Context, tx Conn, websiteID, subscriberID, triggerType string, topicIDs []string, at time.Time) (bool, error) {
 	topics := []any{nil}
 	if triggerType == store.TriggerTopicOptIn {
 		if len(topicIDs) == 0 {
-			return nil
+			return false, nil
 		}
 		topics = topics[:0]
 		for _, id := range topicIDs {
 			topics = append(topics, id)
 		}
 	}
+	queued := false
 	for _, topic := range topics {
-		if _, err := tx.Exec(ctx, `INSERT INTO automation_triggers (id, website_id, subscriber_id, trigger_type, topic_id, at)
+		n, err := tx.Exec(ctx, `INSERT INTO automation_triggers (id, website_id, subscriber_id, trigger_type, topic_id, at)
 			SELECT $1, $2, $3, $4, $5, $6 WHERE EXISTS (SELECT 1 FROM automations
 				WHERE website_id = $2 AND status = 'active' AND trigger_type = $4)`,
-			uuid.NewString(), websiteID, subscriberID, triggerType, topic, s.time(at)); err != nil {
-			return err
+			uuid.NewString(), websiteID, subscriberID, triggerType, topic, s.time(at))
+		if err != nil {
+			return false, err
 		}
+		queued = queued || n > 0
 	}
-	return nil
+	return queued, nil
 }
 
 // PendingTriggers lists pending triggers, oldest first.

@@ -55,6 +55,77 @@ func (s *Store) CreditConversion(ctx context.Context, websiteID, notificationID,
 	return nil
 }
 
+// creditsChunk bounds the rows of one CreditConversions statement (6
+// arguments each).
+const creditsChunk = 300
+
+// CreditConversions records the credits, a statement per creditsChunk, in
+// one transaction: a VALUES list joined to the notifications it names (of
+// their website), each event credited once. A credit not recorded was
+// recorded before, or names a notification not of its website: then
+// ErrNotFound, and nothing is.
+func (s *Store) CreditConversions(ctx context.Context, list []store.ConversionCredit) error {
+	byEvent := make(map[string]store.ConversionCredit, len(list))
+	for _, c := range list {
+		if _, dup := byEvent[c.EventID]; !dup { // the first, as one after the other would
+			byEvent[c.EventID] = c
+		}
+	}
+	ids := slices.Sorted(maps.Keys(byEvent))
+	if len(ids) == 0 {
+		return nil
+	}
+	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
+		for chunk := range slices.Chunk(ids, creditsChunk) {
+			values := make([]string, len(chunk))
+			args := make([]any, 0, 6*len(chunk))
+			for i, id := range chunk {
+				c, n := byEvent[id], len(args)
+				values[i] = fmt.Sprintf("($%d, $%d, CAST($%d AS %s), CAST($%d AS %s), CAST($%d AS %s), $%d)",
+					n+1, n+2, n+3, s.d.DDL.Float, n+4, s.d.DDL.Bool, n+5, s.d.DDL.Time, n+6)
+				args = append(args, c.EventID, c.NotificationID, c.Value, c.Clicked, s.time(nowOr(c.At)), c.WebsiteID)
+			}
+			rows, err := tx.Query(ctx, `INSERT INTO conversion_credits (event_id, notification_id, value, clicked, at)
+				SELECT v.column1, n.id, v.column3, v.column4, v.column5
+				FROM (VALUES `+strings.Join(values, ", ")+`) AS v
+				JOIN notifications n ON n.id = v.column2 AND n.website_id = v.column6
+				WHERE true
+				ORDER BY v.column1
+				ON CONFLICT (event_id) DO NOTHING RETURNING event_id`, args...)
+			done, err := CollectRows(rows, err, func(id *string) []any { return []any{id} })
+			if err != nil {
+				return err
+			}
+			if len(done) == len(chunk) {
+				continue
+			}
+			recorded := make(map[string]bool, len(done))
+			for _, id := range done {
+				recorded[id] = true
+			}
+			for _, id := range chunk {
+				if recorded[id] {
+					continue
+				}
+				c := byEvent[id]
+				var found bool
+				if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM notifications WHERE id = $1 AND website_id = $2)`,
+					c.NotificationID, c.WebsiteID).Scan(&found); err != nil {
+					return err
+				}
+				if !found {
+					return store.ErrNotFound
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("crediting conversions: %w", s.mapErr(err))
+	}
+	return nil
+}
+
 // FoldConversions adds up to max unfolded credits to their notifications'
 // counters and marks them folded. On PostgreSQL a concurrent fold passes
 // over the credits this one holds (SKIP LOCKED) and, should it have picked

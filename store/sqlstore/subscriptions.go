@@ -1,11 +1,13 @@
 package sqlstore
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -47,15 +49,107 @@ import (
 // again (RetryUnique) and finds the other's rows. The event is the last
 // statement: on PostgreSQL it takes the outbox lock (insertWebhookEvent).
 func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInput) (store.SubscriptionResult, error) {
+	var res store.SubscriptionResult
+	err := s.db.Tx(ctx, TxOptions{RetryUnique: true}, func(tx Conn) error {
+		var (
+			created *store.SubscriberCreated
+			err     error
+		)
+		if res, created, err = s.upsertSubscription(ctx, tx, in); err != nil || created == nil {
+			return err
+		}
+		return s.addEvent(ctx, tx, in.WebsiteID, store.EventSubscriberCreated, *created, nowOr(in.At))
+	})
+	if err != nil {
+		return store.SubscriptionResult{}, fmt.Errorf("upserting subscription: %w", s.mapErr(err))
+	}
+	return res, nil
+}
+
+// UpsertSubscriptions registers each browser as UpsertSubscription does,
+// one after the other in one transaction (group commit: concurrent
+// registrations share its commit), so that a later registration of the
+// same browser or person finds an earlier one's rows. They go in the
+// order of their websites and endpoint URLs, those of one URL in the
+// order given: concurrent batches lock endpoints in one order, and do not
+// deadlock on them. The subscriber.created events come last, in the order
+// the registrations went, under one outbox lock. Any failure fails them
+// all, and nothing is stored: the caller registers each alone then.
+func (s *Store) UpsertSubscriptions(ctx context.Context, list []store.SubscriptionInput) ([]store.SubscriptionResult, error) {
+	out := make([]store.SubscriptionResult, len(list))
+	order := make([]int, len(list))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		return cmp.Or(strings.Compare(list[a].WebsiteID, list[b].WebsiteID), strings.Compare(list[a].Endpoint, list[b].Endpoint))
+	})
+	err := s.db.Tx(ctx, TxOptions{RetryUnique: true}, func(tx Conn) error {
+		type event struct {
+			website string
+			data    store.SubscriberCreated
+			at      time.Time
+		}
+		var events []event
+		for _, i := range order {
+			in := list[i]
+			res, created, err := s.upsertSubscription(ctx, tx, in)
+			if err != nil {
+				return err
+			}
+			out[i] = res
+			if created != nil {
+				events = append(events, event{in.WebsiteID, *created, nowOr(in.At)})
+			}
+		}
+		if len(events) == 0 {
+			return nil
+		}
+		// Last, as addEvent wants: the outbox lock is held from the
+		// first insert to the commit.
+		listened := map[string]bool{}
+		for _, e := range events {
+			on, seen := listened[e.website]
+			if !seen {
+				var err error
+				if on, err = s.listened(ctx, tx, e.website); err != nil {
+					return err
+				}
+				listened[e.website] = on
+			}
+			if !on {
+				continue
+			}
+			b, err := json.Marshal(e.data)
+			if err != nil {
+				return fmt.Errorf("encoding %s event: %w", store.EventSubscriberCreated, err)
+			}
+			if err := s.insertWebhookEvent(ctx, tx, store.WebhookEvent{WebsiteID: e.website,
+				Event: store.EventSubscriberCreated, Data: b, CreatedAt: e.at}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("upserting subscriptions: %w", s.mapErr(err))
+	}
+	return out, nil
+}
+
+// upsertSubscription is UpsertSubscription's work in tx but its event: it
+// returns the subscriber.created event's data of a new endpoint (nil for
+// a known one) for the caller to add last.
+func (s *Store) upsertSubscription(ctx context.Context, tx Conn, in store.SubscriptionInput) (store.SubscriptionResult, *store.SubscriberCreated, error) {
 	when := nowOr(in.At)
 	at := s.time(when)
 	var slugs any
 	if in.SetTopics || len(in.Topics) > 0 {
 		slugs = s.d.List(lowerSlugs(in.Topics))
 	}
-	var res store.SubscriptionResult
-	err := s.db.Tx(ctx, TxOptions{RetryUnique: true}, func(tx Conn) error {
-		res = store.SubscriptionResult{}
+	var created *store.SubscriberCreated
+	res := store.SubscriptionResult{}
+	err := func() error {
 		var epID, curSub, curExt, curAuth string
 		find := func(url string) error {
 			err := tx.QueryRow(ctx, `SELECT e.id, e.subscriber_id, coalesce(s.external_id, ''), e.auth
@@ -67,8 +161,33 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 			}
 			return err
 		}
-		if err := find(in.Endpoint); err != nil {
-			return err
+		// A known browser registering again as the same person (the SDK
+		// does on every page view) is updated, and its row locked, by one
+		// statement that also finds it; a browser of another person, or
+		// one logging out, goes the long way.
+		updated := false
+		if !in.Logout {
+			err := tx.QueryRow(ctx, `UPDATE endpoints SET p256dh = $3, auth = $4,
+					device = coalesce(nullif($5, ''), device),
+					user_agent = coalesce(nullif($6, ''), user_agent),
+					last_seen_at = $7
+				WHERE website_id = $1 AND url = $2 AND (CAST($8 AS TEXT) = '' OR subscriber_id =
+					(SELECT id FROM subscribers WHERE website_id = $1 AND external_id = $8))
+				RETURNING id, subscriber_id`,
+				in.WebsiteID, in.Endpoint, in.P256dh, in.Auth, in.Device, in.UserAgent, at, in.ExternalID).Scan(&epID, &curSub)
+			switch {
+			case err == nil:
+				updated, curExt = true, in.ExternalID
+			case !errors.Is(err, sql.ErrNoRows):
+				return err
+			}
+		}
+		// Without an external id the statement above takes any person's
+		// browser: none is known by that URL.
+		if !updated && (in.Logout || in.ExternalID != "") {
+			if err := find(in.Endpoint); err != nil {
+				return err
+			}
 		}
 		if epID == "" && in.Replaces != "" && in.Replaces != in.Endpoint {
 			if err := find(in.Replaces); err != nil {
@@ -151,8 +270,9 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 					timezone = coalesce(nullif($5, ''), timezone),
 					url = coalesce(nullif($6, ''), url),
 					last_seen_at = $7, unsubscribed_at = NULL
-				WHERE id = $1 RETURNING shard, country, timezone, coalesce(smart_hour, -1)`,
-				target, ext, in.Country, in.Language, in.Timezone, in.URL, at).Scan(&shard, &country, &timezone, &smartHour)
+				WHERE id = $1 RETURNING shard, country, timezone, coalesce(smart_hour, -1),
+					EXISTS (SELECT 1 FROM automation_triggers WHERE subscriber_id = $1)`,
+				target, ext, in.Country, in.Language, in.Timezone, in.URL, at).Scan(&shard, &country, &timezone, &smartHour, &res.Pending)
 			if err != nil {
 				return err
 			}
@@ -172,7 +292,7 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 					return err
 				}
 			}
-		} else {
+		} else if !updated {
 			if _, err := tx.Exec(ctx, `UPDATE endpoints SET subscriber_id = $2, shard = $3, url = $4, p256dh = $5, auth = $6,
 					device = coalesce(nullif($7, ''), device),
 					user_agent = coalesce(nullif($8, ''), user_agent),
@@ -205,11 +325,14 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 		}
 		// The triggers this registration makes are stored with it.
 		if res.Created {
-			if err := s.queueTriggers(ctx, tx, in.WebsiteID, target, store.TriggerSubscribed, nil, when); err != nil {
+			queued, err := s.queueTriggersN(ctx, tx, in.WebsiteID, target, store.TriggerSubscribed, nil, when)
+			if err != nil {
 				return err
 			}
+			res.Pending = res.Pending || queued
 		}
-		if err := s.queueTriggers(ctx, tx, in.WebsiteID, target, store.TriggerTopicOptIn, res.OptedIn, when); err != nil {
+		queued, err := s.queueTriggersN(ctx, tx, in.WebsiteID, target, store.TriggerTopicOptIn, res.OptedIn, when)
+		if err != nil {
 			return err
 		}
 		if res.Created && in.Welcome != nil {
@@ -217,6 +340,7 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 				return err
 			}
 		}
+		res.Pending = res.Pending || queued
 		switch {
 		case in.Visit <= 0 || learned:
 		case in.SiteTimezone != "":
@@ -239,12 +363,13 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 		if ext := in.ExternalID; ext != "" {
 			d.ExternalID = &ext
 		}
-		return s.addEvent(ctx, tx, in.WebsiteID, store.EventSubscriberCreated, d, when)
-	})
+		created = &d
+		return nil
+	}()
 	if err != nil {
-		return store.SubscriptionResult{}, fmt.Errorf("upserting subscription: %w", s.mapErr(err))
+		return store.SubscriptionResult{}, nil, err
 	}
-	return res, nil
+	return res, created, nil
 }
 
 // lowerSlugs returns the topic slugs in lower case, which the queries

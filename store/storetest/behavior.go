@@ -18,6 +18,7 @@ import (
 var behaviorCases = []testCase{
 	{"LastInteraction", testLastInteraction},
 	{"Conversions", testConversions},
+	{"CreditConversionsBatch", testCreditConversionsBatch},
 	{"ConcurrentFolds", testConcurrentFolds},
 	{"Interests", testInterests},
 	{"AddInterests", testAddInterests},
@@ -542,4 +543,42 @@ func testAddInterestsConcurrent(t *testing.T, s store.Store) {
 	got, err := s.Interests(ctx, w.Website.ID, people, at(0), 1000)
 	noErr(t, "Interests", err)
 	same(t, "interests", len(got), len(list))
+}
+
+// testCreditConversionsBatch: CreditConversions records a batch as
+// CreditConversion would one after the other (an event credited once,
+// whether again in the batch or credited before), and a batch holding a
+// credit through another website records nothing.
+func testCreditConversionsBatch(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w, other := newWebsite(t, s), newWebsite(t, s)
+	n1, n2 := create(t, s, notification(w.Website.ID)), create(t, s, notification(w.Website.ID))
+	noErr(t, "CreditConversion", s.CreditConversion(ctx, w.Website.ID, n1.ID, "b0", 1, false, at(time.Hour)))
+	credit := func(n store.Notification, event string, value float64, clicked bool) store.ConversionCredit {
+		return store.ConversionCredit{WebsiteID: w.Website.ID, NotificationID: n.ID, EventID: event, Value: value, Clicked: clicked, At: at(time.Hour)}
+	}
+	noErr(t, "CreditConversions", s.CreditConversions(ctx, []store.ConversionCredit{
+		credit(n1, "b1", 19.5, true), credit(n2, "b2", 5.25, false), credit(n1, "b1", 19.5, true), credit(n1, "b0", 1, false),
+	}))
+	noErr(t, "CreditConversions of nothing", s.CreditConversions(ctx, nil))
+	foreign := credit(n1, "b3", 7, true)
+	foreign.WebsiteID = other.Website.ID
+	wantErr(t, "CreditConversions with a credit through another website",
+		s.CreditConversions(ctx, []store.ConversionCredit{credit(n2, "b4", 3, true), foreign}), store.ErrNotFound)
+	unknown := credit(n1, "b5", 7, true)
+	unknown.NotificationID = uuid.NewString()
+	wantErr(t, "CreditConversions with an unknown notification",
+		s.CreditConversions(ctx, []store.ConversionCredit{unknown}), store.ErrNotFound)
+	folded, err := s.FoldConversions(ctx, 100)
+	noErr(t, "FoldConversions", err)
+	same(t, "credits folded", folded, 3)
+	for _, c := range []struct {
+		n             store.Notification
+		conv, clicked int64
+		revenue       float64
+	}{{n1, 2, 1, 20.5}, {n2, 1, 0, 5.25}} {
+		got := getNotification(t, s, c.n.ID)
+		same(t, "conversions, click conversions and revenue", [3]any{got.Conversions, got.ClickConversions, got.Revenue},
+			[3]any{c.conv, c.clicked, c.revenue})
+	}
 }

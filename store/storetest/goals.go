@@ -155,7 +155,9 @@ func testPendingTriggers(t *testing.T, s store.Store) {
 	// Without an active automation of the type, nothing is stored.
 	in := subscription(w.Website.ID)
 	in.Topics, in.At = []string{"news"}, at(time.Minute)
-	subscribe(t, s, in)
+	if res := subscribe(t, s, in); res.Pending {
+		t.Fatal("a registration with no automation: Pending")
+	}
 	if list, err := s.PendingTriggers(ctx, w.Website.ID, "", 0); err != nil || len(list) != 0 {
 		t.Fatalf("PendingTriggers with no automation = %+v, %v", list, err)
 	}
@@ -167,7 +169,23 @@ func testPendingTriggers(t *testing.T, s store.Store) {
 	in = subscription(w.Website.ID)
 	in.Topics, in.At = []string{"NEWS"}, at(2*time.Minute)
 	p := subscribe(t, s, in)
-	subscribe(t, s, in) // the same browser again: nothing more
+	// The same browser again: nothing more, the first's still pending.
+	if again := subscribe(t, s, in); !p.Pending || !again.Pending {
+		t.Fatalf("Pending %v, then %v registering again: want both", p.Pending, again.Pending)
+	}
+	// Another person's browser, with nothing to trigger (no new browser,
+	// no new opt-in), has nothing pending.
+	quiet := subscription(w.Website.ID)
+	quiet.At = at(2 * time.Minute)
+	q := subscribe(t, s, quiet)
+	ql, err := s.PendingTriggers(ctx, w.Website.ID, q.SubscriberID, 0)
+	noErr(t, "PendingTriggers", err)
+	for _, pt := range ql {
+		noErr(t, "DoneTrigger", s.DoneTrigger(ctx, pt.ID))
+	}
+	if q = subscribe(t, s, quiet); q.Pending {
+		t.Fatal("a known browser with its triggers done: Pending")
+	}
 	list, err := s.PendingTriggers(ctx, w.Website.ID, p.SubscriberID, 0)
 	noErr(t, "PendingTriggers", err)
 	if len(list) != 2 {

@@ -22,6 +22,7 @@ var webhookCases = []testCase{
 	{"AddWebhookEventErrors", testAddWebhookEventErrors},
 	{"WebhookEventsTail", testWebhookEventsTail},
 	{"SubscriberCreated", testSubscriberCreated},
+	{"UpsertSubscriptionsBatch", testUpsertSubscriptionsBatch},
 	{"SubscriberUnsubscribed", testSubscriberUnsubscribed},
 	{"NotificationClicked", testNotificationClicked},
 	{"NotificationClickedConcurrent", testNotificationClickedConcurrent},
@@ -637,4 +638,88 @@ func testNotificationClickedConcurrent(t *testing.T, s store.Store) {
 	if c := counters(t, s, n.ID); c.Clicked != 2 {
 		t.Fatalf("clicked %d, want 2", c.Clicked)
 	}
+}
+
+// UpsertSubscriptions registers browsers in one transaction as
+// UpsertSubscription would one after the other: a person's second browser
+// in the same batch joins the first's subscriber, a browser registered
+// twice is created once, and the subscriber.created events of a listened
+// website come in the order of their registrations. A batch holding a
+// registration that fails stores nothing.
+func testUpsertSubscriptionsBatch(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w, quiet := listenedWebsite(t, s), newWebsite(t, s)
+	in := func(websiteID, externalID, device, country string, when time.Time) store.SubscriptionInput {
+		x := subscription(websiteID)
+		x.ExternalID, x.Device, x.Country, x.At = externalID, device, country, when
+		return x
+	}
+	anon := in(w.Website.ID, "", "desktop", "FR", at(time.Second))
+	laptop := in(w.Website.ID, "user-1", "desktop", "DE", at(2*time.Second))
+	phone := in(w.Website.ID, "user-1", "android", "", at(3*time.Second))
+	// Registrations go in the order of their URLs: these are the order
+	// given.
+	anon.Endpoint, laptop.Endpoint, phone.Endpoint = "https://push.example/a-"+uuid.NewString(),
+		"https://push.example/b-"+uuid.NewString(), "https://push.example/c-"+uuid.NewString()
+	anonAgain := anon
+	anonAgain.At = at(4 * time.Second)
+	other := in(quiet.Website.ID, "user-1", "ios", "", at(5*time.Second))
+	mark := lastSeq(t, s)
+	res, err := s.UpsertSubscriptions(ctx, []store.SubscriptionInput{anon, laptop, phone, anonAgain, other})
+	noErr(t, "UpsertSubscriptions", err)
+	if len(res) != 5 {
+		t.Fatalf("%d answers for 5 registrations", len(res))
+	}
+	for i, created := range []bool{true, true, true, false, true} {
+		if res[i].Created != created || res[i].SubscriberID == "" || res[i].EndpointID == "" {
+			t.Fatalf("answer %d = %+v, want Created %v", i, res[i], created)
+		}
+	}
+	if res[2].SubscriberID != res[1].SubscriberID || res[3].SubscriberID != res[0].SubscriberID || res[3].EndpointID != res[0].EndpointID ||
+		res[4].SubscriberID == res[1].SubscriberID {
+		t.Fatalf("answers %+v: want the phone with the laptop's person, the repeat with the first's ids, the other website's person its own", res)
+	}
+	all := everyone(t, s, w.Website.ID)
+	if len(all) != 3 {
+		t.Fatalf("the website has %d endpoints, want 3", len(all))
+	}
+	want := wantRecipient(anonAgain, res[3])
+	want.Endpoint.CreatedAt, want.Subscriber.CreatedAt = anon.At, anon.At
+	same(t, "the browser registered twice", all[res[0].EndpointID], want)
+	created := func(r store.SubscriptionResult, externalID, device, country string, when time.Time) store.WebhookEvent {
+		return store.WebhookEvent{WebsiteID: w.Website.ID, Event: store.EventSubscriberCreated,
+			Data: createdData(r, externalID, device, country), CreatedAt: when}
+	}
+	wantNewEvents(t, s, "events of the batch", mark, []store.WebhookEvent{
+		created(res[0], "", "desktop", "FR", at(time.Second)),
+		created(res[1], "user-1", "desktop", "DE", at(2*time.Second)),
+		created(res[2], "user-1", "android", "DE", at(3*time.Second)),
+	})
+
+	// Given in another order, they go in the order of their URLs: the
+	// person's browser of the first URL creates the person.
+	mark = lastSeq(t, s)
+	first := in(w.Website.ID, "user-9", "desktop", "", at(time.Minute))
+	second := in(w.Website.ID, "user-9", "ios", "", at(time.Minute))
+	first.Endpoint, second.Endpoint = "https://push.example/b-"+uuid.NewString(), "https://push.example/a-"+uuid.NewString()
+	res, err = s.UpsertSubscriptions(ctx, []store.SubscriptionInput{first, second})
+	noErr(t, "UpsertSubscriptions", err)
+	if res[0].SubscriberID != res[1].SubscriberID || !res[0].Created || !res[1].Created {
+		t.Fatalf("answers %+v: want two new browsers of one person", res)
+	}
+	if es := webhookEvents(t, s, mark); len(es) != 2 || string(es[0].Data) != string(createdData(res[1], "user-9", "ios", "")) {
+		t.Fatalf("events %+v: want the ios browser's (the first URL) first", es)
+	}
+
+	// A registration of an unknown website fails the batch: the new
+	// browser beside it is not stored.
+	mark = lastSeq(t, s)
+	fresh := in(w.Website.ID, "", "desktop", "FR", at(time.Minute))
+	if _, err := s.UpsertSubscriptions(ctx, []store.SubscriptionInput{fresh, subscription(uuid.NewString())}); err == nil {
+		t.Fatal("a batch with an unknown website's registration: no error")
+	}
+	if n := len(everyone(t, s, w.Website.ID)); n != 5 {
+		t.Fatalf("after a failed batch the website has %d endpoints, want 5", n)
+	}
+	wantEvents(t, "events after a failed batch", webhookEvents(t, s, mark), nil)
 }

@@ -1,0 +1,148 @@
+package batch
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"sync"
+	"testing"
+)
+
+// gated returns a batch call that holds its first call until gate closes
+// and answers each item ten times itself, failing a batch holding a
+// negative item; calls counts the calls.
+func gated(gate chan struct{}) (func(context.Context, []int) ([]int, error), func() int) {
+	var mu sync.Mutex
+	calls := 0
+	call := func(_ context.Context, items []int) ([]int, error) {
+		mu.Lock()
+		calls++
+		first := calls == 1
+		mu.Unlock()
+		if first {
+			<-gate // the others gather meanwhile
+		}
+		out := make([]int, len(items))
+		for i, v := range items {
+			if v < 0 {
+				return nil, errors.New("negative")
+			}
+			out[i] = v * 10
+		}
+		return out, nil
+	}
+	return call, func() int { mu.Lock(); defer mu.Unlock(); return calls }
+}
+
+// run sends 0 (held in the first call) then the items of rest
+// concurrently, once they all wait, lets the first call go, and returns
+// each item's answer and error (0's first).
+func run[Out any](t *testing.T, b *Batcher[int, Out], calls func() int, gate chan struct{}, rest []int) ([]Out, []error) {
+	t.Helper()
+	n := len(rest) + 1
+	got, errs := make([]Out, n), make([]error, n)
+	var wg sync.WaitGroup
+	wg.Go(func() { got[0], errs[0] = b.Do(context.Background(), 0) })
+	for calls() != 1 { // the first call is in flight
+		runtime.Gosched()
+	}
+	for i, v := range rest {
+		wg.Go(func() { got[i+1], errs[i+1] = b.Do(context.Background(), v) })
+	}
+	for b.Pending() != len(rest) { // every other item waits for the call in flight
+		runtime.Gosched()
+	}
+	close(gate)
+	wg.Wait()
+	return got, errs
+}
+
+// TestBatcherAnswersEach: concurrent calls are shared (fewer calls than
+// items), each item gets its own answer, and, without a call for one, a
+// failed call fails each of its items.
+func TestBatcherAnswersEach(t *testing.T) {
+	gate := make(chan struct{})
+	call, calls := gated(gate)
+	b := New(call, nil)
+	rest := make([]int, 49)
+	for i := range rest {
+		rest[i] = i + 1
+	}
+	got, errs := run(t, b, calls, gate, rest)
+	for i, v := range got {
+		if v != i*10 || errs[i] != nil {
+			t.Fatalf("item %d answered %d, %v", i, v, errs[i])
+		}
+	}
+	if c := calls(); c != 2 {
+		t.Fatalf("%d calls for 50 items, want 2", c)
+	}
+	if _, err := b.Do(context.Background(), -1); err == nil || err.Error() != "negative" {
+		t.Fatalf("a failed call: %v", err)
+	}
+}
+
+// TestBatcherFallsBackToOne: a lone item goes through the call for one;
+// when a batch fails, each of its items is tried alone, so only the one at
+// fault fails.
+func TestBatcherFallsBackToOne(t *testing.T) {
+	gate := make(chan struct{})
+	call, calls := gated(gate)
+	var mu sync.Mutex
+	alone := map[int]bool{}
+	b := New(func(ctx context.Context, items []int) ([]int, error) {
+		if len(items) == 1 {
+			t.Errorf("a batch call for %v: want the call for one", items)
+		}
+		return call(ctx, items)
+	}, func(ctx context.Context, v int) (int, error) {
+		if v == 0 { // the first, held while the others gather
+			_, err := call(ctx, []int{v})
+			return 0, err
+		}
+		mu.Lock()
+		alone[v] = true
+		mu.Unlock()
+		if v < 0 {
+			return 0, errors.New("negative alone")
+		}
+		return v * 10, nil
+	})
+	got, errs := run(t, b, calls, gate, []int{1, -1, 2})
+	want := []int{0, 10, 0, 20}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("answers %v, want %v", got, want)
+		}
+	}
+	if errs[0] != nil || errs[1] != nil || errs[3] != nil || errs[2] == nil || errs[2].Error() != "negative alone" {
+		t.Fatalf("errors %v: want only the negative item's, from its call alone", errs)
+	}
+	if len(alone) != 3 || !alone[1] || !alone[-1] || !alone[2] {
+		t.Fatalf("tried alone: %v, want the failed batch's three", alone)
+	}
+	if c := calls(); c != 2 {
+		t.Fatalf("%d batch calls, want 2", c)
+	}
+}
+
+// TestBatcherMax: a batcher bounded to max items a call makes more calls,
+// each item still answered.
+func TestBatcherMax(t *testing.T) {
+	gate := make(chan struct{})
+	call, calls := gated(gate)
+	b := New(call, nil).WithMax(4)
+	rest := make([]int, 10)
+	for i := range rest {
+		rest[i] = i + 1
+	}
+	got, errs := run(t, b, calls, gate, rest)
+	for i, v := range got {
+		if v != i*10 || errs[i] != nil {
+			t.Fatalf("item %d answered %d, %v", i, v, errs[i])
+		}
+	}
+	if c := calls(); c != 4 { // 1, then 4 + 4 + 2
+		t.Fatalf("%d calls, want 4", c)
+	}
+}
