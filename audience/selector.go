@@ -30,8 +30,11 @@ type Selector struct {
 	// SubscriberID, when set, is the one person selected (an
 	// automation's message).
 	SubscriberID string
-	include      []*filter.Matcher
-	exclude      []*filter.Matcher
+	// EndpointID, when set, is the one browser selected (a new
+	// browser's welcome), not its person's others.
+	EndpointID string
+	include    []*filter.Matcher
+	exclude    []*filter.Matcher
 }
 
 // ErrUnreadableTarget is returned by CompileStored when a stored target does
@@ -53,7 +56,11 @@ func CompileStored(ctx context.Context, segs Segments, websiteID string, target 
 // segment that does not exist is ErrSegmentMissing.
 func Compile(ctx context.Context, segs Segments, websiteID string, t notification.Target) (*Selector, error) {
 	s := &Selector{WebsiteID: websiteID, ExternalIDs: t.ExternalIDs, TopicID: t.TopicID, TestDevices: t.TestDevices,
-		SubscriberID: t.SubscriberID}
+		SubscriberID: t.SubscriberID, EndpointID: t.EndpointID}
+	if t.EndpointID != "" && (len(t.ExternalIDs) > 0 || t.ProductAlert != nil || t.TestDevices || t.SubscriberID != "") {
+		// Never read wider, nor retried forever: the send fails.
+		return nil, fmt.Errorf("%w: a send to one browser names nobody else", ErrUnreadableTarget)
+	}
 	if t.ProductAlert != nil {
 		if t.ProductAlert.ID == "" {
 			return nil, errors.New("a product alert's target names no alert")
@@ -135,7 +142,7 @@ func (s *Selector) Query(shard int, afterID string, limit int) store.AudienceQue
 	return store.AudienceQuery{
 		WebsiteID: s.WebsiteID, Shard: shard, AfterID: afterID, Limit: limit,
 		ExternalIDs: s.ExternalIDs, TopicID: s.TopicID, AlertID: s.AlertID, TestDevices: s.TestDevices,
-		SubscriberID: s.SubscriberID,
+		SubscriberID: s.SubscriberID, EndpointID: s.EndpointID,
 	}
 }
 
@@ -149,7 +156,7 @@ type Reader interface {
 // require (Selects still decides), with the tags when tags is set.
 func (s *Selector) reach(shard int, tags bool) store.ReachQuery {
 	q := store.ReachQuery{WebsiteID: s.WebsiteID, Shard: shard, ExternalIDs: s.ExternalIDs, AlertID: s.AlertID,
-		TestDevices: s.TestDevices, SubscriberID: s.SubscriberID, Tags: tags}
+		TestDevices: s.TestDevices, SubscriberID: s.SubscriberID, EndpointID: s.EndpointID, Tags: tags}
 	if s.TopicID != "" {
 		q.Narrow.Topics = []string{s.TopicID}
 	}

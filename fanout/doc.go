@@ -13,7 +13,10 @@
 // Store.ExternalIDShards query), walks them alone with the send's whole
 // target, and finishes the send with every task done at once
 // (Store.SoleShardDone). The lookup is a snapshot, taken when the send
-// starts.
+// starts. A send to one browser (a new browser's welcome, whose target
+// names the endpoint) is expanded the same way, in the shard the endpoint
+// is in then (Store.EndpointShard), and reads that endpoint alone, never
+// its person's other browsers; an endpoint gone by then reaches nobody.
 //
 // # Frequency cap
 //

@@ -92,6 +92,7 @@ type Store interface {
 	ShardDone(ctx context.Context, notificationID string, shard int, at time.Time) (bool, error)
 	SoleShardDone(ctx context.Context, notificationID string, at time.Time) (bool, error)
 	ExternalIDShards(ctx context.Context, websiteID string, externalIDs []string) ([]int, error)
+	EndpointShard(ctx context.Context, websiteID, endpointID string) (int, error)
 	CappedEndpoints(ctx context.Context, websiteID, notificationID string, endpointIDs []string, since time.Time, max int) ([]string, error)
 }
 
@@ -246,8 +247,10 @@ func (f *Fanout) handleIntent(ctx context.Context, m bus.Message) error {
 }
 
 // publishShards hands a send's shard tasks to the fan-out nodes. A send
-// to one person's browsers (an automation's message, whose target names
-// the subscriber) has them all in the person's shard (store.ShardOf), and
+// to one browser (a welcome, whose target names the endpoint) has it in
+// the shard the store finds it in now (EndpointShard), a send to one
+// person's browsers (an automation's message, whose target names the
+// subscriber) has them all in the person's shard (store.ShardOf), and
 // a send to a few named people (a target of at most inlineNames external
 // ids) in their shards, found in one store query (ExternalIDShards):
 // those are expanded here, in the intent's handler, and the send is
@@ -281,6 +284,17 @@ func (f *Fanout) publishShards(ctx context.Context, n store.Notification, site *
 	}
 	var shards []int
 	switch a := p.target; {
+	case a.EndpointID != "":
+		// One browser (a welcome): the shard it is in now, or none when
+		// it is gone, and the send finishes having reached nobody.
+		shard, err := f.store.EndpointShard(ctx, n.WebsiteID, a.EndpointID)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+		case err != nil:
+			return err
+		default:
+			shards = []int{shard}
+		}
 	case a.SubscriberID != "":
 		shards = []int{store.ShardOf(a.SubscriberID)}
 	case len(a.ExternalIDs) > 0 && len(a.ExternalIDs) <= inlineNames:

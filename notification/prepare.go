@@ -74,6 +74,11 @@ type Target struct {
 	// that does not know it refuses the target (DecodeTarget), so it can
 	// never widen a send.
 	SubscriberID string `json:"subscriberId,omitempty"`
+	// EndpointID makes the send go to that one browser (endpoint) and
+	// nobody else, not even its person's other browsers (a new browser's
+	// welcome). No request sets it either, and a node that does not know
+	// it refuses the target.
+	EndpointID string `json:"endpointId,omitempty"`
 }
 
 // ProductAlert is the target of a product alert.
@@ -89,7 +94,7 @@ type ProductAlert struct {
 func (t Target) Everyone() bool {
 	return len(t.ExternalIDs) == 0 && t.SegmentID == "" && noRules(t.Filters) && t.TopicID == "" &&
 		t.ExcludeSegmentID == "" && noRules(t.ExcludeFilters) && t.ProductAlert == nil && !t.TestDevices &&
-		t.SubscriberID == ""
+		t.SubscriberID == "" && t.EndpointID == ""
 }
 
 func noRules(f *filter.Filters) bool { return f == nil || f.Empty() }
@@ -458,6 +463,8 @@ func (t Target) Summary() string {
 	switch {
 	case t.TestDevices:
 		return "Test devices"
+	case t.EndpointID != "":
+		return "Browser " + t.EndpointID
 	case t.SubscriberID != "":
 		return "Subscriber " + t.SubscriberID
 	case t.ProductAlert != nil && t.ProductAlert.Kind == store.InterestBackInStock:

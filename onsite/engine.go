@@ -41,7 +41,8 @@ func NewWelcomeEngine(st EngineStore, disp Dispatcher, tmpl Templates, logger *s
 	return &WelcomeEngine{st: st, disp: disp, tmpl: tmpl, logger: logger}
 }
 
-// FireTimer sends a claimed welcome timer's browser its welcome, once:
+// FireTimer sends a claimed welcome timer's browser (its RunID, the
+// endpoint's id) its welcome, once, to that browser alone:
 // the send, the ledger row and the timer's removal commit together
 // (store.Onsite.FireWelcome). A welcome turned off meanwhile is recorded
 // without a send.
@@ -60,7 +61,9 @@ func (e *WelcomeEngine) FireTimer(ctx context.Context, t store.Timer, now time.T
 	}
 	fire := store.Welcome{At: now}
 	if w.Enabled {
-		n, err := w.Notification(ctx, site, e.tmpl, t.SubscriberID, now)
+		// A welcome timer's run is its endpoint (queueWelcome): the
+		// send goes to that browser alone.
+		n, err := w.Notification(ctx, site, e.tmpl, t.RunID, now)
 		if err != nil {
 			// Content that no longer sends (a template gone): recorded
 			// without a send, so the timer does not come back forever.

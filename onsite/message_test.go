@@ -104,17 +104,19 @@ func TestWelcomeNotification(t *testing.T) {
 	site := store.Website{ID: "w1", Timezone: "UTC"}
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	w := Welcome{Enabled: true, TemplateID: "tpl"}
-	if _, err := w.Notification(context.Background(), site, nil, "s1", now); err == nil {
+	if _, err := w.Notification(context.Background(), site, nil, "e1", now); err == nil {
 		t.Fatal("a template without templates made a send")
 	}
 	if err := w.Check(context.Background(), site, nil, now); err == nil {
 		t.Fatal("Check took a template without templates")
 	}
-	n, err := w.Notification(context.Background(), site, fakeTemplates{}, "s1", now)
+	n, err := w.Notification(context.Background(), site, fakeTemplates{}, "e1", now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n.Title != "From tpl" || !n.Welcome || !n.Automation || string(n.Target) != `{"subscriberId":"s1"}` || n.SendBody != nil {
+	// The one browser that subscribed, not its person's others.
+	if n.Title != "From tpl" || !n.Welcome || !n.Automation || string(n.Target) != `{"endpointId":"e1"}` ||
+		n.TargetSummary != "Browser e1" || n.SendBody != nil {
 		t.Fatalf("%+v", n)
 	}
 	if _, err := w.Notification(context.Background(), site, fakeTemplates{}, "", now); err == nil {

@@ -161,11 +161,12 @@ func (w *Welcome) Check(ctx context.Context, site store.Website, tmpl Templates,
 }
 
 // Notification is the welcome send of a timer's browser: the content (a
-// template's, when named) resolved as a send, welcome true, to the
-// browser's person and nobody else.
-func (w Welcome) Notification(ctx context.Context, site store.Website, tmpl Templates, subscriberID string, now time.Time) (*store.Notification, error) {
-	if subscriberID == "" { // an empty target is everyone: never
-		return nil, errors.New("a welcome timer names no person")
+// template's, when named) resolved as a send, welcome true, to that one
+// endpoint (the browser that subscribed) and nobody else, not even its
+// person's other browsers.
+func (w Welcome) Notification(ctx context.Context, site store.Website, tmpl Templates, endpointID string, now time.Time) (*store.Notification, error) {
+	if endpointID == "" { // an empty target is everyone: never
+		return nil, errors.New("a welcome timer names no browser")
 	}
 	req := w.Content
 	if w.TemplateID != "" {
@@ -181,7 +182,7 @@ func (w Welcome) Notification(ctx context.Context, site store.Website, tmpl Temp
 		return nil, fmt.Errorf("preparing welcome: %w", err)
 	}
 	n.Welcome, n.Automation, n.SendBody = true, true, nil
-	target := notification.Target{SubscriberID: subscriberID}
+	target := notification.Target{EndpointID: endpointID}
 	n.TargetSummary = target.Summary()
 	if n.Target, err = json.Marshal(target); err != nil {
 		return nil, fmt.Errorf("encoding welcome target: %w", err)

@@ -84,6 +84,9 @@ type ReachQuery struct {
 	AlertID     string   // when set, only the people of this product alert's audience
 	// SubscriberID, when set, selects that one person.
 	SubscriberID string
+	// EndpointID, when set, selects the person of that one browser,
+	// counted with that one browser.
+	EndpointID string
 	// TestDevices, when set, selects only the people with a test device
 	// (each counted with all their browsers).
 	TestDevices bool

@@ -260,7 +260,11 @@ type AudienceQuery struct {
 	// reaches (an automation's message); nothing else may be set with it
 	// but TopicID.
 	SubscriberID string
-	TopicID      string // when set, only subscribers opted into this topic
+	// EndpointID, when set, is the one browser the send reaches (a new
+	// browser's welcome), in the shard it is in now, if its subscriber is
+	// subscribed; nothing else may be set with it but TopicID.
+	EndpointID string
+	TopicID    string // when set, only subscribers opted into this topic
 	// AlertID, when set, is a product alert's notification id: only the
 	// people its audience holds (Behavior.CreateProductAlert).
 	AlertID string
@@ -633,6 +637,12 @@ type Delivery interface {
 	// call finished it: false for a send finished already or not sending;
 	// a send in waves is an error, an unknown one ErrNotFound.
 	SoleShardDone(ctx context.Context, notificationID string, at time.Time) (finished bool, err error)
+	// EndpointShard returns the audience shard the website's endpoint is
+	// in now (its subscriber's, ShardOf): the one shard a send to that
+	// browser alone can find it in. ErrNotFound when the website has no
+	// such endpoint. It is a snapshot: an endpoint that moves to another
+	// person afterwards (a login) may be in another shard.
+	EndpointShard(ctx context.Context, websiteID, endpointID string) (int, error)
 	// ExternalIDShards returns, in ascending order and without repeats,
 	// the audience shards (ShardOf) of the website's subscribers whose
 	// external id is one of externalIDs, subscribed or not: the shards a

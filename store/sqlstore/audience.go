@@ -92,6 +92,18 @@ const personAudienceSQL = `SELECT ` + recipientCols + `
 	  AND ` + audienceTopic + `
 	ORDER BY e.id LIMIT $4`
 
+// endpointAudienceSQL is the query of a page of a send to one browser (a
+// new browser's welcome): the arguments of AudienceSQL, with the endpoint
+// id as $6; that endpoint, if of the website and the shard, and its
+// subscriber subscribed. Its person's other browsers are never read.
+const endpointAudienceSQL = `SELECT ` + recipientCols + `
+	FROM endpoints e
+	CROSS JOIN subscribers s
+	WHERE e.id = $6 AND e.website_id = $1 AND e.shard = $2 AND e.id > $3
+	  AND s.id = e.subscriber_id AND s.unsubscribed_at IS NULL
+	  AND ` + audienceTopic + `
+	ORDER BY e.id LIMIT $4`
+
 // testDevicesAudienceSQL is the query of a page of a test send's Audience:
 // the arguments of AudienceSQL; the website's test devices of the shard,
 // and only those endpoints of their people.
@@ -124,6 +136,12 @@ func (s *Store) Audience(ctx context.Context, q store.AudienceQuery) ([]store.Re
 		return nil, errors.New("loading audience: a test send names nobody else")
 	case q.SubscriberID != "" && (byExternalIDs || q.AlertID != "" || q.TestDevices):
 		return nil, errors.New("loading audience: a send to one person names nobody else")
+	case q.EndpointID != "" && (byExternalIDs || q.AlertID != "" || q.TestDevices || q.SubscriberID != ""):
+		return nil, errors.New("loading audience: a send to one browser names nobody else")
+	case q.EndpointID != "":
+		args = append(args, q.EndpointID)
+		query = endpointAudienceSQL
+		size = 1
 	case q.SubscriberID != "":
 		args = append(args, q.SubscriberID)
 		query = personAudienceSQL
@@ -188,6 +206,18 @@ func (s *Store) scanRecipients(rows Rows, q store.AudienceQuery, size int) ([]st
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// EndpointShard returns the shard the website's endpoint is in now
+// (store.Store).
+func (s *Store) EndpointShard(ctx context.Context, websiteID, endpointID string) (int, error) {
+	var shard int
+	err := s.db.Read().QueryRow(ctx, `SELECT shard FROM endpoints WHERE id = $1 AND website_id = $2`,
+		endpointID, websiteID).Scan(&shard)
+	if err != nil {
+		return 0, fmt.Errorf("finding the shard of endpoint %s: %w", endpointID, s.mapErr(err))
+	}
+	return shard, nil
 }
 
 // externalIDShardsSQL is the query of ExternalIDShards: the website ($1)

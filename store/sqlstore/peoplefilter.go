@@ -18,14 +18,19 @@ const peopleLabels = `nullif(s.tags, '{}')`
 // ReachSQL writes the query of Reachable: one row per person of q, with the
 // columns id, external id (empty for none), country, language, url, labels
 // (NULL unless q.Tags) and the number of the person's endpoints (browsers,
-// which triggers keep).
+// which triggers keep; 1 for q.EndpointID, the one browser selected).
 func ReachSQL(d Dialect, q store.ReachQuery) (string, []any) {
 	w := &peopleWriter{d: d}
 	labels := "NULL"
 	if q.Tags {
 		labels = peopleLabels
 	}
-	query := `SELECT s.id, coalesce(s.external_id, ''), s.country, s.language, s.url, ` + labels + `, s.browsers
+	// A send to one browser counts that one, whatever else its person has.
+	browsers := "s.browsers"
+	if q.EndpointID != "" {
+		browsers = "1"
+	}
+	query := `SELECT s.id, coalesce(s.external_id, ''), s.country, s.language, s.url, ` + labels + `, ` + browsers + `
 	FROM subscribers s
 	WHERE s.website_id = ` + w.arg(q.WebsiteID) + ` AND s.unsubscribed_at IS NULL AND s.browsers > 0`
 	if q.Shard != store.AllShards {
@@ -39,6 +44,10 @@ func ReachSQL(d Dialect, q store.ReachQuery) (string, []any) {
 	}
 	if q.SubscriberID != "" {
 		query += ` AND s.id = ` + w.arg(q.SubscriberID)
+	}
+	if q.EndpointID != "" {
+		query += ` AND s.id IN (SELECT e.subscriber_id FROM endpoints e WHERE e.id = ` + w.arg(q.EndpointID) +
+			` AND e.website_id = ` + w.arg(q.WebsiteID) + `)`
 	}
 	if q.TestDevices {
 		query += ` AND s.id IN (SELECT e.subscriber_id FROM test_devices t CROSS JOIN endpoints e
