@@ -176,6 +176,7 @@ func TestQueryPlans(t *testing.T) {
 	}
 	f("audience", sqlstore.AudienceSQL(dialect, false), "w", 1, "", 10, "")
 	f("audience of a topic", sqlstore.AudienceSQL(dialect, false), "w", 1, "", 10, "t")
+	f("audience of one endpoint", sqlstore.EndpointAudienceSQL, "w", 1, "", 10, "", "e")
 	f("undelivered", sqlstore.UndeliveredQuery(dialect), "n", []string{"a"})
 }
 

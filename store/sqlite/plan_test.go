@@ -47,6 +47,7 @@ func TestQueryPlans(t *testing.T) {
 	f("audience", sqlstore.AudienceSQL(dialect, false), "w", 1, "", 10, "")
 	f("audience of a topic", sqlstore.AudienceSQL(dialect, false), "w", 1, "", 10, "t")
 	f("audience by external id", sqlstore.AudienceSQL(dialect, true), "w", 1, "", 10, "", `["a"]`)
+	f("audience of one endpoint", sqlstore.EndpointAudienceSQL, "w", 1, "", 10, "", "e")
 	f("undelivered", sqlstore.UndeliveredQuery(dialect), "n", `["a"]`)
 	people := func(name string, q store.PeopleQuery) {
 		t.Helper()
@@ -65,6 +66,7 @@ func TestQueryPlans(t *testing.T) {
 		f(name, query, args...)
 	}
 	reach("reach of a shard", store.ReachQuery{Shard: 3, Tags: true})
+	reach("reach of one endpoint", store.ReachQuery{Shard: store.AllShards, EndpointID: "e"})
 	reach("reach by external id", store.ReachQuery{Shard: store.AllShards, ExternalIDs: []string{"a", "b"}})
 	reach("reach of a label", store.ReachQuery{Shard: store.AllShards,
 		Narrow: store.PeopleFilter{Tags: []store.TagCondition{{Key: "plan", Value: "pro", HasValue: true}}}})

@@ -92,11 +92,12 @@ const personAudienceSQL = `SELECT ` + recipientCols + `
 	  AND ` + audienceTopic + `
 	ORDER BY e.id LIMIT $4`
 
-// endpointAudienceSQL is the query of a page of a send to one browser (a
-// new browser's welcome): the arguments of AudienceSQL, with the endpoint
-// id as $6; that endpoint, if of the website and the shard, and its
-// subscriber subscribed. Its person's other browsers are never read.
-const endpointAudienceSQL = `SELECT ` + recipientCols + `
+// EndpointAudienceSQL is the query of a page of a send to one browser (a
+// new browser's welcome), exported for the plan tests: the arguments of
+// AudienceSQL, with the endpoint id as $6; that endpoint, if of the
+// website and the shard, and its subscriber subscribed, found by the
+// endpoints' key. Its person's other browsers are never read.
+const EndpointAudienceSQL = `SELECT ` + recipientCols + `
 	FROM endpoints e
 	CROSS JOIN subscribers s
 	WHERE e.id = $6 AND e.website_id = $1 AND e.shard = $2 AND e.id > $3
@@ -140,7 +141,7 @@ func (s *Store) Audience(ctx context.Context, q store.AudienceQuery) ([]store.Re
 		return nil, errors.New("loading audience: a send to one browser names nobody else")
 	case q.EndpointID != "":
 		args = append(args, q.EndpointID)
-		query = endpointAudienceSQL
+		query = EndpointAudienceSQL
 		size = 1
 	case q.SubscriberID != "":
 		args = append(args, q.SubscriberID)

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -20,6 +21,7 @@ var audienceCases = []testCase{
 	{"Empty", testAudienceEmpty},
 	{"SegmentLookup", testSegmentLookup},
 	{"TopicLookup", testTopicLookup},
+	{"OneEndpoint", testOneEndpointAudience},
 }
 
 // walkShard walks one shard with the given page size and checks each page.
@@ -245,4 +247,101 @@ func testTopicLookup(t *testing.T, s store.Store) {
 	f(w.Website.ID, uuid.NewString(), false)
 	f(other.Website.ID, id, false)
 	f(newWebsite(t, s).Website.ID, "breaking-news", false)
+}
+
+// testOneEndpointAudience: a send to one browser (a welcome) reaches that
+// endpoint alone, not its person's other browsers, in the shard it is in
+// now (EndpointShard), even after it moved to another person; another
+// website's, or one gone, reaches nobody.
+func testOneEndpointAudience(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w, other := newWebsite(t, s), newWebsite(t, s)
+	named := func(externalID string) (store.SubscriptionInput, store.SubscriptionResult) {
+		in := subscription(w.Website.ID)
+		in.ExternalID = externalID
+		return in, subscribe(t, s, in)
+	}
+	_, first := named("ada")
+	in2, second := named("ada") // Ada's second browser
+	if second.SubscriberID != first.SubscriberID {
+		t.Fatalf("the second browser is person %s, not %s", second.SubscriberID, first.SubscriberID)
+	}
+	named("") // somebody else
+	walk := func(websiteID, endpointID string) []string {
+		t.Helper()
+		var got []string
+		for shard := range store.Shards {
+			for _, r := range walkShard(t, s, store.AudienceQuery{WebsiteID: websiteID, Shard: shard, Limit: 10, EndpointID: endpointID}) {
+				got = append(got, r.Endpoint.ID)
+			}
+		}
+		return got
+	}
+	if got := walk(w.Website.ID, second.EndpointID); !slices.Equal(got, []string{second.EndpointID}) {
+		t.Fatalf("audience %v, want the second browser %s alone", got, second.EndpointID)
+	}
+	shard := store.ShardOf(second.SubscriberID)
+	page, err := s.Audience(ctx, store.AudienceQuery{WebsiteID: w.Website.ID, Shard: shard, Limit: 10, EndpointID: second.EndpointID})
+	noErr(t, "Audience", err)
+	same(t, "the one recipient", page, []store.Recipient{wantRecipient(in2, second)})
+	got, err := s.EndpointShard(ctx, w.Website.ID, second.EndpointID)
+	noErr(t, "EndpointShard", err)
+	if got != shard {
+		t.Fatalf("EndpointShard = %d, want %d", got, shard)
+	}
+	people := 0
+	noErr(t, "Reachable", s.Reachable(ctx, store.ReachQuery{WebsiteID: w.Website.ID, Shard: store.AllShards, EndpointID: second.EndpointID},
+		func(sub *store.Subscriber, browsers int) {
+			if sub.ID != second.SubscriberID || browsers != 1 {
+				t.Errorf("reached %s with %d browsers, want %s with 1", sub.ID, browsers, second.SubscriberID)
+			}
+			people++
+		}))
+	if people != 1 {
+		t.Fatalf("reached %d people, want 1", people)
+	}
+
+	// Another website's: nobody, and no shard.
+	if got := walk(other.Website.ID, second.EndpointID); len(got) != 0 {
+		t.Fatalf("another website reached %v", got)
+	}
+	if _, err := s.EndpointShard(ctx, other.Website.ID, second.EndpointID); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("another website's EndpointShard: %v, want ErrNotFound", err)
+	}
+	// With anyone else named: refused, never wider.
+	for _, q := range []store.AudienceQuery{
+		{SubscriberID: first.SubscriberID},
+		{ExternalIDs: []string{"ada"}},
+		{TestDevices: true},
+		{AlertID: uuid.NewString()},
+	} {
+		q.WebsiteID, q.Shard, q.Limit, q.EndpointID = w.Website.ID, shard, 10, second.EndpointID
+		if page, err := s.Audience(ctx, q); err == nil {
+			t.Fatalf("Audience(%+v) = %d recipients, want an error", q, len(page))
+		}
+	}
+
+	// An anonymous browser that logs in moves to Ada: found in her shard.
+	anon := subscription(w.Website.ID)
+	moved := subscribe(t, s, anon)
+	anon.ExternalID = "ada"
+	if res := subscribe(t, s, anon); res.EndpointID != moved.EndpointID || res.SubscriberID != first.SubscriberID {
+		t.Fatalf("login: %+v, want endpoint %s of %s", res, moved.EndpointID, first.SubscriberID)
+	}
+	if got, err := s.EndpointShard(ctx, w.Website.ID, moved.EndpointID); err != nil || got != shard {
+		t.Fatalf("EndpointShard after the login = %d, %v; want %d", got, err, shard)
+	}
+	if got := walk(w.Website.ID, moved.EndpointID); !slices.Equal(got, []string{moved.EndpointID}) {
+		t.Fatalf("audience after the login %v, want %s alone", got, moved.EndpointID)
+	}
+
+	// Gone (the visitor turned notifications off): nobody, no shard.
+	_, err = s.DeleteSubscription(ctx, w.Website.ID, in2.Endpoint)
+	noErr(t, "DeleteSubscription", err)
+	if got := walk(w.Website.ID, second.EndpointID); len(got) != 0 {
+		t.Fatalf("a removed endpoint reached %v", got)
+	}
+	if _, err := s.EndpointShard(ctx, w.Website.ID, second.EndpointID); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a removed endpoint's EndpointShard: %v, want ErrNotFound", err)
+	}
 }
