@@ -512,6 +512,59 @@ func TestOnePersonSendIsExpandedInItsIntent(t *testing.T) {
 	}
 }
 
+// A send to one browser (a welcome) is expanded in its intent's handler,
+// in the shard the endpoint is in: that browser gets it once, not its
+// person's other browser nor anybody else, and it is sent without a
+// shard task. An endpoint gone by then reaches nobody; a target naming
+// somebody else as well fails the send instead of reading wider.
+func TestOneBrowserSendIsExpandedInItsIntent(t *testing.T) {
+	r := newRig(t)
+	r.subscriber("en", "")
+	first := r.subscriber("en", "user-1")
+	second := r.subscriber("en", "user-1") // the same person's new browser
+	n := r.notification(`{"endpointId":"` + second + `"}`)
+	tasks := len(r.bus.out)
+	pushed := r.send(n)
+	if got := r.shardTasks(tasks); len(got) != 0 {
+		t.Fatalf("shard tasks %+v published, want none", got)
+	}
+	if want := map[string]int{second: 1}; !maps.Equal(pushed, want) {
+		t.Fatalf("pushed %v, want %v (not the first browser %s)", pushed, want, first)
+	}
+	if got := r.get(n.ID); got.Status != store.StatusSent || got.Recipients != 1 || got.Sent != 1 {
+		t.Fatalf("status %s, recipients %d, sent %d; want sent, 1, 1", got.Status, got.Recipients, got.Sent)
+	}
+	// The intent again (a redelivery): nothing more.
+	batches := len(r.router.batches)
+	r.intent(n)
+	if len(r.router.batches) != batches {
+		t.Fatalf("a second handling pushed %d more batches", len(r.router.batches)-batches)
+	}
+
+	// Gone before its send started: sent to nobody, without a shard task.
+	n = r.notification(`{"endpointId":"` + uuid.NewString() + `"}`)
+	tasks = len(r.bus.out)
+	if pushed := r.send(n); len(pushed) != 0 || len(r.shardTasks(tasks)) != 0 {
+		t.Fatalf("pushed %v with %d shard tasks, want none", pushed, len(r.shardTasks(tasks)))
+	}
+	if got := r.get(n.ID); got.Status != store.StatusSent || got.Recipients != 0 {
+		t.Fatalf("status %s, recipients %d; want sent, 0", got.Status, got.Recipients)
+	}
+
+	// Named with the person: never the person's browsers.
+	res, err := r.st.Endpoint(context.Background(), r.site.ID, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n = r.notification(`{"endpointId":"` + second + `","subscriberId":"` + res.SubscriberID + `"}`)
+	if pushed := r.send(n); len(pushed) != 0 {
+		t.Fatalf("pushed %v, want nobody", pushed)
+	}
+	if got := r.get(n.ID); got.Status != store.StatusFailed || got.Error != "dispatch_error" {
+		t.Fatalf("status %s, error %q; want failed, dispatch_error", got.Status, got.Error)
+	}
+}
+
 // flakyRouter fails its first push, as a node lost mid-send would, then
 // hands every batch to the recorder.
 type flakyRouter struct {

@@ -310,4 +310,9 @@ func TestDecodeTargetFailsClosed(t *testing.T) {
 	if got.Summary() != "People interested in product sku-1" {
 		t.Fatalf("summary %q", got.Summary())
 	}
+	// One browser's (a welcome's) target is never everyone either.
+	got, err = DecodeTarget([]byte(`{"endpointId":"e1"}`))
+	if err != nil || got.EndpointID != "e1" || got.Everyone() || got.Summary() != "Browser e1" {
+		t.Fatalf("one browser's target %+v (%q), %v", got, got.Summary(), err)
+	}
 }
