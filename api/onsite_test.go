@@ -405,6 +405,137 @@ func TestWelcomeTemplate(t *testing.T) {
 	}
 }
 
+// TestWelcomeOneBrowser: the welcome goes to the browser that subscribed
+// and nobody else, through the real fan-out: a known person's new browser
+// gets it and the browsers the person had do not; the first browser
+// subscribing again gets none; a browser that logs in before its welcome
+// gets it alone; one gone before the send gets nothing.
+func TestWelcomeOneBrowser(t *testing.T) {
+	h := newHarness(t)
+	key := auth(h.site.APIKey)
+	base := "/api/v1/projects/" + h.site.ProjectID
+	if r := h.do("PUT", "/api/v1/welcome", `{"enabled":true,"delaySeconds":60,"title":"Welcome!"}`, key...); r.status != 200 {
+		t.Fatalf("PUT: %d %s", r.status, r.body)
+	}
+	f := h.fanout(t)
+	subscribe := func(endpoint, extra string, want int) browser {
+		t.Helper()
+		r := h.do("POST", base+"/subscriptions", subscribeBody(t, endpoint, extra))
+		if r.status != want {
+			t.Fatalf("subscribe %s: %d %s", endpoint, r.status, r.body)
+		}
+		return decode[browser](t, r)
+	}
+	unsubscribe := func(endpoint string) {
+		t.Helper()
+		if r := h.do("DELETE", base+"/subscriptions", `{"endpoint":"`+endpoint+`"}`); r.status != 200 {
+			t.Fatalf("unsubscribe: %d %s", r.status, r.body)
+		}
+	}
+	// fire fires the due timers a minute on and returns the welcome
+	// stored, if any.
+	fire := func(timers int) *store.Notification {
+		t.Helper()
+		before := h.welcomeIDs(t)
+		h.clock.Add(time.Minute)
+		if n := h.fireWelcomes(t, nil); n != timers {
+			t.Fatalf("%d timers fired, want %d", n, timers)
+		}
+		after := h.welcomeIDs(t)
+		switch len(after) - len(before) {
+		case 0:
+			return nil
+		case 1:
+			n, err := h.st.Notification(context.Background(), h.site.WebsiteID, after[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			return &n
+		}
+		t.Fatalf("welcomes %v after %v", after, before)
+		return nil
+	}
+	expectPushed := func(n *store.Notification, want ...string) {
+		t.Helper()
+		if n == nil {
+			t.Fatal("no welcome stored")
+		}
+		got := f.send(t, *n)
+		if strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Fatalf("welcome %s pushed to %v, want %v", n.ID, got, want)
+		}
+		sent, err := h.st.Notification(context.Background(), h.site.WebsiteID, n.ID)
+		if err != nil || sent.Status != store.StatusSent || sent.Recipients != int64(len(want)) {
+			t.Fatalf("welcome after its send: %s, %d recipients, %v; want sent to %d", sent.Status, sent.Recipients, err, len(want))
+		}
+	}
+
+	// Ada's first browser gets its welcome.
+	phone := "https://fcm.googleapis.com/fcm/send/ada-phone"
+	ada1 := subscribe(phone, `,"externalId":"ada"`, http.StatusCreated)
+	expectPushed(fire(1), ada1.EndpointID)
+
+	// Her second browser gets its own, and her first none of it.
+	ada2 := subscribe("https://fcm.googleapis.com/fcm/send/ada-laptop", `,"externalId":"ada"`, http.StatusCreated)
+	if ada2.SubscriberID != ada1.SubscriberID {
+		t.Fatalf("the second browser is person %s, not %s", ada2.SubscriberID, ada1.SubscriberID)
+	}
+	n := fire(1)
+	d := h.do("GET", "/api/v1/notifications/"+n.ID, "", key...)
+	if !strings.Contains(string(d.body), `"target":{"endpointId":"`+ada2.EndpointID+`"},"targetSummary":"Browser `+ada2.EndpointID+`"`) {
+		t.Fatalf("detail of the second welcome: %d %s", d.status, d.body)
+	}
+	expectPushed(n, ada2.EndpointID)
+
+	// Her first browser turns notifications off and on again: no timer,
+	// no welcome.
+	unsubscribe(phone)
+	if again := subscribe(phone, `,"externalId":"ada"`, http.StatusCreated); again.SubscriberID != ada1.SubscriberID {
+		t.Fatalf("the phone came back as person %s", again.SubscriberID)
+	}
+	if n := fire(0); n != nil {
+		t.Fatalf("a welcome for a re-subscription: %+v", n)
+	}
+
+	// A new browser that logs in as Ada before its welcome: it alone
+	// gets it, as Ada's.
+	tablet := "https://fcm.googleapis.com/fcm/send/ada-tablet"
+	anon := subscribe(tablet, "", http.StatusCreated)
+	if in := subscribe(tablet, `,"externalId":"ada"`, http.StatusOK); in.EndpointID != anon.EndpointID || in.SubscriberID != ada1.SubscriberID {
+		t.Fatalf("login: %+v, want endpoint %s of %s", in, anon.EndpointID, ada1.SubscriberID)
+	}
+	expectPushed(fire(1), anon.EndpointID)
+
+	// A browser gone between its welcome and the send gets nothing, nor
+	// does anybody else.
+	gone := "https://fcm.googleapis.com/fcm/send/ada-old"
+	subscribe(gone, `,"externalId":"ada"`, http.StatusCreated)
+	n = fire(1)
+	unsubscribe(gone)
+	expectPushed(n)
+}
+
+// welcomeIDs lists the ids of the website's welcome sends, newest first.
+func (h *harness) welcomeIDs(t *testing.T) []string {
+	t.Helper()
+	var out struct {
+		Items []struct {
+			ID      string `json:"id"`
+			Welcome bool   `json:"welcome"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(h.do("GET", "/api/v1/notifications", "", auth(h.site.APIKey)...).body, &out); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, n := range out.Items {
+		if n.Welcome {
+			ids = append(ids, n.ID)
+		}
+	}
+	return ids
+}
+
 // fireWelcomes fires every due welcome timer at the harness clock, as
 // the engine's claim loop does, and returns how many it claimed.
 func (h *harness) fireWelcomes(t *testing.T, tmpl onsite.Templates) int {
