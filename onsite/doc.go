@@ -20,12 +20,16 @@
 // endpoint URL's hash and stores the send in one transaction: a node
 // killed at any moment leaves the timer (claimed again once its lease runs
 // out) or all of it, and an endpoint that re-subscribes never gets a
-// second welcome. The send is a notification with welcome true, to the
-// browser's person (notification.Target.SubscriberID).
+// second welcome. The send is a notification with welcome true, to that
+// one browser (notification.Target.EndpointID, the timer's RunID), never
+// its person's other browsers: fan-out reads that endpoint alone, in the
+// shard it is in when the send starts, and one gone or unsubscribed by
+// then gets nothing.
 //
 // # What it must never do
 //
 // Put markup from the settings on a page (the SDK renders text only,
-// in a shadow root); send a welcome twice to one endpoint; start a
-// goroutine of its own.
+// in a shadow root); send a welcome twice to one endpoint, or to any
+// other browser than the one that subscribed; start a goroutine of its
+// own.
 package onsite
