@@ -225,7 +225,7 @@ func TestFeedRefusals(t *testing.T) {
 	f(`{`+base+`,"audience":{"everyone":true},"sendExisting":51}`, CodeInvalidSendExisting, `"sendExisting is from 0 to 50"`)
 	f(`{`+base+`,"audience":{"everyone":true},"status":"on"}`, CodeInvalidStatus, `"status is active or paused"`)
 	expectError(t, h.do("POST", "/api/v1/feeds", `{"name":"B","url":"https://blog.example.com/feed"}`, key...), 400, CodeInvalidAudience,
-		`,"message":"audience is required: {\"everyone\": true} or one of topicId, segmentId, filters"`)
+		`,"message":"audience is required: {\"everyone\": true} or exactly one of topicId, segmentId, filters"`)
 }
 
 // TestFeedUses: a segment an active feed uses cannot be deleted (the real

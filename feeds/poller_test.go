@@ -553,7 +553,7 @@ func TestTemplateID(t *testing.T) {
 	// An unknown template, or none wired, is refused when the feed is saved.
 	d := New()
 	other := uuid.NewString()
-	if err := d.Apply(Body{Name: ptr("x"), URL: ptr(fs.url()), Audience: &Audience{Everyone: ptr(true)}, Template: &Template{TemplateID: &other}}, true); err != nil {
+	if err := d.Apply(Body{Name: ptr("x"), URL: ptr(fs.url()), Audience: &notification.Audience{Everyone: ptr(true)}, Template: &Template{TemplateID: &other}}, true); err != nil {
 		t.Fatal(err)
 	}
 	for _, tpl := range []Templates{e.tpl, nil} {
