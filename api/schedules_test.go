@@ -172,12 +172,24 @@ func TestScheduleSegmentAndTopic(t *testing.T) {
 	if got := r.json(t); fmt.Sprint(got["audience"]) != fmt.Sprintf("map[topicId:%s]", topics["news"]) {
 		t.Fatalf("audience by slug stored as %v", got["audience"])
 	}
+	if r := h.do("POST", "/api/v1/webhooks", `{"url":"https://hooks.example/in","events":["schedule.paused"]}`, key...); r.status != 201 {
+		t.Fatalf("POST webhook: %d %s", r.status, r.body)
+	}
 	if r := h.do("DELETE", "/api/v1/topics/"+topics["news"], "", key...); r.status != 200 {
 		t.Fatalf("DELETE topic: %d %s", r.status, r.body)
 	}
 	r = h.do("GET", "/api/v1/schedules/"+onTopic, "", key...)
 	if got := r.json(t); got["status"] != "paused" || got["pausedReason"] != `Its topic "news" was deleted.` || fmt.Sprint(got["nextRuns"]) != "[]" {
 		t.Fatalf("after the topic's deletion: %s", r.body)
+	}
+	// The pause's webhook event, written with it.
+	events, err := h.st.WebhookEvents(context.Background(), 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(events) != 1 || events[0].Event != "schedule.paused" || string(events[0].Data) !=
+		`{"scheduleId":"`+onTopic+`","name":"News","reason":"topic_deleted","message":"Its topic \"news\" was deleted."}` {
+		t.Fatalf("webhook events %+v", events)
 	}
 }
 
