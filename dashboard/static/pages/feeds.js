@@ -81,8 +81,11 @@ function feedError(err) {
 }
 
 // FeedForm makes a feed (feed absent) or changes feed; done(saved) ends it.
-function FeedForm({ feed, topics, segments, templates, loaded, done }) {
+function FeedForm({ feed, topics, segments, loaded, done }) {
   const f = useForm(feedValues(feed));
+  // The website's templates, as they are when the form opens.
+  const tpl = useLoad(() => call('GET', '/templates'), [feed ? feed.id : 'new']);
+  const templates = (tpl.data && tpl.data.templates) || [];
   const v = f.values;
   const select = selectField(f, loaded);
   const saved = (feed && feed.audience) || {};
@@ -118,7 +121,9 @@ function FeedForm({ feed, topics, segments, templates, loaded, done }) {
         : html`<${RuleBuilder} filters=${filters} onChange=${setFilters} name="audience" legend="Rules" error=${f.errors.rules} />`)}
     </fieldset>
     <fieldset><legend>Each notification</legend>
-      ${select('templateId', 'Template', templates.map((t) => [t.id, t.name]), { empty: 'None: the fields below', none: 'No templates yet: make one on the Templates page.' })}
+      ${tpl.data ? selectField(f, true)('templateId', 'Template', templates.map((t) => [t.id, t.name]), { empty: 'None: the fields below', none: 'No templates yet: make one on the Templates page.' })
+        : !tpl.error && html`<p role="status">Loading the templates…</p>`}
+      <${Alert} error=${tpl.error} what="The templates did not load" />
       ${v.templateId ? html`<p class="hint">The template’s content goes out; its fields may hold {item.title}, {item.summary}, {item.link} and {item.image}, and one it leaves empty takes the item’s own.</p>`
         : html`<p class="hint">Use {item.title}, {item.summary}, {item.link} and {item.image}; a field left empty takes the item’s own.</p>
       <${Field} id="title" label="Title" value=${v.title} onInput=${f.set('title')} error=${f.errors.title} required=${false} hint="Default {item.title}." />
@@ -182,9 +187,8 @@ function FeedCard({ feed, site, names, canChange, onEdit, act, onPolled }) {
 export function Feeds({ site }) {
   const canChange = site.role !== 'viewer';
   const list = useLoad(() => call('GET', '/feeds'), [site.projectId]);
-  const choices = useLoad(() => Promise.all([call('GET', '/topics'), call('GET', '/segments'), call('GET', '/templates')]), [site.projectId]);
-  const names = { topics: (choices.data && choices.data[0].topics) || [], segments: (choices.data && choices.data[1].segments) || [],
-    templates: (choices.data && choices.data[2].templates) || [] };
+  const choices = useLoad(() => Promise.all([call('GET', '/topics'), call('GET', '/segments')]), [site.projectId]);
+  const names = { topics: (choices.data && choices.data[0].topics) || [], segments: (choices.data && choices.data[1].segments) || [] };
   const [editing, setEditing] = useState(null); // null, 'new', or the feed changed
   const [failed, setFailed] = useState(null);
   const act = actions(() => {
@@ -200,11 +204,11 @@ export function Feeds({ site }) {
     <h1>Feeds</h1>
     <p>Each new item of an RSS, Atom or JSON feed goes out as a notification, once: an item edited, moved or put back is never sent again, and adding a feed sends none of the items it already holds unless you ask.</p>
     ${canChange && !editing && html`<p><button type="button" onClick=${() => setEditing('new')}>New feed</button></p>`}
-    ${editing && html`<${FeedForm} feed=${editing === 'new' ? null : editing} topics=${names.topics} segments=${names.segments} templates=${names.templates} loaded=${!!choices.data}
+    ${editing && html`<${FeedForm} feed=${editing === 'new' ? null : editing} topics=${names.topics} segments=${names.segments} loaded=${!!choices.data}
       done=${done} key=${editing === 'new' ? 'new' : editing.id} />`}
     <${Alert} error=${list.error} />
     <${Alert} error=${failed} what="The change failed" />
-    <${Alert} error=${choices.error} what="The topics, segments and templates did not load" />
+    <${Alert} error=${choices.error} what="The topics and segments did not load" />
     ${!feeds && !list.error && html`<p role="status">Loading…</p>`}
     ${feeds && feeds.length === 0 && html`<p class="empty">No feeds yet. ${canChange ? 'Add your blog’s feed with New feed' : 'An owner or admin adds them here'}.</p>`}
     ${feeds && feeds.map((g) => html`<${FeedCard} key=${g.id} feed=${g} site=${site} names=${names} canChange=${canChange}

@@ -94,7 +94,9 @@ function ScheduleForm({ site, schedule, done }) {
     <${FormError} errors=${f.errors} />
     <${Field} id="schedule-name" label="Schedule name" value=${v.name} onInput=${f.set('name')} error=${f.errors.name} />
     <fieldset><legend>Message</legend>
-      ${select('templateId', 'Template', templates, { empty: 'None: the message below', none: 'No templates yet: make one on the Templates page.' })}
+      ${lists.data ? select('templateId', 'Template', templates, { empty: 'None: the message below', none: 'No templates yet: make one on the Templates page.' })
+        : !lists.error && html`<p role="status">Loading the templates…</p>`}
+      <${Alert} error=${lists.error} what="The topics, segments and templates did not load" />
       ${v.templateId && html`<p class="hint">The template’s content goes out; a field filled in below takes the place of the template’s.</p>`}
       <${Field} id="schedule-title" label="Title" value=${v.title} onInput=${f.set('title')} error=${f.errors.title} required=${!v.templateId} />
       <${Field} id="schedule-body" label="Text" value=${v.body} onInput=${f.set('body')} error=${f.errors.body} required=${false} />
