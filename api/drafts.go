@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/relaybell/relaybell/notification"
+	"github.com/relaybell/relaybell/review"
 	"github.com/relaybell/relaybell/store"
 )
 
@@ -20,8 +21,8 @@ const maxDrafts = 500
 // send's intent is then published. size is the request's size in bytes.
 // Only editing a draft is allowed before the account's e-mail is verified.
 func (a *API) submit(r *request, req *notification.Request, size int, draft *store.Notification) (*store.Notification, error) {
-	if !r.owner.Account.EmailVerified && (draft == nil || !req.IsDraft()) {
-		return nil, errorf(CodeEmailNotVerified, "verify the account's e-mail address before sending")
+	if err := review.Verified(r.owner.Account); err != nil && (draft == nil || !req.IsDraft()) {
+		return nil, errorf(CodeEmailNotVerified, "%s", err.Error())
 	}
 	if req.IsDraft() {
 		if size > maxDraftBytes {

@@ -225,7 +225,7 @@ func TestFeedRefusals(t *testing.T) {
 	f(`{`+base+`,"audience":{"everyone":true},"sendExisting":51}`, CodeInvalidSendExisting, `"sendExisting is from 0 to 50"`)
 	f(`{`+base+`,"audience":{"everyone":true},"status":"on"}`, CodeInvalidStatus, `"status is active or paused"`)
 	expectError(t, h.do("POST", "/api/v1/feeds", `{"name":"B","url":"https://blog.example.com/feed"}`, key...), 400, CodeInvalidAudience,
-		`,"message":"audience is required: {\"everyone\": true} or one of topicId, segmentId, filters"`)
+		`,"message":"audience is required: {\"everyone\": true} or exactly one of topicId, segmentId, filters"`)
 }
 
 // TestFeedUses: a segment an active feed uses cannot be deleted (the real
@@ -245,12 +245,24 @@ func TestFeedUses(t *testing.T) {
 	topic := h.do("POST", "/api/v1/topics", `{"name":"News"}`, key...).json(t)
 	r := h.do("POST", "/api/v1/feeds", `{"name":"N","url":"https://blog.example.com/feed","audience":{"topicId":"news"}}`, key...)
 	id := r.json(t)["id"].(string)
+	if r := h.do("POST", "/api/v1/webhooks", `{"url":"https://hooks.example/in","events":["feed.paused"]}`, key...); r.status != 201 {
+		t.Fatalf("POST webhook: %d %s", r.status, r.body)
+	}
 	if r := h.do("DELETE", "/api/v1/topics/"+topic["id"].(string), "", key...); r.status != 200 {
 		t.Fatalf("DELETE topic: %d %s", r.status, r.body)
 	}
 	got := h.do("GET", "/api/v1/feeds/"+id, "", key...).json(t)
 	if got["status"] != store.FeedPaused || got["pausedReason"] != store.FeedPausedTopicDeleted {
 		t.Fatalf("feed of a deleted topic: %v", got)
+	}
+	// The pause's webhook event, written with it.
+	events, err := h.st.WebhookEvents(context.Background(), 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(events) != 1 || events[0].Event != store.EventFeedPaused || string(events[0].Data) !=
+		`{"feedId":"`+id+`","name":"N","url":"https://blog.example.com/feed","reason":"topic_deleted","error":"its topic \"News\" was deleted"}` {
+		t.Fatalf("webhook events %+v", events)
 	}
 }
 

@@ -2,32 +2,22 @@ package api
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
-	"time"
 
-	"github.com/relaybell/relaybell/audience"
 	"github.com/relaybell/relaybell/notification"
+	"github.com/relaybell/relaybell/review"
 	"github.com/relaybell/relaybell/store"
 )
 
-// Review of a new account's first large broadcast (spec 3.1). The rule:
-//   - it applies to broadcasts (everyone, a segment, a topic or filters);
-//     sends to specific users never wait;
-//   - of an account younger than reviewAccountAge;
-//   - whose websites never started a send that reached ReviewThreshold
-//     browsers (store.LargestSend);
-//   - when the send's audience, counted as /segments/preview counts it, is
-//     at least ReviewThreshold browsers (audience.Reaches stops counting
-//     there, so a held send on a large website costs about that many rows).
+// Review of a new account's first large broadcast (spec 3.1): the rule
+// is package review's, the one the schedules and feeds apply too.
 //
 // Such a send is stored held_for_review; the 202's message says so. The
 // operator approves (it goes out, or waits for its sendAt) or rejects (it
 // fails with review_rejected) through the admin API; the customer may cancel
 // it meanwhile. Once one large broadcast went out, later ones never wait.
 const (
-	DefaultReviewThreshold = 10000
-	reviewAccountAge       = 14 * 24 * time.Hour
+	DefaultReviewThreshold = review.DefaultThreshold
 	maxHeldListed          = 100
 )
 
@@ -35,21 +25,9 @@ const (
 const heldMessage = "This is the account's first large broadcast, so it is held for review. " +
 	"It goes out once an operator approves it (usually within a few hours) and can be canceled meanwhile."
 
-// needsReview applies the rule above to a checked send.
+// needsReview applies review.Held to a checked send.
 func (a *API) needsReview(r *request, req *notification.Request, n *store.Notification) (bool, error) {
-	threshold := int64(a.cfg.ReviewThreshold)
-	if threshold < 0 || req.SpecificUsers() || req.TestDevices || r.now.Sub(r.owner.Account.CreatedAt) >= reviewAccountAge {
-		return false, nil
-	}
-	largest, err := a.st.LargestSend(r.ctx, n.WebsiteID)
-	if err != nil || largest >= threshold {
-		return false, err
-	}
-	sel, err := audience.CompileStored(r.ctx, a.st, n.WebsiteID, n.Target)
-	if err != nil {
-		return false, fmt.Errorf("compiling the audience: %w", err)
-	}
-	return audience.Reaches(r.ctx, a.st, sel, threshold)
+	return review.Held(r.ctx, a.st, a.cfg.ReviewThreshold, r.owner.Account, req, n, r.now)
 }
 
 // heldView is one send in the operator's review list.

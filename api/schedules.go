@@ -27,23 +27,23 @@ const scheduleNextRuns = 5
 
 // scheduleJSON is a schedule as the routes answer it.
 type scheduleJSON struct {
-	ID             string               `json:"id"`
-	Name           string               `json:"name"`
-	Status         string               `json:"status"`
-	PausedReason   *string              `json:"pausedReason"`
-	Audience       schedules.Audience   `json:"audience"`
-	Content        *schedules.Content   `json:"content"`
-	TemplateID     *string              `json:"templateId"`
-	Rule           string               `json:"rule"`
-	Timezone       string               `json:"timezone"`
-	PerTimezone    bool                 `json:"perTimezone"`
-	CatchUpMinutes int                  `json:"catchUpMinutes"`
-	StartsAt       *string              `json:"startsAt"`
-	EndsAt         *string              `json:"endsAt"`
-	NextRun        *string              `json:"nextRun"`
-	LastRefusal    *scheduleRefusalJSON `json:"lastRefusal"`
-	CreatedAt      string               `json:"created_at"`
-	UpdatedAt      string               `json:"updated_at"`
+	ID             string                `json:"id"`
+	Name           string                `json:"name"`
+	Status         string                `json:"status"`
+	PausedReason   *string               `json:"pausedReason"`
+	Audience       notification.Audience `json:"audience"`
+	Content        *schedules.Content    `json:"content"`
+	TemplateID     *string               `json:"templateId"`
+	Rule           string                `json:"rule"`
+	Timezone       string                `json:"timezone"`
+	PerTimezone    bool                  `json:"perTimezone"`
+	CatchUpMinutes int                   `json:"catchUpMinutes"`
+	StartsAt       *string               `json:"startsAt"`
+	EndsAt         *string               `json:"endsAt"`
+	NextRun        *string               `json:"nextRun"`
+	LastRefusal    *scheduleRefusalJSON  `json:"lastRefusal"`
+	CreatedAt      string                `json:"created_at"`
+	UpdatedAt      string                `json:"updated_at"`
 }
 
 type scheduleRefusalJSON struct {

@@ -115,10 +115,10 @@ func TestScheduleRefusals(t *testing.T) {
 		{`{"name":"D","audience":{"everyone":true},"content":{"title":"t","sendAt":"x"},"rule":"FREQ=DAILY;BYHOUR=9"}`, CodeUnknownField, `unknown field "content.sendAt"`},
 		{`{"audience":{"everyone":true},"content":{"title":"t"},"rule":"FREQ=DAILY;BYHOUR=9"}`, CodeNameRequired, "a schedule needs a name"},
 		{`{"name":" ","audience":{"everyone":true},"content":{"title":"t"},"rule":"FREQ=DAILY;BYHOUR=9"}`, CodeNameRequired, "name must be 1 to 200 characters"},
-		{`{"name":"D","content":{"title":"t"},"rule":"FREQ=DAILY;BYHOUR=9"}`, CodeInvalidAudience, `audience is required: {"everyone": true}, or one of topicId, segmentId, filters`},
-		{`{"name":"D","audience":{},"content":{"title":"t"},"rule":"FREQ=DAILY;BYHOUR=9"}`, CodeInvalidAudience, `audience must be {"everyone": true} or exactly one of topicId, segmentId, filters`},
-		{`{"name":"D","audience":{"everyone":true,"topicId":"news"},"content":{"title":"t"},"rule":"FREQ=DAILY;BYHOUR=9"}`, CodeInvalidAudience, `audience must be {"everyone": true} or exactly one of topicId, segmentId, filters`},
-		{`{"name":"D","audience":{"everyone":false},"content":{"title":"t"},"rule":"FREQ=DAILY;BYHOUR=9"}`, CodeInvalidAudience, "everyone must be true when given; to narrow the audience give topicId, segmentId or filters instead"},
+		{`{"name":"D","content":{"title":"t"},"rule":"FREQ=DAILY;BYHOUR=9"}`, CodeInvalidAudience, `audience is required: {"everyone": true} or exactly one of topicId, segmentId, filters`},
+		{`{"name":"D","audience":{},"content":{"title":"t"},"rule":"FREQ=DAILY;BYHOUR=9"}`, CodeInvalidAudience, `audience is {"everyone": true} or exactly one of topicId, segmentId, filters`},
+		{`{"name":"D","audience":{"everyone":true,"topicId":"news"},"content":{"title":"t"},"rule":"FREQ=DAILY;BYHOUR=9"}`, CodeInvalidAudience, `audience is {"everyone": true} or exactly one of topicId, segmentId, filters`},
+		{`{"name":"D","audience":{"everyone":false},"content":{"title":"t"},"rule":"FREQ=DAILY;BYHOUR=9"}`, CodeInvalidAudience, "everyone is true or left out: an audience never defaults to everyone"},
 		{`{"name":"D","audience":{"everyone":true},"content":{"title":"t"}}`, CodeInvalidRule, "rule is required, e.g. FREQ=DAILY;BYHOUR=9;BYMINUTE=0"},
 		{`{"name":"D","audience":{"everyone":true},"content":{"title":"t"},"rule":"FREQ=HOURLY"}`, CodeInvalidRule, "rule: FREQ must be DAILY, WEEKLY or MONTHLY"},
 		{`{"name":"D","audience":{"everyone":true},"content":{"title":"t"},"rule":"FREQ=DAILY;COUNT=2;BYHOUR=9"}`, CodeInvalidRule, "rule: COUNT is not supported; end a schedule with endsAt"},
@@ -172,12 +172,24 @@ func TestScheduleSegmentAndTopic(t *testing.T) {
 	if got := r.json(t); fmt.Sprint(got["audience"]) != fmt.Sprintf("map[topicId:%s]", topics["news"]) {
 		t.Fatalf("audience by slug stored as %v", got["audience"])
 	}
+	if r := h.do("POST", "/api/v1/webhooks", `{"url":"https://hooks.example/in","events":["schedule.paused"]}`, key...); r.status != 201 {
+		t.Fatalf("POST webhook: %d %s", r.status, r.body)
+	}
 	if r := h.do("DELETE", "/api/v1/topics/"+topics["news"], "", key...); r.status != 200 {
 		t.Fatalf("DELETE topic: %d %s", r.status, r.body)
 	}
 	r = h.do("GET", "/api/v1/schedules/"+onTopic, "", key...)
 	if got := r.json(t); got["status"] != "paused" || got["pausedReason"] != `Its topic "news" was deleted.` || fmt.Sprint(got["nextRuns"]) != "[]" {
 		t.Fatalf("after the topic's deletion: %s", r.body)
+	}
+	// The pause's webhook event, written with it.
+	events, err := h.st.WebhookEvents(context.Background(), 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(events) != 1 || events[0].Event != "schedule.paused" || string(events[0].Data) !=
+		`{"scheduleId":"`+onTopic+`","name":"News","reason":"topic_deleted","message":"Its topic \"news\" was deleted."}` {
+		t.Fatalf("webhook events %+v", events)
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 	"github.com/relaybell/relaybell/store"
 )
 
-const subscribableJSON = `["subscriber.created","subscriber.unsubscribed","notification.sent","notification.clicked","feed.paused"]`
+const subscribableJSON = `["subscriber.created","subscriber.unsubscribed","notification.sent","notification.clicked","feed.paused","schedule.paused"]`
 
 // expectBody checks an exact success answer.
 func expectBody(t *testing.T, r response, status int, want string) {

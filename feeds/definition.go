@@ -2,12 +2,12 @@ package feeds
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
 	"unicode/utf8"
 
-	"github.com/relaybell/relaybell/filter"
 	"github.com/relaybell/relaybell/notification"
 	"github.com/relaybell/relaybell/store"
 )
@@ -31,7 +31,7 @@ const (
 	CodeNameRequired        = "name_required"
 	CodeInvalidName         = "invalid_name"
 	CodeInvalidURL          = "invalid_url"
-	CodeInvalidAudience     = "invalid_audience"
+	CodeInvalidAudience     = notification.CodeInvalidAudience
 	CodeInvalidTemplate     = "invalid_template"
 	CodeTemplateNotFound    = "template_not_found"
 	CodeInvalidPollMinutes  = "invalid_poll_minutes"
@@ -47,18 +47,6 @@ type Error struct {
 }
 
 func (e *Error) Error() string { return e.Code + ": " + e.Message }
-
-// Audience is who gets a feed's items: everyone, or exactly one of a
-// topic, a segment or filters, as a send's; a segment or filters may be
-// left out (excludeSegmentId, excludeFilters).
-type Audience struct {
-	Everyone         *bool           `json:"everyone,omitempty"`
-	TopicID          *string         `json:"topicId,omitempty"`
-	SegmentID        *string         `json:"segmentId,omitempty"`
-	Filters          *filter.Filters `json:"filters,omitempty"`
-	ExcludeSegmentID *string         `json:"excludeSegmentId,omitempty"`
-	ExcludeFilters   *filter.Filters `json:"excludeFilters,omitempty"`
-}
 
 // Template maps an item to a send: each member may hold the placeholders
 // {item.title}, {item.summary}, {item.link} and {item.image}; a member left
@@ -76,21 +64,21 @@ type Template struct {
 // Body is a feed as a request writes it: every member of a create, any of
 // an update.
 type Body struct {
-	Name         *string   `json:"name"`
-	URL          *string   `json:"url"`
-	Audience     *Audience `json:"audience"`
-	Template     *Template `json:"template"`
-	Status       *string   `json:"status"`
-	PollMinutes  *int      `json:"pollMinutes"`
-	MaxPerPoll   *int      `json:"maxPerPoll"`
-	SendExisting *int      `json:"sendExisting"`
+	Name         *string                `json:"name"`
+	URL          *string                `json:"url"`
+	Audience     *notification.Audience `json:"audience"`
+	Template     *Template              `json:"template"`
+	Status       *string                `json:"status"`
+	PollMinutes  *int                   `json:"pollMinutes"`
+	MaxPerPoll   *int                   `json:"maxPerPoll"`
+	SendExisting *int                   `json:"sendExisting"`
 }
 
 // Definition is a feed's settings, checked.
 type Definition struct {
 	Name         string
 	URL          string
-	Audience     Audience
+	Audience     notification.Audience
 	Template     Template
 	Status       string
 	PollMinutes  int
@@ -127,8 +115,7 @@ func (d Definition) Stored(f store.Feed) (store.Feed, error) {
 	if f.Template, err = json.Marshal(d.Template); err != nil {
 		return f, fmt.Errorf("encoding feed template: %w", err)
 	}
-	f.TopicID, f.SegmentID, f.ExcludeSegmentID = deref(d.Audience.TopicID), deref(d.Audience.SegmentID),
-		deref(d.Audience.ExcludeSegmentID)
+	f.TopicID, f.SegmentID, f.ExcludeSegmentID = d.Audience.IDs()
 	f.TemplateID = deref(d.Template.TemplateID)
 	return f, nil
 }
@@ -150,7 +137,7 @@ func (d *Definition) Apply(b Body, create bool) error {
 		case b.URL == nil:
 			return &Error{CodeInvalidURL, "url is required: the feed's http or https address"}
 		case b.Audience == nil:
-			return &Error{CodeInvalidAudience, `audience is required: {"everyone": true} or one of topicId, segmentId, filters`}
+			return audienceError(notification.ErrAudienceRequired)
 		}
 	}
 	if b.Name != nil {
@@ -199,38 +186,19 @@ func (d *Definition) Check() error {
 	case d.SendExisting < 0 || d.SendExisting > MaxSendExisting:
 		return &Error{CodeInvalidSendExisting, fmt.Sprintf("sendExisting is from 0 to %d", MaxSendExisting)}
 	}
-	if err := d.Audience.check(); err != nil {
-		return err
+	if err := d.Audience.Check(); err != nil {
+		return audienceError(err)
 	}
 	return d.Template.check()
 }
 
-func (a Audience) check() error {
-	n := 0
-	if a.Everyone != nil {
-		if !*a.Everyone {
-			return &Error{CodeInvalidAudience, `everyone is true or left out: an audience never defaults to everyone`}
-		}
-		n++
+// audienceError is notification.Audience's refusal as this package's.
+func audienceError(err error) error {
+	var ne *notification.Error
+	if errors.As(err, &ne) {
+		return &Error{Code: ne.Code, Message: ne.Message}
 	}
-	for _, s := range []*string{a.TopicID, a.SegmentID} {
-		if s != nil {
-			if strings.TrimSpace(*s) == "" {
-				return &Error{CodeInvalidAudience, "topicId and segmentId must not be empty"}
-			}
-			n++
-		}
-	}
-	if a.Filters != nil {
-		n++
-	}
-	if n != 1 {
-		return &Error{CodeInvalidAudience, `audience is {"everyone": true} or exactly one of topicId, segmentId, filters`}
-	}
-	if a.ExcludeSegmentID != nil && strings.TrimSpace(*a.ExcludeSegmentID) == "" {
-		return &Error{CodeInvalidAudience, "excludeSegmentId must not be empty"}
-	}
-	return nil
+	return err
 }
 
 // placeholderRe finds {item.NAME} placeholders.

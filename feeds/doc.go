@@ -19,7 +19,13 @@
 // No back-catalogue blast: the first fetch of a feed records what it holds
 // as seen, but for the sendExisting newest. Sends draw on the website's
 // hourly broadcast budget (spec 8.1); a refusal is recorded on the feed and
-// its items stay pending until the next hour with room.
+// its items stay pending until the next hour with room. Sends follow POST
+// /notifications' rules through package review: a new account's first
+// large broadcast is stored held_for_review, and while the account's
+// e-mail address is not verified the items wait. The audience is
+// notification.Audience, the one type schedules use too; a deleted topic
+// pauses the feeds on it with a feed.paused event in the same transaction
+// (store.DeleteTopic).
 //
 // It must never fetch a private address that is not allow-listed, send an
 // item twice, or widen an audience: a feed's audience is required and is

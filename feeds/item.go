@@ -153,22 +153,7 @@ var ErrNoTemplates = errors.New("feeds: saved templates are not available on thi
 // feed's name when the item has none).
 func Request(ctx context.Context, d Definition, websiteID string, it Item, tpl Templates) (*notification.Request, error) {
 	req := &notification.Request{}
-	a := d.Audience
-	if a.TopicID != nil {
-		req.TopicID = notification.Of(*a.TopicID)
-	}
-	if a.SegmentID != nil {
-		req.SegmentID = notification.Of(*a.SegmentID)
-	}
-	if a.Filters != nil {
-		req.Filters = notification.Of(*a.Filters)
-	}
-	if a.ExcludeSegmentID != nil {
-		req.ExcludeSegmentID = notification.Of(*a.ExcludeSegmentID)
-	}
-	if a.ExcludeFilters != nil {
-		req.ExcludeFilters = notification.Of(*a.ExcludeFilters)
-	}
+	d.Audience.Apply(req)
 	t := d.Template
 	if t.TemplateID != nil {
 		if tpl == nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/relaybell/relaybell/notification"
+	"github.com/relaybell/relaybell/review"
 	"github.com/relaybell/relaybell/store"
 )
 
@@ -24,6 +25,7 @@ type Store interface {
 	Account(ctx context.Context, id string) (store.Account, error)
 	Members(ctx context.Context, accountID string) ([]store.Member, error)
 	TakeRateLimits(ctx context.Context, limits []store.RateLimit, n int64, now time.Time) (used []int64, taken bool, err error)
+	review.Store
 }
 
 // Dispatcher publishes a stored send's intent; a failure leaves it to
@@ -54,6 +56,11 @@ type Config struct {
 	// NoSendLimits turns off the hourly broadcast budget (the API's
 	// RELAYBELL_NO_SEND_LIMITS), for load runs only.
 	NoSendLimits bool
+	// ReviewThreshold is the API's (package review): an item's send that
+	// is a new account's first broadcast to at least this many browsers
+	// is stored held_for_review, as POST /notifications stores it; 0 is
+	// review.DefaultThreshold, negative: never.
+	ReviewThreshold int
 	// BeforeSend, when set, runs before each item's send transaction
 	// (tests and the failpoints of fault tests).
 	BeforeSend func(feedID, key string)
@@ -166,6 +173,10 @@ func (p *Poller) RunDue(ctx context.Context) (int, error) {
 // ErrPollInProgress is PollNow's error while another poll of the feed
 // holds its lease.
 var ErrPollInProgress = errors.New("feeds: a poll of this feed is in progress")
+
+// ErrNotVerified is the poll's error while the account's e-mail address
+// is not verified: its items wait.
+var ErrNotVerified = errors.New("the account's e-mail address is not verified: new items wait until it is")
 
 // ErrPaused is PollNow's error for a paused feed.
 var ErrPaused = errors.New("feeds: the feed is paused")
@@ -286,6 +297,18 @@ func (p *Poller) sendPending(ctx context.Context, f store.Feed, d Definition, ou
 	if err != nil {
 		return fmt.Errorf("loading website: %w", err)
 	}
+	acct, err := p.st.Account(ctx, w.AccountID)
+	if err != nil {
+		return fmt.Errorf("loading account: %w", err)
+	}
+	if err := review.Verified(acct); err != nil {
+		// As POST /notifications refuses it: the items wait, none lost,
+		// until the address is verified.
+		if out.Error == "" {
+			out.Error = ErrNotVerified.Error()
+		}
+		return nil
+	}
 	for _, pi := range pending {
 		var it Item
 		if err := json.Unmarshal(pi.Data, &it); err != nil {
@@ -322,6 +345,15 @@ func (p *Poller) sendPending(ctx context.Context, f store.Feed, d Definition, ou
 			continue
 		case err != nil:
 			return err
+		}
+		if n.Status == store.StatusQueued || n.Status == store.StatusScheduled {
+			held, err := review.Held(ctx, p.st, p.cfg.ReviewThreshold, acct, req, n, now)
+			if err != nil {
+				return fmt.Errorf("deciding review: %w", err)
+			}
+			if held {
+				n.Status = store.StatusHeldForReview
+			}
 		}
 		if !p.cfg.NoSendLimits {
 			_, taken, err := p.st.TakeRateLimits(ctx, []store.RateLimit{notification.BroadcastBudget(f.WebsiteID)}, 1, now)

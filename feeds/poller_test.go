@@ -553,7 +553,7 @@ func TestTemplateID(t *testing.T) {
 	// An unknown template, or none wired, is refused when the feed is saved.
 	d := New()
 	other := uuid.NewString()
-	if err := d.Apply(Body{Name: ptr("x"), URL: ptr(fs.url()), Audience: &Audience{Everyone: ptr(true)}, Template: &Template{TemplateID: &other}}, true); err != nil {
+	if err := d.Apply(Body{Name: ptr("x"), URL: ptr(fs.url()), Audience: &notification.Audience{Everyone: ptr(true)}, Template: &Template{TemplateID: &other}}, true); err != nil {
 		t.Fatal(err)
 	}
 	for _, tpl := range []Templates{e.tpl, nil} {
@@ -603,4 +603,75 @@ func TestPollersOnTwoNodes(t *testing.T) {
 	titles := e.sent(f)
 	slices.Sort(titles) // the two polls' sends interleave
 	wantStrings(t, "sent once each", titles, []string{"Post 2", "Post 3", "Post 4", "Post 5", "Post 6"})
+}
+
+// A new account's first large broadcast from a feed waits for review, as
+// a send through the API or a schedule's does (package review); once the
+// account is no longer new, the next item goes.
+func TestPollReview(t *testing.T) {
+	st := enginetest.OpenSQLite(t)
+	ctx := context.Background()
+	fs := newFeedServer(t, "application/rss+xml", rss(item(1)))
+	e := newEnv(t, st, allowOf(t, fs.srv.URL), nil)
+	p, err := NewPoller(Config{Now: e.clock.Now, Lease: time.Minute, ReviewThreshold: 2,
+		Fetch: FetchConfig{Allow: allowOf(t, fs.srv.URL), Timeout: 2 * time.Second}}, st, e.disp, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.poller = p
+	for i := range 2 {
+		if _, err := st.UpsertSubscription(ctx, store.SubscriptionInput{WebsiteID: e.w.ID, Endpoint: fmt.Sprintf("https://push.example/%d", i),
+			P256dh: "p", Auth: "a", Device: "desktop", At: enginetest.Start}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := e.feed(`{"name": "Blog", "url": "` + fs.url() + `", ` + everyone + `}`)
+	e.poll(f)
+	fs.set(rss(item(2), item(1)))
+	e.clock.Add(time.Hour)
+	wantOutcome(t, "new account", e.poll(f), Outcome{FeedPoll: store.FeedPoll{HTTPStatus: 200, NewItems: 1}, Sent: 1})
+	fs.set(rss(item(3), item(2), item(1)))
+	e.clock.Set(enginetest.Start.Add(15 * 24 * time.Hour))
+	wantOutcome(t, "older account", e.poll(f), Outcome{FeedPoll: store.FeedPoll{HTTPStatus: 200, NewItems: 1}, Sent: 1})
+	list, err := st.ListNotifications(ctx, store.ListQuery{WebsiteID: e.w.ID, FeedID: f.ID, Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 2 || list[1].Title != "Post 2" || list[1].Status != store.StatusHeldForReview ||
+		list[0].Title != "Post 3" || list[0].Status != store.StatusQueued {
+		t.Fatalf("sends %+v", list)
+	}
+	if len(e.disp.ids) != 1 || e.disp.ids[0] != list[0].ID {
+		t.Fatalf("dispatched %v, want only %s", e.disp.ids, list[0].ID)
+	}
+}
+
+// An account whose e-mail address is not verified sends nothing, as POST
+// /notifications refuses it: the new items wait, and go once it is.
+func TestPollUnverified(t *testing.T) {
+	eachStore(t, func(t *testing.T, st store.Store) {
+		ctx := context.Background()
+		fs := newFeedServer(t, "application/rss+xml", rss(item(1)))
+		e := newEnv(t, st, allowOf(t, fs.srv.URL), nil)
+		id := uuid.NewString()
+		a := store.Account{ID: uuid.NewString(), OwnerEmail: id[:8] + "@example.com", CreatedAt: enginetest.Start}
+		e.w = store.Website{ID: id, AccountID: a.ID, ProjectID: "prj_" + id[:12], Name: "New", URL: "https://new.example",
+			Timezone: "UTC", VAPIDPublicKey: "pub" + id, VAPIDPrivateKey: "priv" + id, CreatedAt: enginetest.Start}
+		if err := st.CreateWebsite(ctx, a, e.w, store.APIKey{}); err != nil {
+			t.Fatal(err)
+		}
+		f := e.feed(`{"name": "Blog", "url": "` + fs.url() + `", ` + everyone + `}`)
+		e.poll(f)
+		fs.set(rss(item(2), item(1)))
+		e.clock.Add(time.Minute)
+		wantOutcome(t, "unverified", e.poll(f), Outcome{FeedPoll: store.FeedPoll{HTTPStatus: 200, NewItems: 1,
+			Error: ErrNotVerified.Error()}})
+		wantStrings(t, "sent while unverified", e.sent(f), nil)
+		if err := st.SetAccountEmailVerified(ctx, a.ID); err != nil {
+			t.Fatal(err)
+		}
+		e.clock.Add(time.Minute)
+		wantOutcome(t, "verified", e.poll(f), Outcome{FeedPoll: store.FeedPoll{HTTPStatus: 200}, Sent: 1})
+		wantStrings(t, "sent once verified", e.sent(f), []string{"Post 2"})
+	})
 }

@@ -49,14 +49,7 @@ func (s *Service) Check(ctx context.Context, d *Definition, w store.Website) err
 	if err != nil {
 		return err
 	}
-	if d.Audience.TopicID != nil {
-		t, err := s.st.Topic(ctx, w.ID, *d.Audience.TopicID)
-		if err != nil {
-			return err
-		}
-		d.Audience.TopicID = &t.ID
-	}
-	return nil
+	return audienceError(d.Audience.ResolveTopic(ctx, s.st, w.ID))
 }
 
 // PollNow polls one of the website's feeds now and returns the outcome:

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/relaybell/relaybell/filter"
 	"github.com/relaybell/relaybell/notification"
 	"github.com/relaybell/relaybell/store"
 )
@@ -16,7 +15,7 @@ import (
 // Codes of the schedule routes that section 7 leaves to the service.
 const (
 	CodeInvalidRule     = "invalid_rule"
-	CodeInvalidAudience = "invalid_audience"
+	CodeInvalidAudience = notification.CodeInvalidAudience
 	CodeInvalidSchedule = "invalid_schedule"
 	// CodeTemplateNotFound answers a templateId that names no template of
 	// the website (or a server without templates).
@@ -47,18 +46,6 @@ func errorf(code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-// Audience is who a schedule sends to: everyone (true), or exactly one of
-// a topic (id or slug; stored as the id), a segment or inline filters;
-// optionally less a segment or filters. It never defaults to everyone.
-type Audience struct {
-	Everyone         *bool           `json:"everyone,omitempty"`
-	TopicID          string          `json:"topicId,omitempty"`
-	SegmentID        string          `json:"segmentId,omitempty"`
-	Filters          *filter.Filters `json:"filters,omitempty"`
-	ExcludeSegmentID string          `json:"excludeSegmentId,omitempty"`
-	ExcludeFilters   *filter.Filters `json:"excludeFilters,omitempty"`
-}
-
 // Content is a schedule's message: the content members of a send request
 // (spec 2.1), merge tags included.
 type Content struct {
@@ -81,7 +68,7 @@ type Content struct {
 type Body struct {
 	Name           *string                        `json:"name"`
 	Status         *string                        `json:"status"`
-	Audience       *Audience                      `json:"audience"`
+	Audience       *notification.Audience         `json:"audience"`
 	Content        notification.Nullable[Content] `json:"content"`
 	TemplateID     notification.Nullable[string]  `json:"templateId"`
 	Rule           *string                        `json:"rule"`
@@ -95,15 +82,15 @@ type Body struct {
 // Definition is a schedule as the store keeps it (store.Schedule's
 // Definition); the name and status are the store's own columns.
 type Definition struct {
-	Audience       Audience   `json:"audience"`
-	Content        *Content   `json:"content,omitempty"`
-	TemplateID     string     `json:"templateId,omitempty"`
-	Rule           string     `json:"rule"`
-	Timezone       string     `json:"timezone"`
-	PerTimezone    bool       `json:"perTimezone"`
-	CatchUpMinutes int        `json:"catchUpMinutes"`
-	StartsAt       *time.Time `json:"startsAt,omitempty"`
-	EndsAt         *time.Time `json:"endsAt,omitempty"`
+	Audience       notification.Audience `json:"audience"`
+	Content        *Content              `json:"content,omitempty"`
+	TemplateID     string                `json:"templateId,omitempty"`
+	Rule           string                `json:"rule"`
+	Timezone       string                `json:"timezone"`
+	PerTimezone    bool                  `json:"perTimezone"`
+	CatchUpMinutes int                   `json:"catchUpMinutes"`
+	StartsAt       *time.Time            `json:"startsAt,omitempty"`
+	EndsAt         *time.Time            `json:"endsAt,omitempty"`
 }
 
 // Decode reads a stored schedule's definition.
@@ -150,22 +137,7 @@ func (d Definition) Request(at time.Time) *notification.Request {
 		req.Title, req.Body, req.URL, req.Icon, req.Image, req.Badge = c.Title, c.Body, c.URL, c.Icon, c.Image, c.Badge
 		req.Actions, req.RequireInteraction, req.Tag, req.TTL, req.Translations = c.Actions, c.RequireInteraction, c.Tag, c.TTL, c.Translations
 	}
-	a := d.Audience
-	if a.TopicID != "" {
-		req.TopicID = notification.Of(a.TopicID)
-	}
-	if a.SegmentID != "" {
-		req.SegmentID = notification.Of(a.SegmentID)
-	}
-	if a.Filters != nil {
-		req.Filters = notification.Of(*a.Filters)
-	}
-	if a.ExcludeSegmentID != "" {
-		req.ExcludeSegmentID = notification.Of(a.ExcludeSegmentID)
-	}
-	if a.ExcludeFilters != nil {
-		req.ExcludeFilters = notification.Of(*a.ExcludeFilters)
-	}
+	d.Audience.Apply(req)
 	if d.PerTimezone {
 		yes := true
 		local := at.UTC().Format("15:04")
@@ -232,7 +204,7 @@ func (s *Service) Create(ctx context.Context, w store.Website, id string, b Body
 		return store.Schedule{}, errorf(codeNameRequired, "a schedule needs a name")
 	}
 	if b.Audience == nil {
-		return store.Schedule{}, errorf(CodeInvalidAudience, "audience is required: {\"everyone\": true}, or one of topicId, segmentId, filters")
+		return store.Schedule{}, notification.ErrAudienceRequired
 	}
 	if b.Rule == nil {
 		return store.Schedule{}, errorf(CodeInvalidRule, "rule is required, e.g. FREQ=DAILY;BYHOUR=9;BYMINUTE=0")
@@ -293,29 +265,11 @@ func (s *Service) apply(ctx context.Context, w store.Website, sc *store.Schedule
 	}
 	if b.Audience != nil {
 		a := *b.Audience
-		chosen := 0
-		if a.Everyone != nil {
-			if !*a.Everyone {
-				return errorf(CodeInvalidAudience, "everyone must be true when given; to narrow the audience give topicId, segmentId or filters instead")
-			}
-			chosen++
+		if err := a.Check(); err != nil {
+			return err
 		}
-		for _, set := range []bool{a.TopicID != "", a.SegmentID != "", a.Filters != nil} {
-			if set {
-				chosen++
-			}
-		}
-		if chosen != 1 {
-			return errorf(CodeInvalidAudience, "audience must be {\"everyone\": true} or exactly one of topicId, segmentId, filters")
-		}
-		if a.TopicID != "" {
-			t, err := s.st.Topic(ctx, w.ID, a.TopicID)
-			if errors.Is(err, store.ErrNotFound) {
-				return &notification.Error{Code: "unknown_topic", Message: "no topic " + a.TopicID + " on this website"}
-			} else if err != nil {
-				return err
-			}
-			a.TopicID = t.ID
+		if err := a.ResolveTopic(ctx, s.st, w.ID); err != nil {
+			return err
 		}
 		d.Audience = a
 	}
@@ -398,7 +352,7 @@ func (s *Service) apply(ctx context.Context, w store.Website, sc *store.Schedule
 		return fmt.Errorf("encoding schedule: %w", err)
 	}
 	sc.Definition = def
-	sc.TopicID, sc.SegmentID, sc.ExcludeSegmentID = d.Audience.TopicID, d.Audience.SegmentID, d.Audience.ExcludeSegmentID
+	sc.TopicID, sc.SegmentID, sc.ExcludeSegmentID = d.Audience.IDs()
 	sc.TemplateID = d.TemplateID
 	switch {
 	case sc.Status == store.ScheduleActive && wasActive && sc.BudgetWait && sc.NextAt != nil:

@@ -69,13 +69,15 @@
 // Each occurrence's send is what POST /notifications would store for it:
 // notification.Prepare with the website's defaults and quiet hours, the
 // template applied first (Templates; nil refuses a templateId), held for
-// review when it is a new account's first large broadcast (the API's
-// rule). A send that no longer passes its checks (its template is gone)
-// pauses the schedule with the reason; a deleted topic pauses the
-// schedules on it in the same transaction (store.DeleteTopic). The ledger
+// review when it is a new account's first large broadcast (package
+// review, the API's rule). A send that no longer passes its checks (its
+// template is gone) pauses the schedule with the reason; a deleted topic
+// pauses the schedules on it, with a schedule.paused webhook event, in the
+// same transaction (store.DeleteTopic). The ledger
 // is kept HistoryKept (Purger).
 //
-// It never sends to everyone by default: a schedule's audience names
-// everyone, a topic, a segment or filters. It never reads or writes
+// It never sends to everyone by default: a schedule's audience
+// (notification.Audience, the feeds' type too) names everyone, a topic, a
+// segment or filters. It never reads or writes
 // another website's data.
 package schedules

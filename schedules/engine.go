@@ -9,8 +9,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/relaybell/relaybell/audience"
 	"github.com/relaybell/relaybell/notification"
+	"github.com/relaybell/relaybell/review"
 	"github.com/relaybell/relaybell/store"
 )
 
@@ -31,13 +31,9 @@ func BroadcastBudget(websiteID string, perHour int) store.RateLimit {
 	return store.RateLimit{Key: "send:website:" + websiteID + ":broadcast", Window: time.Hour, Max: int64(perHour)}
 }
 
-// Review of a new account's first large broadcast, as the API's (spec
-// 3.1): accounts younger than reviewAccountAge whose websites never sent
-// to DefaultReviewThreshold browsers.
-const (
-	DefaultReviewThreshold = 10000
-	reviewAccountAge       = 14 * 24 * time.Hour
-)
+// DefaultReviewThreshold is the API's (package review): a new account's
+// first broadcast to this many browsers is held for review.
+const DefaultReviewThreshold = review.DefaultThreshold
 
 // maxPerClaim bounds the occurrences one claim of a schedule does (a long
 // outage leaves many to skip); the rest wait for the next pass.
@@ -267,7 +263,7 @@ func (e *Engine) occurrence(ctx context.Context, w store.Website, sc store.Sched
 	}
 	n.ScheduleID = sc.ID
 	if n.Status == store.StatusQueued || n.Status == store.StatusScheduled {
-		held, err := e.needsReview(ctx, w, n, now)
+		held, err := e.needsReview(ctx, w, req, n, now)
 		if err != nil {
 			return nil, fmt.Errorf("deciding review: %w", err)
 		}
@@ -278,27 +274,15 @@ func (e *Engine) occurrence(ctx context.Context, w store.Website, sc store.Sched
 	return n, nil
 }
 
-// needsReview is the API's rule (api's needsReview) for an occurrence's
+// needsReview is the API's rule (package review) for an occurrence's
 // send: a new account's first broadcast to at least ReviewThreshold
 // browsers waits for an operator.
-func (e *Engine) needsReview(ctx context.Context, w store.Website, n *store.Notification, now time.Time) (bool, error) {
-	threshold := int64(e.cfg.ReviewThreshold)
-	if threshold < 0 {
-		return false, nil
-	}
+func (e *Engine) needsReview(ctx context.Context, w store.Website, req *notification.Request, n *store.Notification, now time.Time) (bool, error) {
 	a, err := e.st.Account(ctx, w.AccountID)
-	if err != nil || now.Sub(a.CreatedAt) >= reviewAccountAge {
-		return false, err
-	}
-	largest, err := e.st.LargestSend(ctx, w.ID)
-	if err != nil || largest >= threshold {
-		return false, err
-	}
-	sel, err := audience.CompileStored(ctx, e.st, w.ID, n.Target)
 	if err != nil {
-		return false, fmt.Errorf("compiling the audience: %w", err)
+		return false, err
 	}
-	return audience.Reaches(ctx, e.st, sel, threshold)
+	return review.Held(ctx, e.st, e.cfg.ReviewThreshold, a, req, n, now)
 }
 
 // pause stops a schedule whose send cannot be made, with the reason.

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -129,6 +130,43 @@ func TestDashboardFeeds(t *testing.T) {
 	if changed.PollMinutes != 30 || len(changed.Template) != 0 {
 		t.Fatalf("changed feed %+v", changed)
 	}
+
+	// Change: a saved template instead of the fields, and an audience by
+	// rules made with the rules builder; the stored feed names both.
+	var tpl struct {
+		ID string `json:"id"`
+	}
+	b.api("POST", "/templates", `{name: 'House style', title: 'Read: {item.title}', icon: 'https://shop.example/bell.png'}`, &tpl)
+	role("button", "Change feed Blog <b>news</b>", "click")
+	role("combobox", "Template", "select", tpl.ID)
+	if role("textbox", "Title", "count") != "0" {
+		t.Fatal("the template's fields still shown with a template chosen")
+	}
+	role("radio", "People matching rules", "click")
+	role("combobox", "Field of audience rule 1", "select", "language")
+	role("combobox", "Condition of audience rule 1", "select", "in")
+	role("textbox", "Value of audience rule 1", "fill", "fr, de")
+	b.shoot("feeds-form-template")
+	role("button", "Save feed", "click")
+	waitFor(t, "saved with rules", func() bool { return strings.Contains(b.mainText(), "Filters: language is one of fr, de") })
+	var templated struct {
+		Audience json.RawMessage `json:"audience"`
+		Template json.RawMessage `json:"template"`
+	}
+	b.api("GET", "/feeds/"+f.ID, "", &templated)
+	if string(templated.Template) != `{"templateId":"`+tpl.ID+`"}` ||
+		string(templated.Audience) != `{"filters":{"match":"all","rules":[{"field":"language","op":"in","value":["fr","de"]}]}}` {
+		t.Fatalf("feed with a template and rules: template %s audience %s", templated.Template, templated.Audience)
+	}
+	// The form shows them again as stored.
+	role("button", "Change feed Blog <b>news</b>", "click")
+	if got := role("combobox", "Template", "value"); got != tpl.ID {
+		t.Fatalf("the template chosen shows as %q, want %s", got, tpl.ID)
+	}
+	if got := role("textbox", "Value of audience rule 1", "value"); got != "fr, de" {
+		t.Fatalf("the rule's value shows as %q", got)
+	}
+	role("button", "Cancel", "click")
 
 	// Pause, then delete (the confirmation is accepted).
 	role("button", "Pause feed Blog <b>news</b>", "click")

@@ -139,6 +139,31 @@ func TestDashboardSchedules(t *testing.T) {
 	if got := scheduleOf(b, id)["status"]; got != "paused" {
 		t.Fatalf("status %v", got)
 	}
+	// Change: its message from a saved template, the text kept to
+	// override the template's; the stored schedule names the template.
+	var tpl struct {
+		ID string `json:"id"`
+	}
+	b.api("POST", "/templates", `{name: 'Digest style', title: 'Your digest', icon: 'https://shop.example/bell.png'}`, &tpl)
+	role("button", "Change schedule Morning digest", "click")
+	role("combobox", "Template", "select", tpl.ID)
+	role("textbox", "Title", "fill", "")
+	b.shoot("schedule-form-template")
+	role("button", "Save schedule", "click")
+	waitFor(t, "saved from the template", func() bool { return strings.Contains(b.mainText(), "From a template") })
+	stored = `{"name": "Morning digest", "status": "paused", "pausedReason": null, "audience": {"everyone": true},
+		"content": {"body": "Today's news, in two minutes"}, "templateId": "` + tpl.ID + `",
+		"rule": "FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR;BYHOUR=8;BYMINUTE=30", "timezone": "Europe/Paris", "perTimezone": false,
+		"catchUpMinutes": 60, "startsAt": null, "endsAt": null, "lastRefusal": null}`
+	if got, want := scheduleOf(b, id), wantJSON(t, stored); !reflect.DeepEqual(got, want) {
+		t.Fatalf("stored %v\nwant   %v", got, want)
+	}
+	role("button", "Change schedule Morning digest", "click")
+	if got := role("combobox", "Template", "value"); got != tpl.ID {
+		t.Fatalf("the template chosen shows as %q, want %s", got, tpl.ID)
+	}
+	role("button", "Cancel", "click")
+
 	// A schedule on a topic pauses when the topic goes, and says why.
 	var topic struct {
 		ID string `json:"id"`

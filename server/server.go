@@ -581,6 +581,9 @@ func (s *Server) initFeeds(context.Context) error {
 	}
 	cfg.Fetch.Allow = s.hookAllow
 	cfg.NoSendLimits = s.cfg.NoSendLimits
+	if cfg.ReviewThreshold == 0 {
+		cfg.ReviewThreshold = s.cfg.ReviewThreshold
+	}
 	cfg.BeforeSend = s.feedFailpoint()
 	tpl := s.templates()
 	p, err := feeds.NewPoller(cfg, s.store, s.dispatcher(), tpl, s.logger, s.reg)

@@ -11,6 +11,20 @@ const (
 	SchedulePaused = "paused"
 )
 
+// SchedulePausedTopicDeleted is the reason of a schedule.paused event of
+// a schedule whose topic was deleted.
+const SchedulePausedTopicDeleted = "topic_deleted"
+
+// SchedulePausedData is the data of a schedule.paused event: the
+// schedule, the reason's code and the reason as the schedule shows it
+// (pausedReason).
+type SchedulePausedData struct {
+	ScheduleID string `json:"scheduleId"`
+	Name       string `json:"name"`
+	Reason     string `json:"reason"`
+	Message    string `json:"message"`
+}
+
 // Outcomes of a schedule's occurrence. Sent and skipped are the ledger's
 // (ScheduleRun); refused is FireSchedule's answer when the website's
 // broadcast budget had no room, and is recorded on the schedule alone.

@@ -728,6 +728,9 @@ const (
 	// EventFeedPaused: the service paused a feed (every poll failed for a
 	// day); the data is FeedPausedData.
 	EventFeedPaused = "feed.paused"
+	// EventSchedulePaused: the service paused a recurring schedule (the
+	// topic it sends to was deleted); the data is SchedulePausedData.
+	EventSchedulePaused = "schedule.paused"
 	// EventWebhookTest: a test asked for one webhook, never in the outbox;
 	// the data is WebhookTest.
 	EventWebhookTest = "webhook.test"

@@ -23,8 +23,12 @@ const (
 	EventNotificationSent = store.EventNotificationSent
 	// EventNotificationClicked: someone clicked a notification.
 	EventNotificationClicked = store.EventNotificationClicked
-	// EventFeedPaused: the service paused a feed that kept failing.
+	// EventFeedPaused: the service paused a feed that kept failing, or
+	// whose topic was deleted.
 	EventFeedPaused = store.EventFeedPaused
+	// EventSchedulePaused: the service paused a recurring schedule whose
+	// topic was deleted.
+	EventSchedulePaused = store.EventSchedulePaused
 	// EventTest is sent only on request (POST /webhooks/{id}/test), to one
 	// webhook, whatever it subscribes to; no webhook receives it otherwise.
 	EventTest = store.EventWebhookTest
@@ -34,7 +38,7 @@ const (
 // subscribe to: every kind of spec 6.2 but EventTest. Callers must not
 // modify it.
 var Subscribable = []string{EventSubscriberCreated, EventSubscriberUnsubscribed,
-	EventNotificationSent, EventNotificationClicked, EventFeedPaused}
+	EventNotificationSent, EventNotificationClicked, EventFeedPaused, EventSchedulePaused}
 
 // Kinds lists every event kind of spec 6.2, EventTest included. Callers
 // must not modify it.

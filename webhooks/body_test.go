@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"testing"
 	"time"
+
+	"github.com/relaybell/relaybell/store"
 )
 
 func TestBody(t *testing.T) {
@@ -21,6 +23,15 @@ func TestBody(t *testing.T) {
 	f(EventTest, json.RawMessage(`{ "webhookId": "w1",
 		"message": "a <b> & c" }`),
 		`{"event":"webhook.test","data":{"webhookId":"w1","message":"a <b> & c"},"projectId":"prj_1","at":"2026-03-01T12:04:05.678Z"}`)
+	// The bodies of the pause events, from the data the store writes.
+	feed, _ := json.Marshal(store.FeedPausedData{FeedID: "f1", Name: "Blog", URL: "https://blog.example.com/feed",
+		Reason: store.FeedPausedTopicDeleted, Error: `its topic "News" was deleted`})
+	f(EventFeedPaused, feed,
+		`{"event":"feed.paused","data":{"feedId":"f1","name":"Blog","url":"https://blog.example.com/feed","reason":"topic_deleted","error":"its topic \"News\" was deleted"},"projectId":"prj_1","at":"2026-03-01T12:04:05.678Z"}`)
+	schedule, _ := json.Marshal(store.SchedulePausedData{ScheduleID: "s1", Name: "Digest", Reason: store.SchedulePausedTopicDeleted,
+		Message: `Its topic "News" was deleted.`})
+	f(EventSchedulePaused, schedule,
+		`{"event":"schedule.paused","data":{"scheduleId":"s1","name":"Digest","reason":"topic_deleted","message":"Its topic \"News\" was deleted."},"projectId":"prj_1","at":"2026-03-01T12:04:05.678Z"}`)
 	f(EventNotificationSent, json.RawMessage(`{}`),
 		`{"event":"notification.sent","data":{},"projectId":"prj_1","at":"2026-03-01T12:04:05.678Z"}`)
 
@@ -32,7 +43,8 @@ func TestBody(t *testing.T) {
 }
 
 func TestKinds(t *testing.T) {
-	if len(Subscribable) != 5 || len(Kinds) != 6 || Kinds[5] != EventTest || Subscribable[4] != EventFeedPaused {
+	if len(Subscribable) != 6 || len(Kinds) != 7 || Kinds[6] != EventTest || Subscribable[4] != EventFeedPaused ||
+		Subscribable[5] != EventSchedulePaused {
 		t.Fatalf("Subscribable %v, Kinds %v", Subscribable, Kinds)
 	}
 	for _, k := range Kinds {

@@ -316,9 +316,23 @@ func (s *Store) PauseFeed(ctx context.Context, websiteID, feedID, reason string,
 }
 
 // pauseTopicFeeds pauses, in tx, the active feeds that target a topic
-// being deleted.
-func (s *Store) pauseTopicFeeds(ctx context.Context, tx Conn, websiteID, topicID string, at time.Time) error {
-	_, err := tx.Exec(ctx, `UPDATE feeds SET status = 'paused', paused_reason = $3, updated_at = $4
-		WHERE website_id = $1 AND topic_id = $2 AND status = 'active'`, websiteID, topicID, store.FeedPausedTopicDeleted, s.time(at))
-	return err
+// (named name) being deleted, and adds a feed.paused event for each.
+func (s *Store) pauseTopicFeeds(ctx context.Context, tx Conn, websiteID, topicID, name string, at time.Time) error {
+	rows, err := tx.Query(ctx, `SELECT id, name, url FROM feeds WHERE website_id = $1 AND topic_id = $2 AND status = 'active' ORDER BY id`,
+		websiteID, topicID)
+	list, err := CollectRows(rows, err, func(d *store.FeedPausedData) []any { return []any{&d.FeedID, &d.Name, &d.URL} })
+	if err != nil || len(list) == 0 {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `UPDATE feeds SET status = 'paused', paused_reason = $3, updated_at = $4
+		WHERE website_id = $1 AND topic_id = $2 AND status = 'active'`, websiteID, topicID, store.FeedPausedTopicDeleted, s.time(at)); err != nil {
+		return err
+	}
+	for _, d := range list {
+		d.Reason, d.Error = store.FeedPausedTopicDeleted, fmt.Sprintf("its topic %q was deleted", name)
+		if err := s.addEvent(ctx, tx, websiteID, store.EventFeedPaused, d, at); err != nil {
+			return err
+		}
+	}
+	return nil
 }

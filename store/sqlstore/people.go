@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -204,14 +205,24 @@ func (s *Store) RenameTopic(ctx context.Context, websiteID, id, name string) (st
 // DeleteTopic removes a topic and its opt-ins, if it exists.
 func (s *Store) DeleteTopic(ctx context.Context, websiteID, id string) error {
 	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
-		if err := s.pauseTopicSchedules(ctx, tx, websiteID, id, time.Now()); err != nil {
+		var name string
+		err := tx.QueryRow(ctx, `SELECT name FROM topics WHERE id = $1 AND website_id = $2`, id, websiteID).Scan(&name)
+		if err = s.mapErr(err); errors.Is(err, store.ErrNotFound) {
+			return nil
+		} else if err != nil {
 			return err
 		}
-		n, err := tx.Exec(ctx, `DELETE FROM topics WHERE id = $1 AND website_id = $2`, id, websiteID)
-		if err != nil || n == 0 {
+		// What targets the topic pauses, each with its webhook event, in
+		// the deletion's transaction.
+		now := time.Now()
+		if err := s.pauseTopicSchedules(ctx, tx, websiteID, id, name, now); err != nil {
 			return err
 		}
-		return s.pauseTopicFeeds(ctx, tx, websiteID, id, time.Now())
+		if err := s.pauseTopicFeeds(ctx, tx, websiteID, id, name, now); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `DELETE FROM topics WHERE id = $1 AND website_id = $2`, id, websiteID)
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("deleting topic: %w", err)

@@ -240,20 +240,30 @@ func (s *Store) refuseOccurrence(ctx context.Context, f store.ScheduleFire) erro
 }
 
 // pauseTopicSchedules pauses the active schedules of the website that
-// send to the topic, with the reason, in tx (the topic's deletion).
-func (s *Store) pauseTopicSchedules(ctx context.Context, tx Conn, websiteID, topicID string, at time.Time) error {
-	var name string
-	err := tx.QueryRow(ctx, `SELECT name FROM topics WHERE id = $1 AND website_id = $2`, topicID, websiteID).Scan(&name)
-	if err = s.mapErr(err); errors.Is(err, store.ErrNotFound) {
-		return nil
-	} else if err != nil {
+// send to the topic (named name), with the reason, and adds a
+// schedule.paused event for each, in tx (the topic's deletion).
+func (s *Store) pauseTopicSchedules(ctx context.Context, tx Conn, websiteID, topicID, name string, at time.Time) error {
+	type paused struct{ id, name string }
+	rows, err := tx.Query(ctx, `SELECT id, name FROM schedules WHERE website_id = $1 AND topic_id = $2 AND status = 'active' ORDER BY id`,
+		websiteID, topicID)
+	list, err := CollectRows(rows, err, func(p *paused) []any { return []any{&p.id, &p.name} })
+	if err != nil || len(list) == 0 {
 		return err
 	}
-	_, err = tx.Exec(ctx, `UPDATE schedules SET status = 'paused', paused_reason = $3, next_at = NULL, due_at = NULL,
+	reason := fmt.Sprintf("Its topic %q was deleted.", name)
+	if _, err = tx.Exec(ctx, `UPDATE schedules SET status = 'paused', paused_reason = $3, next_at = NULL, due_at = NULL,
 		budget_wait = $4, leased_until = NULL, updated_at = $5
 		WHERE website_id = $1 AND topic_id = $2 AND status = 'active'`,
-		websiteID, topicID, fmt.Sprintf("Its topic %q was deleted.", name), false, s.time(at))
-	return err
+		websiteID, topicID, reason, false, s.time(at)); err != nil {
+		return err
+	}
+	for _, p := range list {
+		data := store.SchedulePausedData{ScheduleID: p.id, Name: p.name, Reason: store.SchedulePausedTopicDeleted, Message: reason}
+		if err := s.addEvent(ctx, tx, websiteID, store.EventSchedulePaused, data, at); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // scheduleSegmentUses counts the website's active schedules per segment

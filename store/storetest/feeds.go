@@ -280,11 +280,27 @@ func testFeedUses(t *testing.T, s store.Store) {
 	news, _, err := s.SaveTopic(ctx, store.Topic{ID: uuid.NewString(), WebsiteID: w.Website.ID, Name: "News", Slug: "news", CreatedAt: at(0)})
 	noErr(t, "SaveTopic", err)
 	f := newFeed(t, s, store.Feed{WebsiteID: w.Website.ID, TopicID: news.ID})
+	newFeed(t, s, store.Feed{WebsiteID: w.Website.ID, TopicID: news.ID, Status: store.FeedPaused})
+	noErr(t, "CreateWebhook", s.CreateWebhook(ctx, store.Webhook{ID: uuid.NewString(), WebsiteID: w.Website.ID,
+		URL: "https://hooks.example.com/x", Secret: "whsec_x", Enabled: true, CreatedAt: at(0)}))
+	before, err := s.WebhookEvents(ctx, 0, 0)
+	noErr(t, "WebhookEvents", err)
 	noErr(t, "DeleteTopic", s.DeleteTopic(ctx, w.Website.ID, news.ID))
 	got, _ := s.Feed(ctx, w.Website.ID, f.ID)
 	if got.Status != store.FeedPaused || got.PausedReason != store.FeedPausedTopicDeleted {
 		t.Fatalf("feed of a deleted topic: status %q reason %q", got.Status, got.PausedReason)
 	}
+	// One feed.paused event, in the deletion's transaction, for the feed
+	// it paused (none for the feed already paused).
+	after, err := s.WebhookEvents(ctx, 0, 0)
+	noErr(t, "WebhookEvents", err)
+	if len(after) != len(before)+1 || after[len(after)-1].Event != store.EventFeedPaused || after[len(after)-1].WebsiteID != w.Website.ID {
+		t.Fatalf("events after the topic's deletion: %+v", after[len(before):])
+	}
+	var data store.FeedPausedData
+	noErr(t, "event data", json.Unmarshal(after[len(after)-1].Data, &data))
+	same(t, "event data", data, store.FeedPausedData{FeedID: f.ID, Name: f.Name, URL: f.URL, Reason: store.FeedPausedTopicDeleted,
+		Error: `its topic "News" was deleted`})
 }
 
 func testTemplateFeeds(t *testing.T, s store.Store) {

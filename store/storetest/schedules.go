@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -209,6 +210,10 @@ func testScheduleTopicDeleted(t *testing.T, s store.Store) {
 	noErr(t, "SaveTopic", err)
 	on := newSchedule(t, s, w.Website.ID, at(time.Hour), func(sc *store.Schedule) { sc.TopicID = tp.ID })
 	off := newSchedule(t, s, w.Website.ID, at(time.Hour), nil)
+	noErr(t, "CreateWebhook", s.CreateWebhook(ctx, store.Webhook{ID: uuid.NewString(), WebsiteID: w.Website.ID,
+		URL: "https://hooks.example.com/x", Secret: "whsec_x", Enabled: true, CreatedAt: at(0)}))
+	before, err := s.WebhookEvents(ctx, 0, 0)
+	noErr(t, "WebhookEvents", err)
 	noErr(t, "DeleteTopic", s.DeleteTopic(ctx, w.Website.ID, tp.ID))
 	got, err := s.Schedule(ctx, w.Website.ID, on.ID)
 	noErr(t, "Schedule", err)
@@ -218,6 +223,23 @@ func testScheduleTopicDeleted(t *testing.T, s store.Store) {
 	got, err = s.Schedule(ctx, w.Website.ID, off.ID)
 	noErr(t, "Schedule", err)
 	same(t, "another schedule", got, off)
+	// One schedule.paused event, in the deletion's transaction.
+	after, err := s.WebhookEvents(ctx, 0, 0)
+	noErr(t, "WebhookEvents", err)
+	if len(after) != len(before)+1 || after[len(after)-1].Event != store.EventSchedulePaused || after[len(after)-1].WebsiteID != w.Website.ID {
+		t.Fatalf("events after the topic's deletion: %+v", after[len(before):])
+	}
+	var data store.SchedulePausedData
+	noErr(t, "event data", json.Unmarshal(after[len(after)-1].Data, &data))
+	same(t, "event data", data, store.SchedulePausedData{ScheduleID: on.ID, Name: on.Name, Reason: store.SchedulePausedTopicDeleted,
+		Message: `Its topic "Breaking news" was deleted.`})
+	// Deleting it again changes nothing and adds no event.
+	noErr(t, "DeleteTopic(again)", s.DeleteTopic(ctx, w.Website.ID, tp.ID))
+	again, err := s.WebhookEvents(ctx, 0, 0)
+	noErr(t, "WebhookEvents", err)
+	if len(again) != len(after) {
+		t.Fatalf("a second deletion added events: %+v", again[len(after):])
+	}
 }
 
 // SegmentUses counts the active schedules that include or exclude each

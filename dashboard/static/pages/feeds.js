@@ -2,12 +2,16 @@
 // notifications, each once. The list shows each feed's last poll (when,
 // the HTTP status, the new items, the error) and what waits; "Poll now"
 // polls it at once and says what the poll did; the form makes and
-// changes feeds. Every value from the API is rendered as text.
+// changes feeds, their audience (everyone, a topic, a segment, or filters
+// made with the rules builder) and their content (fields with the item's
+// placeholders, or a saved template). Every value from the API is
+// rendered as text.
 import { html, useState } from '../vendor/preact-htm.module.js';
 import { call, ApiError } from '../api.js';
 import { Alert, Field, useForm, FormError, errorsOf, actions, selectField } from '../forms.js';
 import { useLoad } from '../lists.js';
 import { numbers, formatTime } from '../format.js';
+import { ruleError, buildable, apiFilters, builderFilters, describeFilters, RuleBuilder } from '../rules.js';
 
 // pausedReasons are why the service paused a feed, in words.
 const pausedReasons = {
@@ -22,7 +26,7 @@ function audienceText(a, topics, segments) {
   let who = 'Everyone';
   if (a.topicId) who = 'Topic ' + named(topics, a.topicId);
   else if (a.segmentId) who = 'Segment ' + named(segments, a.segmentId);
-  else if (a.filters) who = 'Filters';
+  else if (a.filters) who = 'Filters: ' + describeFilters(a.filters);
   if (a.excludeSegmentId) who += ', except segment ' + named(segments, a.excludeSegmentId);
   return who;
 }
@@ -41,18 +45,26 @@ function feedValues(f) {
   const t = (f && f.template) || {};
   return {
     name: f ? f.name : '', url: f ? f.url : '',
-    audience: a.topicId ? 'topic' : a.segmentId ? 'segment' : 'everyone', topicId: a.topicId || '', segmentId: a.segmentId || '',
-    title: t.title || '', body: t.body || '', link: t.url || '', image: t.image || '',
+    audience: a.topicId ? 'topic' : a.segmentId ? 'segment' : a.filters ? 'filters' : 'everyone', topicId: a.topicId || '', segmentId: a.segmentId || '',
+    templateId: t.templateId || '', title: t.title || '', body: t.body || '', link: t.url || '', image: t.image || '',
     pollMinutes: f ? String(f.pollMinutes) : '15', maxPerPoll: f ? String(f.maxPerPoll) : '3', sendExisting: f ? String(f.sendExisting) : '0',
   };
 }
 
-// feedBody is the form v as the body of POST or PUT /feeds.
-export function feedBody(v, isNew) {
-  const audience = v.audience === 'topic' ? { topicId: v.topicId } : v.audience === 'segment' ? { segmentId: v.segmentId } : { everyone: true };
+// feedBody is the form v as the body of POST or PUT /feeds; filters is
+// the rules builder's value, used when the audience is filters. An
+// excluded segment or filters the feed has (made through the API) stay.
+export function feedBody(v, isNew, filters, kept = {}) {
+  const audience = v.audience === 'topic' ? { topicId: v.topicId } : v.audience === 'segment' ? { segmentId: v.segmentId }
+    : v.audience === 'filters' ? { filters: kept.filters || apiFilters(filters) } : { everyone: true };
+  if (kept.excludeSegmentId) audience.excludeSegmentId = kept.excludeSegmentId;
+  if (kept.excludeFilters) audience.excludeFilters = kept.excludeFilters;
   const template = {};
-  for (const [k, from] of [['title', 'title'], ['body', 'body'], ['url', 'link'], ['image', 'image']]) {
-    if (v[from].trim()) template[k] = v[from].trim();
+  if (v.templateId) template.templateId = v.templateId;
+  else {
+    for (const [k, from] of [['title', 'title'], ['body', 'body'], ['url', 'link'], ['image', 'image']]) {
+      if (v[from].trim()) template[k] = v[from].trim();
+    }
   }
   const body = { name: v.name, url: v.url.trim(), audience, template, pollMinutes: Number(v.pollMinutes), maxPerPoll: Number(v.maxPerPoll) };
   if (isNew) body.sendExisting = Number(v.sendExisting);
@@ -63,7 +75,7 @@ export function feedBody(v, isNew) {
 function feedError(err) {
   if (!(err instanceof ApiError)) return errorsOf(err);
   const at = { name_required: 'name', invalid_name: 'name', invalid_url: 'url', invalid_audience: 'audience', unknown_topic: 'topicId',
-    segment_not_found: 'segmentId', invalid_template: 'title', template_not_found: 'title', invalid_poll_minutes: 'pollMinutes',
+    segment_not_found: 'segmentId', invalid_filters: 'rules', invalid_template: 'title', template_not_found: 'templateId', invalid_poll_minutes: 'pollMinutes',
     invalid_max_per_poll: 'maxPerPoll', invalid_send_existing: 'sendExisting' };
   return at[err.code] ? { [at[err.code]]: err.message } : errorsOf(err);
 }
@@ -71,10 +83,23 @@ function feedError(err) {
 // FeedForm makes a feed (feed absent) or changes feed; done(saved) ends it.
 function FeedForm({ feed, topics, segments, loaded, done }) {
   const f = useForm(feedValues(feed));
+  // The website's templates, as they are when the form opens.
+  const tpl = useLoad(() => call('GET', '/templates'), [feed ? feed.id : 'new']);
+  const templates = (tpl.data && tpl.data.templates) || [];
   const v = f.values;
   const select = selectField(f, loaded);
+  const saved = (feed && feed.audience) || {};
+  // Filters the builder cannot show as they are (made through the API)
+  // are kept as they are rather than rewritten.
+  const keptFilters = saved.filters && !buildable(saved.filters) ? saved.filters : null;
+  const [filters, setFilters] = useState(builderFilters(saved.filters && !keptFilters ? saved.filters : null));
   const save = f.submit(async () => {
-    const body = feedBody(v, !feed);
+    if (v.audience === 'filters' && !keptFilters && ruleError(filters)) {
+      f.setErrors({ rules: ruleError(filters) });
+      return;
+    }
+    const body = feedBody(v, !feed, filters, { filters: v.audience === 'filters' ? keptFilters : null,
+      excludeSegmentId: saved.excludeSegmentId, excludeFilters: saved.excludeFilters });
     done(feed ? await call('PUT', '/feeds/' + encodeURIComponent(feed.id), body) : await call('POST', '/feeds', body));
   }, feedError);
   return html`<form class="feed-form" onSubmit=${save} novalidate aria-label=${feed ? 'Feed “' + feed.name + '”' : 'New feed'}>
@@ -87,16 +112,24 @@ function FeedForm({ feed, topics, segments, loaded, done }) {
       <label class="choice"><input type="radio" name="feed-audience" checked=${v.audience === 'everyone'} onChange=${() => f.set('audience')('everyone')} /> Everyone</label>
       <label class="choice"><input type="radio" name="feed-audience" checked=${v.audience === 'topic'} onChange=${() => f.set('audience')('topic')} /> A topic’s subscribers</label>
       <label class="choice"><input type="radio" name="feed-audience" checked=${v.audience === 'segment'} onChange=${() => f.set('audience')('segment')} /> A segment</label>
+      <label class="choice"><input type="radio" name="feed-audience" checked=${v.audience === 'filters'} onChange=${() => f.set('audience')('filters')} /> People matching rules</label>
       ${f.errors.audience && html`<p class="error">${f.errors.audience}</p>`}
       ${v.audience === 'topic' && select('topicId', 'Topic', topics.map((t) => [t.id, t.name]), { empty: 'Choose a topic', none: 'No topics yet.' })}
       ${v.audience === 'segment' && select('segmentId', 'Segment', segments.map((s) => [s.id, s.name]), { empty: 'Choose a segment', none: 'No segments yet.' })}
+      ${v.audience === 'filters' && (keptFilters
+        ? html`<p>${'Rules made through the API, kept as they are: ' + describeFilters(keptFilters) + '.'}</p>`
+        : html`<${RuleBuilder} filters=${filters} onChange=${setFilters} name="audience" legend="Rules" error=${f.errors.rules} />`)}
     </fieldset>
     <fieldset><legend>Each notification</legend>
-      <p class="hint">Use {item.title}, {item.summary}, {item.link} and {item.image}; a field left empty takes the item’s own.</p>
+      ${tpl.data ? selectField(f, true)('templateId', 'Template', templates.map((t) => [t.id, t.name]), { empty: 'None: the fields below', none: 'No templates yet: make one on the Templates page.' })
+        : !tpl.error && html`<p role="status">Loading the templates…</p>`}
+      <${Alert} error=${tpl.error} what="The templates did not load" />
+      ${v.templateId ? html`<p class="hint">The template’s content goes out; its fields may hold {item.title}, {item.summary}, {item.link} and {item.image}, and one it leaves empty takes the item’s own.</p>`
+        : html`<p class="hint">Use {item.title}, {item.summary}, {item.link} and {item.image}; a field left empty takes the item’s own.</p>
       <${Field} id="title" label="Title" value=${v.title} onInput=${f.set('title')} error=${f.errors.title} required=${false} hint="Default {item.title}." />
       <${Field} id="body" label="Text" value=${v.body} onInput=${f.set('body')} required=${false} hint="Default {item.summary}." />
       <${Field} id="link" label="Link" value=${v.link} onInput=${f.set('link')} required=${false} hint="Default {item.link}." />
-      <${Field} id="image" label="Image" value=${v.image} onInput=${f.set('image')} required=${false} hint="Default {item.image}: the item’s media or image enclosure." />
+      <${Field} id="image" label="Image" value=${v.image} onInput=${f.set('image')} required=${false} hint="Default {item.image}: the item’s media or image enclosure." />`}
     </fieldset>
     <div class="row">
       <${Field} id="pollMinutes" label="Poll every (minutes)" type="number" value=${v.pollMinutes} onInput=${f.set('pollMinutes')} error=${f.errors.pollMinutes} hint="5 to 1,440." />

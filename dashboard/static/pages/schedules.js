@@ -2,7 +2,9 @@
 // again by a rule, each occurrence once. The list shows each schedule's
 // next runs on the website's clock, its last budget refusal, why it was
 // paused, and its latest occurrences (sent, linked to the notification,
-// or skipped after an outage); the form makes and changes schedules.
+// or skipped after an outage); the form makes and changes schedules, their
+// message from the fields or a saved template (the fields then override
+// the template's).
 import { html, useState } from '../vendor/preact-htm.module.js';
 import { call, ApiError } from '../api.js';
 import { Alert, Field, useForm, FormError, errorsOf, actions, selectField } from '../forms.js';
@@ -26,7 +28,7 @@ function scheduleValues(s, site) {
   const a = (s && s.audience) || { everyone: true };
   const c = (s && s.content) || {};
   return {
-    name: s ? s.name : '', audience: a.topicId ? 'topic' : a.segmentId ? 'segment' : 'everyone', topic: a.topicId || '', segment: a.segmentId || '',
+    name: s ? s.name : '', audience: a.topicId ? 'topic' : a.segmentId ? 'segment' : a.filters ? 'filters' : 'everyone', topic: a.topicId || '', segment: a.segmentId || '',
     title: c.title || '', body: c.body || '', url: c.url || '',
     repeat: s ? 'custom' : 'daily', at: '09:00', days: ['MO'], monthDay: '1', rule: s ? s.rule : '',
     timezone: s ? s.timezone : site.timezone || 'UTC', perTimezone: s ? s.perTimezone : false,
@@ -35,9 +37,14 @@ function scheduleValues(s, site) {
   };
 }
 
-// scheduleBody is the form v as the body of POST or PUT /schedules.
-export function scheduleBody(v) {
-  const audience = v.audience === 'topic' ? { topicId: v.topic } : v.audience === 'segment' ? { segmentId: v.segment } : { everyone: true };
+// scheduleBody is the form v as the body of POST or PUT /schedules. The
+// saved audience's filters and exclusions (made through the API, which
+// the form does not edit) stay as they are.
+export function scheduleBody(v, saved = {}) {
+  const audience = v.audience === 'topic' ? { topicId: v.topic } : v.audience === 'segment' ? { segmentId: v.segment }
+    : v.audience === 'filters' && saved.filters ? { filters: saved.filters } : { everyone: true };
+  if (saved.excludeSegmentId) audience.excludeSegmentId = saved.excludeSegmentId;
+  if (saved.excludeFilters) audience.excludeFilters = saved.excludeFilters;
   const content = {};
   if (v.title.trim() || !v.templateId) content.title = v.title;
   if (v.body.trim()) content.body = v.body;
@@ -45,7 +52,7 @@ export function scheduleBody(v) {
   // A schedule from a template (made through the API) keeps it; its
   // content is what overrides the template's.
   const body = { name: v.name, audience, content: Object.keys(content).length || !v.templateId ? content : null,
-    rule: ruleOf(v), timezone: v.timezone, perTimezone: v.perTimezone, status: v.status };
+    templateId: v.templateId || null, rule: ruleOf(v), timezone: v.timezone, perTimezone: v.perTimezone, status: v.status };
   if (v.catchUpMinutes.trim()) body.catchUpMinutes = Number(v.catchUpMinutes);
   return body;
 }
@@ -54,7 +61,7 @@ export function scheduleBody(v) {
 function scheduleError(err) {
   if (!(err instanceof ApiError)) return errorsOf(err);
   const at = { name_required: 'name', invalid_rule: 'rule', invalid_tz: 'timezone', title_required: 'title', invalid_url: 'url',
-    unknown_topic: 'topic', segment_not_found: 'segment', invalid_audience: 'audience' };
+    unknown_topic: 'topic', segment_not_found: 'segment', invalid_audience: 'audience', template_not_found: 'templateId' };
   return at[err.code] ? { [at[err.code]]: err.message } : errorsOf(err);
 }
 
@@ -63,15 +70,17 @@ function ScheduleForm({ site, schedule, done }) {
   const f = useForm(scheduleValues(schedule, site));
   const v = f.values;
   const select = selectField(f, true);
-  const lists = useLoad(() => Promise.all([call('GET', '/topics'), call('GET', '/segments')]), [site.projectId]);
+  const lists = useLoad(() => Promise.all([call('GET', '/topics'), call('GET', '/segments'), call('GET', '/templates')]), [site.projectId]);
   const topics = lists.data ? lists.data[0].topics.map((t) => [t.id, t.name]) : [];
   const segments = lists.data ? lists.data[1].segments.map((s) => [s.id, s.name]) : [];
+  const templates = lists.data ? lists.data[2].templates.map((t) => [t.id, t.name]) : [];
+  const saved = (schedule && schedule.audience) || {};
   const save = f.submit(async () => {
     if (v.repeat !== 'custom' && !/^\d{1,2}:\d{2}$/.test(v.at)) {
       f.setErrors({ at: 'A time of day, such as 09:00.' });
       return;
     }
-    const body = scheduleBody(v);
+    const body = scheduleBody(v, saved);
     done(schedule ? await call('PUT', '/schedules/' + encodeURIComponent(schedule.id), body) : await call('POST', '/schedules', body));
   }, scheduleError);
   const toggleDay = (d) => f.set('days')(v.days.includes(d) ? v.days.filter((x) => x !== d) : [...v.days, d]);
@@ -85,13 +94,18 @@ function ScheduleForm({ site, schedule, done }) {
     <${FormError} errors=${f.errors} />
     <${Field} id="schedule-name" label="Schedule name" value=${v.name} onInput=${f.set('name')} error=${f.errors.name} />
     <fieldset><legend>Message</legend>
-      <${Field} id="schedule-title" label="Title" value=${v.title} onInput=${f.set('title')} error=${f.errors.title} />
+      ${lists.data ? select('templateId', 'Template', templates, { empty: 'None: the message below', none: 'No templates yet: make one on the Templates page.' })
+        : !lists.error && html`<p role="status">Loading the templates…</p>`}
+      <${Alert} error=${lists.error} what="The topics, segments and templates did not load" />
+      ${v.templateId && html`<p class="hint">The template’s content goes out; a field filled in below takes the place of the template’s.</p>`}
+      <${Field} id="schedule-title" label="Title" value=${v.title} onInput=${f.set('title')} error=${f.errors.title} required=${!v.templateId} />
       <${Field} id="schedule-body" label="Text" value=${v.body} onInput=${f.set('body')} error=${f.errors.body} required=${false} />
       <${Field} id="schedule-url" label="Link" value=${v.url} onInput=${f.set('url')} error=${f.errors.url} required=${false}
         hint="Where a click leads; the website's default link when empty." />
     </fieldset>
     <fieldset><legend>Audience</legend>
-      ${select('audience', 'Send to', [['everyone', 'Every subscriber'], ['topic', 'A topic'], ['segment', 'A segment']])}
+      ${select('audience', 'Send to', [['everyone', 'Every subscriber'], ['topic', 'A topic'], ['segment', 'A segment'],
+        ...(saved.filters ? [['filters', 'People matching its rules (as saved)']] : [])])}
       ${v.audience === 'topic' && select('topic', 'Topic', topics, { empty: 'Choose a topic', none: 'No topics yet.' })}
       ${v.audience === 'segment' && select('segment', 'Segment', segments, { empty: 'Choose a segment', none: 'No segments yet.' })}
     </fieldset>
