@@ -380,7 +380,7 @@ type fakeTemplates struct{}
 
 func (fakeTemplates) Apply(_ context.Context, _, id string, req *notification.Request) error {
 	if id != "tpl" {
-		return fmt.Errorf("template %q not found", id)
+		return fmt.Errorf("template %q: %w", id, store.ErrNotFound)
 	}
 	title, body := "From the template", "Hello"
 	req.Title, req.Body = &title, &body
@@ -390,6 +390,8 @@ func (fakeTemplates) Apply(_ context.Context, _, id string, req *notification.Re
 func TestWelcomeTemplate(t *testing.T) {
 	h := newHarness(t, func(c *testConfig) { c.Templates = fakeTemplates{} })
 	key := auth(h.site.APIKey)
+	expectError(t, h.do("PUT", "/api/v1/welcome", `{"enabled":true,"templateId":"nope"}`, key...), 400, CodeTemplateNotFound,
+		`,"message":"templateId names no template of this website"`)
 	r := h.do("PUT", "/api/v1/welcome", `{"enabled":true,"templateId":"tpl"}`, key...)
 	if r.status != 200 || string(r.body) != `{"enabled":true,"delaySeconds":0,"templateId":"tpl"}` {
 		t.Fatalf("PUT template: %d %s", r.status, r.body)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/relaybell/relaybell/notification"
 	"github.com/relaybell/relaybell/store"
+	"github.com/relaybell/relaybell/templates"
 )
 
 // MaxWelcomeDelay bounds the welcome's delay: a day.
@@ -144,6 +145,14 @@ func (w *Welcome) Check(ctx context.Context, site store.Website, tmpl Templates,
 	if w.TemplateID != "" {
 		if tmpl == nil {
 			return errorf(CodeInvalidWelcome, "templateId: templates are not available on this server; give the content members instead")
+		}
+		// The template must exist now; the send resolves it again when it
+		// is made.
+		req := w.Content
+		if err := tmpl.Apply(ctx, site.ID, w.TemplateID, &req); errors.Is(err, store.ErrNotFound) {
+			return errorf(templates.CodeTemplateNotFound, "templateId names no template of this website")
+		} else if err != nil {
+			return err
 		}
 		return nil
 	}
