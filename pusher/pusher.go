@@ -359,8 +359,8 @@ func (p *Pusher) pushAll(ctx context.Context, b Batch, ids map[string]bool) erro
 		return err
 	}
 	rec := p.newRecording()
-	// One encoding of the payload's common part for the whole batch, and
-	// the push service's series looked up once per origin.
+	// The payload's JSON is encoded once for the whole batch, each
+	// browser's endpoint id spliced in.
 	enc := content.PayloadEncoder(b.NotificationID)
 	var wg sync.WaitGroup
 	for i := range b.Recipients {
@@ -373,7 +373,7 @@ func (p *Pusher) pushAll(ctx context.Context, b Batch, ids map[string]bool) erro
 			defer wg.Done()
 			defer p.freeSlot() // before Done: a batch that returned holds no slot
 			variant := content.Variant(b.NotificationID, r.Endpoint.ID, b.Winner)
-			outcome, code := p.deliver(ctx, b.NotificationID, r, content, enc, variant, signer)
+			outcome, code := p.deliver(ctx, r, content, enc, variant, signer)
 			if ctx.Err() != nil {
 				return // not recorded: the batch will be pushed again
 			}
@@ -636,7 +636,7 @@ func eventKind(outcome string) string {
 
 // deliver sends one push with retries and classifies the outcome. code is
 // the push service's answer for failures ("expired" for pruned).
-func (p *Pusher) deliver(ctx context.Context, notificationID string, r *store.Recipient, c *notification.Content, enc *notification.PayloadEncoder, variant string, signer *webpush.Signer) (outcome, code string) {
+func (p *Pusher) deliver(ctx context.Context, r *store.Recipient, c *notification.Content, enc *notification.PayloadEncoder, variant string, signer *webpush.Signer) (outcome, code string) {
 	target, err := webpush.ParseSubscription(webpush.Subscription{Endpoint: r.Endpoint.URL, P256dh: r.Endpoint.P256dh, Auth: r.Endpoint.Auth})
 	if err != nil {
 		return store.OutcomeFailed, "invalid_subscription"
