@@ -29,6 +29,10 @@
 // tags at their fallbacks, must fit one push, MaxPayload bytes (413
 // payload_too_large naming the longest member). At push time
 // (PushPayload) a person's own values that overflow are cut to fit.
+// PayloadEncoder gives the same bytes for many browsers of one send: the
+// JSON is encoded once per variant and merged texts, and each browser's
+// copy is that with its endpoint id spliced in (TestPayloadEncoderIsPushPayload,
+// FuzzPayloadEncoder check it against PushPayload byte for byte).
 //
 // It is pure: no I/O except through the small Lookup interface that
 // validation uses to check segment and topic ids. Roles (api, fanout,

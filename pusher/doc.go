@@ -10,6 +10,17 @@
 // then failed. A browser gets a notification once: endpoints that already
 // have a recorded result for the notification are skipped.
 //
+// Per push the pusher does what the bare webpush client does (parse the
+// subscription, encrypt, sign, send) plus its own bookkeeping, kept small:
+// the batch's payloads come from one notification.PayloadEncoder (the JSON
+// encoded once, the endpoint id spliced in), pushes run on workers kept
+// between pushes (up to Concurrency; a worker ends after 10s without one)
+// rather than a goroutine each, and the outcome and push-service metric
+// series are looked up once, not per push. Outcomes still go one by one to
+// the recorder, which writes them per send (store.Delivery's
+// RecordAllResults) and to the analytics store; see docs/send-path.md for
+// the CPU a push costs and what is left of it.
+//
 // Router (router.go) sends each batch to the pusher that owns it on the ring
 // (package ring answers only who owns a key): this node's Pusher, or another
 // node's through Remote, falling through to the next owner when one fails.

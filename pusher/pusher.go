@@ -142,13 +142,30 @@ type Pusher struct {
 	contents map[string]*notification.Content
 	inflight map[inflightKey]chan struct{} // endpoint being pushed -> closed when its batch ends
 
-	pushes   *prometheus.CounterVec
-	attempts prometheus.Histogram
+	pushes    *prometheus.CounterVec
+	byOutcome map[string]prometheus.Counter // pushes' series, looked up once
+	attempts  prometheus.Histogram
 	// serviceSeconds and serviceErrors are the push services' answers by
 	// service (ServiceOf: a fixed set, so the labels stay bounded).
 	serviceSeconds *prometheus.HistogramVec
 	serviceErrors  *prometheus.CounterVec
+	services       map[string]*serviceSeries // push-service origin -> its series (under mu)
+
+	// jobs hands a push to an idle worker (run); workers exist while
+	// pushes go out and a while after, so that a push does not start a
+	// goroutine and grow its stack anew.
+	jobs chan func()
 }
+
+// serviceSeries is a push service's name and its request duration series.
+type serviceSeries struct {
+	name    string
+	seconds prometheus.Observer
+}
+
+// workerIdle is how long a worker without a push waits for one before it
+// ends.
+const workerIdle = 10 * time.Second
 
 // New returns a pusher.
 func New(cfg Config, st Store, an analytics.Store, logger *slog.Logger, reg prometheus.Registerer) (*Pusher, error) {
@@ -182,6 +199,8 @@ func New(cfg Config, st Store, an analytics.Store, logger *slog.Logger, reg prom
 		signers:   make(map[string]*webpush.Signer),
 		contents:  make(map[string]*notification.Content),
 		inflight:  make(map[inflightKey]chan struct{}),
+		services:  make(map[string]*serviceSeries),
+		jobs:      make(chan func()),
 		outcomes:  make(chan outcome),
 		closed:    make(chan struct{}),
 		stopped:   make(chan struct{}),
@@ -204,8 +223,9 @@ func New(cfg Config, st Store, an analytics.Store, logger *slog.Logger, reg prom
 	}
 	// Every series exists from the start, so rates and alerts see a zero
 	// rather than nothing.
+	p.byOutcome = make(map[string]prometheus.Counter)
 	for _, o := range []string{store.OutcomeSent, store.OutcomeFailed, store.OutcomePruned} {
-		p.pushes.WithLabelValues(o)
+		p.byOutcome[o] = p.pushes.WithLabelValues(o)
 	}
 	for _, svc := range webpush.Services {
 		p.serviceSeconds.WithLabelValues(svc)
@@ -339,28 +359,25 @@ func (p *Pusher) pushAll(ctx context.Context, b Batch, ids map[string]bool) erro
 		return err
 	}
 	rec := p.newRecording()
+	// The payload's JSON is encoded once for the whole batch, each
+	// browser's endpoint id spliced in.
+	enc := content.PayloadEncoder(b.NotificationID)
 	var wg sync.WaitGroup
-	for _, r := range b.Recipients {
+	for i := range b.Recipients {
+		r := &b.Recipients[i]
 		if !ids[r.Endpoint.ID] {
 			continue
 		}
-		select {
-		case p.slots <- struct{}{}:
-		case <-ctx.Done():
-			wg.Wait()
-			rec.finish()
-			return ctx.Err()
-		}
 		wg.Add(1)
-		go func(r store.Recipient) {
+		if !p.run(ctx, func() {
 			defer wg.Done()
-			defer func() { <-p.slots }()
+			defer p.freeSlot() // before Done: a batch that returned holds no slot
 			variant := content.Variant(b.NotificationID, r.Endpoint.ID, b.Winner)
-			outcome, code := p.deliver(ctx, b.NotificationID, r, content, variant, signer)
+			outcome, code := p.deliver(ctx, r, content, enc, variant, signer)
 			if ctx.Err() != nil {
 				return // not recorded: the batch will be pushed again
 			}
-			p.pushes.WithLabelValues(outcome).Inc()
+			p.outcomeCounter(outcome).Inc()
 			rec.add(b.NotificationID, store.PushResult{EndpointID: r.Endpoint.ID, Outcome: outcome}, analytics.Event{
 				Kind:           eventKind(outcome),
 				WebsiteID:      b.WebsiteID,
@@ -373,13 +390,82 @@ func (p *Pusher) pushAll(ctx context.Context, b Batch, ids map[string]bool) erro
 				Code:           code,
 				At:             p.now().UTC(),
 			})
-		}(r)
+		}) {
+			wg.Done()
+			wg.Wait()
+			rec.finish()
+			return ctx.Err()
+		}
 	}
 	wg.Wait()
 	if err := rec.finish(); err != nil {
 		return err
 	}
 	return ctx.Err()
+}
+
+// run hands f, one push, to a worker once one of the Concurrency slots
+// is free, and reports false if ctx ended first. f gives the slot back
+// (freeSlot).
+func (p *Pusher) run(ctx context.Context, f func()) bool {
+	select {
+	case p.slots <- struct{}{}:
+	case <-ctx.Done():
+		return false
+	}
+	select {
+	case p.jobs <- f:
+	default:
+		go p.worker(f)
+	}
+	return true
+}
+
+// freeSlot gives back the slot run took.
+func (p *Pusher) freeSlot() { <-p.slots }
+
+// worker runs pushes handed to it until none came for workerIdle or the
+// pusher closed.
+func (p *Pusher) worker(f func()) {
+	idle := time.NewTimer(workerIdle)
+	defer idle.Stop()
+	for {
+		f()
+		idle.Reset(workerIdle)
+		select {
+		case f = <-p.jobs:
+		case <-idle.C:
+			return
+		case <-p.closed:
+			return
+		}
+	}
+}
+
+// outcomeCounter is the pushes' series of outcome.
+func (p *Pusher) outcomeCounter(outcome string) prometheus.Counter {
+	if c, ok := p.byOutcome[outcome]; ok {
+		return c
+	}
+	return p.pushes.WithLabelValues(outcome)
+}
+
+// service is the series of the push service at origin (ServiceOf), kept
+// per origin so that a push neither parses its URL again nor looks its
+// series up.
+func (p *Pusher) service(origin string) *serviceSeries {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s, ok := p.services[origin]
+	if !ok {
+		if len(p.services) >= 1024 { // push services are few; forget hostile ones wholesale
+			clear(p.services)
+		}
+		name := webpush.ServiceOf(origin)
+		s = &serviceSeries{name: name, seconds: p.serviceSeconds.WithLabelValues(name)}
+		p.services[origin] = s
+	}
+	return s
 }
 
 // errClosed fails the batches whose outcomes were not recorded before Close.
@@ -550,12 +636,12 @@ func eventKind(outcome string) string {
 
 // deliver sends one push with retries and classifies the outcome. code is
 // the push service's answer for failures ("expired" for pruned).
-func (p *Pusher) deliver(ctx context.Context, notificationID string, r store.Recipient, c *notification.Content, variant string, signer *webpush.Signer) (outcome, code string) {
+func (p *Pusher) deliver(ctx context.Context, r *store.Recipient, c *notification.Content, enc *notification.PayloadEncoder, variant string, signer *webpush.Signer) (outcome, code string) {
 	target, err := webpush.ParseSubscription(webpush.Subscription{Endpoint: r.Endpoint.URL, P256dh: r.Endpoint.P256dh, Auth: r.Endpoint.Auth})
 	if err != nil {
 		return store.OutcomeFailed, "invalid_subscription"
 	}
-	payload, err := c.PushPayload(notificationID, &r, variant)
+	payload, err := enc.Encode(r, variant)
 	if err != nil {
 		return store.OutcomeFailed, "payload"
 	}
@@ -563,16 +649,16 @@ func (p *Pusher) deliver(ctx context.Context, notificationID string, r store.Rec
 	if c.Transactional {
 		msg.Urgency = webpush.UrgencyHigh
 	}
-	svc := webpush.ServiceOf(r.Endpoint.URL)
+	svc := p.service(target.Origin())
 	for attempt := 1; ; attempt++ {
 		start := time.Now()
 		res, err := p.client.Send(ctx, target, msg, signer)
 		took := time.Since(start).Seconds()
 		p.attempts.Observe(took)
 		if ctx.Err() == nil {
-			p.serviceSeconds.WithLabelValues(svc).Observe(took)
+			svc.seconds.Observe(took)
 			if reason := serviceError(res, err); reason != "" {
-				p.serviceErrors.WithLabelValues(svc, reason).Inc()
+				p.serviceErrors.WithLabelValues(svc.name, reason).Inc()
 			}
 		}
 		var retryAfter time.Duration

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/url"
+	"strings"
 )
 
 // Subscription is a browser's PushSubscription as the browser hands it over:
@@ -43,12 +44,16 @@ const (
 // ErrInvalidSubscription. Whether the endpoint's host may be contacted is
 // the caller's decision (see WithDialContext).
 func ParseSubscription(s Subscription) (*Target, error) {
-	u, err := url.Parse(s.Endpoint)
-	if err != nil {
-		return nil, fmt.Errorf("%w: endpoint: %v", ErrInvalidSubscription, err)
-	}
-	if (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil {
-		return nil, fmt.Errorf("%w: endpoint %q is not an absolute http(s) URL", ErrInvalidSubscription, s.Endpoint)
+	origin, path, ok := splitEndpoint(s.Endpoint)
+	if !ok {
+		u, err := url.Parse(s.Endpoint)
+		if err != nil {
+			return nil, fmt.Errorf("%w: endpoint: %v", ErrInvalidSubscription, err)
+		}
+		if (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil {
+			return nil, fmt.Errorf("%w: endpoint %q is not an absolute http(s) URL", ErrInvalidSubscription, s.Endpoint)
+		}
+		origin, path = u.Scheme+"://"+u.Host, u.RequestURI()
 	}
 
 	p256dh, err := decodeBase64(s.P256dh)
@@ -73,8 +78,8 @@ func ParseSubscription(s Subscription) (*Target, error) {
 
 	t := &Target{
 		endpoint: s.Endpoint,
-		origin:   u.Scheme + "://" + u.Host,
-		path:     u.RequestURI(),
+		origin:   origin,
+		path:     path,
 		uaPublic: uaPublic,
 	}
 	copy(t.keyInfo[:], keyInfoPrefix)
@@ -106,3 +111,53 @@ func (t *Target) Endpoint() string { return t.endpoint }
 // Origin returns the push service's origin, scheme://host[:port]: the key
 // of the Client's connection pools and the aud of the VAPID token.
 func (t *Target) Origin() string { return t.origin }
+
+// splitEndpoint is url.Parse's origin and request target of an endpoint of
+// the plain form push services hand out, without parsing it: a lower-case
+// http(s) scheme, a host of letters, digits, dots and dashes with an
+// optional port, and a path of unreserved characters and "/:@$&+,;=" (no
+// query, fragment, escape or user). Anything else reports false and goes
+// through url.Parse (FuzzSplitEndpoint checks that both agree). A push
+// parsed its endpoint twice (here and for its service's metrics); url.Parse
+// was about a tenth of the pusher's own CPU per push.
+func splitEndpoint(endpoint string) (origin, path string, ok bool) {
+	rest, found := strings.CutPrefix(endpoint, "https://")
+	if !found {
+		if rest, found = strings.CutPrefix(endpoint, "http://"); !found {
+			return "", "", false
+		}
+	}
+	hostEnd := strings.IndexByte(rest, '/')
+	if hostEnd < 0 {
+		hostEnd = len(rest)
+	}
+	host := rest[:hostEnd]
+	name, port, hasPort := strings.Cut(host, ":")
+	if name == "" || (hasPort && port == "") {
+		return "", "", false
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; !isAlnum(c) && c != '.' && c != '-' {
+			return "", "", false
+		}
+	}
+	for i := 0; i < len(port); i++ {
+		if c := port[i]; c < '0' || c > '9' {
+			return "", "", false
+		}
+	}
+	path = rest[hostEnd:]
+	for i := 0; i < len(path); i++ {
+		if c := path[i]; !isAlnum(c) && !strings.ContainsRune("-._~/:@$&+,;=", rune(c)) {
+			return "", "", false
+		}
+	}
+	if path == "" {
+		path = "/"
+	}
+	return endpoint[:len(endpoint)-len(rest)+hostEnd], path, true
+}
+
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
