@@ -3,7 +3,7 @@
 // as welcome.
 import { html, useState } from '../vendor/preact-htm.module.js';
 import { call, ApiError } from '../api.js';
-import { Alert, Field, useForm, FormError, errorsOf } from '../forms.js';
+import { Alert, Field, useForm, FormError, errorsOf, selectField } from '../forms.js';
 import { useLoad } from '../lists.js';
 
 function welcomeValues(w) {
@@ -15,8 +15,8 @@ function welcomeValues(w) {
 // content members (those left empty are not sent).
 export function welcomeBody(v) {
   const body = { enabled: v.enabled, delaySeconds: v.delaySeconds.trim() === '' ? 0 : Number(v.delaySeconds) };
-  if (v.templateId.trim()) {
-    body.templateId = v.templateId.trim();
+  if (v.templateId) {
+    body.templateId = v.templateId;
     return body;
   }
   body.templateId = null;
@@ -28,8 +28,11 @@ export function welcomeBody(v) {
 
 const fieldOf = { title_required: 'title', invalid_url: 'url', invalid_icon: 'icon' };
 
-function WelcomeForm({ welcome, canChange }) {
+function WelcomeForm({ welcome, canChange, site }) {
   const f = useForm(welcomeValues(welcome));
+  const list = useLoad(() => call('GET', '/templates'), [site.projectId]);
+  const templates = list.data ? list.data.templates.map((t) => [t.id, t.name]) : [];
+  const select = selectField(f, !!list.data);
   const v = f.values;
   const [saved, setSaved] = useState(false);
   const save = f.submit(async () => {
@@ -38,6 +41,7 @@ function WelcomeForm({ welcome, canChange }) {
     setSaved(true);
   }, (err) => {
     if (!(err instanceof ApiError)) return errorsOf(err);
+    if (err.code === 'template_not_found') return { templateId: err.message };
     if (err.code === 'invalid_welcome') {
       return { [/templateId/.test(err.message) ? 'templateId' : /delay/.test(err.message) ? 'delaySeconds' : 'form']: err.message };
     }
@@ -53,8 +57,9 @@ function WelcomeForm({ welcome, canChange }) {
     <${Field} id="welcome-body" label="Message" value=${v.body} onInput=${f.set('body')} error=${f.errors.body} required=${false} />
     <${Field} id="welcome-url" label="Link" value=${v.url} onInput=${f.set('url')} error=${f.errors.url} required=${false} hint="Opened on a click; the website’s default link when empty." />
     <${Field} id="welcome-icon" label="Icon URL" value=${v.icon} onInput=${f.set('icon')} error=${f.errors.icon} required=${false} hint="The website’s default icon (its logo) when empty." />
-    <${Field} id="welcome-template" label="Template id" value=${v.templateId} onInput=${f.set('templateId')} error=${f.errors.templateId} required=${false}
-      hint="Instead of the content above, a template’s." />
+    ${list.data ? select('templateId', 'Template', templates, { empty: 'None: the content above', none: 'No templates yet: make one on the Templates page.' })
+      : !list.error && html`<p role="status">Loading the templates…</p>`}
+    <${Alert} error=${list.error} what="The templates did not load" />
     ${canChange && html`<div class="actions"><button type="submit" disabled=${f.busy}>Save welcome</button></div>`}
   </form>`;
 }
@@ -66,6 +71,6 @@ export function Welcome({ site }) {
     <p>Sent once to each browser that subscribes, never again to one that subscribes again. Its sends are in Notifications, marked Welcome.</p>
     <${Alert} error=${w.error} />
     ${!w.data && !w.error && html`<p role="status">Loading…</p>`}
-    ${w.data && html`<${WelcomeForm} welcome=${w.data} canChange=${site.role !== 'viewer'} />`}
+    ${w.data && html`<${WelcomeForm} welcome=${w.data} site=${site} canChange=${site.role !== 'viewer'} />`}
   </section>`;
 }
