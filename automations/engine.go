@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/relaybell/relaybell/lease"
 	"github.com/relaybell/relaybell/notification"
 	"github.com/relaybell/relaybell/store"
 	"github.com/relaybell/relaybell/templates"
@@ -119,25 +120,8 @@ func NewEngine(cfg Config, st Store, disp Dispatcher, wake <-chan struct{}, logg
 // timer not leased is due, at most Poll (a lease that runs out, a run
 // another node started), or until woken; after a failure, Poll.
 func (e *Engine) Run(ctx context.Context) error {
-	for {
-		wait := e.cfg.Poll
-		if _, err := e.RunDue(ctx); err != nil {
-			if ctx.Err() == nil {
-				e.logger.Warn("firing automation timers", "err", err)
-			}
-		} else if due, ok, err := e.st.NextTimerDue(ctx); err == nil && ok {
-			wait = min(wait, max(due.Sub(e.cfg.Now()), 0))
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil
-		case <-e.wake:
-		case <-t.C:
-		}
-		t.Stop()
-	}
+	return lease.Loop{What: "firing automation timers", Poll: e.cfg.Poll, RunDue: e.RunDue,
+		NextDue: e.st.NextTimerDue, Now: e.cfg.Now, Wake: e.wake, Logger: e.logger}.Run(ctx)
 }
 
 // RunDue claims and fires every timer due now, a batch at a time, and

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/relaybell/relaybell/lease"
 	"github.com/relaybell/relaybell/notification"
 	"github.com/relaybell/relaybell/review"
 	"github.com/relaybell/relaybell/store"
@@ -132,23 +133,7 @@ func NewPoller(cfg Config, st Store, disp Dispatcher, tpl Templates, logger *slo
 
 // Run polls due feeds until ctx ends.
 func (p *Poller) Run(ctx context.Context) error {
-	for {
-		n, err := p.RunDue(ctx)
-		if err != nil && ctx.Err() == nil {
-			p.logger.Warn("polling feeds", "err", err)
-		}
-		wait := p.cfg.Every
-		if n > 0 && err == nil {
-			wait = 0 // more may be due
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil
-		case <-t.C:
-		}
-	}
+	return lease.Loop{What: "polling feeds", Poll: p.cfg.Every, RunDue: p.RunDue, Again: true, Logger: p.logger}.Run(ctx)
 }
 
 // RunDue claims the feeds due now, up to Workers, and polls them at once.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/relaybell/relaybell/lease"
 	"github.com/relaybell/relaybell/notification"
 	"github.com/relaybell/relaybell/review"
 	"github.com/relaybell/relaybell/store"
@@ -133,23 +134,8 @@ func NewEngine(cfg Config, st Store, templates Templates, disp Dispatcher, logge
 // Run does due occurrences until ctx ends, sleeping until the next is due,
 // at most Poll.
 func (e *Engine) Run(ctx context.Context) error {
-	for {
-		wait := e.cfg.Poll
-		if _, err := e.RunDue(ctx); err != nil {
-			if ctx.Err() == nil {
-				e.logger.Warn("running schedules", "err", err)
-			}
-		} else if due, ok, err := e.st.NextScheduleDue(ctx); err == nil && ok {
-			wait = min(wait, max(due.Sub(e.cfg.Now()), 0))
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil
-		case <-t.C:
-		}
-	}
+	return lease.Loop{What: "running schedules", Poll: e.cfg.Poll, RunDue: e.RunDue,
+		NextDue: e.st.NextScheduleDue, Now: e.cfg.Now, Logger: e.logger}.Run(ctx)
 }
 
 // RunDue claims the schedules due now, a batch at a time, does their due
