@@ -253,7 +253,7 @@ func (p *Poller) Poll(ctx context.Context, f store.Feed) (Outcome, error) {
 	if err := p.st.FinishFeedPoll(ctx, f.WebsiteID, f.ID, out.FeedPoll, next, refused); err != nil {
 		return out, err
 	}
-	if out.Error != "" {
+	if out.Error != "" && !out.Waiting {
 		p.polls.WithLabelValues("failed").Inc()
 		since := now
 		if f.FailingSince != nil {
@@ -290,7 +290,7 @@ func (p *Poller) sendPending(ctx context.Context, f store.Feed, d Definition, ou
 		// As POST /notifications refuses it: the items wait, none lost,
 		// until the address is verified.
 		if out.Error == "" {
-			out.Error = ErrNotVerified.Error()
+			out.Error, out.Waiting = ErrNotVerified.Error(), true
 		}
 		return nil
 	}

@@ -665,8 +665,13 @@ func TestPollUnverified(t *testing.T) {
 		fs.set(rss(item(2), item(1)))
 		e.clock.Add(time.Minute)
 		wantOutcome(t, "unverified", e.poll(f), Outcome{FeedPoll: store.FeedPoll{HTTPStatus: 200, NewItems: 1,
-			Error: ErrNotVerified.Error()}})
+			Error: ErrNotVerified.Error(), Waiting: true}})
 		wantStrings(t, "sent while unverified", e.sent(f), nil)
+		// Waiting on the account is not failing: a day and more of it
+		// pauses nothing.
+		e.clock.Add(PauseAfter + time.Hour)
+		wantOutcome(t, "unverified a day later", e.poll(f), Outcome{FeedPoll: store.FeedPoll{HTTPStatus: 200,
+			Error: ErrNotVerified.Error(), Waiting: true}})
 		if err := st.SetAccountEmailVerified(ctx, a.ID); err != nil {
 			t.Fatal(err)
 		}

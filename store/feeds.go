@@ -69,6 +69,10 @@ type FeedPoll struct {
 	HTTPStatus int // 0 when no answer came
 	NewItems   int
 	Error      string // "" when the poll succeeded
+	// Waiting says the feed was read but its items wait on the account
+	// (Error says why: its address not verified): the poll counts as a
+	// success toward pausing a failing feed.
+	Waiting bool
 }
 
 // FeedItem is one item of a feed's ledger.

@@ -271,7 +271,7 @@ func (s *Store) SkipFeedItem(ctx context.Context, feedID, key string) error {
 // FinishFeedPoll records a poll's outcome and ends the lease.
 func (s *Store) FinishFeedPoll(ctx context.Context, websiteID, feedID string, p store.FeedPoll, next time.Time, budgetRefused *time.Time) error {
 	failing := `NULL`
-	if p.Error != "" {
+	if p.Error != "" && !p.Waiting {
 		failing = `coalesce(failing_since, $4)`
 	}
 	err := affected(s.db.Write().Exec(ctx, `UPDATE feeds SET leased_until = NULL, next_poll_at = $3, last_poll_at = $4,
