@@ -271,15 +271,12 @@ func (e *Engine) needsReview(ctx context.Context, w store.Website, req *notifica
 	return review.Held(ctx, e.st, e.cfg.ReviewThreshold, a, req, n, now)
 }
 
-// pause stops a schedule whose send cannot be made, with the reason.
+// pause stops a schedule whose send cannot be made, with the reason, and
+// tells the website's webhooks (schedule.paused).
 func (e *Engine) pause(ctx context.Context, sc store.Schedule, reason string) error {
 	e.logger.Warn("pausing a schedule", "schedule_id", sc.ID, "reason", reason)
-	sc.Status, sc.PausedReason, sc.NextAt, sc.BudgetWait = store.SchedulePaused, reason, nil, false
-	sc.UpdatedAt = e.cfg.Now()
-	if err := e.st.UpdateSchedule(ctx, sc); err != nil && !errors.Is(err, store.ErrNotFound) {
-		return err
-	}
-	return nil
+	_, err := e.st.PauseSchedule(ctx, sc.WebsiteID, sc.ID, store.SchedulePausedSendFailed, reason, e.cfg.Now())
+	return err
 }
 
 // HistoryKept is how long a schedule's ledger rows (its history) are

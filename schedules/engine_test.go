@@ -378,16 +378,38 @@ func TestEnginePerTimezoneAndTemplate(t *testing.T) {
 	if err != nil || !content.PerTimezone || content.LocalTime != "08:30" {
 		t.Fatalf("content %+v %v", content, err)
 	}
-	// The template goes: the next occurrence pauses the schedule.
+	// The template goes: the next occurrence pauses the schedule and tells
+	// the webhooks.
 	delete(tpl.titles, "t1")
 	c.Set(utc(t, "2026-06-02 06:30"))
+	if err := st.CreateWebhook(ctx, store.Webhook{ID: uuid.NewString(), WebsiteID: w.ID, URL: "https://hooks.example/in",
+		Secret: "whsec_test", Enabled: true, CreatedAt: c.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	before, err := st.WebhookEvents(ctx, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := e.RunDue(ctx); err != nil {
 		t.Fatal(err)
 	}
+	const reason = "Its occurrence at 2026-06-02T06:30:00Z could not be sent: template_not_found: no template t1 on this website."
 	got, err := st.Schedule(ctx, w.ID, sc.ID)
-	if err != nil || got.Status != store.SchedulePaused || got.NextAt != nil ||
-		got.PausedReason != "Its occurrence at 2026-06-02T06:30:00Z could not be sent: template_not_found: no template t1 on this website." {
+	if err != nil || got.Status != store.SchedulePaused || got.NextAt != nil || got.PausedReason != reason {
 		t.Fatalf("schedule %+v %v", got, err)
+	}
+	after, err := st.WebhookEvents(ctx, 0, 0)
+	if err != nil || len(after) != len(before)+1 || after[len(after)-1].Event != store.EventSchedulePaused {
+		t.Fatalf("events after the pause: %+v %v", after[len(before):], err)
+	}
+	var data store.SchedulePausedData
+	if err := json.Unmarshal(after[len(after)-1].Data, &data); err != nil ||
+		data != (store.SchedulePausedData{ScheduleID: sc.ID, Name: sc.Name, Reason: store.SchedulePausedSendFailed, Message: reason}) {
+		t.Fatalf("event data %+v %v", data, err)
+	}
+	// Pausing a paused schedule again changes nothing.
+	if ok, err := st.PauseSchedule(ctx, w.ID, sc.ID, store.SchedulePausedSendFailed, "again", c.Now()); ok || err != nil {
+		t.Fatalf("PauseSchedule of a paused one = %v, %v", ok, err)
 	}
 	// Without templates a templateId is refused.
 	_, err = NewService(st, nil).Create(ctx, w, uuid.NewString(), body(t, `{"name": "T", "audience": {"everyone": true},

@@ -15,6 +15,11 @@ const (
 // a schedule whose topic was deleted.
 const SchedulePausedTopicDeleted = "topic_deleted"
 
+// SchedulePausedSendFailed is the reason of a schedule.paused event of a
+// schedule the engine paused because an occurrence's send could not be
+// made (its template or segment gone, its content refused).
+const SchedulePausedSendFailed = "send_failed"
+
 // SchedulePausedData is the data of a schedule.paused event: the
 // schedule, the reason's code and the reason as the schedule shows it
 // (pausedReason).
@@ -124,6 +129,11 @@ type Schedules interface {
 	// (BudgetWait, NextAt unchanged), at its retry time. ErrNotFound for
 	// an unknown id.
 	UpdateSchedule(ctx context.Context, s Schedule) error
+	// PauseSchedule pauses one of the website's active schedules with the
+	// message as its paused reason, ends its lease and adds a
+	// schedule.paused event (reason, message), in one transaction. It
+	// says whether it paused it: false for a paused or unknown one.
+	PauseSchedule(ctx context.Context, websiteID, id, reason, message string, at time.Time) (bool, error)
 	// DeleteSchedule removes one of the website's schedules with its
 	// ledger (its notifications stay). ErrNotFound for an unknown id.
 	DeleteSchedule(ctx context.Context, websiteID, id string) error

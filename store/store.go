@@ -729,7 +729,8 @@ const (
 	// day); the data is FeedPausedData.
 	EventFeedPaused = "feed.paused"
 	// EventSchedulePaused: the service paused a recurring schedule (the
-	// topic it sends to was deleted); the data is SchedulePausedData.
+	// topic it sends to was deleted, or an occurrence's send could not be
+	// made); the data is SchedulePausedData.
 	EventSchedulePaused = "schedule.paused"
 	// EventWebhookTest: a test asked for one webhook, never in the outbox;
 	// the data is WebhookTest.

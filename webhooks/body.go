@@ -27,7 +27,7 @@ const (
 	// whose topic was deleted.
 	EventFeedPaused = store.EventFeedPaused
 	// EventSchedulePaused: the service paused a recurring schedule whose
-	// topic was deleted.
+	// topic was deleted, or one whose occurrence could not be sent.
 	EventSchedulePaused = store.EventSchedulePaused
 	// EventTest is sent only on request (POST /webhooks/{id}/test), to one
 	// webhook, whatever it subscribes to; no webhook receives it otherwise.

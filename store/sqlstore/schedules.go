@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"time"
@@ -237,6 +238,31 @@ func (s *Store) refuseOccurrence(ctx context.Context, f store.ScheduleFire) erro
 		return fmt.Errorf("recording a budget refusal of schedule %s: %w", f.ScheduleID, err)
 	}
 	return nil
+}
+
+// PauseSchedule pauses an active schedule and adds its schedule.paused
+// event, in one transaction.
+func (s *Store) PauseSchedule(ctx context.Context, websiteID, id, reason, message string, at time.Time) (bool, error) {
+	var paused bool
+	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
+		var name string
+		err := tx.QueryRow(ctx, `UPDATE schedules SET status = 'paused', paused_reason = $3, next_at = NULL, due_at = NULL,
+			budget_wait = $4, leased_until = NULL, updated_at = $5
+			WHERE website_id = $1 AND id = $2 AND status = 'active' RETURNING name`,
+			websiteID, id, message, false, s.time(at)).Scan(&name)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		paused = true
+		data := store.SchedulePausedData{ScheduleID: id, Name: name, Reason: reason, Message: message}
+		return s.addEvent(ctx, tx, websiteID, store.EventSchedulePaused, data, at)
+	})
+	if err != nil {
+		return false, fmt.Errorf("pausing schedule: %w", s.mapErr(err))
+	}
+	return paused, nil
 }
 
 // pauseTopicSchedules pauses the active schedules of the website that
