@@ -158,9 +158,9 @@ func (c *Client) ListEvents(ctx context.Context) ([]map[string]any, error) {
 
 // Segment is a segment of GET /segments.
 type Segment struct {
-	ID    string          `json:"id"`
-	Name  string          `json:"name"`
-	Rules json.RawMessage `json:"rules,omitempty"`
+	ID      string          `json:"id"`
+	Name    string          `json:"name"`
+	Filters json.RawMessage `json:"filters,omitempty"`
 }
 
 // ListSegments calls GET /segments.
@@ -173,9 +173,11 @@ func (c *Client) ListSegments(ctx context.Context) ([]Segment, error) {
 
 // Topic is a topic of GET /topics.
 type Topic struct {
-	ID   string `json:"id"`
-	Key  string `json:"key"`
-	Name string `json:"name"`
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Slug        string `json:"slug"`
+	CreatedAt   string `json:"created_at"`
+	Subscribers int64  `json:"subscribers"`
 }
 
 // ListTopics calls GET /topics.
