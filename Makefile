@@ -99,6 +99,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecodeCursor -fuzztime 30s ./audience/
 	$(GO) test -run '^$$' -fuzz FuzzParseHeader -fuzztime 30s ./webhooks/signature/
 	$(GO) test -run '^$$' -fuzz FuzzVerify -fuzztime 30s ./webhooks/signature/
+	$(GO) test -run '^$$' -fuzz FuzzVerify -fuzztime 30s ./client/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeEvents -fuzztime 30s ./analytics/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeBatch -fuzztime 30s ./pusher/
 	$(GO) test -run '^$$' -fuzz FuzzFoldSearch -fuzztime 30s ./store/
