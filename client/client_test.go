@@ -2,10 +2,13 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -178,4 +181,25 @@ func FuzzVerify(f *testing.F) {
 			t.Fatalf("signed by RelayBell: %v", err)
 		}
 	})
+}
+
+// The shared vectors of webhooks/signature verify, each at its own time.
+func TestVerifierVectors(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "webhooks", "signature", "testdata", "vectors.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vectors []struct {
+		Name, Secret, Body, WebhookSignature string
+		T                                    int64
+	}
+	if err := json.Unmarshal(data, &vectors); err != nil || len(vectors) == 0 {
+		t.Fatalf("vectors: %d %v", len(vectors), err)
+	}
+	for _, vec := range vectors {
+		v := Verifier{Secrets: []string{vec.Secret}, Now: func() time.Time { return time.Unix(vec.T, 0) }}
+		if err := v.Verify(vec.WebhookSignature, []byte(vec.Body)); err != nil {
+			t.Errorf("%s: %v", vec.Name, err)
+		}
+	}
 }

@@ -94,7 +94,7 @@ func TestNodeSDKAgainstServer(t *testing.T) {
 		"RELAYBELL_API_KEY=" + w.APIKey,
 		"RELAYBELL_WEBHOOK_RECEIVER=" + captured,
 	}, "--test", "--test-reporter=tap", filepath.Join("dist", "test"))
-	for _, want := range []string{"# pass 8", "# fail 0", "# skipped 0"} {
+	for _, want := range []string{"# pass 9", "# fail 0", "# skipped 0"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("node --test: no %q in\n%s", want, out)
 		}

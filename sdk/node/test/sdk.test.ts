@@ -6,6 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { RelayBell, RelayBellError, USER_AGENT, identityHash, retryingFetch, verifyWebhook, WebhookVerificationError } from "../src/index.js";
 
 const url = process.env["RELAYBELL_URL"];
@@ -16,7 +17,7 @@ const live = { skip: url ? false : "RELAYBELL_URL is not set" };
 function scripted(statuses: number[], seen: string[]) {
   let n = 0;
   return async (req: Request) => {
-    seen.push(`${req.method} ${new URL(req.url).pathname} ${req.headers.get("Idempotency-Key") ?? ""} ${await req.text()}`);
+    seen.push(`${req.method} ${new URL(req.url).pathname} ${req.headers.get("User-Agent")} ${req.headers.get("Idempotency-Key") ?? ""} ${await req.text()}`);
     const status = statuses[n++] ?? 200;
     const headers = new Headers({ "Content-Type": "application/json", "X-Request-Id": `req-${n - 1}` });
     if (status === 429) headers.set("Retry-After", "7");
@@ -31,7 +32,7 @@ test("retries POST /events with an Idempotency-Key on 429 (Retry-After) and 5xx"
   const rb = new RelayBell({ baseUrl: "http://relaybell.invalid", apiKey: "k", fetch: scripted([429, 503, 200], seen), baseBackoffMs: 100, sleep: async (ms) => void waits.push(ms) });
   const out = await rb.track({ event: "purchase" }, "order-1");
   assert.equal(out.eventId, "ev1");
-  assert.deepEqual(seen, Array(3).fill('POST /api/v1/events order-1 {"event":"purchase"}'));
+  assert.deepEqual(seen, Array(3).fill('POST /api/v1/events relaybell-node/1.2.0 order-1 {"event":"purchase"}'));
   assert.equal(waits.length, 2);
   assert.equal(waits[0], 7000);
   assert.ok(waits[1]! >= 100 && waits[1]! <= 200, `second wait ${waits[1]}`);
@@ -71,6 +72,13 @@ test("webhook verifier: tolerance, extra keys, tampering, legacy header", () => 
   fails(null, body, at, "no_signature");
   fails("sha256=2e82fc3d4374980d666349ffd28338b37802b2e94d5b77d32e65ce5531091599", body, at, "malformed");
   fails("t=1,t=2,v1=" + "0".repeat(64), body, at, "malformed");
+});
+
+test("webhook verifier: the shared vectors of webhooks/signature", () => {
+  const vectors = JSON.parse(readFileSync(new URL("../../../../webhooks/signature/testdata/vectors.json", import.meta.url), "utf8")) as
+    { name: string; secret: string; t: number; body: string; webhookSignature: string }[];
+  assert.ok(vectors.length > 0);
+  for (const v of vectors) verifyWebhook(v.webhookSignature, v.body, { secrets: [v.secret], now: v.t * 1000 });
 });
 
 test("identityHash is the hex HMAC-SHA256 of the id", () => {
