@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -201,5 +202,16 @@ func TestVerifierVectors(t *testing.T) {
 		if err := v.Verify(vec.WebhookSignature, []byte(vec.Body)); err != nil {
 			t.Errorf("%s: %v", vec.Name, err)
 		}
+	}
+}
+
+// The package is the standard library's only: customers vendor it alone.
+func TestStandardLibraryOnly(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", ".").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	if got := strings.Fields(string(out)); len(got) != 1 || got[0] != "github.com/relaybell/relaybell/client" {
+		t.Fatalf("client depends on %q", got)
 	}
 }

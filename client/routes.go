@@ -257,3 +257,61 @@ func IdentityHash(secret, externalID string) string {
 	m.Write([]byte(externalID))
 	return hex.EncodeToString(m.Sum(nil))
 }
+
+// Webhook is a webhook of GET /webhooks; Secret is only in the answer of
+// CreateWebhook.
+type Webhook struct {
+	ID        string   `json:"id"`
+	URL       string   `json:"url"`
+	Events    []string `json:"events"`
+	Secret    string   `json:"secret,omitempty"`
+	Enabled   bool     `json:"enabled"`
+	CreatedAt string   `json:"created_at"`
+}
+
+// WebhookDelivery is one attempt of a webhook's delivery log; members
+// beyond these are in the served OpenAPI document.
+type WebhookDelivery struct {
+	ID             string  `json:"id"`
+	Event          string  `json:"event"`
+	Status         string  `json:"status"`
+	Attempts       int     `json:"attempts"`
+	LastStatusCode *int    `json:"last_status_code"`
+	Error          *string `json:"error"`
+	CreatedAt      string  `json:"created_at"`
+	DeliveredAt    *string `json:"delivered_at"`
+}
+
+// CreateWebhook calls POST /webhooks; the answer holds the secret, shown
+// this once.
+func (c *Client) CreateWebhook(ctx context.Context, target string, events []string) (*Webhook, error) {
+	var out struct {
+		Webhook Webhook `json:"webhook"`
+	}
+	body := map[string]any{"url": target}
+	if events != nil {
+		body["events"] = events
+	}
+	return &out.Webhook, c.Post(ctx, "/webhooks", body, &out)
+}
+
+// ListWebhooks calls GET /webhooks.
+func (c *Client) ListWebhooks(ctx context.Context) ([]Webhook, error) {
+	var out struct {
+		Webhooks []Webhook `json:"webhooks"`
+	}
+	return out.Webhooks, c.Get(ctx, "/webhooks", nil, &out)
+}
+
+// TestWebhook calls POST /webhooks/{id}/test: one webhook.test delivery.
+func (c *Client) TestWebhook(ctx context.Context, id string) (*WebhookDelivery, error) {
+	var out struct {
+		Delivery WebhookDelivery `json:"delivery"`
+	}
+	return &out.Delivery, c.Post(ctx, "/webhooks/"+url.PathEscape(id)+"/test", nil, &out)
+}
+
+// WebhookDeliveries iterates over a webhook's delivery log, newest first.
+func (c *Client) WebhookDeliveries(ctx context.Context, id string) iter.Seq2[WebhookDelivery, error] {
+	return Pages[WebhookDelivery](ctx, c, "/webhooks/"+url.PathEscape(id)+"/deliveries", nil, "deliveries")
+}

@@ -175,20 +175,19 @@ func TestGoSDKAgainstServer(t *testing.T) {
 
 	// A webhook test delivery, signed by RelayBell, passes the verifier;
 	// tampered or with another secret it does not.
-	var created struct {
-		Webhook struct {
-			ID     string `json:"id"`
-			Secret string `json:"secret"`
-		} `json:"webhook"`
+	hook, err := c.CreateWebhook(ctx, rc.srv.URL+"/in", []string{"webhook.test"})
+	if err != nil || hook.Secret == "" {
+		t.Fatalf("CreateWebhook: %+v %v", hook, err)
 	}
-	if err := c.Post(ctx, "/webhooks", map[string]any{"url": rc.srv.URL + "/in", "events": []string{"webhook.test"}}, &created); err != nil {
-		t.Fatalf("create webhook: %v", err)
-	}
-	if err := c.Post(ctx, "/webhooks/"+created.Webhook.ID+"/test", nil, nil); err != nil {
-		t.Fatalf("test webhook: %v", err)
+	delivery, err := c.TestWebhook(ctx, hook.ID)
+	if err != nil || delivery.ID == "" || delivery.Event != "webhook.test" {
+		t.Fatalf("TestWebhook: %+v %v", delivery, err)
 	}
 	got := rc.next(t)
-	v := client.Verifier{Secrets: []string{created.Webhook.Secret}}
+	if got.Header.Get(client.HeaderDelivery) != delivery.ID {
+		t.Fatalf("delivery id %q, want %q", got.Header.Get(client.HeaderDelivery), delivery.ID)
+	}
+	v := client.Verifier{Secrets: []string{hook.Secret}}
 	if err := v.Verify(got.Header.Get(client.HeaderWebhookSignature), got.Body); err != nil {
 		t.Fatalf("verify RelayBell's delivery: %v (header %q)", err, got.Header.Get(client.HeaderWebhookSignature))
 	}
@@ -201,5 +200,19 @@ func TestGoSDKAgainstServer(t *testing.T) {
 	other := client.Verifier{Secrets: []string{"whsec_other"}}
 	if err := other.Verify(got.Header.Get(client.HeaderWebhookSignature), got.Body); !errors.Is(err, client.ErrMismatch) {
 		t.Fatalf("other secret: %v", err)
+	}
+	hooks, err := c.ListWebhooks(ctx)
+	if err != nil || len(hooks) != 1 || hooks[0].ID != hook.ID || hooks[0].Secret != "" {
+		t.Fatalf("ListWebhooks: %+v %v", hooks, err)
+	}
+	var log []string
+	for d, err := range c.WebhookDeliveries(ctx, hook.ID) {
+		if err != nil {
+			t.Fatalf("WebhookDeliveries: %v", err)
+		}
+		log = append(log, d.ID+" "+d.Event)
+	}
+	if len(log) != 1 || log[0] != delivery.ID+" webhook.test" {
+		t.Fatalf("delivery log %q", log)
 	}
 }
