@@ -93,6 +93,7 @@ func TestNodeSDKAgainstServer(t *testing.T) {
 		"RELAYBELL_URL=" + ts.base,
 		"RELAYBELL_API_KEY=" + w.APIKey,
 		"RELAYBELL_WEBHOOK_RECEIVER=" + captured,
+		"RELAYBELL_EVENTS_KEY=" + ts.scopedKey(w, "events:write"),
 	}, "--test", "--test-reporter=tap", filepath.Join("dist", "test"))
 	for _, want := range []string{"# pass 9", "# fail 0", "# skipped 0"} {
 		if !strings.Contains(out, want) {

@@ -56,6 +56,18 @@ func (rc *sdkWebhookReceiver) next(t *testing.T) sdkDelivery {
 	return rc.got[len(rc.got)-1]
 }
 
+// scopedKey is a new key of w with only scopes.
+func (ts *testServer) scopedKey(w website, scopes ...string) string {
+	ts.t.Helper()
+	var out struct {
+		APIKey string `json:"apiKey"`
+	}
+	if code := ts.call("POST", "/admin/v1/websites/"+w.WebsiteID+"/keys", adminToken, map[string]any{"name": "scoped", "scopes": scopes}, &out); code != 201 {
+		ts.t.Fatalf("create key: %d", code)
+	}
+	return out.APIKey
+}
+
 // The Go SDK against an embedded RelayBell: sending, listing by pages,
 // detail, cancel, events with an Idempotency-Key, segments, topics,
 // identity hashes, typed errors, and the verifier over a delivery
@@ -114,6 +126,11 @@ func TestGoSDKAgainstServer(t *testing.T) {
 	}
 	if _, err := c.Send(ctx, client.SendRequest{}); !client.IsCode(err, "title_required") {
 		t.Fatalf("no title: %v", err)
+	}
+	eventsOnly := client.New(ts.base, ts.scopedKey(w, "events:write"))
+	_, err = eventsOnly.Send(ctx, client.SendRequest{Title: "x"})
+	if !errors.As(err, &e) || e.Status != 403 || e.Code != "insufficient_scope" || e.Required != "send" || e.RequestID == "" {
+		t.Fatalf("events-only key sends: %v", err)
 	}
 
 	// Events: the same Idempotency-Key stores one event.

@@ -107,6 +107,9 @@ test("against RelayBell: sends, pages, detail, cancel, typed errors", live, asyn
   await assert.rejects(rb.getNotification("00000000-0000-4000-8000-000000000000"), (e: unknown) =>
     e instanceof RelayBellError && e.status === 404 && e.code === "not_found" && e.requestId !== "");
   await assert.rejects(rb.send({ title: "" }), (e: unknown) => e instanceof RelayBellError && e.code === "title_required");
+  const eventsOnly = new RelayBell({ baseUrl: url!, apiKey: process.env["RELAYBELL_EVENTS_KEY"] ?? "" });
+  await assert.rejects(eventsOnly.send({ title: "x" }), (e: unknown) =>
+    e instanceof RelayBellError && e.status === 403 && e.code === "insufficient_scope" && e.required === "send" && e.requestId !== "");
 });
 
 test("against RelayBell: events, segments, topics, lists, stats, User-Agent", live, async () => {
