@@ -52,7 +52,7 @@ func (a *API) receiver(platform string) func(r *request) error {
 		if len(body) > integrations.MaxBody {
 			return errorf(CodeBodyTooLarge, "a delivery is at most %d bytes", integrations.MaxBody)
 		}
-		h := r.fc.Request.Header
+		h := &r.fc.Request.Header
 		res, err := a.integrations.Receive(r.ctx, integrations.Delivery{Website: w, Platform: platform, Body: body, At: r.now,
 			Headers: integrations.Headers{Signature: string(h.Peek(names.Signature)), DeliveryID: string(h.Peek(names.DeliveryID)),
 				Topic: string(h.Peek(names.Topic))}})
