@@ -171,11 +171,14 @@ type Result struct {
 	Ledger   store.IntegrationDelivery `json:"-"`
 }
 
-// ResultEvent is one event a delivery tracked.
+// ResultEvent is one event a delivery tracked, as POST /events answered
+// it.
 type ResultEvent struct {
-	Name    string        `json:"name"`
-	EventID string        `json:"eventId"`
-	Answer  events.Answer `json:"-"`
+	Name         string              `json:"name"`
+	EventID      string              `json:"eventId"`
+	SubscriberID *string             `json:"subscriberId"`
+	IsConversion bool                `json:"isConversion"`
+	Attribution  *events.Attribution `json:"attribution"`
 }
 
 // eventSpace is the UUID namespace of the events' ids.
@@ -224,10 +227,17 @@ func (s *Service) Receive(ctx context.Context, d Delivery) (Result, error) {
 			Website: d.Website, Name: e.Name, ExternalID: e.ExternalID, Addressed: e.ExternalID != "",
 			Properties: props, Source: events.SourceServer, At: d.At}
 		ans, err := s.ev.Track(ctx, in)
+		if errors.Is(err, events.ErrValue) || errors.Is(err, events.ErrTooLarge) || errors.Is(err, events.ErrProperties) {
+			// A payload no retry makes better: recorded as its error.
+			res.Ignored = "payload"
+			rec.Error = cut(e.Name+": "+err.Error(), 500)
+			continue
+		}
 		if err != nil {
 			return Result{}, fmt.Errorf("tracking %s: %w", e.Name, err)
 		}
-		res.Events = append(res.Events, ResultEvent{Name: e.Name, EventID: ans.EventID, Answer: ans})
+		res.Events = append(res.Events, ResultEvent{Name: e.Name, EventID: ans.EventID, SubscriberID: ans.SubscriberID,
+			IsConversion: ans.IsConversion, Attribution: ans.Attribution})
 		names, ids = append(names, e.Name), append(ids, ans.EventID)
 	}
 	rec.Event, rec.EventID = strings.Join(names, ","), strings.Join(ids, ",")
