@@ -17,7 +17,7 @@ import (
 // the secret shows the new one once, which then signs, as the old one
 // still does within its 24 hours.
 func TestDashboardIntegrations(t *testing.T) {
-	ts := startServer(t, nil)
+	ts := startServer(t)
 	b, site := startDashboard(t, ts)
 	role, heading := b.role, b.heading
 	var settings struct {
