@@ -50,7 +50,7 @@ func (a *API) receiver(platform string) func(r *request) error {
 		}
 		body := r.fc.Request.Body()
 		if len(body) > integrations.MaxBody {
-			return errorf(CodeBodyTooLarge, "a delivery is at most %d bytes", integrations.MaxBody)
+			return errorf(CodePayloadTooLarge, "a delivery is at most %d bytes", integrations.MaxBody)
 		}
 		h := &r.fc.Request.Header
 		res, err := a.integrations.Receive(r.ctx, integrations.Delivery{Website: w, Platform: platform, Body: body, At: r.now,

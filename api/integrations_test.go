@@ -254,4 +254,43 @@ func TestIntegrationsWooCommerceByEmailAndRotation(t *testing.T) {
 	if evs := h.listedEvents(t); len(evs) != 4 {
 		t.Fatalf("events: %d", len(evs))
 	}
+
+	// Another website's receiver takes only its own secret, and its
+	// events are its own.
+	other, err := CreateWebsite(context.Background(), h.st, NewWebsite{Name: "Other", URL: "https://other.example"}, testStart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := os.ReadFile("../integrations/testdata/woocommerce/order_created_paid.json")
+	post := func(secret string) response {
+		return h.doBytes("POST", "/api/v1/integrations/woocommerce/"+other.ProjectID, "application/json", body,
+			"X-WC-Webhook-Topic", "order.created", "X-WC-Webhook-Delivery-ID", "w-2", "X-WC-Webhook-Signature", integrations.Sign(secret, body))
+	}
+	expectError(t, post(fresh), 401, CodeInvalidSignature,
+		`,"message":"X-WC-Webhook-Signature must be the base64 HMAC-SHA256 of the body under the commerce signing secret"`)
+	ow, err := h.st.Website(context.Background(), other.WebsiteID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := post(ow.Settings.CommerceSecret); r.status != 200 || !strings.Contains(string(r.body), `"replayed":false`) {
+		t.Fatalf("the other website's own delivery w-2: %d %s", r.status, r.body)
+	}
+	if evs := h.listedEvents(t); len(evs) != 4 {
+		t.Fatalf("another website's delivery shows here: %d", len(evs))
+	}
+
+	// A body over 1 MiB: 413, nothing done.
+	big := append([]byte(`{"id":1,"date_paid":"2017-03-22T16:28:08","pad":"`), make([]byte, integrations.MaxBody)...)
+	for i := len(big) - integrations.MaxBody; i < len(big); i++ {
+		big[i] = 'x'
+	}
+	big = append(big, `"}`...)
+	r = h.doBytes("POST", "/api/v1/integrations/woocommerce/"+h.site.ProjectID, "application/json", big,
+		"X-WC-Webhook-Topic", "order.created", "X-WC-Webhook-Delivery-ID", "w-big", "X-WC-Webhook-Signature", integrations.Sign(fresh, big))
+	if r.status != 413 || !strings.Contains(string(r.body), `"error":"payload_too_large"`) {
+		t.Fatalf("large body: %d %s", r.status, r.body)
+	}
+	if evs := h.listedEvents(t); len(evs) != 4 {
+		t.Fatalf("a refused body stored an event: %d", len(evs))
+	}
 }
