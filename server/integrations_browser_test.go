@@ -10,8 +10,8 @@ import (
 	"github.com/relaybell/relaybell/integrations"
 )
 
-// TestDashboardIntegrations opens the Integrations page, found by role and
-// name: each platform's receiver URL; a Shopify delivery signed with the
+// TestDashboardIntegrations opens the Integrations page from Settings,
+// found by role and name: each platform's receiver URL; a Shopify delivery signed with the
 // website's secret shows in its deliveries, an ignored topic as the last
 // error; the person chooser saves settings commerceExternalId; rotating
 // the secret shows the new one once, which then signs, as the old one
@@ -49,8 +49,14 @@ func TestDashboardIntegrations(t *testing.T) {
 		return res.StatusCode
 	}
 
+	role("link", "Settings", "click")
+	heading("Settings")
 	role("link", "Integrations", "click")
 	heading("Integrations")
+	var current string
+	if b.d.page(`document.querySelector('nav[aria-label=Main] a[aria-current=page]').textContent`, &current); current != "Settings" {
+		t.Fatalf("the current area is %q, not Settings", current)
+	}
 	if got := role("textbox", "Shopify receiver URL", "value"); got != ts.base+"/api/v1/integrations/shopify/"+site.ProjectID {
 		t.Fatalf("Shopify receiver URL %q", got)
 	}

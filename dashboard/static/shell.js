@@ -130,7 +130,7 @@ export function Shell({ me, route, onMe, onSignOut }) {
         <span class="who">${me.user.email}</span>
         <button type="button" class="secondary" onClick=${() => onSignOut().catch(setSignOutError)}>Sign out</button>
         <nav aria-label="Main">${site && [link('', 'Home'), site.role !== 'viewer' && link('compose', 'New notification'), link('notifications', 'Notifications'),
-          link('automations', 'Automations'), link('journeys', 'Journeys'), link('goals', 'Goals'), link('templates', 'Templates'), link('schedules', 'Schedules'), link('feeds', 'Feeds'), link('people', 'Audience'), link('segments', 'Segments'), link('webhooks', 'Webhooks'), link('integrations', 'Integrations'), link('install', 'Install'), link('settings', 'Settings', ['prompt', 'welcome', 'onsite'])]}</nav>
+          link('automations', 'Automations'), link('journeys', 'Journeys'), link('goals', 'Goals'), link('templates', 'Templates'), link('schedules', 'Schedules'), link('feeds', 'Feeds'), link('people', 'Audience'), link('segments', 'Segments'), link('webhooks', 'Webhooks'), link('install', 'Install'), link('settings', 'Settings', ['prompt', 'welcome', 'onsite', 'integrations'])]}</nav>
       </div>
       <${Alert} error=${signOutError} what="Signing out failed" />
     </header>
