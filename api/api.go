@@ -22,6 +22,7 @@ import (
 	"github.com/relaybell/relaybell/events"
 	"github.com/relaybell/relaybell/feeds"
 	"github.com/relaybell/relaybell/goals"
+	"github.com/relaybell/relaybell/integrations"
 	"github.com/relaybell/relaybell/journeys"
 	"github.com/relaybell/relaybell/netpolicy"
 	"github.com/relaybell/relaybell/onsite"
@@ -202,6 +203,7 @@ type Store interface {
 	store.Uploads
 	store.Schedules
 	store.Onsite
+	store.Integrations
 }
 
 // maxRegistrationBatch bounds the registrations sharing one transaction
@@ -243,6 +245,9 @@ type API struct {
 	// feeds checks feed definitions and polls feeds now; nil: the feed
 	// routes are not served.
 	feeds *feeds.Service
+	// integrations receives the commerce platforms' webhooks; nil: the
+	// integration routes are not served.
+	integrations *integrations.Service
 	// segments evaluates segment entry (automations' and journeys') for
 	// people whose attributes changed; nil: none.
 	segments *automations.Segments
@@ -294,6 +299,10 @@ type Services struct {
 	// Feeds checks feed definitions and polls a feed now (POST
 	// /feeds/{id}/poll); nil serves no feed route.
 	Feeds *feeds.Service
+	// Integrations receives the commerce platforms' webhooks (POST
+	// /integrations/{platform}/{projectId}); nil serves no integration
+	// route.
+	Integrations *integrations.Service
 	// Segments evaluates the segment_entered automations and journeys of
 	// people whose attributes changed (a browser, labels, an import); nil
 	// evaluates none.
@@ -368,7 +377,7 @@ func New(cfg Config, st Store, an analytics.Store, d Dispatcher, svc Services, l
 	a.keys = newKeyCache(cfg.KeyCacheTTL, cfg.KeyCacheSize)
 	a.accounts, a.events, a.public = svc.Accounts, svc.Events, svc.Public
 	a.automations, a.goals, a.journeys, a.segments = svc.Automations, svc.Goals, svc.Journeys, svc.Segments
-	a.feeds = svc.Feeds
+	a.feeds, a.integrations = svc.Feeds, svc.Integrations
 	a.defs, a.schedules, a.templates = svc.Definitions, svc.Schedules, svc.Templates
 	a.suggest = svc.Suggestions
 	if a.suggest == nil {

@@ -96,6 +96,14 @@ const (
 	CodeIdempotencyKeyReused  = "idempotency_key_reused"
 )
 
+// Codes of the commerce platforms' receivers (POST /integrations/...): a
+// request not signed with the website's commerce signing secret, and one
+// without its platform's delivery id.
+const (
+	CodeInvalidSignature  = "invalid_signature"
+	CodeDeliveryIDMissing = "delivery_id_required"
+)
+
 // catalog maps every error code to its HTTP status. It is the only place a
 // status is chosen for an error.
 var catalog = map[string]int{
@@ -169,6 +177,8 @@ var catalog = map[string]int{
 
 	CodeIdempotencyInProgress: http.StatusConflict,
 	CodeIdempotencyKeyReused:  http.StatusConflict,
+	CodeInvalidSignature:      http.StatusUnauthorized,
+	CodeDeliveryIDMissing:     http.StatusBadRequest,
 
 	CodeEndpointRequired:    http.StatusBadRequest,
 	CodeUnknownEndpoint:     http.StatusBadRequest,

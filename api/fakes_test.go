@@ -30,6 +30,7 @@ import (
 	"github.com/relaybell/relaybell/events"
 	"github.com/relaybell/relaybell/feeds"
 	"github.com/relaybell/relaybell/goals"
+	"github.com/relaybell/relaybell/integrations"
 	"github.com/relaybell/relaybell/journeys"
 	"github.com/relaybell/relaybell/onsite"
 	"github.com/relaybell/relaybell/ratelimit"
@@ -339,6 +340,7 @@ func newAPI(t testing.TB, tc testConfig, st Store, an analytics.Store, d Dispatc
 		Templates:   tc.Templates,
 		Feeds:       feeds.NewService(st, tc.FeedTemplates, poller),
 	}
+	svc.Integrations = integrations.New(st, svc.Events)
 	a, err = New(tc.Config, st, an, d, svc, logger, reg, opts...)
 	if err != nil {
 		return nil, err

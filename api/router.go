@@ -140,6 +140,7 @@ func (a *API) routes() *router {
 	a.goalRoutes(rt)
 	a.templateRoutes(rt)
 	a.onsiteRoutes(rt)
+	a.integrationRoutes(rt)
 	a.journeyRoutes(rt)
 	a.scheduleRoutes(rt)
 	a.feedRoutes(rt)

@@ -2,15 +2,16 @@ package api
 
 import (
 	"bytes"
-	"crypto/rand"
 	"encoding/json"
 	"net/http"
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/relaybell/relaybell/events"
+	"github.com/relaybell/relaybell/integrations"
 	"github.com/relaybell/relaybell/notification"
 	"github.com/relaybell/relaybell/store"
 )
@@ -23,7 +24,6 @@ const (
 	maxFrequencyCapPushes = 100
 	maxFrequencyCapHours  = 168
 	maxAttributionHours   = 720
-	commerceSecretPrefix  = "rbcs_"
 )
 
 // settingsView is the answer of GET and PUT /settings. Null members are at
@@ -41,6 +41,9 @@ type settingsView struct {
 	// ProductAlertTexts are the texts of the website's product alerts,
 	// its own or the defaults.
 	ProductAlertTexts store.AlertTexts `json:"productAlertTexts"`
+	// CommerceExternalID is what of a commerce platform's customer is the
+	// externalId of its events: customerId (the default) or email.
+	CommerceExternalID string `json:"commerceExternalId"`
 	// CommerceSigningSecret only goes to keys with full or settings:write
 	// (spec 5, rule 2).
 	CommerceSigningSecret *string `json:"commerceSigningSecret,omitempty"`
@@ -67,6 +70,9 @@ type settingsPatch struct {
 	ProductAlertTexts      json.RawMessage `json:"productAlertTexts"`
 	// RotateCommerceSigningSecret: true replaces the secret.
 	RotateCommerceSigningSecret json.RawMessage `json:"rotateCommerceSigningSecret"`
+	CommerceExternalID          json.RawMessage `json:"commerceExternalId"`
+	// now is when the patch applies (a rotation's grace period starts).
+	now time.Time
 }
 
 func (a *API) settingsRoutes(rt *router) {
@@ -100,6 +106,7 @@ func (a *API) handlePutSettings(r *request) error {
 	if err := decodeJSON(r.fc.Request.Body(), &p, strict); err != nil {
 		return err
 	}
+	p.now = r.now
 	var members map[string]json.RawMessage
 	if json.Unmarshal(r.fc.Request.Body(), &members) != nil || len(members) == 0 {
 		return errorf(CodeNothingToUpdate, "send at least one setting")
@@ -131,6 +138,10 @@ func viewSettings(r *request, w store.Website) settingsView {
 		ConversionEvents:       s.ConversionNames(),
 		AttributionWindowHours: int(s.Attribution().Hours()),
 		ProductAlertTexts:      events.AlertTexts(s),
+		CommerceExternalID:     integrations.ByCustomerID,
+	}
+	if s.CommerceExternalID != "" {
+		v.CommerceExternalID = s.CommerceExternalID
 	}
 	if mayReadSecret(r) {
 		v.CommerceSigningSecret = nonEmpty(s.CommerceSecret)
@@ -145,7 +156,7 @@ func nonEmpty(s string) *string {
 	return &s
 }
 
-func newCommerceSecret() string { return commerceSecretPrefix + rand.Text() }
+func newCommerceSecret() string { return integrations.NewSecret() }
 
 var currencyRe = regexp.MustCompile(`^[A-Za-z]{3}$`)
 
@@ -276,7 +287,22 @@ func (p settingsPatch) apply(w *store.Website) error {
 				return err
 			}
 			if rotate {
-				s.CommerceSecret = newCommerceSecret()
+				integrations.Rotate(s, p.now)
+			}
+			return nil
+		}},
+		{p.CommerceExternalID, "commerceExternalId", func() { s.CommerceExternalID = "" }, func(raw json.RawMessage) error {
+			by, err := decodeMember[string](raw, "commerceExternalId")
+			if err != nil {
+				return err
+			}
+			switch by {
+			case integrations.ByCustomerID:
+				s.CommerceExternalID = ""
+			case integrations.ByEmail:
+				s.CommerceExternalID = by
+			default:
+				return errorf(CodeInvalidJSON, "commerceExternalId is customerId or email")
 			}
 			return nil
 		}},

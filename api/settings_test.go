@@ -187,6 +187,6 @@ func jsonEqual(t *testing.T, a, b any) bool {
 }
 
 // defaultAlertTexts is the productAlertTexts member of a website that kept
-// the default texts.
+// the default texts, with the default commerceExternalId after it.
 const defaultAlertTexts = `"productAlertTexts":{"backInStock":{"title":"Back in stock: {product.title}","body":"It is available again. Get it before it is gone."},` +
-	`"priceDrop":{"title":"Price drop: {product.title}","body":"Now {product.price}, was {product.oldPrice}."}}`
+	`"priceDrop":{"title":"Price drop: {product.title}","body":"Now {product.price}, was {product.oldPrice}."}},"commerceExternalId":"customerId"`

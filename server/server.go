@@ -33,6 +33,7 @@ import (
 	"github.com/relaybell/relaybell/fanout"
 	"github.com/relaybell/relaybell/feeds"
 	"github.com/relaybell/relaybell/goals"
+	"github.com/relaybell/relaybell/integrations"
 	"github.com/relaybell/relaybell/journeys"
 	"github.com/relaybell/relaybell/netpolicy"
 	"github.com/relaybell/relaybell/onsite"
@@ -670,6 +671,7 @@ func (s *Server) initAPI(context.Context) error {
 		Templates:   s.templates(),
 		Feeds:       s.feeds,
 	}
+	svc.Integrations = integrations.New(s.store, s.events)
 	if s.defs != nil {
 		svc.Definitions = s.defs
 	}

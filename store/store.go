@@ -80,6 +80,14 @@ type Settings struct {
 	AlertTexts *AlertTexts `json:"alertTexts,omitempty"`
 	// CommerceSecret signs the inbound commerce-platform integrations.
 	CommerceSecret string `json:"commerceSecret,omitempty"`
+	// PreviousCommerceSecret is the commerce secret before the last
+	// rotation, still accepted until 24 hours after CommerceSecretRotatedAt
+	// (package integrations).
+	PreviousCommerceSecret  string     `json:"previousCommerceSecret,omitempty"`
+	CommerceSecretRotatedAt *time.Time `json:"commerceSecretRotatedAt,omitempty"`
+	// CommerceExternalID is what of a commerce platform's customer becomes
+	// the event's externalId: "customerId" (the default, "") or "email".
+	CommerceExternalID string `json:"commerceExternalId,omitempty"`
 }
 
 // AlertTexts are a website's texts of its product alerts, one per kind.
@@ -418,6 +426,7 @@ type Store interface {
 	Uploads
 	Schedules
 	Onsite
+	Integrations
 	Close() error
 }
 

@@ -20,6 +20,7 @@ import { Automations } from './pages/automations.js';
 import { AutomationEditor } from './pages/automation.js';
 import { Goals } from './pages/goals.js';
 import { Feeds } from './pages/feeds.js';
+import { Integrations } from './pages/integrations.js';
 import { Templates } from './pages/templates.js';
 import { Schedules } from './pages/schedules.js';
 import { Journeys } from './pages/journeys.js';
@@ -85,6 +86,8 @@ export function Shell({ me, route, onMe, onSignOut }) {
     page = html`<${Goals} site=${site} />`;
   } else if (route.path === 'feeds') {
     page = html`<${Feeds} site=${site} />`;
+  } else if (route.path === 'integrations') {
+    page = html`<${Integrations} site=${site} />`;
   } else if (route.path === 'templates') {
     page = html`<${Templates} site=${site} />`;
   } else if (route.path === 'schedules') {
@@ -127,7 +130,7 @@ export function Shell({ me, route, onMe, onSignOut }) {
         <span class="who">${me.user.email}</span>
         <button type="button" class="secondary" onClick=${() => onSignOut().catch(setSignOutError)}>Sign out</button>
         <nav aria-label="Main">${site && [link('', 'Home'), site.role !== 'viewer' && link('compose', 'New notification'), link('notifications', 'Notifications'),
-          link('automations', 'Automations'), link('journeys', 'Journeys'), link('goals', 'Goals'), link('templates', 'Templates'), link('schedules', 'Schedules'), link('feeds', 'Feeds'), link('people', 'Audience'), link('segments', 'Segments'), link('webhooks', 'Webhooks'), link('install', 'Install'), link('settings', 'Settings', ['prompt', 'welcome', 'onsite'])]}</nav>
+          link('automations', 'Automations'), link('journeys', 'Journeys'), link('goals', 'Goals'), link('templates', 'Templates'), link('schedules', 'Schedules'), link('feeds', 'Feeds'), link('people', 'Audience'), link('segments', 'Segments'), link('webhooks', 'Webhooks'), link('install', 'Install'), link('settings', 'Settings', ['prompt', 'welcome', 'onsite', 'integrations'])]}</nav>
       </div>
       <${Alert} error=${signOutError} what="Signing out failed" />
     </header>

@@ -54,6 +54,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Feeds", feedCases},
 		{"Templates", templateCases},
 		{"Uploads", uploadCases},
+		{"Integrations", integrationCases},
 		{"Schedules", scheduleCases},
 		{"Onsite", onsiteCases},
 	}

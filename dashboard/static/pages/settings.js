@@ -145,6 +145,8 @@ export function Settings({ site, onMe }) {
     <section aria-labelledby="onsite-title"><h2 id="onsite-title">On your website</h2>
       <p>What the RelayBell script does on your pages: <a href="#/prompt">Prompt</a> (how and when it asks visitors to subscribe),
         <a href="#/welcome">Welcome</a> (the notification each new browser gets) and <a href="#/onsite">On-site messages</a> (banners, modals and slide-ins).</p></section>
+    <section aria-labelledby="stores-title"><h2 id="stores-title">Your store</h2>
+      <p><a href="#/integrations">Integrations</a>: Shopify and WooCommerce webhooks that turn paid orders, checkouts, price drops and restocks into events.</p></section>
     <${Keys} site=${site} canChange=${canChange} />
     <${IdentitySettings} site=${site} canChange=${canChange} />
     <${Team} site=${site} canChange=${canChange} />

@@ -1,0 +1,296 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/relaybell/relaybell/integrations"
+)
+
+// delivery posts a fixture of integrations/testdata as the platform
+// sends it: signed with secret (its base64 HMAC-SHA256), under a
+// delivery id and a topic.
+func (h *harness) delivery(t *testing.T, platform, topic, file, deliveryID, secret string) response {
+	t.Helper()
+	body, err := os.ReadFile(filepath.Join("..", "integrations", "testdata", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := integrations.HeaderNames[platform]
+	headers := []string{"Content-Type", "application/json", names.Topic, topic, names.DeliveryID, deliveryID}
+	if secret != "" {
+		headers = append(headers, names.Signature, integrations.Sign(secret, body))
+	}
+	return h.doBytes("POST", "/api/v1/integrations/"+platform+"/"+h.site.ProjectID, "application/json", body, headers...)
+}
+
+// commerceSecret is the website's current commerce signing secret.
+func (h *harness) commerceSecret(t *testing.T) string {
+	t.Helper()
+	w, err := h.st.Website(context.Background(), h.site.WebsiteID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w.Settings.CommerceSecret
+}
+
+// listedEvents are GET /events' events.
+func (h *harness) listedEvents(t *testing.T) []eventJSON {
+	t.Helper()
+	r := h.do("GET", "/api/v1/events", "", auth(h.site.APIKey)...)
+	if r.status != 200 {
+		t.Fatalf("GET /events: %d %s", r.status, r.body)
+	}
+	var out struct{ Events []eventJSON }
+	if err := json.Unmarshal(r.body, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out.Events
+}
+
+func eventIDOf(t *testing.T, r response) string {
+	t.Helper()
+	var a struct{ Events []struct{ EventID string } }
+	if err := json.Unmarshal(r.body, &a); err != nil || len(a.Events) != 1 {
+		t.Fatalf("one event: %s", r.body)
+	}
+	return a.Events[0].EventID
+}
+
+func TestIntegrationsShopify(t *testing.T) {
+	h := newHarness(t, func(c *testConfig) { c.FoldByHand = true })
+	secret := h.commerceSecret(t)
+	const customer, checkoutCustomer = "115310627314723954", "603851970716743426"
+	john := h.browser(t, `,"externalId":"`+customer+`"`)
+	h.browser(t, `,"externalId":"`+checkoutCustomer+`"`)
+	n := h.sendTo(t, "Spring sale", customer)
+	h.ping(t, "delivered", n, john.EndpointID)
+	h.clock.Add(time.Minute)
+
+	// orders/paid: a purchase of the customer, credited to the notification.
+	r := h.delivery(t, "shopify", "orders/paid", "shopify/orders_paid.json", "b54557e4-bdd9-4b37-8a5f-bf7d70bcd043", secret)
+	id := eventIDOf(t, r)
+	want := fmt.Sprintf(`{"ok":true,"replayed":false,"events":[{"name":"purchase","eventId":%q,"subscriberId":%q,"isConversion":true,`+
+		`"attribution":{"notificationId":%q,"value":403}}],"ignored":null}`, id, john.SubscriberID, n)
+	if r.status != 200 || string(r.body) != want {
+		t.Fatalf("orders/paid: %d\n %s\nwant\n %s", r.status, r.body, want)
+	}
+	evs := h.listedEvents(t)
+	if len(evs) != 1 || evs[0].ID != id || evs[0].Name != "purchase" || *evs[0].ExternalID != customer || *evs[0].SubscriberID != john.SubscriberID ||
+		string(evs[0].Properties) != `{"currency":"USD","orderId":"820982911946154508","value":403}` {
+		t.Fatalf("GET /events: %+v", evs)
+	}
+
+	// The platform's retry of the delivery does nothing; another delivery
+	// of the same order paid stores no second purchase.
+	r = h.delivery(t, "shopify", "orders/paid", "shopify/orders_paid.json", "b54557e4-bdd9-4b37-8a5f-bf7d70bcd043", secret)
+	if r.status != 200 || string(r.body) != `{"ok":true,"replayed":true,"events":[],"ignored":null}` {
+		t.Fatalf("replay: %d %s", r.status, r.body)
+	}
+	if r = h.delivery(t, "shopify", "orders/paid", "shopify/orders_paid.json", "other-delivery", secret); r.status != 200 || eventIDOf(t, r) != id {
+		t.Fatalf("the same order again: %d %s", r.status, r.body)
+	}
+	if evs := h.listedEvents(t); len(evs) != 1 {
+		t.Fatalf("a replay stored an event: %+v", evs)
+	}
+	h.api.events.Fold(context.Background())
+	if r := h.do("GET", "/api/v1/notifications/"+n, "", auth(h.site.APIKey)...); !strings.Contains(string(r.body), `"conversions":1,`) {
+		t.Fatalf("the notification is not credited once: %s", r.body)
+	}
+
+	// Unsigned, wrongly signed, or for an unknown project: nothing done.
+	expectError(t, h.delivery(t, "shopify", "orders/paid", "shopify/orders_paid_guest.json", "d-unsigned", ""), 401, CodeInvalidSignature,
+		`,"message":"X-Shopify-Hmac-Sha256 must be the base64 HMAC-SHA256 of the body under the commerce signing secret"`)
+	expectError(t, h.delivery(t, "shopify", "orders/paid", "shopify/orders_paid_guest.json", "d-wrong", "rbcs_WRONG"), 401, CodeInvalidSignature,
+		`,"message":"X-Shopify-Hmac-Sha256 must be the base64 HMAC-SHA256 of the body under the commerce signing secret"`)
+	body, _ := os.ReadFile("../integrations/testdata/shopify/orders_paid_guest.json")
+	expectError(t, h.doBytes("POST", "/api/v1/integrations/shopify/00000000-0000-4000-8000-000000000000", "application/json", body,
+		"X-Shopify-Topic", "orders/paid", "X-Shopify-Webhook-Id", "d-x", "X-Shopify-Hmac-Sha256", integrations.Sign(secret, body)), 404, CodeNotFound, "")
+	expectError(t, h.delivery(t, "shopify", "orders/paid", "shopify/orders_paid_guest.json", "", secret), 400, CodeDeliveryIDMissing,
+		`,"message":"X-Shopify-Webhook-Id is required (at most 200 characters)"`)
+	if evs := h.listedEvents(t); len(evs) != 1 {
+		t.Fatalf("a refused delivery stored an event: %+v", evs)
+	}
+
+	// No customer: the purchase names nobody.
+	r = h.delivery(t, "shopify", "orders/paid", "shopify/orders_paid_guest.json", "d-guest", secret)
+	want = fmt.Sprintf(`{"ok":true,"replayed":false,"events":[{"name":"purchase","eventId":%q,"subscriberId":null,"isConversion":true,"attribution":null}],"ignored":null}`, eventIDOf(t, r))
+	if r.status != 200 || string(r.body) != want {
+		t.Fatalf("guest: %d %s", r.status, r.body)
+	}
+	if e := h.listedEvents(t)[0]; e.ExternalID != nil || e.SubscriberID != nil || string(e.Properties) != `{"currency":"USD","orderId":"820982911946154509","value":25}` {
+		t.Fatalf("guest event: %+v", e)
+	}
+
+	// Checkouts: created and updated → cart.updated, completed → checkout.completed.
+	for i, c := range []struct{ topic, file, name string }{
+		{"checkouts/create", "shopify/checkouts_create.json", "cart.updated"},
+		{"checkouts/update", "shopify/checkouts_update.json", "cart.updated"},
+		{"checkouts/update", "shopify/checkouts_update_completed.json", "checkout.completed"},
+	} {
+		h.clock.Add(time.Second)
+		if r := h.delivery(t, "shopify", c.topic, c.file, fmt.Sprintf("d-checkout-%d", i), secret); r.status != 200 {
+			t.Fatalf("%s: %d %s", c.file, r.status, r.body)
+		}
+		if e := h.listedEvents(t)[0]; e.Name != c.name || *e.ExternalID != checkoutCustomer {
+			t.Fatalf("%s: %+v", c.file, e)
+		}
+	}
+	if e := h.listedEvents(t)[1]; string(e.Properties) != `{"checkoutId":"981820079255243537","currency":"USD","url":"https://checkout.local/548380009/checkouts/123123123/recover?key=example-secret-token","value":597.99}` {
+		t.Fatalf("cart.updated: %s", e.Properties)
+	}
+
+	// Products: a lowered price → price_drop, a variant back → back_in_stock;
+	// both name nobody (product alerts).
+	for i, c := range []struct{ file, name, props string }{
+		{"shopify/products_update_price_drop.json", "price_drop", `{"image":"https://cdn.shopify.com/s/files/1/example-t-shirt.png","oldPrice":24.99,"price":19.99,"productId":"788032119674292922","title":"Example T-Shirt","variantId":"642667041472713922"}`},
+		{"shopify/products_update_back_in_stock.json", "back_in_stock", `{"productId":"788032119674292922","title":"Example T-Shirt","variantId":"757650484644203962"}`},
+	} {
+		h.clock.Add(time.Second)
+		if r := h.delivery(t, "shopify", "products/update", c.file, fmt.Sprintf("d-product-%d", i), secret); r.status != 200 {
+			t.Fatalf("%s: %d %s", c.file, r.status, r.body)
+		}
+		if e := h.listedEvents(t)[0]; e.Name != c.name || e.ExternalID != nil || string(e.Properties) != c.props {
+			t.Fatalf("%s: %+v %s", c.file, e, e.Properties)
+		}
+	}
+
+	// A topic no event comes of: 200, recorded with its error.
+	h.clock.Add(time.Second)
+	if r := h.delivery(t, "shopify", "customers/create", "shopify/orders_paid_guest.json", "d-customer", secret); r.status != 200 ||
+		string(r.body) != `{"ok":true,"replayed":false,"events":[],"ignored":"topic"}` {
+		t.Fatalf("other topic: %d %s", r.status, r.body)
+	}
+
+	// GET /integrations: receiver URLs, the last delivery and error.
+	var list struct {
+		Integrations []integrationJSON `json:"integrations"`
+		ExternalID   string            `json:"externalId"`
+		Previous     *time.Time        `json:"previousSecretValidUntil"`
+	}
+	r = h.do("GET", "/api/v1/integrations", "", auth(h.key([]string{"send"}, nil))...)
+	if r.status != 200 || json.Unmarshal(r.body, &list) != nil || len(list.Integrations) != 2 {
+		t.Fatalf("GET /integrations: %d %s", r.status, r.body)
+	}
+	shop, woo := list.Integrations[0], list.Integrations[1]
+	if shop.Platform != "shopify" || !strings.HasSuffix(shop.ReceiverURL, "/api/v1/integrations/shopify/"+h.site.ProjectID) ||
+		woo.Platform != "woocommerce" || !strings.HasSuffix(woo.ReceiverURL, "/api/v1/integrations/woocommerce/"+h.site.ProjectID) ||
+		list.ExternalID != "customerId" || list.Previous != nil || woo.LastDelivery != nil || len(woo.Deliveries) != 0 {
+		t.Fatalf("GET /integrations: %s", r.body)
+	}
+	if d := shop.LastDelivery; d == nil || d.DeliveryID != "d-customer" || d.Topic != "customers/create" || d.Event != nil ||
+		*d.Error != `ignored topic "customers/create"` || !d.ReceivedAt.Equal(h.clock.Now().UTC().Truncate(time.Microsecond)) {
+		t.Fatalf("last delivery: %s", r.body)
+	}
+	if shop.LastError == nil || shop.LastError.DeliveryID != "d-customer" || len(shop.Deliveries) != 9 || *shop.Deliveries[1].Event != "back_in_stock" {
+		t.Fatalf("deliveries: %s", r.body)
+	}
+}
+
+func TestIntegrationsWooCommerceByEmailAndRotation(t *testing.T) {
+	h := newHarness(t)
+	key := auth(h.site.APIKey)
+	expectError(t, h.do("PUT", "/api/v1/settings", `{"commerceExternalId":"phone"}`, key...), 400, CodeInvalidJSON,
+		`,"message":"commerceExternalId is customerId or email"`)
+	if r := h.do("PUT", "/api/v1/settings", `{"commerceExternalId":"email"}`, key...); r.status != 200 || !strings.Contains(string(r.body), `"commerceExternalId":"email"`) {
+		t.Fatalf("settings: %d %s", r.status, r.body)
+	}
+	john := h.browser(t, `,"externalId":"john.doe@example.com"`)
+	old := h.commerceSecret(t)
+
+	// Rotation: settings:write only; the answer shows the new secret.
+	expectError(t, h.do("POST", "/api/v1/integrations/secret/rotate", "", auth(h.key([]string{"send"}, nil))...),
+		403, CodeInsufficientScope, `,"required":"settings:write"`)
+	r := h.do("POST", "/api/v1/integrations/secret/rotate", "", auth(h.key([]string{ScopeSettingsWrite}, nil))...)
+	fresh := h.commerceSecret(t)
+	until := h.clock.Now().Add(24 * time.Hour).UTC().Format(time.RFC3339Nano)
+	if want := fmt.Sprintf(`{"commerceSigningSecret":%q,"previousSecretValidUntil":%q}`, fresh, until); r.status != 200 || string(r.body) != want || fresh == old {
+		t.Fatalf("rotate: %d\n %s\nwant\n %s", r.status, r.body, want)
+	}
+
+	// Within the grace period both secrets sign; an unpaid order is nothing.
+	if r := h.delivery(t, "woocommerce", "order.created", "woocommerce/order_created_unpaid.json", "w-1", old); r.status != 200 ||
+		string(r.body) != `{"ok":true,"replayed":false,"events":[],"ignored":"nothing to track"}` {
+		t.Fatalf("unpaid: %d %s", r.status, r.body)
+	}
+	h.clock.Add(24*time.Hour - time.Second)
+	r = h.delivery(t, "woocommerce", "order.created", "woocommerce/order_created_paid.json", "w-2", old)
+	if r.status != 200 || !strings.Contains(string(r.body), `"name":"purchase"`) || !strings.Contains(string(r.body), `"subscriberId":"`+john.SubscriberID+`"`) {
+		t.Fatalf("old secret within the grace period: %d %s", r.status, r.body)
+	}
+	if e := h.listedEvents(t)[0]; e.Name != "purchase" || *e.ExternalID != "john.doe@example.com" || string(e.Properties) != `{"currency":"USD","orderId":"727","value":29.35}` {
+		t.Fatalf("woo purchase: %+v %s", e, e.Properties)
+	}
+	// Past it, the old secret is refused and the new one goes on.
+	h.clock.Add(time.Second)
+	expectError(t, h.delivery(t, "woocommerce", "order.updated", "woocommerce/order_updated_paid.json", "w-3", old), 401, CodeInvalidSignature,
+		`,"message":"X-WC-Webhook-Signature must be the base64 HMAC-SHA256 of the body under the commerce signing secret"`)
+	if r := h.delivery(t, "woocommerce", "order.updated", "woocommerce/order_updated_paid.json", "w-3", fresh); r.status != 200 || !strings.Contains(string(r.body), `"name":"purchase"`) {
+		t.Fatalf("new secret: %d %s", r.status, r.body)
+	}
+	if r := h.delivery(t, "woocommerce", "order.updated", "woocommerce/order_updated_paid.json", "w-3", fresh); string(r.body) != `{"ok":true,"replayed":true,"events":[],"ignored":null}` {
+		t.Fatalf("replay: %d %s", r.status, r.body)
+	}
+	// A guest order: no customer, no e-mail.
+	if r := h.delivery(t, "woocommerce", "order.created", "woocommerce/order_created_guest.json", "w-4", fresh); !strings.Contains(string(r.body), `"subscriberId":null`) {
+		t.Fatalf("guest: %d %s", r.status, r.body)
+	}
+	if e := h.listedEvents(t)[0]; e.ExternalID != nil || string(e.Properties) != `{"currency":"USD","orderId":"729","value":29.35}` {
+		t.Fatalf("guest: %+v", e)
+	}
+	// A sale → price_drop.
+	if r := h.delivery(t, "woocommerce", "product.updated", "woocommerce/product_updated_sale.json", "w-5", fresh); r.status != 200 {
+		t.Fatalf("sale: %d %s", r.status, r.body)
+	}
+	if e := h.listedEvents(t)[0]; e.Name != "price_drop" || !strings.Contains(string(e.Properties), `"oldPrice":21.99,"price":18.99,"productId":"794"`) {
+		t.Fatalf("sale: %+v %s", e, e.Properties)
+	}
+	if evs := h.listedEvents(t); len(evs) != 4 {
+		t.Fatalf("events: %d", len(evs))
+	}
+
+	// Another website's receiver takes only its own secret, and its
+	// events are its own.
+	other, err := CreateWebsite(context.Background(), h.st, NewWebsite{Name: "Other", URL: "https://other.example"}, testStart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := os.ReadFile("../integrations/testdata/woocommerce/order_created_paid.json")
+	post := func(secret string) response {
+		return h.doBytes("POST", "/api/v1/integrations/woocommerce/"+other.ProjectID, "application/json", body,
+			"X-WC-Webhook-Topic", "order.created", "X-WC-Webhook-Delivery-ID", "w-2", "X-WC-Webhook-Signature", integrations.Sign(secret, body))
+	}
+	expectError(t, post(fresh), 401, CodeInvalidSignature,
+		`,"message":"X-WC-Webhook-Signature must be the base64 HMAC-SHA256 of the body under the commerce signing secret"`)
+	ow, err := h.st.Website(context.Background(), other.WebsiteID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := post(ow.Settings.CommerceSecret); r.status != 200 || !strings.Contains(string(r.body), `"replayed":false`) {
+		t.Fatalf("the other website's own delivery w-2: %d %s", r.status, r.body)
+	}
+	if evs := h.listedEvents(t); len(evs) != 4 {
+		t.Fatalf("another website's delivery shows here: %d", len(evs))
+	}
+
+	// A body over 1 MiB: 413, nothing done.
+	big := append([]byte(`{"id":1,"date_paid":"2017-03-22T16:28:08","pad":"`), make([]byte, integrations.MaxBody)...)
+	for i := len(big) - integrations.MaxBody; i < len(big); i++ {
+		big[i] = 'x'
+	}
+	big = append(big, `"}`...)
+	r = h.doBytes("POST", "/api/v1/integrations/woocommerce/"+h.site.ProjectID, "application/json", big,
+		"X-WC-Webhook-Topic", "order.created", "X-WC-Webhook-Delivery-ID", "w-big", "X-WC-Webhook-Signature", integrations.Sign(fresh, big))
+	if r.status != 413 || !strings.Contains(string(r.body), `"error":"payload_too_large"`) {
+		t.Fatalf("large body: %d %s", r.status, r.body)
+	}
+	if evs := h.listedEvents(t); len(evs) != 4 {
+		t.Fatalf("a refused body stored an event: %d", len(evs))
+	}
+}

@@ -1,0 +1,41 @@
+// Package integrations receives the webhooks of the commerce platforms
+// (Shopify and WooCommerce) at POST /integrations/{platform}/{projectId}
+// (issue 37, part 2) and turns them into RelayBell's events, through the
+// same path as POST /events (package events).
+//
+// Verification. Both platforms sign the raw body: Shopify's
+// X-Shopify-Hmac-Sha256 and WooCommerce's X-WC-Webhook-Signature are the
+// base64 HMAC-SHA256 of the body under the website's commerce-platform
+// signing secret (settings commerceSigningSecret). The signature is
+// compared in constant time with the current secret and, for 24 hours
+// after a rotation (RotationGrace), with the previous one. An unsigned or
+// wrongly signed request does nothing.
+//
+// Dedupe. A platform retries a delivery with the same delivery id
+// (X-Shopify-Webhook-Id, X-WC-Webhook-Delivery-ID): the ledger
+// (store.Integrations) holds one row per delivery and a replay does
+// nothing. The event's id is derived from the website, the platform and
+// what the event is about (an order's purchase once per order, whichever
+// delivery tells it; a checkout's update once per delivery), so that a
+// request that failed half way and is retried stores and credits nothing
+// twice (events.Track is idempotent per event id).
+//
+// Topics. The person is the customer's id (the default) or e-mail
+// (settings commerceExternalId "email"):
+//
+//   - Shopify orders/paid, WooCommerce order.created and order.updated
+//     once date_paid is set: purchase {value, currency, orderId}, a
+//     conversion credited as spec 4.2 says;
+//   - Shopify checkouts/create and checkouts/update: cart.updated
+//     {value, currency, checkoutId}; checkouts/update with completed_at
+//     set: checkout.completed;
+//   - Shopify products/update and WooCommerce product.updated: price_drop
+//     {productId, title, price, oldPrice} for a product whose (first
+//     lowered) variant sells below its compare-at (regular) price, and
+//     back_in_stock {productId, title} for a Shopify variant whose
+//     inventory went from none to some (old_inventory_quantity). These
+//     name nobody: they are product alerts to the people interested.
+//
+// Other topics are recorded in the ledger as ignored and answer 200 (a
+// platform disables a webhook that keeps failing).
+package integrations
