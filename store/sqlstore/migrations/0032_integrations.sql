@@ -1,4 +1,4 @@
--- Version 33: inbound commerce integrations (issue 37, part 2;
+-- Version 32: inbound commerce integrations (issue 37, part 2;
 -- store.Integrations). integration_deliveries is the ledger of the
 -- deliveries a website's Shopify and WooCommerce webhooks made: one row per
 -- (website, platform, delivery id), so that a platform's retry of a
