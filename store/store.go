@@ -418,6 +418,7 @@ type Store interface {
 	Uploads
 	Schedules
 	Onsite
+	Reports
 	Close() error
 }
 

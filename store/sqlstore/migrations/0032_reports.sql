@@ -1,0 +1,18 @@
+-- Version 32: reports by mail (issue 37, part 1; store.Reports).
+--
+-- report_settings: a website's report (no row: off). day is the weekday
+-- (mon…sun) of a weekly report or the day of the month (1–28) of a monthly
+-- one, empty otherwise; hour is 0–23 in the website's time zone;
+-- recipients is the JSON array of the members' addresses it goes to.
+CREATE TABLE report_settings (
+	website_id TEXT PRIMARY KEY REFERENCES websites (id) ON DELETE CASCADE,
+	frequency  TEXT NOT NULL CHECK (frequency IN ('off', 'daily', 'weekly', 'monthly')),
+	day        TEXT NOT NULL,
+	hour       INTEGER NOT NULL,
+	recipients {{.JSON}} NOT NULL,
+	updated_at {{.Time}} NOT NULL
+){{.WithoutRowid}};
+
+-- emails.content_type: the MIME type of body when it is not plain text
+-- (a report: multipart/related with its boundary); NULL is text/plain.
+ALTER TABLE emails ADD COLUMN content_type TEXT;
