@@ -202,6 +202,7 @@ type Store interface {
 	store.Uploads
 	store.Schedules
 	store.Onsite
+	store.Reports
 }
 
 // maxRegistrationBatch bounds the registrations sharing one transaction
