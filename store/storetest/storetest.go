@@ -56,6 +56,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Uploads", uploadCases},
 		{"Schedules", scheduleCases},
 		{"Onsite", onsiteCases},
+		{"Reports", reportCases},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
