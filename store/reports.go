@@ -32,4 +32,27 @@ type Reports interface {
 	ReportSettings(ctx context.Context, websiteID string) (ReportSettings, error)
 	// PutReportSettings stores the website's settings, replacing any.
 	PutReportSettings(ctx context.Context, websiteID string, rs ReportSettings) error
+	ReportsLedger
+}
+
+// ReportSchedule is a website whose report is on, with its settings.
+type ReportSchedule struct {
+	WebsiteID string
+	Settings  ReportSettings
+}
+
+// ReportsLedger keeps the reports sent, one per website and period.
+type ReportsLedger interface {
+	// ReportSchedules lists the websites whose report is not off.
+	ReportSchedules(ctx context.Context) ([]ReportSchedule, error)
+	// ClaimReport leases the website's report of period (its first day,
+	// YYYY-MM-DD) until now+lease: false when it was sent, or another
+	// claim holds it. The lease's end is the claim's token.
+	ClaimReport(ctx context.Context, websiteID, period string, now time.Time, lease time.Duration) (time.Time, bool, error)
+	// SendReport queues mails in the outbox and records the period sent,
+	// in one transaction, if the claim whose token is leasedUntil still
+	// holds it: ErrConflict (and nothing queued) otherwise.
+	SendReport(ctx context.Context, websiteID, period string, leasedUntil time.Time, mails []Email, now time.Time) error
+	// ReportSent reports whether the website's report of period was sent.
+	ReportSent(ctx context.Context, websiteID, period string) (bool, error)
 }

@@ -16,3 +16,16 @@ CREATE TABLE report_settings (
 -- emails.content_type: the MIME type of body when it is not plain text
 -- (a report: multipart/related with its boundary); NULL is text/plain.
 ALTER TABLE emails ADD COLUMN content_type TEXT;
+
+-- report_ledger: a website's reports by period (period is the first day
+-- of the period the report covers, YYYY-MM-DD). A node building one holds
+-- it until leased_until; sent_at is set in the transaction that queues
+-- the report's messages in the outbox, so each period is mailed once.
+CREATE TABLE report_ledger (
+	website_id   TEXT NOT NULL REFERENCES websites (id) ON DELETE CASCADE,
+	period       TEXT NOT NULL,
+	leased_until {{.Time}},
+	sent_at      {{.Time}},
+	recipients   INTEGER NOT NULL DEFAULT 0,
+	PRIMARY KEY (website_id, period)
+){{.WithoutRowid}};
