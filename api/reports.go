@@ -206,5 +206,9 @@ func (a *API) handleTestReport(r *request) error {
 	if _, err := reports.Queue(r.ctx, a.st, rep, to, r.now); err != nil {
 		return err
 	}
-	return r.json(http.StatusOK, map[string]any{"from": period.From.String(), "to": period.To.String(), "recipients": to})
+	return r.json(http.StatusOK, struct {
+		From       string   `json:"from"`
+		To         string   `json:"to"`
+		Recipients []string `json:"recipients"`
+	}{period.From.String(), period.To.String(), to})
 }
