@@ -1,6 +1,6 @@
-// Settings: the website's settings, identity verification, and the keys
-// and team (keys.js, team.js); a viewer sees no control that changes
-// anything.
+// Settings: the website's settings, identity verification, reports by
+// mail (reports.js), and the keys and team (keys.js, team.js); a viewer
+// sees no control that changes anything.
 import { html, useState, useEffect } from '../vendor/preact-htm.module.js';
 import { call, ApiError } from '../api.js';
 import { errorsOf, Alert, Field, useForm, FormError, Copy } from '../forms.js';
@@ -9,6 +9,7 @@ import { formatTime, timeZones } from '../format.js';
 import { Keys } from './keys.js';
 import { Team } from './team.js';
 import { Logo } from './logo.js';
+import { Reports } from './reports.js';
 
 // settingsErrors puts a refused PUT /settings next to the field its
 // message names (the API names the member first).
@@ -147,6 +148,7 @@ export function Settings({ site, onMe }) {
         <a href="#/welcome">Welcome</a> (the notification each new browser gets) and <a href="#/onsite">On-site messages</a> (banners, modals and slide-ins).</p></section>
     <${Keys} site=${site} canChange=${canChange} />
     <${IdentitySettings} site=${site} canChange=${canChange} />
+    <${Reports} site=${site} canChange=${canChange} />
     <${Team} site=${site} canChange=${canChange} />
   </section>`;
 }
