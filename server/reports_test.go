@@ -11,6 +11,7 @@ import (
 	"mime/multipart"
 	"net"
 	"net/mail"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -219,6 +220,13 @@ func TestReportTestGoesThroughSMTP(t *testing.T) {
 	img, err := png.Decode(bytes.NewReader(leaves[2].body))
 	if err != nil || img.Bounds().Dx() != 600 || img.Bounds().Dy() != 200 {
 		t.Fatalf("chart: %v %v", err, img)
+	}
+	// The HTML renders in Chromium, chart and all (docs/screenshots/report-mail.png).
+	if os.Getenv("RELAYBELL_SCREENSHOTS") != "" {
+		d := startDriver(t)
+		d.call("launch", map[string]any{"executablePath": chromiumPath, "origin": ts.base, "locale": "en-GB", "timezoneId": "Europe/London",
+			"subscription": map[string]string{}}, nil)
+		renderMail(t, d, leaves, "RelayBell report for Shop <&>", "report-mail")
 	}
 	if !strings.Contains(html, `src="cid:chart@relaybell"`) || !strings.Contains(html, "Shop &lt;&amp;&gt;") {
 		t.Fatalf("HTML does not show the inline chart or escape the name:\n%s", html)
