@@ -92,3 +92,36 @@ func TestReportRoutes(t *testing.T) {
 	expectError(t, h.do("POST", "/api/v1/reports/test", `{"to":"me"}`, auth(h.site.APIKey)...), 409, CodeNoRecipients,
 		`,"message":"the report has no recipient who is a member of the account"`)
 }
+
+// A viewer may mail themselves a test report, and be a recipient, but
+// neither change the settings nor mail the recipients; a person who left
+// the account is mailed no more.
+func TestReportSessions(t *testing.T) {
+	h := newHarness(t)
+	owner, site := h.owner(t, "owner@shop.example", "Shop")
+	acct := site
+	viewer := h.member(t, "viewer@shop.example", testPassword, acct.AccountID, "viewer")
+	vp := &person{h: h, email: viewer.Email, token: h.sessionOf(t, viewer.ID)}
+	project := []string{"X-Project-Id", site.ProjectID}
+
+	r := owner.do("PUT", "/api/v1/reports", `{"frequency":"daily","hour":6,"recipients":["viewer@shop.example","owner@shop.example"]}`, project...)
+	if want := `{"frequency":"daily","day":null,"hour":6,"recipients":["viewer@shop.example","owner@shop.example"],"timezone":"UTC"}`; r.status != 200 || string(r.body) != want {
+		t.Fatalf("PUT as the owner: %d %s", r.status, r.body)
+	}
+	expectCode(t, vp.do("PUT", "/api/v1/reports", `{"frequency":"off"}`, project...), 403, CodeInsufficientRole)
+	expectCode(t, vp.do("POST", "/api/v1/reports/test", `{"to":"recipients"}`, project...), 403, CodeInsufficientRole)
+	r = vp.do("POST", "/api/v1/reports/test", ``, project...)
+	if r.status != 200 || string(r.body) != `{"from":"2026-02-28","to":"2026-02-28","recipients":["viewer@shop.example"]}` {
+		t.Fatalf("a viewer's test report: %d %s", r.status, r.body)
+	}
+	if err := h.st.RemoveMember(context.Background(), acct.AccountID, viewer.ID); err != nil {
+		t.Fatal(err)
+	}
+	r = owner.do("POST", "/api/v1/reports/test", `{"to":"recipients"}`, project...)
+	if r.status != 200 || string(r.body) != `{"from":"2026-02-28","to":"2026-02-28","recipients":["owner@shop.example"]}` {
+		t.Fatalf("the recipients' test report after the viewer left: %d %s", r.status, r.body)
+	}
+	if n := h.mailCount(t, "viewer@shop.example"); n != 1 {
+		t.Fatalf("%d messages to the viewer, want 1", n)
+	}
+}
