@@ -250,12 +250,15 @@ const maxEmailsListed = 100
 
 // emailView is a message of the e-mail outbox.
 type emailView struct {
-	ID        string  `json:"id"`
-	To        string  `json:"to"`
-	Subject   string  `json:"subject"`
-	Body      string  `json:"body"`
-	CreatedAt string  `json:"created_at"`
-	SentAt    *string `json:"sent_at"`
+	ID      string `json:"id"`
+	To      string `json:"to"`
+	Subject string `json:"subject"`
+	Body    string `json:"body"`
+	// ContentType is the body's MIME type when it is not plain text (a
+	// report's multipart/related).
+	ContentType string  `json:"contentType,omitempty"`
+	CreatedAt   string  `json:"created_at"`
+	SentAt      *string `json:"sent_at"`
 }
 
 // handleAdminEmails serves GET /admin/v1/emails: the e-mail outbox, newest
@@ -269,7 +272,7 @@ func (a *API) handleAdminEmails(r *request) error {
 	}
 	out := make([]emailView, 0, len(ms))
 	for _, m := range ms {
-		out = append(out, emailView{ID: m.ID, To: m.To, Subject: m.Subject, Body: m.Body,
+		out = append(out, emailView{ID: m.ID, To: m.To, Subject: m.Subject, Body: m.Body, ContentType: m.ContentType,
 			CreatedAt: m.CreatedAt.UTC().Format(notification.TimeLayout), SentAt: notification.TimeOrNil(m.SentAt)})
 	}
 	return r.json(http.StatusOK, map[string][]emailView{"emails": out})

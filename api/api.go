@@ -204,6 +204,7 @@ type Store interface {
 	store.Schedules
 	store.Onsite
 	store.Integrations
+	store.Reports
 }
 
 // maxRegistrationBatch bounds the registrations sharing one transaction

@@ -175,6 +175,13 @@ var catalog = map[string]int{
 	CodeTooManySecrets:        http.StatusConflict,
 	CodeSecretRequired:        http.StatusConflict,
 
+	CodeInvalidFrequency:  http.StatusBadRequest,
+	CodeInvalidDay:        http.StatusBadRequest,
+	CodeInvalidHour:       http.StatusBadRequest,
+	CodeInvalidRecipients: http.StatusBadRequest,
+	CodeInvalidTarget:     http.StatusBadRequest,
+	CodeNoRecipients:      http.StatusConflict,
+
 	CodeIdempotencyInProgress: http.StatusConflict,
 	CodeIdempotencyKeyReused:  http.StatusConflict,
 	CodeInvalidSignature:      http.StatusUnauthorized,

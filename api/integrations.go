@@ -59,6 +59,8 @@ func (a *API) receiver(platform string) func(r *request) error {
 		switch {
 		case errors.Is(err, integrations.ErrSignature):
 			return errorf(CodeInvalidSignature, "%s must be the base64 HMAC-SHA256 of the body under the commerce signing secret", names.Signature)
+		case errors.Is(err, integrations.ErrBody):
+			return errorf(CodeInvalidJSON, "the body must be one JSON object in UTF-8, as the platform sends it")
 		case errors.Is(err, integrations.ErrDeliveryID):
 			return errorf(CodeDeliveryIDMissing, "%s is required (at most %d characters)", names.DeliveryID, integrations.MaxDeliveryID)
 		case err != nil:

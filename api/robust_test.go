@@ -4,8 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/google/uuid"
 	"io"
 	"net"
 	"net/http"
@@ -719,6 +723,7 @@ func (s *robustSuite) send(t testing.TB, rc *routeCase, v variant, before string
 		}
 	}
 	req.Header.Set(csrfHeader, "1") // as the dashboard sends it: the variants are hostile in other ways
+	s.signCommerce(t, rc, req, v.body)
 	switch v.contentType {
 	case "":
 		req.Header.Set("Content-Type", "application/json")
@@ -810,6 +815,35 @@ func dumpDiff(before, after string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// signCommerce signs a request to a commerce receiver as its platform
+// does, with the website's secret, a new delivery id each time and a topic
+// it maps: the variants are then hostile in their bodies, past the
+// signature check (a wrong signature has its own tests).
+func (s *robustSuite) signCommerce(t testing.TB, rc *routeCase, req *http.Request, body []byte) {
+	t.Helper()
+	platform, ok := strings.CutPrefix(rc.pattern, "/api/v1/integrations/")
+	if !ok || !strings.HasSuffix(platform, "/{projectId}") {
+		return
+	}
+	w, err := s.h.st.Website(context.Background(), s.h.site.WebsiteID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := hmac.New(sha256.New, []byte(w.Settings.CommerceSecret))
+	m.Write(body)
+	sig, delivery := base64.StdEncoding.EncodeToString(m.Sum(nil)), uuid.NewString()
+	switch strings.TrimSuffix(platform, "/{projectId}") {
+	case "shopify":
+		req.Header.Set("X-Shopify-Hmac-Sha256", sig)
+		req.Header.Set("X-Shopify-Webhook-Id", delivery)
+		req.Header.Set("X-Shopify-Topic", "orders/paid")
+	case "woocommerce":
+		req.Header.Set("X-WC-Webhook-Signature", sig)
+		req.Header.Set("X-WC-Webhook-Delivery-ID", delivery)
+		req.Header.Set("X-WC-Webhook-Topic", "order.updated")
+	}
 }
 
 func TestRobustness(t *testing.T) {

@@ -145,6 +145,7 @@ func (a *API) routes() *router {
 	a.scheduleRoutes(rt)
 	a.feedRoutes(rt)
 	a.settingsRoutes(rt)
+	a.reportRoutes(rt)
 	a.logoRoutes(rt)
 	a.uploadRoutes(rt)
 	a.suggestRoutes(rt)

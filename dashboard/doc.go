@@ -40,8 +40,9 @@
 //     content fields and previews; the composer starts from one and saves
 //     one), audience (with import), person (with enrolments: a
 //     person's journeys and each one's history), segments (with topics),
-//     webhooks, webhook (the delivery log), settings (with keys, team and
-//     logo: the website's logo, uploaded or by address, with a preview).
+//     webhooks, webhook (the delivery log), settings (with keys, team,
+//     reports: the report by mail and its test button, and logo: the
+//     website's logo, uploaded or by address, with a preview).
 //
 // Every page loads with useLoad and shows a failure where the person is
 // looking (Alert, or the field it concerns); no error is dropped.

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -52,6 +53,10 @@ var (
 	ErrSignature = errors.New("the request is not signed with the website's commerce signing secret")
 	// ErrDeliveryID: the delivery id header is missing or too long.
 	ErrDeliveryID = errors.New("the delivery id header is missing or too long")
+	// ErrBody: a verified delivery whose body is not one JSON object in
+	// valid UTF-8, as every topic of both platforms is; nothing is done
+	// and nothing recorded.
+	ErrBody = errors.New("the body is not a JSON object")
 )
 
 // Headers of a platform: its signature, delivery id and topic.
@@ -195,6 +200,10 @@ func (s *Service) Receive(ctx context.Context, d Delivery) (Result, error) {
 	id := strings.TrimSpace(d.Headers.DeliveryID)
 	if id == "" || len(id) > MaxDeliveryID {
 		return Result{}, ErrDeliveryID
+	}
+	var obj map[string]json.RawMessage
+	if !utf8.Valid(d.Body) || json.Unmarshal(d.Body, &obj) != nil || obj == nil {
+		return Result{}, ErrBody
 	}
 	done, err := s.st.IntegrationDelivered(ctx, d.Website.ID, d.Platform, id)
 	if err != nil {

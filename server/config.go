@@ -14,6 +14,7 @@ import (
 	"github.com/relaybell/relaybell/fanout"
 	"github.com/relaybell/relaybell/feeds"
 	"github.com/relaybell/relaybell/pusher"
+	"github.com/relaybell/relaybell/reports"
 	"github.com/relaybell/relaybell/schedules"
 	"github.com/relaybell/relaybell/suggestions"
 )
@@ -94,6 +95,8 @@ type Config struct {
 	// Schedules tunes the recurring schedules' engine: its poll, lease and
 	// batch. Its clock is Now; NoSendLimits turns its budget off too.
 	Schedules schedules.Config
+	// Reports tunes the reports' engine: its poll and lease.
+	Reports reports.Config
 	// Feeds tunes the feeds' poller: its look interval, lease and
 	// workers. Its clock is Now; its fetches use WebhookAllowHosts.
 	Feeds feeds.Config

@@ -34,4 +34,5 @@ func TestLayers(t *testing.T) {
 	f("pusher/", "fanout", "api")
 	f("fanout/", "api")
 	f("api/", "server", "fanout", "pusher", "ring")
+	f("reports/", "api", "server", "fanout", "pusher")
 }

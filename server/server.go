@@ -39,6 +39,7 @@ import (
 	"github.com/relaybell/relaybell/onsite"
 	"github.com/relaybell/relaybell/pusher"
 	"github.com/relaybell/relaybell/ratelimit"
+	"github.com/relaybell/relaybell/reports"
 	"github.com/relaybell/relaybell/ring"
 	"github.com/relaybell/relaybell/ring/memberlist"
 	"github.com/relaybell/relaybell/schedules"
@@ -96,6 +97,10 @@ const (
 	// (package schedules: a claim loop under leases, each occurrence once),
 	// on the fan-out nodes, beside the automations' engine.
 	Schedules = "schedules"
+	// Reports mails each website's report once per period (package
+	// reports: a claim loop under leases, the ledger written with the
+	// messages queued), on the fan-out nodes.
+	Reports = "reports"
 )
 
 // modules maps each module to the modules it needs (the dependency map).
@@ -106,7 +111,7 @@ var modules = map[string][]string{
 	Outbox:      {Store, Bus},
 	Pusher:      {Store, Analytics, Ring},
 	Ring:        nil,
-	Fanout:      {Store, Analytics, Bus, Ring, Outbox, Engine, Schedules, Feeds},
+	Fanout:      {Store, Analytics, Bus, Ring, Outbox, Engine, Schedules, Feeds, Reports},
 	Events:      {Store, Analytics, Outbox, Automations, Goals, Journeys},
 	Limits:      {Store},
 	Purge:       {Store, Events, Automations},
@@ -116,6 +121,7 @@ var modules = map[string][]string{
 	Engine:      {Store, Outbox, Automations, Journeys, Goals},
 	Schedules:   {Store, Outbox},
 	Feeds:       {Store, Outbox},
+	Reports:     {Store},
 	API:         {Store, Analytics, Outbox, Events, Limits, Purge, Automations, Goals, Journeys, Feeds},
 	All:         {API, Fanout, Pusher},
 }
@@ -183,6 +189,7 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Server, error) 
 		Automations: s.initAutomations, Engine: s.initEngine, Goals: s.initGoals, Journeys: s.initJourneys,
 		Schedules: s.initSchedules,
 		Feeds:     s.initFeeds,
+		Reports:   s.initReports,
 		All:       func(context.Context) error { return nil },
 	}
 	for _, m := range order(targets) {
@@ -601,6 +608,22 @@ func (s *Server) initFeeds(context.Context) error {
 	if s.cfg.runs(Fanout) {
 		s.services = append(s.services, p)
 	}
+	return nil
+}
+
+// initReports builds the reports' engine; it runs on the fan-out nodes
+// (the module is needed by nothing else). Its messages go to the e-mail
+// outbox, which the webhooks' engine sends by SMTP when configured.
+func (s *Server) initReports(context.Context) error {
+	cfg := s.cfg.Reports
+	if s.cfg.Now != nil {
+		cfg.Now = s.cfg.Now
+	}
+	e, err := reports.New(cfg, s.store, s.logger)
+	if err != nil {
+		return err
+	}
+	s.services = append(s.services, e)
 	return nil
 }
 

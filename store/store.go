@@ -427,6 +427,7 @@ type Store interface {
 	Schedules
 	Onsite
 	Integrations
+	Reports
 	Close() error
 }
 

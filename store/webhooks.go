@@ -93,12 +93,15 @@ type WebhookAttempt struct {
 
 // Email is a message to a person, kept in an outbox until sent.
 type Email struct {
-	ID        string
-	To        string
-	Subject   string
-	Body      string
-	CreatedAt time.Time
-	SentAt    *time.Time
+	ID      string
+	To      string
+	Subject string
+	Body    string
+	// ContentType is Body's MIME type when it is not plain text (a
+	// report: multipart/related with its boundary); "" is text/plain.
+	ContentType string
+	CreatedAt   time.Time
+	SentAt      *time.Time
 }
 
 // Webhooks is the part of the Store that holds webhooks, their delivery log

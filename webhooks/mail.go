@@ -41,10 +41,18 @@ func (s *SMTP) Send(ctx context.Context, m store.Email) error {
 			return fmt.Errorf("smtp: header value with a line break")
 		}
 	}
+	// A body of another type (a report's multipart/related) is stored
+	// with CRLF line ends already; plain text is kept with LF.
+	ctype, body := "text/plain; charset=utf-8", strings.ReplaceAll(m.Body, "\n", "\r\n")
+	if m.ContentType != "" {
+		if strings.ContainsAny(m.ContentType, "\r\n") {
+			return fmt.Errorf("smtp: header value with a line break")
+		}
+		ctype, body = m.ContentType, m.Body
+	}
 	msg := "From: " + s.From + "\r\nTo: " + m.To + "\r\nSubject: " + m.Subject +
 		"\r\nDate: " + m.CreatedAt.UTC().Format(time.RFC1123Z) +
-		"\r\nMessage-ID: <" + m.ID + "@relaybell>\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n" +
-		strings.ReplaceAll(m.Body, "\n", "\r\n")
+		"\r\nMessage-ID: <" + m.ID + "@relaybell>\r\nMIME-Version: 1.0\r\nContent-Type: " + ctype + "\r\n\r\n" + body
 	done := make(chan error, 1)
 	go func() { done <- smtp.SendMail(s.Addr, auth, s.From, []string{m.To}, []byte(msg)) }()
 	select {

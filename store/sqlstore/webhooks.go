@@ -275,10 +275,10 @@ func (s *Store) DisableWebhook(ctx context.Context, websiteID, id, reason string
 	return done, nil
 }
 
-const emailCols = `id, recipient, subject, body, created_at, sent_at`
+const emailCols = `id, recipient, subject, body, content_type, created_at, sent_at`
 
 func emailDest(m *store.Email) []any {
-	return []any{&m.ID, &m.To, &m.Subject, &m.Body, timeDest{&m.CreatedAt}, timePtrDest{&m.SentAt}}
+	return []any{&m.ID, &m.To, &m.Subject, &m.Body, textDest{&m.ContentType}, timeDest{&m.CreatedAt}, timePtrDest{&m.SentAt}}
 }
 
 // insertEmail queues a message in c; an empty ID gets a new UUID, a zero
@@ -287,8 +287,8 @@ func (s *Store) insertEmail(ctx context.Context, c Conn, m store.Email) error {
 	if m.ID == "" {
 		m.ID = uuid.NewString()
 	}
-	_, err := c.Exec(ctx, `INSERT INTO emails (id, recipient, subject, body, created_at) VALUES ($1, $2, $3, $4, $5)`,
-		m.ID, m.To, m.Subject, m.Body, s.now(m.CreatedAt))
+	_, err := c.Exec(ctx, `INSERT INTO emails (id, recipient, subject, body, content_type, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
+		m.ID, m.To, m.Subject, m.Body, nullString(m.ContentType), s.now(m.CreatedAt))
 	return err
 }
 

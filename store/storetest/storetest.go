@@ -57,6 +57,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Integrations", integrationCases},
 		{"Schedules", scheduleCases},
 		{"Onsite", onsiteCases},
+		{"Reports", reportCases},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -1,6 +1,6 @@
-// Settings: the website's settings, identity verification, and the keys
-// and team (keys.js, team.js); a viewer sees no control that changes
-// anything.
+// Settings: the website's settings, identity verification, reports by
+// mail (reports.js), and the keys and team (keys.js, team.js); a viewer
+// sees no control that changes anything.
 import { html, useState, useEffect } from '../vendor/preact-htm.module.js';
 import { call, ApiError } from '../api.js';
 import { errorsOf, Alert, Field, useForm, FormError, Copy } from '../forms.js';
@@ -9,6 +9,7 @@ import { formatTime, timeZones } from '../format.js';
 import { Keys } from './keys.js';
 import { Team } from './team.js';
 import { Logo } from './logo.js';
+import { Reports } from './reports.js';
 
 // settingsErrors puts a refused PUT /settings next to the field its
 // message names (the API names the member first).
@@ -149,6 +150,7 @@ export function Settings({ site, onMe }) {
       <p><a href="#/integrations">Integrations</a>: Shopify and WooCommerce webhooks that turn paid orders, checkouts, price drops and restocks into events.</p></section>
     <${Keys} site=${site} canChange=${canChange} />
     <${IdentitySettings} site=${site} canChange=${canChange} />
+    <${Reports} site=${site} canChange=${canChange} />
     <${Team} site=${site} canChange=${canChange} />
   </section>`;
 }
