@@ -564,6 +564,15 @@ func TestSessionViewerChangesNothing(t *testing.T) {
 		if rt.auth != authKey || rt.method == http.MethodGet {
 			continue
 		}
+		if rt.role == store.RoleViewer {
+			// The calls a viewer may make change nothing of the website's:
+			// POST /reports/test mails the viewer a report
+			// (TestReportSessions). No other route is one.
+			if rt.method+" "+rt.pattern != "POST /api/v1/reports/test" {
+				t.Errorf("%s %s is open to viewers", rt.method, rt.pattern)
+			}
+			continue
+		}
 		path := strings.NewReplacer("{id}", "00000000-0000-4000-8000-000000000000", "{externalId}", "x",
 			"{userId}", "00000000-0000-4000-8000-000000000000", "{email}", "x@example.com").Replace(rt.pattern)
 		r := vi.do(rt.method, path+"?projectId="+site.ProjectID, `{}`)

@@ -112,7 +112,10 @@ func TestDashboardComposerKeepsWork(t *testing.T) {
 		t.Fatal("no notice of the restored form")
 	}
 
-	// Leaving by a link asks; refused, the composer stays as it was.
+	// Leaving by a link asks; refused, the composer stays as it was. (The
+	// restored form guards the page once its effects ran: waited for, as a
+	// person's click comes after the paint.)
+	waitFor(t, "the restored form guarding the page", warnsOnUnload)
 	b.d.page(`(window.__asked = [], window.confirm = (m) => (window.__asked.push(m), false), true)`, nil)
 	role("link", "Notifications", "click")
 	var asked []string

@@ -1868,6 +1868,121 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/integrations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Each platform's receiver URL, last delivery, last error and latest deliveries. Any key. */
+        get: operations["listIntegrations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/integrations/secret/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Replaces the commerce signing secret, shown once in the answer (and by GET /settings to full or settings:write keys); the previous one stays valid for 24 hours. Scope: settings:write. */
+        post: operations["rotateCommerceSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/integrations/shopify/{projectId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receives a Shopify webhook delivery; no key: signed with the website's commerce signing secret.
+         * @description X-Shopify-Hmac-Sha256 must be the base64 HMAC-SHA256 of the raw body under the commerce signing secret (or the previous one within 24 hours of a rotation); otherwise 401 invalid_signature and nothing is done. A delivery id (X-Shopify-Webhook-Id) received before answers 200 with replayed true and does nothing. A signed body that is not one JSON object in UTF-8 answers 400 invalid_json and is neither tracked nor recorded. The body is at most 1 MiB (413 payload_too_large).
+         */
+        post: operations["receiveShopify"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/integrations/woocommerce/{projectId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receives a WooCommerce webhook delivery; no key: signed with the website's commerce signing secret.
+         * @description X-WC-Webhook-Signature must be the base64 HMAC-SHA256 of the raw body under the commerce signing secret (or the previous one within 24 hours of a rotation); otherwise 401 invalid_signature and nothing is done. A delivery id (X-WC-Webhook-Delivery-ID) received before answers 200 with replayed true and does nothing. A signed body that is not one JSON object in UTF-8 answers 400 invalid_json and is neither tracked nor recorded. The body is at most 1 MiB (413 payload_too_large).
+         */
+        post: operations["receiveWooCommerce"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/reports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read the website's report by mail: frequency, day, hour (in the website's time zone) and recipients. Any key. */
+        get: operations["getReports"];
+        /**
+         * Replace the website's report by mail. settings:write.
+         * @description The whole settings: frequency off, daily, weekly or monthly (required); day mon…sun for weekly, an integer 1–28 for monthly, absent or null otherwise; hour 0–23 in the website's time zone (8 when absent); recipients, at most 20 e-mail addresses of people of the account (its members, a viewer included, and its owner), kept in lower case, each once. A recipient who leaves the account is kept in the list but never mailed.
+         */
+        put: operations["updateReports"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/reports/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mail the report of the last period now. settings:write (a session: any role, admin for to: recipients).
+         * @description The last whole period of the website's frequency (daily: yesterday; weekly, and off: the seven days before today; monthly: the month before), against the one before it, in the website's time zone. to: me (a session's default) mails the calling person: for a session the signed-in person; for an API key, which belongs to the account and no person, the account's owner (the address the account was opened with). to: recipients (a key's default) mails the settings' recipients who are people of the account now. The message goes through SMTP when the server has a relay, else it waits in the outbox (GET /admin/v1/emails).
+         */
+        post: operations["testReport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2386,8 +2501,13 @@ export interface components {
                     body?: string;
                 };
             };
-            /** @description Signs the inbound commerce-platform integrations; only for keys with full or settings:write. */
+            /** @description Signs the inbound commerce-platform integrations (POST /integrations/shopify|woocommerce/{projectId}); only for keys with full or settings:write. POST /integrations/secret/rotate or rotateCommerceSigningSecret replaces it, the previous one staying valid for 24 hours. */
             commerceSigningSecret?: string;
+            /**
+             * @description What of a commerce platform's customer becomes the externalId of the events its webhooks make (POST /integrations/...): the customer's id (customerId, the default) or their e-mail address in lower case (email).
+             * @enum {string}
+             */
+            commerceExternalId?: "customerId" | "email";
         };
         /** @description Members left out stay; null puts one back to its default. Unknown members: 400 unknown_field. */
         SettingsUpdate: {
@@ -2419,7 +2539,7 @@ export interface components {
             conversionEvents?: string[];
             /** @description How long after delivery a conversion is credited; 24 by default. */
             attributionWindowHours?: number;
-            /** @description true replaces the commerce signing secret. */
+            /** @description true replaces the commerce signing secret; the previous one stays valid for 24 hours. */
             rotateCommerceSigningSecret?: boolean;
             /** @description A title or body left out or empty keeps the default; null puts every text back to the default. */
             productAlertTexts?: {
@@ -2432,6 +2552,11 @@ export interface components {
                     body?: string;
                 };
             } | null;
+            /**
+             * @description customerId (the default; null too) or email: what of a commerce platform's customer is the externalId of its events.
+             * @enum {string|null}
+             */
+            commerceExternalId?: "customerId" | "email" | null;
         };
         Identity: {
             /**
@@ -3519,6 +3644,84 @@ export interface components {
             sent?: number;
             budgetRefused?: boolean;
             pausedReason?: string | null;
+        };
+        IntegrationDelivery: {
+            /** @description The platform's delivery id (X-Shopify-Webhook-Id, X-WC-Webhook-Delivery-ID). */
+            deliveryId: string;
+            /** @description The platform's topic (X-Shopify-Topic, X-WC-Webhook-Topic). */
+            topic: string;
+            /** @description The RelayBell events it became, comma-separated; null for none. */
+            event: string | null;
+            /** @description Why it became nothing (an ignored topic, a payload that is not the topic's); null when it did not fail. */
+            error: string | null;
+            /** Format: date-time */
+            receivedAt: string;
+        };
+        Integration: {
+            /** @enum {string} */
+            platform: "shopify" | "woocommerce";
+            /**
+             * Format: uri
+             * @description The URL to give the platform as the webhook's delivery URL.
+             */
+            receiverUrl: string;
+            lastDelivery: components["schemas"]["IntegrationDelivery"] | null;
+            /** @description The latest of the listed deliveries that failed. */
+            lastError: components["schemas"]["IntegrationDelivery"] | null;
+            /** @description The latest deliveries, newest first. */
+            deliveries: components["schemas"]["IntegrationDelivery"][];
+        };
+        IntegrationReceived: {
+            /** @constant */
+            ok: true;
+            /** @description The delivery id was received before: nothing was done. */
+            replayed: boolean;
+            events: {
+                name: string;
+                /** Format: uuid */
+                eventId: string;
+                /** Format: uuid */
+                subscriberId: string | null;
+                isConversion: boolean;
+                /** @description The notification credited: the one the person last clicked within the website's attribution window, else the one last delivered to them within it, on any of their browsers. */
+                attribution: {
+                    /** Format: uuid */
+                    notificationId?: string;
+                    value?: number;
+                } | null;
+            }[];
+            /**
+             * @description Why the delivery made no event: a topic no event comes of, a payload that is not the topic's, or nothing to track (an unpaid order, a product whose price did not go down).
+             * @enum {string|null}
+             */
+            ignored: "topic" | "payload" | "nothing to track" | null;
+        };
+        ReportSettings: {
+            /** @enum {string} */
+            frequency: "off" | "daily" | "weekly" | "monthly";
+            day: ("mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun") | number | null;
+            hour: number;
+            recipients: string[];
+            /** @description The website's time zone, in which day and hour are read. */
+            timezone: string;
+        };
+        ReportSettingsUpdate: {
+            /** @enum {string} */
+            frequency: "off" | "daily" | "weekly" | "monthly";
+            day?: ("mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun") | number | null;
+            hour?: number;
+            recipients?: string[];
+        };
+        ReportTest: {
+            /** @enum {string} */
+            to?: "me" | "recipients";
+        };
+        ReportTestResult: {
+            /** Format: date */
+            from: string;
+            /** Format: date */
+            to: string;
+            recipients: string[];
         };
     };
     responses: {
@@ -5849,6 +6052,8 @@ export interface operations {
                             to?: string;
                             subject?: string;
                             body?: string;
+                            /** @description The body's MIME type when it is not plain text: a report's multipart/related with its boundary (body is then the MIME body, lines ending in CRLF). Absent for plain text. */
+                            contentType?: string;
                             /** Format: date-time */
                             created_at?: string;
                             /** Format: date-time */
@@ -8496,6 +8701,272 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+        };
+    };
+    listIntegrations: {
+        parameters: {
+            query?: {
+                /** @description Under a session: the website the call is about. Read before the X-Project-Id header and the body's projectId. Ignored under an API key, which names its own website. */
+                projectId?: components["parameters"]["ProjectIdQuery"];
+            };
+            header?: {
+                /** @description Under a session: the website the call is about (its projectId). The ?projectId= query parameter comes first, then this header, then the body's projectId. Ignored under an API key, which names its own website. */
+                "X-Project-Id"?: components["parameters"]["ProjectIdHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The integrations. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        integrations: components["schemas"]["Integration"][];
+                        /**
+                         * @description settings commerceExternalId.
+                         * @enum {string}
+                         */
+                        externalId: "customerId" | "email";
+                        /**
+                         * Format: date-time
+                         * @description Until when the secret before the last rotation is still accepted; null when none is.
+                         */
+                        previousSecretValidUntil: string | null;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+        };
+    };
+    rotateCommerceSecret: {
+        parameters: {
+            query?: {
+                /** @description Under a session: the website the call is about. Read before the X-Project-Id header and the body's projectId. Ignored under an API key, which names its own website. */
+                projectId?: components["parameters"]["ProjectIdQuery"];
+            };
+            header?: {
+                /** @description Under a session: the website the call is about (its projectId). The ?projectId= query parameter comes first, then this header, then the body's projectId. Ignored under an API key, which names its own website. */
+                "X-Project-Id"?: components["parameters"]["ProjectIdHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new secret. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        commerceSigningSecret: string;
+                        /** Format: date-time */
+                        previousSecretValidUntil: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+        };
+    };
+    receiveShopify: {
+        parameters: {
+            query?: never;
+            header: {
+                "X-Shopify-Hmac-Sha256": string;
+                "X-Shopify-Webhook-Id": string;
+                "X-Shopify-Topic": string;
+            };
+            path: {
+                /** @description Public Project ID of the website. */
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, unknown>;
+            };
+        };
+        responses: {
+            /** @description Received (or replayed). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IntegrationReceived"];
+                };
+            };
+            /** @description 400 delivery_id_required: the delivery id header is missing or longer than 200 characters. */
+            400: components["responses"]["BadRequest"];
+            /** @description invalid_signature: unsigned or wrongly signed; nothing was done. */
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+        };
+    };
+    receiveWooCommerce: {
+        parameters: {
+            query?: never;
+            header: {
+                "X-WC-Webhook-Signature": string;
+                "X-WC-Webhook-Delivery-ID": string;
+                "X-WC-Webhook-Topic": string;
+            };
+            path: {
+                /** @description Public Project ID of the website. */
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, unknown>;
+            };
+        };
+        responses: {
+            /** @description Received (or replayed). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IntegrationReceived"];
+                };
+            };
+            /** @description 400 delivery_id_required: the delivery id header is missing or longer than 200 characters. */
+            400: components["responses"]["BadRequest"];
+            /** @description invalid_signature: unsigned or wrongly signed; nothing was done. */
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+        };
+    };
+    getReports: {
+        parameters: {
+            query?: {
+                /** @description Under a session: the website the call is about. Read before the X-Project-Id header and the body's projectId. Ignored under an API key, which names its own website. */
+                projectId?: components["parameters"]["ProjectIdQuery"];
+            };
+            header?: {
+                /** @description Under a session: the website the call is about (its projectId). The ?projectId= query parameter comes first, then this header, then the body's projectId. Ignored under an API key, which names its own website. */
+                "X-Project-Id"?: components["parameters"]["ProjectIdHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The website's report settings. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReportSettings"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+        };
+    };
+    updateReports: {
+        parameters: {
+            query?: {
+                /** @description Under a session: the website the call is about. Read before the X-Project-Id header and the body's projectId. Ignored under an API key, which names its own website. */
+                projectId?: components["parameters"]["ProjectIdQuery"];
+            };
+            header?: {
+                /** @description Under a session: the website the call is about (its projectId). The ?projectId= query parameter comes first, then this header, then the body's projectId. Ignored under an API key, which names its own website. */
+                "X-Project-Id"?: components["parameters"]["ProjectIdHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReportSettingsUpdate"];
+            };
+        };
+        responses: {
+            /** @description The website's report settings. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReportSettings"];
+                };
+            };
+            /** @description invalid_json, unknown_field, invalid_frequency, invalid_day (a day that does not fit the frequency), invalid_hour, invalid_recipients (not an address, not a person of the account, or more than 20). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+        };
+    };
+    testReport: {
+        parameters: {
+            query?: {
+                /** @description Under a session: the website the call is about. Read before the X-Project-Id header and the body's projectId. Ignored under an API key, which names its own website. */
+                projectId?: components["parameters"]["ProjectIdQuery"];
+            };
+            header?: {
+                /** @description Under a session: the website the call is about (its projectId). The ?projectId= query parameter comes first, then this header, then the body's projectId. Ignored under an API key, which names its own website. */
+                "X-Project-Id"?: components["parameters"]["ProjectIdHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ReportTest"];
+            };
+        };
+        responses: {
+            /** @description The period mailed and to whom. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReportTestResult"];
+                };
+            };
+            /** @description invalid_json, unknown_field, invalid_target (to other than me or recipients). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Conflict: no_recipients, no recipient is a person of the account (or the account has no owner address). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
 }
