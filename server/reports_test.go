@@ -1,109 +1,22 @@
 package server
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/base64"
 	"fmt"
+	"github.com/relaybell/relaybell/webhooks/smtptest"
 	"image/png"
 	"io"
 	"mime"
 	"mime/multipart"
-	"net"
 	"net/mail"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/relaybell/relaybell/webpush/webpushtest"
 )
-
-// smtpServer is a minimal SMTP server on loopback that keeps the messages
-// it receives (the report's mail goes through it as through a relay).
-type smtpServer struct {
-	addr string
-	mu   sync.Mutex
-	msgs []string
-}
-
-func newSMTPServer(t *testing.T) *smtpServer {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	s := &smtpServer{addr: ln.Addr().String()}
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go s.serve(conn)
-		}
-	}()
-	return s
-}
-
-func (s *smtpServer) serve(conn net.Conn) {
-	defer conn.Close()
-	rd := bufio.NewReader(conn)
-	say := func(line string) { fmt.Fprintf(conn, "%s\r\n", line) }
-	say("220 test ESMTP")
-	for {
-		line, err := rd.ReadString('\n')
-		if err != nil {
-			return
-		}
-		switch cmd := strings.ToUpper(strings.TrimSpace(line)); {
-		case strings.HasPrefix(cmd, "EHLO"), strings.HasPrefix(cmd, "HELO"):
-			say("250 test")
-		case cmd == "DATA":
-			say("354 go on")
-			var msg strings.Builder
-			for {
-				l, err := rd.ReadString('\n')
-				if err != nil {
-					return
-				}
-				if l == ".\r\n" {
-					break
-				}
-				msg.WriteString(strings.TrimPrefix(l, ".")) // dot-stuffing
-			}
-			s.mu.Lock()
-			s.msgs = append(s.msgs, msg.String())
-			s.mu.Unlock()
-			say("250 queued")
-		case cmd == "QUIT":
-			say("221 bye")
-			return
-		default:
-			say("250 ok")
-		}
-	}
-}
-
-// wait returns the messages once there are n (failing after a minute).
-func (s *smtpServer) wait(t *testing.T, n int) []string {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		s.mu.Lock()
-		msgs := append([]string(nil), s.msgs...)
-		s.mu.Unlock()
-		if len(msgs) >= n {
-			return msgs
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d messages, want %d", len(msgs), n)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
 
 // mailPart is one leaf of a MIME message.
 type mailPart struct {
@@ -152,11 +65,11 @@ func mimeParts(t *testing.T, ctype string, body io.Reader) (multis []string, lea
 // server and checks its MIME parts, its figures against GET /stats and the
 // notification list, and its inline chart.
 func TestReportTestGoesThroughSMTP(t *testing.T) {
-	relay := newSMTPServer(t)
+	relay := smtptest.New(t)
 	clock := &testClock{}
 	clock.advance(time.Until(time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)))
 	ts := startServer(t, func(c *Config) {
-		c.SMTPAddr, c.SMTPFrom = relay.addr, "relaybell@ops.example"
+		c.SMTPAddr, c.SMTPFrom = relay.Addr, "relaybell@ops.example"
 		c.Now = clock.now
 	})
 	var w website
@@ -201,7 +114,7 @@ func TestReportTestGoesThroughSMTP(t *testing.T) {
 		t.Fatalf("POST /reports/test: %d %+v", code, sent)
 	}
 
-	msgs := relay.wait(t, 1)
+	msgs := relay.Wait(t, 1)
 	m, err := mail.ReadMessage(strings.NewReader(msgs[0]))
 	if err != nil {
 		t.Fatal(err)

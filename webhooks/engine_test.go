@@ -1,10 +1,10 @@
 package webhooks
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/relaybell/relaybell/webhooks/smtptest"
 	"io"
 	"log/slog"
 	"net"
@@ -709,85 +709,17 @@ func TestPruneRemovesOldRecords(t *testing.T) {
 	}
 }
 
-// smtpServer is a minimal SMTP server on loopback that keeps the messages
-// it receives.
-type smtpServer struct {
-	addr string
-	mu   sync.Mutex
-	msgs []string
-}
-
-func newSMTPServer(t *testing.T) *smtpServer {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	s := &smtpServer{addr: ln.Addr().String()}
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go s.serve(conn)
-		}
-	}()
-	return s
-}
-
-func (s *smtpServer) serve(conn net.Conn) {
-	defer conn.Close()
-	rd := bufio.NewReader(conn)
-	say := func(line string) { fmt.Fprintf(conn, "%s\r\n", line) }
-	say("220 test ESMTP")
-	for {
-		line, err := rd.ReadString('\n')
-		if err != nil {
-			return
-		}
-		switch cmd := strings.ToUpper(strings.TrimSpace(line)); {
-		case strings.HasPrefix(cmd, "EHLO"), strings.HasPrefix(cmd, "HELO"):
-			say("250 test")
-		case cmd == "DATA":
-			say("354 go on")
-			var msg strings.Builder
-			for {
-				l, err := rd.ReadString('\n')
-				if err != nil {
-					return
-				}
-				if l == ".\r\n" {
-					break
-				}
-				msg.WriteString(l)
-			}
-			s.mu.Lock()
-			s.msgs = append(s.msgs, msg.String())
-			s.mu.Unlock()
-			say("250 queued")
-		case cmd == "QUIT":
-			say("221 bye")
-			return
-		default:
-			say("250 ok")
-		}
-	}
-}
-
 func TestOwnerMailGoesThroughSMTP(t *testing.T) {
 	r := newRig(t)
-	srv := newSMTPServer(t)
-	r.e.cfg.Mailer = &SMTP{Addr: srv.addr, From: "relaybell@ops.example"}
+	srv := smtptest.New(t)
+	r.e.cfg.Mailer = &SMTP{Addr: srv.Addr, From: "relaybell@ops.example"}
 	r.rc.answer(status(410))
 	r.event(store.EventNotificationSent, sentData)
 	r.step()
 	if err := r.e.Mail(r.ctx); err != nil {
 		t.Fatal(err)
 	}
-	srv.mu.Lock()
-	msgs := srv.msgs
-	srv.mu.Unlock()
+	msgs := srv.Messages()
 	if len(msgs) != 1 || !strings.Contains(msgs[0], "To: owner@shop.example\r\n") ||
 		!strings.Contains(msgs[0], "Subject: RelayBell turned off a webhook of Shop\r\n") {
 		t.Fatalf("messages %q", msgs)
@@ -798,9 +730,7 @@ func TestOwnerMailGoesThroughSMTP(t *testing.T) {
 	if err := r.e.Mail(r.ctx); err != nil {
 		t.Fatal(err)
 	}
-	srv.mu.Lock()
-	defer srv.mu.Unlock()
-	if len(srv.msgs) != 1 {
-		t.Fatalf("the message went out %d times", len(srv.msgs))
+	if n := len(srv.Messages()); n != 1 {
+		t.Fatalf("the message went out %d times", n)
 	}
 }
