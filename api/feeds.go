@@ -97,11 +97,7 @@ func (a *API) handleListFeeds(r *request) error {
 
 // handleGetFeed serves GET /api/v1/feeds/{id}.
 func (a *API) handleGetFeed(r *request) error {
-	f, err := loadOwn(r, "id", a.st.Feed)
-	if err != nil {
-		return err
-	}
-	return r.json(http.StatusOK, feedOut(f))
+	return answerOwn(r, a.st.Feed, always(feedOut))
 }
 
 // handleCreateFeed serves POST /api/v1/feeds: the feed is due at once;

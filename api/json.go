@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -133,7 +134,21 @@ func answerList[T, J any](r *request, key string, records []T, out func(T) (J, e
 	return r.json(fasthttp.StatusOK, map[string]any{key: v})
 }
 
-// always is a render that cannot fail, as answerList takes it.
+// answerOwn answers one of the website's records, the route's id
+// parameter (loadOwn: 404 for none, or another website's), rendered by out.
+func answerOwn[T, J any](r *request, load func(ctx context.Context, websiteID, id string) (T, error), out func(T) (J, error)) error {
+	rec, err := loadOwn(r, "id", load)
+	if err != nil {
+		return err
+	}
+	v, err := out(rec)
+	if err != nil {
+		return err
+	}
+	return r.json(fasthttp.StatusOK, v)
+}
+
+// always is a render that cannot fail, as answerList and answerOwn take it.
 func always[T, J any](out func(T) J) func(T) (J, error) {
 	return func(rec T) (J, error) { return out(rec), nil }
 }

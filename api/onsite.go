@@ -185,15 +185,7 @@ func (a *API) handleListOnsite(r *request) error {
 
 // handleGetOnsite serves GET /api/v1/onsite/{id}.
 func (a *API) handleGetOnsite(r *request) error {
-	m, err := loadOwn(r, "id", a.st.OnsiteMessage)
-	if err != nil {
-		return err
-	}
-	out, err := onsiteOut(m)
-	if err != nil {
-		return err
-	}
-	return r.json(http.StatusOK, out)
+	return answerOwn(r, a.st.OnsiteMessage, onsiteOut)
 }
 
 // handleCreateOnsite serves POST /api/v1/onsite.

@@ -64,15 +64,7 @@ func (a *API) handleListTemplates(r *request) error {
 
 // handleGetTemplate serves GET /api/v1/templates/{id}.
 func (a *API) handleGetTemplate(r *request) error {
-	t, err := loadOwn(r, "id", a.st.Template)
-	if err != nil {
-		return err
-	}
-	out, err := templateOut(t)
-	if err != nil {
-		return err
-	}
-	return r.json(http.StatusOK, out)
+	return answerOwn(r, a.st.Template, templateOut)
 }
 
 // handleCreateTemplate serves POST /api/v1/templates.
