@@ -375,15 +375,25 @@ func TestWelcomeRoutes(t *testing.T) {
 	}
 }
 
-// fakeTemplates fills a welcome from a template named "tpl".
+// fakeTemplates fills a welcome from template tplID (a title and a body)
+// or untitledID (a body: the title is left to the send).
 type fakeTemplates struct{}
 
+const (
+	tplID      = "0b2c6c0e-6d2a-4f55-9a1c-2f0c4c7f6e01"
+	untitledID = "0b2c6c0e-6d2a-4f55-9a1c-2f0c4c7f6e02"
+)
+
 func (fakeTemplates) Apply(_ context.Context, _, id string, req *notification.Request) error {
-	if id != "tpl" {
+	title, body := "From the template", "Hello"
+	switch id {
+	case tplID:
+		req.Title, req.Body = &title, &body
+	case untitledID:
+		req.Body = &body
+	default:
 		return fmt.Errorf("template %q: %w", id, store.ErrNotFound)
 	}
-	title, body := "From the template", "Hello"
-	req.Title, req.Body = &title, &body
 	return nil
 }
 
@@ -392,8 +402,11 @@ func TestWelcomeTemplate(t *testing.T) {
 	key := auth(h.site.APIKey)
 	expectError(t, h.do("PUT", "/api/v1/welcome", `{"enabled":true,"templateId":"nope"}`, key...), 400, CodeTemplateNotFound,
 		`,"message":"templateId names no template of this website"`)
-	r := h.do("PUT", "/api/v1/welcome", `{"enabled":true,"templateId":"tpl"}`, key...)
-	if r.status != 200 || string(r.body) != `{"enabled":true,"delaySeconds":0,"templateId":"tpl"}` {
+	expectError(t, h.do("PUT", "/api/v1/welcome", `{"enabled":true,"templateId":"`+untitledID+`"}`, key...), 400, CodeTitleRequired,
+		`,"message":"a title is required to send"`)
+	// Stored canonical (lower case), as TemplateUses looks it up.
+	r := h.do("PUT", "/api/v1/welcome", `{"enabled":true,"templateId":"`+strings.ToUpper(tplID)+`"}`, key...)
+	if r.status != 200 || string(r.body) != `{"enabled":true,"delaySeconds":0,"templateId":"`+tplID+`"}` {
 		t.Fatalf("PUT template: %d %s", r.status, r.body)
 	}
 	base := "/api/v1/projects/" + h.site.ProjectID

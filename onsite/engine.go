@@ -2,10 +2,12 @@ package onsite
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
+	"github.com/relaybell/relaybell/notification"
 	"github.com/relaybell/relaybell/store"
 )
 
@@ -64,11 +66,16 @@ func (e *WelcomeEngine) FireTimer(ctx context.Context, t store.Timer, now time.T
 		// A welcome timer's run is its endpoint (queueWelcome): the
 		// send goes to that browser alone.
 		n, err := w.Notification(ctx, site, e.tmpl, t.RunID, now)
-		if err != nil {
-			// Content that no longer sends (a template gone): recorded
-			// without a send, so the timer does not come back forever.
+		var refused *notification.Error
+		switch {
+		case errors.Is(err, store.ErrNotFound) || errors.As(err, &refused):
+			// Content that no longer sends (a template gone, content
+			// refused): recorded without a send, so the timer does not
+			// come back forever.
 			e.logger.Warn("preparing a welcome; recorded without a send", "website_id", t.WebsiteID, "err", err)
-		} else {
+		case err != nil:
+			return err // passing (the store): the timer is claimed again
+		default:
 			fire.Notification = n
 		}
 	}
@@ -76,7 +83,7 @@ func (e *WelcomeEngine) FireTimer(ctx context.Context, t store.Timer, now time.T
 	if err != nil || !sent {
 		return err
 	}
-	if n := fire.Notification; n.Status == store.StatusQueued && e.disp != nil {
+	if n := fire.Notification; n != nil && n.Status == store.StatusQueued && e.disp != nil {
 		if err := e.disp.Dispatch(ctx, *n); err != nil {
 			e.logger.Warn("dispatching a welcome; the outbox sweep will retry", "notification_id", n.ID, "err", err)
 		}

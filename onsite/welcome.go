@@ -142,24 +142,28 @@ func (w *Welcome) Check(ctx context.Context, site store.Website, tmpl Templates,
 	if name := w.Content.AudienceOrTiming(); name != "" {
 		return errorf(CodeInvalidWelcome, "%s: a welcome goes to the browser that just subscribed, after delaySeconds", name)
 	}
+	req := w.Content
 	if w.TemplateID != "" {
 		if tmpl == nil {
 			return errorf(CodeInvalidWelcome, "templateId: templates are not available on this server; give the content members instead")
 		}
-		// The template must exist now; the send resolves it again when it
-		// is made.
-		req := w.Content
-		if err := tmpl.Apply(ctx, site.ID, w.TemplateID, &req); errors.Is(err, store.ErrNotFound) {
+		// Stored canonical, as every user of a template, so that
+		// TemplateUses finds it; checked filled in, as it will send (a
+		// template may leave the title to the send).
+		id, ok := templates.CanonicalID(w.TemplateID)
+		if !ok {
+			return errorf(templates.CodeTemplateNotFound, "templateId names no template of this website")
+		}
+		w.TemplateID = id
+		if err := tmpl.Apply(ctx, site.ID, id, &req); errors.Is(err, store.ErrNotFound) {
 			return errorf(templates.CodeTemplateNotFound, "templateId names no template of this website")
 		} else if err != nil {
 			return err
 		}
-		return nil
-	}
-	if !w.Enabled && w.Content.Title == nil {
+	} else if !w.Enabled && w.Content.Title == nil {
 		return nil // off and empty: nothing to check
 	}
-	if _, err := notification.Prepare(ctx, &w.Content, site, nil, now); err != nil {
+	if _, err := notification.Prepare(ctx, &req, site, nil, now); err != nil {
 		var ne *notification.Error
 		if errors.As(err, &ne) {
 			return errorf(ne.Code, "%s", ne.Message)
@@ -175,12 +179,12 @@ func (w *Welcome) Check(ctx context.Context, site store.Website, tmpl Templates,
 // person's other browsers.
 func (w Welcome) Notification(ctx context.Context, site store.Website, tmpl Templates, endpointID string, now time.Time) (*store.Notification, error) {
 	if endpointID == "" { // an empty target is everyone: never
-		return nil, errors.New("a welcome timer names no browser")
+		return nil, &notification.Error{Code: CodeInvalidWelcome, Message: "a welcome timer names no browser"}
 	}
 	req := w.Content
 	if w.TemplateID != "" {
 		if tmpl == nil {
-			return nil, errors.New("the welcome names a template and this server has no templates")
+			return nil, &notification.Error{Code: CodeInvalidWelcome, Message: "the welcome names a template and this server has no templates"}
 		}
 		if err := tmpl.Apply(ctx, site.ID, w.TemplateID, &req); err != nil {
 			return nil, fmt.Errorf("applying welcome template: %w", err)
