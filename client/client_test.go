@@ -215,3 +215,28 @@ func TestStandardLibraryOnly(t *testing.T) {
 		t.Fatalf("client depends on %q", got)
 	}
 }
+
+// A targeting field set empty is sent, never dropped: the server refuses
+// it (external_ids_empty) where a dropped one would reach everyone.
+func TestSendTargetsAreNeverDropped(t *testing.T) {
+	for _, c := range []struct {
+		req  SendRequest
+		want string
+	}{
+		{SendRequest{Title: "x"}, `{"title":"x"}`},
+		{SendRequest{Title: "x", ExternalID: String("")}, `{"externalId":"","title":"x"}`},
+		{SendRequest{Title: "x", ExternalIDs: []string{}}, `{"externalIds":[],"title":"x"}`},
+		{SendRequest{Title: "x", SegmentID: String("s1"), TopicID: String("news")}, `{"segmentId":"s1","title":"x","topicId":"news"}`},
+	} {
+		b, err := json.Marshal(c.req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		json.Unmarshal(b, &m)
+		got, _ := json.Marshal(m) // members sorted
+		if string(got) != c.want {
+			t.Errorf("%+v: %s, want %s", c.req, got, c.want)
+		}
+	}
+}

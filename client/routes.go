@@ -13,26 +13,37 @@ import (
 
 // SendRequest is the body of POST /notifications (spec 2.1). Fields not
 // listed here go in Extra, merged into the JSON body.
+//
+// The targeting fields are sent whenever they are set, even empty: the
+// server refuses an empty externalId or externalIds (external_ids_empty)
+// instead of sending to everyone, so a user id that came out empty never
+// widens a send. A request with none of them goes to every subscriber.
 type SendRequest struct {
-	Title       string         `json:"title"`
-	Body        string         `json:"body,omitempty"`
-	URL         string         `json:"url,omitempty"`
-	Icon        string         `json:"icon,omitempty"`
-	Image       string         `json:"image,omitempty"`
-	ExternalID  string         `json:"externalId,omitempty"`
-	ExternalIDs []string       `json:"externalIds,omitempty"`
-	Segment     string         `json:"segment,omitempty"`
-	Topic       string         `json:"topic,omitempty"`
+	Title string `json:"title"`
+	Body  string `json:"body,omitempty"`
+	URL   string `json:"url,omitempty"`
+	Icon  string `json:"icon,omitempty"`
+	Image string `json:"image,omitempty"`
+	// ExternalID targets one of your users (String makes one).
+	ExternalID *string `json:"externalId,omitempty"`
+	// ExternalIDs targets these users when not nil (an empty list is
+	// refused).
+	ExternalIDs []string       `json:"-"`
+	SegmentID   *string        `json:"segmentId,omitempty"`
+	TopicID     *string        `json:"topicId,omitempty"`
 	SendAt      string         `json:"sendAt,omitempty"`
 	Draft       bool           `json:"draft,omitempty"`
 	Extra       map[string]any `json:"-"`
 }
 
-// MarshalJSON merges Extra into the body.
+// String returns a pointer to s, for SendRequest's targeting fields.
+func String(s string) *string { return &s }
+
+// MarshalJSON adds externalIds when set and merges Extra into the body.
 func (r SendRequest) MarshalJSON() ([]byte, error) {
 	type plain SendRequest
 	data, err := json.Marshal(plain(r))
-	if err != nil || len(r.Extra) == 0 {
+	if err != nil || (len(r.Extra) == 0 && r.ExternalIDs == nil) {
 		return data, err
 	}
 	m := map[string]any{}
@@ -41,6 +52,9 @@ func (r SendRequest) MarshalJSON() ([]byte, error) {
 	}
 	for k, v := range r.Extra {
 		m[k] = v
+	}
+	if r.ExternalIDs != nil {
+		m["externalIds"] = r.ExternalIDs
 	}
 	return json.Marshal(m)
 }

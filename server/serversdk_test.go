@@ -85,7 +85,7 @@ func TestGoSDKAgainstServer(t *testing.T) {
 	// Send, then page through the list one at a time.
 	var ids []string
 	for _, title := range []string{"One", "Two", "Three"} {
-		acc, err := c.Send(ctx, client.SendRequest{Title: title, ExternalID: "user-1"})
+		acc, err := c.Send(ctx, client.SendRequest{Title: title, ExternalID: client.String("user-1")})
 		if err != nil || !acc.OK || acc.Status != "queued" {
 			t.Fatalf("Send %s: %+v %v", title, acc, err)
 		}
@@ -107,7 +107,7 @@ func TestGoSDKAgainstServer(t *testing.T) {
 	}
 
 	// A scheduled send is canceled.
-	acc, err := c.Send(ctx, client.SendRequest{Title: "Later", ExternalID: "user-1", SendAt: time.Now().Add(48 * time.Hour).UTC().Format(time.RFC3339)})
+	acc, err := c.Send(ctx, client.SendRequest{Title: "Later", ExternalID: client.String("user-1"), SendAt: time.Now().Add(48 * time.Hour).UTC().Format(time.RFC3339)})
 	if err != nil || acc.Status != "scheduled" {
 		t.Fatalf("scheduled Send: %+v %v", acc, err)
 	}
@@ -123,6 +123,13 @@ func TestGoSDKAgainstServer(t *testing.T) {
 	var e *client.Error
 	if !errors.As(err, &e) || e.Status != 404 || e.Code != "not_found" || e.RequestID == "" {
 		t.Fatalf("unknown id: %v", err)
+	}
+	// An empty user id is refused, never a send to everyone.
+	if _, err := c.Send(ctx, client.SendRequest{Title: "x", ExternalID: client.String("")}); !client.IsCode(err, "external_ids_empty") {
+		t.Fatalf("an empty externalId: %v", err)
+	}
+	if _, err := c.Send(ctx, client.SendRequest{Title: "x", ExternalIDs: []string{}}); !client.IsCode(err, "external_ids_empty") {
+		t.Fatalf("an empty externalIds: %v", err)
 	}
 	if _, err := c.Send(ctx, client.SendRequest{}); !client.IsCode(err, "title_required") {
 		t.Fatalf("no title: %v", err)

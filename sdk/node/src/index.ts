@@ -146,7 +146,17 @@ export class RelayBell {
   }
 
   // Notifications (spec 4.1).
+  /**
+   * Sends a notification. A targeting member given as undefined or null
+   * (a user id that came out missing) is refused here: JSON would drop it
+   * and the send would reach every subscriber.
+   */
   send(body: SendRequest) {
+    for (const k of ["externalId", "externalIds", "segmentId", "topicId", "filters"]) {
+      if (k in body && (body as Record<string, unknown>)[k] == null) {
+        throw new TypeError(`send: ${k} is ${(body as Record<string, unknown>)[k]}; leave it out to send to everyone`);
+      }
+    }
     return unwrap(this.api.POST("/api/v1/notifications", { body }));
   }
   listNotifications(query: NotificationsQuery = {}) {

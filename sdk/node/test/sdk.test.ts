@@ -47,6 +47,15 @@ test("does not retry a POST without a key, nor a send", async () => {
   assert.equal((await f(new Request("http://x/api/v1/notifications", { method: "POST", body: "{}" }))).status, 500);
 });
 
+test("a send whose target came out undefined is refused, never sent to everyone", () => {
+  const seen: string[] = [];
+  const rb = new RelayBell({ baseUrl: "http://relaybell.invalid", apiKey: "k", fetch: scripted([202], seen), sleep: async () => {} });
+  for (const k of ["externalId", "externalIds", "segmentId", "topicId"]) {
+    assert.throws(() => rb.send({ title: "x", [k]: undefined } as never), TypeError);
+  }
+  assert.equal(seen.length, 0);
+});
+
 test("retries a GET up to maxRetries", async () => {
   const seen: string[] = [];
   const rb = new RelayBell({ baseUrl: "http://relaybell.invalid", apiKey: "k", maxRetries: 2, fetch: scripted([500, 502, 503, 200], seen), sleep: async () => {} });
