@@ -21,17 +21,6 @@ type Dispatcher interface {
 	Dispatch(ctx context.Context, n store.Notification) error
 }
 
-// BroadcastsPerHour is the website's hourly broadcast budget (spec 8.1),
-// the figure the API's POST /notifications counts against.
-const BroadcastsPerHour = 30
-
-// BroadcastBudget is the website's broadcast budget as the API counts
-// it (api's budgetOf): one counter per website and clock hour, shared by
-// the API's sends and the schedules'.
-func BroadcastBudget(websiteID string, perHour int) store.RateLimit {
-	return store.RateLimit{Key: "send:website:" + websiteID + ":broadcast", Window: time.Hour, Max: int64(perHour)}
-}
-
 // DefaultReviewThreshold is the API's (package review): a new account's
 // first broadcast to this many browsers is held for review.
 const DefaultReviewThreshold = review.DefaultThreshold
@@ -54,8 +43,10 @@ type Config struct {
 	Batch int
 	// Now is the clock; default time.Now.
 	Now func() time.Time
-	// BroadcastsPerHour is the website's hourly broadcast budget; default
-	// BroadcastsPerHour. NoBudget counts none (the server's
+	// BroadcastsPerHour is the website's hourly broadcast budget, the
+	// counter the API's sends and the feeds' share
+	// (notification.BroadcastBudget); default its
+	// notification.BroadcastsPerHour. NoBudget counts none (the server's
 	// --no-send-limits, for load tests).
 	BroadcastsPerHour int
 	NoBudget          bool
@@ -83,7 +74,7 @@ func (c Config) withDefaults() Config {
 		c.Now = time.Now
 	}
 	if c.BroadcastsPerHour <= 0 {
-		c.BroadcastsPerHour = BroadcastsPerHour
+		c.BroadcastsPerHour = notification.BroadcastsPerHour
 	}
 	if c.ReviewThreshold == 0 {
 		c.ReviewThreshold = DefaultReviewThreshold
@@ -152,10 +143,13 @@ func (e *Engine) RunDue(ctx context.Context) (int, error) {
 		for _, sc := range claimed {
 			n, err := e.runSchedule(ctx, sc, now, websites)
 			total += n
-			if err != nil {
-				// The schedule stays leased; the next pass after the
-				// lease takes it again.
-				return total, fmt.Errorf("schedule %s: %w", sc.ID, err)
+			if err != nil && ctx.Err() == nil {
+				// It stays leased and is taken again once the lease runs
+				// out; the others go on (a failing one would otherwise
+				// head every claim and hold every website's schedules).
+				e.logger.Warn("running a schedule; tried again after its lease", "schedule_id", sc.ID, "err", err)
+			} else if err != nil {
+				return total, err
 			}
 		}
 		if len(claimed) < e.cfg.Batch {
@@ -167,13 +161,20 @@ func (e *Engine) RunDue(ctx context.Context) (int, error) {
 // runSchedule does a claimed schedule's occurrences due at now, in order.
 func (e *Engine) runSchedule(ctx context.Context, sc store.Schedule, now time.Time, websites map[string]store.Website) (int, error) {
 	d, err := Decode(sc)
-	if err != nil {
-		return 0, err
+	if err == nil {
+		var timing Timing
+		if timing, err = d.Timing(sc); err == nil {
+			return e.runTimed(ctx, sc, d, timing, now, websites)
+		}
 	}
-	timing, err := d.Timing(sc)
-	if err != nil {
-		return 0, err
-	}
+	// Its stored rule or time zone no longer reads (a zone gone from the
+	// system's database): it can never send, so it pauses, with the reason.
+	return 0, e.pause(ctx, sc, fmt.Sprintf("Its rule or time zone can no longer be read: %s.", err))
+}
+
+// runTimed does runSchedule's occurrences, its definition read.
+func (e *Engine) runTimed(ctx context.Context, sc store.Schedule, d Definition, timing Timing, now time.Time, websites map[string]store.Website) (int, error) {
+	var err error
 	w, ok := websites[sc.WebsiteID]
 	if !ok {
 		if w, err = e.st.Website(ctx, sc.WebsiteID); err != nil {
@@ -206,7 +207,8 @@ func (e *Engine) runSchedule(ctx context.Context, sc store.Schedule, now time.Ti
 			}
 			f.Notification = n
 			if !e.cfg.NoBudget {
-				b := BroadcastBudget(sc.WebsiteID, e.cfg.BroadcastsPerHour)
+				b := notification.BroadcastBudget(sc.WebsiteID)
+				b.Max = int64(e.cfg.BroadcastsPerHour)
 				f.Budget = &b
 			}
 		}

@@ -248,7 +248,9 @@ func TestEngineBudgetRefusal(t *testing.T) {
 				"rule": "FREQ=DAILY;BYHOUR=9,10;BYMINUTE=0,15,30,45", "catchUpMinutes": 5}`, start)
 			// The hour's budget of 2 is used up by 09:00's sends: one
 			// API send, then the schedule's 09:00.
-			budget := BroadcastBudget(w.ID, 2)
+			budget := notification.BroadcastBudget(w.ID)
+			budget.Max = 2
+
 			if _, ok, err := st.TakeRateLimits(ctx, []store.RateLimit{budget}, 1, utc(t, "2026-06-01 09:00")); err != nil || !ok {
 				t.Fatalf("TakeRateLimits: %v %v", ok, err)
 			}
@@ -485,5 +487,41 @@ func TestEngineReview(t *testing.T) {
 	ns := sends(t, st, sc)
 	if len(ns) != 2 || ns[0].Status != store.StatusHeldForReview || ns[1].Status != store.StatusQueued || disp.sent[ns[0].ID] != 0 || disp.sent[ns[1].ID] != 1 {
 		t.Fatalf("sends %+v, dispatched %v", ns, disp.sent)
+	}
+}
+
+// A schedule that can no longer be read (its time zone gone from the
+// system) is paused with the reason, and holds no other website's
+// schedule back: it heads every claim, so before it stopped them all.
+func TestEngineUnreadableSchedulePauses(t *testing.T) {
+	for _, s := range enginetest.Stores {
+		t.Run(s.Name, func(t *testing.T) {
+			st := s.Open(t)
+			ctx := context.Background()
+			start := utc(t, "2026-06-01 08:00")
+			c := enginetest.NewClock(start)
+			broken := create(t, st, website(t, st, "UTC"), `{"name": "Broken", "audience": {"everyone": true},
+				"content": {"title": "Never"}, "rule": "FREQ=DAILY;BYHOUR=8;BYMINUTE=30"}`, start)
+			other := website(t, st, "UTC")
+			good := create(t, st, other, `{"name": "Good", "audience": {"everyone": true},
+				"content": {"title": "Morning"}, "rule": "FREQ=DAILY;BYHOUR=9"}`, start)
+			broken.Definition = []byte(strings.Replace(string(broken.Definition), `"UTC"`, `"Mars/Olympus_Mons"`, 1))
+			if !strings.Contains(string(broken.Definition), "Mars/") {
+				t.Fatalf("no time zone to break in %s", broken.Definition)
+			}
+			if err := st.UpdateSchedule(ctx, broken); err != nil {
+				t.Fatal(err)
+			}
+			e := run(t, st, c, Config{}, nil)
+			stepThrough(t, c, utc(t, "2026-06-01 09:05"), time.Minute, e)
+			got, err := st.Schedule(ctx, broken.WebsiteID, broken.ID)
+			if err != nil || got.Status != store.SchedulePaused || !strings.HasPrefix(got.PausedReason, "Its rule or time zone can no longer be read: ") {
+				t.Fatalf("the broken schedule: %+v %v", got, err)
+			}
+			ns, err := st.ListNotifications(ctx, store.ListQuery{WebsiteID: other.ID, ScheduleID: good.ID, Limit: 10})
+			if err != nil || len(ns) != 1 || ns[0].Title != "Morning" {
+				t.Fatalf("the other website's 09:00: %+v %v", ns, err)
+			}
+		})
 	}
 }
