@@ -157,15 +157,13 @@ func (s *Store) NextScheduleDue(ctx context.Context) (time.Time, bool, error) {
 	return due, true, nil
 }
 
-// errScheduleDone rolls back an occurrence whose ledger row is there
-// already.
-var errScheduleDone = errors.New("occurrence done")
-
 // FireSchedule does an occurrence once. The UPDATE that moves next_at on
 // from the occurrence is the claim that counts: of two nodes firing it (a
 // lease ran out), the second waits on the first's row lock and then
 // updates nothing. The ledger's key (schedule, occurrence) makes a redo
-// of a committed occurrence a no-op even so. The budget is taken in the
+// of a committed occurrence a no-op even so: next_at still moves on (a
+// schedule whose next_at a racing change wrote back would otherwise come
+// due at its done occurrence for ever), nothing else happens. The budget is taken in the
 // same transaction, so a send is counted exactly when it is stored.
 func (s *Store) FireSchedule(ctx context.Context, f store.ScheduleFire) (string, error) {
 	outcome := ""
@@ -176,11 +174,6 @@ func (s *Store) FireSchedule(ctx context.Context, f store.ScheduleFire) (string,
 			f.WebsiteID, f.ScheduleID, s.time(f.Occurrence), s.timePtr(f.Next), f.NextWaits)
 		if err != nil || n == 0 {
 			return err
-		}
-		if f.Notification != nil && f.Budget != nil {
-			if _, err := s.takeRateLimit(ctx, tx, *f.Budget, 1, f.At); err != nil {
-				return err
-			}
 		}
 		o, notificationID := store.OccurrenceSkipped, any(nil)
 		if f.Notification != nil {
@@ -194,7 +187,14 @@ func (s *Store) FireSchedule(ctx context.Context, f store.ScheduleFire) (string,
 			return err
 		}
 		if len(written) == 0 {
-			return errScheduleDone
+			// Done already (a schedule written back by a change that
+			// raced this occurrence): next_at moves on, nothing else.
+			return nil
+		}
+		if f.Notification != nil && f.Budget != nil {
+			if _, err := s.takeRateLimit(ctx, tx, *f.Budget, 1, f.At); err != nil {
+				return err
+			}
 		}
 		if f.Notification != nil {
 			if err := s.insertNotification(ctx, tx, f.Notification); err != nil {
@@ -205,8 +205,6 @@ func (s *Store) FireSchedule(ctx context.Context, f store.ScheduleFire) (string,
 		return nil
 	})
 	switch {
-	case errors.Is(err, errScheduleDone):
-		return "", nil
 	case errors.Is(err, errNoRoom):
 		return store.OccurrenceRefused, s.refuseOccurrence(ctx, f)
 	case err != nil:

@@ -85,6 +85,23 @@ func testScheduleFireOnce(t *testing.T, s store.Store) {
 	if outcome, err := s.FireSchedule(ctx, f); err != nil || outcome != "" {
 		t.Fatalf("FireSchedule again: %q %v", outcome, err)
 	}
+	// A change that read the schedule before the occurrence and wrote it
+	// after puts next_at back on the done occurrence: firing it again
+	// sends nothing and takes no budget, and moves next_at on.
+	back := sc
+	back.NextAt = &occ
+	noErr(t, "UpdateSchedule", s.UpdateSchedule(ctx, back))
+	budget := store.RateLimit{Key: "send:website:" + w.Website.ID + ":broadcast", Window: time.Hour, Max: 1}
+	f.Budget = &budget
+	if outcome, err := s.FireSchedule(ctx, f); err != nil || outcome != "" {
+		t.Fatalf("FireSchedule of a done occurrence written back: %q %v", outcome, err)
+	}
+	if got, err := s.Schedule(ctx, w.Website.ID, sc.ID); err != nil || got.NextAt == nil || !got.NextAt.Equal(next) {
+		t.Fatalf("after the done occurrence: %+v %v, want NextAt %v", got.NextAt, err, next)
+	}
+	if _, ok, err := s.TakeRateLimits(ctx, []store.RateLimit{budget}, 1, f.At); err != nil || !ok {
+		t.Fatalf("the budget was taken by an occurrence done already: %v %v", ok, err)
+	}
 	skip := store.ScheduleFire{WebsiteID: w.Website.ID, ScheduleID: sc.ID, Occurrence: next, Next: &after, At: at(30 * time.Hour)}
 	if outcome, err := s.FireSchedule(ctx, skip); err != nil || outcome != store.OccurrenceSkipped {
 		t.Fatalf("FireSchedule skip: %q %v", outcome, err)
