@@ -127,13 +127,19 @@ func secondsUntil(now, end time.Time) int {
 // Config.PublicRateLimit (120) requests a minute per IP address (an IPv6 visitor's /64, which one
 // machine holds whole), on every browser SDK route and ping.
 func (a *API) publicLimit(r *request) store.RateLimit {
+	return a.ipLimit(r, "public", time.Minute, a.cfg.PublicRateLimit)
+}
+
+// ipLimit is a limit of name counted per visitor address (an IPv6
+// visitor's /64, which one machine holds whole).
+func (a *API) ipLimit(r *request, name string, window time.Duration, limit int) store.RateLimit {
 	ip := a.visitorIP(r)
 	if ip.Is6() {
 		if p, err := ip.Prefix(64); err == nil {
-			return store.RateLimit{Key: "public:ip:" + p.String(), Window: time.Minute, Max: int64(a.cfg.PublicRateLimit)}
+			return store.RateLimit{Key: name + ":ip:" + p.String(), Window: window, Max: int64(limit)}
 		}
 	}
-	return store.RateLimit{Key: "public:ip:" + ip.String(), Window: time.Minute, Max: int64(a.cfg.PublicRateLimit)}
+	return store.RateLimit{Key: name + ":ip:" + ip.String(), Window: window, Max: int64(limit)}
 }
 
 // takePublic counts a public route's request against its visitor's limit

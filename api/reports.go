@@ -37,6 +37,9 @@ const (
 	CodeNoRecipients      = "no_recipients"
 )
 
+// testReportsPerHour is how many test reports a website may mail an hour.
+const testReportsPerHour = 10
+
 // defaultReportHour is the hour of a report whose PUT named none.
 const defaultReportHour = 8
 
@@ -194,11 +197,12 @@ func (a *API) handleTestReport(r *request) error {
 	if len(to) == 0 || to[0] == "" {
 		return errorf(CodeNoRecipients, "the report has no recipient who is a member of the account")
 	}
-	loc, err := time.LoadLocation(r.owner.Website.Timezone)
-	if err != nil {
-		loc = time.UTC
+	// Each builds a whole report and mails up to 20 people.
+	if err := a.takeShared(r, store.RateLimit{Key: "reports:test:website:" + r.owner.Website.ID, Window: time.Hour, Max: testReportsPerHour},
+		"a website may mail %d test reports an hour"); err != nil {
+		return err
 	}
-	period := reports.Last(rs.Frequency, r.now, loc)
+	period := reports.Last(rs.Frequency, r.now, store.Location(r.owner.Website.Timezone))
 	rep, err := reports.Build(r.ctx, a.st, r.owner.Website, period, r.now)
 	if err != nil {
 		return err

@@ -125,3 +125,23 @@ func TestReportSessions(t *testing.T) {
 		t.Fatalf("%d messages to the viewer, want 1", n)
 	}
 }
+
+// A website mails at most testReportsPerHour test reports an hour.
+func TestReportTestLimit(t *testing.T) {
+	h := newHarness(t)
+	site, err := CreateWebsite(context.Background(), h.st, NewWebsite{Name: "Mail", URL: "https://mail.example", OwnerEmail: "boss@mail.example"}, testStart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := auth(site.APIKey)
+	for i := range testReportsPerHour {
+		if r := h.do("POST", "/api/v1/reports/test", `{"to":"me"}`, key...); r.status != 200 {
+			t.Fatalf("test report %d: %d %s", i+1, r.status, r.body)
+		}
+	}
+	r := h.do("POST", "/api/v1/reports/test", `{"to":"me"}`, key...)
+	expectCode(t, r, 429, CodeRateLimited)
+	if r.header["Retry-After"] == "" {
+		t.Fatal("no Retry-After")
+	}
+}

@@ -54,18 +54,6 @@ func (a *API) uploadURL(r *request, id, name string) string {
 	return a.publicURL(r) + "/api/v1/uploads/" + id + "/" + name
 }
 
-// ipLimit is a limit of name counted per visitor address (an IPv6
-// visitor's /64).
-func (a *API) ipLimit(r *request, name string, window time.Duration, limit int) store.RateLimit {
-	ip := a.visitorIP(r)
-	if ip.Is6() {
-		if p, err := ip.Prefix(64); err == nil {
-			return store.RateLimit{Key: name + ":ip:" + p.String(), Window: window, Max: int64(limit)}
-		}
-	}
-	return store.RateLimit{Key: name + ":ip:" + ip.String(), Window: window, Max: int64(limit)}
-}
-
 // handleUpload serves POST /api/v1/upload: the image as the raw body, or
 // as the file field of a multipart/form-data body. The declared type is
 // not trusted: the bytes say what the image is.

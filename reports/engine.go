@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/relaybell/relaybell/lease"
 	"github.com/relaybell/relaybell/stats"
 	"github.com/relaybell/relaybell/store"
@@ -151,15 +149,13 @@ func (e *Engine) send(ctx context.Context, d store.ReportSchedule, now time.Time
 	if err != nil {
 		return false, err
 	}
-	loc, err := time.LoadLocation(w.Timezone)
-	if err != nil {
-		loc = time.UTC
-	}
-	at, p, ok := Occurrence(d.Settings, now, loc)
+	at, p, ok := Occurrence(d.Settings, now, store.Location(w.Timezone))
 	if !ok || at.Before(d.Settings.UpdatedAt) {
 		return false, nil
 	}
-	period := p.From.String()
+	// The ledger's key names the frequency and the whole period: a daily
+	// report of a Monday and the weekly one starting that Monday are two.
+	period := d.Settings.Frequency + ":" + p.From.String() + ".." + p.To.String()
 	if sent, err := e.st.ReportSent(ctx, w.ID, period); err != nil || sent {
 		return false, err
 	}
@@ -186,12 +182,8 @@ func (e *Engine) send(ctx context.Context, d store.ReportSchedule, now time.Time
 		if err != nil {
 			return false, err
 		}
-		body, ctype, err := rep.Message()
-		if err != nil {
+		if mails, err = Mails(rep, to, now); err != nil {
 			return false, err
-		}
-		for _, addr := range to {
-			mails = append(mails, store.Email{ID: uuid.NewString(), To: addr, Subject: rep.Subject(), Body: body, ContentType: ctype, CreatedAt: now})
 		}
 	}
 	// A period with no recipient left is recorded too: it is not mailed

@@ -130,3 +130,47 @@ func TestEngineNodesExactlyOnce(t *testing.T) {
 		t.Fatalf("outbox %d messages %q\nwant %d %q", len(got), got, len(want), want)
 	}
 }
+
+// Daily reports, then weekly from a Monday: the first weekly period
+// starts on a day a daily report was mailed for, and is mailed all the
+// same (the ledger names the frequency and the whole period).
+func TestEngineFrequencyChange(t *testing.T) {
+	st := enginetest.Stores[0].Open(t)
+	ctx := context.Background()
+	w := enginetest.Website(t, st)
+	acct, err := st.Account(ctx, w.AccountID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := utc(t, "2026-03-08 00:00") // a Sunday
+	put := func(freq, day string, at time.Time) {
+		t.Helper()
+		if err := st.PutReportSettings(ctx, w.ID, store.ReportSettings{Frequency: freq, Day: day, Hour: 9,
+			Recipients: []string{acct.OwnerEmail}, UpdatedAt: at}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(store.ReportDaily, "", start)
+	c := enginetest.NewClock(start)
+	e := engine(t, st, c)
+	step := func(until time.Time) {
+		for now := c.Now(); now.Before(until); now = now.Add(30 * time.Minute) {
+			c.Set(now)
+			if _, err := e.RunDue(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	step(utc(t, "2026-03-10 12:00")) // the daily reports of the 7th, 8th and 9th
+	put(store.ReportWeekly, "mon", c.Now())
+	step(utc(t, "2026-03-16 12:00")) // Monday the 16th: the week of the 9th to the 15th
+	want := []string{
+		acct.OwnerEmail + " RelayBell report for Shop: 2026-03-07 to 2026-03-07",
+		acct.OwnerEmail + " RelayBell report for Shop: 2026-03-08 to 2026-03-08",
+		acct.OwnerEmail + " RelayBell report for Shop: 2026-03-09 to 2026-03-09",
+		acct.OwnerEmail + " RelayBell report for Shop: 2026-03-09 to 2026-03-15",
+	}
+	if got := outbox(t, st); !slices.Equal(got, want) {
+		t.Fatalf("outbox %q\nwant %q", got, want)
+	}
+}

@@ -16,20 +16,31 @@ type Outbox interface {
 	AddEmail(ctx context.Context, m store.Email) error
 }
 
-// Queue puts one copy of rep's message in the outbox for each of to, and
-// returns their ids.
-func Queue(ctx context.Context, o Outbox, rep Report, to []string, now time.Time) ([]string, error) {
+// Mails are one copy of rep's message for each of to.
+func Mails(rep Report, to []string, now time.Time) ([]store.Email, error) {
 	body, ctype, err := rep.Message()
 	if err != nil {
 		return nil, fmt.Errorf("rendering the report: %w", err)
 	}
-	var ids []string
+	mails := make([]store.Email, 0, len(to))
 	for _, addr := range to {
-		id := uuid.NewString()
-		if err := o.AddEmail(ctx, store.Email{ID: id, To: addr, Subject: rep.Subject(), Body: body, ContentType: ctype, CreatedAt: now}); err != nil {
+		mails = append(mails, store.Email{ID: uuid.NewString(), To: addr, Subject: rep.Subject(), Body: body, ContentType: ctype, CreatedAt: now})
+	}
+	return mails, nil
+}
+
+// Queue puts Mails(rep, to, now) in the outbox and returns their ids.
+func Queue(ctx context.Context, o Outbox, rep Report, to []string, now time.Time) ([]string, error) {
+	mails, err := Mails(rep, to, now)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, m := range mails {
+		if err := o.AddEmail(ctx, m); err != nil {
 			return ids, fmt.Errorf("queueing the report: %w", err)
 		}
-		ids = append(ids, id)
+		ids = append(ids, m.ID)
 	}
 	return ids, nil
 }
