@@ -411,3 +411,30 @@ func TestTemplateGoneSkips(t *testing.T) {
 		t.Fatalf("journey sends %v", got)
 	}
 }
+
+// A template changed after the automation and the journey naming it were
+// saved, so that their content no longer sends (its title removed): the
+// message and the step are skipped, the ones after them still go, and no
+// timer fails at every lease.
+func TestTemplateChangedSkips(t *testing.T) {
+	h := newHarness(t)
+	tpl := h.createTemplate(t, `{"name":"House","title":"From the template"}`)
+	autoID := h.createAutomation(t, `{"name":"Welcome","status":"active","trigger":{"type":"subscribed"},
+		"messages":[{"templateId":"`+tpl+`"},{"delaySeconds":60,"title":"Own title"}]}`)["id"].(string)
+	journey := h.createJourney(t, `{"name":"Onboarding","status":"active","entry":{"type":"subscribed"},"steps":[
+		{"id":"hello","type":"send","content":{"templateId":"`+tpl+`"},"next":"after"},
+		{"id":"after","type":"send","content":{"title":"After"}}]}`)["id"].(string)
+	if r := h.do("PUT", "/api/v1/templates/"+tpl, `{"title":null,"body":"No title now"}`, auth(h.site.APIKey)...); r.status != 200 {
+		t.Fatalf("PUT: %d %s", r.status, r.body)
+	}
+	h.subscribeAs(t, "https://fcm.googleapis.com/fcm/send/changed1", "", uaDesktop)
+	h.runJourneys(t)
+	h.clock.Add(time.Minute)
+	h.runJourneys(t)
+	if got := h.automationSends(t, autoID); fmt.Sprint(got) != "[Own title]" {
+		t.Fatalf("automation sends %v", got)
+	}
+	if got := h.journeySends(t, journey); fmt.Sprint(got) != "[after:After]" {
+		t.Fatalf("journey sends %v", got)
+	}
+}

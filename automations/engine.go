@@ -290,7 +290,15 @@ func (b *batch) prepare(ctx context.Context, t store.Timer, now time.Time) (stor
 				return store.Fire{}, err
 			}
 			d.Messages[t.Item] = m
-			if f.Notification, err = message(ctx, d, t, w, now); err != nil {
+			var refused *notification.Error
+			if f.Notification, err = message(ctx, d, t, w, now); errors.As(err, &refused) {
+				// Checked when the automation was saved, refused now (its
+				// template changed since): skipped, as a template gone,
+				// rather than failing its batch at every lease for ever.
+				b.e.logger.Warn("an automation message no longer sends; the message is skipped",
+					"automation_id", t.AutomationID, "item", t.Item, "err", err)
+				return store.Fire{At: now}, nil
+			} else if err != nil {
 				return store.Fire{}, err
 			}
 			f.Caps = store.AutomationCaps{PerDay: deref(d.Caps.PerDay), PerWeek: deref(d.Caps.PerWeek)}

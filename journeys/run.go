@@ -89,11 +89,18 @@ func (r *runner) from(ctx context.Context, m store.JourneyMove, id string) (stor
 		switch s.Type {
 		case StepSend:
 			n, err := r.send(ctx, s)
+			var refused *notification.Error
 			if errors.Is(err, errTemplateGone) {
 				// Deleting a template a step names is refused; one gone all
 				// the same (deleted meanwhile) skips the send, as an
 				// automation's message is skipped.
 				row.Outcome, id = "skipped: its template is gone", s.Next
+				break
+			} else if errors.As(err, &refused) {
+				// Content checked when the step was saved, refused now (its
+				// template changed since): skipped, as a template gone,
+				// rather than failing the timer at every lease for ever.
+				row.Outcome, id = "skipped: its content no longer sends: "+refused.Message, s.Next
 				break
 			}
 			if err != nil {
