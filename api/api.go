@@ -274,6 +274,8 @@ type API struct {
 	touches sync.WaitGroup
 	// touchSlots bounds the last_used_at updates in flight.
 	touchSlots chan struct{}
+	// decodeSlots bounds the uploaded images decoding at once.
+	decodeSlots chan struct{}
 }
 
 // Services are the domain services the API's handlers call. The
@@ -345,13 +347,14 @@ func New(cfg Config, st Store, an analytics.Store, d Dispatcher, svc Services, l
 		logger = slog.New(slog.DiscardHandler)
 	}
 	a := &API{
-		cfg:        cfg,
-		st:         st,
-		an:         an,
-		disp:       d,
-		log:        logger,
-		now:        time.Now,
-		touchSlots: make(chan struct{}, 16),
+		cfg:         cfg,
+		st:          st,
+		an:          an,
+		disp:        d,
+		log:         logger,
+		now:         time.Now,
+		touchSlots:  make(chan struct{}, 16),
+		decodeSlots: make(chan struct{}, 2),
 	}
 	for _, o := range opts {
 		o(a)

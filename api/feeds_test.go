@@ -112,6 +112,7 @@ func TestFeedRoutes(t *testing.T) {
 		t.Fatalf("dispatched %d", h.disp.count())
 	}
 	expectError(t, h.do("GET", "/api/v1/notifications?feedId=nope", "", key...), 400, CodeInvalidID, `,"message":"feedId must be a feed's id"`)
+	expectError(t, h.do("GET", "/api/v1/notifications?scheduleId=", "", key...), 400, CodeInvalidID, `,"message":"scheduleId must be a recurring schedule's id"`)
 	if r := h.do("GET", "/api/v1/notifications?feedId=00000000-0000-4000-8000-000000000000", "", key...); string(r.body) != `{"items":[],"nextCursor":null}` {
 		t.Fatalf("another feed's sends: %s", r.body)
 	}

@@ -146,13 +146,17 @@ func (a *API) listQuery(r *request) (store.ListQuery, string, error) {
 	if apiErr != nil {
 		return store.ListQuery{}, "", apiErr
 	}
-	q := store.ListQuery{WebsiteID: r.owner.Website.ID, Statuses: wanted, Q: strings.TrimSpace(string(args.Peek("q"))),
-		ScheduleID: strings.ToLower(strings.TrimSpace(string(args.Peek("scheduleId"))))}
-	if v := string(args.Peek("feedId")); args.Has("feedId") {
-		if !isUUID(v) {
-			return store.ListQuery{}, "", errorf(CodeInvalidID, "feedId must be a feed's id")
+	q := store.ListQuery{WebsiteID: r.owner.Website.ID, Statuses: wanted, Q: strings.TrimSpace(string(args.Peek("q")))}
+	for _, o := range []struct {
+		arg, what string
+		to        *string
+	}{{"feedId", "a feed's", &q.FeedID}, {"scheduleId", "a recurring schedule's", &q.ScheduleID}} {
+		if v := string(args.Peek(o.arg)); args.Has(o.arg) {
+			if !isUUID(v) {
+				return store.ListQuery{}, "", errorf(CodeInvalidID, "%s must be %s id", o.arg, o.what)
+			}
+			*o.to = strings.ToLower(v)
 		}
-		q.FeedID = strings.ToLower(v)
 	}
 	from, to := string(args.Peek("from")), string(args.Peek("to"))
 	if q.From, q.To, apiErr = dayRange(from, to, loc); apiErr != nil {

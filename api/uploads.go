@@ -66,7 +66,15 @@ func (a *API) handleUpload(r *request) error {
 	if err != nil {
 		return err
 	}
+	// At most decodeSlots images decode at once: each may need some 100 MB
+	// (uploads.MaxPixels of RGBA and its scaled copies).
+	select {
+	case a.decodeSlots <- struct{}{}:
+	case <-r.ctx.Done():
+		return r.ctx.Err()
+	}
 	res, err := uploads.Process(body)
+	<-a.decodeSlots
 	switch {
 	case errors.Is(err, uploads.ErrNotImage):
 		return errorf(CodeNotAnImage, "the body is not a PNG, JPEG, WebP or GIF image")
@@ -128,11 +136,9 @@ func (a *API) handleDeleteUpload(r *request) error {
 	if err != nil {
 		return err
 	}
-	if err := a.st.DeleteUpload(r.ctx, r.owner.Website.ID, u.ID); errors.Is(err, store.ErrNotFound) {
-		return errCode(CodeNotFound)
-	} else if err != nil {
-		return err
-	}
+	// The logo goes first: a kill between the two writes leaves an upload
+	// the logo no longer names (deleted again on the retry), never a logo,
+	// every send's default icon, naming a file that is gone.
 	if l := r.owner.Website.Settings.Logo; l != nil && l.UploadID == u.ID {
 		if _, err := a.st.UpdateWebsite(r.ctx, r.owner.Website.ID, func(w *store.Website) error {
 			if w.Settings.Logo != nil && w.Settings.Logo.UploadID == u.ID {
@@ -143,6 +149,11 @@ func (a *API) handleDeleteUpload(r *request) error {
 			return err
 		}
 		a.keys.purge()
+	}
+	if err := a.st.DeleteUpload(r.ctx, r.owner.Website.ID, u.ID); errors.Is(err, store.ErrNotFound) {
+		return errCode(CodeNotFound)
+	} else if err != nil {
+		return err
 	}
 	return r.json(http.StatusOK, okAnswer{OK: true})
 }

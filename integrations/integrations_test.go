@@ -135,3 +135,19 @@ func FuzzParse(f *testing.F) {
 		_ = Verify(store.Settings{CommerceSecret: "s"}, body, string(body), time.Time{})
 	})
 }
+
+// A WooCommerce sale scheduled for later fills sale_price already, with
+// on_sale false and price the regular one: no price_drop until it starts.
+func TestWooScheduledSaleIsNoDrop(t *testing.T) {
+	body := []byte(`{"id": 71, "name": "Mug", "permalink": "https://shop.example/mug", "price": "24.00",
+		"regular_price": "24.00", "sale_price": "18.99", "on_sale": false}`)
+	evs, err := Parse(WooCommerce, "product.updated", body, "", "d1")
+	if err != nil || len(evs) != 0 {
+		t.Fatalf("a scheduled sale: %+v %v", evs, err)
+	}
+	body = []byte(`{"id": 71, "name": "Mug", "permalink": "https://shop.example/mug", "price": "18.99",
+		"regular_price": "24.00", "sale_price": "18.99", "on_sale": true}`)
+	if evs, err := Parse(WooCommerce, "product.updated", body, "", "d2"); err != nil || len(evs) != 1 || evs[0].Name != "price_drop" {
+		t.Fatalf("a sale on: %+v %v", evs, err)
+	}
+}

@@ -249,9 +249,12 @@ func Parse(platform, topic string, body []byte, by, deliveryID string) ([]Event,
 		if product == "" {
 			return nil, fmt.Errorf("product.updated without a product id")
 		}
-		price, okP := p.SalePrice.float()
+		// The price a buyer pays now: a sale scheduled for later fills
+		// sale_price already, with on_sale false and price still the
+		// regular one.
+		price, okP := p.Price.float()
 		was, okW := p.RegularPrice.float()
-		if !okP || !okW || price >= was {
+		if !p.OnSale || !okP || !okW || price >= was {
 			return nil, nil
 		}
 		props := map[string]any{"productId": product, "title": cut(p.Name, 200), "price": price, "oldPrice": was}

@@ -124,6 +124,7 @@ func (p *Prompt) Check() error {
 		if err := checkTexts(&t, "translations."+lang, PromptTexts{}); err != nil {
 			return err
 		}
+		p.Translations[lang] = t // as checked: trimmed
 	}
 	w := p.When
 	if w.Seconds < 0 || w.Seconds > MaxPromptSeconds {

@@ -105,18 +105,19 @@ func (s *Store) CreateFeed(ctx context.Context, f store.Feed) error {
 	return nil
 }
 
-// UpdateFeed replaces a feed's settings.
+// UpdateFeed replaces a feed's settings (sendExisting included: a new URL
+// is seeded again with it).
 func (s *Store) UpdateFeed(ctx context.Context, f store.Feed) error {
 	err := affected(s.db.Write().Exec(ctx, `UPDATE feeds SET name = $3, audience = $4, template = $5, status = $6,
 		paused_reason = $7, poll_minutes = $8, max_per_poll = $9, topic_id = $10, segment_id = $11,
-		exclude_segment_id = $12, next_poll_at = $13, updated_at = $14, template_id = $16,
+		exclude_segment_id = $12, next_poll_at = $13, updated_at = $14, template_id = $16, send_existing = $17,
 		failing_since = CASE WHEN $6 = 'active' THEN NULL ELSE failing_since END,
 		seeded = CASE WHEN url = $15 THEN seeded ELSE false END, etag = CASE WHEN url = $15 THEN etag END, last_modified = CASE WHEN url = $15 THEN last_modified END,
 		url = $15
 		WHERE website_id = $1 AND id = $2`,
 		f.WebsiteID, f.ID, f.Name, string(f.Audience), string(f.Template), f.Status, nullString(f.PausedReason),
 		f.PollMinutes, f.MaxPerPoll, nullString(f.TopicID), nullString(f.SegmentID), nullString(f.ExcludeSegmentID),
-		s.time(f.NextPollAt), s.now(f.UpdatedAt), f.URL, nullString(f.TemplateID)))
+		s.time(f.NextPollAt), s.now(f.UpdatedAt), f.URL, nullString(f.TemplateID), f.SendExisting))
 	if err != nil {
 		return fmt.Errorf("updating feed: %w", s.mapErr(err))
 	}

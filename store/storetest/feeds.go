@@ -70,7 +70,7 @@ func testFeedCRUD(t *testing.T, s store.Store) {
 	noErr(t, "Feed", err)
 	a.ETag, a.LastModified, a.Seeded = `"v1"`, "Mon, 02 Jan 2006 15:04:05 GMT", true
 	same(t, "updated feed, validators kept", got, a)
-	a.URL = "https://blog.example.com/atom.xml"
+	a.URL, a.SendExisting = "https://blog.example.com/atom.xml", a.SendExisting+2 // the new url seeded with it
 	noErr(t, "UpdateFeed(url)", s.UpdateFeed(ctx, a))
 	got, _ = s.Feed(ctx, w.Website.ID, a.ID)
 	a.ETag, a.LastModified, a.Seeded = "", "", false
