@@ -127,6 +127,17 @@ func TestDashboardWelcome(t *testing.T) {
 		return w["templateId"] == nil && w["title"] == "Welcome!"
 	})
 
+	// Members the form does not show (set through the API) stay when the
+	// form saves: PUT /welcome replaces the content as a whole.
+	b.api("PUT", "/welcome", `{title: 'Welcome!', body: 'Thanks for subscribing.', image: 'https://shop.example/welcome.png', ttl: 3600}`, &w)
+	b.reload("welcome-kept", "welcome", "Welcome notification")
+	role("textbox", "Message", "fill", "Thanks, and welcome.")
+	role("button", "Save welcome", "click")
+	waitFor(t, "the form's change stored beside the API's members", func() bool {
+		b.api("GET", "/welcome", "", &w)
+		return w["body"] == "Thanks, and welcome." && w["image"] == "https://shop.example/welcome.png" && w["ttl"] == 3600.0
+	})
+
 	// A new browser's welcome is listed in Notifications, marked.
 	b.api("PUT", "/welcome", `{delaySeconds: 0}`, &w)
 	ts.subscribe(site, ts.push.NewBrowser(site.VAPIDPublicKey), nil)

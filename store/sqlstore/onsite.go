@@ -106,37 +106,24 @@ func (s *Store) CreateOnsiteMessage(ctx context.Context, m store.OnsiteMessage) 
 // UpdateOnsiteMessage replaces a message's name, status, definition and
 // UpdatedAt.
 func (s *Store) UpdateOnsiteMessage(ctx context.Context, m store.OnsiteMessage) error {
-	res, err := s.db.Write().Exec(ctx, `UPDATE onsite_messages SET name = $3, status = $4, definition = $5,
+	if err := affected(s.db.Write().Exec(ctx, `UPDATE onsite_messages SET name = $3, status = $4, definition = $5,
 		updated_at = $6 WHERE website_id = $1 AND id = $2`, m.WebsiteID, m.ID, m.Name, m.Status,
-		string(m.Definition), s.time(m.UpdatedAt))
-	if err != nil {
+		string(m.Definition), s.time(m.UpdatedAt))); err != nil {
 		return fmt.Errorf("updating on-site message: %w", s.mapErr(err))
 	}
-	return oneRow(res, "updating on-site message")
+	return nil
 }
 
 // DeleteOnsiteMessage removes one of the website's messages with its
 // counts, in one transaction.
 func (s *Store) DeleteOnsiteMessage(ctx context.Context, websiteID, id string) error {
 	return s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
-		res, err := tx.Exec(ctx, `DELETE FROM onsite_messages WHERE website_id = $1 AND id = $2`, websiteID, id)
-		if err != nil {
+		if err := affected(tx.Exec(ctx, `DELETE FROM onsite_messages WHERE website_id = $1 AND id = $2`, websiteID, id)); err != nil {
 			return fmt.Errorf("deleting on-site message: %w", s.mapErr(err))
 		}
-		if err := oneRow(res, "deleting on-site message"); err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, `DELETE FROM onsite_counts WHERE website_id = $1 AND subject = $2`, websiteID, id)
+		_, err := tx.Exec(ctx, `DELETE FROM onsite_counts WHERE website_id = $1 AND subject = $2`, websiteID, id)
 		return err
 	})
-}
-
-// oneRow is ErrNotFound when a statement touched no row.
-func oneRow(n int64, op string) error {
-	if n == 0 {
-		return fmt.Errorf("%s: %w", op, store.ErrNotFound)
-	}
-	return nil
 }
 
 // CountOnsite adds n to a count.

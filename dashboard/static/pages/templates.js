@@ -6,10 +6,9 @@
 // it, while an automation or a journey names it).
 import { html, useState } from '../vendor/preact-htm.module.js';
 import { call, ApiError } from '../api.js';
-import { go } from '../router.js';
 import { Alert, Field, useForm, FormError, errorsOf, actions } from '../forms.js';
 import { useLoad } from '../lists.js';
-import { contentValues, contentRequest, contentField, contentMembers } from '../sends.js';
+import { contentValues, contentRequest, contentField, contentMembers, duplicate } from '../sends.js';
 import { Content } from './content.js';
 import { Preview } from './preview.js';
 import { payloadSize, Budget, fallbacks } from './budget.js';
@@ -72,8 +71,7 @@ export function startFrom(t) {
   for (const k of contentMembers) {
     if (t[k] !== undefined) content[k] = t[k];
   }
-  sessionStorage.setItem('relaybell.duplicate', JSON.stringify(content));
-  go('compose');
+  duplicate(content);
 }
 
 export function Templates({ site }) {

@@ -11,16 +11,25 @@ function welcomeValues(w) {
     icon: w.icon || '', templateId: w.templateId || '' };
 }
 
-// welcomeBody is form v as the body of PUT /welcome: a template, or the
-// content members (those left empty are not sent).
-export function welcomeBody(v) {
+// shown are the content members the form edits; the welcome's others
+// (image, buttons, languages… set through the API) are sent back as they
+// were, since PUT /welcome replaces the content as a whole.
+const shown = ['title', 'body', 'url', 'icon'];
+
+// welcomeBody is form v as the body of PUT /welcome over the stored
+// welcome: a template, or the content members (those left empty are not
+// sent).
+export function welcomeBody(v, stored = {}) {
   const body = { enabled: v.enabled, delaySeconds: v.delaySeconds.trim() === '' ? 0 : Number(v.delaySeconds) };
   if (v.templateId) {
     body.templateId = v.templateId;
     return body;
   }
   body.templateId = null;
-  for (const k of ['title', 'body', 'url', 'icon']) {
+  for (const [k, x] of Object.entries(stored)) {
+    if (!['enabled', 'delaySeconds', 'templateId', ...shown].includes(k)) body[k] = x;
+  }
+  for (const k of shown) {
     if (v[k].trim()) body[k] = v[k].trim();
   }
   return body;
@@ -37,7 +46,7 @@ function WelcomeForm({ welcome, canChange, site }) {
   const [saved, setSaved] = useState(false);
   const save = f.submit(async () => {
     setSaved(false);
-    await call('PUT', '/welcome', welcomeBody(v));
+    await call('PUT', '/welcome', welcomeBody(v, welcome));
     setSaved(true);
   }, (err) => {
     if (!(err instanceof ApiError)) return errorsOf(err);
