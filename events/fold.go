@@ -53,13 +53,17 @@ func (s *Service) Run(ctx context.Context) error {
 	}
 }
 
+// DeliveryLife is how long a commerce platform's delivery id is kept to
+// tell its retries (Shopify retries for 48 hours).
+const DeliveryLife = 7 * 24 * time.Hour
+
 // Purge forgets the behavior data that is no longer needed
 // (store.Behavior.PurgeBehavior): Idempotency-Keys and folded credits
 // after IdempotencyLife (a retry comes no later), interests after
 // InterestLife, finished alerts' audiences after alertAudienceLife.
 func (s *Service) Purge(ctx context.Context, now time.Time) error {
 	if _, err := s.st.PurgeBehavior(ctx, store.BehaviorPurge{Keys: now.Add(-IdempotencyLife), Credits: now.Add(-IdempotencyLife),
-		Interests: now.Add(-InterestLife), Alerts: now.Add(-alertAudienceLife)}); err != nil {
+		Interests: now.Add(-InterestLife), Alerts: now.Add(-alertAudienceLife), Deliveries: now.Add(-DeliveryLife)}); err != nil {
 		return fmt.Errorf("purging behavior: %w", err)
 	}
 	return nil

@@ -139,4 +139,8 @@ type Behavior interface {
 // BehaviorPurge is what PurgeBehavior forgets: what is older than each.
 type BehaviorPurge struct {
 	Keys, Credits, Interests, Alerts time.Time
+	// Deliveries: the commerce platforms' deliveries received before it
+	// (their ledger; a redelivery after it stores nothing twice all the
+	// same: an event's id is derived from what it is about).
+	Deliveries time.Time
 }

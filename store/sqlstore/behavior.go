@@ -478,6 +478,7 @@ func (s *Store) PurgeBehavior(ctx context.Context, p store.BehaviorPurge) (int64
 		{`DELETE FROM idempotency_keys WHERE created_at < $1`, p.Keys},
 		{`DELETE FROM conversion_credits WHERE folded = true AND at < $1`, p.Credits},
 		{`DELETE FROM product_interests WHERE created_at < $1`, p.Interests},
+		{`DELETE FROM integration_deliveries WHERE received_at < $1`, p.Deliveries},
 		{`DELETE FROM alert_audience WHERE notification_id IN (SELECT id FROM notifications
 			WHERE status IN ('sent', 'failed', 'canceled') AND created_at < $1)`, p.Alerts},
 	} {

@@ -63,4 +63,19 @@ func testIntegrationLedger(t *testing.T, s store.Store) {
 	if list, err := s.IntegrationDeliveries(ctx, other.Website.ID, "shopify", 10); err != nil || len(list) != 0 {
 		t.Fatalf("another website's: %+v %v", list, err)
 	}
+	// The purge forgets deliveries received before its cutoff, and only
+	// them.
+	n, err := s.PurgeBehavior(ctx, store.BehaviorPurge{Deliveries: at(0).Add(90 * time.Second)})
+	noErr(t, "PurgeBehavior", err)
+	if n != 2 {
+		t.Fatalf("purged %d rows, want the 2 deliveries received before the cutoff", n)
+	}
+	for _, c := range []struct {
+		platform string
+		want     bool
+	}{{"shopify", false}, {"woocommerce", true}} {
+		if got, err := s.IntegrationDelivered(ctx, id, c.platform, "b54557e4"); err != nil || got != c.want {
+			t.Fatalf("%s delivery after the purge: %v %v, want %v", c.platform, got, err, c.want)
+		}
+	}
 }
