@@ -149,8 +149,13 @@ func (c *Client) Do(ctx context.Context, req Request, out any) error {
 
 func (c *Client) retryable(req Request) bool {
 	switch req.Method {
-	case http.MethodGet, http.MethodHead, http.MethodPut, http.MethodDelete, http.MethodOptions:
+	case http.MethodGet, http.MethodHead, http.MethodDelete, http.MethodOptions:
 		return true
+	case http.MethodPut:
+		// PUT /settings may rotate the commerce signing secret: a retry of
+		// one that was applied, its answer lost, would rotate again and
+		// end the old secret's 24 hours at once.
+		return req.Path != "/settings"
 	case http.MethodPost:
 		return req.IdempotencyKey != "" && req.Path == "/events"
 	}

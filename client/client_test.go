@@ -98,6 +98,11 @@ func TestNoRetryForPostWithoutKey(t *testing.T) {
 	if _, err := c.Send(context.Background(), SendRequest{Title: "x"}); err == nil || len(f.calls) != 1 {
 		t.Fatalf("send retried: %v %q", err, f.calls)
 	}
+	// PUT /settings may rotate a secret: never sent twice.
+	f, c, _ = newFake(t, 503, 200)
+	if err := c.Put(context.Background(), "/settings", map[string]any{"rotateCommerceSigningSecret": true}, nil); err == nil || len(f.calls) != 1 {
+		t.Fatalf("PUT /settings retried: %v %q", err, f.calls)
+	}
 }
 
 func TestRetriesGetUpToMax(t *testing.T) {

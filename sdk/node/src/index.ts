@@ -77,6 +77,9 @@ const idempotentMethods = new Set(["GET", "HEAD", "PUT", "DELETE", "OPTIONS"]);
 
 /** Whether a request may be sent again: idempotent methods, and POST /events with an Idempotency-Key. */
 export function isRetryable(request: Request): boolean {
+  // PUT /settings may rotate the commerce signing secret: a retry of one
+  // that was applied, its answer lost, would rotate again.
+  if (request.method === "PUT" && new URL(request.url).pathname.endsWith("/api/v1/settings")) return false;
   if (idempotentMethods.has(request.method)) return true;
   return request.method === "POST" && new URL(request.url).pathname.endsWith("/api/v1/events") && request.headers.has("Idempotency-Key");
 }
