@@ -1974,7 +1974,7 @@ export interface paths {
         put?: never;
         /**
          * Mail the report of the last period now. settings:write (a session: any role, admin for to: recipients).
-         * @description The last whole period of the website's frequency (daily: yesterday; weekly, and off: the seven days before today; monthly: the month before), against the one before it, in the website's time zone. to: me (a session's default) mails the calling person: for a session the signed-in person; for an API key, which belongs to the account and no person, the account's owner (the address the account was opened with). to: recipients (a key's default) mails the settings' recipients who are people of the account now. The message goes through SMTP when the server has a relay, else it waits in the outbox (GET /admin/v1/emails).
+         * @description The last whole period of the website's frequency (daily: yesterday; weekly, and off: the seven days before today; monthly: the month before), against the one before it, in the website's time zone. to: me (a session's default) mails the calling person: for a session the signed-in person; for an API key, which belongs to the account and no person, the account's owner (the address the account was opened with). to: recipients (a key's default) mails the settings' recipients who are people of the account now. The message goes through SMTP when the server has a relay, else it waits in the outbox (GET /admin/v1/emails). A website may mail 10 test reports an hour (RateLimit-* headers; 429 rate_limited with Retry-After past it).
          */
         post: operations["testReport"];
         delete?: never;
@@ -8967,6 +8967,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
         };
     };
 }
