@@ -20,6 +20,7 @@ var (
 // Operations is the number of API-key operations these methods cover.
 const Operations = 105
 
+// APIKey is the schema APIKey of api/openapi.json.
 type APIKey struct {
 	CreatedAt  *string  `json:"created_at,omitempty"`
 	Current    *bool    `json:"current,omitempty"`
@@ -32,25 +33,31 @@ type APIKey struct {
 	Scopes     []string `json:"scopes,omitempty"`
 }
 
+// Action is the schema Action of api/openapi.json.
 type Action struct {
 	Action *string `json:"action,omitempty"`
 	Title  string  `json:"title"`
 	URL    *string `json:"url,omitempty"`
 }
 
+// AddTestDeviceRequest is the body of AddTestDevice.
 type AddTestDeviceRequest struct {
 	EndpointID string  `json:"endpointId"`
 	Name       *string `json:"name,omitempty"`
 }
 
+// AddTestDeviceResponse is the answer of AddTestDevice.
 type AddTestDeviceResponse struct {
 	TestDevice TestDevice `json:"testDevice"`
 }
 
+// AudienceSegmentsResponse is the answer of AudienceSegments.
 type AudienceSegmentsResponse struct {
 	Segments []AudienceSegmentsResponseSegmentsItem `json:"segments,omitempty"`
 }
 
+// AudienceSegmentsResponseSegmentsItem is an element of the member segments
+// of AudienceSegmentsResponse.
 type AudienceSegmentsResponseSegmentsItem struct {
 	Count      *int64                                      `json:"count,omitempty"`
 	CreatedAt  string                                      `json:"created_at"`
@@ -61,12 +68,15 @@ type AudienceSegmentsResponseSegmentsItem struct {
 	UsedBy     *AudienceSegmentsResponseSegmentsItemUsedBy `json:"usedBy,omitempty"`
 }
 
+// AudienceSegmentsResponseSegmentsItemUsedBy is the member usedBy of
+// AudienceSegmentsResponseSegmentsItem.
 type AudienceSegmentsResponseSegmentsItemUsedBy struct {
 	Feeds     *int64 `json:"feeds,omitempty"`
 	Pending   *int64 `json:"pending,omitempty"`
 	Schedules *int64 `json:"schedules,omitempty"`
 }
 
+// AudienceSubscriber is the schema AudienceSubscriber of api/openapi.json.
 type AudienceSubscriber struct {
 	Country        *string                        `json:"country,omitempty"`
 	CreatedAt      *string                        `json:"createdAt,omitempty"`
@@ -83,12 +93,15 @@ type AudienceSubscriber struct {
 	UnsubscribedAt *string                        `json:"unsubscribedAt,omitempty"`
 }
 
+// AudienceSubscriberTopicsItem is an element of the member topics of
+// AudienceSubscriber.
 type AudienceSubscriberTopicsItem struct {
 	ID   *string `json:"id,omitempty"`
 	Name *string `json:"name,omitempty"`
 	Slug *string `json:"slug,omitempty"`
 }
 
+// Automation is the schema Automation of api/openapi.json.
 type Automation struct {
 	Caps      AutomationCaps `json:"caps"`
 	CreatedAt string         `json:"created_at"`
@@ -148,6 +161,8 @@ type AutomationConditions struct {
 	Rules []AutomationConditionsRulesItem `json:"rules,omitempty"`
 }
 
+// AutomationConditionsRulesItem is an element of the member rules of
+// AutomationConditions.
 type AutomationConditionsRulesItem struct {
 	Field string          `json:"field"`
 	Op    *string         `json:"op,omitempty"`
@@ -184,6 +199,8 @@ type AutomationMessage struct {
 	URL          *string                                       `json:"url,omitempty"`
 }
 
+// AutomationMessageTranslationsValue is a value of the member translations of
+// AutomationMessage.
 type AutomationMessageTranslationsValue struct {
 	Body  *string `json:"body,omitempty"`
 	Title *string `json:"title,omitempty"`
@@ -217,31 +234,37 @@ type AutomationTrigger struct {
 	Type    string  `json:"type"`
 }
 
+// BulkDeleteResponse is the answer of BulkDelete.
 type BulkDeleteResponse struct {
 	Deleted *int64 `json:"deleted,omitempty"`
 	OK      *bool  `json:"ok,omitempty"`
 }
 
+// BulkIDs is the schema BulkIDs of api/openapi.json.
 type BulkIDs struct {
 	IDs    []string          `json:"ids"`
 	Remove []string          `json:"remove,omitempty"`
 	Set    map[string]string `json:"set,omitempty"`
 }
 
+// BulkTagResponse is the answer of BulkTag.
 type BulkTagResponse struct {
 	OK      *bool  `json:"ok,omitempty"`
 	Updated *int64 `json:"updated,omitempty"`
 }
 
+// CancelNotificationResponse is the answer of CancelNotification.
 type CancelNotificationResponse struct {
 	Canceled *bool `json:"canceled,omitempty"`
 	OK       *bool `json:"ok,omitempty"`
 }
 
+// CreateWebhookResponse is the answer of CreateWebhook.
 type CreateWebhookResponse struct {
 	Webhook WebhookCreated `json:"webhook"`
 }
 
+// DeleteDraftResponse is the answer of DeleteDraft.
 type DeleteDraftResponse struct {
 	Deleted *bool `json:"deleted,omitempty"`
 	OK      *bool `json:"ok,omitempty"`
@@ -254,10 +277,12 @@ type EnrollRequest struct {
 	SubscriberID *string `json:"subscriberId,omitempty"`
 }
 
+// EnrollResponse is the answer of Enroll.
 type EnrollResponse struct {
 	EnrollmentID *string `json:"enrollmentId,omitempty"`
 }
 
+// Enrollment is the schema Enrollment of api/openapi.json.
 type Enrollment struct {
 	CurrentStep *string `json:"currentStep,omitempty"`
 	EndedAt     *string `json:"endedAt,omitempty"`
@@ -274,6 +299,7 @@ type Enrollment struct {
 	Waiting      *bool                   `json:"waiting,omitempty"`
 }
 
+// EnrollmentHistoryItem is an element of the member history of Enrollment.
 type EnrollmentHistoryItem struct {
 	At             *string `json:"at,omitempty"`
 	NotificationID *string `json:"notificationId,omitempty"`
@@ -285,6 +311,7 @@ type EnrollmentHistoryItem struct {
 	Type    *string `json:"type,omitempty"`
 }
 
+// EraseSubscriberResponse is the answer of EraseSubscriber.
 type EraseSubscriberResponse struct {
 	Erased       *bool   `json:"erased,omitempty"`
 	OK           *bool   `json:"ok,omitempty"`
@@ -397,6 +424,7 @@ func (p *ExportNotificationsParams) query() url.Values {
 	return q
 }
 
+// Feed is the schema Feed of api/openapi.json.
 type Feed struct {
 	Audience *FeedAudience `json:"audience,omitempty"`
 	// The last time the hourly broadcast budget held an item back.
@@ -450,6 +478,7 @@ type FeedBody struct {
 	URL          *string       `json:"url,omitempty"`
 }
 
+// FeedPoll is the schema FeedPoll of api/openapi.json.
 type FeedPoll struct {
 	At *string `json:"at,omitempty"`
 	// Why the poll failed, e.g. "the feed answered 500", "timeout: no answer in
@@ -461,6 +490,7 @@ type FeedPoll struct {
 	NewItems *int64 `json:"newItems,omitempty"`
 }
 
+// FeedPollAnswer is the schema FeedPollAnswer of api/openapi.json.
 type FeedPollAnswer struct {
 	At            *string `json:"at,omitempty"`
 	BudgetRefused *bool   `json:"budgetRefused,omitempty"`
@@ -489,17 +519,20 @@ type FeedTemplate struct {
 	URL        *string `json:"url,omitempty"`
 }
 
+// Filters is the schema Filters of api/openapi.json.
 type Filters struct {
 	Match *string            `json:"match,omitempty"`
 	Rules []FiltersRulesItem `json:"rules,omitempty"`
 }
 
+// FiltersRulesItem is an element of the member rules of Filters.
 type FiltersRulesItem struct {
 	Field string          `json:"field"`
 	Op    *string         `json:"op,omitempty"`
 	Value json.RawMessage `json:"value,omitempty"`
 }
 
+// GetSettingsResponse is the answer of GetSettings.
 type GetSettingsResponse struct {
 	Settings *Settings `json:"settings,omitempty"`
 }
@@ -528,10 +561,12 @@ func (p *GetStatsParams) query() url.Values {
 	return q
 }
 
+// GetWebhookDeliveryResponse is the answer of GetWebhookDelivery.
 type GetWebhookDeliveryResponse struct {
 	Delivery WebhookDeliveryDetail `json:"delivery"`
 }
 
+// Goal is the schema Goal of api/openapi.json.
 type Goal struct {
 	CreatedAt string `json:"created_at"`
 	// An event goal's event name; null for a tag goal.
@@ -559,6 +594,7 @@ type GoalBody struct {
 	WindowHours *int64 `json:"windowHours,omitempty"`
 }
 
+// GoalResult is the schema GoalResult of api/openapi.json.
 type GoalResult struct {
 	// Reaches credited to it.
 	Conversions int64 `json:"conversions"`
@@ -577,6 +613,7 @@ type GoalTag struct {
 	Value string `json:"value"`
 }
 
+// Identity is the schema Identity of api/openapi.json.
 type Identity struct {
 	// off: no hash needed; report: links without a valid externalIdHash go
 	// through, logged and counted; enforce: they are refused (403
@@ -599,6 +636,7 @@ type IdentityNewSecret struct {
 	Secret string `json:"secret"`
 }
 
+// IdentitySecret is the schema IdentitySecret of api/openapi.json.
 type IdentitySecret struct {
 	CreatedAt string `json:"created_at"`
 	// Names the secret in removeSecretId.
@@ -621,22 +659,27 @@ type IdentityUpdate struct {
 	RemoveSecretID *string `json:"removeSecretId,omitempty"`
 }
 
+// ImportSubscribersRequest is the body of ImportSubscribers.
 type ImportSubscribersRequest struct {
 	Subscribers []ImportSubscribersRequestSubscribersItem `json:"subscribers,omitempty"`
 }
 
+// ImportSubscribersRequestSubscribersItem is an element of the member
+// subscribers of ImportSubscribersRequest.
 type ImportSubscribersRequestSubscribersItem struct {
 	ExternalID *string        `json:"externalId,omitempty"`
 	Tags       map[string]any `json:"tags,omitempty"`
 	Topics     []string       `json:"topics,omitempty"`
 }
 
+// ImportSubscribersResponse is the answer of ImportSubscribers.
 type ImportSubscribersResponse struct {
 	Note      *string `json:"note,omitempty"`
 	OK        *bool   `json:"ok,omitempty"`
 	Processed *int64  `json:"processed,omitempty"`
 }
 
+// Integration is the schema Integration of api/openapi.json.
 type Integration struct {
 	// The latest deliveries, newest first.
 	Deliveries   []IntegrationDelivery `json:"deliveries"`
@@ -648,6 +691,7 @@ type Integration struct {
 	ReceiverURL string `json:"receiverUrl"`
 }
 
+// IntegrationDelivery is the schema IntegrationDelivery of api/openapi.json.
 type IntegrationDelivery struct {
 	// The platform's delivery id (X-Shopify-Webhook-Id,
 	// X-WC-Webhook-Delivery-ID).
@@ -662,6 +706,7 @@ type IntegrationDelivery struct {
 	Topic string `json:"topic"`
 }
 
+// Journey is the schema Journey of api/openapi.json.
 type Journey struct {
 	CreatedAt *string `json:"created_at,omitempty"`
 	// What enrols a person: api (POST /journeys/{id}/enrollments alone), or an
@@ -699,6 +744,7 @@ type Journey struct {
 	Version *int64 `json:"version,omitempty"`
 }
 
+// JourneyBody is the schema JourneyBody of api/openapi.json.
 type JourneyBody struct {
 	// What enrols a person: api (POST /journeys/{id}/enrollments alone), or an
 	// automation trigger (event with conditions, subscribed, topic_opt_in,
@@ -786,6 +832,8 @@ type JourneyContent struct {
 	URL          *string                                    `json:"url,omitempty"`
 }
 
+// JourneyContentTranslationsValue is a value of the member translations of
+// JourneyContent.
 type JourneyContentTranslationsValue struct {
 	Body  *string `json:"body,omitempty"`
 	Title *string `json:"title,omitempty"`
@@ -870,11 +918,14 @@ type JourneyStep struct {
 	Yes           *string `json:"yes,omitempty"`
 }
 
+// JourneyStepBranchesItem is an element of the member branches of
+// JourneyStep.
 type JourneyStepBranchesItem struct {
 	Next   *string `json:"next,omitempty"`
 	Weight int64   `json:"weight"`
 }
 
+// JourneyStepStats is the schema JourneyStepStats of api/openapi.json.
 type JourneyStepStats struct {
 	Clicked     *int64   `json:"clicked,omitempty"`
 	Completed   *int64   `json:"completed,omitempty"`
@@ -887,12 +938,14 @@ type JourneyStepStats struct {
 	Waiting     *int64   `json:"waiting,omitempty"`
 }
 
+// KeyList is the schema KeyList of api/openapi.json.
 type KeyList struct {
 	Keys []APIKey `json:"keys,omitempty"`
 	// Every scope name.
 	Scopes []string `json:"scopes,omitempty"`
 }
 
+// Label is the schema Label of api/openapi.json.
 type Label struct {
 	Key   *string `json:"key,omitempty"`
 	Value *string `json:"value,omitempty"`
@@ -974,12 +1027,14 @@ func (p *ListAudienceParams) query() url.Values {
 	return q
 }
 
+// ListAudienceResponse is the answer of ListAudience.
 type ListAudienceResponse struct {
 	Items      []AudienceSubscriber `json:"items,omitempty"`
 	NextCursor *string              `json:"nextCursor,omitempty"`
 	Total      *int64               `json:"total,omitempty"`
 }
 
+// ListAutomationsResponse is the answer of ListAutomations.
 type ListAutomationsResponse struct {
 	Automations []Automation `json:"automations,omitempty"`
 }
@@ -1004,22 +1059,27 @@ func (p *ListEnrollmentsParams) query() url.Values {
 	return q
 }
 
+// ListEnrollmentsResponse is the answer of ListEnrollments.
 type ListEnrollmentsResponse struct {
 	Enrollments []Enrollment `json:"enrollments,omitempty"`
 }
 
+// ListEventsResponse is the answer of ListEvents.
 type ListEventsResponse struct {
 	Events []Event `json:"events,omitempty"`
 }
 
+// ListFeedsResponse is the answer of ListFeeds.
 type ListFeedsResponse struct {
 	Feeds []Feed `json:"feeds,omitempty"`
 }
 
+// ListGoalsResponse is the answer of ListGoals.
 type ListGoalsResponse struct {
 	Goals []Goal `json:"goals,omitempty"`
 }
 
+// ListIntegrationsResponse is the answer of ListIntegrations.
 type ListIntegrationsResponse struct {
 	// settings commerceExternalId.
 	ExternalID   string        `json:"externalId"`
@@ -1029,6 +1089,7 @@ type ListIntegrationsResponse struct {
 	PreviousSecretValidUntil *string `json:"previousSecretValidUntil"`
 }
 
+// ListJourneysResponse is the answer of ListJourneys.
 type ListJourneysResponse struct {
 	Journeys []Journey `json:"journeys,omitempty"`
 }
@@ -1081,26 +1142,32 @@ func (p *ListNotificationsParams) query() url.Values {
 	return q
 }
 
+// ListOnsiteMessagesResponse is the answer of ListOnsiteMessages.
 type ListOnsiteMessagesResponse struct {
 	Messages []OnsiteMessage `json:"messages"`
 }
 
+// ListSchedulesResponse is the answer of ListSchedules.
 type ListSchedulesResponse struct {
 	Schedules []Schedule `json:"schedules"`
 }
 
+// ListSegmentsResponse is the answer of ListSegments.
 type ListSegmentsResponse struct {
 	Segments []Segment `json:"segments,omitempty"`
 }
 
+// ListTemplatesResponse is the answer of ListTemplates.
 type ListTemplatesResponse struct {
 	Templates []Template `json:"templates"`
 }
 
+// ListTestDevicesResponse is the answer of ListTestDevices.
 type ListTestDevicesResponse struct {
 	TestDevices []TestDevice `json:"testDevices"`
 }
 
+// ListTopicsResponse is the answer of ListTopics.
 type ListTopicsResponse struct {
 	Topics []Topic `json:"topics,omitempty"`
 }
@@ -1125,15 +1192,18 @@ func (p *ListWebhookDeliveriesParams) query() url.Values {
 	return q
 }
 
+// Logo is the schema Logo of api/openapi.json.
 type Logo struct {
 	Logo *LogoLogo `json:"logo"`
 }
 
+// LogoBody is the schema LogoBody of api/openapi.json.
 type LogoBody struct {
 	UploadID *string `json:"uploadId,omitempty"`
 	URL      *string `json:"url,omitempty"`
 }
 
+// LogoLogo is the member logo of Logo.
 type LogoLogo struct {
 	// The upload the logo is made of; null for a URL of the website's own.
 	UploadID *string `json:"uploadId"`
@@ -1142,12 +1212,14 @@ type LogoLogo struct {
 	URL string `json:"url"`
 }
 
+// MigrateJourneyRequest is the body of MigrateJourney.
 type MigrateJourneyRequest struct {
 	FromVersion int64 `json:"fromVersion"`
 	// Old step id to new step id.
 	Steps map[string]string `json:"steps"`
 }
 
+// MigrateJourneyResponse is the answer of MigrateJourney.
 type MigrateJourneyResponse struct {
 	Moved *int64 `json:"moved,omitempty"`
 	OK    *bool  `json:"ok,omitempty"`
@@ -1203,15 +1275,18 @@ type NotificationDetailConversionsBy struct {
 	Influenced   *int64 `json:"influenced,omitempty"`
 }
 
+// NotificationList is the schema NotificationList of api/openapi.json.
 type NotificationList struct {
 	Items      []Notification `json:"items"`
 	NextCursor *string        `json:"nextCursor"`
 }
 
+// OK is the schema OK of api/openapi.json.
 type OK struct {
 	OK bool `json:"ok"`
 }
 
+// OnsiteButton is the schema OnsiteButton of api/openapi.json.
 type OnsiteButton struct {
 	Action string `json:"action"`
 	Label  string `json:"label"`
@@ -1219,6 +1294,7 @@ type OnsiteButton struct {
 	URL *string `json:"url,omitempty"`
 }
 
+// OnsiteMessage is the schema OnsiteMessage of api/openapi.json.
 type OnsiteMessage struct {
 	Buttons   []OnsiteButton `json:"buttons"`
 	CreatedAt string         `json:"created_at"`
@@ -1257,12 +1333,14 @@ type OnsiteMessageBody struct {
 	Title     *string          `json:"title,omitempty"`
 }
 
+// OnsiteMessageStats is the member stats of OnsiteMessage.
 type OnsiteMessageStats struct {
 	Clicks      int64 `json:"clicks"`
 	Dismissals  int64 `json:"dismissals"`
 	Impressions int64 `json:"impressions"`
 }
 
+// OnsiteTargeting is the schema OnsiteTargeting of api/openapi.json.
 type OnsiteTargeting struct {
 	// None: every device.
 	Devices []string `json:"devices,omitempty"`
@@ -1275,6 +1353,7 @@ type OnsiteTargeting struct {
 	Subscribed *string `json:"subscribed,omitempty"`
 }
 
+// PersonEnrollmentsResponse is the answer of PersonEnrollments.
 type PersonEnrollmentsResponse struct {
 	Enrollments []Enrollment `json:"enrollments,omitempty"`
 }
@@ -1285,11 +1364,13 @@ type PostEventParams struct {
 	IdempotencyKey string
 }
 
+// PreviewSegmentRequest is the body of PreviewSegment.
 type PreviewSegmentRequest struct {
 	Filters *Filters `json:"filters,omitempty"`
 	TopicID *string  `json:"topicId,omitempty"`
 }
 
+// PreviewSegmentResponse is the answer of PreviewSegment.
 type PreviewSegmentResponse struct {
 	Count *int64 `json:"count,omitempty"`
 }
@@ -1322,6 +1403,7 @@ type Prompt struct {
 	When PromptWhen `json:"when"`
 }
 
+// PromptStats is the schema PromptStats of api/openapi.json.
 type PromptStats struct {
 	Accepts     int64  `json:"accepts"`
 	Dismissals  int64  `json:"dismissals"`
@@ -1365,14 +1447,17 @@ func (p *RecentSubscribersParams) query() url.Values {
 	return q
 }
 
+// RecentSubscribersResponse is the answer of RecentSubscribers.
 type RecentSubscribersResponse struct {
 	Subscribers []map[string]any `json:"subscribers,omitempty"`
 }
 
+// RenameTopicRequest is the body of RenameTopic.
 type RenameTopicRequest struct {
 	Name string `json:"name"`
 }
 
+// ReportSettings is the schema ReportSettings of api/openapi.json.
 type ReportSettings struct {
 	Day        json.RawMessage `json:"day"`
 	Frequency  string          `json:"frequency"`
@@ -1382,6 +1467,8 @@ type ReportSettings struct {
 	Timezone string `json:"timezone"`
 }
 
+// ReportSettingsUpdate is the schema ReportSettingsUpdate of
+// api/openapi.json.
 type ReportSettingsUpdate struct {
 	Day        json.RawMessage `json:"day,omitempty"`
 	Frequency  string          `json:"frequency"`
@@ -1389,30 +1476,36 @@ type ReportSettingsUpdate struct {
 	Recipients []string        `json:"recipients,omitempty"`
 }
 
+// ReportTest is the schema ReportTest of api/openapi.json.
 type ReportTest struct {
 	To *string `json:"to,omitempty"`
 }
 
+// ReportTestResult is the schema ReportTestResult of api/openapi.json.
 type ReportTestResult struct {
 	From       string   `json:"from"`
 	Recipients []string `json:"recipients"`
 	To         string   `json:"to"`
 }
 
+// ResendWebhookDeliveryResponse is the answer of ResendWebhookDelivery.
 type ResendWebhookDeliveryResponse struct {
 	Delivery WebhookDelivery `json:"delivery"`
 }
 
+// RotateCommerceSecretResponse is the answer of RotateCommerceSecret.
 type RotateCommerceSecretResponse struct {
 	CommerceSigningSecret    string  `json:"commerceSigningSecret"`
 	PreviousSecretValidUntil *string `json:"previousSecretValidUntil"`
 }
 
+// SaveTopicRequest is the body of SaveTopic.
 type SaveTopicRequest struct {
 	Name string  `json:"name"`
 	Slug *string `json:"slug,omitempty"`
 }
 
+// Schedule is the schema Schedule of api/openapi.json.
 type Schedule struct {
 	Audience       ScheduleAudience `json:"audience"`
 	CatchUpMinutes int64            `json:"catchUpMinutes"`
@@ -1453,6 +1546,7 @@ type ScheduleAudience struct {
 	TopicID *string `json:"topicId,omitempty"`
 }
 
+// ScheduleBody is the schema ScheduleBody of api/openapi.json.
 type ScheduleBody struct {
 	Audience *ScheduleAudience `json:"audience,omitempty"`
 	// An occurrence found less than this many minutes late (after an outage)
@@ -1509,11 +1603,14 @@ type ScheduleContent struct {
 	URL                *string                                     `json:"url,omitempty"`
 }
 
+// ScheduleContentTranslationsValue is a value of the member translations of
+// ScheduleContent.
 type ScheduleContentTranslationsValue struct {
 	Body  *string `json:"body,omitempty"`
 	Title *string `json:"title,omitempty"`
 }
 
+// ScheduleDetail is the schema ScheduleDetail of api/openapi.json.
 type ScheduleDetail struct {
 	Audience       ScheduleAudience `json:"audience"`
 	CatchUpMinutes int64            `json:"catchUpMinutes"`
@@ -1545,6 +1642,8 @@ type ScheduleDetail struct {
 	UpdatedAt    string  `json:"updated_at"`
 }
 
+// ScheduleDetailHistoryItem is an element of the member history of
+// ScheduleDetail.
 type ScheduleDetailHistoryItem struct {
 	At             string  `json:"at"`
 	NotificationID *string `json:"notificationId"`
@@ -1553,6 +1652,7 @@ type ScheduleDetailHistoryItem struct {
 	Outcome string `json:"outcome"`
 }
 
+// ScheduleLastRefusal is the member lastRefusal of Schedule.
 type ScheduleLastRefusal struct {
 	At         string  `json:"at"`
 	Occurrence string  `json:"occurrence"`
@@ -1560,6 +1660,7 @@ type ScheduleLastRefusal struct {
 	RetryAt    *string `json:"retryAt"`
 }
 
+// Segment is the schema Segment of api/openapi.json.
 type Segment struct {
 	CreatedAt string  `json:"created_at"`
 	Filters   Filters `json:"filters"`
@@ -1567,11 +1668,13 @@ type Segment struct {
 	Name      string  `json:"name"`
 }
 
+// SegmentBody is the schema SegmentBody of api/openapi.json.
 type SegmentBody struct {
 	Filters *Filters `json:"filters,omitempty"`
 	Name    *string  `json:"name,omitempty"`
 }
 
+// SendAccepted is the schema SendAccepted of api/openapi.json.
 type SendAccepted struct {
 	Message        *string `json:"message,omitempty"`
 	NotificationID string  `json:"notificationId"`
@@ -1579,6 +1682,7 @@ type SendAccepted struct {
 	Status         string  `json:"status"`
 }
 
+// Settings is the schema Settings of api/openapi.json.
 type Settings struct {
 	// How long after delivery a conversion is credited; 24 by default.
 	AttributionWindowHours *int64 `json:"attributionWindowHours,omitempty"`
@@ -1634,11 +1738,15 @@ type SettingsProductAlertTexts struct {
 	PriceDrop   *SettingsProductAlertTextsPriceDrop   `json:"priceDrop,omitempty"`
 }
 
+// SettingsProductAlertTextsBackInStock is the member backInStock of
+// SettingsProductAlertTexts.
 type SettingsProductAlertTextsBackInStock struct {
 	Body  *string `json:"body,omitempty"`
 	Title *string `json:"title,omitempty"`
 }
 
+// SettingsProductAlertTextsPriceDrop is the member priceDrop of
+// SettingsProductAlertTexts.
 type SettingsProductAlertTextsPriceDrop struct {
 	Body  *string `json:"body,omitempty"`
 	Title *string `json:"title,omitempty"`
@@ -1705,11 +1813,15 @@ type SettingsUpdateProductAlertTexts struct {
 	PriceDrop   *SettingsUpdateProductAlertTextsPriceDrop   `json:"priceDrop,omitempty"`
 }
 
+// SettingsUpdateProductAlertTextsBackInStock is the member backInStock of
+// SettingsUpdateProductAlertTexts.
 type SettingsUpdateProductAlertTextsBackInStock struct {
 	Body  *string `json:"body,omitempty"`
 	Title *string `json:"title,omitempty"`
 }
 
+// SettingsUpdateProductAlertTextsPriceDrop is the member priceDrop of
+// SettingsUpdateProductAlertTexts.
 type SettingsUpdateProductAlertTextsPriceDrop struct {
 	Body  *string `json:"body,omitempty"`
 	Title *string `json:"title,omitempty"`
@@ -1743,6 +1855,7 @@ type Stats struct {
 	Totals   StatsCounts `json:"totals"`
 }
 
+// StatsCounts is the schema StatsCounts of api/openapi.json.
 type StatsCounts struct {
 	Clicked     int64 `json:"clicked"`
 	Conversions int64 `json:"conversions"`
@@ -1764,6 +1877,7 @@ type StatsCounts struct {
 	Unsubscribed int64 `json:"unsubscribed"`
 }
 
+// StatsDay is the schema StatsDay of api/openapi.json.
 type StatsDay struct {
 	Clicked     int64 `json:"clicked"`
 	Conversions int64 `json:"conversions"`
@@ -1786,6 +1900,7 @@ type StatsDay struct {
 	Unsubscribed int64 `json:"unsubscribed"`
 }
 
+// SuggestBody is the schema SuggestBody of api/openapi.json.
 type SuggestBody struct {
 	// BCP 47 tag of the texts; the rules write English additions only for en (or
 	// none given).
@@ -1796,10 +1911,13 @@ type SuggestBody struct {
 	URL      *string `json:"url,omitempty"`
 }
 
+// Suggestions is the schema Suggestions of api/openapi.json.
 type Suggestions struct {
 	Suggestions []SuggestionsSuggestionsItem `json:"suggestions"`
 }
 
+// SuggestionsSuggestionsItem is an element of the member suggestions of
+// Suggestions.
 type SuggestionsSuggestionsItem struct {
 	Message string `json:"message"`
 	Title   string `json:"title"`
@@ -1877,16 +1995,21 @@ type TemplateBody struct {
 	URL *string `json:"url,omitempty"`
 }
 
+// TemplateBodyTranslationsValue is a value of the member translations of
+// TemplateBody.
 type TemplateBodyTranslationsValue struct {
 	Body  *string `json:"body,omitempty"`
 	Title *string `json:"title,omitempty"`
 }
 
+// TemplateTranslationsValue is a value of the member translations of
+// Template.
 type TemplateTranslationsValue struct {
 	Body  *string `json:"body,omitempty"`
 	Title *string `json:"title,omitempty"`
 }
 
+// TestDevice is the schema TestDevice of api/openapi.json.
 type TestDevice struct {
 	// When it became a test device.
 	CreatedAt  string  `json:"created_at"`
@@ -1902,6 +2025,7 @@ type TestDevice struct {
 	UserAgent    string `json:"user_agent"`
 }
 
+// TestSendResponse is the answer of TestSend.
 type TestSendResponse struct {
 	// Test devices it goes to.
 	Devices        int64  `json:"devices"`
@@ -1910,10 +2034,12 @@ type TestSendResponse struct {
 	Status         string `json:"status"`
 }
 
+// TestWebhookResponse is the answer of TestWebhook.
 type TestWebhookResponse struct {
 	Delivery WebhookDelivery `json:"delivery"`
 }
 
+// Topic is the schema Topic of api/openapi.json.
 type Topic struct {
 	CreatedAt   *string `json:"created_at,omitempty"`
 	ID          *string `json:"id,omitempty"`
@@ -1922,6 +2048,7 @@ type Topic struct {
 	Subscribers *int64  `json:"subscribers,omitempty"`
 }
 
+// UpdateDraftResponse is the answer of UpdateDraft.
 type UpdateDraftResponse struct {
 	NotificationID *string        `json:"notificationId,omitempty"`
 	OK             *bool          `json:"ok,omitempty"`
@@ -1929,14 +2056,17 @@ type UpdateDraftResponse struct {
 	Status         *string        `json:"status,omitempty"`
 }
 
+// UpdateSettingsResponse is the answer of UpdateSettings.
 type UpdateSettingsResponse struct {
 	Settings *Settings `json:"settings,omitempty"`
 }
 
+// UpdateWebhookResponse is the answer of UpdateWebhook.
 type UpdateWebhookResponse struct {
 	Webhook Webhook `json:"webhook"`
 }
 
+// Upload is the schema Upload of api/openapi.json.
 type Upload struct {
 	// Of the upload.
 	Height int64       `json:"height"`
@@ -1951,6 +2081,7 @@ type Upload struct {
 	Width int64 `json:"width"`
 }
 
+// UploadSizes is the member sizes of Upload.
 type UploadSizes struct {
 	// 192x192 PNG, cropped around the centre: GET /uploads/{id}/icon.
 	Icon string `json:"icon"`
@@ -1958,6 +2089,7 @@ type UploadSizes struct {
 	Image string `json:"image"`
 }
 
+// Webhook is the schema Webhook of api/openapi.json.
 type Webhook struct {
 	// Deliveries failed in a row since the last success.
 	ConsecutiveFailures int64  `json:"consecutive_failures"`
@@ -1999,6 +2131,7 @@ type WebhookBody struct {
 	URL *string `json:"url,omitempty"`
 }
 
+// WebhookCreated is the schema WebhookCreated of api/openapi.json.
 type WebhookCreated struct {
 	CreatedAt string `json:"created_at"`
 	Enabled   bool   `json:"enabled"`
@@ -2011,6 +2144,7 @@ type WebhookCreated struct {
 	URL    string `json:"url"`
 }
 
+// WebhookDelivery is the schema WebhookDelivery of api/openapi.json.
 type WebhookDelivery struct {
 	// Every attempt, resends included.
 	Attempts    int64   `json:"attempts"`
@@ -2030,6 +2164,8 @@ type WebhookDelivery struct {
 	Status        string  `json:"status"`
 }
 
+// WebhookDeliveryDetail is the schema WebhookDeliveryDetail of
+// api/openapi.json.
 type WebhookDeliveryDetail struct {
 	// Every attempt, resends included.
 	Attempts    int64   `json:"attempts"`
@@ -2058,11 +2194,13 @@ type WebhookDeliveryDetail struct {
 	Status       string `json:"status"`
 }
 
+// WebhookDeliveryList is the schema WebhookDeliveryList of api/openapi.json.
 type WebhookDeliveryList struct {
 	Deliveries []WebhookDelivery `json:"deliveries"`
 	NextCursor *string           `json:"nextCursor"`
 }
 
+// WebhookList is the schema WebhookList of api/openapi.json.
 type WebhookList struct {
 	// The subscribable event names: subscriber.created, subscriber.unsubscribed,
 	// notification.sent, notification.clicked, feed.paused, schedule.paused.

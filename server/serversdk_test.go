@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -217,6 +218,10 @@ func TestGoSDKAgainstServer(t *testing.T) {
 	integrations, err := c.ListIntegrations(ctx)
 	if err != nil || len(integrations.Integrations) == 0 || integrations.ExternalID == "" {
 		t.Fatalf("ListIntegrations: %+v %v", integrations, err)
+	}
+	csv, err := c.ExportSubscribers(ctx)
+	if err != nil || !strings.Contains(string(csv), "user-1") {
+		t.Fatalf("ExportSubscribers: %q %v", csv, err)
 	}
 	readOnly := client.New(ts.base, ts.scopedKey(w, "subscribers:read"))
 	if _, err := readOnly.ListTemplates(ctx); err != nil {

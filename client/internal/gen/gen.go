@@ -100,13 +100,16 @@ type document struct {
 type generator struct {
 	doc   document
 	types map[string]string // Go type name -> declaration
-	seen  map[*schema]string
-	out   bytes.Buffer
+	// origin says where a type comes from, for its doc comment when the
+	// schema has no description.
+	origin map[string]string
+	seen   map[*schema]string
+	out    bytes.Buffer
 }
 
 // Generate returns api_gen.go for the OpenAPI document spec.
 func Generate(spec []byte) ([]byte, error) {
-	g := &generator{types: map[string]string{}, seen: map[*schema]string{}}
+	g := &generator{types: map[string]string{}, seen: map[*schema]string{}, origin: map[string]string{}}
 	if err := json.Unmarshal(spec, &g.doc); err != nil {
 		return nil, fmt.Errorf("openapi.json: %w", err)
 	}
@@ -216,6 +219,7 @@ func (g *generator) goType(s *schema, name string) (typ string, nullable bool, e
 		}
 		if _, done := g.types[n]; !done {
 			g.types[n] = "" // placeholder against cycles
+			g.origin[n] = "is the schema " + n + " of api/openapi.json."
 			t, _, err := g.goType(c, n)
 			if err != nil {
 				return "", false, err
@@ -293,6 +297,7 @@ func (g *generator) goType(s *schema, name string) (typ string, nullable bool, e
 	case "boolean":
 		return "bool", nullable, nil
 	case "array":
+		g.origin[name+"Item"] = "is an element of " + g.what(name) + "."
 		t, _, err := g.goType(s.Items, name+"Item")
 		return "[]" + t, nullable, err
 	case "object":
@@ -305,12 +310,22 @@ func (g *generator) goType(s *schema, name string) (typ string, nullable bool, e
 			if err := json.Unmarshal(s.AdditionalProperties, &ap); err != nil {
 				return "", false, err
 			}
+			g.origin[name+"Value"] = "is a value of " + g.what(name) + "."
 			t, _, err := g.goType(&ap, name+"Value")
 			return "map[string]" + t, nullable, err
 		}
 		return "map[string]any", nullable, nil
 	}
 	return "json.RawMessage", false, nil
+}
+
+// what names the place a type name stands for: "the member m of T", or
+// the name itself.
+func (g *generator) what(name string) string {
+	if o, ok := strings.CutPrefix(g.origin[name], "is "); ok {
+		return strings.TrimSuffix(o, ".")
+	}
+	return name
 }
 
 // structType declares the struct name for s.
@@ -332,7 +347,11 @@ func (g *generator) structType(s *schema, name string) (string, bool, error) {
 	}
 	sort.Strings(keys)
 	var b strings.Builder
-	b.WriteString(comment(s.Description, ""))
+	if s.Description != "" {
+		b.WriteString(comment(s.Description, ""))
+	} else if o := g.origin[name]; o != "" {
+		b.WriteString(comment(name+" "+o, ""))
+	}
 	fmt.Fprintf(&b, "type %s struct {\n", name)
 	fields := map[string]string{}
 	for _, k := range keys {
@@ -342,6 +361,7 @@ func (g *generator) structType(s *schema, name string) (string, bool, error) {
 			return "", false, fmt.Errorf("%s: members %q and %q are both %s", name, other, k, field)
 		}
 		fields[field] = k
+		g.origin[name+field] = fmt.Sprintf("is the member %s of %s.", k, name)
 		t, nullable, err := g.goType(p, name+field)
 		if err != nil {
 			return "", false, fmt.Errorf("%s.%s: %w", name, k, err)
@@ -431,6 +451,7 @@ func (g *generator) operation(w *bytes.Buffer, method, path string, o operation)
 	var bodyLine string
 	if rb := o.RequestBody; rb != nil {
 		if m, ok := rb.Content["application/json"]; ok {
+			g.origin[opName+"Request"] = "is the body of " + opName + "."
 			t, _, err := g.goType(m.Schema, opName+"Request")
 			if err != nil {
 				return err
@@ -472,6 +493,7 @@ func (g *generator) operation(w *bytes.Buffer, method, path string, o operation)
 			continue
 		}
 		if m, ok := content["application/json"]; ok {
+			g.origin[opName+"Response"] = "is the answer of " + opName + "."
 			t, _, err := g.goType(m.Schema, opName+"Response")
 			if err != nil {
 				return err
