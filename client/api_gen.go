@@ -11,6 +11,7 @@ import (
 	"strconv"
 )
 
+// The imports stay used whatever the document holds.
 var (
 	_ = json.RawMessage(nil)
 	_ = strconv.Itoa
