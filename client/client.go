@@ -1,15 +1,20 @@
 // Package client is RelayBell's server SDK for Go, version 1.2.0. It
 // depends on the standard library only, so customers can vendor it alone.
 //
-// A Client calls the REST API under /api/v1 with an API key. Typed methods
-// cover the main routes (notifications, events, subscribers, segments,
-// topics); every other route a key can call goes through Do, Get, Post,
-// Put and Delete with the caller's own types. Errors of the API come back
-// as *Error with Code, Required and RequestID. Idempotent calls (GET, HEAD,
-// PUT, DELETE) and POST /events with an Idempotency-Key are retried with
-// exponential backoff on 429 (after Retry-After) and 5xx. Pages iterates
-// over cursor-paged lists. Verifier checks RelayBell's webhook signatures.
+// A Client calls the REST API under /api/v1 with an API key. Every
+// operation a key can call has a typed method, generated from
+// api/openapi.json into api_gen.go (see internal/gen for the rules), for
+// example CreateTemplate, ListSegments or GetReports; Do, Get, Post, Put
+// and Delete remain for calls with the caller's own types. Errors of the
+// API come back as *Error with Code, Required and RequestID. Idempotent
+// calls (GET, HEAD, PUT, DELETE) and POST /events with an Idempotency-Key
+// are retried with exponential backoff on 429 (after Retry-After) and 5xx.
+// Pages and the generated iterators (Notifications, Audience,
+// WebhookDeliveries) follow the cursors of paged lists. Verifier checks
+// RelayBell's webhook signatures.
 package client
+
+//go:generate go run ./internal/gen/cmd ../api/openapi.json api_gen.go
 
 import (
 	"bytes"
@@ -100,24 +105,34 @@ func IsCode(err error, code string) bool {
 	return errors.As(err, &e) && e.Code == code
 }
 
-// Request is one call. Body is marshalled to JSON unless it is nil.
+// Request is one call. Body is marshalled to JSON unless it is nil or
+// ContentType is set.
 type Request struct {
 	Method string
 	// Path is under /api/v1, for example "/notifications".
 	Path  string
 	Query url.Values
 	Body  any
+	// ContentType, when set, sends Body (a []byte) as is with this type.
+	ContentType string
 	// IdempotencyKey is sent as Idempotency-Key; with it POST /events is
 	// retried like an idempotent call.
 	IdempotencyKey string
 	Header         http.Header
 }
 
-// Do sends req and decodes a JSON answer into out (when out is not nil).
-// A non-2xx answer is an *Error.
+// Do sends req and decodes a JSON answer into out (when out is not nil);
+// an out of type *[]byte receives the answer as is (a CSV export). A
+// non-2xx answer is an *Error.
 func (c *Client) Do(ctx context.Context, req Request, out any) error {
 	var body []byte
-	if req.Body != nil {
+	if req.ContentType != "" {
+		raw, ok := req.Body.([]byte)
+		if !ok {
+			return fmt.Errorf("relaybell: a %s body must be []byte", req.ContentType)
+		}
+		body = raw
+	} else if req.Body != nil {
 		var err error
 		if body, err = json.Marshal(req.Body); err != nil {
 			return fmt.Errorf("relaybell: encode request: %w", err)
@@ -131,6 +146,10 @@ func (c *Client) Do(ctx context.Context, req Request, out any) error {
 	for attempt := 0; ; attempt++ {
 		data, err := c.once(ctx, req, u, body)
 		if err == nil {
+			if raw, ok := out.(*[]byte); ok {
+				*raw = data
+				return nil
+			}
 			if out != nil && len(data) > 0 {
 				if err := json.Unmarshal(data, out); err != nil {
 					return fmt.Errorf("relaybell: decode %s %s answer: %w", req.Method, req.Path, err)
@@ -218,7 +237,10 @@ func (c *Client) once(ctx context.Context, req Request, u string, body []byte) (
 	hr.Header.Set("Authorization", "Bearer "+c.APIKey)
 	hr.Header.Set("User-Agent", UserAgent)
 	hr.Header.Set("Accept", "application/json")
-	if body != nil {
+	switch {
+	case req.ContentType != "":
+		hr.Header.Set("Content-Type", req.ContentType)
+	case body != nil:
 		hr.Header.Set("Content-Type", "application/json")
 	}
 	if req.IdempotencyKey != "" {

@@ -65,7 +65,7 @@ func newFake(t *testing.T, script ...int) (*fake, *Client, *[]time.Duration) {
 
 func TestRetriesIdempotentEventOn429And5xx(t *testing.T) {
 	f, c, waits := newFake(t, 429, 503, 200)
-	out, err := c.Track(context.Background(), Event{Event: "purchase"}, "k1")
+	out, err := c.Track(context.Background(), EventRequest{Event: Ptr("purchase")}, "k1")
 	if err != nil || out.EventID != "ev1" {
 		t.Fatalf("Track: %+v %v", out, err)
 	}
@@ -86,7 +86,7 @@ func TestRetriesIdempotentEventOn429And5xx(t *testing.T) {
 
 func TestNoRetryForPostWithoutKey(t *testing.T) {
 	f, c, waits := newFake(t, 503, 200)
-	_, err := c.Track(context.Background(), Event{Event: "purchase"}, "")
+	_, err := c.Track(context.Background(), EventRequest{Event: Ptr("purchase")}, "")
 	var e *Error
 	if !errors.As(err, &e) || e.Status != 503 || e.Code != "internal" || e.RequestID != "req-0" {
 		t.Fatalf("err %v", err)
@@ -95,12 +95,12 @@ func TestNoRetryForPostWithoutKey(t *testing.T) {
 		t.Fatalf("calls %q waits %v", f.calls, *waits)
 	}
 	f, c, _ = newFake(t, 503, 200)
-	if _, err := c.Send(context.Background(), SendRequest{Title: "x"}); err == nil || len(f.calls) != 1 {
+	if _, err := c.SendNotification(context.Background(), SendRequest{Title: "x"}); err == nil || len(f.calls) != 1 {
 		t.Fatalf("send retried: %v %q", err, f.calls)
 	}
 	// PUT /settings may rotate a secret: never sent twice.
 	f, c, _ = newFake(t, 503, 200)
-	if err := c.Put(context.Background(), "/settings", map[string]any{"rotateCommerceSigningSecret": true}, nil); err == nil || len(f.calls) != 1 {
+	if _, err := c.UpdateSettings(context.Background(), SettingsUpdate{RotateCommerceSigningSecret: Ptr(true)}); err == nil || len(f.calls) != 1 {
 		t.Fatalf("PUT /settings retried: %v %q", err, f.calls)
 	}
 }
@@ -120,7 +120,7 @@ func TestRetriesGetUpToMax(t *testing.T) {
 
 func TestTypedError(t *testing.T) {
 	_, c, _ := newFake(t, 403)
-	_, err := c.Send(context.Background(), SendRequest{Title: "x"})
+	_, err := c.SendNotification(context.Background(), SendRequest{Title: "x"})
 	var e *Error
 	if !errors.As(err, &e) {
 		t.Fatalf("err %T %v", err, err)
@@ -242,6 +242,54 @@ func TestSendTargetsAreNeverDropped(t *testing.T) {
 		got, _ := json.Marshal(m) // members sorted
 		if string(got) != c.want {
 			t.Errorf("%+v: %s, want %s", c.req, got, c.want)
+		}
+	}
+}
+
+// The original header, opt-in: valid (any secret), tampered, another
+// secret, malformed, missing; and the shared vectors' legacy signatures.
+func TestVerifyOriginal(t *testing.T) {
+	secret := "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+	body := []byte(`{"event":"webhook.test","data":{"webhookId":"wh_1","message":"hello"},"projectId":"prj_1","at":"2023-11-14T22:13:20Z"}`)
+	_, header := signature.Sign(secret, time.Unix(1700000000, 0), body)
+	v := Verifier{Secrets: []string{"whsec_old", secret}}
+	cases := []struct {
+		name    string
+		secrets []string
+		header  string
+		body    []byte
+		want    error
+	}{
+		{"valid", v.Secrets, header, body, nil},
+		{"valid, spaces around", v.Secrets, " " + header + " ", body, nil},
+		{"tampered body", v.Secrets, header, append(append([]byte(nil), body...), ' '), ErrMismatch},
+		{"other secret", []string{"whsec_other"}, header, body, ErrMismatch},
+		{"no secrets", nil, header, body, ErrMismatch},
+		{"missing", v.Secrets, "", body, ErrNoSignature},
+		{"no prefix", v.Secrets, strings.TrimPrefix(header, "sha256="), body, ErrMalformed},
+		{"other algorithm", v.Secrets, "sha1=" + strings.TrimPrefix(header, "sha256="), body, ErrMalformed},
+		{"short", v.Secrets, header[:len(header)-2], body, ErrMalformed},
+		{"not hex", v.Secrets, "sha256=" + strings.Repeat("zz", 32), body, ErrMalformed},
+		{"timestamped header is not the original", v.Secrets, "t=1700000000,v1=7cb961530578c1f9a07e3e6a3ad31767596119cfdb5b59d83185e657fc6bcbad", body, ErrMalformed},
+	}
+	for _, tc := range cases {
+		v := Verifier{Secrets: tc.secrets}
+		if err := v.VerifyOriginal(tc.header, tc.body); !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
+			t.Errorf("%s: %v, want %v", tc.name, err, tc.want)
+		}
+	}
+	data, err := os.ReadFile(filepath.Join("..", "webhooks", "signature", "testdata", "vectors.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vectors []struct{ Name, Secret, Body, LegacySignature string }
+	if err := json.Unmarshal(data, &vectors); err != nil || len(vectors) == 0 {
+		t.Fatalf("vectors: %d %v", len(vectors), err)
+	}
+	for _, vec := range vectors {
+		v := Verifier{Secrets: []string{vec.Secret}}
+		if err := v.VerifyOriginal(vec.LegacySignature, []byte(vec.Body)); err != nil {
+			t.Errorf("%s: %v", vec.Name, err)
 		}
 	}
 }

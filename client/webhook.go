@@ -19,7 +19,8 @@ const (
 	HeaderDelivery         = "X-RelayBell-Delivery"
 	HeaderWebhookSignature = "X-RelayBell-Webhook-Signature"
 	// HeaderSignature is the original "sha256=<hex>" header (spec 9 keeps
-	// it). It has no timestamp, so the verifier never accepts it alone.
+	// it). It has no timestamp: Verify never accepts it; VerifyOriginal
+	// checks it for receivers that opt in.
 	HeaderSignature = "X-RelayBell-Signature"
 )
 
@@ -31,7 +32,7 @@ var (
 	ErrNoSignature = errors.New("relaybell: no webhook signature header")
 	ErrMalformed   = errors.New("relaybell: malformed webhook signature header")
 	ErrTimestamp   = errors.New("relaybell: webhook timestamp outside the tolerance")
-	ErrMismatch    = errors.New("relaybell: no v1 signature matches")
+	ErrMismatch    = errors.New("relaybell: no webhook signature matches")
 )
 
 // Verifier checks the X-RelayBell-Webhook-Signature header,
@@ -120,4 +121,39 @@ func (v *Verifier) VerifyRequest(r *http.Request) ([]byte, error) {
 		return nil, fmt.Errorf("%w: body over 1 MB", ErrMalformed)
 	}
 	return body, v.Verify(r.Header.Get(HeaderWebhookSignature), body)
+}
+
+// VerifyOriginal checks the original X-RelayBell-Signature header,
+// "sha256=<hex>": the HMAC-SHA256 of the raw body alone, keyed with the
+// whole webhook secret, against each of Secrets in constant time.
+//
+// It is an explicit opt-in for receivers that cannot read the timestamped
+// header. The original header carries no timestamp, so it gives no replay
+// protection: a delivery captured once verifies for ever (Tolerance does
+// not apply). Prefer Verify and X-RelayBell-Webhook-Signature.
+func (v *Verifier) VerifyOriginal(header string, body []byte) error {
+	header = strings.TrimSpace(header)
+	if header == "" {
+		return ErrNoSignature
+	}
+	hexSig, ok := strings.CutPrefix(header, "sha256=")
+	if !ok {
+		return ErrMalformed
+	}
+	got, err := hex.DecodeString(hexSig)
+	if err != nil || len(got) != sha256.Size {
+		return ErrMalformed
+	}
+	match := false
+	for _, secret := range v.Secrets {
+		m := hmac.New(sha256.New, []byte(secret))
+		m.Write(body)
+		if hmac.Equal(got, m.Sum(nil)) {
+			match = true // keep going: time does not depend on which matched
+		}
+	}
+	if !match {
+		return ErrMismatch
+	}
+	return nil
 }

@@ -95,7 +95,7 @@ func TestNodeSDKAgainstServer(t *testing.T) {
 		"RELAYBELL_WEBHOOK_RECEIVER=" + captured,
 		"RELAYBELL_EVENTS_KEY=" + ts.scopedKey(w, "events:write"),
 	}, "--test", "--test-reporter=tap", filepath.Join("dist", "test"))
-	for _, want := range []string{"# pass 10", "# fail 0", "# skipped 0"} {
+	for _, want := range []string{"# pass 12", "# fail 0", "# skipped 0"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("node --test: no %q in\n%s", want, out)
 		}

@@ -2,11 +2,13 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -70,8 +72,9 @@ func (ts *testServer) scopedKey(w website, scopes ...string) string {
 
 // The Go SDK against an embedded RelayBell: sending, listing by pages,
 // detail, cancel, events with an Idempotency-Key, segments, topics,
-// identity hashes, typed errors, and the verifier over a delivery
-// RelayBell signed.
+// generated methods across areas (templates, goals, schedules, reports,
+// integrations), identity hashes, typed errors, and both verifiers over a
+// delivery RelayBell signed.
 func TestGoSDKAgainstServer(t *testing.T) {
 	rc := newSDKWebhookReceiver(t)
 	u, _ := url.Parse(rc.srv.URL)
@@ -85,36 +88,36 @@ func TestGoSDKAgainstServer(t *testing.T) {
 	// Send, then page through the list one at a time.
 	var ids []string
 	for _, title := range []string{"One", "Two", "Three"} {
-		acc, err := c.Send(ctx, client.SendRequest{Title: title, ExternalID: client.String("user-1")})
+		acc, err := c.SendNotification(ctx, client.SendRequest{Title: title, ExternalID: client.String("user-1")})
 		if err != nil || !acc.OK || acc.Status != "queued" {
-			t.Fatalf("Send %s: %+v %v", title, acc, err)
+			t.Fatalf("SendNotification %s: %+v %v", title, acc, err)
 		}
 		ids = append(ids, acc.NotificationID)
 	}
 	var titles []string
-	for n, err := range c.Notifications(ctx, url.Values{"limit": {"1"}}) {
+	for n, err := range c.Notifications(ctx, &client.ListNotificationsParams{Limit: 1}) {
 		if err != nil {
 			t.Fatalf("Notifications: %v", err)
 		}
-		titles = append(titles, n.Title)
+		titles = append(titles, *n.Title)
 	}
 	if want := []string{"Three", "Two", "One"}; len(titles) != 3 || titles[0] != want[0] || titles[1] != want[1] || titles[2] != want[2] {
 		t.Fatalf("pages gave %q, want %q", titles, want)
 	}
 	d, err := c.GetNotification(ctx, ids[0])
-	if err != nil || d.Notification.ID != ids[0] || d.Notification.Title != "One" {
+	if err != nil || d.Notification["id"] != ids[0] || d.Notification["title"] != "One" {
 		t.Fatalf("GetNotification: %+v %v", d, err)
 	}
 
 	// A scheduled send is canceled.
-	acc, err := c.Send(ctx, client.SendRequest{Title: "Later", ExternalID: client.String("user-1"), SendAt: time.Now().Add(48 * time.Hour).UTC().Format(time.RFC3339)})
+	acc, err := c.SendNotification(ctx, client.SendRequest{Title: "Later", ExternalID: client.String("user-1"), SendAt: time.Now().Add(48 * time.Hour).UTC().Format(time.RFC3339)})
 	if err != nil || acc.Status != "scheduled" {
-		t.Fatalf("scheduled Send: %+v %v", acc, err)
+		t.Fatalf("scheduled SendNotification: %+v %v", acc, err)
 	}
-	if err := c.CancelNotification(ctx, acc.NotificationID); err != nil {
-		t.Fatalf("CancelNotification: %v", err)
+	if out, err := c.CancelNotification(ctx, acc.NotificationID); err != nil || !*out.Canceled {
+		t.Fatalf("CancelNotification: %+v %v", out, err)
 	}
-	if d, err := c.GetNotification(ctx, acc.NotificationID); err != nil || d.Notification.Status != "canceled" {
+	if d, err := c.GetNotification(ctx, acc.NotificationID); err != nil || d.Notification["status"] != "canceled" {
 		t.Fatalf("after cancel: %+v %v", d, err)
 	}
 
@@ -125,66 +128,117 @@ func TestGoSDKAgainstServer(t *testing.T) {
 		t.Fatalf("unknown id: %v", err)
 	}
 	// An empty user id is refused, never a send to everyone.
-	if _, err := c.Send(ctx, client.SendRequest{Title: "x", ExternalID: client.String("")}); !client.IsCode(err, "external_ids_empty") {
+	if _, err := c.SendNotification(ctx, client.SendRequest{Title: "x", ExternalID: client.String("")}); !client.IsCode(err, "external_ids_empty") {
 		t.Fatalf("an empty externalId: %v", err)
 	}
-	if _, err := c.Send(ctx, client.SendRequest{Title: "x", ExternalIDs: []string{}}); !client.IsCode(err, "external_ids_empty") {
+	if _, err := c.SendNotification(ctx, client.SendRequest{Title: "x", ExternalIDs: []string{}}); !client.IsCode(err, "external_ids_empty") {
 		t.Fatalf("an empty externalIds: %v", err)
 	}
-	if _, err := c.Send(ctx, client.SendRequest{}); !client.IsCode(err, "title_required") {
+	if _, err := c.SendNotification(ctx, client.SendRequest{}); !client.IsCode(err, "title_required") {
 		t.Fatalf("no title: %v", err)
 	}
 	eventsOnly := client.New(ts.base, ts.scopedKey(w, "events:write"))
-	_, err = eventsOnly.Send(ctx, client.SendRequest{Title: "x"})
+	_, err = eventsOnly.SendNotification(ctx, client.SendRequest{Title: "x"})
 	if !errors.As(err, &e) || e.Status != 403 || e.Code != "insufficient_scope" || e.Required != "send" || e.RequestID == "" {
 		t.Fatalf("events-only key sends: %v", err)
 	}
 
 	// Events: the same Idempotency-Key stores one event.
-	ev := client.Event{Event: "purchase", ExternalID: "user-1", Properties: map[string]any{"value": 12.5, "currency": "EUR"}}
+	ev := client.EventRequest{Event: client.Ptr("purchase"), ExternalID: client.Ptr("user-1"), Properties: map[string]any{"value": 12.5, "currency": "EUR"}}
 	first, err := c.Track(ctx, ev, "order-1001")
 	if err != nil || !first.OK || first.EventID == "" {
 		t.Fatalf("Track: %+v %v", first, err)
 	}
-	again, err := c.Track(ctx, ev, "order-1001")
+	again, err := c.PostEvent(ctx, ev, &client.PostEventParams{IdempotencyKey: "order-1001"})
 	if err != nil || again.EventID != first.EventID {
-		t.Fatalf("Track again: %+v %v, want event %s", again, err, first.EventID)
+		t.Fatalf("PostEvent again: %+v %v, want event %s", again, err, first.EventID)
 	}
 	events, err := c.ListEvents(ctx)
-	if err != nil || len(events) != 1 || events[0]["id"] != first.EventID {
-		t.Fatalf("ListEvents: %v %v", events, err)
+	if err != nil || len(events.Events) != 1 || *events.Events[0].ID != first.EventID || *events.Events[0].Name != "purchase" {
+		t.Fatalf("ListEvents: %+v %v", events, err)
 	}
 
-	// Segments and topics through the typed lists and the generic calls.
-	var seg client.Segment
-	if err := c.Post(ctx, "/segments", map[string]any{"name": "German speakers", "filters": map[string]any{"match": "all", "rules": []any{map[string]any{"field": "language", "op": "is", "value": "de"}}}}, &seg); err != nil || seg.ID == "" {
-		t.Fatalf("create segment: %+v %v", seg, err)
+	// Segments and topics.
+	seg, err := c.CreateSegment(ctx, client.SegmentBody{Name: client.Ptr("German speakers"), Filters: &client.Filters{Match: client.Ptr("all"),
+		Rules: []client.FiltersRulesItem{{Field: "language", Op: client.Ptr("is"), Value: json.RawMessage(`"de"`)}}}})
+	if err != nil || seg.ID == "" || seg.Filters.Rules[0].Field != "language" {
+		t.Fatalf("CreateSegment: %+v %v", seg, err)
 	}
 	segs, err := c.ListSegments(ctx)
-	if err != nil || len(segs) != 1 || segs[0].ID != seg.ID || segs[0].Name != "German speakers" {
+	if err != nil || len(segs.Segments) != 1 || segs.Segments[0].ID != seg.ID || segs.Segments[0].Name != "German speakers" {
 		t.Fatalf("ListSegments: %+v %v", segs, err)
 	}
-	var topic client.Topic
-	if err := c.Post(ctx, "/topics", map[string]any{"name": "Release notes"}, &topic); err != nil || topic.Slug == "" {
-		t.Fatalf("create topic: %+v %v", topic, err)
+	topic, err := c.SaveTopic(ctx, client.SaveTopicRequest{Name: "Release notes"})
+	if err != nil || topic.Slug == nil || *topic.Slug == "" {
+		t.Fatalf("SaveTopic: %+v %v", topic, err)
 	}
 	topics, err := c.ListTopics(ctx)
-	if err != nil || len(topics) != 1 || topics[0].Name != "Release notes" {
+	if err != nil || len(topics.Topics) != 1 || *topics.Topics[0].Name != "Release notes" {
 		t.Fatalf("ListTopics: %+v %v", topics, err)
 	}
-	if _, err := c.Stats(ctx, nil); err != nil {
-		t.Fatalf("Stats: %v", err)
+	if _, err := c.GetStats(ctx, nil); err != nil {
+		t.Fatalf("GetStats: %v", err)
+	}
+
+	// Generated methods across areas: templates, goals, schedules,
+	// reports, integrations.
+	tpl, err := c.CreateTemplate(ctx, client.TemplateBody{Name: client.Ptr("Welcome"), Title: client.Ptr("Hello {name|there}"), Body: client.Ptr("Thanks for subscribing")})
+	if err != nil || tpl.ID == "" || tpl.Name != "Welcome" || *tpl.Title != "Hello {name|there}" {
+		t.Fatalf("CreateTemplate: %+v %v", tpl, err)
+	}
+	if got, err := c.GetTemplate(ctx, tpl.ID); err != nil || got.ID != tpl.ID || *got.Body != "Thanks for subscribing" {
+		t.Fatalf("GetTemplate: %+v %v", got, err)
+	}
+	if ok, err := c.DeleteTemplate(ctx, tpl.ID); err != nil || !ok.OK {
+		t.Fatalf("DeleteTemplate: %+v %v", ok, err)
+	}
+	if _, err := c.GetTemplate(ctx, tpl.ID); !client.IsCode(err, "not_found") {
+		t.Fatalf("GetTemplate after delete: %v", err)
+	}
+	goal, err := c.CreateGoal(ctx, client.GoalBody{Name: client.Ptr("Purchases"), Event: client.Ptr("purchase"), WindowHours: client.Ptr[int64](24)})
+	if err != nil || goal.ID == "" || goal.WindowHours != 24 || *goal.Event != "purchase" {
+		t.Fatalf("CreateGoal: %+v %v", goal, err)
+	}
+	goals, err := c.ListGoals(ctx)
+	if err != nil || len(goals.Goals) != 1 || goals.Goals[0].ID != goal.ID {
+		t.Fatalf("ListGoals: %+v %v", goals, err)
+	}
+	sched, err := c.CreateSchedule(ctx, client.ScheduleBody{Name: client.Ptr("Weekly digest"), Rule: client.Ptr("FREQ=WEEKLY;BYDAY=MO;BYHOUR=9"), Timezone: client.Ptr("Europe/Berlin"),
+		Audience: &client.ScheduleAudience{Everyone: client.Ptr(true)}, Content: &client.ScheduleContent{Title: client.Ptr("This week")}})
+	if err != nil || sched.ID == "" || sched.Status != "active" || len(sched.NextRuns) == 0 {
+		t.Fatalf("CreateSchedule: %+v %v", sched, err)
+	}
+	if got, err := c.GetSchedule(ctx, sched.ID); err != nil || got.Name != "Weekly digest" || *got.Content.Title != "This week" {
+		t.Fatalf("GetSchedule: %+v %v", got, err)
+	}
+	reports, err := c.GetReports(ctx)
+	if err != nil || reports.Frequency == "" || reports.Timezone == "" {
+		t.Fatalf("GetReports: %+v %v", reports, err)
+	}
+	integrations, err := c.ListIntegrations(ctx)
+	if err != nil || len(integrations.Integrations) == 0 || integrations.ExternalID == "" {
+		t.Fatalf("ListIntegrations: %+v %v", integrations, err)
+	}
+	csv, err := c.ExportSubscribers(ctx)
+	if err != nil || !strings.Contains(string(csv), "user-1") {
+		t.Fatalf("ExportSubscribers: %q %v", csv, err)
+	}
+	readOnly := client.New(ts.base, ts.scopedKey(w, "subscribers:read"))
+	if _, err := readOnly.ListTemplates(ctx); err != nil {
+		t.Fatalf("read-only ListTemplates: %v", err)
+	}
+	_, err = readOnly.CreateTemplate(ctx, client.TemplateBody{Name: client.Ptr("x"), Title: client.Ptr("x")})
+	if !errors.As(err, &e) || e.Status != 403 || e.Code != "insufficient_scope" || e.Required != "settings:write" || e.RequestID == "" {
+		t.Fatalf("read-only CreateTemplate: %v", err)
+	}
+	if _, err := readOnly.UpdateReports(ctx, client.ReportSettingsUpdate{Frequency: "weekly"}); !errors.As(err, &e) || e.Status != 403 || e.Code != "insufficient_scope" || e.Required != "settings:write" || e.RequestID == "" {
+		t.Fatalf("read-only UpdateReports: %v", err)
 	}
 
 	// Identity verification: a hash from IdentityHash links; another is refused.
-	var ident struct {
-		Mode      string `json:"mode"`
-		NewSecret struct {
-			Secret string `json:"secret"`
-		} `json:"newSecret"`
-	}
-	if err := c.Put(ctx, "/identity", map[string]any{"addSecret": true, "mode": "enforce"}, &ident); err != nil || ident.NewSecret.Secret == "" || ident.Mode != "enforce" {
-		t.Fatalf("PUT /identity: %+v %v", ident, err)
+	ident, err := c.UpdateIdentity(ctx, client.IdentityUpdate{AddSecret: client.Ptr(true), Mode: client.Ptr("enforce")})
+	if err != nil || ident.NewSecret == nil || ident.NewSecret.Secret == "" || ident.Mode != "enforce" {
+		t.Fatalf("UpdateIdentity: %+v %v", ident, err)
 	}
 	sub := ts.push.NewBrowser(w.VAPIDPublicKey).Subscription()
 	reg := map[string]any{"endpoint": sub.Endpoint, "keys": map[string]string{"p256dh": sub.P256dh, "auth": sub.Auth}, "externalId": "user-2",
@@ -197,16 +251,19 @@ func TestGoSDKAgainstServer(t *testing.T) {
 		t.Fatalf("subscribe with another id's hash: %d, want 403", code)
 	}
 
-	// A webhook test delivery, signed by RelayBell, passes the verifier;
-	// tampered or with another secret it does not.
-	hook, err := c.CreateWebhook(ctx, rc.srv.URL+"/in", []string{"webhook.test"})
-	if err != nil || hook.Secret == "" {
-		t.Fatalf("CreateWebhook: %+v %v", hook, err)
+	// A webhook test delivery, signed by RelayBell, passes the verifier
+	// and the opt-in verifier of the original header; tampered or with
+	// another secret it does not.
+	created, err := c.CreateWebhook(ctx, client.WebhookBody{URL: client.Ptr(rc.srv.URL + "/in"), Events: []string{"webhook.test"}})
+	if err != nil || created.Webhook.Secret == "" {
+		t.Fatalf("CreateWebhook: %+v %v", created, err)
 	}
-	delivery, err := c.TestWebhook(ctx, hook.ID)
-	if err != nil || delivery.ID == "" || delivery.Event != "webhook.test" {
-		t.Fatalf("TestWebhook: %+v %v", delivery, err)
+	hook := created.Webhook
+	tested, err := c.TestWebhook(ctx, hook.ID)
+	if err != nil || tested.Delivery.ID == "" || tested.Delivery.Event != "webhook.test" {
+		t.Fatalf("TestWebhook: %+v %v", tested, err)
 	}
+	delivery := tested.Delivery
 	got := rc.next(t)
 	if got.Header.Get(client.HeaderDelivery) != delivery.ID {
 		t.Fatalf("delivery id %q, want %q", got.Header.Get(client.HeaderDelivery), delivery.ID)
@@ -215,22 +272,32 @@ func TestGoSDKAgainstServer(t *testing.T) {
 	if err := v.Verify(got.Header.Get(client.HeaderWebhookSignature), got.Body); err != nil {
 		t.Fatalf("verify RelayBell's delivery: %v (header %q)", err, got.Header.Get(client.HeaderWebhookSignature))
 	}
-	if got.Header.Get(client.HeaderSignature) == "" || got.Header.Get(client.HeaderEvent) != "webhook.test" {
+	if err := v.VerifyOriginal(got.Header.Get(client.HeaderSignature), got.Body); err != nil {
+		t.Fatalf("verify RelayBell's original header: %v (header %q)", err, got.Header.Get(client.HeaderSignature))
+	}
+	if got.Header.Get(client.HeaderEvent) != "webhook.test" {
 		t.Fatalf("delivery headers %v", got.Header)
 	}
-	if err := v.Verify(got.Header.Get(client.HeaderWebhookSignature), append(got.Body, ' ')); !errors.Is(err, client.ErrMismatch) {
+	tampered := append(append([]byte(nil), got.Body...), ' ')
+	if err := v.Verify(got.Header.Get(client.HeaderWebhookSignature), tampered); !errors.Is(err, client.ErrMismatch) {
 		t.Fatalf("tampered body: %v", err)
+	}
+	if err := v.VerifyOriginal(got.Header.Get(client.HeaderSignature), tampered); !errors.Is(err, client.ErrMismatch) {
+		t.Fatalf("tampered body, original header: %v", err)
 	}
 	other := client.Verifier{Secrets: []string{"whsec_other"}}
 	if err := other.Verify(got.Header.Get(client.HeaderWebhookSignature), got.Body); !errors.Is(err, client.ErrMismatch) {
 		t.Fatalf("other secret: %v", err)
 	}
+	if err := other.VerifyOriginal(got.Header.Get(client.HeaderSignature), got.Body); !errors.Is(err, client.ErrMismatch) {
+		t.Fatalf("other secret, original header: %v", err)
+	}
 	hooks, err := c.ListWebhooks(ctx)
-	if err != nil || len(hooks) != 1 || hooks[0].ID != hook.ID || hooks[0].Secret != "" {
+	if err != nil || len(hooks.Webhooks) != 1 || hooks.Webhooks[0].ID != hook.ID {
 		t.Fatalf("ListWebhooks: %+v %v", hooks, err)
 	}
 	var log []string
-	for d, err := range c.WebhookDeliveries(ctx, hook.ID) {
+	for d, err := range c.WebhookDeliveries(ctx, hook.ID, nil) {
 		if err != nil {
 			t.Fatalf("WebhookDeliveries: %v", err)
 		}

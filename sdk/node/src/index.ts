@@ -11,7 +11,7 @@ import createClient, { type Client } from "openapi-fetch";
 import type { components, paths } from "../gen/openapi.js";
 
 export type { components, paths } from "../gen/openapi.js";
-export { verifyWebhook, WebhookVerificationError, identityHash, DEFAULT_TOLERANCE_SECONDS } from "./webhook.js";
+export { verifyWebhook, verifyOriginalSignature, WebhookVerificationError, identityHash, DEFAULT_TOLERANCE_SECONDS } from "./webhook.js";
 export type { VerifyOptions } from "./webhook.js";
 
 export const VERSION = "1.2.0";

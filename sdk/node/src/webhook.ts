@@ -26,7 +26,8 @@ export interface VerifyOptions {
  * Verifies the X-RelayBell-Webhook-Signature header, "t=<unix>,v1=<hex>[,…]":
  * the HMAC-SHA256 of "<t>.<raw body>" keyed with the whole secret. Keys
  * other than t and v1 are ignored; comparisons are constant-time. The
- * original X-RelayBell-Signature header (no timestamp) is never enough.
+ * original X-RelayBell-Signature header (no timestamp) is never enough
+ * here; verifyOriginalSignature checks it for receivers that opt in.
  * Pass the raw body, as received, before any JSON parsing. Throws a
  * WebhookVerificationError when the delivery is not RelayBell's.
  */
@@ -68,6 +69,35 @@ export function verifyWebhook(header: string | null | undefined, body: string | 
   }
   if (!match) {
     throw new WebhookVerificationError("mismatch", "no v1 signature matches");
+  }
+}
+
+/**
+ * Verifies the original X-RelayBell-Signature header, "sha256=<hex>": the
+ * HMAC-SHA256 of the raw body alone, keyed with the whole secret, against
+ * each secret in constant time. An explicit opt-in for receivers that
+ * cannot read X-RelayBell-Webhook-Signature: the original header has no
+ * timestamp, so it gives no replay protection (a captured delivery
+ * verifies for ever). Prefer verifyWebhook. Throws a
+ * WebhookVerificationError when the delivery is not RelayBell's.
+ */
+export function verifyOriginalSignature(header: string | null | undefined, body: string | Uint8Array, opts: Pick<VerifyOptions, "secrets">): void {
+  const h = (header ?? "").trim();
+  if (h === "") {
+    throw new WebhookVerificationError("no_signature", "no X-RelayBell-Signature header");
+  }
+  const m = /^sha256=([0-9a-fA-F]{64})$/.exec(h);
+  if (!m) {
+    throw new WebhookVerificationError("malformed", 'the header is not "sha256=<hex>"');
+  }
+  const got = Buffer.from(m[1]!, "hex");
+  const raw = typeof body === "string" ? Buffer.from(body, "utf8") : Buffer.from(body);
+  let match = false;
+  for (const secret of opts.secrets) {
+    if (timingSafeEqual(got, createHmac("sha256", secret).update(raw).digest())) match = true;
+  }
+  if (!match) {
+    throw new WebhookVerificationError("mismatch", "the sha256 signature does not match");
   }
 }
 

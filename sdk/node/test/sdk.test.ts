@@ -7,7 +7,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { RelayBell, RelayBellError, USER_AGENT, identityHash, retryingFetch, verifyWebhook, WebhookVerificationError } from "../src/index.js";
+import { RelayBell, RelayBellError, USER_AGENT, identityHash, retryingFetch, unwrap, verifyOriginalSignature, verifyWebhook, WebhookVerificationError } from "../src/index.js";
 
 const url = process.env["RELAYBELL_URL"];
 const apiKey = process.env["RELAYBELL_API_KEY"] ?? "";
@@ -90,6 +90,37 @@ test("webhook verifier: the shared vectors of webhooks/signature", () => {
   for (const v of vectors) verifyWebhook(v.webhookSignature, v.body, { secrets: [v.secret], now: v.t * 1000 });
 });
 
+test("original header verifier (opt-in): valid, tampered, other secret, malformed, missing, shared vectors", () => {
+  const original = "sha256=2e82fc3d4374980d666349ffd28338b37802b2e94d5b77d32e65ce5531091599";
+  verifyOriginalSignature(original, body, { secrets: ["whsec_old", secret] });
+  verifyOriginalSignature(` ${original} `, Buffer.from(body), { secrets: [secret] });
+  const fails = (h: string | null | undefined, b: string, secrets: string[], reason: string) =>
+    assert.throws(() => verifyOriginalSignature(h, b, { secrets }), (e: unknown) => e instanceof WebhookVerificationError && e.reason === reason);
+  fails(original, body.replace("hello", "HELLO"), [secret], "mismatch");
+  fails(original, body, ["whsec_other"], "mismatch");
+  fails(original, body, [], "mismatch");
+  fails(null, body, [secret], "no_signature");
+  fails(undefined, body, [secret], "no_signature");
+  fails("", body, [secret], "no_signature");
+  fails(original.slice("sha256=".length), body, [secret], "malformed");
+  fails("sha1=" + original.slice("sha256=".length), body, [secret], "malformed");
+  fails(original.slice(0, -2), body, [secret], "malformed");
+  fails(header, body, [secret], "malformed");
+  const vectors = JSON.parse(readFileSync(new URL("../../../../webhooks/signature/testdata/vectors.json", import.meta.url), "utf8")) as
+    { name: string; secret: string; body: string; legacySignature: string }[];
+  assert.ok(vectors.length > 0);
+  for (const v of vectors) verifyOriginalSignature(v.legacySignature, v.body, { secrets: [v.secret] });
+});
+
+test("unwrap turns an error answer of RelayBell.api into a RelayBellError", async () => {
+  const rb = new RelayBell({
+    baseUrl: "http://relaybell.invalid", apiKey: "k", sleep: async () => {},
+    fetch: async () => new Response(JSON.stringify({ error: "insufficient_scope", required: "settings:write", request_id: "req-9" }), { status: 403, headers: { "Content-Type": "application/json" } }),
+  });
+  await assert.rejects(unwrap(rb.api.POST("/api/v1/templates", { body: { name: "x" } })), (e: unknown) =>
+    e instanceof RelayBellError && e.status === 403 && e.code === "insufficient_scope" && e.required === "settings:write" && e.requestId === "req-9");
+});
+
 test("identityHash is the hex HMAC-SHA256 of the id", () => {
   assert.equal(identityHash("key", "The quick brown fox jumps over the lazy dog"), "f7bc83f430538424b13298e6aa6fb143ef4d59a14946175997479dbc2d1a3cd8");
 });
@@ -137,6 +168,13 @@ test("against RelayBell: events, segments, topics, lists, stats, User-Agent", li
   for (const list of [rb.listAutomations(), rb.listJourneys(), rb.listTemplates(), rb.listFeeds(), rb.listSchedules(), rb.listWebhooks(), rb.stats()]) {
     await list;
   }
+  // Any other key route, typed, through RelayBell.api and unwrap.
+  const tpl = await unwrap(rb.api.POST("/api/v1/templates", { body: { name: "Welcome", title: "Hello {name|there}" } }));
+  assert.equal((await unwrap(rb.api.GET("/api/v1/templates/{id}", { params: { path: { id: tpl.id } } }))).title, "Hello {name|there}");
+  await unwrap(rb.api.DELETE("/api/v1/templates/{id}", { params: { path: { id: tpl.id } } }));
+  await assert.rejects(unwrap(rb.api.GET("/api/v1/templates/{id}", { params: { path: { id: tpl.id } } })), (e: unknown) =>
+    e instanceof RelayBellError && e.status === 404 && e.code === "not_found");
+  assert.ok((await unwrap(rb.api.GET("/api/v1/reports", {}))).frequency);
   assert.equal(USER_AGENT, "relaybell-node/1.2.0");
 });
 
@@ -154,7 +192,10 @@ test("against RelayBell: the verifier accepts a delivery RelayBell signed", live
   assert.ok(got, "no delivery");
   const sig = got.header["X-Relaybell-Webhook-Signature"] ?? null;
   verifyWebhook(sig, got.body, { secrets: [hook.secret!] });
-  assert.ok(got.header["X-Relaybell-Signature"]?.startsWith("sha256="));
+  const original = got.header["X-Relaybell-Signature"] ?? null;
+  verifyOriginalSignature(original, got.body, { secrets: [hook.secret!] });
+  assert.throws(() => verifyOriginalSignature(original, got.body + " ", { secrets: [hook.secret!] }), WebhookVerificationError);
+  assert.throws(() => verifyOriginalSignature(original, got.body, { secrets: ["whsec_other"] }), WebhookVerificationError);
   assert.throws(() => verifyWebhook(sig, got.body + " ", { secrets: [hook.secret!] }), WebhookVerificationError);
   assert.throws(() => verifyWebhook(sig, got.body, { secrets: ["whsec_other"] }), WebhookVerificationError);
   // The delivery log lists it, through the pager.
