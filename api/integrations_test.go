@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -373,5 +374,64 @@ func TestIntegrationsWooCommerceBackInStock(t *testing.T) {
 		"X-WC-Webhook-Topic", "product.updated", "X-WC-Webhook-Delivery-ID", "w-other", "X-WC-Webhook-Signature", integrations.Sign(ow.Settings.CommerceSecret, body))
 	if r.status != 200 || string(r.body) != nothing {
 		t.Fatalf("another website's first sight: %d %s", r.status, r.body)
+	}
+}
+
+// The receivers take 1,200 requests a minute per address, both platforms
+// and every project together, counted before the signature: past it a
+// signed delivery answers 429 rate_limited with Retry-After and nothing
+// is tracked or recorded; another address goes on.
+func TestIntegrationsRateLimit(t *testing.T) {
+	h := newHarness(t, func(c *testConfig) { c.TrustProxy = true; c.RateSync = -1 })
+	h.clock.Add(-20 * time.Second) // 20 s left in the window
+	secret := h.commerceSecret(t)
+	body, err := os.ReadFile("../integrations/testdata/woocommerce/order_created_paid.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	post := func(platform, project, from string, signed bool) response {
+		names := integrations.HeaderNames[platform]
+		headers := []string{"X-Forwarded-For", from, names.Topic, "order.created", names.DeliveryID, "d-flood"}
+		if signed {
+			headers = append(headers, names.Signature, integrations.Sign(secret, body))
+		}
+		return h.doBytes("POST", "/api/v1/integrations/"+platform+"/"+project, "application/json", body, headers...)
+	}
+	for i := 1; i <= receiverRequestsPerMinute; i++ {
+		platform, project := "woocommerce", h.site.ProjectID
+		if i%3 == 0 {
+			platform = "shopify"
+		}
+		if i%5 == 0 {
+			project = "00000000-0000-4000-8000-000000000000"
+		}
+		r := post(platform, project, "198.51.100.7", false)
+		if (r.status != 401 && r.status != 404) || r.header["Ratelimit-Limit"] != "1200" ||
+			r.header["Ratelimit-Remaining"] != strconv.Itoa(receiverRequestsPerMinute-i) || r.header["Ratelimit-Reset"] != "20" {
+			t.Fatalf("request %d: %d %v", i, r.status, r.header)
+		}
+	}
+	for _, platform := range integrations.Platforms {
+		r := post(platform, h.site.ProjectID, "198.51.100.7", true)
+		expectError(t, r, 429, CodeRateLimited, `,"message":"this address may call the commerce receivers 1200 times a minute"`)
+		if r.header["Retry-After"] != "20" || r.header["Ratelimit-Remaining"] != "0" {
+			t.Fatalf("%s: headers %v", platform, r.header)
+		}
+	}
+	if evs := h.listedEvents(t); len(evs) != 0 {
+		t.Fatalf("a refused delivery stored an event: %+v", evs)
+	}
+	r := h.do("GET", "/api/v1/integrations", "", auth(h.site.APIKey)...)
+	if r.status != 200 || strings.Count(string(r.body), `"deliveries":[]`) != 2 {
+		t.Fatalf("a refused delivery is in the ledger: %d %s", r.status, r.body)
+	}
+	// Another address, and the next minute, go on.
+	if r := post("woocommerce", h.site.ProjectID, "198.51.100.8", true); r.status != 200 || !strings.Contains(string(r.body), `"name":"purchase"`) {
+		t.Fatalf("another address: %d %s", r.status, r.body)
+	}
+	h.clock.Add(20 * time.Second)
+	if r := post("woocommerce", h.site.ProjectID, "198.51.100.7", true); r.status != 200 || string(r.body) != `{"ok":true,"replayed":true,"events":[],"ignored":null}` ||
+		r.header["Ratelimit-Remaining"] != "1199" {
+		t.Fatalf("next minute: %d %s %v", r.status, r.body, r.header)
 	}
 }
