@@ -116,6 +116,15 @@ func (s *failStore) failing(method string) error {
 	return s.fail[method]
 }
 
+// RecordIntegrationDelivery fails as set: a delivery whose events are
+// stored but not its ledger row, which the platform then retries.
+func (s *failStore) RecordIntegrationDelivery(ctx context.Context, d store.IntegrationDelivery) error {
+	if err := s.failing("RecordIntegrationDelivery"); err != nil {
+		return err
+	}
+	return s.Store.RecordIntegrationDelivery(ctx, d)
+}
+
 func (s *failStore) KeyOwner(ctx context.Context, hash string) (store.KeyOwner, error) {
 	s.mu.Lock()
 	s.keyOwnerCalls++

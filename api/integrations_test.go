@@ -3,9 +3,11 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -292,5 +294,144 @@ func TestIntegrationsWooCommerceByEmailAndRotation(t *testing.T) {
 	}
 	if evs := h.listedEvents(t); len(evs) != 4 {
 		t.Fatalf("a refused body stored an event: %d", len(evs))
+	}
+}
+
+// WooCommerce's product.updated tells the stock now only: the store keeps
+// each product's last state, and a product seen out of stock that comes
+// back makes one back_in_stock (naming nobody: a product alert), whatever
+// delivery ids tell it; its first sight and in → in make nothing.
+func TestIntegrationsWooCommerceBackInStock(t *testing.T) {
+	h := newHarness(t)
+	secret := h.commerceSecret(t)
+	const nothing = `{"ok":true,"replayed":false,"events":[],"ignored":"nothing to track"}`
+	deliver := func(file, id string) response {
+		t.Helper()
+		h.clock.Add(time.Second)
+		return h.delivery(t, "woocommerce", "product.updated", "woocommerce/"+file, id, secret)
+	}
+	for _, c := range []struct{ file, id string }{
+		{"product_updated_back_in_stock.json", "w-first"}, // first sight, in stock
+		{"product_updated_back_in_stock.json", "w-in"},    // in → in
+		{"product_updated_out_of_stock.json", "w-out"},    // in → out
+		{"product_updated_out_of_stock.json", "w-out-2"},  // out → out
+	} {
+		if r := deliver(c.file, c.id); r.status != 200 || string(r.body) != nothing {
+			t.Fatalf("%s %s: %d %s", c.id, c.file, r.status, r.body)
+		}
+	}
+	if evs := h.listedEvents(t); len(evs) != 0 {
+		t.Fatalf("events before the return to stock: %+v", evs)
+	}
+
+	// Out → in: one back_in_stock; its ledger row fails to be written, so
+	// the platform retries the delivery, which tells the same event.
+	h.st.setFail("RecordIntegrationDelivery", errors.New("disk full"))
+	if r := deliver("product_updated_back_in_stock.json", "w-back"); r.status != 500 {
+		t.Fatalf("ledger failure: %d %s", r.status, r.body)
+	}
+	h.st.setFail("RecordIntegrationDelivery", nil)
+	r := deliver("product_updated_back_in_stock.json", "w-back")
+	id := eventIDOf(t, r)
+	want := fmt.Sprintf(`{"ok":true,"replayed":false,"events":[{"name":"back_in_stock","eventId":%q,"subscriberId":null,"isConversion":false,"attribution":null}],"ignored":null}`, id)
+	if r.status != 200 || string(r.body) != want {
+		t.Fatalf("back in stock: %d\n %s\nwant\n %s", r.status, r.body, want)
+	}
+	// The same return under another delivery id, and the retry of the
+	// delivery recorded: nothing more.
+	if r := deliver("product_updated_back_in_stock.json", "w-back-2"); r.status != 200 || string(r.body) != nothing {
+		t.Fatalf("the same return again: %d %s", r.status, r.body)
+	}
+	if r := deliver("product_updated_back_in_stock.json", "w-back"); string(r.body) != `{"ok":true,"replayed":true,"events":[],"ignored":null}` {
+		t.Fatalf("replay: %d %s", r.status, r.body)
+	}
+	evs := h.listedEvents(t)
+	if len(evs) != 1 || evs[0].ID != id || evs[0].Name != "back_in_stock" || evs[0].ExternalID != nil || evs[0].SubscriberID != nil ||
+		string(evs[0].Properties) != `{"productId":"799","title":"Ship Your Idea"}` || evs[0].Source != "server" {
+		t.Fatalf("GET /events: %+v", evs)
+	}
+
+	// Out and back again: a second return, a second event.
+	deliver("product_updated_out_of_stock.json", "w-out-3")
+	if r := deliver("product_updated_back_in_stock.json", "w-back-3"); r.status != 200 || eventIDOf(t, r) == id {
+		t.Fatalf("second return: %d %s", r.status, r.body)
+	}
+	if evs := h.listedEvents(t); len(evs) != 2 || evs[0].Name != "back_in_stock" {
+		t.Fatalf("second return: %+v", evs)
+	}
+
+	// Another website's products are its own: its first sight of 799.
+	other, err := CreateWebsite(context.Background(), h.st, NewWebsite{Name: "Other", URL: "https://other.example"}, testStart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ow, err := h.st.Website(context.Background(), other.WebsiteID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := os.ReadFile("../integrations/testdata/woocommerce/product_updated_back_in_stock.json")
+	r = h.doBytes("POST", "/api/v1/integrations/woocommerce/"+other.ProjectID, "application/json", body,
+		"X-WC-Webhook-Topic", "product.updated", "X-WC-Webhook-Delivery-ID", "w-other", "X-WC-Webhook-Signature", integrations.Sign(ow.Settings.CommerceSecret, body))
+	if r.status != 200 || string(r.body) != nothing {
+		t.Fatalf("another website's first sight: %d %s", r.status, r.body)
+	}
+}
+
+// The receivers take 1,200 requests a minute per address, both platforms
+// and every project together, counted before the signature: past it a
+// signed delivery answers 429 rate_limited with Retry-After and nothing
+// is tracked or recorded; another address goes on.
+func TestIntegrationsRateLimit(t *testing.T) {
+	h := newHarness(t, func(c *testConfig) { c.TrustProxy = true; c.RateSync = -1 })
+	h.clock.Add(-20 * time.Second) // 20 s left in the window
+	secret := h.commerceSecret(t)
+	body, err := os.ReadFile("../integrations/testdata/woocommerce/order_created_paid.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	post := func(platform, project, from string, signed bool) response {
+		names := integrations.HeaderNames[platform]
+		headers := []string{"X-Forwarded-For", from, names.Topic, "order.created", names.DeliveryID, "d-flood"}
+		if signed {
+			headers = append(headers, names.Signature, integrations.Sign(secret, body))
+		}
+		return h.doBytes("POST", "/api/v1/integrations/"+platform+"/"+project, "application/json", body, headers...)
+	}
+	for i := 1; i <= receiverRequestsPerMinute; i++ {
+		platform, project := "woocommerce", h.site.ProjectID
+		if i%3 == 0 {
+			platform = "shopify"
+		}
+		if i%5 == 0 {
+			project = "00000000-0000-4000-8000-000000000000"
+		}
+		r := post(platform, project, "198.51.100.7", false)
+		if (r.status != 401 && r.status != 404) || r.header["Ratelimit-Limit"] != "1200" ||
+			r.header["Ratelimit-Remaining"] != strconv.Itoa(receiverRequestsPerMinute-i) || r.header["Ratelimit-Reset"] != "20" {
+			t.Fatalf("request %d: %d %v", i, r.status, r.header)
+		}
+	}
+	for _, platform := range integrations.Platforms {
+		r := post(platform, h.site.ProjectID, "198.51.100.7", true)
+		expectError(t, r, 429, CodeRateLimited, `,"message":"this address may call the commerce receivers 1200 times a minute"`)
+		if r.header["Retry-After"] != "20" || r.header["Ratelimit-Remaining"] != "0" {
+			t.Fatalf("%s: headers %v", platform, r.header)
+		}
+	}
+	if evs := h.listedEvents(t); len(evs) != 0 {
+		t.Fatalf("a refused delivery stored an event: %+v", evs)
+	}
+	r := h.do("GET", "/api/v1/integrations", "", auth(h.site.APIKey)...)
+	if r.status != 200 || strings.Count(string(r.body), `"deliveries":[]`) != 2 {
+		t.Fatalf("a refused delivery is in the ledger: %d %s", r.status, r.body)
+	}
+	// Another address, and the next minute, go on.
+	if r := post("woocommerce", h.site.ProjectID, "198.51.100.8", true); r.status != 200 || !strings.Contains(string(r.body), `"name":"purchase"`) {
+		t.Fatalf("another address: %d %s", r.status, r.body)
+	}
+	h.clock.Add(20 * time.Second)
+	if r := post("woocommerce", h.site.ProjectID, "198.51.100.7", true); r.status != 200 || string(r.body) != `{"ok":true,"replayed":true,"events":[],"ignored":null}` ||
+		r.header["Ratelimit-Remaining"] != "1199" {
+		t.Fatalf("next minute: %d %s %v", r.status, r.body, r.header)
 	}
 }

@@ -32,9 +32,21 @@
 //   - Shopify products/update and WooCommerce product.updated: price_drop
 //     {productId, title, price, oldPrice} for a product whose (first
 //     lowered) variant sells below its compare-at (regular) price, and
-//     back_in_stock {productId, title} for a Shopify variant whose
-//     inventory went from none to some (old_inventory_quantity). These
-//     name nobody: they are product alerts to the people interested.
+//     back_in_stock {productId, variantId, title} for a Shopify variant
+//     whose inventory went from none to some (old_inventory_quantity).
+//     These name nobody: they are product alerts to the people
+//     interested.
+//   - WooCommerce product.created and product.updated: back_in_stock
+//     {productId, title} for a product, {productId (parent_id),
+//     variantId, title} for a variation, that comes back in stock. The
+//     payload tells only the stock now (stock_status; onbackorder is not
+//     in stock), so the store keeps each item's last state
+//     (store.Integrations ObserveCommerceStock, one conditional update):
+//     an item's first sight records it and makes nothing, and a return
+//     is told once whichever and however many deliveries tell it (the
+//     retry of the delivery that told it tells the same event again).
+//     Deliveries that arrive out of order are taken in the order they
+//     arrive.
 //
 // Other topics are recorded in the ledger as ignored and answer 200 (a
 // platform disables a webhook that keeps failing).

@@ -138,6 +138,17 @@ type Event struct {
 	// Key is what the event is about, for its id: the same Key of the
 	// same website and platform is the same event.
 	Key string
+	// Stock, when set, is the stock state the delivery tells of an item
+	// whose payload does not say what it was (WooCommerce): Receive
+	// records it and tracks the event only when the store reports the
+	// item back in stock.
+	Stock *Stock `json:",omitempty"`
+}
+
+// Stock is an item's stock state as a delivery tells it.
+type Stock struct {
+	Item    string // the product's or variation's id
+	InStock bool
 }
 
 // Tracker is what Receive sends the events to (events.Service is one).
@@ -223,11 +234,18 @@ func (s *Service) Receive(ctx context.Context, d Delivery) (Result, error) {
 	case err != nil:
 		res.Ignored = "payload"
 		rec.Error = cut(err.Error(), 500)
-	case len(evs) == 0:
-		res.Ignored = "nothing to track"
 	}
 	var names, ids []string
 	for _, e := range evs {
+		if e.Stock != nil {
+			back, err := s.st.ObserveCommerceStock(ctx, d.Website.ID, d.Platform, e.Stock.Item, e.Stock.InStock, id, d.At)
+			if err != nil {
+				return Result{}, fmt.Errorf("recording the stock of %s: %w", e.Stock.Item, err)
+			}
+			if !back {
+				continue
+			}
+		}
 		props, err := json.Marshal(e.Properties)
 		if err != nil {
 			return Result{}, err
@@ -248,6 +266,9 @@ func (s *Service) Receive(ctx context.Context, d Delivery) (Result, error) {
 		res.Events = append(res.Events, ResultEvent{Name: e.Name, EventID: ans.EventID, SubscriberID: ans.SubscriberID,
 			IsConversion: ans.IsConversion, Attribution: ans.Attribution})
 		names, ids = append(names, e.Name), append(ids, ans.EventID)
+	}
+	if res.Ignored == "" && len(res.Events) == 0 {
+		res.Ignored = "nothing to track"
 	}
 	rec.Event, rec.EventID = strings.Join(names, ","), strings.Join(ids, ",")
 	if err := s.st.RecordIntegrationDelivery(ctx, rec); err != nil && !errors.Is(err, store.ErrConflict) {

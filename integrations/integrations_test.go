@@ -51,7 +51,16 @@ func TestParseFixtures(t *testing.T) {
 		{WooCommerce, "order.created", "woocommerce/order_created_guest.json", "",
 			`[{"Name":"purchase","ExternalID":"","Properties":{"currency":"USD","orderId":"729","value":29.35},"Key":"order:729"}]`},
 		{WooCommerce, "product.updated", "woocommerce/product_updated_sale.json", "",
-			`[{"Name":"price_drop","ExternalID":"","Properties":{"image":"https://example.com/wp-content/uploads/2017/03/T_2_front-4.jpg","oldPrice":21.99,"price":18.99,"productId":"794","title":"Premium Quality","url":"https://example.com/product/premium-quality-19/"},"Key":"price:794:18.99"}]`},
+			`[{"Name":"price_drop","ExternalID":"","Properties":{"image":"https://example.com/wp-content/uploads/2017/03/T_2_front-4.jpg","oldPrice":21.99,"price":18.99,"productId":"794","title":"Premium Quality","url":"https://example.com/product/premium-quality-19/"},"Key":"price:794:18.99"},` +
+				`{"Name":"back_in_stock","ExternalID":"","Properties":{"productId":"794","title":"Premium Quality"},"Key":"stock:794:d1","Stock":{"Item":"794","InStock":true}}]`},
+		// A product's stock now: back_in_stock if the store saw it out
+		// of stock (Receive asks); product.created makes no price_drop.
+		{WooCommerce, "product.updated", "woocommerce/product_updated_out_of_stock.json", "",
+			`[{"Name":"back_in_stock","ExternalID":"","Properties":{"productId":"799","title":"Ship Your Idea"},"Key":"stock:799:d1","Stock":{"Item":"799","InStock":false}}]`},
+		{WooCommerce, "product.updated", "woocommerce/product_updated_back_in_stock.json", "",
+			`[{"Name":"back_in_stock","ExternalID":"","Properties":{"productId":"799","title":"Ship Your Idea"},"Key":"stock:799:d1","Stock":{"Item":"799","InStock":true}}]`},
+		{WooCommerce, "product.created", "woocommerce/product_updated_sale.json", "",
+			`[{"Name":"back_in_stock","ExternalID":"","Properties":{"productId":"794","title":"Premium Quality"},"Key":"stock:794:d1","Stock":{"Item":"794","InStock":true}}]`},
 	} {
 		evs, err := Parse(c.platform, c.topic, fixture(t, c.file), c.by, "d1")
 		if err != nil {
@@ -60,6 +69,18 @@ func TestParseFixtures(t *testing.T) {
 		got, _ := json.Marshal(evs)
 		if string(got) != c.want {
 			t.Errorf("%s %s by %q:\n %s\nwant\n %s", c.topic, c.file, c.by, got, c.want)
+		}
+	}
+	// A variation names its product and itself; on backorder is not in
+	// stock; no stock_status, no stock.
+	for body, want := range map[string]string{
+		`{"id":732,"parent_id":731,"name":"Ship Your Idea - Black","stock_status":"instock","manage_stock":"parent"}`: `[{"Name":"back_in_stock","ExternalID":"","Properties":{"productId":"731","title":"Ship Your Idea - Black","variantId":"732"},"Key":"stock:732:d1","Stock":{"Item":"732","InStock":true}}]`,
+		`{"id":733,"parent_id":0,"name":"Hoodie","stock_status":"onbackorder"}`:                                       `[{"Name":"back_in_stock","ExternalID":"","Properties":{"productId":"733","title":"Hoodie"},"Key":"stock:733:d1","Stock":{"Item":"733","InStock":false}}]`,
+		`{"id":734,"name":"Hoodie"}`: `null`,
+	} {
+		evs, err := Parse(WooCommerce, "product.updated", []byte(body), "", "d1")
+		if got, _ := json.Marshal(evs); err != nil || string(got) != want {
+			t.Errorf("%s: %v\n %s\nwant\n %s", body, err, got, want)
 		}
 	}
 	if _, err := Parse(Shopify, "customers/create", []byte(`{}`), "", "d"); !errors.Is(err, ErrTopic) {
@@ -110,6 +131,7 @@ func FuzzParse(f *testing.F) {
 		{Shopify, "products/update", "shopify/products_update_back_in_stock.json"},
 		{WooCommerce, "order.updated", "woocommerce/order_updated_paid.json"},
 		{WooCommerce, "product.updated", "woocommerce/product_updated_sale.json"},
+		{WooCommerce, "product.updated", "woocommerce/product_updated_back_in_stock.json"},
 	} {
 		f.Add(c.platform, c.topic, fixture(f, c.file), false)
 	}

@@ -122,12 +122,14 @@ type wooOrder struct {
 
 type wooProduct struct {
 	ID           num    `json:"id"`
+	ParentID     num    `json:"parent_id"` // a variation's product
 	Name         string `json:"name"`
 	Permalink    string `json:"permalink"`
 	Price        num    `json:"price"`
 	RegularPrice num    `json:"regular_price"`
 	SalePrice    num    `json:"sale_price"`
 	OnSale       bool   `json:"on_sale"`
+	StockStatus  string `json:"stock_status"` // instock, outofstock or onbackorder
 	Images       []struct {
 		Src string `json:"src"`
 	} `json:"images"`
@@ -240,33 +242,65 @@ func Parse(platform, topic string, body []byte, by, deliveryID string) ([]Event,
 			email = o.Billing.Email
 		}
 		return []Event{purchase(o.ID.id(), o.Total, o.Currency, person(by, o.CustomerID.id(), email), deliveryID)}, nil
-	case WooCommerce + " product.updated":
+	case WooCommerce + " product.created", WooCommerce + " product.updated":
 		var p wooProduct
 		if err := unmarshal(body, &p); err != nil {
 			return nil, err
 		}
 		product := p.ID.id()
 		if product == "" {
-			return nil, fmt.Errorf("product.updated without a product id")
+			return nil, fmt.Errorf("%s without a product id", topic)
 		}
-		// The price a buyer pays now: a sale scheduled for later fills
-		// sale_price already, with on_sale false and price still the
-		// regular one.
-		price, okP := p.Price.float()
-		was, okW := p.RegularPrice.float()
-		if !p.OnSale || !okP || !okW || price >= was {
-			return nil, nil
+		var out []Event
+		if e, ok := wooPriceDrop(p, product); ok && topic == "product.updated" {
+			out = append(out, e)
 		}
-		props := map[string]any{"productId": product, "title": cut(p.Name, 200), "price": price, "oldPrice": was}
-		if u := p.Permalink; strings.HasPrefix(u, "https://") && len(u) <= 2048 {
-			props["url"] = u
+		if e, ok := wooStock(p, product, deliveryID); ok {
+			out = append(out, e)
 		}
-		if len(p.Images) > 0 && strings.HasPrefix(p.Images[0].Src, "https://") && len(p.Images[0].Src) <= 2048 {
-			props["image"] = p.Images[0].Src
-		}
-		return []Event{{Name: "price_drop", Properties: props, Key: "price:" + product + ":" + p.SalePrice.s}}, nil
+		return out, nil
 	}
 	return nil, ErrTopic
+}
+
+// wooPriceDrop is the price_drop of a WooCommerce product on sale.
+func wooPriceDrop(p wooProduct, product string) (Event, bool) {
+	// The price a buyer pays now: a sale scheduled for later fills
+	// sale_price already, with on_sale false and price still the regular
+	// one.
+	price, okP := p.Price.float()
+	was, okW := p.RegularPrice.float()
+	if !p.OnSale || !okP || !okW || price >= was {
+		return Event{}, false
+	}
+	props := map[string]any{"productId": product, "title": cut(p.Name, 200), "price": price, "oldPrice": was}
+	if u := p.Permalink; strings.HasPrefix(u, "https://") && len(u) <= 2048 {
+		props["url"] = u
+	}
+	if len(p.Images) > 0 && strings.HasPrefix(p.Images[0].Src, "https://") && len(p.Images[0].Src) <= 2048 {
+		props["image"] = p.Images[0].Src
+	}
+	return Event{Name: "price_drop", Properties: props, Key: "price:" + product + ":" + p.SalePrice.s}, true
+}
+
+// wooStock is the back_in_stock a WooCommerce product or variation may
+// make, as Shopify's: {productId, variantId, title}, a variation naming
+// its product (parent_id) and itself, a product itself alone. The
+// payload tells the stock now only (stock_status, which WooCommerce sets
+// from manage_stock and stock_quantity; on backorder is not in stock):
+// the event is tracked only if the store saw the item out of stock
+// before (Stock). None for a payload without stock_status.
+func wooStock(p wooProduct, item, deliveryID string) (Event, bool) {
+	status := strings.ToLower(strings.TrimSpace(p.StockStatus))
+	if status == "" {
+		return Event{}, false
+	}
+	props := map[string]any{"productId": item, "title": cut(p.Name, 200)}
+	if parent := p.ParentID.id(); parent != "" {
+		props["productId"], props["variantId"] = parent, item
+	}
+	return Event{Name: "back_in_stock", Properties: props, Key: "stock:" + item + ":" + deliveryID,
+		Stock: &Stock{Item: item, InStock: status == "instock"}}, true
 }
 
 // purchase is the purchase event of an order: once per order, whichever

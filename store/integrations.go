@@ -29,4 +29,14 @@ type Integrations interface {
 	// IntegrationDeliveries lists the website's platform's latest
 	// deliveries, newest first, at most limit.
 	IntegrationDeliveries(ctx context.Context, websiteID, platform string, limit int) ([]IntegrationDelivery, error)
+	// ObserveCommerceStock records whether the website's platform's item
+	// (a product or variation id) is in stock, as delivery deliveryID
+	// tells at at, and reports whether it is back in stock: seen out of
+	// stock before and in stock now, or in stock since this very delivery
+	// (the platform's retry of it). The first sight of an item records
+	// it and reports false. The record and the answer are one
+	// conditional update: of two deliveries telling the same return, at
+	// once or one after the other, one only reports it. ErrNotFound for
+	// an unknown website.
+	ObserveCommerceStock(ctx context.Context, websiteID, platform, item string, inStock bool, deliveryID string, at time.Time) (bool, error)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/relaybell/relaybell/store"
 )
@@ -54,4 +55,35 @@ func (s *Store) IntegrationDeliveries(ctx context.Context, websiteID, platform s
 		out = append(out, d)
 	}
 	return out, rows.Err()
+}
+
+// ObserveCommerceStock records an item's stock state and reports its
+// return to stock (store.Integrations). In stock: the conditional UPDATE
+// is the decision (PostgreSQL re-reads a row another transaction changed
+// before updating it, SQLite writes one at a time), else the item's first
+// sight is inserted; out of stock: the state is set.
+func (s *Store) ObserveCommerceStock(ctx context.Context, websiteID, platform, item string, inStock bool, deliveryID string, at time.Time) (bool, error) {
+	if !inStock {
+		_, err := s.db.Write().Exec(ctx, `INSERT INTO commerce_stock (website_id, platform, item, in_stock, restocked_by, updated_at)
+			VALUES ($1, $2, $3, false, '', $4) ON CONFLICT (website_id, platform, item) DO UPDATE SET in_stock = false, updated_at = excluded.updated_at`,
+			websiteID, platform, item, s.time(at))
+		return false, s.stockErr(err)
+	}
+	n, err := s.db.Write().Exec(ctx, `UPDATE commerce_stock SET in_stock = true, restocked_by = $4, updated_at = $5
+		WHERE website_id = $1 AND platform = $2 AND item = $3 AND (in_stock = false OR restocked_by = $4)`,
+		websiteID, platform, item, deliveryID, s.time(at))
+	if err != nil || n > 0 {
+		return n > 0, s.stockErr(err)
+	}
+	_, err = s.db.Write().Exec(ctx, `INSERT INTO commerce_stock (website_id, platform, item, in_stock, restocked_by, updated_at)
+		VALUES ($1, $2, $3, true, '', $4) ON CONFLICT (website_id, platform, item) DO NOTHING`,
+		websiteID, platform, item, s.time(at))
+	return false, s.stockErr(err)
+}
+
+func (s *Store) stockErr(err error) error {
+	if err = s.mapErr(err); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("recording commerce stock: %w", err)
+	}
+	return err
 }

@@ -2,7 +2,9 @@ package storetest
 
 import (
 	"context"
+	"fmt"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 
 var integrationCases = []testCase{
 	{"Ledger", testIntegrationLedger},
+	{"Stock", testCommerceStock},
 }
 
 func testIntegrationLedger(t *testing.T, s store.Store) {
@@ -78,4 +81,74 @@ func testIntegrationLedger(t *testing.T, s store.Store) {
 			t.Fatalf("%s delivery after the purge: %v %v, want %v", c.platform, got, err, c.want)
 		}
 	}
+}
+
+// An item's return to stock is reported once: not at its first sight, not
+// while it stays in stock, once of two deliveries telling the same return
+// (at once or one after the other), again for the retry of the delivery
+// that reported it; per website and platform.
+func testCommerceStock(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w, other := newWebsite(t, s), newWebsite(t, s)
+	id := w.Website.ID
+	step := 0
+	observe := func(website, platform, item string, in bool, delivery string, want bool) {
+		t.Helper()
+		step++
+		got, err := s.ObserveCommerceStock(ctx, website, platform, item, in, delivery, at(time.Duration(step)*time.Second))
+		noErr(t, "ObserveCommerceStock", err)
+		if got != want {
+			t.Fatalf("step %d: %s %s in stock %v by %s: back %v, want %v", step, platform, item, in, delivery, got, want)
+		}
+	}
+	observe(id, "woocommerce", "799", true, "d1", false)  // first sight, in stock
+	observe(id, "woocommerce", "799", true, "d1", false)  // its retry
+	observe(id, "woocommerce", "799", true, "d2", false)  // in → in
+	observe(id, "woocommerce", "799", false, "d3", false) // out
+	observe(id, "woocommerce", "799", false, "d4", false) // out → out
+	observe(id, "woocommerce", "799", true, "d5", true)   // out → in
+	observe(id, "woocommerce", "799", true, "d6", false)  // the same return under another delivery id
+	observe(id, "woocommerce", "799", true, "d5", true)   // the retry of d5 tells it again (the same event)
+	observe(id, "woocommerce", "800", false, "d7", false) // first sight, out of stock
+	observe(id, "woocommerce", "800", true, "d7", true)   // back (the same delivery may tell both)
+	// Per website and platform.
+	observe(other.Website.ID, "woocommerce", "799", false, "d8", false)
+	observe(id, "shopify", "799", false, "d8", false)
+	observe(id, "woocommerce", "799", true, "d9", false)
+	observe(other.Website.ID, "woocommerce", "799", true, "d9", true)
+
+	// Deliveries of the same return at once: one reports it.
+	observe(id, "woocommerce", "799", false, "d10", false)
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		back int
+		errs []error
+	)
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got, err := s.ObserveCommerceStock(ctx, id, "woocommerce", "799", true, fmt.Sprintf("race-%d", i), at(time.Minute))
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, err)
+			}
+			if got {
+				back++
+			}
+		}()
+	}
+	wg.Wait()
+	if len(errs) > 0 || back != 1 {
+		t.Fatalf("concurrent returns: %d reported, errors %v", back, errs)
+	}
+
+	_, err := s.ObserveCommerceStock(ctx, uuid.NewString(), "woocommerce", "799", true, "d", at(0))
+	wantErr(t, "ObserveCommerceStock of an unknown website", err, store.ErrNotFound)
+	// The website's deletion takes its stock state with it.
+	noErr(t, "DeleteWebsite", s.DeleteWebsite(ctx, id))
+	_, err = s.ObserveCommerceStock(ctx, id, "woocommerce", "799", false, "d", at(0))
+	wantErr(t, "ObserveCommerceStock of a deleted website", err, store.ErrNotFound)
 }

@@ -1913,7 +1913,7 @@ export interface paths {
         put?: never;
         /**
          * Receives a Shopify webhook delivery; no key: signed with the website's commerce signing secret.
-         * @description X-Shopify-Hmac-Sha256 must be the base64 HMAC-SHA256 of the raw body under the commerce signing secret (or the previous one within 24 hours of a rotation); otherwise 401 invalid_signature and nothing is done. A delivery id (X-Shopify-Webhook-Id) received before answers 200 with replayed true and does nothing. A signed body that is not one JSON object in UTF-8 answers 400 invalid_json and is neither tracked nor recorded. The body is at most 1 MiB (413 payload_too_large).
+         * @description X-Shopify-Hmac-Sha256 must be the base64 HMAC-SHA256 of the raw body under the commerce signing secret (or the previous one within 24 hours of a rotation); otherwise 401 invalid_signature and nothing is done. A delivery id (X-Shopify-Webhook-Id) received before answers 200 with replayed true and does nothing. A signed body that is not one JSON object in UTF-8 answers 400 invalid_json and is neither tracked nor recorded. The body is at most 1 MiB (413 payload_too_large). Each address (an IPv6 one's /64; behind --trust-proxy the forwarded one) may make 1,200 requests a minute to the receivers, both platforms and every project together, counted across every API node before the signature is checked: RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset on every answer, 429 rate_limited with Retry-After past it, and nothing is done.
          */
         post: operations["receiveShopify"];
         delete?: never;
@@ -1933,7 +1933,7 @@ export interface paths {
         put?: never;
         /**
          * Receives a WooCommerce webhook delivery; no key: signed with the website's commerce signing secret.
-         * @description X-WC-Webhook-Signature must be the base64 HMAC-SHA256 of the raw body under the commerce signing secret (or the previous one within 24 hours of a rotation); otherwise 401 invalid_signature and nothing is done. A delivery id (X-WC-Webhook-Delivery-ID) received before answers 200 with replayed true and does nothing. A signed body that is not one JSON object in UTF-8 answers 400 invalid_json and is neither tracked nor recorded. The body is at most 1 MiB (413 payload_too_large).
+         * @description X-WC-Webhook-Signature must be the base64 HMAC-SHA256 of the raw body under the commerce signing secret (or the previous one within 24 hours of a rotation); otherwise 401 invalid_signature and nothing is done. A delivery id (X-WC-Webhook-Delivery-ID) received before answers 200 with replayed true and does nothing. A signed body that is not one JSON object in UTF-8 answers 400 invalid_json and is neither tracked nor recorded. The body is at most 1 MiB (413 payload_too_large). Each address (an IPv6 one's /64; behind --trust-proxy the forwarded one) may make 1,200 requests a minute to the receivers, both platforms and every project together, counted across every API node before the signature is checked: RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset on every answer, 429 rate_limited with Retry-After past it, and nothing is done.
          */
         post: operations["receiveWooCommerce"];
         delete?: never;
@@ -8811,6 +8811,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
+            /** @description rate_limited: the address made 1,200 requests to the receivers this minute (Retry-After); nothing was done. */
+            429: components["responses"]["TooManyRequests"];
         };
     };
     receiveWooCommerce: {
@@ -8848,6 +8850,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
+            /** @description rate_limited: the address made 1,200 requests to the receivers this minute (Retry-After); nothing was done. */
+            429: components["responses"]["TooManyRequests"];
         };
     };
     getReports: {
