@@ -113,17 +113,23 @@ func (s *Store) ReportSent(ctx context.Context, websiteID, period string) (bool,
 	return n > 0, nil
 }
 
+// DeliveryTroubleQuery is DeliveryTrouble's query on d, for the engines'
+// plan tests: it reads deliveries_trouble (migration 34), the few failed
+// and pruned rows of each send named, not its pushes sent.
+func DeliveryTroubleQuery(d Dialect) string {
+	return `SELECT COALESCE(d.push_service, ''), d.outcome, count(*)
+		FROM notifications n JOIN deliveries d ON d.notification_seq = n.seq AND d.outcome <> 'sent'
+		WHERE n.website_id = $1 AND ` + d.In("n.id", "$2") + `
+		GROUP BY 1, 2`
+}
+
 // DeliveryTrouble counts the failed and pruned pushes of the website's
-// sends named by push service (store.Reports), from deliveries_trouble:
-// the few failed and pruned rows of each send, not its pushes sent.
+// sends named by push service (store.Reports; DeliveryTroubleQuery).
 func (s *Store) DeliveryTrouble(ctx context.Context, websiteID string, notificationIDs []string) ([]store.ServiceTrouble, error) {
 	if len(notificationIDs) == 0 {
 		return nil, nil
 	}
-	rows, err := s.db.Read().Query(ctx, `SELECT COALESCE(d.push_service, ''), d.outcome, count(*)
-		FROM notifications n JOIN deliveries d ON d.notification_seq = n.seq AND d.outcome <> 'sent'
-		WHERE n.website_id = $1 AND `+s.d.In("n.id", "$2")+`
-		GROUP BY 1, 2`, websiteID, s.d.List(notificationIDs))
+	rows, err := s.db.Read().Query(ctx, DeliveryTroubleQuery(s.d), websiteID, s.d.List(notificationIDs))
 	type count struct {
 		service, outcome string
 		n                int64
