@@ -10,9 +10,9 @@ import (
 
 // recordResultsQuery inserts a batch in one statement over three parallel
 // arrays (endpoint ids, outcomes, push services: sqlstore.ResultService,
-// "" stored as NULL); the rows ON CONFLICT DO NOTHING lets
-// through, and so RETURNING yields, are exactly the new results, and the
-// same statement adds them to the counters. It returns the notification's
+// "" stored as NULL); the rows ON CONFLICT DO NOTHING lets through, and
+// so RETURNING yields, are exactly the new results, and the same
+// statement adds them to the counters. It returns the notification's
 // seq, NULL for an unknown notification.
 const recordResultsQuery = `WITH n AS (
 		SELECT seq FROM notifications WHERE id = $1
