@@ -373,12 +373,12 @@ func (p *Pusher) pushAll(ctx context.Context, b Batch, ids map[string]bool) erro
 			defer wg.Done()
 			defer p.freeSlot() // before Done: a batch that returned holds no slot
 			variant := content.Variant(b.NotificationID, r.Endpoint.ID, b.Winner)
-			outcome, code := p.deliver(ctx, r, content, enc, variant, signer)
+			service, outcome, code := p.deliver(ctx, r, content, enc, variant, signer)
 			if ctx.Err() != nil {
 				return // not recorded: the batch will be pushed again
 			}
 			p.outcomeCounter(outcome).Inc()
-			rec.add(b.NotificationID, store.PushResult{EndpointID: r.Endpoint.ID, Outcome: outcome}, analytics.Event{
+			rec.add(b.NotificationID, store.PushResult{EndpointID: r.Endpoint.ID, Outcome: outcome, Service: service}, analytics.Event{
 				Kind:           eventKind(outcome),
 				WebsiteID:      b.WebsiteID,
 				NotificationID: b.NotificationID,
@@ -634,22 +634,23 @@ func eventKind(outcome string) string {
 	}
 }
 
-// deliver sends one push with retries and classifies the outcome. code is
-// the push service's answer for failures ("expired" for pruned).
-func (p *Pusher) deliver(ctx context.Context, r *store.Recipient, c *notification.Content, enc *notification.PayloadEncoder, variant string, signer *webpush.Signer) (outcome, code string) {
+// deliver sends one push with retries and classifies the outcome. service
+// is the endpoint's push service (ServiceOf); code is the push service's
+// answer for failures ("expired" for pruned).
+func (p *Pusher) deliver(ctx context.Context, r *store.Recipient, c *notification.Content, enc *notification.PayloadEncoder, variant string, signer *webpush.Signer) (service, outcome, code string) {
 	target, err := webpush.ParseSubscription(webpush.Subscription{Endpoint: r.Endpoint.URL, P256dh: r.Endpoint.P256dh, Auth: r.Endpoint.Auth})
 	if err != nil {
-		return store.OutcomeFailed, "invalid_subscription"
+		return webpush.ServiceOf(r.Endpoint.URL), store.OutcomeFailed, "invalid_subscription"
 	}
+	svc := p.service(target.Origin())
 	payload, err := enc.Encode(r, variant)
 	if err != nil {
-		return store.OutcomeFailed, "payload"
+		return svc.name, store.OutcomeFailed, "payload"
 	}
 	msg := webpush.Message{Payload: payload, TTL: c.TTL, Urgency: webpush.UrgencyNormal}
 	if c.Transactional {
 		msg.Urgency = webpush.UrgencyHigh
 	}
-	svc := p.service(target.Origin())
 	for attempt := 1; ; attempt++ {
 		start := time.Now()
 		res, err := p.client.Send(ctx, target, msg, signer)
@@ -664,32 +665,32 @@ func (p *Pusher) deliver(ctx context.Context, r *store.Recipient, c *notificatio
 		var retryAfter time.Duration
 		switch {
 		case err != nil && ctx.Err() != nil:
-			return store.OutcomeFailed, "canceled"
+			return svc.name, store.OutcomeFailed, "canceled"
 		case err != nil && errors.Is(err, webpush.ErrPayloadTooLarge):
-			return store.OutcomeFailed, "413"
+			return svc.name, store.OutcomeFailed, "413"
 		case err != nil:
 			code = "connection"
 			if errors.Is(err, context.DeadlineExceeded) {
 				code = "timeout"
 			}
 			if errors.Is(err, netpolicy.ErrPrivateAddress) {
-				return store.OutcomeFailed, "private_address"
+				return svc.name, store.OutcomeFailed, "private_address"
 			}
 		case res.StatusCode >= 200 && res.StatusCode < 300:
-			return store.OutcomeSent, ""
+			return svc.name, store.OutcomeSent, ""
 		case res.StatusCode == 404 || res.StatusCode == 410:
-			return store.OutcomePruned, "expired"
+			return svc.name, store.OutcomePruned, "expired"
 		case res.StatusCode == 429 || res.StatusCode >= 500:
 			code = strconv.Itoa(res.StatusCode)
 			retryAfter = res.RetryAfter
 		default:
-			return store.OutcomeFailed, strconv.Itoa(res.StatusCode)
+			return svc.name, store.OutcomeFailed, strconv.Itoa(res.StatusCode)
 		}
 		if attempt >= p.cfg.MaxAttempts {
-			return store.OutcomeFailed, code
+			return svc.name, store.OutcomeFailed, code
 		}
 		if err := p.sleep(ctx, p.backoff(attempt, retryAfter)); err != nil {
-			return store.OutcomeFailed, "canceled"
+			return svc.name, store.OutcomeFailed, "canceled"
 		}
 	}
 }

@@ -136,6 +136,12 @@ func TestPushOutcomesAndRetries(t *testing.T) {
 	if got, want := r.counters(), (store.Counters{Recipients: 5, Processed: 5, Sent: 2, Failed: 2, Pruned: 1}); got != want {
 		t.Fatalf("counters %+v, want %+v", got, want)
 	}
+	// The failed and pruned pushes keep their push service, as the
+	// metrics name it (the fake service's is other).
+	trouble, err := r.st.DeliveryTrouble(context.Background(), r.site.ID, []string{r.n.ID})
+	if want := []store.ServiceTrouble{{Service: webpush.ServiceOf(r.push.URL), Failed: 2, Pruned: 1}}; err != nil || !slices.Equal(trouble, want) {
+		t.Fatalf("by push service %+v (%v), want %+v", trouble, err, want)
+	}
 	if len(ok.Received()) != 1 || len(throttled.Received()) != 1 || len(down.Received()) != 0 {
 		t.Fatalf("received ok %d throttled %d down %d", len(ok.Received()), len(throttled.Received()), len(down.Received()))
 	}

@@ -94,6 +94,12 @@ func (r Report) Text() string {
 	sends("Worst sends by CTR", r.Worst)
 	h := r.Health
 	fmt.Fprintf(&b, "\nDelivery health\n  Failed pushes: %d\n  Pruned browsers: %d\n", h.Failed, h.Pruned)
+	if len(h.Services) > 0 {
+		fmt.Fprintf(&b, "  %-14s %8s %8s\n", "Push service", "Failed", "Pruned")
+		for _, t := range h.Services {
+			fmt.Fprintf(&b, "  %-14s %8d %8d\n", t.Service, t.Failed, t.Pruned)
+		}
+	}
 	for _, g := range []struct {
 		name string
 		ts   []Trouble
@@ -123,8 +129,12 @@ var htmlReport = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <h2 style="font-size:16px">Worst sends by CTR</h2>
 {{template "sends" .Worst}}
 <h2 style="font-size:16px">Delivery health</h2>
-<ul><li>Failed pushes: {{.Health.Failed}}</li><li>Pruned browsers: {{.Health.Pruned}}</li>
-<li>Failing webhooks: {{len .Health.Webhooks}}{{template "trouble" .Health.Webhooks}}</li>
+<ul><li>Failed pushes: {{.Health.Failed}}</li><li>Pruned browsers: {{.Health.Pruned}}</li></ul>
+{{with .Health.Services}}<table style="border-collapse:collapse" aria-label="Failed and pruned pushes by push service">
+<thead><tr><th style="text-align:left;padding-right:24px">Push service</th><th style="text-align:right;padding-right:24px">Failed</th><th style="text-align:right">Pruned</th></tr></thead>
+<tbody>{{range .}}<tr style="border-top:1px solid #ddd"><td style="padding-right:24px">{{.Service}}</td><td style="text-align:right;padding-right:24px">{{.Failed}}</td><td style="text-align:right">{{.Pruned}}</td></tr>{{end}}</tbody>
+</table>{{end}}
+<ul><li>Failing webhooks: {{len .Health.Webhooks}}{{template "trouble" .Health.Webhooks}}</li>
 <li>Feeds in trouble: {{len .Health.Feeds}}{{template "trouble" .Health.Feeds}}</li>
 <li>Schedules in trouble: {{len .Health.Schedules}}{{template "trouble" .Health.Schedules}}</li></ul>
 {{define "trouble"}}{{if .}}<ul>{{range .}}<li>{{.Name}} ({{.Reason}})</li>{{end}}</ul>{{end}}{{end}}

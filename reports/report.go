@@ -10,6 +10,7 @@ import (
 	"github.com/relaybell/relaybell/analytics"
 	"github.com/relaybell/relaybell/stats"
 	"github.com/relaybell/relaybell/store"
+	"github.com/relaybell/relaybell/webpush"
 )
 
 // Reader is what a report reads of the store.
@@ -19,6 +20,7 @@ type Reader interface {
 	WebhooksOf(ctx context.Context, websiteID string) ([]store.Webhook, error)
 	ListFeeds(ctx context.Context, websiteID string) ([]store.Feed, error)
 	ListSchedules(ctx context.Context, websiteID string) ([]store.Schedule, error)
+	DeliveryTrouble(ctx context.Context, websiteID string, notificationIDs []string) ([]store.ServiceTrouble, error)
 }
 
 // Ranked is how many sends each of the best and the worst lists holds.
@@ -54,10 +56,15 @@ type Send struct {
 	Ctr       float64
 }
 
-// Health is how delivery went: the period's failed and pruned pushes, and
-// what is in trouble now.
+// Health is how delivery went: the period's failed and pruned pushes, in
+// all and by push service, and what is in trouble now.
 type Health struct {
 	Failed, Pruned int64
+	// Services are the failed and pruned pushes by the push service of
+	// their endpoints, the services with any in webpush.Services' order.
+	// They add up to Failed and Pruned: a result recorded before the
+	// service was kept, or of a person erased since, counts as other.
+	Services []store.ServiceTrouble
 	// Webhooks failing now (failed since a time) or turned off.
 	Webhooks []Trouble
 	// Feeds paused by something else than their owner, or failing.
@@ -94,7 +101,9 @@ func Build(ctx context.Context, r Reader, w store.Website, p Period, now time.Ti
 		return Report{}, err
 	}
 	var ranked []Send
-	for _, n := range sends {
+	ids := make([]string, len(sends))
+	for i, n := range sends {
+		ids[i] = n.ID
 		rep.Health.Failed += n.Failed
 		rep.Health.Pruned += n.Pruned
 		if n.Sent > 0 {
@@ -112,10 +121,40 @@ func Build(ctx context.Context, r Reader, w store.Website, p Period, now time.Ti
 	})
 	rep.Worst = slices.Clone(ranked[:min(Ranked, len(ranked))])
 
+	if rep.Health.Services, err = byService(ctx, r, w.ID, ids, rep.Health); err != nil {
+		return Report{}, err
+	}
 	if rep.Health, err = health(ctx, r, w.ID, rep.Health); err != nil {
 		return Report{}, err
 	}
 	return rep, nil
+}
+
+// byService is the failed and pruned pushes of the sends ids by push
+// service (Health.Services): other has those of no known service, results
+// recorded before the service was kept and those of people erased since
+// (whose results are deleted, their counts in the sends kept), so that
+// the services add up to the totals h holds.
+func byService(ctx context.Context, r Reader, websiteID string, ids []string, h Health) ([]store.ServiceTrouble, error) {
+	counts, err := r.DeliveryTrouble(ctx, websiteID, ids)
+	if err != nil {
+		return nil, fmt.Errorf("counting failed pushes by push service: %w", err)
+	}
+	var out []store.ServiceTrouble
+	failed, pruned := h.Failed, h.Pruned // left for other, the last service
+	for _, name := range webpush.Services {
+		t := store.ServiceTrouble{Service: name}
+		if name == "other" {
+			t.Failed, t.Pruned = failed, pruned
+		} else if i := slices.IndexFunc(counts, func(c store.ServiceTrouble) bool { return c.Service == name }); i >= 0 {
+			t.Failed, t.Pruned = counts[i].Failed, counts[i].Pruned
+			failed, pruned = failed-t.Failed, pruned-t.Pruned
+		}
+		if t.Failed > 0 || t.Pruned > 0 {
+			out = append(out, t)
+		}
+	}
+	return out, nil
 }
 
 // atEnd is a stats report's totals with the subscribers at the end of its

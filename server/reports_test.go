@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relaybell/relaybell/webpush"
 	"github.com/relaybell/relaybell/webpush/webpushtest"
 )
 
@@ -82,6 +83,10 @@ func TestReportTestGoesThroughSMTP(t *testing.T) {
 		browsers[i] = ts.push.NewBrowser(w.VAPIDPublicKey)
 		ts.subscribe(w, browsers[i], nil)
 	}
+	// The push service refuses a fifth browser's pushes.
+	refused := ts.push.NewBrowser(w.VAPIDPublicKey)
+	refused.SetBehavior(webpushtest.Behavior{Status: 400})
+	ts.subscribe(w, refused, nil)
 	// Two sends on 10 March: the first clicked by two browsers of four,
 	// the second by none.
 	first := ts.send(w, map[string]any{"title": "Spring sale", "body": "b"})
@@ -163,7 +168,7 @@ func TestReportTestGoesThroughSMTP(t *testing.T) {
 		return c
 	}
 	cur, prev := statsOf("2026-03-10"), statsOf("2026-03-09")
-	if cur.Notifications != 2 || cur.Clicked != 2 || cur.NewSubscribers != 4 || cur.Subscribers != 4 {
+	if cur.Notifications != 2 || cur.Clicked != 2 || cur.NewSubscribers != 5 || cur.Subscribers != 5 {
 		t.Fatalf("stats of the period %+v", cur)
 	}
 	row := func(name string, a, b any) string { return fmt.Sprintf("%-18s %14v %14v", name, a, b) }
@@ -199,5 +204,17 @@ func TestReportTestGoesThroughSMTP(t *testing.T) {
 	wantRank := "Best sends by CTR\n  1. " + line[first] + "\n  2. " + line[second] + "\n\nWorst sends by CTR\n  1. " + line[second] + "\n  2. " + line[first] + "\n"
 	if !strings.Contains(text, wantRank) || !strings.Contains(text, "Spring sale: CTR 50.0% (2 clicks of 4 sent)") {
 		t.Errorf("the ranking is not\n%s\nin\n%s", wantRank, text)
+	}
+	// The refused pushes, by the push service the pusher named (the fake
+	// service's is other), in both parts.
+	service := webpush.ServiceOf(ts.push.URL)
+	wantHealth := "\nDelivery health\n  Failed pushes: 2\n  Pruned browsers: 0\n" +
+		"  Push service     Failed   Pruned\n" +
+		"  " + fmt.Sprintf("%-14s", service) + "        2        0\n  Failing webhooks: 0\n"
+	if !strings.Contains(text, wantHealth) {
+		t.Errorf("the health is not\n%s\nin\n%s", wantHealth, text)
+	}
+	if want := `<td style="padding-right:24px">` + service + `</td><td style="text-align:right;padding-right:24px">2</td><td style="text-align:right">0</td>`; !strings.Contains(html, want) {
+		t.Errorf("the HTML lacks %s:\n%s", want, html)
 	}
 }

@@ -32,7 +32,19 @@ type Reports interface {
 	ReportSettings(ctx context.Context, websiteID string) (ReportSettings, error)
 	// PutReportSettings stores the website's settings, replacing any.
 	PutReportSettings(ctx context.Context, websiteID string, rs ReportSettings) error
+	// DeliveryTrouble counts the failed and pruned pushes of the
+	// website's sends named (notification ids; another website's are not
+	// counted) by the push service of their endpoints, one line per
+	// service with any, in order of service. Results recorded without a
+	// service (PushResult.Service "") count under "".
+	DeliveryTrouble(ctx context.Context, websiteID string, notificationIDs []string) ([]ServiceTrouble, error)
 	ReportsLedger
+}
+
+// ServiceTrouble is the failed and pruned pushes to one push service.
+type ServiceTrouble struct {
+	Service        string
+	Failed, Pruned int64
 }
 
 // ReportSchedule is a website whose report is on, with its settings.

@@ -389,6 +389,9 @@ const (
 type PushResult struct {
 	EndpointID string
 	Outcome    string // OutcomeSent, OutcomeFailed, OutcomePruned
+	// Service is the endpoint's push service (webpush.ServiceOf), kept
+	// with a failed or pruned result (DeliveryTrouble); "" is unknown.
+	Service string
 }
 
 // Interaction kinds reported by the service worker.

@@ -8,17 +8,18 @@ import (
 	"github.com/relaybell/relaybell/store/sqlstore"
 )
 
-// recordResultsQuery inserts a batch in one statement over two parallel
-// arrays (endpoint ids, outcomes); the rows ON CONFLICT DO NOTHING lets
-// through, and so RETURNING yields, are exactly the new results, and the
-// same statement adds them to the counters. It returns the notification's
+// recordResultsQuery inserts a batch in one statement over three parallel
+// arrays (endpoint ids, outcomes, push services: sqlstore.ResultService,
+// "" stored as NULL); the rows ON CONFLICT DO NOTHING lets through, and
+// so RETURNING yields, are exactly the new results, and the same
+// statement adds them to the counters. It returns the notification's
 // seq, NULL for an unknown notification.
 const recordResultsQuery = `WITH n AS (
 		SELECT seq FROM notifications WHERE id = $1
 	), ins AS (
-		INSERT INTO deliveries (notification_seq, endpoint_id, outcome, at)
-		SELECT n.seq, r.endpoint_id, r.outcome, $4
-		FROM n CROSS JOIN unnest($2::text[], $3::text[]) AS r (endpoint_id, outcome)
+		INSERT INTO deliveries (notification_seq, endpoint_id, outcome, at, push_service)
+		SELECT n.seq, r.endpoint_id, r.outcome, $4, NULLIF(r.push_service, '')
+		FROM n CROSS JOIN unnest($2::text[], $3::text[], $5::text[]) AS r (endpoint_id, outcome, push_service)
 		ON CONFLICT DO NOTHING
 		RETURNING outcome
 	), c AS (
@@ -38,12 +39,12 @@ const recordResultsQuery = `WITH n AS (
 // statement (recordResultsQuery), one round trip where the generic insert
 // takes five.
 func recordResults(ctx context.Context, tx sqlstore.Conn, notificationID string, rs []store.PushResult, at time.Time) (bool, error) {
-	ids, outcomes := make([]string, len(rs)), make([]string, len(rs))
+	ids, outcomes, services := make([]string, len(rs)), make([]string, len(rs)), make([]string, len(rs))
 	for i, r := range rs {
-		ids[i], outcomes[i] = r.EndpointID, r.Outcome
+		ids[i], outcomes[i], services[i] = r.EndpointID, r.Outcome, sqlstore.ResultService(r)
 	}
 	var seq *int64
-	if err := tx.QueryRow(ctx, recordResultsQuery, notificationID, ids, outcomes, ts(at)).Scan(&seq); err != nil {
+	if err := tx.QueryRow(ctx, recordResultsQuery, notificationID, ids, outcomes, ts(at), services).Scan(&seq); err != nil {
 		return false, err
 	}
 	return seq != nil, nil

@@ -178,6 +178,16 @@ func TestQueryPlans(t *testing.T) {
 	f("audience of a topic", sqlstore.AudienceSQL(dialect, false), "w", 1, "", 10, "t")
 	f("audience of one endpoint", sqlstore.EndpointAudienceSQL, "w", 1, "", 10, "", "e")
 	f("undelivered", sqlstore.UndeliveredQuery(dialect), "n", []string{"a"})
+	// A report's count of failed and pruned pushes (it sorts its few
+	// groups) reads deliveries_trouble, not each send's every push.
+	rows, err := conn.Query(ctx, "EXPLAIN "+sqlstore.DeliveryTroubleQuery(dialect), "w", []string{"a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil || !strings.Contains(strings.Join(plan, "\n"), "deliveries_trouble") {
+		t.Fatalf("delivery trouble does not read deliveries_trouble (%v):\n%s", err, strings.Join(plan, "\n"))
+	}
 }
 
 // Undelivered looks each id of a batch up, whatever the statistics: the

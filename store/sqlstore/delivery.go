@@ -1,12 +1,14 @@
 package sqlstore
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/relaybell/relaybell/store"
@@ -173,12 +175,23 @@ type RecordResultsFunc func(ctx context.Context, tx Conn, notificationID string,
 // recordResultsByOutcome inserts them.
 var resultOutcomes = [...]string{store.OutcomeSent, store.OutcomeFailed, store.OutcomePruned}
 
+// ResultService is what deliveries.push_service keeps of a result: its
+// push service when it failed or was pruned (a report's delivery health),
+// "" (NULL) when it was sent or its service is unknown.
+func ResultService(r store.PushResult) string {
+	if r.Outcome == store.OutcomeSent {
+		return ""
+	}
+	return r.Service
+}
+
 // recordResultsByOutcome is RecordResults' insert without a
-// Dialect.RecordResults: the endpoints of each outcome in one INSERT ...
-// SELECT over the list, whose rows changed are the new results, the ones
-// to count; then one UPDATE of the counters. On SQLite one statement for
-// the whole batch with RETURNING to tell the new rows apart, or one INSERT
-// per result, costs twice as much (BenchmarkRecordResults).
+// Dialect.RecordResults: the endpoints of each outcome (and, failed or
+// pruned, of each push service: ResultService) in one INSERT ... SELECT
+// over the list, whose rows changed are the new results, the ones to
+// count; then one UPDATE of the counters. On SQLite one statement for the
+// whole batch with RETURNING to tell the new rows apart, or one INSERT per
+// result, costs twice as much (BenchmarkRecordResults).
 func (s *Store) recordResultsByOutcome(ctx context.Context, tx Conn, notificationID string, rs []store.PushResult, at time.Time) (bool, error) {
 	var seq int64
 	if err := tx.QueryRow(ctx, `SELECT seq FROM notifications WHERE id = $1`, notificationID).Scan(&seq); err != nil {
@@ -187,24 +200,27 @@ func (s *Store) recordResultsByOutcome(ctx context.Context, tx Conn, notificatio
 		}
 		return false, err
 	}
-	var byOutcome [len(resultOutcomes)][]string
+	type group struct {
+		outcome int // in resultOutcomes
+		service string
+	}
+	groups := map[group][]string{}
 	for _, r := range rs {
-		i := slices.Index(resultOutcomes[:], r.Outcome)
-		byOutcome[i] = append(byOutcome[i], r.EndpointID)
+		g := group{slices.Index(resultOutcomes[:], r.Outcome), ResultService(r)}
+		groups[g] = append(groups[g], r.EndpointID)
 	}
 	var added [len(resultOutcomes)]int64
-	for i, ids := range byOutcome {
-		if len(ids) == 0 {
-			continue
-		}
+	for _, g := range slices.SortedFunc(maps.Keys(groups), func(a, b group) int {
+		return cmp.Or(cmp.Compare(a.outcome, b.outcome), strings.Compare(a.service, b.service))
+	}) {
 		// WHERE true: SQLite would read ON CONFLICT as the join's ON.
-		n, err := tx.Exec(ctx, `INSERT INTO deliveries (notification_seq, endpoint_id, outcome, at)
-			SELECT $1, value, $2, $3 FROM `+s.d.Elems("$4")+` WHERE true ON CONFLICT DO NOTHING`,
-			seq, resultOutcomes[i], s.time(at), s.d.List(ids))
+		n, err := tx.Exec(ctx, `INSERT INTO deliveries (notification_seq, endpoint_id, outcome, at, push_service)
+			SELECT $1, value, $2, $3, $5 FROM `+s.d.Elems("$4")+` WHERE true ON CONFLICT DO NOTHING`,
+			seq, resultOutcomes[g.outcome], s.time(at), s.d.List(groups[g]), nullString(g.service))
 		if err != nil {
 			return false, err
 		}
-		added[i] = n
+		added[g.outcome] += n
 	}
 	if n := added[0] + added[1] + added[2]; n > 0 {
 		if _, err := tx.Exec(ctx, `UPDATE notifications SET recipients = recipients + $2, processed = processed + $2,

@@ -3,6 +3,8 @@ package sqlstore
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/relaybell/relaybell/store"
@@ -109,4 +111,46 @@ func (s *Store) ReportSent(ctx context.Context, websiteID, period string) (bool,
 		return false, fmt.Errorf("reading the report ledger: %w", err)
 	}
 	return n > 0, nil
+}
+
+// DeliveryTroubleQuery is DeliveryTrouble's query on d, for the engines'
+// plan tests: it reads deliveries_trouble (migration 34), the few failed
+// and pruned rows of each send named, not its pushes sent.
+func DeliveryTroubleQuery(d Dialect) string {
+	return `SELECT COALESCE(d.push_service, ''), d.outcome, count(*)
+		FROM notifications n JOIN deliveries d ON d.notification_seq = n.seq AND d.outcome <> 'sent'
+		WHERE n.website_id = $1 AND ` + d.In("n.id", "$2") + `
+		GROUP BY 1, 2`
+}
+
+// DeliveryTrouble counts the failed and pruned pushes of the website's
+// sends named by push service (store.Reports; DeliveryTroubleQuery).
+func (s *Store) DeliveryTrouble(ctx context.Context, websiteID string, notificationIDs []string) ([]store.ServiceTrouble, error) {
+	if len(notificationIDs) == 0 {
+		return nil, nil
+	}
+	rows, err := s.db.Read().Query(ctx, DeliveryTroubleQuery(s.d), websiteID, s.d.List(notificationIDs))
+	type count struct {
+		service, outcome string
+		n                int64
+	}
+	counts, err := CollectRows(rows, err, func(c *count) []any { return []any{&c.service, &c.outcome, &c.n} })
+	if err != nil {
+		return nil, fmt.Errorf("counting the sends' failed pushes: %w", err)
+	}
+	var out []store.ServiceTrouble
+	for _, c := range counts {
+		i := slices.IndexFunc(out, func(t store.ServiceTrouble) bool { return t.Service == c.service })
+		if i < 0 {
+			i, out = len(out), append(out, store.ServiceTrouble{Service: c.service})
+		}
+		switch c.outcome {
+		case store.OutcomeFailed:
+			out[i].Failed += c.n
+		case store.OutcomePruned:
+			out[i].Pruned += c.n
+		}
+	}
+	slices.SortFunc(out, func(a, b store.ServiceTrouble) int { return strings.Compare(a.Service, b.Service) })
+	return out, nil
 }

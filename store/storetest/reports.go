@@ -12,6 +12,69 @@ var reportCases = []testCase{
 	{"Settings", testReportSettings},
 	{"HTMLMail", testReportMail},
 	{"Ledger", testReportLedger},
+	{"DeliveryTrouble", testDeliveryTrouble},
+}
+
+// testDeliveryTrouble: the failed and pruned pushes of the sends named,
+// by the service recorded with them (a pruned browser's too, though its
+// endpoint is gone); a replayed result once, whatever service the replay
+// names; a result recorded without a service under ""; pushes sent, other
+// sends and another website's not at all.
+func testDeliveryTrouble(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w, other := newWebsite(t, s), newWebsite(t, s)
+	var e []string
+	for range 6 {
+		e = append(e, subscribe(t, s, subscription(w.Website.ID)).EndpointID)
+	}
+	first, second, third := create(t, s, notification(w.Website.ID)), create(t, s, notification(w.Website.ID)), create(t, s, notification(w.Website.ID))
+	foreign := create(t, s, notification(other.Website.ID))
+	firsts := []store.PushResult{
+		{EndpointID: e[0], Outcome: store.OutcomeSent, Service: "fcm"},
+		{EndpointID: e[1], Outcome: store.OutcomeFailed, Service: "fcm"},
+		{EndpointID: e[2], Outcome: store.OutcomePruned, Service: "fcm"},
+		{EndpointID: e[3], Outcome: store.OutcomeFailed, Service: "mozilla"},
+		{EndpointID: e[4], Outcome: store.OutcomePruned, Service: "apple"},
+		{EndpointID: e[5], Outcome: store.OutcomeFailed},
+	}
+	noErr(t, "RecordResults", s.RecordResults(ctx, first.ID, firsts))
+	noErr(t, "RecordResults(replay)", s.RecordResults(ctx, first.ID, []store.PushResult{
+		{EndpointID: e[1], Outcome: store.OutcomeFailed, Service: "wns"},
+		{EndpointID: e[3], Outcome: store.OutcomeFailed, Service: "mozilla"},
+	}))
+	unknown, err := s.RecordAllResults(ctx, map[string][]store.PushResult{
+		second.ID: {
+			{EndpointID: e[1], Outcome: store.OutcomeFailed, Service: "fcm"},
+			{EndpointID: e[3], Outcome: store.OutcomeSent, Service: "mozilla"},
+			{EndpointID: e[0], Outcome: store.OutcomePruned, Service: "fcm"},
+		},
+		third.ID:   {{EndpointID: e[3], Outcome: store.OutcomeFailed, Service: "mozilla"}},
+		foreign.ID: {{EndpointID: "foreign", Outcome: store.OutcomeFailed, Service: "fcm"}},
+	})
+	noErr(t, "RecordAllResults", err)
+	same(t, "unknown sends", unknown, nil)
+
+	trouble := func(ids ...string) []store.ServiceTrouble {
+		t.Helper()
+		got, err := s.DeliveryTrouble(ctx, w.Website.ID, ids)
+		noErr(t, "DeliveryTrouble", err)
+		return got
+	}
+	same(t, "the first send", trouble(first.ID), []store.ServiceTrouble{
+		{Service: "", Failed: 1}, {Service: "apple", Pruned: 1}, {Service: "fcm", Failed: 1, Pruned: 1}, {Service: "mozilla", Failed: 1},
+	})
+	if n := getNotification(t, s, first.ID); n.Failed != 3 || n.Pruned != 2 {
+		t.Fatalf("the first send's counters: %d failed, %d pruned", n.Failed, n.Pruned)
+	}
+	same(t, "three sends and another website's", trouble(first.ID, second.ID, third.ID, foreign.ID), []store.ServiceTrouble{
+		{Service: "", Failed: 1}, {Service: "apple", Pruned: 1}, {Service: "fcm", Failed: 2, Pruned: 2}, {Service: "mozilla", Failed: 2},
+	})
+	same(t, "the second send", trouble(second.ID), []store.ServiceTrouble{{Service: "fcm", Failed: 1, Pruned: 1}})
+	same(t, "another website's send", trouble(foreign.ID), nil)
+	same(t, "no send", trouble(), nil)
+	got, err := s.DeliveryTrouble(ctx, other.Website.ID, []string{foreign.ID})
+	noErr(t, "DeliveryTrouble(other)", err)
+	same(t, "the other website's send", got, []store.ServiceTrouble{{Service: "fcm", Failed: 1}})
 }
 
 func testReportSettings(t *testing.T, s store.Store) {
