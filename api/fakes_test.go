@@ -298,6 +298,9 @@ type testConfig struct {
 	AlertMax int // events.Config.AlertMax
 	// Templates fills a welcome's and a schedule's templateId (nil: refused).
 	Templates onsite.Templates
+	// SavedTemplates sets Templates to the templates package's Service
+	// over the harness's store.
+	SavedTemplates bool
 	// RateSync is how often the rate counts are shared between nodes
 	// (ratelimit.DefaultSync when 0); negative: never.
 	RateSync time.Duration
@@ -328,6 +331,9 @@ func newAPI(t testing.TB, tc testConfig, st Store, an analytics.Store, d Dispatc
 	js := journeys.NewService(defs, journeys.Config{}, logger)
 	gs := goals.NewService(defs, js.GoalReached, logger)
 	var a *API
+	if tc.SavedTemplates {
+		tc.Templates = templates.NewService(st)
+	}
 	if tc.FeedTemplates == nil {
 		tc.FeedTemplates = templates.NewService(st)
 	}

@@ -97,9 +97,11 @@ func (a *API) handleCreateTemplate(r *request) error {
 
 // handleUpdateTemplate serves PUT /api/v1/templates/{id}: each member
 // given replaces the stored one, null clears a content member, and the
-// result is checked as a whole. Past sends keep the content they were
-// sent with; automations and journeys that name the template send the new
-// content from now on.
+// result is checked as a whole, then each thing that names the template
+// is checked with it (brokenUses): 409 template_in_use names those whose
+// content it would leave unsendable. Past sends keep the content they
+// were sent with; what names the template sends the new content from now
+// on.
 func (a *API) handleUpdateTemplate(r *request) error {
 	t, err := loadOwn(r, "id", a.st.Template)
 	if err != nil {
@@ -121,6 +123,13 @@ func (a *API) handleUpdateTemplate(r *request) error {
 	}
 	if t, err = d.Stored(t); err != nil {
 		return err
+	}
+	broken, err := a.brokenUses(r, t)
+	if err != nil {
+		return err
+	}
+	if len(broken) > 0 {
+		return templateBreaks(broken)
 	}
 	t.UpdatedAt = r.now.UTC().Truncate(time.Millisecond)
 	if err := a.st.UpdateTemplate(r.ctx, t); errors.Is(err, store.ErrNotFound) {
@@ -160,6 +169,20 @@ func templateInUse(uses []store.TemplateUse) *Error {
 		names[i] = fmt.Sprintf("%s %q", u.Kind, u.Name)
 	}
 	e.Message = "the template is used by " + strings.Join(names, ", ") + "; remove it from them first"
+	return e
+}
+
+// templateBreaks is the 409 naming what a change to a template would
+// break, with why.
+func templateBreaks(broken []brokenUse) *Error {
+	e := &Error{Code: CodeTemplateInUse, UsedBy: make([]templateUseJSON, len(broken))}
+	names := make([]string, len(broken))
+	for i, b := range broken {
+		e.UsedBy[i] = templateUseJSON{Kind: b.use.Kind, ID: b.use.ID, Name: b.use.Name}
+		names[i] = fmt.Sprintf("%s %q (%s)", b.use.Kind, b.use.Name, b.why)
+	}
+	e.Message = "the change would leave content that cannot be sent in " + strings.Join(names, ", ") +
+		"; change them first, or the template otherwise"
 	return e
 }
 

@@ -413,7 +413,7 @@ func TestTemplateGoneSkips(t *testing.T) {
 }
 
 // A template changed after the automation and the journey naming it were
-// saved, so that their content no longer sends (its title removed): the
+// saved, behind PUT's check, so that their content no longer sends (its title removed): the
 // message and the step are skipped, the ones after them still go, and no
 // timer fails at every lease.
 func TestTemplateChangedSkips(t *testing.T) {
@@ -424,8 +424,16 @@ func TestTemplateChangedSkips(t *testing.T) {
 	journey := h.createJourney(t, `{"name":"Onboarding","status":"active","entry":{"type":"subscribed"},"steps":[
 		{"id":"hello","type":"send","content":{"templateId":"`+tpl+`"},"next":"after"},
 		{"id":"after","type":"send","content":{"title":"After"}}]}`)["id"].(string)
-	if r := h.do("PUT", "/api/v1/templates/"+tpl, `{"title":null,"body":"No title now"}`, auth(h.site.APIKey)...); r.status != 200 {
-		t.Fatalf("PUT: %d %s", r.status, r.body)
+	// The change gets past PUT's check of what names the template (a race
+	// with a save, or a template stored before the check): written here
+	// directly.
+	stored, err := h.st.Template(context.Background(), h.site.WebsiteID, tpl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored.Content = []byte(`{"body":"No title now"}`)
+	if err := h.st.UpdateTemplate(context.Background(), stored); err != nil {
+		t.Fatal(err)
 	}
 	h.subscribeAs(t, "https://fcm.googleapis.com/fcm/send/changed1", "", uaDesktop)
 	h.runJourneys(t)
@@ -436,5 +444,57 @@ func TestTemplateChangedSkips(t *testing.T) {
 	}
 	if got := h.journeySends(t, journey); fmt.Sprint(got) != "[after:After]" {
 		t.Fatalf("journey sends %v", got)
+	}
+}
+
+// A change to a template is checked against what names it, as each
+// checks its content when saved: one that leaves a user's content
+// unsendable (its title removed, where the user relies on the template's)
+// answers 409 template_in_use naming only those it would break, and
+// changes nothing; one that breaks nobody is stored.
+func TestTemplateChangeRefusedWhenItBreaks(t *testing.T) {
+	h := newHarness(t, func(c *testConfig) { c.SavedTemplates = true })
+	key := auth(h.site.APIKey)
+	house := h.createTemplate(t, `{"name":"House","title":"From the template","body":"Hello"}`)
+	relies := h.createAutomation(t, `{"name":"Relies","status":"active","trigger":{"type":"subscribed"},
+		"messages":[{"title":"Own first"},{"delaySeconds":60,"templateId":"`+house+`"}]}`)["id"].(string)
+	h.createAutomation(t, `{"name":"Own title","status":"active","trigger":{"type":"subscribed"},
+		"messages":[{"templateId":"`+house+`","title":"Mine"}]}`)
+	journey := h.createJourney(t, `{"name":"Onboarding","status":"active","entry":{"type":"subscribed"},"steps":[
+		{"id":"hello","type":"send","content":{"templateId":"`+house+`"}}]}`)["id"].(string)
+	daily := h.createSchedule(t, `{"name":"Daily","audience":{"everyone":true},"templateId":"`+house+`","rule":"FREQ=DAILY;BYHOUR=9"}`)
+	if r := h.do("PUT", "/api/v1/welcome", `{"enabled":true,"templateId":"`+house+`"}`, key...); r.status != 200 {
+		t.Fatalf("PUT /welcome: %d %s", r.status, r.body)
+	}
+
+	before := h.dump.take(t)
+	expectError(t, h.do("PUT", "/api/v1/templates/"+house, `{"title":null}`, key...), 409, CodeTemplateInUse,
+		fmt.Sprintf(`,"message":"the change would leave content that cannot be sent in automation \"Relies\" (messages[1]: a title is required to send), `+
+			`journey \"Onboarding\" (step \"hello\": a title is required to send), schedule \"Daily\" (a title is required to send), `+
+			`welcome \"Welcome notification\" (a title is required to send); change them first, or the template otherwise",`+
+			`"usedBy":[{"kind":"automation","id":%q,"name":"Relies"},{"kind":"journey","id":%q,"name":"Onboarding"},`+
+			`{"kind":"schedule","id":%q,"name":"Daily"},{"kind":"welcome","id":%q,"name":"Welcome notification"}]`,
+			relies, journey, daily, h.site.WebsiteID))
+	if h.dump.take(t) != before {
+		t.Fatal("a refused change changed the stores")
+	}
+
+	// Once the welcome and the schedule give their own title, only the
+	// automation and the journey are named.
+	if r := h.do("PUT", "/api/v1/welcome", `{"title":"Welcome!"}`, key...); r.status != 200 {
+		t.Fatalf("PUT /welcome: %d %s", r.status, r.body)
+	}
+	if r := h.do("PUT", "/api/v1/schedules/"+daily, `{"content":{"title":"Daily"}}`, key...); r.status != 200 {
+		t.Fatalf("PUT /schedules: %d %s", r.status, r.body)
+	}
+	expectError(t, h.do("PUT", "/api/v1/templates/"+house, `{"title":null}`, key...), 409, CodeTemplateInUse,
+		fmt.Sprintf(`,"message":"the change would leave content that cannot be sent in automation \"Relies\" (messages[1]: a title is required to send), `+
+			`journey \"Onboarding\" (step \"hello\": a title is required to send); change them first, or the template otherwise",`+
+			`"usedBy":[{"kind":"automation","id":%q,"name":"Relies"},{"kind":"journey","id":%q,"name":"Onboarding"}]`, relies, journey))
+
+	// A change that breaks nobody is stored.
+	r := h.do("PUT", "/api/v1/templates/"+house, `{"title":"New title","body":null}`, key...)
+	if r.status != 200 || r.json(t)["title"] != "New title" {
+		t.Fatalf("PUT: %d %s", r.status, r.body)
 	}
 }

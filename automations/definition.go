@@ -181,7 +181,7 @@ func (d *Definition) Check(ctx context.Context, w store.Website, lk Lookup, now 
 	if err := CheckEventNames(d.StopEvents, MaxStopEvents, "invalid_stop_events", "stopEvents", "stop events"); err != nil {
 		return err
 	}
-	if err := d.checkMessages(ctx, w, lk, now); err != nil {
+	if err := d.CheckMessages(ctx, w, lk, now); err != nil {
 		return err
 	}
 	for _, c := range []struct {
@@ -332,15 +332,17 @@ func checkRecordID(id *string, code, noun string, find func(id string) error) er
 	return nil
 }
 
-// checkMessages validates each message's delay and its content as a send
+// CheckMessages validates each message's delay and its content as a send
 // validates it (notification.Prepare): a message takes a send's content
 // members and nothing that chooses who gets it or when.
 //
 // A message naming a templateId is checked with the template's content
 // filled in (templates.Fill), and the id is kept, in its canonical form:
 // the engine fills the content again when it sends the message, so a
-// change to the template reaches the messages sent after it.
-func (d *Definition) checkMessages(ctx context.Context, w store.Website, lk Lookup, now time.Time) error {
+// change to the template reaches the messages sent after it. Check runs
+// it; a change to a template runs it again over the automations that name
+// it, with the changed template (templates.With).
+func (d *Definition) CheckMessages(ctx context.Context, w store.Website, lk templates.Lookup, now time.Time) error {
 	if len(d.Messages) == 0 || len(d.Messages) > MaxMessages {
 		return errorf("invalid_messages", "messages holds 1 to %d messages", MaxMessages)
 	}

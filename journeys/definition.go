@@ -15,6 +15,7 @@ import (
 	"github.com/relaybell/relaybell/filter"
 	"github.com/relaybell/relaybell/notification"
 	"github.com/relaybell/relaybell/store"
+	"github.com/relaybell/relaybell/templates"
 )
 
 // Limits of a journey.
@@ -342,6 +343,46 @@ func (s *Step) waits() bool {
 	return s.Type == StepWait || s.Type == StepWaitUntil || s.Type == StepWindow
 }
 
+// CheckSends checks each send step's content as Check does (checkSend),
+// its template read from lk: a change to a template runs it again over
+// the versions of the journeys that name it, with the changed template
+// (templates.With).
+func (d *Definition) CheckSends(ctx context.Context, w store.Website, lk templates.Lookup, now time.Time) error {
+	for i := range d.Steps {
+		if s := &d.Steps[i]; s.Type == StepSend && s.Content != nil {
+			if err := checkSend(ctx, w, lk, s, now); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkSend checks a send step's content as a send is checked, with its
+// template's content filled in.
+func checkSend(ctx context.Context, w store.Website, lk templates.Lookup, s *Step, now time.Time) error {
+	if name := s.Content.AudienceOrTiming(); name != "" {
+		return &Error{Code: "unknown_field", Step: s.ID,
+			Message: fmt.Sprintf("unknown field content.%s of step %q: a step goes to the enrolled person (transactional is a member of the step)", name, s.ID)}
+	}
+	resolved, err := automations.CheckTemplate(ctx, lk, w.ID, s.Content)
+	if err != nil {
+		var ae *automations.Error
+		if errors.As(err, &ae) {
+			return &Error{Code: ae.Code, Step: s.ID, Message: fmt.Sprintf("step %q: %s", s.ID, ae.Message)}
+		}
+		return err
+	}
+	if _, err := notification.Prepare(ctx, &resolved, w, nil, now); err != nil {
+		var ne *notification.Error
+		if errors.As(err, &ne) {
+			return &Error{Code: ne.Code, Step: s.ID, Message: fmt.Sprintf("step %q: %s", s.ID, ne.Message)}
+		}
+		return err
+	}
+	return nil
+}
+
 // checkStep checks one step's members: those of its type, and no other's.
 func (d *Definition) checkStep(ctx context.Context, w store.Website, lk Lookup, s *Step, now time.Time) error {
 	bad := func(format string, args ...any) error {
@@ -385,25 +426,7 @@ func (d *Definition) checkStep(ctx context.Context, w store.Website, lk Lookup, 
 		if s.Content == nil {
 			return bad("a send step needs content")
 		}
-		if name := s.Content.AudienceOrTiming(); name != "" {
-			return &Error{Code: "unknown_field", Step: s.ID,
-				Message: fmt.Sprintf("unknown field content.%s of step %q: a step goes to the enrolled person (transactional is a member of the step)", name, s.ID)}
-		}
-		resolved, err := automations.CheckTemplate(ctx, lk, w.ID, s.Content)
-		if err != nil {
-			var ae *automations.Error
-			if errors.As(err, &ae) {
-				return &Error{Code: ae.Code, Step: s.ID, Message: fmt.Sprintf("step %q: %s", s.ID, ae.Message)}
-			}
-			return err
-		}
-		if _, err := notification.Prepare(ctx, &resolved, w, nil, now); err != nil {
-			var ne *notification.Error
-			if errors.As(err, &ne) {
-				return &Error{Code: ne.Code, Step: s.ID, Message: fmt.Sprintf("step %q: %s", s.ID, ne.Message)}
-			}
-			return err
-		}
+		return checkSend(ctx, w, lk, s, now)
 	case StepWait:
 		if s.Seconds == nil || *s.Seconds < 1 || *s.Seconds > MaxSeconds {
 			return bad("seconds is 1 to %d", MaxSeconds)

@@ -70,6 +70,11 @@ func version(ctx context.Context, st Store, journeyID string, v int) (Definition
 	if err != nil {
 		return Definition{}, err
 	}
+	return DecodeVersion(journeyID, v, raw)
+}
+
+// DecodeVersion reads the stored definition of a journey's version v.
+func DecodeVersion(journeyID string, v int, raw []byte) (Definition, error) {
 	var d Definition
 	if err := json.Unmarshal(raw, &d); err != nil {
 		return Definition{}, fmt.Errorf("decoding journey %s version %d: %w", journeyID, v, err)

@@ -243,6 +243,28 @@ func (s *Service) Update(ctx context.Context, w store.Website, sc store.Schedule
 	return sc, nil
 }
 
+// CheckSend checks the send a stored schedule's occurrences make as
+// saving it does, its template filled in by tpl: a change to a template
+// runs it again over the schedules that name it, with the changed
+// template. Refusals are *Error or *notification.Error.
+func (s *Service) CheckSend(ctx context.Context, w store.Website, sc store.Schedule, tpl Templates, now time.Time) error {
+	d, err := Decode(sc)
+	if err != nil {
+		return err
+	}
+	return s.checkSend(ctx, w, d, tpl, now)
+}
+
+// checkSend checks the send of d's occurrences, as a send is checked.
+func (s *Service) checkSend(ctx context.Context, w store.Website, d Definition, tpl Templates, now time.Time) error {
+	req := d.Request(now)
+	if err := applyTemplate(ctx, tpl, w.ID, d, req); err != nil {
+		return err
+	}
+	_, err := notification.Prepare(ctx, req, w, s.st, now)
+	return err
+}
+
 // apply puts b's members over sc and d, checks the whole, and sets sc's
 // definition, audience ids and next occurrence.
 func (s *Service) apply(ctx context.Context, w store.Website, sc *store.Schedule, d *Definition, b Body, now time.Time) error {
@@ -340,11 +362,7 @@ func (s *Service) apply(ctx context.Context, w store.Website, sc *store.Schedule
 	if err != nil {
 		return err
 	}
-	req := d.Request(now)
-	if err := applyTemplate(ctx, s.templates, w.ID, *d, req); err != nil {
-		return err
-	}
-	if _, err := notification.Prepare(ctx, req, w, s.st, now); err != nil {
+	if err := s.checkSend(ctx, w, *d, s.templates, now); err != nil {
 		return err
 	}
 	def, err := json.Marshal(d)

@@ -155,6 +155,23 @@ type Lookup interface {
 	Template(ctx context.Context, websiteID, id string) (store.Template, error)
 }
 
+// With is lk answering t for t's own id and website: what the users of
+// the template read once t is stored, for checking a change before it is
+// made.
+func With(lk Lookup, t store.Template) Lookup { return with{lk, t} }
+
+type with struct {
+	Lookup
+	t store.Template
+}
+
+func (w with) Template(ctx context.Context, websiteID, id string) (store.Template, error) {
+	if websiteID == w.t.WebsiteID && id == w.t.ID {
+		return w.t, nil
+	}
+	return w.Lookup.Template(ctx, websiteID, id)
+}
+
 // CanonicalID is id in its canonical form, and whether it is a UUID in
 // its 36-character form (any other id names no template).
 func CanonicalID(id string) (string, bool) {

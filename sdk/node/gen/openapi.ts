@@ -1525,7 +1525,7 @@ export interface paths {
         get: operations["getTemplate"];
         /**
          * Change a template: each member given replaces the stored one, null clears a content member, members left out stay; the result is checked as a whole. Scope: settings:write.
-         * @description Past sends keep the content they were sent with; automation messages and journey steps that name the template send the new content from now on. 400 invalid_json, unknown_field, nothing_to_update (an empty object), name_required, invalid_name, invalid_url, invalid_actions, invalid_translations; 413 payload_too_large. Nothing changes on a refusal.
+         * @description Past sends keep the content they were sent with; automation messages, journey steps, feeds, recurring schedules and the welcome notification that name the template send the new content from now on. Each of them is checked with the changed template as saving it checks it (an automation's messages, every version of a journey, a schedule's send, the welcome): 409 template_in_use when the change would leave the content of any of them unsendable that sends today (e.g. the title removed where one relies on the template's), with usedBy listing only those and message saying why for each. A feed is never refused: it fills what a template leaves out from its items. 400 invalid_json, unknown_field, nothing_to_update (an empty object), name_required, invalid_name, invalid_url, invalid_actions, invalid_translations; 409 template_in_use; 413 payload_too_large. Nothing changes on a refusal.
          */
         put: operations["updateTemplate"];
         post?: never;
@@ -1998,7 +1998,7 @@ export interface components {
             retryAfter?: number;
             /** @description The journey step an invalid_graph (or a step's content error, or an unmapped_step) is about. */
             step?: string;
-            /** @description template_in_use only: each automation, journey and feed that names the template. */
+            /** @description template_in_use only: on DELETE, each automation, journey, feed, schedule and welcome that names the template; on PUT, only those the change would break. */
             usedBy?: components["schemas"]["TemplateUse"][];
         };
         OK: {
@@ -7749,6 +7749,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
         };
     };
