@@ -18,7 +18,8 @@
 //
 // No back-catalogue blast: the first fetch of a feed records what it holds
 // as seen, but for the sendExisting newest. Sends draw on the website's
-// hourly broadcast budget (spec 8.1); a refusal is recorded on the feed and
+// hourly broadcast budget (spec 8.1), each send's unit taken in its
+// transaction (never spent on a send a crash lost); a refusal is recorded on the feed and
 // its items stay pending until the next hour with room. Sends follow POST
 // /notifications' rules through package review: a new account's first
 // large broadcast is stored held_for_review, and while the account's

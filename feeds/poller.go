@@ -25,7 +25,6 @@ type Store interface {
 	Website(ctx context.Context, id string) (store.Website, error)
 	Account(ctx context.Context, id string) (store.Account, error)
 	Members(ctx context.Context, accountID string) ([]store.Member, error)
-	TakeRateLimits(ctx context.Context, limits []store.RateLimit, n int64, now time.Time) (used []int64, taken bool, err error)
 	review.Store
 }
 
@@ -340,20 +339,21 @@ func (p *Poller) sendPending(ctx context.Context, f store.Feed, d Definition, ou
 				n.Status = store.StatusHeldForReview
 			}
 		}
+		var budget *store.RateLimit
 		if !p.cfg.NoSendLimits {
-			_, taken, err := p.st.TakeRateLimits(ctx, []store.RateLimit{notification.BroadcastBudget(f.WebsiteID)}, 1, now)
-			if err != nil {
-				return err
-			}
-			if !taken {
-				out.BudgetRefused = true
-				return nil
-			}
+			b := notification.BroadcastBudget(f.WebsiteID)
+			budget = &b
 		}
 		if p.cfg.BeforeSend != nil {
 			p.cfg.BeforeSend(f.ID, pi.Key)
 		}
-		sent, err := p.st.SendFeedItem(ctx, f.ID, pi.Key, n, now)
+		// The budget's unit is taken in the send's transaction: a
+		// crash between them cannot spend one on nothing.
+		sent, err := p.st.SendFeedItem(ctx, f.ID, pi.Key, n, budget, now)
+		if errors.Is(err, store.ErrNoRoom) {
+			out.BudgetRefused = true
+			return nil
+		}
 		if err != nil {
 			return err
 		}

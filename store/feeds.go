@@ -141,10 +141,13 @@ type Feeds interface {
 	// oldest first (the order they were found in, the feed's last first).
 	PendingFeedItems(ctx context.Context, feedID string, limit int) ([]FeedItem, error)
 	// SendFeedItem sends a pending item exactly once, in one transaction:
-	// it marks the item sent with n's id and stores n (its FeedID set).
-	// When the item is not pending (sent already), it stores nothing and
-	// returns false.
-	SendFeedItem(ctx context.Context, feedID, key string, n *Notification, at time.Time) (bool, error)
+	// it marks the item sent with n's id, takes one unit of budget (the
+	// website's hourly broadcast budget) when budget is set, and stores n
+	// (its FeedID set). When the item is not pending (sent already), it
+	// stores and takes nothing and returns false; when the budget has no
+	// room, it writes nothing (the item stays pending) and returns
+	// ErrNoRoom.
+	SendFeedItem(ctx context.Context, feedID, key string, n *Notification, budget *RateLimit, at time.Time) (bool, error)
 	// SkipFeedItem records a pending item that cannot be sent (its content
 	// is refused) as seen, so that it holds up no other; an item not
 	// pending is left as it is.

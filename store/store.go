@@ -16,6 +16,11 @@ var ErrNotFound = errors.New("not found")
 // another state than the one the caller expected.
 var ErrConflict = errors.New("conflict")
 
+// ErrNoRoom is returned by a write that takes a unit of a rate limit (a
+// budget) in its transaction when the limit has no room: nothing is
+// written.
+var ErrNoRoom = errors.New("no room")
+
 // Shards is the fixed number of audience shards. Every subscriber belongs to
 // exactly one (ShardOf its id); fan-out expands the audience shard by shard.
 const Shards = 64

@@ -237,8 +237,8 @@ func (s *Store) PendingFeedItems(ctx context.Context, feedID string, limit int) 
 // SendFeedItem sends a pending item once: the UPDATE of its ledger row
 // from pending to sent is the claim that counts (of two nodes sending it,
 // the second waits on the first's row lock, then updates nothing), and
-// the notification commits with it.
-func (s *Store) SendFeedItem(ctx context.Context, feedID, key string, n *store.Notification, at time.Time) (bool, error) {
+// the budget's unit and the notification commit with it.
+func (s *Store) SendFeedItem(ctx context.Context, feedID, key string, n *store.Notification, budget *store.RateLimit, at time.Time) (bool, error) {
 	var sent bool
 	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
 		sent = false
@@ -247,6 +247,11 @@ func (s *Store) SendFeedItem(ctx context.Context, feedID, key string, n *store.N
 		if err != nil || c == 0 {
 			return err
 		}
+		if budget != nil {
+			if _, err := s.takeRateLimit(ctx, tx, *budget, 1, at); err != nil {
+				return err
+			}
+		}
 		n.FeedID = feedID
 		if err := s.insertNotification(ctx, tx, n); err != nil {
 			return err
@@ -254,7 +259,10 @@ func (s *Store) SendFeedItem(ctx context.Context, feedID, key string, n *store.N
 		sent = true
 		return nil
 	})
-	if err != nil {
+	switch {
+	case errors.Is(err, errNoRoom):
+		return false, store.ErrNoRoom
+	case err != nil:
 		return false, fmt.Errorf("sending feed item: %w", s.mapErr(err))
 	}
 	return sent, nil

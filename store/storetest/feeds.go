@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 
@@ -171,15 +172,28 @@ func testFeedLedger(t *testing.T, s store.Store) {
 	items, _ := s.PendingFeedItems(ctx, f.ID, 1)
 	same(t, "a pending item's request", items, []store.FeedItem{{Key: "c", Data: []byte(`{"title":"c"}`), Status: store.FeedItemPending}})
 
+	// The send takes its unit of the budget in its transaction: of a
+	// budget of one, the first send takes it, a send of an item not
+	// pending takes none, and a send with no room left writes nothing.
+	budget := store.RateLimit{Key: "send:website:" + w.Website.ID + ":broadcast", Window: time.Hour, Max: 1}
+	used := func(want int64) {
+		t.Helper()
+		got, _, err := s.TakeRateLimits(ctx, []store.RateLimit{budget}, 0, at(3*time.Minute))
+		noErr(t, "TakeRateLimits", err)
+		if got[0] != want {
+			t.Fatalf("budget used %d, want %d", got[0], want)
+		}
+	}
 	nt := notification(w.Website.ID)
 	nt.Target = nil
-	sent, err := s.SendFeedItem(ctx, f.ID, "c", &nt, at(3*time.Minute))
+	sent, err := s.SendFeedItem(ctx, f.ID, "c", &nt, &budget, at(3*time.Minute))
 	noErr(t, "SendFeedItem", err)
 	if !sent {
 		t.Fatal("SendFeedItem did not send a pending item")
 	}
+	used(1)
 	again := notification(w.Website.ID)
-	sent, err = s.SendFeedItem(ctx, f.ID, "c", &again, at(3*time.Minute))
+	sent, err = s.SendFeedItem(ctx, f.ID, "c", &again, &budget, at(3*time.Minute))
 	noErr(t, "SendFeedItem(again)", err)
 	if sent {
 		t.Fatal("SendFeedItem sent an item twice")
@@ -187,11 +201,23 @@ func testFeedLedger(t *testing.T, s store.Store) {
 	if _, err := s.NotificationByID(ctx, again.ID); err == nil {
 		t.Fatal("the second send's notification was stored")
 	}
+	budget.Max = 2
+	used(1)
+	budget.Max = 1
+	refused := notification(w.Website.ID)
+	sent, err = s.SendFeedItem(ctx, f.ID, "d", &refused, &budget, at(3*time.Minute))
+	if !errors.Is(err, store.ErrNoRoom) || sent {
+		t.Fatalf("SendFeedItem without room = %v, %v; want false, ErrNoRoom", sent, err)
+	}
+	if _, err := s.NotificationByID(ctx, refused.ID); err == nil {
+		t.Fatal("a send refused by the budget stored its notification")
+	}
+	same(t, "pending after a refused send", pendingKeys(t, s, f.ID), []string{"d", "e"})
 	stored := getNotification(t, s, nt.ID)
 	if stored.FeedID != f.ID {
 		t.Fatalf("notification's FeedID = %q, want %q", stored.FeedID, f.ID)
 	}
-	sentNope, err := s.SendFeedItem(ctx, f.ID, "a", ptr(notification(w.Website.ID)), at(3*time.Minute))
+	sentNope, err := s.SendFeedItem(ctx, f.ID, "a", ptr(notification(w.Website.ID)), nil, at(3*time.Minute))
 	noErr(t, "SendFeedItem(seen)", err)
 	if sentNope {
 		t.Fatal("SendFeedItem sent an item recorded seen")
