@@ -1515,7 +1515,12 @@ type Schedule struct {
 	EndsAt         *string          `json:"endsAt"`
 	ID             string           `json:"id"`
 	// The last occurrence the website's hourly broadcast budget (spec 8.1)
-	// refused; retryAt is when it is tried again (null once it went).
+	// refused, or held while the account's e-mail address is not verified
+	// (reason "the account's e-mail address is not verified: occurrences wait
+	// until it is"; meanwhile nothing is sent, failed or skipped and nextRun
+	// stays, as a feed's items wait; once verified the occurrence goes, or is
+	// skipped past catchUpMinutes); retryAt is when it is tried again (null once
+	// it went).
 	LastRefusal *ScheduleLastRefusal `json:"lastRefusal"`
 	Name        string               `json:"name"`
 	// The next occurrence not done; null when paused or ended. It may be past
@@ -1622,7 +1627,12 @@ type ScheduleDetail struct {
 	History []ScheduleDetailHistoryItem `json:"history"`
 	ID      string                      `json:"id"`
 	// The last occurrence the website's hourly broadcast budget (spec 8.1)
-	// refused; retryAt is when it is tried again (null once it went).
+	// refused, or held while the account's e-mail address is not verified
+	// (reason "the account's e-mail address is not verified: occurrences wait
+	// until it is"; meanwhile nothing is sent, failed or skipped and nextRun
+	// stays, as a feed's items wait; once verified the occurrence goes, or is
+	// skipped past catchUpMinutes); retryAt is when it is tried again (null once
+	// it went).
 	LastRefusal *ScheduleLastRefusal `json:"lastRefusal"`
 	Name        string               `json:"name"`
 	// The next occurrence not done; null when paused or ended. It may be past

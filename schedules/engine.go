@@ -55,6 +55,10 @@ type Config struct {
 	// held_for_review, as POST /notifications stores it (api's
 	// needsReview); default DefaultReviewThreshold, negative: never.
 	ReviewThreshold int
+	// VerifyRetry is how long an occurrence held while the account's
+	// e-mail address is not verified waits before the engine looks at it
+	// again; default 1 minute.
+	VerifyRetry time.Duration
 	// BeforeFire, when set, is called with each occurrence about to be
 	// done, after its claim: the fault tests' failpoint.
 	BeforeFire func(s store.Schedule, occurrence time.Time)
@@ -78,6 +82,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ReviewThreshold == 0 {
 		c.ReviewThreshold = DefaultReviewThreshold
+	}
+	if c.VerifyRetry <= 0 {
+		c.VerifyRetry = time.Minute
 	}
 	return c
 }
@@ -182,6 +189,22 @@ func (e *Engine) runTimed(ctx context.Context, sc store.Schedule, d Definition, 
 		}
 		websites[sc.WebsiteID] = w
 	}
+	if sc.NextAt == nil || sc.NextAt.After(now) {
+		return 0, nil
+	}
+	acct, err := e.st.Account(ctx, w.AccountID)
+	if err != nil {
+		return 0, err
+	}
+	if review.Verified(acct) != nil {
+		// As POST /notifications refuses it and a feed's items wait: the
+		// occurrence is neither done nor failed, and next_at stays; once
+		// the address is verified it goes, or is skipped past its
+		// catch-up, as any late occurrence.
+		e.logger.Info("a schedule's occurrence waits for the account's e-mail address to be verified",
+			"schedule_id", sc.ID, "occurrence", sc.NextAt.UTC().Format(time.RFC3339))
+		return 0, e.st.HoldSchedule(ctx, sc.WebsiteID, sc.ID, *sc.NextAt, now.Add(e.cfg.VerifyRetry), ErrNotVerified.Error(), now)
+	}
 	done := 0
 	for done < maxPerClaim && sc.NextAt != nil && !sc.NextAt.After(now) {
 		occ := *sc.NextAt
@@ -194,7 +217,7 @@ func (e *Engine) runTimed(ctx context.Context, sc store.Schedule, d Definition, 
 		}
 		late := now.Sub(occ)
 		if sc.BudgetWait || late < d.CatchUp() {
-			n, err := e.occurrence(ctx, w, sc, d, occ, now)
+			n, err := e.occurrence(ctx, w, acct, sc, d, occ, now)
 			var ne *notification.Error
 			var se *Error
 			if errors.As(err, &ne) || errors.As(err, &se) {
@@ -240,7 +263,7 @@ func (e *Engine) runTimed(ctx context.Context, sc store.Schedule, d Definition, 
 }
 
 // occurrence is the notification of the schedule's occurrence at occ.
-func (e *Engine) occurrence(ctx context.Context, w store.Website, sc store.Schedule, d Definition, occ, now time.Time) (*store.Notification, error) {
+func (e *Engine) occurrence(ctx context.Context, w store.Website, acct store.Account, sc store.Schedule, d Definition, occ, now time.Time) (*store.Notification, error) {
 	req := d.Request(occ)
 	if err := applyTemplate(ctx, e.templates, w.ID, d, req); err != nil {
 		return nil, err
@@ -251,7 +274,10 @@ func (e *Engine) occurrence(ctx context.Context, w store.Website, sc store.Sched
 	}
 	n.ScheduleID = sc.ID
 	if n.Status == store.StatusQueued || n.Status == store.StatusScheduled {
-		held, err := e.needsReview(ctx, w, req, n, now)
+		// The API's rule (package review): a new account's first
+		// broadcast to at least ReviewThreshold browsers waits for an
+		// operator.
+		held, err := review.Held(ctx, e.st, e.cfg.ReviewThreshold, acct, req, n, now)
 		if err != nil {
 			return nil, fmt.Errorf("deciding review: %w", err)
 		}
@@ -262,17 +288,6 @@ func (e *Engine) occurrence(ctx context.Context, w store.Website, sc store.Sched
 	return n, nil
 }
 
-// needsReview is the API's rule (package review) for an occurrence's
-// send: a new account's first broadcast to at least ReviewThreshold
-// browsers waits for an operator.
-func (e *Engine) needsReview(ctx context.Context, w store.Website, req *notification.Request, n *store.Notification, now time.Time) (bool, error) {
-	a, err := e.st.Account(ctx, w.AccountID)
-	if err != nil {
-		return false, err
-	}
-	return review.Held(ctx, e.st, e.cfg.ReviewThreshold, a, req, n, now)
-}
-
 // pause stops a schedule whose send cannot be made, with the reason, and
 // tells the website's webhooks (schedule.paused).
 func (e *Engine) pause(ctx context.Context, sc store.Schedule, reason string) error {
@@ -280,6 +295,11 @@ func (e *Engine) pause(ctx context.Context, sc store.Schedule, reason string) er
 	_, err := e.st.PauseSchedule(ctx, sc.WebsiteID, sc.ID, store.SchedulePausedSendFailed, reason, e.cfg.Now())
 	return err
 }
+
+// ErrNotVerified is the reason recorded on a schedule (its refusal)
+// whose occurrence waits while the account's e-mail address is not
+// verified, as a feed's items wait (feeds.ErrNotVerified).
+var ErrNotVerified = errors.New("the account's e-mail address is not verified: occurrences wait until it is")
 
 // HistoryKept is how long a schedule's ledger rows (its history) are
 // kept.

@@ -329,7 +329,11 @@ func TestEngineCrashRedo(t *testing.T) {
 			}
 			// The dead node's claim, done late, does nothing.
 			d, _ := Decode(claimed[0])
-			n, err := (&Engine{cfg: Config{}.withDefaults(), st: st}).occurrence(ctx, w, claimed[0], d, *claimed[0].NextAt, c.Now())
+			acct, err := st.Account(ctx, w.AccountID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, err := (&Engine{cfg: Config{}.withDefaults(), st: st}).occurrence(ctx, w, acct, claimed[0], d, *claimed[0].NextAt, c.Now())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -521,6 +525,62 @@ func TestEngineUnreadableSchedulePauses(t *testing.T) {
 			ns, err := st.ListNotifications(ctx, store.ListQuery{WebsiteID: other.ID, ScheduleID: good.ID, Limit: 10})
 			if err != nil || len(ns) != 1 || ns[0].Title != "Morning" {
 				t.Fatalf("the other website's 09:00: %+v %v", ns, err)
+			}
+		})
+	}
+}
+
+// An occurrence due while the account's e-mail address is not verified is
+// held, as a feed's items wait: nothing sent or failed, next_at stays, the
+// schedule says why (its refusal) and is looked at again after
+// VerifyRetry. Once verified, the occurrence goes within its catch-up.
+func TestEngineUnverifiedHolds(t *testing.T) {
+	for _, s := range enginetest.Stores {
+		t.Run(s.Name, func(t *testing.T) {
+			st := s.Open(t)
+			ctx := context.Background()
+			start := utc(t, "2026-06-01 08:50")
+			c := enginetest.NewClock(start)
+			id := uuid.NewString()
+			a := store.Account{ID: uuid.NewString(), OwnerEmail: id[:8] + "@example.com", CreatedAt: start}
+			w := store.Website{ID: id, AccountID: a.ID, ProjectID: "prj_" + id[:12], Name: "Shop", URL: "https://shop.example",
+				Timezone: "UTC", VAPIDPublicKey: "pub" + id, VAPIDPrivateKey: "priv" + id, CreatedAt: start}
+			if err := st.CreateWebsite(ctx, a, w, store.APIKey{}); err != nil {
+				t.Fatal(err)
+			}
+			sc := create(t, st, w, `{"name": "Morning", "audience": {"everyone": true}, "content": {"title": "Good morning"},
+				"rule": "FREQ=DAILY;BYHOUR=9;BYMINUTE=0", "catchUpMinutes": 30}`, start)
+			e := run(t, st, c, Config{VerifyRetry: 5 * time.Minute}, nil)
+			stepThrough(t, c, utc(t, "2026-06-01 09:12"), time.Minute, e)
+			got, err := st.Schedule(ctx, w.ID, sc.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nine := utc(t, "2026-06-01 09:00")
+			if got.NextAt == nil || !got.NextAt.Equal(nine) || got.BudgetWait || got.Refusal == nil ||
+				*got.Refusal != (store.ScheduleRefusal{At: utc(t, "2026-06-01 09:10"), Occurrence: nine,
+					RetryAt: utc(t, "2026-06-01 09:15"), Reason: ErrNotVerified.Error()}) {
+				t.Fatalf("schedule while unverified: %+v %+v", got, got.Refusal)
+			}
+			if l := ledger(t, st, sc); len(l) != 0 {
+				t.Fatalf("ledger while unverified: %v", l)
+			}
+			if n := sends(t, st, sc); len(n) != 0 {
+				t.Fatalf("sends while unverified: %+v", n)
+			}
+			if err := st.SetAccountEmailVerified(ctx, a.ID); err != nil {
+				t.Fatal(err)
+			}
+			stepThrough(t, c, utc(t, "2026-06-01 09:20"), time.Minute, e)
+			if l := ledger(t, st, sc); strings.Join(l, ",") != "06-01 09:00Z sent" {
+				t.Fatalf("ledger once verified: %v", l)
+			}
+			if n := sends(t, st, sc); len(n) != 1 || !n[0].CreatedAt.Equal(utc(t, "2026-06-01 09:15")) || n[0].Status == store.StatusFailed {
+				t.Fatalf("sends once verified: %+v", n)
+			}
+			got, err = st.Schedule(ctx, w.ID, sc.ID)
+			if err != nil || got.NextAt == nil || !got.NextAt.Equal(utc(t, "2026-06-02 09:00")) || !got.Refusal.RetryAt.IsZero() {
+				t.Fatalf("schedule once verified: %+v %+v %v", got, got.Refusal, err)
 			}
 		})
 	}

@@ -63,19 +63,21 @@ type Schedule struct {
 	// BudgetWait says the occurrence at NextAt waits for room in the
 	// website's broadcast budget: it goes when there is, however late.
 	BudgetWait bool
-	// Refusal is the last time the budget refused an occurrence; nil if it
-	// never did.
+	// Refusal is the last time an occurrence was refused (the budget) or
+	// held (HoldSchedule); nil if none ever was.
 	Refusal   *ScheduleRefusal
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }
 
-// ScheduleRefusal is an occurrence the broadcast budget refused, recorded
-// on its schedule.
+// ScheduleRefusal is an occurrence the broadcast budget refused, or one
+// held while the account's e-mail address is not verified, recorded on
+// its schedule.
 type ScheduleRefusal struct {
 	At         time.Time // when it was refused
 	Occurrence time.Time
-	// RetryAt is when the engine tries it again: the next budget window.
+	// RetryAt is when the engine tries it again (the next budget window,
+	// or the end of a hold); zero once it went.
 	RetryAt time.Time
 	Reason  string
 }
@@ -157,6 +159,13 @@ type Schedules interface {
 	// nothing), takes f.Budget, writes the ledger row keyed by (schedule,
 	// occurrence) and stores f.Notification. It returns the outcome.
 	FireSchedule(ctx context.Context, f ScheduleFire) (outcome string, err error)
+	// HoldSchedule keeps a claimed schedule's occurrence for later,
+	// for reason (the account's e-mail address is not verified): NextAt
+	// and BudgetWait stay, nothing is sent or written to the ledger, the
+	// schedule is due again at retry, its lease ends, and the hold is its
+	// Refusal (at, occurrence, retry, reason). It changes nothing when
+	// NextAt is no longer occurrence or the schedule is not active.
+	HoldSchedule(ctx context.Context, websiteID, id string, occurrence, retry time.Time, reason string, at time.Time) error
 	// PurgeScheduleRuns forgets the ledger rows written before before
 	// (the history shown; a schedule's next_at, which only moves on, keeps
 	// an occurrence from being done twice) and returns how many went.

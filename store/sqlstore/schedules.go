@@ -36,7 +36,8 @@ func (r scheduleRow) schedule() store.Schedule {
 	s := r.Schedule
 	if r.refusedAt != nil && r.refusedOccurrence != nil {
 		s.Refusal = &store.ScheduleRefusal{At: *r.refusedAt, Occurrence: *r.refusedOccurrence, Reason: r.refusal}
-		if r.dueAt != nil && s.BudgetWait {
+		// Still waiting: for the budget, or held (due after NextAt).
+		if r.dueAt != nil && (s.BudgetWait || s.NextAt != nil && r.dueAt.After(*s.NextAt)) {
 			s.Refusal.RetryAt = *r.dueAt
 		}
 	}
@@ -228,14 +229,30 @@ func (s *Store) PurgeScheduleRuns(ctx context.Context, before time.Time) (int64,
 func (s *Store) refuseOccurrence(ctx context.Context, f store.ScheduleFire) error {
 	retry := f.Budget.WindowEnd(f.At)
 	reason := fmt.Sprintf("the website's hourly budget of %d broadcast sends was used up", f.Budget.Max)
-	_, err := s.db.Write().Exec(ctx, `UPDATE schedules SET due_at = $4, budget_wait = $5, leased_until = NULL,
-		refused_at = $6, refused_occurrence = $3, refusal = $7
-		WHERE website_id = $1 AND id = $2 AND next_at = $3 AND status = 'active'`,
-		f.WebsiteID, f.ScheduleID, s.time(f.Occurrence), s.time(retry), true, s.time(f.At), reason)
-	if err != nil {
+	if err := s.holdOccurrence(ctx, f.WebsiteID, f.ScheduleID, f.Occurrence, retry, true, reason, f.At); err != nil {
 		return fmt.Errorf("recording a budget refusal of schedule %s: %w", f.ScheduleID, err)
 	}
 	return nil
+}
+
+// HoldSchedule keeps a claimed occurrence for later, recorded as the
+// schedule's refusal.
+func (s *Store) HoldSchedule(ctx context.Context, websiteID, id string, occurrence, retry time.Time, reason string, at time.Time) error {
+	if err := s.holdOccurrence(ctx, websiteID, id, occurrence, retry, false, reason, at); err != nil {
+		return fmt.Errorf("holding schedule %s: %w", id, err)
+	}
+	return nil
+}
+
+// holdOccurrence makes the active schedule's occurrence (its next_at) due
+// again at retry, waiting for the budget when budgetWait, records why as
+// its refusal and ends its lease.
+func (s *Store) holdOccurrence(ctx context.Context, websiteID, id string, occurrence, retry time.Time, budgetWait bool, reason string, at time.Time) error {
+	_, err := s.db.Write().Exec(ctx, `UPDATE schedules SET due_at = $4, budget_wait = budget_wait OR $5, leased_until = NULL,
+		refused_at = $6, refused_occurrence = $3, refusal = $7
+		WHERE website_id = $1 AND id = $2 AND next_at = $3 AND status = 'active'`,
+		websiteID, id, s.time(occurrence), s.time(retry), budgetWait, s.time(at), reason)
+	return err
 }
 
 // PauseSchedule pauses an active schedule and adds its schedule.paused

@@ -15,6 +15,7 @@ var scheduleCases = []testCase{
 	{"CRUD", testScheduleCRUD},
 	{"FireOnce", testScheduleFireOnce},
 	{"BudgetRefusal", testScheduleBudgetRefusal},
+	{"Hold", testScheduleHold},
 	{"ClaimLeases", testScheduleClaimLeases},
 	{"TopicDeletedPauses", testScheduleTopicDeleted},
 	{"SegmentUses", testScheduleSegmentUses},
@@ -189,6 +190,33 @@ func testScheduleBudgetRefusal(t *testing.T, s store.Store) {
 	noErr(t, "TakeRateLimits", err)
 	if used[0] != 1 {
 		t.Fatalf("the next window counts %d sends", used[0])
+	}
+}
+
+// A held occurrence stays NextAt, not waiting for the budget, with the
+// hold as the refusal; the schedule is claimed again at retry, not
+// before; a hold of an occurrence no longer next changes nothing.
+func testScheduleHold(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	occ := at(10 * time.Minute)
+	retry := occ.Add(5 * time.Minute)
+	sc := newSchedule(t, s, w.Website.ID, occ, nil)
+	noErr(t, "HoldSchedule(other occurrence)", s.HoldSchedule(ctx, w.Website.ID, sc.ID, occ.Add(time.Hour), retry, "why", occ))
+	got, err := s.Schedule(ctx, w.Website.ID, sc.ID)
+	noErr(t, "Schedule", err)
+	same(t, "Schedule after a stale hold", got, sc)
+	noErr(t, "HoldSchedule", s.HoldSchedule(ctx, w.Website.ID, sc.ID, occ, retry, "not verified", occ))
+	got, err = s.Schedule(ctx, w.Website.ID, sc.ID)
+	noErr(t, "Schedule", err)
+	want := sc
+	want.Refusal = &store.ScheduleRefusal{At: occ, Occurrence: occ, RetryAt: retry, Reason: "not verified"}
+	same(t, "held Schedule", got, want)
+	if claimed, err := s.ClaimSchedules(ctx, retry.Add(-time.Second), time.Minute, 10); err != nil || len(claimed) != 0 {
+		t.Fatalf("claimed before retry: %v %v", claimed, err)
+	}
+	if claimed, err := s.ClaimSchedules(ctx, retry, time.Minute, 10); err != nil || len(claimed) != 1 {
+		t.Fatalf("claimed at retry: %v %v", claimed, err)
 	}
 }
 

@@ -3381,7 +3381,7 @@ export interface components {
              * @description The next occurrence not done; null when paused or ended. It may be past while it waits for the broadcast budget.
              */
             nextRun: string | null;
-            /** @description The last occurrence the website's hourly broadcast budget (spec 8.1) refused; retryAt is when it is tried again (null once it went). */
+            /** @description The last occurrence the website's hourly broadcast budget (spec 8.1) refused, or held while the account's e-mail address is not verified (reason "the account's e-mail address is not verified: occurrences wait until it is"; meanwhile nothing is sent, failed or skipped and nextRun stays, as a feed's items wait; once verified the occurrence goes, or is skipped past catchUpMinutes); retryAt is when it is tried again (null once it went). */
             lastRefusal: {
                 /** Format: date-time */
                 at: string;
