@@ -105,7 +105,8 @@ type integrationJSON struct {
 }
 
 // handleListIntegrations serves GET /api/v1/integrations: each platform's
-// receiver URL, its latest deliveries, the last and the last that failed.
+// receiver URL, its latest deliveries, the last and the last that failed
+// (however long ago: an ignored topic or nothing to track is no failure).
 func (a *API) handleListIntegrations(r *request) error {
 	w := r.owner.Website
 	out := make([]integrationJSON, 0, len(integrations.Platforms))
@@ -122,11 +123,12 @@ func (a *API) handleListIntegrations(r *request) error {
 		if len(ds) > 0 {
 			in.LastDelivery = &in.Deliveries[0]
 		}
-		for i, d := range ds {
-			if d.Error != "" {
-				in.LastError = &in.Deliveries[i]
-				break
-			}
+		switch last, err := a.st.LastIntegrationError(r.ctx, w.ID, p); {
+		case err == nil:
+			v := viewInbound(last)
+			in.LastError = &v
+		case !errors.Is(err, store.ErrNotFound):
+			return err
 		}
 		out = append(out, in)
 	}

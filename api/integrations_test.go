@@ -163,11 +163,25 @@ func TestIntegrationsShopify(t *testing.T) {
 		}
 	}
 
-	// A topic no event comes of: 200, recorded with its error.
+	// A payload no event can come of: 200, recorded with its error.
 	h.clock.Add(time.Second)
-	if r := h.delivery(t, "shopify", "customers/create", "shopify/orders_paid_guest.json", "d-customer", secret); r.status != 200 ||
-		string(r.body) != `{"ok":true,"replayed":false,"events":[],"ignored":"topic"}` {
-		t.Fatalf("other topic: %d %s", r.status, r.body)
+	if r := h.delivery(t, "shopify", "products/update", "shopify/products_update_no_id.json", "d-bad", secret); r.status != 200 ||
+		string(r.body) != `{"ok":true,"replayed":false,"events":[],"ignored":"payload"}` {
+		t.Fatalf("bad payload: %d %s", r.status, r.body)
+	}
+	failedAt := h.clock.Now().UTC()
+	// Topics no event comes of: 200, recorded as tracking nothing, not
+	// as failing; ten of them push the failed one out of the latest ten.
+	for i := range 10 {
+		h.clock.Add(time.Second)
+		id := "d-customer"
+		if i > 0 {
+			id += fmt.Sprint("-", i)
+		}
+		if r := h.delivery(t, "shopify", "customers/create", "shopify/orders_paid_guest.json", id, secret); r.status != 200 ||
+			string(r.body) != `{"ok":true,"replayed":false,"events":[],"ignored":"topic"}` {
+			t.Fatalf("other topic: %d %s", r.status, r.body)
+		}
 	}
 
 	// GET /integrations: receiver URLs, the last delivery and error.
@@ -186,11 +200,15 @@ func TestIntegrationsShopify(t *testing.T) {
 		list.ExternalID != "customerId" || list.Previous != nil || woo.LastDelivery != nil || len(woo.Deliveries) != 0 {
 		t.Fatalf("GET /integrations: %s", r.body)
 	}
-	if d := shop.LastDelivery; d == nil || d.DeliveryID != "d-customer" || d.Topic != "customers/create" || d.Event != nil ||
-		*d.Error != `ignored topic "customers/create"` || !d.ReceivedAt.Equal(h.clock.Now().UTC().Truncate(time.Microsecond)) {
+	if d := shop.LastDelivery; d == nil || d.DeliveryID != "d-customer-9" || d.Topic != "customers/create" || d.Event != nil ||
+		d.Error != nil || !d.ReceivedAt.Equal(h.clock.Now().UTC().Truncate(time.Microsecond)) {
 		t.Fatalf("last delivery: %s", r.body)
 	}
-	if shop.LastError == nil || shop.LastError.DeliveryID != "d-customer" || len(shop.Deliveries) != 9 || *shop.Deliveries[1].Event != "back_in_stock" {
+	if d := shop.LastError; d == nil || d.DeliveryID != "d-bad" || d.Topic != "products/update" || d.Event != nil ||
+		d.Error == nil || *d.Error != "products/update without a product id" || !d.ReceivedAt.Equal(failedAt.Truncate(time.Microsecond)) {
+		t.Fatalf("last error: %s", r.body)
+	}
+	if len(shop.Deliveries) != 10 || shop.Deliveries[9].DeliveryID != "d-customer" || shop.Deliveries[9].Error != nil {
 		t.Fatalf("deliveries: %s", r.body)
 	}
 }

@@ -685,7 +685,9 @@ type Integration struct {
 	// The latest deliveries, newest first.
 	Deliveries   []IntegrationDelivery `json:"deliveries"`
 	LastDelivery *IntegrationDelivery  `json:"lastDelivery"`
-	// The latest of the listed deliveries that failed.
+	// The latest delivery that failed (its error set), however many came after
+	// it, listed or not; null when none did. A topic no event comes of is no
+	// failure.
 	LastError *IntegrationDelivery `json:"lastError"`
 	Platform  string               `json:"platform"`
 	// The URL to give the platform as the webhook's delivery URL.
@@ -697,8 +699,9 @@ type IntegrationDelivery struct {
 	// The platform's delivery id (X-Shopify-Webhook-Id,
 	// X-WC-Webhook-Delivery-ID).
 	DeliveryID string `json:"deliveryId"`
-	// Why it became nothing (an ignored topic, a payload that is not the
-	// topic's); null when it did not fail.
+	// Why it failed (a payload no event can come of, e.g. not the topic's); null
+	// when it did not, as for a topic no event comes of or a delivery with
+	// nothing to track (event null too).
 	Error *string `json:"error"`
 	// The RelayBell events it became, comma-separated; null for none.
 	Event      *string `json:"event"`

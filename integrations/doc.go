@@ -48,6 +48,8 @@
 //     Deliveries that arrive out of order are taken in the order they
 //     arrive.
 //
-// Other topics are recorded in the ledger as ignored and answer 200 (a
-// platform disables a webhook that keeps failing).
+// Other topics are recorded in the ledger as tracking nothing, not as
+// failing, and answer 200 (a platform disables a webhook that keeps
+// failing); a delivery fails (its error recorded, GET /integrations' last
+// error) only when its payload cannot make the topic's event.
 package integrations

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -229,8 +228,10 @@ func (s *Service) Receive(ctx context.Context, d Delivery) (Result, error) {
 	evs, err := Parse(d.Platform, d.Headers.Topic, d.Body, d.Website.Settings.CommerceExternalID, id)
 	switch {
 	case errors.Is(err, ErrTopic):
+		// Not a failure: the platform sends topics no event comes of,
+		// recorded as tracking nothing, as a delivery with nothing to
+		// track.
 		res.Ignored = "topic"
-		rec.Error = "ignored topic " + strconv.Quote(rec.Topic)
 	case err != nil:
 		res.Ignored = "payload"
 		rec.Error = cut(err.Error(), 500)

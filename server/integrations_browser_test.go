@@ -12,8 +12,8 @@ import (
 
 // TestDashboardIntegrations opens the Integrations page from Settings,
 // found by role and name: each platform's receiver URL; a Shopify delivery signed with the
-// website's secret shows in its deliveries, an ignored topic as the last
-// error; the person chooser saves settings commerceExternalId; rotating
+// website's secret shows in its deliveries, a payload no event comes of
+// as the last error (an ignored topic after it is none); the person chooser saves settings commerceExternalId; rotating
 // the secret shows the new one once, which then signs, as the old one
 // still does within its 24 hours.
 func TestDashboardIntegrations(t *testing.T) {
@@ -66,6 +66,9 @@ func TestDashboardIntegrations(t *testing.T) {
 	if s := deliver("orders/paid", "shopify/orders_paid.json", "d-1", old); s != 200 {
 		t.Fatalf("orders/paid: %d", s)
 	}
+	if s := deliver("products/update", "shopify/products_update_no_id.json", "d-bad", old); s != 200 {
+		t.Fatalf("products/update: %d", s)
+	}
 	if s := deliver("customers/create", "shopify/orders_paid.json", "d-2", old); s != 200 {
 		t.Fatalf("customers/create: %d", s)
 	}
@@ -76,8 +79,8 @@ func TestDashboardIntegrations(t *testing.T) {
 	// The person chooser saves the setting and the page reloads.
 	role("combobox", "The events name the customer by", "select", "email")
 	waitFor(t, "saved", func() bool { return strings.Contains(b.mainText(), "Saved.") })
-	b.waitRows("Shopify deliveries", []string{"customers/create", "orders/paid"})
-	if !strings.Contains(b.mainText(), `Last error: ignored topic "customers/create"`) {
+	b.waitRows("Shopify deliveries", []string{"customers/create", "products/update", "orders/paid"})
+	if !strings.Contains(b.mainText(), `Last error: products/update without a product id`) {
 		t.Fatalf("no last error: %s", b.mainText())
 	}
 	var list struct {

@@ -14,7 +14,7 @@ type IntegrationDelivery struct {
 	Topic      string // the platform's topic
 	Event      string // the RelayBell event it became; "" for none
 	EventID    string // that event's id; "" for none
-	Error      string // why it became nothing; "" when it did not fail
+	Error      string // why it failed (a payload no event can come of); "" when it did not (an ignored topic, nothing to track)
 	ReceivedAt time.Time
 }
 
@@ -29,6 +29,10 @@ type Integrations interface {
 	// IntegrationDeliveries lists the website's platform's latest
 	// deliveries, newest first, at most limit.
 	IntegrationDeliveries(ctx context.Context, websiteID, platform string, limit int) ([]IntegrationDelivery, error)
+	// LastIntegrationError is the website's platform's latest delivery
+	// that failed (its Error set), however many came after it.
+	// ErrNotFound when none did.
+	LastIntegrationError(ctx context.Context, websiteID, platform string) (IntegrationDelivery, error)
 	// ObserveCommerceStock records whether the website's platform's item
 	// (a product or variation id) is in stock, as delivery deliveryID
 	// tells at at, and reports whether it is back in stock: seen out of

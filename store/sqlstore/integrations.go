@@ -38,23 +38,38 @@ func (s *Store) RecordIntegrationDelivery(ctx context.Context, d store.Integrati
 	return nil
 }
 
+// integrationDeliveries lists the platform's latest deliveries, newest
+// first, those that failed only when failed: one query text for the list
+// and the last error.
+func (s *Store) integrationDeliveries(ctx context.Context, websiteID, platform string, failed bool, limit int) ([]store.IntegrationDelivery, error) {
+	rows, err := s.db.Read().Query(ctx, `SELECT delivery_id, topic, event, event_id, error, received_at FROM integration_deliveries
+		WHERE website_id = $1 AND platform = $2 AND (NOT $3 OR error <> '')
+		ORDER BY received_at DESC, delivery_id DESC LIMIT $4`, websiteID, platform, failed, limit)
+	return CollectRows(rows, err, func(d *store.IntegrationDelivery) []any {
+		d.WebsiteID, d.Platform = websiteID, platform
+		return []any{&d.DeliveryID, &d.Topic, &d.Event, &d.EventID, &d.Error, timeDest{&d.ReceivedAt}}
+	})
+}
+
 // IntegrationDeliveries lists the platform's latest deliveries.
 func (s *Store) IntegrationDeliveries(ctx context.Context, websiteID, platform string, limit int) ([]store.IntegrationDelivery, error) {
-	rows, err := s.db.Read().Query(ctx, `SELECT delivery_id, topic, event, event_id, error, received_at FROM integration_deliveries
-		WHERE website_id = $1 AND platform = $2 ORDER BY received_at DESC, delivery_id DESC LIMIT $3`, websiteID, platform, limit)
+	out, err := s.integrationDeliveries(ctx, websiteID, platform, false, limit)
 	if err != nil {
 		return nil, fmt.Errorf("listing integration deliveries: %w", err)
 	}
-	defer rows.Close()
-	var out []store.IntegrationDelivery
-	for rows.Next() {
-		d := store.IntegrationDelivery{WebsiteID: websiteID, Platform: platform}
-		if err := rows.Scan(&d.DeliveryID, &d.Topic, &d.Event, &d.EventID, &d.Error, timeDest{&d.ReceivedAt}); err != nil {
-			return nil, err
-		}
-		out = append(out, d)
+	return out, nil
+}
+
+// LastIntegrationError is the platform's latest delivery that failed.
+func (s *Store) LastIntegrationError(ctx context.Context, websiteID, platform string) (store.IntegrationDelivery, error) {
+	out, err := s.integrationDeliveries(ctx, websiteID, platform, true, 1)
+	if err != nil {
+		return store.IntegrationDelivery{}, fmt.Errorf("finding the last integration error: %w", err)
 	}
-	return out, rows.Err()
+	if len(out) == 0 {
+		return store.IntegrationDelivery{}, store.ErrNotFound
+	}
+	return out[0], nil
 }
 
 // ObserveCommerceStock records an item's stock state and reports its

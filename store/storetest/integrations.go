@@ -25,7 +25,7 @@ func testIntegrationLedger(t *testing.T, s store.Store) {
 	d1 := store.IntegrationDelivery{WebsiteID: id, Platform: "shopify", DeliveryID: "b54557e4", Topic: "orders/paid",
 		Event: "purchase", EventID: uuid.NewString(), ReceivedAt: at(0)}
 	d2 := store.IntegrationDelivery{WebsiteID: id, Platform: "shopify", DeliveryID: "c1", Topic: "customers/create",
-		Error: `ignored topic "customers/create"`, ReceivedAt: at(0).Add(time.Minute)}
+		ReceivedAt: at(0).Add(time.Minute)}
 	d3 := store.IntegrationDelivery{WebsiteID: id, Platform: "woocommerce", DeliveryID: "b54557e4", Topic: "order.created", ReceivedAt: at(0).Add(2 * time.Minute)}
 	for _, d := range []store.IntegrationDelivery{d1, d2, d3} {
 		noErr(t, "RecordIntegrationDelivery", s.RecordIntegrationDelivery(ctx, d))
@@ -80,6 +80,27 @@ func testIntegrationLedger(t *testing.T, s store.Store) {
 		if got, err := s.IntegrationDelivered(ctx, id, c.platform, "b54557e4"); err != nil || got != c.want {
 			t.Fatalf("%s delivery after the purge: %v %v, want %v", c.platform, got, err, c.want)
 		}
+	}
+	// The last error is the latest delivery that failed, however many
+	// came after it; none failed: ErrNotFound.
+	_, err = s.LastIntegrationError(ctx, id, "shopify")
+	wantErr(t, "LastIntegrationError of none failed", err, store.ErrNotFound)
+	failed := store.IntegrationDelivery{WebsiteID: id, Platform: "shopify", DeliveryID: "e1", Topic: "products/update",
+		Error: "products/update without a product id", ReceivedAt: at(0).Add(3 * time.Minute)}
+	older := failed
+	older.DeliveryID, older.ReceivedAt = "e0", at(0).Add(150*time.Second)
+	later := store.IntegrationDelivery{WebsiteID: id, Platform: "shopify", DeliveryID: "e2", Topic: "customers/create",
+		ReceivedAt: at(0).Add(4 * time.Minute)}
+	for _, d := range []store.IntegrationDelivery{older, failed, later} {
+		noErr(t, "RecordIntegrationDelivery", s.RecordIntegrationDelivery(ctx, d))
+	}
+	last, err := s.LastIntegrationError(ctx, id, "shopify")
+	noErr(t, "LastIntegrationError", err)
+	last.ReceivedAt = last.ReceivedAt.UTC()
+	same(t, "LastIntegrationError", last, failed)
+	for _, c := range []struct{ website, platform string }{{id, "woocommerce"}, {other.Website.ID, "shopify"}} {
+		_, err := s.LastIntegrationError(ctx, c.website, c.platform)
+		wantErr(t, "LastIntegrationError of "+c.platform, err, store.ErrNotFound)
 	}
 }
 

@@ -3652,7 +3652,7 @@ export interface components {
             topic: string;
             /** @description The RelayBell events it became, comma-separated; null for none. */
             event: string | null;
-            /** @description Why it became nothing (an ignored topic, a payload that is not the topic's); null when it did not fail. */
+            /** @description Why it failed (a payload no event can come of, e.g. not the topic's); null when it did not, as for a topic no event comes of or a delivery with nothing to track (event null too). */
             error: string | null;
             /** Format: date-time */
             receivedAt: string;
@@ -3666,7 +3666,7 @@ export interface components {
              */
             receiverUrl: string;
             lastDelivery: components["schemas"]["IntegrationDelivery"] | null;
-            /** @description The latest of the listed deliveries that failed. */
+            /** @description The latest delivery that failed (its error set), however many came after it, listed or not; null when none did. A topic no event comes of is no failure. */
             lastError: components["schemas"]["IntegrationDelivery"] | null;
             /** @description The latest deliveries, newest first. */
             deliveries: components["schemas"]["IntegrationDelivery"][];
