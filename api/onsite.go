@@ -112,20 +112,13 @@ func (a *API) handlePutWelcome(r *request) error {
 		return err
 	}
 	// The body is checked strictly as a whole (exact member names, types,
-	// no unknown member at any depth), then applied over the stored one.
-	body := r.fc.Request.Body()
-	var shape struct {
-		Enabled      *bool   `json:"enabled"`
-		DelaySeconds *int64  `json:"delaySeconds"`
-		TemplateID   *string `json:"templateId"`
-		notification.Request
-	}
-	if err := decodeJSON(body, &shape, strict); err != nil {
+	// no unknown member at any depth) as it is decoded, once, then set
+	// over the stored one.
+	var body onsite.WelcomeBody
+	if err := decodeJSON(r.fc.Request.Body(), &body, strict); err != nil {
 		return err
 	}
-	if err := w.Apply(body); err != nil {
-		return onsiteError(err)
-	}
+	w.Set(body)
 	if err := w.Check(r.ctx, r.owner.Website, a.templates, r.now); err != nil {
 		return onsiteError(err)
 	}

@@ -8,9 +8,6 @@ const (
 	CodeInvalidPrompt  = "invalid_prompt"
 	CodeInvalidWelcome = "invalid_welcome"
 	CodeInvalidMessage = "invalid_onsite_message"
-	// The API's codes of a body that is not what a route takes.
-	CodeInvalidJSON  = "invalid_json"
-	CodeUnknownField = "unknown_field"
 )
 
 // Error is a refused definition: the code and what is wrong.

@@ -1,12 +1,10 @@
 package onsite
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/relaybell/relaybell/notification"
@@ -34,11 +32,16 @@ type Welcome struct {
 	Content      notification.Request
 }
 
-// welcomeHead is Welcome's own members on the wire.
-type welcomeHead struct {
-	Enabled      *bool   `json:"enabled,omitempty"`
-	DelaySeconds *int64  `json:"delaySeconds,omitempty"`
-	TemplateID   *string `json:"templateId,omitempty"`
+// WelcomeBody is a welcome as JSON holds it, a PUT body or the stored
+// form, decoded once: its own members, each nil or unset when left out,
+// and the content members of a send, Request nil when none is given
+// (encoding/json allocates the embedded pointer for any of its members,
+// null included).
+type WelcomeBody struct {
+	Enabled      *bool                         `json:"enabled"`
+	DelaySeconds *int64                        `json:"delaySeconds"`
+	TemplateID   notification.Nullable[string] `json:"templateId"`
+	*notification.Request
 }
 
 // MarshalJSON writes {enabled, delaySeconds, templateId, ...content}.
@@ -71,64 +74,34 @@ func ReadWelcome(b []byte) (Welcome, error) {
 	if b == nil {
 		return w, nil
 	}
-	if err := w.apply(b, false); err != nil {
+	var body WelcomeBody
+	if err := json.Unmarshal(b, &body); err != nil {
 		return Welcome{}, fmt.Errorf("reading welcome: %w", err)
 	}
+	w.Set(body)
 	return w, nil
 }
 
-// Apply decodes a PUT body strictly over w: the members given replace
-// the stored ones; content members replace the stored content as a whole
-// (and clear the template), a templateId clears the content.
-func (w *Welcome) Apply(body []byte) error { return w.apply(body, true) }
-
-func (w *Welcome) apply(body []byte, strict bool) error {
-	var head welcomeHead
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(body, &raw); err != nil || raw == nil {
-		return errorf(CodeInvalidJSON, "the body is a JSON object")
+// Set puts a decoded body over w: the members given replace the stored
+// ones; content members replace the stored content as a whole (and clear
+// the template), a templateId clears the content.
+func (w *Welcome) Set(b WelcomeBody) {
+	if b.Enabled != nil {
+		w.Enabled = *b.Enabled
 	}
-	rest := map[string]json.RawMessage{}
-	for k, v := range raw {
-		switch k {
-		case "enabled", "delaySeconds", "templateId":
-		default:
-			rest[k] = v
-		}
+	if b.DelaySeconds != nil {
+		w.DelaySeconds = *b.DelaySeconds
 	}
-	hb, _ := json.Marshal(map[string]json.RawMessage{"enabled": raw["enabled"], "delaySeconds": raw["delaySeconds"], "templateId": raw["templateId"]})
-	if err := json.Unmarshal(hb, &head); err != nil {
-		return errorf(CodeInvalidJSON, "enabled is a boolean, delaySeconds an integer, templateId a string")
-	}
-	if head.Enabled != nil {
-		w.Enabled = *head.Enabled
-	}
-	if head.DelaySeconds != nil {
-		w.DelaySeconds = *head.DelaySeconds
-	}
-	if _, ok := raw["templateId"]; ok {
+	if b.TemplateID.Set {
 		w.TemplateID = ""
-		if head.TemplateID != nil {
-			w.TemplateID = *head.TemplateID
+		if b.TemplateID.Valued() {
+			w.TemplateID = b.TemplateID.Value
 			w.Content = notification.Request{}
 		}
 	}
-	if len(rest) > 0 {
-		cb, _ := json.Marshal(rest)
-		var c notification.Request
-		dec := json.NewDecoder(bytes.NewReader(cb))
-		if strict {
-			dec.DisallowUnknownFields()
-		}
-		if err := dec.Decode(&c); err != nil {
-			if msg := err.Error(); strings.HasPrefix(msg, "json: unknown field ") {
-				return errorf(CodeUnknownField, "unknown field %s", strings.TrimPrefix(msg, "json: unknown field "))
-			}
-			return errorf(CodeInvalidJSON, "%s", strings.TrimPrefix(err.Error(), "json: "))
-		}
-		w.Content, w.TemplateID = c, ""
+	if b.Request != nil {
+		w.Content, w.TemplateID = *b.Request, ""
 	}
-	return nil
 }
 
 // Check refuses what the welcome cannot be: a delay out of range, a
