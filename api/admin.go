@@ -281,11 +281,5 @@ func (a *API) handleAdminEmails(r *request) error {
 // okBody is {"ok": true}.
 var okBody = map[string]bool{"ok": true}
 
-// isUUID accepts only the canonical 36-character form.
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	_, err := uuid.Parse(s)
-	return err == nil
-}
+// isUUID accepts only the 36-character form (notification.IsUUID).
+func isUUID(s string) bool { return notification.IsUUID(s) }

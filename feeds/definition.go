@@ -211,7 +211,7 @@ func (t Template) check() error {
 		if t.Title != nil || t.Body != nil || t.URL != nil || t.Image != nil {
 			return &Error{CodeInvalidTemplate, "template is either templateId or title, body, url and image"}
 		}
-		if !isUUID(*t.TemplateID) {
+		if !notification.IsUUID(*t.TemplateID) {
 			return &Error{CodeTemplateNotFound, "templateId names no template of this website"}
 		}
 		return nil
@@ -237,7 +237,3 @@ func (t Template) check() error {
 	}
 	return nil
 }
-
-var uuidRe = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
-
-func isUUID(s string) bool { return uuidRe.MatchString(s) }

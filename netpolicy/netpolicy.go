@@ -87,7 +87,7 @@ func CheckPushEndpoint(rawURL string, allow AllowList) error {
 	if err != nil || u.Host == "" || u.Hostname() == "" {
 		return fmt.Errorf("endpoint is not an absolute URL")
 	}
-	if allow.Allows(hostPort(u)) && (u.Scheme == "https" || u.Scheme == "http") {
+	if allow.Allows(HostPort(u)) && (u.Scheme == "https" || u.Scheme == "http") {
 		return nil
 	}
 	if u.Scheme != "https" {
@@ -107,7 +107,9 @@ func CheckPushEndpoint(rawURL string, allow AllowList) error {
 	return nil
 }
 
-func hostPort(u *url.URL) string {
+// HostPort is u's host and port, the port its scheme's default (443,
+// or 80 for http) when u names none: what an AllowList holds.
+func HostPort(u *url.URL) string {
 	port := u.Port()
 	if port == "" {
 		port = "443"

@@ -207,7 +207,7 @@ func validate(ctx context.Context, r *Request, w store.Website, lk Lookup, targe
 			continue
 		}
 		err := store.ErrNotFound
-		if isUUID(id) {
+		if IsUUID(id) {
 			_, err = lk.Segment(ctx, w.ID, id)
 		}
 		if errors.Is(err, store.ErrNotFound) {
@@ -295,8 +295,9 @@ func externalIDs(r *Request) []string {
 	return out
 }
 
-// isUUID reports whether s is a UUID in its 36-character form.
-func isUUID(s string) bool {
+// IsUUID reports whether s is a UUID in its 36-character form, the only
+// form an id of the API takes.
+func IsUUID(s string) bool {
 	if len(s) != 36 {
 		return false
 	}
@@ -414,7 +415,7 @@ func resolveTarget(r *Request) Target {
 
 // canonicalID lower-cases a UUID; anything else is returned as it is.
 func canonicalID(s string) string {
-	if isUUID(s) {
+	if IsUUID(s) {
 		return strings.ToLower(s)
 	}
 	return s

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"strings"
 
 	"github.com/relaybell/relaybell/store"
 )
@@ -99,20 +100,10 @@ func (c *TemplateContent) Normalize() {
 	} else {
 		out := make(map[string]Translation, len(c.Translations))
 		for k, v := range c.Translations {
-			out[lower(k)] = v
+			out[strings.ToLower(k)] = v
 		}
 		c.Translations = out
 	}
-}
-
-func lower(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if c >= 'A' && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
-	}
-	return string(b)
 }
 
 // CheckTemplate validates a template's content for website w as a send's

@@ -61,23 +61,13 @@ func (c Config) Validate() error {
 		return nil
 	}
 	u, err := url.Parse(c.URL)
-	if err != nil || u.Host == "" || u.User != nil || (u.Scheme != "https" && !(u.Scheme == "http" && c.Allow.Allows(hostPort(u)))) {
+	if err != nil || u.Host == "" || u.User != nil || (u.Scheme != "https" && !(u.Scheme == "http" && c.Allow.Allows(netpolicy.HostPort(u)))) {
 		return fmt.Errorf("ai url %q: want an https URL (plain http only for a host of the allow list)", c.URL)
 	}
 	if c.Timeout < 0 || c.MaxTokens < 0 {
 		return errors.New("ai timeout and max tokens must not be negative")
 	}
 	return nil
-}
-
-func hostPort(u *url.URL) string {
-	if u.Port() != "" {
-		return u.Host
-	}
-	if u.Scheme == "http" {
-		return u.Host + ":80"
-	}
-	return u.Host + ":443"
 }
 
 // New is Rules when cfg names no endpoint, else a Chat that falls back to

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/google/uuid"
-
 	"github.com/relaybell/relaybell/notification"
 	"github.com/relaybell/relaybell/store"
 )
@@ -175,11 +173,10 @@ func (w with) Template(ctx context.Context, websiteID, id string) (store.Templat
 // CanonicalID is id in its canonical form, and whether it is a UUID in
 // its 36-character form (any other id names no template).
 func CanonicalID(id string) (string, bool) {
-	u, err := uuid.Parse(id)
-	if err != nil || len(id) != 36 {
+	if !notification.IsUUID(id) {
 		return id, false
 	}
-	return u.String(), true
+	return strings.ToLower(id), true // a UUID's canonical form is its lower case
 }
 
 // Find loads the website's template id: an error wrapping
