@@ -193,7 +193,7 @@ export function Schedules({ site }) {
         <dt>To</dt><dd>${audienceText(s, names, !!sources.data)}</dd>
         <dt>Rule</dt><dd><code>${s.rule}</code>${' in ' + s.timezone}${s.perTimezone ? ', at that time in each subscriber’s time zone' : ''}</dd>
         ${s.lastRefusal && html`<dt>Last held back</dt><dd>${'The run of ' + formatTime(s.lastRefusal.occurrence, site.timezone) + ' was held: ' + s.lastRefusal.reason +
-          (s.lastRefusal.retryAt ? '; it goes at ' + formatTime(s.lastRefusal.retryAt, site.timezone) + ' or the next hour with room.' : '.')}</dd>`}
+          (s.lastRefusal.retryAt ? '; it is tried again at ' + formatTime(s.lastRefusal.retryAt, site.timezone) + '.' : '.')}</dd>`}
       </dl>
       <h3>Next runs</h3>
       ${s.nextRuns.length === 0 ? html`<p class="empty">None: the schedule is paused or has ended.</p>`
