@@ -156,3 +156,29 @@ func FuzzPatch(f *testing.F) {
 		}
 	})
 }
+
+// With answers the changed template for its own id and website, and
+// anything else as the lookup under it does.
+func TestWith(t *testing.T) {
+	ctx := context.Background()
+	other := store.Template{ID: "7a2d4d7f-2c2f-4b64-8a1f-3c8a5a8e7b21", WebsiteID: "w1", Content: []byte(`{"title":"Other"}`)}
+	changed := house
+	changed.Content = []byte(`{"body":"Changed"}`)
+	lk := With(fakeStore{houseID: house, other.ID: other}, changed)
+	f := func(websiteID, id, want string) {
+		t.Helper()
+		got, err := lk.Template(ctx, websiteID, id)
+		if want == "" {
+			if !errors.Is(err, store.ErrNotFound) {
+				t.Fatalf("Template(%s, %s) = %s, %v; want ErrNotFound", websiteID, id, got.Content, err)
+			}
+			return
+		}
+		if err != nil || string(got.Content) != want {
+			t.Fatalf("Template(%s, %s) = %s, %v; want %s", websiteID, id, got.Content, err, want)
+		}
+	}
+	f("w1", houseID, `{"body":"Changed"}`)
+	f("w1", other.ID, `{"title":"Other"}`)
+	f("w2", houseID, "")
+}
