@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -360,4 +362,76 @@ func sharedLimit(t *testing.T, a, b *clusterNode, first, rest int, request func(
 	if s := request(a); s != 429 {
 		t.Fatalf("A: %d after the total reached the limit", s)
 	}
+}
+
+// TestClusterPeopleChanges runs two API nodes over one PostgreSQL store:
+// node B has the people its events named cached, and its next event after
+// a change made through node A (a browser's first external id, an
+// erasure) names the person as the store does, with no delay.
+func TestClusterPeopleChanges(t *testing.T) {
+	dsn := clusterPostgres(t)
+	a := newClusterNode(t, "A", dsn, testConfig{})
+	b := newClusterNode(t, "B", dsn, testConfig{})
+	var site WebsiteCreated
+	if s, code := a.call("POST", "/admin/v1/websites", testAdminToken, `{"name":"Shop","url":"https://shop.example"}`, &site); s != 201 {
+		t.Fatalf("creating website: %d %s", s, code)
+	}
+	register := func(body string) string {
+		t.Helper()
+		var out browser
+		if s, code := a.call("POST", "/api/v1/projects/"+site.ProjectID+"/subscriptions", "", body, &out); s != 201 && s != 200 {
+			t.Fatalf("registering on A: %d %s", s, code)
+		}
+		return out.SubscriberID
+	}
+	p256dh, authKey := browserKeys(t)
+	anonymous := fmt.Sprintf(`{"endpoint":"https://fcm.googleapis.com/fcm/send/x-%s","keys":{"p256dh":%q,"auth":%q}`,
+		strings.ReplaceAll(authKey, "-", "x"), p256dh, authKey)
+	x := register(anonymous + `}`)
+	p256dh, authKey = browserKeys(t)
+	ann := register(fmt.Sprintf(`{"endpoint":"https://fcm.googleapis.com/fcm/send/y-%s","keys":{"p256dh":%q,"auth":%q},"externalId":"ann"}`,
+		strings.ReplaceAll(authKey, "-", "x"), p256dh, authKey))
+	// track posts an event to B and returns whom it named ("" for nobody)
+	// and the external id B's event log kept.
+	track := func(name, member, key string) (string, string) {
+		t.Helper()
+		var out struct{ SubscriberID *string }
+		if s, code := b.call("POST", "/api/v1/events", site.APIKey, fmt.Sprintf(`{"event":%q,%q:%q}`, name, member, key), &out); s != 202 {
+			t.Fatalf("POST /events on B: %d %s", s, code)
+		}
+		var list struct{ Events []eventJSON }
+		if s, code := b.call("GET", "/api/v1/events", site.APIKey, "", &list); s != 200 || len(list.Events) == 0 || list.Events[0].Name != name {
+			t.Fatalf("GET /events on B: %d %s %+v", s, code, list.Events)
+		}
+		ext := ""
+		if e := list.Events[0].ExternalID; e != nil {
+			ext = *e
+		}
+		if out.SubscriberID == nil {
+			return "", ext
+		}
+		return *out.SubscriberID, ext
+	}
+	check := func(name, member, key, wantID, wantExt string) {
+		t.Helper()
+		if id, ext := track(name, member, key); id != wantID || ext != wantExt {
+			t.Fatalf("%s (%s %s): named %q with external id %q, want %q and %q", name, member, key, id, ext, wantID, wantExt)
+		}
+	}
+	for range 2 { // the second time from B's cache
+		check("warm", "subscriberId", x, x, "")
+		check("warm", "externalId", "ann", ann, "ann")
+		check("warm", "subscriberId", ann, ann, "ann")
+	}
+
+	register(anonymous + `,"externalId":"bob"}`) // x's first external id
+	check("identified", "subscriberId", x, x, "bob")
+	check("identified", "externalId", "bob", x, "bob")
+
+	if s, code := a.call("DELETE", "/api/v1/subscribers/ann", site.APIKey, "", nil); s != 200 {
+		t.Fatalf("erasing on A: %d %s", s, code)
+	}
+	check("erased", "externalId", "ann", "", "ann")
+	check("erased", "subscriberId", ann, "", "")
+	check("erased", "subscriberId", x, x, "bob")
 }

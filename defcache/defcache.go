@@ -18,13 +18,15 @@
 //
 // A fill that read the store before a purge does not put its answer back
 // (generations), so a purge is never undone by a slow reader.
+//
+// People caches the person refs of events the same way, behind the
+// people version, read before every batch of lookups (see people.go).
 package defcache
 
 import (
 	"context"
 	"log/slog"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/relaybell/relaybell/automations"
@@ -53,16 +55,8 @@ type Base interface {
 // other method is base's.
 type Store struct {
 	Base
-	ttl    time.Duration
-	logger *slog.Logger
-
-	mu      sync.Mutex
-	version int64
-	checked time.Time // when version was read; zero: never
-	gen     uint64    // moves with every purge
-	sites   map[string]*site
-	// refreshing serializes the version reads.
-	refreshing sync.Mutex
+	v     versioned
+	sites map[string]*site // guarded by v.mu
 }
 
 // site is one website's cached definitions; a nil member is not cached.
@@ -85,78 +79,37 @@ func New(base Base, ttl time.Duration, logger *slog.Logger) *Store {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Store{Base: base, ttl: ttl, logger: logger, sites: map[string]*site{}}
+	s := &Store{Base: base, sites: map[string]*site{}}
+	s.v = versioned{read: base.DefinitionsVersion, what: "definitions version", ttl: ttl, logger: logger,
+		drop: func() { clear(s.sites) }}
+	return s
 }
 
 // Purge drops every cached definition: the caller just changed some.
 func (s *Store) Purge() {
-	s.mu.Lock()
-	s.purgeLocked()
-	s.mu.Unlock()
-}
-
-func (s *Store) purgeLocked() {
-	s.gen++
-	clear(s.sites)
-}
-
-// fresh reads the version when the last read is older than the TTL and
-// purges when it moved. It returns the generation a fill must match to
-// store its answer. A failed read purges and leaves the next call to read
-// again: the caller reads the store.
-func (s *Store) fresh(ctx context.Context) (uint64, bool) {
-	s.mu.Lock()
-	if !s.checked.IsZero() && time.Since(s.checked) < s.ttl {
-		gen := s.gen
-		s.mu.Unlock()
-		return gen, true
-	}
-	s.mu.Unlock()
-	s.refreshing.Lock()
-	defer s.refreshing.Unlock()
-	s.mu.Lock()
-	if !s.checked.IsZero() && time.Since(s.checked) < s.ttl && s.ttl > 0 { // read meanwhile
-		gen := s.gen
-		s.mu.Unlock()
-		return gen, true
-	}
-	s.mu.Unlock()
-	start := time.Now()
-	v, err := s.Base.DefinitionsVersion(ctx)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err != nil {
-		s.purgeLocked()
-		s.checked = time.Time{}
-		s.logger.Warn("definitions cache: reading the version", "err", err)
-		return s.gen, false
-	}
-	if v != s.version || s.checked.IsZero() {
-		s.purgeLocked()
-		s.version = v
-	}
-	s.checked = start
-	return s.gen, true
+	s.v.mu.Lock()
+	s.v.purgeLocked()
+	s.v.mu.Unlock()
 }
 
 // get returns the website's cached definitions (nil when not cached or the
 // cache cannot be trusted) and the generation to fill at.
 func (s *Store) get(ctx context.Context, websiteID string) (*site, uint64, bool) {
-	gen, ok := s.fresh(ctx)
+	gen, ok := s.v.fresh(ctx)
 	if !ok {
 		return nil, 0, false
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.v.mu.Lock()
+	defer s.v.mu.Unlock()
 	return s.sites[websiteID], gen, true
 }
 
 // put stores what fill sets on the website's entry, unless a purge came
 // since gen.
 func (s *Store) put(websiteID string, gen uint64, fill func(*site)) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.gen != gen {
+	s.v.mu.Lock()
+	defer s.v.mu.Unlock()
+	if s.v.gen != gen {
 		return
 	}
 	st := s.sites[websiteID]
@@ -172,11 +125,11 @@ func (s *Store) put(websiteID string, gen uint64, fill func(*site)) {
 func (s *Store) ActiveAutomations(ctx context.Context, websiteID string, triggerTypes ...string) ([]store.Automation, error) {
 	st, gen, ok := s.get(ctx, websiteID)
 	var all []store.Automation
-	s.mu.Lock()
+	s.v.mu.Lock()
 	if st != nil && st.automations != nil {
 		all = st.automations
 	}
-	s.mu.Unlock()
+	s.v.mu.Unlock()
 	if all == nil {
 		list, err := s.Base.ActiveAutomations(ctx, websiteID)
 		if err != nil {
@@ -203,11 +156,11 @@ func (s *Store) ActiveAutomations(ctx context.Context, websiteID string, trigger
 func (s *Store) ActiveJourneys(ctx context.Context, websiteID string, entryTypes ...string) ([]store.Journey, error) {
 	st, gen, ok := s.get(ctx, websiteID)
 	var all []store.Journey
-	s.mu.Lock()
+	s.v.mu.Lock()
 	if st != nil && st.journeys != nil {
 		all = st.journeys
 	}
-	s.mu.Unlock()
+	s.v.mu.Unlock()
 	if all == nil {
 		list, err := s.Base.ActiveJourneys(ctx, websiteID)
 		if err != nil {
@@ -235,13 +188,13 @@ func (s *Store) ActiveJourneys(ctx context.Context, websiteID string, entryTypes
 // reading a person's on their events).
 func (s *Store) HasJourneys(ctx context.Context, websiteID string) (bool, error) {
 	st, gen, ok := s.get(ctx, websiteID)
-	s.mu.Lock()
+	s.v.mu.Lock()
 	if st != nil && st.hasJourneys != nil {
 		has := *st.hasJourneys
-		s.mu.Unlock()
+		s.v.mu.Unlock()
 		return has, nil
 	}
-	s.mu.Unlock()
+	s.v.mu.Unlock()
 	has, err := s.Base.HasJourneys(ctx, websiteID)
 	if err != nil {
 		return false, err
@@ -256,14 +209,14 @@ func (s *Store) HasJourneys(ctx context.Context, websiteID string) (bool, error)
 // once per name.
 func (s *Store) EventGoals(ctx context.Context, websiteID, event string) ([]store.Goal, error) {
 	st, gen, ok := s.get(ctx, websiteID)
-	s.mu.Lock()
+	s.v.mu.Lock()
 	if st != nil && st.eventGoals != nil {
 		if list, hit := st.eventGoals[event]; hit {
-			s.mu.Unlock()
+			s.v.mu.Unlock()
 			return slices.Clone(list), nil
 		}
 	}
-	s.mu.Unlock()
+	s.v.mu.Unlock()
 	list, err := s.Base.EventGoals(ctx, websiteID, event)
 	if err != nil {
 		return nil, err
@@ -284,13 +237,13 @@ func (s *Store) EventGoals(ctx context.Context, websiteID, event string) ([]stor
 // TagGoals answers from the website's tag goals, read once.
 func (s *Store) TagGoals(ctx context.Context, websiteID string) ([]store.Goal, error) {
 	st, gen, ok := s.get(ctx, websiteID)
-	s.mu.Lock()
+	s.v.mu.Lock()
 	if st != nil && st.tagGoals != nil {
 		list := slices.Clone(st.tagGoals)
-		s.mu.Unlock()
+		s.v.mu.Unlock()
 		return list, nil
 	}
-	s.mu.Unlock()
+	s.v.mu.Unlock()
 	list, err := s.Base.TagGoals(ctx, websiteID)
 	if err != nil {
 		return nil, err
@@ -308,14 +261,14 @@ func (s *Store) TagGoals(ctx context.Context, websiteID string) ([]store.Goal, e
 // unknown one is read each time.
 func (s *Store) Segment(ctx context.Context, websiteID, id string) (store.Segment, error) {
 	st, gen, ok := s.get(ctx, websiteID)
-	s.mu.Lock()
+	s.v.mu.Lock()
 	if st != nil && st.segments != nil {
 		if seg, hit := st.segments[id]; hit {
-			s.mu.Unlock()
+			s.v.mu.Unlock()
 			return seg, nil
 		}
 	}
-	s.mu.Unlock()
+	s.v.mu.Unlock()
 	seg, err := s.Base.Segment(ctx, websiteID, id)
 	if err != nil {
 		return store.Segment{}, err
@@ -337,14 +290,14 @@ func (s *Store) Segment(ctx context.Context, websiteID, id string) (store.Segmen
 // read once.
 func (s *Store) IdentityVerification(ctx context.Context, websiteID string) (store.IdentityVerification, error) {
 	st, gen, ok := s.get(ctx, websiteID)
-	s.mu.Lock()
+	s.v.mu.Lock()
 	if st != nil && st.identity != nil {
 		iv := *st.identity
-		s.mu.Unlock()
+		s.v.mu.Unlock()
 		iv.Secrets = slices.Clone(iv.Secrets)
 		return iv, nil
 	}
-	s.mu.Unlock()
+	s.v.mu.Unlock()
 	iv, err := s.Base.IdentityVerification(ctx, websiteID)
 	if err != nil {
 		return store.IdentityVerification{}, err

@@ -44,7 +44,9 @@
 //     entry of (Config.Journeys); sequencesEnrolled counts them.
 //
 // On the hot path, concurrent events share their store calls: the person
-// lookups (ids only, one call per website of a batch) and the interests
+// lookups (ids only, one call per website of a batch, answered from
+// package defcache's People while the people version has not moved: a
+// batch of known people costs one read of it) and the interests
 // (one upsert per batch), each request answered once the call holding its
 // own returned, so an interest is committed when its event is answered.
 // The definitions the hooks read (automations, journeys, goals) come from

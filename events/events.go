@@ -14,6 +14,7 @@ import (
 
 	"github.com/relaybell/relaybell/analytics"
 	"github.com/relaybell/relaybell/batch"
+	"github.com/relaybell/relaybell/defcache"
 	"github.com/relaybell/relaybell/store"
 )
 
@@ -125,6 +126,9 @@ type Service struct {
 	cfg    Config
 	// kick wakes the folder when a conversion was credited.
 	kick chan struct{}
+	// refs answers the person lookups from what it found before, while
+	// the people version has not moved.
+	refs *defcache.People
 	// people and interests share the store calls of concurrent events.
 	people    *batch.Batcher[personKey, personFound]
 	interests *batch.Batcher[store.ProductInterest, struct{}]
@@ -141,6 +145,7 @@ func New(st Store, log Log, disp Dispatcher, logger *slog.Logger, cfg Config) *S
 		logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Service{st: st, log: log, disp: disp, logger: logger, cfg: cfg, kick: make(chan struct{}, 1)}
+	s.refs = defcache.NewPeople(st, logger)
 	s.people = batch.New(s.lookPeople, nil)
 	s.interests = batch.New(s.addInterests, s.addInterest)
 	s.credits = batch.New(s.creditConversions, s.creditConversion)
@@ -321,8 +326,8 @@ func (s *Service) Track(ctx context.Context, in Input) (Answer, error) {
 // person is whom the event names, or nil: subscriberId first, then
 // externalId. A person of another website, or one not stored yet, is
 // nobody (the event keeps the external id it named). Concurrent events
-// share their lookups (one store call per website of a batch, reading
-// only ids).
+// share their lookups: a batch reads the people version, then the keys
+// not cached, one store call per website, reading only ids.
 func (s *Service) person(ctx context.Context, in Input) (*store.PersonRef, error) {
 	key, byID := in.SubscriberID, true
 	if key == "" {
@@ -349,19 +354,16 @@ type personFound struct {
 	found bool
 }
 
-// lookPeople answers a batch of person lookups, a store call per website.
+// lookPeople answers a batch of person lookups: one read of the people
+// version, and a store call per website of the keys not cached.
 func (s *Service) lookPeople(ctx context.Context, keys []personKey) ([]personFound, error) {
 	bySite := map[string][]string{}
 	for _, k := range keys {
 		bySite[k.websiteID] = append(bySite[k.websiteID], k.key)
 	}
-	refs := make(map[string]map[string]store.PersonRef, len(bySite))
-	for site, list := range bySite {
-		m, err := s.st.PersonRefs(ctx, site, list)
-		if err != nil {
-			return nil, err
-		}
-		refs[site] = m
+	refs, err := s.refs.Refs(ctx, bySite)
+	if err != nil {
+		return nil, err
 	}
 	out := make([]personFound, len(keys))
 	for i, k := range keys {

@@ -105,6 +105,12 @@ type Behavior interface {
 	// id first), reading only their ids. A key naming nobody is not in
 	// the map.
 	PersonRefs(ctx context.Context, websiteID string, keys []string) (map[string]PersonRef, error)
+	// PeopleVersion reads the people version: a counter that moves, in
+	// the same transaction, with every change to what PersonRefs answers
+	// for a key that named somebody (a subscriber's external id set,
+	// changed or cleared; a subscriber deleted). A new subscriber does not
+	// move it.
+	PeopleVersion(ctx context.Context) (int64, error)
 	// Interests lists the subscribers' interests created at or after
 	// since, newest first, at most limit.
 	Interests(ctx context.Context, websiteID string, subscriberIDs []string, since time.Time, limit int) ([]ProductInterest, error)

@@ -302,6 +302,17 @@ func (s *Store) PersonRefs(ctx context.Context, websiteID string, keys []string)
 	return out, nil
 }
 
+// PeopleVersion reads the people version, which the triggers of the
+// people_version migration move with every change of a subscriber's
+// external id and every subscriber deleted.
+func (s *Store) PeopleVersion(ctx context.Context) (int64, error) {
+	var v int64
+	if err := s.db.Read().QueryRow(ctx, `SELECT version FROM people_version`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("reading people version: %w", err)
+	}
+	return v, nil
+}
+
 // Interests lists the subscribers' live interests, newest first.
 func (s *Store) Interests(ctx context.Context, websiteID string, subscriberIDs []string, since time.Time, limit int) ([]store.ProductInterest, error) {
 	if len(subscriberIDs) == 0 {

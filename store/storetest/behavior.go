@@ -24,6 +24,8 @@ var behaviorCases = []testCase{
 	{"AddInterests", testAddInterests},
 	{"AddInterestsConcurrent", testAddInterestsConcurrent},
 	{"PersonRefs", testPersonRefs},
+	{"PeopleCache", testPeopleCache},
+	{"PeopleVersion", testPeopleVersion},
 	{"ProductAlert", testProductAlert},
 	{"ProductAlertDedupe", testProductAlertDedupe},
 	{"Idempotency", testIdempotency},

@@ -1,0 +1,120 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/relaybell/relaybell/analytics"
+	"github.com/relaybell/relaybell/events"
+	"github.com/relaybell/relaybell/store"
+	"github.com/relaybell/relaybell/store/storetest"
+)
+
+// lookupCounter counts the person lookups and people-version reads that
+// reach the store; without the version (noVersion) every read of it fails
+// without a statement, so events.Service reads PersonRefs for every batch,
+// as it did before the people cache.
+type lookupCounter struct {
+	*Store
+	noVersion        bool
+	lookups, version int
+}
+
+func (c *lookupCounter) PersonRefs(ctx context.Context, websiteID string, keys []string) (map[string]store.PersonRef, error) {
+	c.lookups++
+	return c.Store.PersonRefs(ctx, websiteID, keys)
+}
+
+func (c *lookupCounter) PeopleVersion(ctx context.Context) (int64, error) {
+	if c.noVersion {
+		return 0, errors.New("no people version")
+	}
+	c.version++
+	return c.Store.PeopleVersion(ctx)
+}
+
+// noLog is an event log that keeps nothing.
+type noLog struct{}
+
+func (noLog) RecordBehaviors(context.Context, []analytics.Behavior) error { return nil }
+
+// BenchmarkTrackPeople tracks events one after the other (a batch of one
+// each, as under light load) naming 200 people by external id through
+// events.Service over PostgreSQL: "views" page views alone, "mix" with a
+// third naming a product (an interest upserted). It reports per event: the person lookups (PersonRefs) and
+// people-version reads that reached the store, and the CPU of the store's
+// PostgreSQL backends (pg-cpu-µs/event). "uncached" is the path before the
+// people cache (a lookup per batch), "cached" the path with it (a version
+// read per batch, a lookup only for a person not cached).
+func BenchmarkTrackPeople(b *testing.B) {
+	ctx := context.Background()
+	const people = 200
+	for _, bc := range []struct {
+		cached, products bool
+	}{{false, false}, {true, false}, {false, true}, {true, true}} {
+		cached, name := bc.cached, "uncached"
+		if cached {
+			name = "cached"
+		}
+		if bc.products {
+			name += "/mix"
+		} else {
+			name += "/views"
+		}
+		b.Run(name, func(b *testing.B) {
+			app := "trackbench-" + uuid.NewString()[:8]
+			s := openAt(b, testSchema(b)+"&application_name="+app)
+			storetest.BenchSetup(b, s)
+			for i := range people {
+				if _, err := s.UpsertSubscription(ctx, store.SubscriptionInput{WebsiteID: storetest.BenchWebsite,
+					Endpoint: "https://push.example/p-" + strconv.Itoa(i), P256dh: "BP256", Auth: "auth",
+					ExternalID: "p-" + strconv.Itoa(i), At: time.Now()}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			// The planner's statistics of a table this small are what
+			// autovacuum would have made of a large one: without them it
+			// scans the website's subscribers for each key.
+			if _, err := s.pool.Exec(ctx, `ANALYZE subscribers`); err != nil {
+				b.Fatal(err)
+			}
+			st := &lookupCounter{Store: s, noVersion: !cached}
+			svc := events.New(st, noLog{}, nil, nil, events.Config{})
+			site := store.Website{ID: storetest.BenchWebsite}
+			input := func(i int) events.Input {
+				props := fmt.Sprintf(`{"path":"/p/%d"}`, i)
+				if bc.products && i%3 == 0 {
+					props = fmt.Sprintf(`{"productId":"sku-%d"}`, i%40)
+				}
+				return events.Input{Website: site, Name: "page.viewed", ExternalID: "p-" + strconv.Itoa(i%people),
+					Addressed: true, Properties: json.RawMessage(props), Source: events.SourceServer, At: time.Now()}
+			}
+			for i := range people { // every person seen once
+				if _, err := svc.Track(ctx, input(i)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			st.lookups, st.version = 0, 0
+			before := backendCPU(b, s, app)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				ans, err := svc.Track(ctx, input(i))
+				if err != nil || ans.SubscriberID == nil {
+					b.Fatalf("Track: %+v %v", ans, err)
+				}
+			}
+			b.StopTimer()
+			n := float64(b.N)
+			b.ReportMetric(float64(st.lookups)/n, "lookups/event")
+			b.ReportMetric(float64(st.version)/n, "version-reads/event")
+			b.ReportMetric(float64((backendCPU(b, s, app)-before).Microseconds())/n, "pg-cpu-µs/event")
+		})
+	}
+}
