@@ -81,7 +81,7 @@ func (a *API) handleSDKConfig(r *request) error {
 	}
 	// The prompt the SDK follows (issue 36); null while it is off.
 	var prompt *onsite.Prompt
-	if p, err := a.prompt(r, w.ID); err != nil {
+	if p, err := a.prompt(r, a.defs.SiteSettings, w.ID); err != nil {
 		return err
 	} else if p.Enabled {
 		prompt = &p

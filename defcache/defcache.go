@@ -2,13 +2,17 @@
 // and every registration reads: the active automations, the active
 // journeys, whether the website has any journey at all, the goals of each
 // event name, the tag goals, the segments, and the identity verification
-// (mode and secrets) that registrations naming a person check. Without it each POST /events
+// (mode and secrets) that registrations naming a person check; and what
+// the browser SDK's public routes read (onsite.go): the prompt and welcome
+// settings, the active on-site messages and the segments they target,
+// compiled. Without it each POST /events
 // naming a person read them from the store again (four to six queries),
 // and each registration as many.
 //
 // A cached answer holds until the store's definitions version
 // (store.Automations.DefinitionsVersion) moves: triggers move it in the
-// transaction of any change to those tables, made by any node. The cache
+// transaction of any change to those tables, made by any node, and the
+// writers of the settings and on-site messages in theirs. The cache
 // reads the version at most once per TTL, on the path of the first
 // request after the TTL, and drops everything when it moved; the node a
 // change was made through drops its cache at once (Purge, which the API
@@ -27,6 +31,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/relaybell/relaybell/audience"
 	"github.com/relaybell/relaybell/automations"
 	"github.com/relaybell/relaybell/goals"
 	"github.com/relaybell/relaybell/journeys"
@@ -47,6 +52,7 @@ type Base interface {
 	journeys.Store
 	goals.Store
 	IdentityVerification(ctx context.Context, websiteID string) (store.IdentityVerification, error)
+	OnsiteBase
 }
 
 // Store is base with the definitions' reads answered from the cache; every
@@ -74,6 +80,12 @@ type site struct {
 	tagGoals    []store.Goal // empty, not nil, when read and none
 	segments    map[string]store.Segment
 	identity    *store.IdentityVerification
+	// settings are the settings documents (onsite.go) by name; a nil
+	// document was never set.
+	settings map[string][]byte
+	onsite   []OnsiteMessage // active, oldest first; empty, not nil, when read and none
+	// selectors are the segments compiled, by id; nil: no such segment.
+	selectors map[string]*audience.Selector
 }
 
 // New returns base with its definitions cached, the version trusted for

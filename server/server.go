@@ -479,8 +479,8 @@ func (s *Server) initEvents(context.Context) error {
 
 // definitions is the store with the definitions every event and
 // registration reads cached (package defcache), made on first use: the
-// automations', goals' and journeys' services and segment entry read
-// through it.
+// automations', goals' and journeys' services, segment entry and the API
+// read through it.
 func (s *Server) definitions() *defcache.Store {
 	if s.defs == nil {
 		s.defs = defcache.New(s.store, defcache.DefaultTTL, s.logger)
@@ -695,9 +695,7 @@ func (s *Server) initAPI(context.Context) error {
 		Feeds:       s.feeds,
 	}
 	svc.Integrations = integrations.New(s.store, s.events)
-	if s.defs != nil {
-		svc.Definitions = s.defs
-	}
+	svc.Definitions = s.definitions() // one cache per process, the services' and the API's
 	aiAllow, err := netpolicy.ParseAllowList(s.cfg.AIAllowHosts)
 	if err != nil {
 		return fmt.Errorf("--ai-allow-hosts: %w", err)
