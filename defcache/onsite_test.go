@@ -152,7 +152,7 @@ func TestOnsiteMessagesCached(t *testing.T) {
 		msg := func(title, status string, created time.Time) store.OnsiteMessage {
 			return store.OnsiteMessage{ID: uuid.NewString(), WebsiteID: site, Name: title, Status: status,
 				Definition: []byte(`{"name":"` + title + `","title":"` + title + `","status":"` + status + `"}`),
-				CreatedAt: created, UpdatedAt: created}
+				CreatedAt:  created, UpdatedAt: created}
 		}
 		a, b := msg("A", "active", at), msg("B", "active", at.Add(time.Second))
 		create := func(m store.OnsiteMessage) func() {
