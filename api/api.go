@@ -315,12 +315,12 @@ type Services struct {
 	Schedules *schedules.Service
 	// Definitions, when set, is the definitions cache the services read
 	// through (package defcache), which the API reads identity
-	// verification, and the browser SDK's routes the prompt, the welcome
-	// and the on-site messages, through too: the API purges it after
-	// every write to automations, journeys, goals, segments, identity
-	// verification, the prompt, the welcome or on-site messages it
-	// serves, so that this node acts on the change at once. Nil: the API
-	// keeps one of its own.
+	// verification, and the browser SDK's routes the prompt, the welcome,
+	// the on-site messages and the topics, through too: the API purges it
+	// after every write to automations, journeys, goals, segments,
+	// identity verification, the prompt, the welcome, on-site messages or
+	// topics it serves, so that this node acts on the change at once. Nil:
+	// the API keeps one of its own.
 	Definitions *defcache.Store
 	// Suggestions makes the copy suggestions of POST /ai/suggest; nil:
 	// suggestions.Rules, offline.

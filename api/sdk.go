@@ -66,7 +66,7 @@ func (a *API) handleSDKConfig(r *request) error {
 		Name string `json:"name"`
 		Slug string `json:"slug"`
 	}
-	list, err := a.st.ListTopics(r.ctx, w.ID)
+	list, err := a.defs.Topics(r.ctx, w.ID) // cached, as the prompt
 	if err != nil {
 		return err
 	}

@@ -3,16 +3,16 @@
 // journeys, whether the website has any journey at all, the goals of each
 // event name, the tag goals, the segments, and the identity verification
 // (mode and secrets) that registrations naming a person check; and what
-// the browser SDK's public routes read (onsite.go): the prompt and welcome
+// the browser SDK's public routes read (public.go): the prompt and welcome
 // settings, the active on-site messages and the segments they target,
-// compiled. Without it each POST /events
+// compiled, and the topics. Without it each POST /events
 // naming a person read them from the store again (four to six queries),
 // and each registration as many.
 //
 // A cached answer holds until the store's definitions version
 // (store.Automations.DefinitionsVersion) moves: triggers move it in the
 // transaction of any change to those tables, made by any node, and the
-// writers of the settings and on-site messages in theirs. The cache
+// writers of the settings, on-site messages and topics in theirs. The cache
 // reads the version at most once per TTL, on the path of the first
 // request after the TTL, and drops everything when it moved; the node a
 // change was made through drops its cache at once (Purge, which the API
@@ -52,7 +52,7 @@ type Base interface {
 	journeys.Store
 	goals.Store
 	IdentityVerification(ctx context.Context, websiteID string) (store.IdentityVerification, error)
-	OnsiteBase
+	PublicBase
 }
 
 // Store is base with the definitions' reads answered from the cache; every
@@ -80,12 +80,13 @@ type site struct {
 	tagGoals    []store.Goal // empty, not nil, when read and none
 	segments    map[string]store.Segment
 	identity    *store.IdentityVerification
-	// settings are the settings documents (onsite.go) by name; a nil
+	// settings are the settings documents (public.go) by name; a nil
 	// document was never set.
 	settings map[string][]byte
 	onsite   []OnsiteMessage // active, oldest first; empty, not nil, when read and none
 	// selectors are the segments compiled, by id; nil: no such segment.
 	selectors map[string]*audience.Selector
+	topics    []store.Topic // empty, not nil, when read and none
 }
 
 // New returns base with its definitions cached, the version trusted for

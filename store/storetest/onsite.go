@@ -22,7 +22,7 @@ var onsiteCases = []testCase{
 }
 
 // testOnsiteDefinitionsVersion: the definitions version moves with every
-// change to a settings document or an on-site message, and with a
+// change to a settings document, an on-site message or a topic, and with a
 // website's deletion; not with a count, nor with a refused change.
 func testOnsiteDefinitionsVersion(t *testing.T, s store.Store) {
 	ctx := context.Background()
@@ -60,6 +60,23 @@ func testOnsiteDefinitionsVersion(t *testing.T, s store.Store) {
 	moved("an unknown message's update refused", false)
 	noErr(t, "DeleteOnsiteMessage", s.DeleteOnsiteMessage(ctx, w.Website.ID, m.ID))
 	moved("a message deleted", true)
+	topic, created, err := s.SaveTopic(ctx, store.Topic{ID: uuid.NewString(), WebsiteID: w.Website.ID, Name: "News", Slug: "news", CreatedAt: at(0)})
+	noErr(t, "SaveTopic", err)
+	if !created {
+		t.Fatal("SaveTopic: not created")
+	}
+	moved("a topic created", true)
+	_, _, err = s.SaveTopic(ctx, store.Topic{ID: uuid.NewString(), WebsiteID: w.Website.ID, Name: "Daily news", Slug: "NEWS", CreatedAt: at(0)})
+	noErr(t, "SaveTopic", err)
+	moved("a topic saved again", true)
+	_, err = s.RenameTopic(ctx, w.Website.ID, topic.ID, "Weekly news")
+	noErr(t, "RenameTopic", err)
+	moved("a topic renamed", true)
+	_, err = s.RenameTopic(ctx, w.Website.ID, uuid.NewString(), "x")
+	wantErr(t, "RenameTopic(unknown)", err, store.ErrNotFound)
+	moved("an unknown topic's renaming refused", false)
+	noErr(t, "DeleteTopic", s.DeleteTopic(ctx, w.Website.ID, topic.ID))
+	moved("a topic deleted", true)
 	noErr(t, "DeleteWebsite", s.DeleteWebsite(ctx, w.Website.ID))
 	moved("the website deleted", true)
 }

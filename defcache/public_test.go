@@ -230,3 +230,41 @@ func TestSegmentSelectorCached(t *testing.T) {
 		}, read, "selects", "not")
 	})
 }
+
+// TestTopicsCached: a topic created, renamed or deleted is seen by a warm
+// cache at its next version check; an opt-in is no definition.
+func TestTopicsCached(t *testing.T) {
+	onEngines(t, func(t *testing.T, st store.Store, site string) {
+		ctx := context.Background()
+		n := newNodes(t, st)
+		read := func(c *Store) string {
+			list, err := c.Topics(ctx, site)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := ""
+			for _, tp := range list {
+				out += tp.Slug + "=" + tp.Name + ";"
+			}
+			return out
+		}
+		var id string
+		n.changed("a topic created", func() {
+			tp, _, err := st.SaveTopic(ctx, store.Topic{ID: uuid.NewString(), WebsiteID: site, Name: "News", Slug: "news", CreatedAt: time.Now()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			id = tp.ID
+		}, read, "", "news=News;")
+		n.changed("a topic renamed", func() {
+			if _, err := st.RenameTopic(ctx, site, id, "Daily news"); err != nil {
+				t.Fatal(err)
+			}
+		}, read, "news=News;", "news=Daily news;")
+		n.changed("a topic deleted", func() {
+			if err := st.DeleteTopic(ctx, site, id); err != nil {
+				t.Fatal(err)
+			}
+		}, read, "news=Daily news;", "")
+	})
+}

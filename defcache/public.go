@@ -12,12 +12,14 @@ import (
 	"github.com/relaybell/relaybell/store"
 )
 
-// OnsiteBase is what the cache reads of a website's settings documents and
-// on-site messages. Their writers move the definitions version in the
-// transaction of their change (store/sqlstore).
-type OnsiteBase interface {
+// PublicBase is what the cache reads for the browser SDK's public routes:
+// a website's settings documents, on-site messages and topics. Their
+// writers move the definitions version in the transaction of their change
+// (store/sqlstore).
+type PublicBase interface {
 	SiteSettings(ctx context.Context, websiteID, name string) ([]byte, error)
 	ListOnsiteMessages(ctx context.Context, websiteID string) ([]store.OnsiteMessage, error)
+	ListTopics(ctx context.Context, websiteID string) ([]store.Topic, error)
 }
 
 // OnsiteMessage is one of a website's active on-site messages, its
@@ -123,4 +125,32 @@ func (s *Store) SegmentSelector(ctx context.Context, websiteID, segmentID string
 		return nil, err
 	}
 	return sel, nil
+}
+
+// Topics answers from the website's topics, oldest first, read once
+// (without their subscriber counts, which are not definitions).
+func (s *Store) Topics(ctx context.Context, websiteID string) ([]store.Topic, error) {
+	st, gen, ok := s.get(ctx, websiteID)
+	s.mu.Lock()
+	if st != nil && st.topics != nil {
+		list := slices.Clone(st.topics)
+		s.mu.Unlock()
+		return list, nil
+	}
+	s.mu.Unlock()
+	list, err := s.Base.ListTopics(ctx, websiteID)
+	if err != nil {
+		return nil, err
+	}
+	if list == nil {
+		list = []store.Topic{}
+	}
+	for i := range list {
+		list[i].Subscribers = 0
+	}
+	if ok {
+		kept := slices.Clone(list)
+		s.put(websiteID, gen, func(st *site) { st.topics = kept })
+	}
+	return list, nil
 }
