@@ -510,6 +510,17 @@ func (s *Server) initJourneys(context.Context) error {
 	return nil
 }
 
+// welcomeStore is the store with the welcome settings read through the
+// definitions cache: the welcome engine reads them for every new browser.
+type welcomeStore struct {
+	store.Store
+	defs *defcache.Store
+}
+
+func (w welcomeStore) SiteSettings(ctx context.Context, websiteID, name string) ([]byte, error) {
+	return w.defs.SiteSettings(ctx, websiteID, name)
+}
+
 // initEngine runs the engine: the automations' claim loop, which fires
 // journey timers through the journeys' handler. Its wake channel is the
 // automations service's: on a node that also runs the API (the embedded
@@ -536,7 +547,7 @@ func (s *Server) initEngine(context.Context) error {
 	// Welcome notifications (package onsite) ride on the same timers.
 	cfg.Kinds = map[string]automations.KindHandler{
 		store.TimerJourney: journeys.NewEngine(s.store, pool, tags, s.logger),
-		store.TimerWelcome: onsite.NewWelcomeEngine(s.store, pool, s.templates(), s.logger),
+		store.TimerWelcome: onsite.NewWelcomeEngine(welcomeStore{s.store, s.definitions()}, pool, s.templates(), s.logger),
 	}
 	loops := 1
 	if s.cfg.Postgres != "" {
