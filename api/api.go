@@ -315,9 +315,12 @@ type Services struct {
 	Schedules *schedules.Service
 	// Definitions, when set, is the definitions cache the services read
 	// through (package defcache), which the API reads identity
-	// verification through too: the API purges it after every write to
-	// automations, journeys, goals, segments or identity verification it
-	// serves, so that this node acts on the change at once.
+	// verification, and the browser SDK's routes the prompt, the welcome,
+	// the on-site messages and the topics, through too: the API purges it
+	// after every write to automations, journeys, goals, segments,
+	// identity verification, the prompt, the welcome, on-site messages or
+	// topics it serves, so that this node acts on the change at once. Nil:
+	// the API keeps one of its own.
 	Definitions *defcache.Store
 	// Suggestions makes the copy suggestions of POST /ai/suggest; nil:
 	// suggestions.Rules, offline.
@@ -383,6 +386,9 @@ func New(cfg Config, st Store, an analytics.Store, d Dispatcher, svc Services, l
 	a.automations, a.goals, a.journeys, a.segments = svc.Automations, svc.Goals, svc.Journeys, svc.Segments
 	a.feeds, a.integrations = svc.Feeds, svc.Integrations
 	a.defs, a.schedules, a.templates = svc.Definitions, svc.Schedules, svc.Templates
+	if a.defs == nil {
+		a.defs = defcache.New(st, defcache.DefaultTTL, logger)
+	}
 	a.suggest = svc.Suggestions
 	if a.suggest == nil {
 		a.suggest = suggestions.Rules{}

@@ -7,12 +7,20 @@ import "testing"
 func TestDefinitionsRoutes(t *testing.T) {
 	rt := (&API{}).routes()
 	want := map[string]bool{
-		"POST /api/v1/segments":         true,
-		"PUT /api/v1/segments/{id}":     true,
-		"POST /api/v1/automations":      true,
-		"POST /api/v1/goals":            true,
-		"POST /api/v1/segments/preview": false,
-		"GET /api/v1/segments":          false,
+		"POST /api/v1/segments":                          true,
+		"PUT /api/v1/segments/{id}":                      true,
+		"POST /api/v1/automations":                       true,
+		"POST /api/v1/goals":                             true,
+		"POST /api/v1/segments/preview":                  false,
+		"GET /api/v1/segments":                           false,
+		"PUT /api/v1/prompt":                             true,
+		"PUT /api/v1/welcome":                            true,
+		"POST /api/v1/onsite":                            true,
+		"PUT /api/v1/onsite/{id}":                        true,
+		"DELETE /api/v1/onsite/{id}":                     true,
+		"GET /api/v1/onsite":                             false,
+		"GET /api/v1/projects/{projectId}/onsite":        false,
+		"POST /api/v1/projects/{projectId}/pings/onsite": false,
 	}
 	seen := map[string]bool{}
 	for _, r := range rt.routes {

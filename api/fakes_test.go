@@ -318,15 +318,19 @@ type testConfig struct {
 	// the templates package's Service).
 	FeedFetch     feeds.FetchConfig
 	FeedTemplates feeds.Templates
+	// DefinitionsTTL is how long the definitions cache trusts a read of
+	// the version (0: it reads it before every cached answer).
+	DefinitionsTTL time.Duration
 }
 
 // newAPI builds an API with its services, as the composition root (package
 // server) does, and runs their loops (the conversion folder, the rate
 // counts' sync, the auth version poller) until the test ends.
 func newAPI(t testing.TB, tc testConfig, st Store, an analytics.Store, d Dispatcher, logger *slog.Logger, reg prometheus.Registerer, opts ...Option) (*API, error) {
-	// The definitions cache reads the version before every answer here,
-	// so that a test changing the store directly is seen at once.
-	defs := defcache.New(st, 0, logger)
+	// The definitions cache reads the version before every answer here
+	// (unless tc.DefinitionsTTL says otherwise), so that a test changing
+	// the store directly is seen at once.
+	defs := defcache.New(st, tc.DefinitionsTTL, logger)
 	autos := automations.NewService(defs, logger)
 	js := journeys.NewService(defs, journeys.Config{}, logger)
 	gs := goals.NewService(defs, js.GoalReached, logger)

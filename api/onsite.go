@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -39,15 +40,20 @@ func onsiteError(err error) error {
 // handleGetPrompt serves GET /api/v1/prompt: the stored prompt, or the
 // default (off) one.
 func (a *API) handleGetPrompt(r *request) error {
-	p, err := a.prompt(r, r.owner.Website.ID)
+	p, err := a.prompt(r, a.st.SiteSettings, r.owner.Website.ID)
 	if err != nil {
 		return err
 	}
 	return r.json(http.StatusOK, p)
 }
 
-func (a *API) prompt(r *request, websiteID string) (onsite.Prompt, error) {
-	b, err := a.st.SiteSettings(r.ctx, websiteID, store.SettingsPrompt)
+// settingsReader reads one of a website's settings documents: the store's
+// for the routes that change them, the definitions cache's for the
+// browser SDK's.
+type settingsReader func(ctx context.Context, websiteID, name string) ([]byte, error)
+
+func (a *API) prompt(r *request, read settingsReader, websiteID string) (onsite.Prompt, error) {
+	b, err := read(r.ctx, websiteID, store.SettingsPrompt)
 	if err != nil {
 		return onsite.Prompt{}, err
 	}
@@ -57,7 +63,7 @@ func (a *API) prompt(r *request, websiteID string) (onsite.Prompt, error) {
 // handlePutPrompt serves PUT /api/v1/prompt: the members given replace the
 // stored ones (texts member by member), and the result is checked whole.
 func (a *API) handlePutPrompt(r *request) error {
-	p, err := a.prompt(r, r.owner.Website.ID)
+	p, err := a.prompt(r, a.st.SiteSettings, r.owner.Website.ID)
 	if err != nil {
 		return err
 	}
@@ -86,8 +92,8 @@ func (a *API) handlePutPrompt(r *request) error {
 	return r.json(http.StatusOK, p)
 }
 
-func (a *API) welcome(r *request, websiteID string) (onsite.Welcome, error) {
-	b, err := a.st.SiteSettings(r.ctx, websiteID, store.SettingsWelcome)
+func (a *API) welcome(r *request, read settingsReader, websiteID string) (onsite.Welcome, error) {
+	b, err := read(r.ctx, websiteID, store.SettingsWelcome)
 	if err != nil {
 		return onsite.Welcome{}, err
 	}
@@ -96,7 +102,7 @@ func (a *API) welcome(r *request, websiteID string) (onsite.Welcome, error) {
 
 // handleGetWelcome serves GET /api/v1/welcome.
 func (a *API) handleGetWelcome(r *request) error {
-	w, err := a.welcome(r, r.owner.Website.ID)
+	w, err := a.welcome(r, a.st.SiteSettings, r.owner.Website.ID)
 	if err != nil {
 		return err
 	}
@@ -107,7 +113,7 @@ func (a *API) handleGetWelcome(r *request) error {
 // templateId replace the stored ones when given; content members replace
 // the stored content as a whole.
 func (a *API) handlePutWelcome(r *request) error {
-	w, err := a.welcome(r, r.owner.Website.ID)
+	w, err := a.welcome(r, a.st.SiteSettings, r.owner.Website.ID)
 	if err != nil {
 		return err
 	}
@@ -133,9 +139,9 @@ func (a *API) handlePutWelcome(r *request) error {
 }
 
 // welcomeDelay is the delay of the website's welcome when it is on (for
-// a registration), nil when off.
+// a registration), nil when off: read from the definitions cache.
 func (a *API) welcomeDelay(r *request, websiteID string) (*time.Duration, error) {
-	w, err := a.welcome(r, websiteID)
+	w, err := a.welcome(r, a.defs.SiteSettings, websiteID)
 	if err != nil || !w.Enabled {
 		return nil, err
 	}
@@ -312,7 +318,9 @@ type sdkMessage struct {
 
 // handleSDKOnsite serves GET /api/v1/projects/{projectId}/onsite?url=&
 // subscribed=&subscriberId=: the website's active messages that apply to
-// the page view, in one small answer the browser may keep a minute.
+// the page view, in one small answer the browser may keep a minute. The
+// messages and the segments they target come from the definitions cache:
+// only a known visitor is read, once, when a message targets a segment.
 func (a *API) handleSDKOnsite(r *request) error {
 	w, err := a.project(r)
 	if err != nil {
@@ -322,7 +330,7 @@ func (a *API) handleSDKOnsite(r *request) error {
 	page := cut(string(args.Peek("url")), maxPageURLLen)
 	subscribed := string(args.Peek("subscribed")) == "1"
 	subscriberID := strings.ToLower(string(args.Peek("subscriberId")))
-	list, err := a.st.ListOnsiteMessages(r.ctx, w.ID)
+	list, err := a.defs.ActiveOnsiteMessages(r.ctx, w.ID)
 	if err != nil {
 		return err
 	}
@@ -339,7 +347,7 @@ func (a *API) handleSDKOnsite(r *request) error {
 				}
 				person = &p
 			}
-			sel, err := audience.Compile(r.ctx, a.st, w.ID, notification.Target{SegmentID: segmentID})
+			sel, err := a.defs.SegmentSelector(r.ctx, w.ID, segmentID)
 			if errors.Is(err, audience.ErrSegmentMissing) {
 				return false, nil
 			} else if err != nil {
@@ -349,18 +357,14 @@ func (a *API) handleSDKOnsite(r *request) error {
 		}
 	}
 	out := []sdkMessage{}
-	for i := len(list) - 1; i >= 0; i-- { // oldest first
-		d, err := onsite.ReadMessage(list[i].Definition)
-		if err != nil {
-			return err
-		}
-		ok, err := d.Applies(view)
+	for _, m := range list { // oldest first
+		ok, err := m.Applies(view)
 		if err != nil {
 			return fmt.Errorf("targeting on-site message: %w", err)
 		}
 		if ok {
-			out = append(out, sdkMessage{ID: list[i].ID, Kind: d.Kind, Title: d.Title, Text: d.Text, Image: d.Image,
-				Buttons: d.Buttons, Frequency: d.Frequency})
+			out = append(out, sdkMessage{ID: m.ID, Kind: m.Kind, Title: m.Title, Text: m.Text, Image: m.Image,
+				Buttons: m.Buttons, Frequency: m.Frequency})
 		}
 	}
 	r.fc.Response.Header.Set("Cache-Control", "private, max-age=60")

@@ -44,8 +44,8 @@ type route struct {
 	cors        bool // browser SDK route: open CORS, answers preflight
 	// definitions: the route may change what Services.Definitions caches
 	// (set by add: a write under /automations, /journeys, /goals,
-	// /segments or /identity, enrolments aside), so the cache is purged
-	// after it.
+	// /segments, /identity, /prompt, /welcome, /onsite or /topics,
+	// enrolments aside), so the cache is purged after it.
 	definitions bool
 	handle      func(r *request) error
 	segs        []string
@@ -354,7 +354,7 @@ func (a *API) run(r *request) error {
 
 // definitionsRoute matches the routes whose writes change definitions the
 // cache holds.
-var definitionsRoute = regexp.MustCompile(`^/api/v1/(automations|journeys|goals|segments|identity)(/|$)`)
+var definitionsRoute = regexp.MustCompile(`^/api/v1/(automations|journeys|goals|segments|identity|prompt|welcome|onsite|topics)(/|$)`)
 
 // fail writes err: an *Error as itself, anything else as a logged 500.
 func (a *API) fail(r *request, err error) {

@@ -66,7 +66,7 @@ func (a *API) handleSDKConfig(r *request) error {
 		Name string `json:"name"`
 		Slug string `json:"slug"`
 	}
-	list, err := a.st.ListTopics(r.ctx, w.ID)
+	list, err := a.defs.Topics(r.ctx, w.ID) // cached, as the prompt
 	if err != nil {
 		return err
 	}
@@ -81,7 +81,7 @@ func (a *API) handleSDKConfig(r *request) error {
 	}
 	// The prompt the SDK follows (issue 36); null while it is off.
 	var prompt *onsite.Prompt
-	if p, err := a.prompt(r, w.ID); err != nil {
+	if p, err := a.prompt(r, a.defs.SiteSettings, w.ID); err != nil {
 		return err
 	} else if p.Enabled {
 		prompt = &p

@@ -2,13 +2,17 @@
 // and every registration reads: the active automations, the active
 // journeys, whether the website has any journey at all, the goals of each
 // event name, the tag goals, the segments, and the identity verification
-// (mode and secrets) that registrations naming a person check. Without it each POST /events
+// (mode and secrets) that registrations naming a person check; and what
+// the browser SDK's public routes read (public.go): the prompt and welcome
+// settings, the active on-site messages and the segments they target,
+// compiled, and the topics. Without it each POST /events
 // naming a person read them from the store again (four to six queries),
 // and each registration as many.
 //
 // A cached answer holds until the store's definitions version
 // (store.Automations.DefinitionsVersion) moves: triggers move it in the
-// transaction of any change to those tables, made by any node. The cache
+// transaction of any change to those tables, made by any node, and the
+// writers of the settings, on-site messages and topics in theirs. The cache
 // reads the version at most once per TTL, on the path of the first
 // request after the TTL, and drops everything when it moved; the node a
 // change was made through drops its cache at once (Purge, which the API
@@ -29,6 +33,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/relaybell/relaybell/audience"
 	"github.com/relaybell/relaybell/automations"
 	"github.com/relaybell/relaybell/goals"
 	"github.com/relaybell/relaybell/journeys"
@@ -49,6 +54,7 @@ type Base interface {
 	journeys.Store
 	goals.Store
 	IdentityVerification(ctx context.Context, websiteID string) (store.IdentityVerification, error)
+	PublicBase
 }
 
 // Store is base with the definitions' reads answered from the cache; every
@@ -68,6 +74,13 @@ type site struct {
 	tagGoals    []store.Goal // empty, not nil, when read and none
 	segments    map[string]store.Segment
 	identity    *store.IdentityVerification
+	// settings are the settings documents (public.go) by name; a nil
+	// document was never set.
+	settings map[string][]byte
+	onsite   []OnsiteMessage // active, oldest first; empty, not nil, when read and none
+	// selectors are the segments compiled, by id; nil: no such segment.
+	selectors map[string]*audience.Selector
+	topics    []store.Topic // empty, not nil, when read and none
 }
 
 // New returns base with its definitions cached, the version trusted for

@@ -479,8 +479,8 @@ func (s *Server) initEvents(context.Context) error {
 
 // definitions is the store with the definitions every event and
 // registration reads cached (package defcache), made on first use: the
-// automations', goals' and journeys' services and segment entry read
-// through it.
+// automations', goals' and journeys' services, segment entry and the API
+// read through it.
 func (s *Server) definitions() *defcache.Store {
 	if s.defs == nil {
 		s.defs = defcache.New(s.store, defcache.DefaultTTL, s.logger)
@@ -510,6 +510,17 @@ func (s *Server) initJourneys(context.Context) error {
 	return nil
 }
 
+// welcomeStore is the store with the welcome settings read through the
+// definitions cache: the welcome engine reads them for every new browser.
+type welcomeStore struct {
+	store.Store
+	defs *defcache.Store
+}
+
+func (w welcomeStore) SiteSettings(ctx context.Context, websiteID, name string) ([]byte, error) {
+	return w.defs.SiteSettings(ctx, websiteID, name)
+}
+
 // initEngine runs the engine: the automations' claim loop, which fires
 // journey timers through the journeys' handler. Its wake channel is the
 // automations service's: on a node that also runs the API (the embedded
@@ -536,7 +547,7 @@ func (s *Server) initEngine(context.Context) error {
 	// Welcome notifications (package onsite) ride on the same timers.
 	cfg.Kinds = map[string]automations.KindHandler{
 		store.TimerJourney: journeys.NewEngine(s.store, pool, tags, s.logger),
-		store.TimerWelcome: onsite.NewWelcomeEngine(s.store, pool, s.templates(), s.logger),
+		store.TimerWelcome: onsite.NewWelcomeEngine(welcomeStore{s.store, s.definitions()}, pool, s.templates(), s.logger),
 	}
 	loops := 1
 	if s.cfg.Postgres != "" {
@@ -695,9 +706,7 @@ func (s *Server) initAPI(context.Context) error {
 		Feeds:       s.feeds,
 	}
 	svc.Integrations = integrations.New(s.store, s.events)
-	if s.defs != nil {
-		svc.Definitions = s.defs
-	}
+	svc.Definitions = s.definitions() // one cache per process, the services' and the API's
 	aiAllow, err := netpolicy.ParseAllowList(s.cfg.AIAllowHosts)
 	if err != nil {
 		return fmt.Errorf("--ai-allow-hosts: %w", err)

@@ -197,9 +197,16 @@ func (s *Store) RevokeAPIKey(ctx context.Context, websiteID, id string, at time.
 }
 
 // DeleteWebsite deletes a website; its rows in every other table go with
-// it (ON DELETE CASCADE).
+// it (ON DELETE CASCADE), and the definitions version moves (its settings
+// documents and on-site messages have no trigger).
 func (s *Store) DeleteWebsite(ctx context.Context, id string) error {
-	if err := affected(s.db.Write().Exec(ctx, `DELETE FROM websites WHERE id = $1`, id)); err != nil {
+	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
+		if err := affected(tx.Exec(ctx, `DELETE FROM websites WHERE id = $1`, id)); err != nil {
+			return err
+		}
+		return bumpDefinitions(ctx, tx)
+	})
+	if err != nil {
 		return fmt.Errorf("deleting website: %w", err)
 	}
 	return nil

@@ -521,11 +521,24 @@ func (s *Store) DoneTrigger(ctx context.Context, id string) error {
 
 // DefinitionsVersion reads the definitions version, which the triggers of
 // the definitions_version migration move with every change to the
-// automations, journeys, journey versions, goals and segments.
+// automations, journeys, journey versions, goals and segments, and
+// bumpDefinitions with every change to the site settings, on-site
+// messages and topics.
 func (s *Store) DefinitionsVersion(ctx context.Context) (int64, error) {
 	var v int64
 	if err := s.db.Read().QueryRow(ctx, `SELECT version FROM definitions_version`).Scan(&v); err != nil {
 		return 0, fmt.Errorf("reading definitions version: %w", err)
 	}
 	return v, nil
+}
+
+// bumpDefinitions moves the definitions version in tx: the writers of the
+// definitions no trigger watches (a website's settings documents, on-site
+// messages and topics, and the website itself, whose deletion takes them)
+// call it in the transaction of their change.
+func bumpDefinitions(ctx context.Context, tx Conn) error {
+	if _, err := tx.Exec(ctx, `UPDATE definitions_version SET version = version + 1`); err != nil {
+		return fmt.Errorf("moving the definitions version: %w", err)
+	}
+	return nil
 }

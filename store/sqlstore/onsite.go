@@ -27,11 +27,17 @@ func (s *Store) SiteSettings(ctx context.Context, websiteID, name string) ([]byt
 	return []byte(body), nil
 }
 
-// PutSiteSettings stores one of the website's settings documents.
+// PutSiteSettings stores one of the website's settings documents, and
+// moves the definitions version with it.
 func (s *Store) PutSiteSettings(ctx context.Context, websiteID, name string, body []byte, at time.Time) error {
-	_, err := s.db.Write().Exec(ctx, `INSERT INTO site_settings (website_id, name, body, updated_at)
-		VALUES ($1, $2, $3, $4) ON CONFLICT (website_id, name) DO UPDATE SET body = excluded.body,
-		updated_at = excluded.updated_at`, websiteID, name, string(body), s.time(at))
+	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO site_settings (website_id, name, body, updated_at)
+			VALUES ($1, $2, $3, $4) ON CONFLICT (website_id, name) DO UPDATE SET body = excluded.body,
+			updated_at = excluded.updated_at`, websiteID, name, string(body), s.time(at)); err != nil {
+			return err
+		}
+		return bumpDefinitions(ctx, tx)
+	})
 	if err != nil {
 		return fmt.Errorf("storing %s settings: %w", name, s.mapErr(err))
 	}
@@ -92,11 +98,17 @@ func (s *Store) OnsiteMessage(ctx context.Context, websiteID, id string) (store.
 	return m, nil
 }
 
-// CreateOnsiteMessage stores a new message.
+// CreateOnsiteMessage stores a new message; the definitions version
+// moves with it, as with every change to the messages.
 func (s *Store) CreateOnsiteMessage(ctx context.Context, m store.OnsiteMessage) error {
-	_, err := s.db.Write().Exec(ctx, `INSERT INTO onsite_messages (`+onsiteCols+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`, m.ID, m.WebsiteID, m.Name, m.Status, string(m.Definition),
-		s.time(m.CreatedAt), s.time(m.UpdatedAt))
+	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO onsite_messages (`+onsiteCols+`)
+			VALUES ($1, $2, $3, $4, $5, $6, $7)`, m.ID, m.WebsiteID, m.Name, m.Status, string(m.Definition),
+			s.time(m.CreatedAt), s.time(m.UpdatedAt)); err != nil {
+			return err
+		}
+		return bumpDefinitions(ctx, tx)
+	})
 	if err != nil {
 		return fmt.Errorf("creating on-site message: %w", s.mapErr(err))
 	}
@@ -106,9 +118,15 @@ func (s *Store) CreateOnsiteMessage(ctx context.Context, m store.OnsiteMessage) 
 // UpdateOnsiteMessage replaces a message's name, status, definition and
 // UpdatedAt.
 func (s *Store) UpdateOnsiteMessage(ctx context.Context, m store.OnsiteMessage) error {
-	if err := affected(s.db.Write().Exec(ctx, `UPDATE onsite_messages SET name = $3, status = $4, definition = $5,
-		updated_at = $6 WHERE website_id = $1 AND id = $2`, m.WebsiteID, m.ID, m.Name, m.Status,
-		string(m.Definition), s.time(m.UpdatedAt))); err != nil {
+	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
+		if err := affected(tx.Exec(ctx, `UPDATE onsite_messages SET name = $3, status = $4, definition = $5,
+			updated_at = $6 WHERE website_id = $1 AND id = $2`, m.WebsiteID, m.ID, m.Name, m.Status,
+			string(m.Definition), s.time(m.UpdatedAt))); err != nil {
+			return err
+		}
+		return bumpDefinitions(ctx, tx)
+	})
+	if err != nil {
 		return fmt.Errorf("updating on-site message: %w", s.mapErr(err))
 	}
 	return nil
@@ -121,8 +139,10 @@ func (s *Store) DeleteOnsiteMessage(ctx context.Context, websiteID, id string) e
 		if err := affected(tx.Exec(ctx, `DELETE FROM onsite_messages WHERE website_id = $1 AND id = $2`, websiteID, id)); err != nil {
 			return fmt.Errorf("deleting on-site message: %w", s.mapErr(err))
 		}
-		_, err := tx.Exec(ctx, `DELETE FROM onsite_counts WHERE website_id = $1 AND subject = $2`, websiteID, id)
-		return err
+		if _, err := tx.Exec(ctx, `DELETE FROM onsite_counts WHERE website_id = $1 AND subject = $2`, websiteID, id); err != nil {
+			return err
+		}
+		return bumpDefinitions(ctx, tx)
 	})
 }
 

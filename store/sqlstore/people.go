@@ -169,7 +169,8 @@ func (s *Store) Topic(ctx context.Context, websiteID, idOrSlug string) (store.To
 	return t, nil
 }
 
-// SaveTopic creates the topic, or renames the website's topic with its slug.
+// SaveTopic creates the topic, or renames the website's topic with its slug
+// (the definitions version moves, as with every change to the topics).
 // On PostgreSQL the transaction runs again when a concurrent save created
 // the slug first, and then renames it.
 func (s *Store) SaveTopic(ctx context.Context, t store.Topic) (store.Topic, bool, error) {
@@ -178,13 +179,17 @@ func (s *Store) SaveTopic(ctx context.Context, t store.Topic) (store.Topic, bool
 		created = false
 		n, err := tx.Exec(ctx, `UPDATE topics SET name = $1 WHERE website_id = $2 AND lower(slug) = lower($3)`,
 			t.Name, t.WebsiteID, t.Slug)
-		if err != nil || n > 0 {
+		if err != nil {
 			return err
 		}
-		created = true
-		_, err = tx.Exec(ctx, `INSERT INTO topics (id, website_id, name, slug, created_at) VALUES ($1, $2, $3, $4, $5)`,
-			t.ID, t.WebsiteID, t.Name, t.Slug, s.now(t.CreatedAt))
-		return err
+		if n == 0 {
+			created = true
+			if _, err := tx.Exec(ctx, `INSERT INTO topics (id, website_id, name, slug, created_at) VALUES ($1, $2, $3, $4, $5)`,
+				t.ID, t.WebsiteID, t.Name, t.Slug, s.now(t.CreatedAt)); err != nil {
+				return err
+			}
+		}
+		return bumpDefinitions(ctx, tx)
 	})
 	if err != nil {
 		return store.Topic{}, false, fmt.Errorf("saving topic: %w", s.mapErr(err))
@@ -195,7 +200,12 @@ func (s *Store) SaveTopic(ctx context.Context, t store.Topic) (store.Topic, bool
 
 // RenameTopic changes a topic's name (never its slug).
 func (s *Store) RenameTopic(ctx context.Context, websiteID, id, name string) (store.Topic, error) {
-	err := affected(s.db.Write().Exec(ctx, `UPDATE topics SET name = $1 WHERE id = $2 AND website_id = $3`, name, id, websiteID))
+	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
+		if err := affected(tx.Exec(ctx, `UPDATE topics SET name = $1 WHERE id = $2 AND website_id = $3`, name, id, websiteID)); err != nil {
+			return err
+		}
+		return bumpDefinitions(ctx, tx)
+	})
 	if err != nil {
 		return store.Topic{}, fmt.Errorf("renaming topic: %w", err)
 	}
@@ -221,8 +231,10 @@ func (s *Store) DeleteTopic(ctx context.Context, websiteID, id string) error {
 		if err := s.pauseTopicFeeds(ctx, tx, websiteID, id, name, now); err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `DELETE FROM topics WHERE id = $1 AND website_id = $2`, id, websiteID)
-		return err
+		if _, err := tx.Exec(ctx, `DELETE FROM topics WHERE id = $1 AND website_id = $2`, id, websiteID); err != nil {
+			return err
+		}
+		return bumpDefinitions(ctx, tx)
 	})
 	if err != nil {
 		return fmt.Errorf("deleting topic: %w", err)

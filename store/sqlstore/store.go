@@ -37,6 +37,10 @@ func (s *Store) Close() error { return s.db.Close() }
 // tests.
 func (s *Store) DB() DB { return s.db }
 
+// WithDB returns the store over db, with the same dialect: a test wraps
+// the engine's connections (DB) to see the statements a call runs.
+func (s *Store) WithDB(db DB) *Store { return &Store{db: db, d: s.d, log: s.log} }
+
 // time is the stored form of t.
 func (s *Store) time(t time.Time) any { return s.d.Time(t) }
 

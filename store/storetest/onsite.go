@@ -18,6 +18,67 @@ var onsiteCases = []testCase{
 	{"Counts", testOnsiteCounts},
 	{"Welcome", testWelcome},
 	{"WelcomeRace", testWelcomeRace},
+	{"DefinitionsVersion", testOnsiteDefinitionsVersion},
+}
+
+// testOnsiteDefinitionsVersion: the definitions version moves with every
+// change to a settings document, an on-site message or a topic, and with a
+// website's deletion; not with a count, nor with a refused change.
+func testOnsiteDefinitionsVersion(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	last, err := s.DefinitionsVersion(ctx)
+	noErr(t, "DefinitionsVersion", err)
+	moved := func(what string, want bool) {
+		t.Helper()
+		v, err := s.DefinitionsVersion(ctx)
+		noErr(t, "DefinitionsVersion", err)
+		if got := v != last; got != want {
+			t.Fatalf("%s: version %d -> %d, moved %v, want %v", what, last, v, got, want)
+		}
+		last = v
+	}
+	noErr(t, "PutSiteSettings", s.PutSiteSettings(ctx, w.Website.ID, store.SettingsPrompt, []byte(`{"kind":"soft"}`), at(0)))
+	moved("the prompt set", true)
+	noErr(t, "PutSiteSettings", s.PutSiteSettings(ctx, w.Website.ID, store.SettingsWelcome, []byte(`{"enabled":true}`), at(0)))
+	moved("the welcome set", true)
+	noErr(t, "PutSiteSettings", s.PutSiteSettings(ctx, w.Website.ID, store.SettingsWelcome, []byte(`{"enabled":false}`), at(time.Second)))
+	moved("the welcome changed", true)
+	wantErr(t, "PutSiteSettings of an unknown website",
+		s.PutSiteSettings(ctx, uuid.NewString(), store.SettingsPrompt, []byte(`{}`), at(0)), store.ErrNotFound)
+	moved("settings of an unknown website refused", false)
+	m := newOnsiteMessage(t, s, w.Website.ID, "a", at(0))
+	moved("a message created", true)
+	noErr(t, "CountOnsite", s.CountOnsite(ctx, w.Website.ID, m.ID, store.OnsiteImpression, 1))
+	moved("a message counted", false)
+	m.Status = "active"
+	noErr(t, "UpdateOnsiteMessage", s.UpdateOnsiteMessage(ctx, m))
+	moved("a message updated", true)
+	unknown := m
+	unknown.ID = uuid.NewString()
+	wantErr(t, "UpdateOnsiteMessage(unknown)", s.UpdateOnsiteMessage(ctx, unknown), store.ErrNotFound)
+	moved("an unknown message's update refused", false)
+	noErr(t, "DeleteOnsiteMessage", s.DeleteOnsiteMessage(ctx, w.Website.ID, m.ID))
+	moved("a message deleted", true)
+	topic, created, err := s.SaveTopic(ctx, store.Topic{ID: uuid.NewString(), WebsiteID: w.Website.ID, Name: "News", Slug: "news", CreatedAt: at(0)})
+	noErr(t, "SaveTopic", err)
+	if !created {
+		t.Fatal("SaveTopic: not created")
+	}
+	moved("a topic created", true)
+	_, _, err = s.SaveTopic(ctx, store.Topic{ID: uuid.NewString(), WebsiteID: w.Website.ID, Name: "Daily news", Slug: "NEWS", CreatedAt: at(0)})
+	noErr(t, "SaveTopic", err)
+	moved("a topic saved again", true)
+	_, err = s.RenameTopic(ctx, w.Website.ID, topic.ID, "Weekly news")
+	noErr(t, "RenameTopic", err)
+	moved("a topic renamed", true)
+	_, err = s.RenameTopic(ctx, w.Website.ID, uuid.NewString(), "x")
+	wantErr(t, "RenameTopic(unknown)", err, store.ErrNotFound)
+	moved("an unknown topic's renaming refused", false)
+	noErr(t, "DeleteTopic", s.DeleteTopic(ctx, w.Website.ID, topic.ID))
+	moved("a topic deleted", true)
+	noErr(t, "DeleteWebsite", s.DeleteWebsite(ctx, w.Website.ID))
+	moved("the website deleted", true)
 }
 
 func testSiteSettings(t *testing.T, s store.Store) {

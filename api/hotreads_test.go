@@ -1,0 +1,321 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/relaybell/relaybell/store"
+	"github.com/relaybell/relaybell/store/postgres"
+	"github.com/relaybell/relaybell/store/sqlite"
+	"github.com/relaybell/relaybell/store/sqlstore"
+)
+
+// stmtCounter is a sqlstore.DB that counts the statements run through it.
+type stmtCounter struct {
+	sqlstore.DB
+	n *stmtCount
+}
+
+// stmtCount counts statements and keeps them, their spaces collapsed.
+type stmtCount struct {
+	mu   sync.Mutex
+	n    int
+	last []string
+}
+
+func (c *stmtCount) add(query string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n++
+	c.last = append(c.last, strings.Join(strings.Fields(query), " "))
+}
+
+// take returns the count and the statements since the last take.
+func (c *stmtCount) take() (int, []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n, last := c.n, c.last
+	c.n, c.last = 0, nil
+	return n, last
+}
+
+func (c stmtCounter) Read() sqlstore.Conn  { return countConn{c.DB.Read(), c.n} }
+func (c stmtCounter) Write() sqlstore.Conn { return countConn{c.DB.Write(), c.n} }
+
+func (c stmtCounter) Tx(ctx context.Context, opt sqlstore.TxOptions, fn func(tx sqlstore.Conn) error) error {
+	return c.DB.Tx(ctx, opt, func(tx sqlstore.Conn) error { return fn(countConn{tx, c.n}) })
+}
+
+type countConn struct {
+	c sqlstore.Conn
+	n *stmtCount
+}
+
+func (c countConn) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	c.n.add(query)
+	return c.c.Exec(ctx, query, args...)
+}
+
+func (c countConn) Query(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
+	c.n.add(query)
+	return c.c.Query(ctx, query, args...)
+}
+
+func (c countConn) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
+	c.n.add(query)
+	return c.c.QueryRow(ctx, query, args...)
+}
+
+// countedHarness is a harness whose store counts its statements, with the
+// definitions cache trusting its version an hour (a steady stream of
+// requests while nothing changes). The API's loops (the auth version
+// poller, the rate counts' sync, the conversion folder) read the store on
+// their own: stop ends them, so that the count is the requests' alone.
+func countedHarness(t *testing.T) (h *harness, n *stmtCount, stop func()) {
+	t.Helper()
+	st, an := openStores(t)
+	n = new(stmtCount)
+	switch s := st.(type) {
+	case *sqlite.Store:
+		s.Store = s.Store.WithDB(stmtCounter{s.DB(), n})
+	case *postgres.Store:
+		s.Store = s.Store.WithDB(stmtCounter{s.DB(), n})
+	default:
+		t.Fatalf("store %T", st)
+	}
+	h = &harness{t: t, st: &failStore{Store: st}, an: &failAnalytics{Store: an}, disp: &memDispatcher{},
+		clock: &testClock{now: testStart}, reg: prometheus.NewRegistry()}
+	cfg := testConfig{Config: Config{AdminToken: testAdminToken}, DefinitionsTTL: time.Hour, Stop: &stop}
+	a, err := newAPI(t, cfg, h.st, h.an, h.disp, nil, h.reg, WithClock(h.clock.Now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.api = a
+	if h.site, err = CreateWebsite(context.Background(), h.st, NewWebsite{Name: "Shop", URL: "https://shop.example"}, testStart); err != nil {
+		t.Fatal(err)
+	}
+	return h, n, stop
+}
+
+// TestHotReadStatements counts the store statements of a browser's
+// registration, of GET /config and of GET /onsite (a subscribed visitor,
+// a message targeting a segment) once the caches are warm, a topic, the
+// welcome, the prompt and three on-site messages set:
+//
+//	go test ./api/ -run TestHotReadStatements -v
+func TestHotReadStatements(t *testing.T) {
+	h, n, stop := countedHarness(t)
+	key := auth(h.site.APIKey)
+	seg := h.do("POST", "/api/v1/segments", `{"name":"French","filters":{"rules":[{"field":"language","value":"fr"}]}}`, key...)
+	segID := seg.json(t)["id"].(string)
+	for _, c := range []struct{ method, path, body string }{
+		{"POST", "/api/v1/topics", `{"name":"News","slug":"news"}`},
+		{"PUT", "/api/v1/prompt", `{"enabled":true,"kind":"soft"}`},
+		{"PUT", "/api/v1/welcome", `{"enabled":true,"delaySeconds":60,"title":"Welcome!","body":"Thanks"}`},
+		{"POST", "/api/v1/onsite", `{"name":"a","title":"A","status":"active"}`},
+		{"POST", "/api/v1/onsite", `{"name":"b","title":"B","status":"active","targeting":{"include":["/shop*"]}}`},
+		{"POST", "/api/v1/onsite", `{"name":"fr","title":"Bonjour","status":"active","targeting":{"segmentId":"` + segID + `"}}`},
+	} {
+		if r := h.do(c.method, c.path, c.body, key...); r.status >= 300 {
+			t.Fatalf("%s %s: %d %s", c.method, c.path, r.status, r.body)
+		}
+	}
+	base := "/api/v1/projects/" + h.site.ProjectID
+	i := 0
+	register := func() string {
+		i++
+		r := h.do("POST", base+"/subscriptions", subscribeBody(t, fmt.Sprintf("https://fcm.googleapis.com/fcm/send/hot%d", i), `,"language":"fr"`))
+		if r.status != 201 {
+			t.Fatalf("subscribe: %d %s", r.status, r.body)
+		}
+		return r.json(t)["subscriberId"].(string)
+	}
+	sub := register()
+	stop()
+	config := func() {
+		if r := h.do("GET", base+"/config", ""); r.status != 200 {
+			t.Fatalf("config: %d %s", r.status, r.body)
+		}
+	}
+	onsite := func() {
+		r := h.do("GET", base+"/onsite?url=https%3A%2F%2Fshop.example%2Fshop%2Fx&subscribed=1&subscriberId="+sub, "")
+		if r.status != 200 || len(r.json(t)["messages"].([]any)) != 3 {
+			t.Fatalf("onsite: %d %s", r.status, r.body)
+		}
+	}
+	// A steady request reads no definition: neither the settings, the
+	// on-site messages (nor their counts), the segments, the topics (nor
+	// their counts), nor the definitions version (trusted an hour here).
+	definitions := []string{"site_settings", "onsite_messages", "onsite_counts", "segments", "topics", "definitions_version"}
+	const rounds = 10
+	per := func(what string, f func()) float64 {
+		t.Helper()
+		f() // warm
+		n.take()
+		for range rounds {
+			f()
+		}
+		all, stmts := n.take()
+		for _, q := range stmts {
+			for _, table := range definitions {
+				if strings.Contains(q+" ", " "+table+" ") {
+					t.Errorf("%s reads %s: %s", what, table, q)
+				}
+			}
+		}
+		last := stmts[len(stmts)*(rounds-1)/rounds:]
+		for i, q := range last {
+			last[i] = q[:min(len(q), 80)]
+		}
+		t.Logf("%s: %.1f store statements a request; the last one's:\n\t%s", what,
+			float64(all)/rounds, strings.Join(last, "\n\t"))
+		return float64(all) / rounds
+	}
+	per("registration", func() { register() })
+	if got := per("config", config); got != 0 {
+		t.Errorf("config: %.1f statements a request, want none", got)
+	}
+	// The visitor is read live, once.
+	if got := per("onsite", onsite); got != 1 {
+		t.Errorf("onsite: %.1f statements a request, want 1", got)
+	}
+}
+
+// TestHotReadsFollowChanges: the prompt and topics (GET /config), the welcome (a
+// registration queues it) and the on-site messages and their segments
+// (GET /onsite) are read from the definitions cache, yet a change made
+// through the API holds at once on the node it was made through (its
+// cache trusts its version an hour: the route purges it) and on another
+// node over the same store at its next version check (every request here).
+func TestHotReadsFollowChanges(t *testing.T) {
+	h := newHarness(t, func(tc *testConfig) { tc.DefinitionsTTL = time.Hour })
+	other, err := newAPI(t, testConfig{Config: Config{AdminToken: testAdminToken}}, h.st, h.an, h.disp, nil,
+		prometheus.NewRegistry(), WithClock(h.clock.Now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := []struct {
+		name    string
+		handler func(method, uri, body string, headers ...string) response
+	}{{"A", h.do}, {"B", func(method, uri, body string, headers ...string) response {
+		return serveOnce(other.Handler(), method, uri, body, headers...)
+	}}}
+	key := auth(h.site.APIKey)
+	change := func(method, path, body string) map[string]any {
+		t.Helper()
+		r := h.do(method, path, body, key...)
+		if r.status >= 300 {
+			t.Fatalf("%s %s: %d %s", method, path, r.status, r.body)
+		}
+		return r.json(t)
+	}
+	base := "/api/v1/projects/" + h.site.ProjectID
+	// Each node answers want (after what changed).
+	prompt := func(what, want string) {
+		t.Helper()
+		for _, n := range nodes {
+			r := n.handler("GET", base+"/config", "")
+			if r.status != 200 || !strings.Contains(string(r.body), `"prompt":`+want) {
+				t.Fatalf("%s: node %s's config: %d %s, want the prompt %s", what, n.name, r.status, r.body, want)
+			}
+		}
+	}
+	i := 0
+	welcome := func(what string, want bool) {
+		t.Helper()
+		for _, n := range nodes {
+			i++
+			r := n.handler("POST", base+"/subscriptions", subscribeBody(t, fmt.Sprintf("https://fcm.googleapis.com/fcm/send/follow%d", i), ""))
+			if r.status != 201 {
+				t.Fatalf("%s: node %s: subscribe: %d %s", what, n.name, r.status, r.body)
+			}
+			endpoint := r.json(t)["endpointId"].(string)
+			timers, err := h.st.ClaimTimers(context.Background(), h.clock.Now().Add(48*time.Hour), time.Minute, 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			queued := false
+			for _, tm := range timers {
+				queued = queued || tm.Kind == store.TimerWelcome && tm.RunID == endpoint
+			}
+			if queued != want {
+				t.Fatalf("%s: node %s queued a welcome: %v, want %v", what, n.name, queued, want)
+			}
+		}
+	}
+	r := h.do("POST", base+"/subscriptions", subscribeBody(t, "https://fcm.googleapis.com/fcm/send/fr", `,"language":"fr"`))
+	fr := r.json(t)["subscriberId"].(string)
+	onsite := func(what string, want ...string) {
+		t.Helper()
+		for _, n := range nodes {
+			r := n.handler("GET", base+"/onsite?url=https%3A%2F%2Fshop.example%2F&subscribed=1&subscriberId="+fr, "")
+			var got struct{ Messages []struct{ Title string } }
+			if err := json.Unmarshal(r.body, &got); err != nil || r.status != 200 {
+				t.Fatalf("%s: node %s: onsite: %d %s", what, n.name, r.status, r.body)
+			}
+			titles := []string{}
+			for _, m := range got.Messages {
+				titles = append(titles, m.Title)
+			}
+			if !slices.Equal(titles, want) {
+				t.Fatalf("%s: node %s shows %v, want %v", what, n.name, titles, want)
+			}
+		}
+	}
+
+	// Warm caches.
+	prompt("at first", "null}")
+	welcome("at first", false)
+	onsite("at first")
+
+	change("PUT", "/api/v1/prompt", `{"enabled":true,"kind":"bell"}`)
+	prompt("the prompt on", `{"enabled":true,"kind":"bell"`)
+	change("PUT", "/api/v1/prompt", `{"enabled":false}`)
+	prompt("the prompt off", "null}")
+
+	// The topics of /config.
+	topics := func(what, want string) {
+		t.Helper()
+		for _, n := range nodes {
+			r := n.handler("GET", base+"/config", "")
+			if r.status != 200 || !strings.Contains(string(r.body), `"topics":`+want+`,`) {
+				t.Fatalf("%s: node %s's config: %d %s, want the topics %s", what, n.name, r.status, r.body, want)
+			}
+		}
+	}
+	topics("at first", "[]")
+	topic := change("POST", "/api/v1/topics", `{"name":"News","slug":"news"}`)["id"].(string)
+	topics("a topic created", `[{"name":"News","slug":"news"}]`)
+	change("PUT", "/api/v1/topics/"+topic, `{"name":"Daily news"}`)
+	topics("a topic renamed", `[{"name":"Daily news","slug":"news"}]`)
+	change("DELETE", "/api/v1/topics/"+topic, "")
+	topics("a topic deleted", "[]")
+
+	change("PUT", "/api/v1/welcome", `{"enabled":true,"delaySeconds":60,"title":"Welcome!"}`)
+	welcome("the welcome on", true)
+	change("PUT", "/api/v1/welcome", `{"enabled":false}`)
+	welcome("the welcome off", false)
+
+	a := change("POST", "/api/v1/onsite", `{"name":"a","title":"A","status":"active"}`)["id"].(string)
+	onsite("a message created", "A")
+	change("PUT", "/api/v1/onsite/"+a, `{"status":"paused"}`)
+	onsite("a message paused")
+	change("PUT", "/api/v1/onsite/"+a, `{"status":"active","title":"A2"}`)
+	onsite("a message active again", "A2")
+	seg := change("POST", "/api/v1/segments", `{"name":"French","filters":{"rules":[{"field":"language","value":"fr"}]}}`)["id"].(string)
+	h.clock.Add(time.Second) // after A2, oldest first
+	change("POST", "/api/v1/onsite", `{"name":"fr","title":"Bonjour","status":"active","targeting":{"segmentId":"`+seg+`"}}`)
+	onsite("a message for a segment", "A2", "Bonjour")
+	change("PUT", "/api/v1/segments/"+seg, `{"filters":{"rules":[{"field":"language","value":"de"}]}}`)
+	onsite("its segment changed", "A2")
+	change("DELETE", "/api/v1/onsite/"+a, "")
+	onsite("a message deleted")
+}
