@@ -12,7 +12,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/relaybell/relaybell/audience"
-	"github.com/relaybell/relaybell/notification"
 	"github.com/relaybell/relaybell/onsite"
 	"github.com/relaybell/relaybell/store"
 )

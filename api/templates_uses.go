@@ -103,7 +103,7 @@ func (a *API) useChecks(r *request, w store.Website, u store.TemplateUse) ([]use
 			return a.schedules.CheckSend(r.ctx, w, sc, templates.NewService(lk), r.now)
 		}}, nil
 	case store.TemplateUseWelcome:
-		wel, err := a.welcome(r, w.ID)
+		wel, err := a.welcome(r, a.st.SiteSettings, w.ID)
 		if err != nil {
 			return nil, err
 		}

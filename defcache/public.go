@@ -34,14 +34,14 @@ type OnsiteMessage struct {
 // was never set.
 func (s *Store) SiteSettings(ctx context.Context, websiteID, name string) ([]byte, error) {
 	st, gen, ok := s.get(ctx, websiteID)
-	s.mu.Lock()
+	s.v.mu.Lock()
 	if st != nil && st.settings != nil {
 		if b, hit := st.settings[name]; hit {
-			s.mu.Unlock()
+			s.v.mu.Unlock()
 			return slices.Clone(b), nil
 		}
 	}
-	s.mu.Unlock()
+	s.v.mu.Unlock()
 	b, err := s.Base.SiteSettings(ctx, websiteID, name)
 	if err != nil {
 		return nil, err
@@ -63,13 +63,13 @@ func (s *Store) SiteSettings(ctx context.Context, websiteID, name string) ([]byt
 // definitions). The messages are shared: the caller must not change them.
 func (s *Store) ActiveOnsiteMessages(ctx context.Context, websiteID string) ([]OnsiteMessage, error) {
 	st, gen, ok := s.get(ctx, websiteID)
-	s.mu.Lock()
+	s.v.mu.Lock()
 	if st != nil && st.onsite != nil {
 		list := st.onsite
-		s.mu.Unlock()
+		s.v.mu.Unlock()
 		return list, nil
 	}
-	s.mu.Unlock()
+	s.v.mu.Unlock()
 	stored, err := s.Base.ListOnsiteMessages(ctx, websiteID)
 	if err != nil {
 		return nil, err
@@ -96,17 +96,17 @@ func (s *Store) ActiveOnsiteMessages(ctx context.Context, websiteID string) ([]O
 // is shared: the caller must not change it.
 func (s *Store) SegmentSelector(ctx context.Context, websiteID, segmentID string) (*audience.Selector, error) {
 	st, gen, ok := s.get(ctx, websiteID)
-	s.mu.Lock()
+	s.v.mu.Lock()
 	if st != nil && st.selectors != nil {
 		if sel, hit := st.selectors[segmentID]; hit {
-			s.mu.Unlock()
+			s.v.mu.Unlock()
 			if sel == nil {
 				return nil, fmt.Errorf("%w: %s", audience.ErrSegmentMissing, segmentID)
 			}
 			return sel, nil
 		}
 	}
-	s.mu.Unlock()
+	s.v.mu.Unlock()
 	sel, err := audience.Compile(ctx, s.Base, websiteID, notification.Target{SegmentID: segmentID})
 	if err != nil && !errors.Is(err, audience.ErrSegmentMissing) {
 		return nil, err
@@ -131,13 +131,13 @@ func (s *Store) SegmentSelector(ctx context.Context, websiteID, segmentID string
 // (without their subscriber counts, which are not definitions).
 func (s *Store) Topics(ctx context.Context, websiteID string) ([]store.Topic, error) {
 	st, gen, ok := s.get(ctx, websiteID)
-	s.mu.Lock()
+	s.v.mu.Lock()
 	if st != nil && st.topics != nil {
 		list := slices.Clone(st.topics)
-		s.mu.Unlock()
+		s.v.mu.Unlock()
 		return list, nil
 	}
-	s.mu.Unlock()
+	s.v.mu.Unlock()
 	list, err := s.Base.ListTopics(ctx, websiteID)
 	if err != nil {
 		return nil, err

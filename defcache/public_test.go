@@ -1,4 +1,4 @@
-package defcache
+package defcache_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/relaybell/relaybell/audience"
+	"github.com/relaybell/relaybell/defcache"
 	"github.com/relaybell/relaybell/store"
 	"github.com/relaybell/relaybell/store/postgres"
 	"github.com/relaybell/relaybell/store/sqlite"
@@ -54,30 +55,26 @@ func onEngines(t *testing.T, test func(t *testing.T, st store.Store, site string
 
 // expire makes the cache read the version at its next answer, as it does
 // once its TTL passed (it keeps its answers unless the version moved).
-func expire(c *Store) {
-	c.mu.Lock()
-	c.checked = time.Now().Add(-2 * c.ttl)
-	c.mu.Unlock()
-}
+func expire(c *defcache.Store) { defcache.Expire(c) }
 
 // nodes are two caches over one store, each trusting its version an hour:
 // node a's API made a change (and purged a), node b sees it at its next
 // version check, not before.
 type nodes struct {
 	t    *testing.T
-	a, b *Store
+	a, b *defcache.Store
 }
 
 func newNodes(t *testing.T, st store.Store) nodes {
-	return nodes{t: t, a: New(st, time.Hour, nil), b: New(st, time.Hour, nil)}
+	return nodes{t: t, a: defcache.New(st, time.Hour, nil), b: defcache.New(st, time.Hour, nil)}
 }
 
 // changed runs change through the store as node a's API would (it purges
 // a after the write), and checks what read answers: the old on node b
 // until its next check, the new after it, and the new on a at once.
-func (n nodes) changed(what string, change func(), read func(c *Store) string, old, new string) {
+func (n nodes) changed(what string, change func(), read func(c *defcache.Store) string, old, new string) {
 	n.t.Helper()
-	for _, c := range []*Store{n.a, n.b} {
+	for _, c := range []*defcache.Store{n.a, n.b} {
 		if got := read(c); got != old {
 			n.t.Fatalf("%s: before, %q, want %q", what, got, old)
 		}
@@ -102,8 +99,8 @@ func TestSiteSettingsCached(t *testing.T) {
 	onEngines(t, func(t *testing.T, st store.Store, site string) {
 		ctx := context.Background()
 		n := newNodes(t, st)
-		read := func(name string) func(c *Store) string {
-			return func(c *Store) string {
+		read := func(name string) func(c *defcache.Store) string {
+			return func(c *defcache.Store) string {
 				b, err := c.SiteSettings(ctx, site, name)
 				if err != nil {
 					t.Fatal(err)
@@ -137,7 +134,7 @@ func TestOnsiteMessagesCached(t *testing.T) {
 	onEngines(t, func(t *testing.T, st store.Store, site string) {
 		ctx := context.Background()
 		n := newNodes(t, st)
-		read := func(c *Store) string {
+		read := func(c *defcache.Store) string {
 			list, err := c.ActiveOnsiteMessages(ctx, site)
 			if err != nil {
 				t.Fatal(err)
@@ -188,8 +185,8 @@ func TestOnsiteMessagesCached(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n.b.version != v {
-			t.Fatalf("a count moved the definitions version: %d, cached at %d", v, n.b.version)
+		if cached := defcache.CachedVersion(n.b); cached != v {
+			t.Fatalf("a count moved the definitions version: %d, cached at %d", v, cached)
 		}
 	})
 }
@@ -203,7 +200,7 @@ func TestSegmentSelectorCached(t *testing.T) {
 		n := newNodes(t, st)
 		segID := uuid.NewString()
 		fr := store.Subscriber{Language: "fr"}
-		read := func(c *Store) string {
+		read := func(c *defcache.Store) string {
 			sel, err := c.SegmentSelector(ctx, site, segID)
 			if errors.Is(err, audience.ErrSegmentMissing) {
 				return "missing"
@@ -237,7 +234,7 @@ func TestTopicsCached(t *testing.T) {
 	onEngines(t, func(t *testing.T, st store.Store, site string) {
 		ctx := context.Background()
 		n := newNodes(t, st)
-		read := func(c *Store) string {
+		read := func(c *defcache.Store) string {
 			list, err := c.Topics(ctx, site)
 			if err != nil {
 				t.Fatal(err)
