@@ -201,8 +201,11 @@ func (e *Engine) runTimed(ctx context.Context, sc store.Schedule, d Definition, 
 		// occurrence is neither done nor failed, and next_at stays; once
 		// the address is verified it goes, or is skipped past its
 		// catch-up, as any late occurrence.
-		e.logger.Info("a schedule's occurrence waits for the account's e-mail address to be verified",
-			"schedule_id", sc.ID, "occurrence", sc.NextAt.UTC().Format(time.RFC3339))
+		if sc.Refusal == nil || sc.Refusal.Reason != ErrNotVerified.Error() || !sc.Refusal.Occurrence.Equal(*sc.NextAt) {
+			// Once per occurrence, not at every look.
+			e.logger.Info("a schedule's occurrence waits for the account's e-mail address to be verified",
+				"schedule_id", sc.ID, "occurrence", sc.NextAt.UTC().Format(time.RFC3339))
+		}
 		return 0, e.st.HoldSchedule(ctx, sc.WebsiteID, sc.ID, *sc.NextAt, now.Add(e.cfg.VerifyRetry), ErrNotVerified.Error(), now)
 	}
 	done := 0
