@@ -46,10 +46,11 @@
 // On the hot path, concurrent events share their store calls: the person
 // lookups (ids only, one call per website of a batch, answered from
 // package defcache's People while the people version has not moved: a
-// batch of known people costs one read of it) and the interests
-// (one upsert per batch), each request answered once the call holding its
-// own returned, so an interest is committed when its event is answered.
-// The definitions the hooks read (automations, journeys, goals) come from
-// package defcache. Each event carries a Seq stamp taken when it was
-// accepted, which orders GET /events within a millisecond.
+// batch of known people costs one read of it), the conversions' search
+// for the send to credit (one call per website of a batch) and the
+// interests (one upsert per batch), each request answered once the call
+// holding its own returned, so an interest is committed when its event
+// is answered. The definitions the hooks read (automations, journeys,
+// goals) come from package defcache. Each event carries a Seq stamp taken
+// when it was accepted, which orders GET /events within a millisecond.
 package events

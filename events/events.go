@@ -131,6 +131,7 @@ type Service struct {
 	refs *defcache.People
 	// people and interests share the store calls of concurrent events.
 	people    *batch.Batcher[personKey, personFound]
+	sends     *batch.Batcher[sendQuery, store.Interaction]
 	interests *batch.Batcher[store.ProductInterest, struct{}]
 	credits   *batch.Batcher[store.ConversionCredit, struct{}]
 }
@@ -147,6 +148,7 @@ func New(st Store, log Log, disp Dispatcher, logger *slog.Logger, cfg Config) *S
 	s := &Service{st: st, log: log, disp: disp, logger: logger, cfg: cfg, kick: make(chan struct{}, 1)}
 	s.refs = defcache.NewPeople(st, logger)
 	s.people = batch.New(s.lookPeople, nil)
+	s.sends = batch.New(s.lastSends, s.lastSend)
 	s.interests = batch.New(s.addInterests, s.addInterest)
 	s.credits = batch.New(s.creditConversions, s.creditConversion)
 	return s
@@ -245,14 +247,16 @@ func (s *Service) Track(ctx context.Context, in Input) (Answer, error) {
 	b.Conversion = isConversion(name, valued, in.Website.Settings)
 	ans.IsConversion = b.Conversion
 	if b.Conversion && person != nil {
-		var id string
-		id, clicked, err = s.st.LastInteraction(ctx, in.Website.ID, person.ID, at.Add(-in.Website.Settings.Attribution()))
-		switch {
-		case err == nil:
-			b.NotificationID, b.Value = id, value
-			ans.Attribution = &Attribution{NotificationID: id, Value: value}
-		case !errors.Is(err, store.ErrNotFound):
+		// Concurrent conversions find their sends together.
+		send, err := s.sends.Do(ctx, sendQuery{websiteID: in.Website.ID,
+			InteractionQuery: store.InteractionQuery{SubscriberID: person.ID, Since: at.Add(-in.Website.Settings.Attribution())}})
+		if err != nil {
 			return Answer{}, err
+		}
+		if send.NotificationID != "" {
+			clicked = send.Clicked
+			b.NotificationID, b.Value = send.NotificationID, value
+			ans.Attribution = &Attribution{NotificationID: send.NotificationID, Value: value}
 		}
 	}
 
@@ -370,6 +374,45 @@ func (s *Service) lookPeople(ctx context.Context, keys []personKey) ([]personFou
 		out[i].ref, out[i].found = refs[k.websiteID][k.key]
 	}
 	return out, nil
+}
+
+// sendQuery is a conversion's search for the send to credit.
+type sendQuery struct {
+	websiteID string
+	store.InteractionQuery
+}
+
+// lastSends answers a batch of sendQuery: a store call per website.
+func (s *Service) lastSends(ctx context.Context, queries []sendQuery) ([]store.Interaction, error) {
+	bySite := map[string][]int{}
+	for i, q := range queries {
+		bySite[q.websiteID] = append(bySite[q.websiteID], i)
+	}
+	out := make([]store.Interaction, len(queries))
+	for site, idx := range bySite {
+		list := make([]store.InteractionQuery, len(idx))
+		for j, i := range idx {
+			list[j] = queries[i].InteractionQuery
+		}
+		found, err := s.st.LastInteractions(ctx, site, list)
+		if err != nil {
+			return nil, err
+		}
+		for j, i := range idx {
+			out[i] = found[j]
+		}
+	}
+	return out, nil
+}
+
+// lastSend answers one sendQuery alone (a lone one, or one of a batch
+// that failed, so that only the request at fault fails).
+func (s *Service) lastSend(ctx context.Context, q sendQuery) (store.Interaction, error) {
+	id, clicked, err := s.st.LastInteraction(ctx, q.websiteID, q.SubscriberID, q.Since)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Interaction{}, nil
+	}
+	return store.Interaction{NotificationID: id, Clicked: clicked}, err
 }
 
 // addInterests writes a batch of interests.

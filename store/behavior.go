@@ -54,6 +54,20 @@ type AlertResult struct {
 	Created bool
 }
 
+// InteractionQuery asks LastInteractions for the website's notification
+// the subscriber last clicked, or last had delivered, at or after Since.
+type InteractionQuery struct {
+	SubscriberID string
+	Since        time.Time
+}
+
+// Interaction is a LastInteractions answer: the notification, and whether
+// it was clicked (else delivered). NotificationID "" is none.
+type Interaction struct {
+	NotificationID string
+	Clicked        bool
+}
+
 // ConversionCredit is a conversion, event EventID worth Value, credited
 // to the website's notification for a click or (Clicked false) a
 // delivery.
@@ -74,6 +88,11 @@ type Behavior interface {
 	// true) or, failing that, last had delivered at or after since.
 	// ErrNotFound when none.
 	LastInteraction(ctx context.Context, websiteID, subscriberID string, since time.Time) (notificationID string, clicked bool, err error)
+	// LastInteractions answers each query as LastInteraction would, in
+	// one read per few hundred queries: the answers in the queries'
+	// order, a zero Interaction (NotificationID "") for a query
+	// LastInteraction answers ErrNotFound.
+	LastInteractions(ctx context.Context, websiteID string, queries []InteractionQuery) ([]Interaction, error)
 	// CreditConversion records the conversion of event eventID, worth
 	// value, for the website's notification, credited for a click or
 	// (clicked false) a delivery; the same event again credits nothing more. It takes no lock on the notification: the credit

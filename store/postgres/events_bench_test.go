@@ -118,3 +118,97 @@ func BenchmarkTrackPeople(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLastInteractions finds the sends to credit for a batch of 16
+// conversions of 16 people (each with a few sends delivered within the
+// window, every third with one clicked): "alone" one LastInteraction per
+// conversion, as events.Service did for every conversion, "batch" one
+// LastInteractions for the batch, as it does now for a batch of one
+// website. It reports the statements per batch (each call below 500
+// queries is one) and the CPU of the store's PostgreSQL backends per
+// conversion (pg-cpu-µs/conversion).
+func BenchmarkLastInteractions(b *testing.B) {
+	ctx := context.Background()
+	const people, sends, perBatch = 256, 20, 16
+	for _, name := range []string{"alone", "batch"} {
+		b.Run(name, func(b *testing.B) {
+			app := "sendsbench-" + uuid.NewString()[:8]
+			s := openAt(b, testSchema(b)+"&application_name="+app)
+			storetest.BenchSetup(b, s)
+			now := time.Now()
+			ns := make([]store.Notification, sends)
+			for i := range ns {
+				ns[i] = store.Notification{WebsiteID: storetest.BenchWebsite, Status: store.StatusSent, Title: "Sale"}
+				if err := s.CreateNotification(ctx, &ns[i]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			subs := make([]string, people)
+			for i := range subs {
+				res, err := s.UpsertSubscription(ctx, store.SubscriptionInput{WebsiteID: storetest.BenchWebsite,
+					Endpoint: "https://push.example/p-" + strconv.Itoa(i), P256dh: "BP256", Auth: "auth",
+					ExternalID: "p-" + strconv.Itoa(i), At: now})
+				if err != nil {
+					b.Fatal(err)
+				}
+				subs[i] = res.SubscriberID
+				for j := range 4 {
+					if _, err := s.RecordInteraction(ctx, storetest.BenchWebsite, ns[(i+j)%sends].ID, res.EndpointID,
+						store.InteractionDelivered, now.Add(-time.Duration(j+1)*time.Hour), nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if i%3 == 0 {
+					if _, err := s.RecordInteraction(ctx, storetest.BenchWebsite, ns[i%sends].ID, res.EndpointID,
+						store.InteractionClicked, now.Add(-30*time.Minute), nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			if _, err := s.pool.Exec(ctx, `ANALYZE`); err != nil {
+				b.Fatal(err)
+			}
+			since := now.Add(-7 * 24 * time.Hour)
+			batch := func(i int) []store.InteractionQuery {
+				qs := make([]store.InteractionQuery, perBatch)
+				for j := range qs {
+					qs[j] = store.InteractionQuery{SubscriberID: subs[(i*perBatch+j)%people], Since: since}
+				}
+				return qs
+			}
+			statements := 0
+			before := backendCPU(b, s, app)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				qs := batch(i)
+				found := 0
+				if name == "alone" {
+					for _, q := range qs {
+						if _, _, err := s.LastInteraction(ctx, storetest.BenchWebsite, q.SubscriberID, q.Since); err != nil {
+							b.Fatal(err)
+						}
+						statements++
+						found++
+					}
+				} else {
+					got, err := s.LastInteractions(ctx, storetest.BenchWebsite, qs)
+					if err != nil {
+						b.Fatal(err)
+					}
+					statements++
+					for _, g := range got {
+						if g.NotificationID != "" {
+							found++
+						}
+					}
+				}
+				if found != perBatch {
+					b.Fatalf("found %d sends of %d", found, perBatch)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(statements)/float64(b.N), "statements/batch")
+			b.ReportMetric(float64((backendCPU(b, s, app)-before).Microseconds())/float64(b.N*perBatch), "pg-cpu-µs/conversion")
+		})
+	}
+}

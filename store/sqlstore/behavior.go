@@ -15,6 +15,11 @@ import (
 	"github.com/relaybell/relaybell/store"
 )
 
+// lastInteractionOrder is the order of a subscriber's interactions i in
+// which the first is the one a conversion is credited to: a click before
+// a delivery, then the latest, then the least notification id.
+const lastInteractionOrder = `CASE WHEN i.kind = 'clicked' THEN 0 ELSE 1 END, i.at DESC, i.notification_id`
+
 // LastInteraction is the website's notification the subscriber last
 // clicked at or after since, or else last had delivered at or after since.
 func (s *Store) LastInteraction(ctx context.Context, websiteID, subscriberID string, since time.Time) (string, bool, error) {
@@ -27,12 +32,58 @@ func (s *Store) LastInteraction(ctx context.Context, websiteID, subscriberID str
 		JOIN interactions i ON i.endpoint_id = e.id
 		JOIN notifications n ON n.id = i.notification_id
 		WHERE e.subscriber_id = $1 AND e.website_id = $2 AND n.website_id = $2 AND i.at >= $3
-		ORDER BY CASE WHEN i.kind = 'clicked' THEN 0 ELSE 1 END, i.at DESC, i.notification_id
+		ORDER BY `+lastInteractionOrder+`
 		LIMIT 1`, subscriberID, websiteID, s.time(since)).Scan(&id, &kind)
 	if err != nil {
 		return "", false, fmt.Errorf("finding last interaction: %w", s.mapErr(err))
 	}
 	return id, kind == store.InteractionClicked, nil
+}
+
+// interactionsChunk bounds the queries of one LastInteractions statement
+// (2 arguments each).
+const interactionsChunk = 500
+
+// LastInteractions answers the queries as LastInteraction does each, a
+// statement per interactionsChunk: a VALUES list of (query's index,
+// subscriber, since) joined to the subscribers' interactions with the
+// website's notifications, of which each query keeps the first in
+// lastInteractionOrder (row_number over the query's rows).
+func (s *Store) LastInteractions(ctx context.Context, websiteID string, queries []store.InteractionQuery) ([]store.Interaction, error) {
+	out := make([]store.Interaction, len(queries))
+	for start := 0; start < len(queries); start += interactionsChunk {
+		chunk := queries[start:min(start+interactionsChunk, len(queries))]
+		values := make([]string, len(chunk))
+		args := make([]any, 1, 1+2*len(chunk))
+		args[0] = websiteID
+		for i, q := range chunk {
+			n := len(args)
+			// The index is a literal: the engines would type an argument
+			// there as text.
+			values[i] = fmt.Sprintf("(%d, $%d, CAST($%d AS %s))", start+i, n+1, n+2, s.d.DDL.Time)
+			args = append(args, q.SubscriberID, s.time(q.Since))
+		}
+		rows, err := s.db.Read().Query(ctx, `SELECT q, notification_id, kind FROM (
+			SELECT v.column1 AS q, i.notification_id, i.kind,
+				row_number() OVER (PARTITION BY v.column1 ORDER BY `+lastInteractionOrder+`) AS r
+			FROM (VALUES `+strings.Join(values, ", ")+`) AS v
+			JOIN endpoints e ON e.subscriber_id = v.column2 AND e.website_id = $1
+			JOIN interactions i ON i.endpoint_id = e.id AND i.at >= v.column3
+			JOIN notifications n ON n.id = i.notification_id AND n.website_id = $1
+		) AS found WHERE r = 1`, args...)
+		type row struct {
+			q        int
+			id, kind string
+		}
+		list, err := CollectRows(rows, err, func(r *row) []any { return []any{&r.q, &r.id, &r.kind} })
+		if err != nil {
+			return nil, fmt.Errorf("finding last interactions: %w", s.mapErr(err))
+		}
+		for _, r := range list {
+			out[r.q] = store.Interaction{NotificationID: r.id, Clicked: r.kind == store.InteractionClicked}
+		}
+	}
+	return out, nil
 }
 
 // CreditConversion records a conversion for FoldConversions to count, once

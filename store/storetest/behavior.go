@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -17,6 +18,7 @@ import (
 
 var behaviorCases = []testCase{
 	{"LastInteraction", testLastInteraction},
+	{"LastInteractions", testLastInteractions},
 	{"Conversions", testConversions},
 	{"CreditConversionsBatch", testCreditConversionsBatch},
 	{"ConcurrentFolds", testConcurrentFolds},
@@ -73,6 +75,110 @@ func testLastInteraction(t *testing.T, s store.Store) {
 	wantErr(t, "LastInteraction with everything out of the window", err, store.ErrNotFound)
 	_, _, err = s.LastInteraction(ctx, other.Website.ID, p.SubscriberID, at(0))
 	wantErr(t, "LastInteraction through another website", err, store.ErrNotFound)
+}
+
+// testLastInteractions: LastInteractions answers each query of a list as
+// LastInteraction does it alone, whatever the list mixes (people without
+// interactions, clicks against deliveries, ties, windows, repeated
+// people, another website's notification through the same endpoint).
+func testLastInteractions(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	other := newWebsite(t, s)
+	people := make([]store.SubscriptionResult, 6)
+	for i := range people {
+		in := subscription(w.Website.ID)
+		in.ExternalID = fmt.Sprintf("person-%d", i)
+		people[i] = subscribe(t, s, in)
+	}
+	laptop := subscription(w.Website.ID)
+	laptop.ExternalID = "person-1" // a second browser of person 1
+	l := subscribe(t, s, laptop)
+	same(t, "the laptop's subscriber", l.SubscriberID, people[1].SubscriberID)
+	stranger := subscribe(t, s, subscription(other.Website.ID))
+	ns := make([]store.Notification, 4)
+	for i := range ns {
+		ns[i] = create(t, s, notification(w.Website.ID))
+	}
+	foreign := create(t, s, notification(other.Website.ID))
+	record := func(websiteID, notificationID, endpointID, kind string, d time.Duration) {
+		t.Helper()
+		_, err := s.RecordInteraction(ctx, websiteID, notificationID, endpointID, kind, at(d), nil)
+		noErr(t, "RecordInteraction", err)
+	}
+	// Person 0: nothing. Person 1: deliveries on both browsers, a click
+	// in between.
+	record(w.Website.ID, ns[0].ID, people[1].EndpointID, store.InteractionDelivered, time.Hour)
+	record(w.Website.ID, ns[1].ID, l.EndpointID, store.InteractionDelivered, 3*time.Hour)
+	record(w.Website.ID, ns[2].ID, people[1].EndpointID, store.InteractionClicked, 2*time.Hour)
+	// Person 2: two deliveries and two clicks at the same moment (the
+	// least notification id wins each tie).
+	for _, n := range ns[:2] {
+		record(w.Website.ID, n.ID, people[2].EndpointID, store.InteractionDelivered, time.Hour)
+	}
+	for _, n := range ns[2:] {
+		record(w.Website.ID, n.ID, people[2].EndpointID, store.InteractionClicked, 2*time.Hour)
+	}
+	// Person 3: only another website's notification, clicked through
+	// this website's endpoint. Person 4: a delivery, and the other
+	// website's notification clicked later.
+	record(other.Website.ID, foreign.ID, people[3].EndpointID, store.InteractionClicked, 2*time.Hour)
+	record(w.Website.ID, ns[3].ID, people[4].EndpointID, store.InteractionDelivered, time.Hour)
+	record(other.Website.ID, foreign.ID, people[4].EndpointID, store.InteractionClicked, 3*time.Hour)
+	// The other website's subscriber: a click of its own notification.
+	record(other.Website.ID, foreign.ID, stranger.EndpointID, store.InteractionClicked, time.Hour)
+
+	var queries []store.InteractionQuery
+	for _, since := range []time.Duration{0, 90 * time.Minute, 2 * time.Hour, 150 * time.Minute, 4 * time.Hour} {
+		for _, p := range people {
+			queries = append(queries, store.InteractionQuery{SubscriberID: p.SubscriberID, Since: at(since)})
+		}
+		queries = append(queries, store.InteractionQuery{SubscriberID: stranger.SubscriberID, Since: at(since)},
+			store.InteractionQuery{SubscriberID: uuid.NewString(), Since: at(since)})
+	}
+	rand.Shuffle(len(queries), func(i, j int) { queries[i], queries[j] = queries[j], queries[i] })
+	for _, site := range []string{w.Website.ID, other.Website.ID} {
+		got, err := s.LastInteractions(ctx, site, queries)
+		noErr(t, "LastInteractions", err)
+		want := make([]store.Interaction, len(queries))
+		for i, q := range queries {
+			id, clicked, err := s.LastInteraction(ctx, site, q.SubscriberID, q.Since)
+			if !errors.Is(err, store.ErrNotFound) {
+				noErr(t, "LastInteraction", err)
+				want[i] = store.Interaction{NotificationID: id, Clicked: clicked}
+			}
+		}
+		same(t, "LastInteractions against LastInteraction", got, want)
+		for i, q := range queries {
+			if got[i].NotificationID == foreign.ID && site == w.Website.ID || got[i].NotificationID != "" && site == other.Website.ID && q.SubscriberID != stranger.SubscriberID {
+				t.Fatalf("query %+v of website %s credited %+v", q, site, got[i])
+			}
+		}
+	}
+	// Some answers spelt out.
+	least := func(a, b store.Notification) string { return min(a.ID, b.ID) }
+	got, err := s.LastInteractions(ctx, w.Website.ID, []store.InteractionQuery{
+		{SubscriberID: people[1].SubscriberID, Since: at(0)},
+		{SubscriberID: people[1].SubscriberID, Since: at(150 * time.Minute)},
+		{SubscriberID: people[2].SubscriberID, Since: at(0)},
+		{SubscriberID: people[2].SubscriberID, Since: at(150 * time.Minute)},
+		{SubscriberID: people[3].SubscriberID, Since: at(0)},
+		{SubscriberID: people[4].SubscriberID, Since: at(0)},
+		{SubscriberID: people[1].SubscriberID, Since: at(4 * time.Hour)},
+	})
+	noErr(t, "LastInteractions", err)
+	same(t, "LastInteractions", got, []store.Interaction{
+		{NotificationID: ns[2].ID, Clicked: true}, // a click wins over a later delivery
+		{NotificationID: ns[1].ID},                // the laptop's delivery, after the click's window
+		{NotificationID: least(ns[2], ns[3]), Clicked: true},
+		{},
+		{},
+		{NotificationID: ns[3].ID},
+		{},
+	})
+	got, err = s.LastInteractions(ctx, w.Website.ID, nil)
+	noErr(t, "LastInteractions of nothing", err)
+	same(t, "LastInteractions of nothing", len(got), 0)
 }
 
 func testConversions(t *testing.T, s store.Store) {

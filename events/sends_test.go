@@ -1,0 +1,146 @@
+package events
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/relaybell/relaybell/analytics"
+	"github.com/relaybell/relaybell/store"
+	storesqlite "github.com/relaybell/relaybell/store/sqlite"
+)
+
+// gatedSends holds the first LastInteraction until gate closes, so that
+// the conversions tracked meanwhile gather into one batch, and counts the
+// LastInteractions calls per website.
+type gatedSends struct {
+	*storesqlite.Store
+	entered, gate chan struct{}
+	once          sync.Once
+	mu            sync.Mutex
+	calls         map[string]int
+}
+
+func (g *gatedSends) LastInteraction(ctx context.Context, websiteID, subscriberID string, since time.Time) (string, bool, error) {
+	g.once.Do(func() {
+		close(g.entered)
+		<-g.gate
+	})
+	return g.Store.LastInteraction(ctx, websiteID, subscriberID, since)
+}
+
+func (g *gatedSends) LastInteractions(ctx context.Context, websiteID string, qs []store.InteractionQuery) ([]store.Interaction, error) {
+	g.mu.Lock()
+	g.calls[websiteID]++
+	g.mu.Unlock()
+	return g.Store.LastInteractions(ctx, websiteID, qs)
+}
+
+type discardLog struct{}
+
+func (discardLog) RecordBehaviors(context.Context, []analytics.Behavior) error { return nil }
+
+// TestTrackBatchedConversions: conversions tracked while another's search
+// is in flight are credited, in one LastInteractions per website, to the
+// sends LastInteraction finds for each alone.
+func TestTrackBatchedConversions(t *testing.T) {
+	ctx := context.Background()
+	st, err := storesqlite.Open(ctx, filepath.Join(t.TempDir(), "store.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	site := func() store.Website {
+		a := store.Account{ID: uuid.NewString(), OwnerEmail: "o@shop.example"}
+		w := store.Website{ID: uuid.NewString(), AccountID: a.ID, ProjectID: uuid.NewString(), Name: "Shop", URL: "https://shop.example", Timezone: "UTC"}
+		if err := st.CreateWebsite(ctx, a, w, store.APIKey{ID: uuid.NewString(), Hash: uuid.NewString()}); err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	sites := []store.Website{site(), site()}
+	type person struct {
+		site         store.Website
+		external     string
+		subscriberID string
+		endpointID   string
+	}
+	var people []person
+	for i := range 7 {
+		p := person{site: sites[i%2], external: fmt.Sprintf("p-%d", i)}
+		res, err := st.UpsertSubscription(ctx, store.SubscriptionInput{WebsiteID: p.site.ID, Endpoint: "https://push.example/" + p.external,
+			P256dh: "BP256", Auth: "auth", ExternalID: p.external, At: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.subscriberID, p.endpointID = res.SubscriberID, res.EndpointID
+		people = append(people, p)
+	}
+	for _, w := range sites {
+		var ns []store.Notification
+		for range 3 {
+			n := store.Notification{WebsiteID: w.ID, Status: store.StatusSent, Title: "Sale"}
+			if err := st.CreateNotification(ctx, &n); err != nil {
+				t.Fatal(err)
+			}
+			ns = append(ns, n)
+		}
+		for i, p := range people {
+			if p.site.ID != w.ID || i == 6 { // person 6: nothing to credit
+				continue
+			}
+			for j, n := range ns {
+				kind := store.InteractionDelivered
+				if (i+j)%3 == 0 {
+					kind = store.InteractionClicked
+				}
+				if _, err := st.RecordInteraction(ctx, w.ID, n.ID, p.endpointID, kind, now.Add(-time.Duration(i+j)*time.Hour), nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	g := &gatedSends{Store: st, entered: make(chan struct{}), gate: make(chan struct{}), calls: map[string]int{}}
+	svc := New(g, discardLog{}, nil, nil, Config{})
+	answers := make([]Answer, len(people))
+	errs := make([]error, len(people))
+	var wg sync.WaitGroup
+	track := func(i int) {
+		wg.Go(func() {
+			answers[i], errs[i] = svc.Track(ctx, Input{Website: people[i].site, Name: "purchase", ExternalID: people[i].external,
+				Addressed: true, Properties: []byte(`{"value": 5}`), Source: SourceServer, At: now})
+		})
+	}
+	track(0)
+	<-g.entered // the first conversion's search is in flight, alone
+	for i := 1; i < len(people); i++ {
+		track(i)
+	}
+	for svc.sends.Pending() < len(people)-1 {
+		time.Sleep(time.Millisecond)
+	}
+	close(g.gate)
+	wg.Wait()
+	for i, p := range people {
+		if errs[i] != nil {
+			t.Fatalf("Track of %s: %v", p.external, errs[i])
+		}
+		var want *Attribution
+		id, _, err := st.LastInteraction(ctx, p.site.ID, p.subscriberID, now.Add(-p.site.Settings.Attribution()))
+		if err == nil {
+			want = &Attribution{NotificationID: id, Value: 5}
+		}
+		if (answers[i].Attribution == nil) != (want == nil) || want != nil && *answers[i].Attribution != *want {
+			t.Fatalf("%s credited %+v, want %+v", p.external, answers[i].Attribution, want)
+		}
+	}
+	if want := map[string]int{sites[0].ID: 1, sites[1].ID: 1}; fmt.Sprint(g.calls) != fmt.Sprint(want) {
+		t.Fatalf("LastInteractions calls %v, want one per website %v", g.calls, want)
+	}
+}
