@@ -188,6 +188,17 @@ func TestQueryPlans(t *testing.T) {
 	if err != nil || !strings.Contains(strings.Join(plan, "\n"), "deliveries_trouble") {
 		t.Fatalf("delivery trouble does not read deliveries_trouble (%v):\n%s", err, strings.Join(plan, "\n"))
 	}
+	// Attribution looks a person's browsers' interactions up by endpoint
+	// (interactions.endpoint_id and endpoints.id compare in one collation:
+	// under two, the join read every interaction of the window).
+	rows, err = conn.Query(ctx, "EXPLAIN "+sqlstore.LastInteractionQuery, "s", "w", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	if joined := strings.Join(plan, "\n"); err != nil || !strings.Contains(joined, "interactions_endpoint") || strings.Contains(joined, "Seq Scan on interactions") {
+		t.Fatalf("the last interaction does not look interactions up by endpoint (%v):\n%s", err, joined)
+	}
 }
 
 // Undelivered looks each id of a batch up, whatever the statistics: the

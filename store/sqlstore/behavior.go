@@ -20,6 +20,17 @@ import (
 // a delivery, then the latest, then the least notification id.
 const lastInteractionOrder = `CASE WHEN i.kind = 'clicked' THEN 0 ELSE 1 END, i.at DESC, i.notification_id`
 
+// LastInteractionQuery finds a subscriber's ($1) last interaction with
+// the website's ($2) notifications at or after $3: through
+// interactions_endpoint, one lookup per browser of the person.
+const LastInteractionQuery = `SELECT i.notification_id, i.kind
+		FROM endpoints e
+		JOIN interactions i ON i.endpoint_id = e.id
+		JOIN notifications n ON n.id = i.notification_id
+		WHERE e.subscriber_id = $1 AND e.website_id = $2 AND n.website_id = $2 AND i.at >= $3
+		ORDER BY ` + lastInteractionOrder + `
+		LIMIT 1`
+
 // LastInteraction is the website's notification the subscriber last
 // clicked at or after since, or else last had delivered at or after since.
 func (s *Store) LastInteraction(ctx context.Context, websiteID, subscriberID string, since time.Time) (string, bool, error) {
@@ -27,13 +38,7 @@ func (s *Store) LastInteraction(ctx context.Context, websiteID, subscriberID str
 		id   string
 		kind string
 	)
-	err := s.db.Read().QueryRow(ctx, `SELECT i.notification_id, i.kind
-		FROM endpoints e
-		JOIN interactions i ON i.endpoint_id = e.id
-		JOIN notifications n ON n.id = i.notification_id
-		WHERE e.subscriber_id = $1 AND e.website_id = $2 AND n.website_id = $2 AND i.at >= $3
-		ORDER BY `+lastInteractionOrder+`
-		LIMIT 1`, subscriberID, websiteID, s.time(since)).Scan(&id, &kind)
+	err := s.db.Read().QueryRow(ctx, LastInteractionQuery, subscriberID, websiteID, s.time(since)).Scan(&id, &kind)
 	if err != nil {
 		return "", false, fmt.Errorf("finding last interaction: %w", s.mapErr(err))
 	}
