@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/relaybell/relaybell/defcache"
 	"github.com/relaybell/relaybell/store"
 	"github.com/relaybell/relaybell/store/sqlstore"
 	"github.com/relaybell/relaybell/store/storetest"
@@ -48,6 +49,7 @@ func openTest(t testing.TB) *Store {
 }
 
 func TestConformance(t *testing.T) {
+	storetest.NewPeopleCache = func(base store.Store) storetest.PeopleCache { return defcache.NewPeople(base, nil) }
 	storetest.Run(t, func(t *testing.T) store.Store { return openTest(t) })
 }
 

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/relaybell/relaybell/defcache"
 	"github.com/relaybell/relaybell/store"
 	"github.com/relaybell/relaybell/store/sqlstore"
 	"github.com/relaybell/relaybell/store/storetest"
@@ -26,6 +27,7 @@ func openTest(t testing.TB) *Store {
 }
 
 func TestConformance(t *testing.T) {
+	storetest.NewPeopleCache = func(base store.Store) storetest.PeopleCache { return defcache.NewPeople(base, nil) }
 	storetest.Run(t, func(t *testing.T) store.Store { return openTest(t) })
 }
 

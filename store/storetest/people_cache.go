@@ -5,9 +5,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/relaybell/relaybell/defcache"
 	"github.com/relaybell/relaybell/store"
 )
+
+// PeopleCache is a node's cache of person lookups (defcache.People), as
+// the conformance suite tests it over a store.
+type PeopleCache interface {
+	Refs(ctx context.Context, keys map[string][]string) (map[string]map[string]store.PersonRef, error)
+}
+
+// NewPeopleCache makes the cache over base; the engines' tests set it to
+// defcache.NewPeople's (the store layer imports nothing above it, so this
+// package cannot).
+var NewPeopleCache func(base store.Store) PeopleCache
 
 // countedRefs counts the PersonRefs calls that reach the store.
 type countedRefs struct {
@@ -27,6 +37,9 @@ func (c *countedRefs) PersonRefs(ctx context.Context, websiteID string, keys []s
 // cache, checks a second lookup reads no refs, writes, and compares.
 func testPeopleCache(t *testing.T, s store.Store) {
 	ctx := context.Background()
+	if NewPeopleCache == nil {
+		t.Fatal("storetest.NewPeopleCache is not set")
+	}
 	type world struct {
 		w    website
 		a, b store.SubscriptionResult // a is "user-a" with browser inA; b is anonymous
@@ -93,7 +106,7 @@ func testPeopleCache(t *testing.T, s store.Store) {
 			site := x.w.Website.ID
 			keys := []string{"user-a", "user-b", "user-c", x.a.SubscriberID, x.b.SubscriberID}
 			base := &countedRefs{Store: s}
-			cache := defcache.NewPeople(base, nil)
+			cache := NewPeopleCache(base)
 			refs := func(what string) map[string]store.PersonRef {
 				got, err := cache.Refs(ctx, map[string][]string{site: keys})
 				noErr(t, what, err)
