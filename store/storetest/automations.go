@@ -29,15 +29,13 @@ var automationCases = []testCase{
 	{"DefinitionsVersion", testDefinitionsVersion},
 }
 
-// testDefinitionsVersion: the definitions version moves with every change
-// to an automation, a goal, a segment or identity verification, and not
-// with a run started or a person registering.
-func testDefinitionsVersion(t *testing.T, s store.Store) {
+// definitionsMoved returns a check that the definitions version moved (or
+// not, as want says) since the last check, or since now.
+func definitionsMoved(t *testing.T, s store.Store) func(what string, want bool) {
 	ctx := context.Background()
-	w := newWebsite(t, s)
 	last, err := s.DefinitionsVersion(ctx)
 	noErr(t, "DefinitionsVersion", err)
-	moved := func(what string, want bool) {
+	return func(what string, want bool) {
 		t.Helper()
 		v, err := s.DefinitionsVersion(ctx)
 		noErr(t, "DefinitionsVersion", err)
@@ -46,6 +44,15 @@ func testDefinitionsVersion(t *testing.T, s store.Store) {
 		}
 		last = v
 	}
+}
+
+// testDefinitionsVersion: the definitions version moves with every change
+// to an automation, a goal, a segment or identity verification, and not
+// with a run started or a person registering.
+func testDefinitionsVersion(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	moved := definitionsMoved(t, s)
 	a := newAutomation(t, s, w.Website.ID, at(0))
 	moved("an automation created", true)
 	a.Status = store.AutomationPaused
@@ -56,7 +63,7 @@ func testDefinitionsVersion(t *testing.T, s store.Store) {
 	a.Status = store.AutomationActive
 	noErr(t, "UpdateAutomation", s.UpdateAutomation(ctx, a))
 	moved("an automation active again", true)
-	_, err = s.TriggerAutomation(ctx, store.AutomationTrigger{WebsiteID: w.Website.ID, AutomationID: a.ID, SubscriberID: p.SubscriberID,
+	_, err := s.TriggerAutomation(ctx, store.AutomationTrigger{WebsiteID: w.Website.ID, AutomationID: a.ID, SubscriberID: p.SubscriberID,
 		RunID: uuid.NewString(), Delays: []time.Duration{time.Hour}, At: at(time.Minute)})
 	noErr(t, "TriggerAutomation", err)
 	moved("a run started", false)

@@ -27,17 +27,7 @@ var onsiteCases = []testCase{
 func testOnsiteDefinitionsVersion(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	w := newWebsite(t, s)
-	last, err := s.DefinitionsVersion(ctx)
-	noErr(t, "DefinitionsVersion", err)
-	moved := func(what string, want bool) {
-		t.Helper()
-		v, err := s.DefinitionsVersion(ctx)
-		noErr(t, "DefinitionsVersion", err)
-		if got := v != last; got != want {
-			t.Fatalf("%s: version %d -> %d, moved %v, want %v", what, last, v, got, want)
-		}
-		last = v
-	}
+	moved := definitionsMoved(t, s)
 	noErr(t, "PutSiteSettings", s.PutSiteSettings(ctx, w.Website.ID, store.SettingsPrompt, []byte(`{"kind":"soft"}`), at(0)))
 	moved("the prompt set", true)
 	noErr(t, "PutSiteSettings", s.PutSiteSettings(ctx, w.Website.ID, store.SettingsWelcome, []byte(`{"enabled":true}`), at(0)))
