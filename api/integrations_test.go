@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,6 +25,22 @@ func (h *harness) delivery(t *testing.T, platform, topic, file, deliveryID, secr
 	if err != nil {
 		t.Fatal(err)
 	}
+	return h.deliveryBody(platform, topic, body, deliveryID, secret)
+}
+
+// wooModifiedAt is a WooCommerce fixture whose product last changed at at
+// (date_modified, which orders its stock state).
+func wooModifiedAt(t *testing.T, file string, at time.Time) []byte {
+	t.Helper()
+	body, err := os.ReadFile(filepath.Join("..", "integrations", "testdata", "woocommerce", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return regexp.MustCompile(`"date_modified": "[^"]*"`).ReplaceAll(body, []byte(`"date_modified": "`+at.UTC().Format("2006-01-02T15:04:05")+`"`))
+}
+
+// deliveryBody posts body as the platform sends it.
+func (h *harness) deliveryBody(platform, topic string, body []byte, deliveryID, secret string) response {
 	names := integrations.HeaderNames[platform]
 	headers := []string{"Content-Type", "application/json", names.Topic, topic, names.DeliveryID, deliveryID}
 	if secret != "" {
@@ -326,7 +343,7 @@ func TestIntegrationsWooCommerceBackInStock(t *testing.T) {
 	deliver := func(file, id string) response {
 		t.Helper()
 		h.clock.Add(time.Second)
-		return h.delivery(t, "woocommerce", "product.updated", "woocommerce/"+file, id, secret)
+		return h.deliveryBody("woocommerce", "product.updated", wooModifiedAt(t, file, h.clock.Now()), id, secret)
 	}
 	for _, c := range []struct{ file, id string }{
 		{"product_updated_back_in_stock.json", "w-first"}, // first sight, in stock
@@ -376,6 +393,15 @@ func TestIntegrationsWooCommerceBackInStock(t *testing.T) {
 	}
 	if evs := h.listedEvents(t); len(evs) != 2 || evs[0].Name != "back_in_stock" {
 		t.Fatalf("second return: %+v", evs)
+	}
+	// A late delivery (its product changed before the return) changes
+	// nothing: the next routine edit in stock is no return.
+	late := wooModifiedAt(t, "product_updated_out_of_stock.json", h.clock.Now().Add(-time.Minute))
+	if r := h.deliveryBody("woocommerce", "product.updated", late, "w-late-out", secret); r.status != 200 || string(r.body) != nothing {
+		t.Fatalf("late out of stock: %d %s", r.status, r.body)
+	}
+	if r := deliver("product_updated_back_in_stock.json", "w-edit"); r.status != 200 || string(r.body) != nothing {
+		t.Fatalf("an edit after a late delivery: %d %s", r.status, r.body)
 	}
 
 	// Another website's products are its own: its first sight of 799.

@@ -148,6 +148,10 @@ type Event struct {
 type Stock struct {
 	Item    string // the product's or variation's id
 	InStock bool
+	// At is when the item was in that state (the product's last change);
+	// zero when the payload does not tell, the delivery's receive time
+	// then.
+	At time.Time `json:",omitzero"`
 }
 
 // Tracker is what Receive sends the events to (events.Service is one).
@@ -239,7 +243,11 @@ func (s *Service) Receive(ctx context.Context, d Delivery) (Result, error) {
 	var names, ids []string
 	for _, e := range evs {
 		if e.Stock != nil {
-			back, err := s.st.ObserveCommerceStock(ctx, d.Website.ID, d.Platform, e.Stock.Item, e.Stock.InStock, id, d.At)
+			at := e.Stock.At
+			if at.IsZero() {
+				at = d.At
+			}
+			back, err := s.st.ObserveCommerceStock(ctx, d.Website.ID, d.Platform, e.Stock.Item, e.Stock.InStock, id, at)
 			if err != nil {
 				return Result{}, fmt.Errorf("recording the stock of %s: %w", e.Stock.Item, err)
 			}

@@ -40,7 +40,8 @@ type Integrations interface {
 	// (the platform's retry of it). The first sight of an item records
 	// it and reports false. The record and the answer are one
 	// conditional update: of two deliveries telling the same return, at
-	// once or one after the other, one only reports it. ErrNotFound for
-	// an unknown website.
+	// once or one after the other, one only reports it. An observation
+	// older than the item's stored one (at before it) changes nothing and
+	// reports false. ErrNotFound for an unknown website.
 	ObserveCommerceStock(ctx context.Context, websiteID, platform, item string, inStock bool, deliveryID string, at time.Time) (bool, error)
 }

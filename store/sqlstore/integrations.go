@@ -73,25 +73,34 @@ func (s *Store) LastIntegrationError(ctx context.Context, websiteID, platform st
 }
 
 // ObserveCommerceStock records an item's stock state and reports its
-// return to stock (store.Integrations). In stock: the conditional UPDATE
-// is the decision (PostgreSQL re-reads a row another transaction changed
-// before updating it, SQLite writes one at a time), else the item's first
-// sight is inserted; out of stock: the state is set.
+// return to stock (store.Integrations). An observation older than the
+// stored one (updated_at) changes nothing and reports nothing, so that a
+// late delivery does not overwrite a newer state. In stock: the
+// conditional UPDATE is the decision (PostgreSQL re-reads a row another
+// transaction changed before updating it, SQLite writes one at a time),
+// else the item's first sight is inserted or a newer in-stock
+// observation's time recorded; out of stock: the state is set.
 func (s *Store) ObserveCommerceStock(ctx context.Context, websiteID, platform, item string, inStock bool, deliveryID string, at time.Time) (bool, error) {
 	if !inStock {
 		_, err := s.db.Write().Exec(ctx, `INSERT INTO commerce_stock (website_id, platform, item, in_stock, restocked_by, updated_at)
-			VALUES ($1, $2, $3, false, '', $4) ON CONFLICT (website_id, platform, item) DO UPDATE SET in_stock = false, updated_at = excluded.updated_at`,
+			VALUES ($1, $2, $3, false, '', $4) ON CONFLICT (website_id, platform, item) DO UPDATE SET in_stock = false, updated_at = excluded.updated_at
+			WHERE commerce_stock.updated_at <= excluded.updated_at`,
 			websiteID, platform, item, s.time(at))
 		return false, s.stockErr(err)
 	}
-	n, err := s.db.Write().Exec(ctx, `UPDATE commerce_stock SET in_stock = true, restocked_by = $4, updated_at = $5
-		WHERE website_id = $1 AND platform = $2 AND item = $3 AND (in_stock = false OR restocked_by = $4)`,
+	// Back: out of stock as of no later than at, or in stock since this
+	// very delivery (its retry, whose time is not moved back).
+	n, err := s.db.Write().Exec(ctx, `UPDATE commerce_stock SET in_stock = true, restocked_by = $4,
+			updated_at = CASE WHEN updated_at <= $5 THEN $5 ELSE updated_at END
+		WHERE website_id = $1 AND platform = $2 AND item = $3
+			AND ((in_stock = false AND updated_at <= $5) OR (in_stock = true AND restocked_by = $4))`,
 		websiteID, platform, item, deliveryID, s.time(at))
 	if err != nil || n > 0 {
 		return n > 0, s.stockErr(err)
 	}
 	_, err = s.db.Write().Exec(ctx, `INSERT INTO commerce_stock (website_id, platform, item, in_stock, restocked_by, updated_at)
-		VALUES ($1, $2, $3, true, '', $4) ON CONFLICT (website_id, platform, item) DO NOTHING`,
+		VALUES ($1, $2, $3, true, '', $4) ON CONFLICT (website_id, platform, item) DO UPDATE SET updated_at = excluded.updated_at
+		WHERE commerce_stock.in_stock = true AND commerce_stock.updated_at <= excluded.updated_at`,
 		websiteID, platform, item, s.time(at))
 	return false, s.stockErr(err)
 }
