@@ -403,6 +403,21 @@ func TestIntegrationsWooCommerceBackInStock(t *testing.T) {
 	if r := deliver("product_updated_back_in_stock.json", "w-edit"); r.status != 200 || string(r.body) != nothing {
 		t.Fatalf("an edit after a late delivery: %d %s", r.status, r.body)
 	}
+	// A return whose event fails to be stored is taken back: the next
+	// delivery in stock tells it (WooCommerce does not retry a refused
+	// one).
+	deliver("product_updated_out_of_stock.json", "w-out-4")
+	h.an.setErr(errors.New("disk full"))
+	if r := deliver("product_updated_back_in_stock.json", "w-back-4"); r.status != 500 {
+		t.Fatalf("event failure: %d %s", r.status, r.body)
+	}
+	h.an.setErr(nil)
+	if r := deliver("product_updated_back_in_stock.json", "w-back-5"); r.status != 200 || eventIDOf(t, r) == id {
+		t.Fatalf("the return after a failure: %d %s", r.status, r.body)
+	}
+	if evs := h.listedEvents(t); len(evs) != 3 || evs[0].Name != "back_in_stock" {
+		t.Fatalf("the return after a failure: %+v", evs)
+	}
 
 	// Another website's products are its own: its first sight of 799.
 	other, err := CreateWebsite(context.Background(), h.st, NewWebsite{Name: "Other", URL: "https://other.example"}, testStart)

@@ -48,7 +48,10 @@
 //     Deliveries are taken in the order of the product's last change
 //     (date_modified_gmt, else date_modified as UTC, else the receive
 //     time), not of their arrival: a late delivery older than the state
-//     stored changes nothing and tells nothing.
+//     stored changes nothing and tells nothing. A return whose event
+//     fails to be stored is taken back (store.Integrations
+//     UndoCommerceRestock): the delivery's retry, or the next delivery
+//     in stock, tells it.
 //
 // Other topics are recorded in the ledger as tracking nothing, not as
 // failing, and answer 200 (a platform disables a webhook that keeps

@@ -270,7 +270,18 @@ func (s *Service) Receive(ctx context.Context, d Delivery) (Result, error) {
 			continue
 		}
 		if err != nil {
-			return Result{}, fmt.Errorf("tracking %s: %w", e.Name, err)
+			err = fmt.Errorf("tracking %s: %w", e.Name, err)
+			if e.Stock != nil {
+				// The return to stock is recorded but its event is not:
+				// taken back, so that the retry of this delivery, or the
+				// next one in stock if WooCommerce does not retry, reports
+				// it (tracking before recording would tell a return twice
+				// when two deliveries race). Even when ctx is done.
+				if uerr := s.st.UndoCommerceRestock(context.WithoutCancel(ctx), d.Website.ID, d.Platform, e.Stock.Item, id); uerr != nil {
+					err = errors.Join(err, uerr)
+				}
+			}
+			return Result{}, err
 		}
 		res.Events = append(res.Events, ResultEvent{Name: e.Name, EventID: ans.EventID, SubscriberID: ans.SubscriberID,
 			IsConversion: ans.IsConversion, Attribution: ans.Attribution})

@@ -44,4 +44,10 @@ type Integrations interface {
 	// older than the item's stored one (at before it) changes nothing and
 	// reports false. ErrNotFound for an unknown website.
 	ObserveCommerceStock(ctx context.Context, websiteID, platform, item string, inStock bool, deliveryID string, at time.Time) (bool, error)
+	// UndoCommerceRestock takes back the return to stock delivery
+	// deliveryID reported, whose event could not be stored: the item is
+	// out of stock again as of the time that delivery told, unless
+	// another delivery brought it back since, so that the delivery's
+	// retry or the next in-stock delivery reports the return.
+	UndoCommerceRestock(ctx context.Context, websiteID, platform, item, deliveryID string) error
 }

@@ -105,6 +105,18 @@ func (s *Store) ObserveCommerceStock(ctx context.Context, websiteID, platform, i
 	return false, s.stockErr(err)
 }
 
+// UndoCommerceRestock takes back a return to stock (store.Integrations):
+// while the item is in stock since deliveryID.
+func (s *Store) UndoCommerceRestock(ctx context.Context, websiteID, platform, item, deliveryID string) error {
+	_, err := s.db.Write().Exec(ctx, `UPDATE commerce_stock SET in_stock = false
+		WHERE website_id = $1 AND platform = $2 AND item = $3 AND in_stock = true AND restocked_by = $4`,
+		websiteID, platform, item, deliveryID)
+	if err = s.mapErr(err); err != nil {
+		return fmt.Errorf("undoing a return to stock: %w", err)
+	}
+	return nil
+}
+
 func (s *Store) stockErr(err error) error {
 	if err = s.mapErr(err); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("recording commerce stock: %w", err)

@@ -165,6 +165,36 @@ func testCommerceStock(t *testing.T, s store.Store) {
 		}
 	}
 
+	// A return taken back (its event not stored): the next delivery in
+	// stock, or the retry, reports it; another delivery's undo, or one
+	// after a newer return, does nothing.
+	undo := func(item, delivery string) {
+		t.Helper()
+		noErr(t, "UndoCommerceRestock", s.UndoCommerceRestock(ctx, id, "woocommerce", item, delivery))
+	}
+	for _, c := range []struct {
+		item, delivery string
+		in             bool
+		t              time.Duration
+		want           bool
+		undo           string // the delivery whose return is taken back after this one
+	}{
+		{"910", "u1", false, 1, false, ""}, {"910", "u2", true, 2, true, "u1"}, {"910", "u3", true, 3, false, "u2"},
+		{"910", "u4", true, 4, true, ""},
+		{"911", "u1", false, 1, false, ""}, {"911", "u2", true, 2, true, "u2"}, {"911", "u2", true, 2, true, ""},
+		{"912", "u1", false, 1, false, ""}, {"912", "u2", true, 2, true, ""}, {"912", "u3", false, 3, false, ""},
+		{"912", "u4", true, 4, true, "u2"}, {"912", "u5", true, 5, false, ""},
+	} {
+		got, err := s.ObserveCommerceStock(ctx, id, "woocommerce", c.item, c.in, c.delivery, at(2*time.Hour+c.t*time.Second))
+		noErr(t, "ObserveCommerceStock", err)
+		if got != c.want {
+			t.Fatalf("item %s in stock %v by %s at t%d: back %v, want %v", c.item, c.in, c.delivery, c.t, got, c.want)
+		}
+		if c.undo != "" {
+			undo(c.item, c.undo)
+		}
+	}
+
 	// Deliveries of the same return at once: one reports it.
 	observe(id, "woocommerce", "799", false, "d10", false)
 	var (
