@@ -38,31 +38,24 @@ func (s *Store) RecordIntegrationDelivery(ctx context.Context, d store.Integrati
 	return nil
 }
 
-// integrationDeliveries lists the platform's latest deliveries, newest
-// first, those that failed only when failed: one query text for the list
-// and the last error.
-func (s *Store) integrationDeliveries(ctx context.Context, websiteID, platform string, failed bool, limit int) ([]store.IntegrationDelivery, error) {
-	rows, err := s.db.Read().Query(ctx, `SELECT delivery_id, topic, event, event_id, error, received_at FROM integration_deliveries
-		WHERE website_id = $1 AND platform = $2 AND (NOT $3 OR error <> '')
-		ORDER BY received_at DESC, delivery_id DESC LIMIT $4`, websiteID, platform, failed, limit)
-	return CollectRows(rows, err, func(d *store.IntegrationDelivery) []any {
-		d.WebsiteID, d.Platform = websiteID, platform
-		return []any{&d.DeliveryID, &d.Topic, &d.Event, &d.EventID, &d.Error, timeDest{&d.ReceivedAt}}
-	})
-}
-
 // IntegrationDeliveries lists the platform's latest deliveries.
 func (s *Store) IntegrationDeliveries(ctx context.Context, websiteID, platform string, limit int) ([]store.IntegrationDelivery, error) {
-	out, err := s.integrationDeliveries(ctx, websiteID, platform, false, limit)
+	rows, err := s.db.Read().Query(ctx, `SELECT `+deliveryColumns+` FROM integration_deliveries
+		WHERE website_id = $1 AND platform = $2
+		ORDER BY received_at DESC, delivery_id DESC LIMIT $3`, websiteID, platform, limit)
+	out, err := collectDeliveries(rows, err, websiteID, platform)
 	if err != nil {
 		return nil, fmt.Errorf("listing integration deliveries: %w", err)
 	}
 	return out, nil
 }
 
-// LastIntegrationError is the platform's latest delivery that failed.
+// LastIntegrationError is the platform's latest delivery that failed: the
+// literal condition is the partial index integration_deliveries_failed's
+// (version 37), so that it reads that index's newest entry.
 func (s *Store) LastIntegrationError(ctx context.Context, websiteID, platform string) (store.IntegrationDelivery, error) {
-	out, err := s.integrationDeliveries(ctx, websiteID, platform, true, 1)
+	rows, err := s.db.Read().Query(ctx, LastIntegrationErrorSQL, websiteID, platform)
+	out, err := collectDeliveries(rows, err, websiteID, platform)
 	if err != nil {
 		return store.IntegrationDelivery{}, fmt.Errorf("finding the last integration error: %w", err)
 	}
@@ -70,6 +63,22 @@ func (s *Store) LastIntegrationError(ctx context.Context, websiteID, platform st
 		return store.IntegrationDelivery{}, store.ErrNotFound
 	}
 	return out[0], nil
+}
+
+// deliveryColumns are the columns collectDeliveries reads.
+const deliveryColumns = `delivery_id, topic, event, event_id, error, received_at`
+
+// LastIntegrationErrorSQL is LastIntegrationError's query ($1 the
+// website, $2 the platform; TestQueryPlans).
+const LastIntegrationErrorSQL = `SELECT ` + deliveryColumns + ` FROM integration_deliveries
+	WHERE website_id = $1 AND platform = $2 AND error <> ''
+	ORDER BY received_at DESC, delivery_id DESC LIMIT 1`
+
+func collectDeliveries(rows Rows, err error, websiteID, platform string) ([]store.IntegrationDelivery, error) {
+	return CollectRows(rows, err, func(d *store.IntegrationDelivery) []any {
+		d.WebsiteID, d.Platform = websiteID, platform
+		return []any{&d.DeliveryID, &d.Topic, &d.Event, &d.EventID, &d.Error, timeDest{&d.ReceivedAt}}
+	})
 }
 
 // ObserveCommerceStock records an item's stock state and reports its
