@@ -456,7 +456,7 @@ func TestIntegrationsRateLimit(t *testing.T) {
 		}
 		return h.doBytes("POST", "/api/v1/integrations/"+platform+"/"+project, "application/json", body, headers...)
 	}
-	for i := 1; i <= receiverRequestsPerMinute; i++ {
+	for i := 1; i <= DefaultCommerceRateLimit; i++ {
 		platform, project := "woocommerce", h.site.ProjectID
 		if i%3 == 0 {
 			platform = "shopify"
@@ -466,7 +466,7 @@ func TestIntegrationsRateLimit(t *testing.T) {
 		}
 		r := post(platform, project, "198.51.100.7", false)
 		if (r.status != 401 && r.status != 404) || r.header["Ratelimit-Limit"] != "1200" ||
-			r.header["Ratelimit-Remaining"] != strconv.Itoa(receiverRequestsPerMinute-i) || r.header["Ratelimit-Reset"] != "20" {
+			r.header["Ratelimit-Remaining"] != strconv.Itoa(DefaultCommerceRateLimit-i) || r.header["Ratelimit-Reset"] != "20" {
 			t.Fatalf("request %d: %d %v", i, r.status, r.header)
 		}
 	}
@@ -492,5 +492,29 @@ func TestIntegrationsRateLimit(t *testing.T) {
 	if r := post("woocommerce", h.site.ProjectID, "198.51.100.7", true); r.status != 200 || string(r.body) != `{"ok":true,"replayed":true,"events":[],"ignored":null}` ||
 		r.header["Ratelimit-Remaining"] != "1199" {
 		t.Fatalf("next minute: %d %s %v", r.status, r.body, r.header)
+	}
+}
+
+// Config.CommerceRateLimit sets the receivers' limit; negative turns it
+// off: no request counted, none refused.
+func TestIntegrationsRateLimitConfigured(t *testing.T) {
+	for _, limit := range []int{3, -1} {
+		h := newHarness(t, func(c *testConfig) { c.TrustProxy = true; c.RateSync = -1; c.CommerceRateLimit = limit })
+		for i := 1; i <= 10; i++ {
+			r := h.doBytes("POST", "/api/v1/integrations/woocommerce/"+h.site.ProjectID, "application/json", []byte(`{}`),
+				"X-Forwarded-For", "198.51.100.7", "X-WC-Webhook-Topic", "order.created", "X-WC-Webhook-Delivery-ID", "d-flood")
+			switch {
+			case limit < 0:
+				if r.status != 401 || r.header["Ratelimit-Limit"] != "" || r.header["Ratelimit-Remaining"] != "" {
+					t.Fatalf("limit off, request %d: %d %v", i, r.status, r.header)
+				}
+			case i <= limit:
+				if r.status != 401 || r.header["Ratelimit-Limit"] != "3" || r.header["Ratelimit-Remaining"] != strconv.Itoa(limit-i) {
+					t.Fatalf("limit %d, request %d: %d %v", limit, i, r.status, r.header)
+				}
+			default:
+				expectError(t, r, 429, CodeRateLimited, `,"message":"this address may call the commerce receivers 3 times a minute"`)
+			}
+		}
 	}
 }
