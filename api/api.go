@@ -41,6 +41,13 @@ const (
 	// DefaultPublicRateLimit is spec 8.1's limit of the browser SDK routes,
 	// a minute per visitor address.
 	DefaultPublicRateLimit = 120
+	// DefaultCommerceRateLimit is the commerce receivers' limit, a
+	// minute per address: ten times the browser SDK routes' 120 (20 a
+	// second), since a store's bulk product edit sends a delivery per
+	// product from its one server, WooCommerce does not retry a refused
+	// delivery (and disables a webhook after five failures in a row),
+	// and Shopify's many stores share its addresses.
+	DefaultCommerceRateLimit = 1200
 )
 
 // requestTimeout bounds the work of one request on the store and analytics.
@@ -97,6 +104,12 @@ type Config struct {
 	// negative turns the limit off (the bench subscribes its whole
 	// audience from one address).
 	PublicRateLimit int
+	// CommerceRateLimit is how many requests a minute each address may
+	// make to the commerce receivers, both platforms and every project
+	// together, counted across the nodes (RELAYBELL_COMMERCE_RATE_LIMIT).
+	// Default 1200 (DefaultCommerceRateLimit); negative turns the limit
+	// off.
+	CommerceRateLimit int
 	// EventRateLimit is how many calls of POST and GET /events a minute
 	// each key may make (RELAYBELL_EVENT_RATE_LIMIT). Default 3000 (spec
 	// 8.1); negative turns the limit off (the events bench).
@@ -126,6 +139,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.PublicRateLimit == 0 {
 		c.PublicRateLimit = DefaultPublicRateLimit
+	}
+	if c.CommerceRateLimit == 0 {
+		c.CommerceRateLimit = DefaultCommerceRateLimit
 	}
 	if c.EventRateLimit == 0 {
 		c.EventRateLimit = DefaultEventRateLimit

@@ -19,15 +19,11 @@ import (
 // platform.
 const recentDeliveries = 10
 
-// receiverRequestsPerMinute bounds the requests to the receivers from
-// one address (an IPv6 one's /64), both platforms and every project
+// Config.CommerceRateLimit bounds the requests to the receivers from one
+// address (an IPv6 one's /64), both platforms and every project
 // together, counted before any signature or store read, so that a flood
-// of unsigned requests costs a counter each past it. Ten times the
-// browser SDK routes' 120 (20 a second): a store's bulk product edit
-// sends a delivery per product from its one server, and WooCommerce does
-// not retry a refused delivery (and disables a webhook after five
-// failures in a row), while Shopify's many stores share its addresses.
-const receiverRequestsPerMinute = 1200
+// of unsigned requests costs a counter each past it (the default's
+// reasons: DefaultCommerceRateLimit).
 
 func (a *API) integrationRoutes(rt *router) {
 	if a.integrations == nil {
@@ -51,14 +47,16 @@ type receiveAnswer struct {
 // receiver serves POST /api/v1/integrations/{platform}/{projectId}.
 // Another website's or an unknown project answers 404; a wrong or missing
 // signature 401 invalid_signature, and neither does anything. Past
-// receiverRequestsPerMinute from one address: 429 rate_limited with
-// Retry-After, before anything else.
+// Config.CommerceRateLimit from one address (unless negative): 429
+// rate_limited with Retry-After, before anything else.
 func (a *API) receiver(platform string) func(r *request) error {
 	names := integrations.HeaderNames[platform]
 	return func(r *request) error {
-		if err := a.takeShared(r, a.ipLimit(r, "commerce", time.Minute, receiverRequestsPerMinute),
-			"this address may call the commerce receivers %d times a minute"); err != nil {
-			return err
+		if limit := a.cfg.CommerceRateLimit; limit >= 0 {
+			if err := a.takeShared(r, a.ipLimit(r, "commerce", time.Minute, limit),
+				"this address may call the commerce receivers %d times a minute"); err != nil {
+				return err
+			}
 		}
 		w, err := a.project(r)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,6 +25,22 @@ func (h *harness) delivery(t *testing.T, platform, topic, file, deliveryID, secr
 	if err != nil {
 		t.Fatal(err)
 	}
+	return h.deliveryBody(platform, topic, body, deliveryID, secret)
+}
+
+// wooModifiedAt is a WooCommerce fixture whose product last changed at at
+// (date_modified, which orders its stock state).
+func wooModifiedAt(t *testing.T, file string, at time.Time) []byte {
+	t.Helper()
+	body, err := os.ReadFile(filepath.Join("..", "integrations", "testdata", "woocommerce", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return regexp.MustCompile(`"date_modified": "[^"]*"`).ReplaceAll(body, []byte(`"date_modified": "`+at.UTC().Format("2006-01-02T15:04:05")+`"`))
+}
+
+// deliveryBody posts body as the platform sends it.
+func (h *harness) deliveryBody(platform, topic string, body []byte, deliveryID, secret string) response {
 	names := integrations.HeaderNames[platform]
 	headers := []string{"Content-Type", "application/json", names.Topic, topic, names.DeliveryID, deliveryID}
 	if secret != "" {
@@ -326,7 +343,7 @@ func TestIntegrationsWooCommerceBackInStock(t *testing.T) {
 	deliver := func(file, id string) response {
 		t.Helper()
 		h.clock.Add(time.Second)
-		return h.delivery(t, "woocommerce", "product.updated", "woocommerce/"+file, id, secret)
+		return h.deliveryBody("woocommerce", "product.updated", wooModifiedAt(t, file, h.clock.Now()), id, secret)
 	}
 	for _, c := range []struct{ file, id string }{
 		{"product_updated_back_in_stock.json", "w-first"}, // first sight, in stock
@@ -377,6 +394,30 @@ func TestIntegrationsWooCommerceBackInStock(t *testing.T) {
 	if evs := h.listedEvents(t); len(evs) != 2 || evs[0].Name != "back_in_stock" {
 		t.Fatalf("second return: %+v", evs)
 	}
+	// A late delivery (its product changed before the return) changes
+	// nothing: the next routine edit in stock is no return.
+	late := wooModifiedAt(t, "product_updated_out_of_stock.json", h.clock.Now().Add(-time.Minute))
+	if r := h.deliveryBody("woocommerce", "product.updated", late, "w-late-out", secret); r.status != 200 || string(r.body) != nothing {
+		t.Fatalf("late out of stock: %d %s", r.status, r.body)
+	}
+	if r := deliver("product_updated_back_in_stock.json", "w-edit"); r.status != 200 || string(r.body) != nothing {
+		t.Fatalf("an edit after a late delivery: %d %s", r.status, r.body)
+	}
+	// A return whose event fails to be stored is taken back: the next
+	// delivery in stock tells it (WooCommerce does not retry a refused
+	// one).
+	deliver("product_updated_out_of_stock.json", "w-out-4")
+	h.an.setErr(errors.New("disk full"))
+	if r := deliver("product_updated_back_in_stock.json", "w-back-4"); r.status != 500 {
+		t.Fatalf("event failure: %d %s", r.status, r.body)
+	}
+	h.an.setErr(nil)
+	if r := deliver("product_updated_back_in_stock.json", "w-back-5"); r.status != 200 || eventIDOf(t, r) == id {
+		t.Fatalf("the return after a failure: %d %s", r.status, r.body)
+	}
+	if evs := h.listedEvents(t); len(evs) != 3 || evs[0].Name != "back_in_stock" {
+		t.Fatalf("the return after a failure: %+v", evs)
+	}
 
 	// Another website's products are its own: its first sight of 799.
 	other, err := CreateWebsite(context.Background(), h.st, NewWebsite{Name: "Other", URL: "https://other.example"}, testStart)
@@ -415,7 +456,7 @@ func TestIntegrationsRateLimit(t *testing.T) {
 		}
 		return h.doBytes("POST", "/api/v1/integrations/"+platform+"/"+project, "application/json", body, headers...)
 	}
-	for i := 1; i <= receiverRequestsPerMinute; i++ {
+	for i := 1; i <= DefaultCommerceRateLimit; i++ {
 		platform, project := "woocommerce", h.site.ProjectID
 		if i%3 == 0 {
 			platform = "shopify"
@@ -425,7 +466,7 @@ func TestIntegrationsRateLimit(t *testing.T) {
 		}
 		r := post(platform, project, "198.51.100.7", false)
 		if (r.status != 401 && r.status != 404) || r.header["Ratelimit-Limit"] != "1200" ||
-			r.header["Ratelimit-Remaining"] != strconv.Itoa(receiverRequestsPerMinute-i) || r.header["Ratelimit-Reset"] != "20" {
+			r.header["Ratelimit-Remaining"] != strconv.Itoa(DefaultCommerceRateLimit-i) || r.header["Ratelimit-Reset"] != "20" {
 			t.Fatalf("request %d: %d %v", i, r.status, r.header)
 		}
 	}
@@ -451,5 +492,29 @@ func TestIntegrationsRateLimit(t *testing.T) {
 	if r := post("woocommerce", h.site.ProjectID, "198.51.100.7", true); r.status != 200 || string(r.body) != `{"ok":true,"replayed":true,"events":[],"ignored":null}` ||
 		r.header["Ratelimit-Remaining"] != "1199" {
 		t.Fatalf("next minute: %d %s %v", r.status, r.body, r.header)
+	}
+}
+
+// Config.CommerceRateLimit sets the receivers' limit; negative turns it
+// off: no request counted, none refused.
+func TestIntegrationsRateLimitConfigured(t *testing.T) {
+	for _, limit := range []int{3, -1} {
+		h := newHarness(t, func(c *testConfig) { c.TrustProxy = true; c.RateSync = -1; c.CommerceRateLimit = limit })
+		for i := 1; i <= 10; i++ {
+			r := h.doBytes("POST", "/api/v1/integrations/woocommerce/"+h.site.ProjectID, "application/json", []byte(`{}`),
+				"X-Forwarded-For", "198.51.100.7", "X-WC-Webhook-Topic", "order.created", "X-WC-Webhook-Delivery-ID", "d-flood")
+			switch {
+			case limit < 0:
+				if r.status != 401 || r.header["Ratelimit-Limit"] != "" || r.header["Ratelimit-Remaining"] != "" {
+					t.Fatalf("limit off, request %d: %d %v", i, r.status, r.header)
+				}
+			case i <= limit:
+				if r.status != 401 || r.header["Ratelimit-Limit"] != "3" || r.header["Ratelimit-Remaining"] != strconv.Itoa(limit-i) {
+					t.Fatalf("limit %d, request %d: %d %v", limit, i, r.status, r.header)
+				}
+			default:
+				expectError(t, r, 429, CodeRateLimited, `,"message":"this address may call the commerce receivers 3 times a minute"`)
+			}
+		}
 	}
 }

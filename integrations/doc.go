@@ -45,8 +45,13 @@
 //     an item's first sight records it and makes nothing, and a return
 //     is told once whichever and however many deliveries tell it (the
 //     retry of the delivery that told it tells the same event again).
-//     Deliveries that arrive out of order are taken in the order they
-//     arrive.
+//     Deliveries are taken in the order of the product's last change
+//     (date_modified_gmt, else date_modified as UTC, else the receive
+//     time), not of their arrival: a late delivery older than the state
+//     stored changes nothing and tells nothing. A return whose event
+//     fails to be stored is taken back (store.Integrations
+//     UndoCommerceRestock): the delivery's retry, or the next delivery
+//     in stock, tells it.
 //
 // Other topics are recorded in the ledger as tracking nothing, not as
 // failing, and answer 200 (a platform disables a webhook that keeps

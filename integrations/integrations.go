@@ -148,6 +148,10 @@ type Event struct {
 type Stock struct {
 	Item    string // the product's or variation's id
 	InStock bool
+	// At is when the item was in that state (the product's last change);
+	// zero when the payload does not tell, the delivery's receive time
+	// then.
+	At time.Time `json:",omitzero"`
 }
 
 // Tracker is what Receive sends the events to (events.Service is one).
@@ -239,7 +243,11 @@ func (s *Service) Receive(ctx context.Context, d Delivery) (Result, error) {
 	var names, ids []string
 	for _, e := range evs {
 		if e.Stock != nil {
-			back, err := s.st.ObserveCommerceStock(ctx, d.Website.ID, d.Platform, e.Stock.Item, e.Stock.InStock, id, d.At)
+			at := e.Stock.At
+			if at.IsZero() {
+				at = d.At
+			}
+			back, err := s.st.ObserveCommerceStock(ctx, d.Website.ID, d.Platform, e.Stock.Item, e.Stock.InStock, id, at)
 			if err != nil {
 				return Result{}, fmt.Errorf("recording the stock of %s: %w", e.Stock.Item, err)
 			}
@@ -262,7 +270,18 @@ func (s *Service) Receive(ctx context.Context, d Delivery) (Result, error) {
 			continue
 		}
 		if err != nil {
-			return Result{}, fmt.Errorf("tracking %s: %w", e.Name, err)
+			err = fmt.Errorf("tracking %s: %w", e.Name, err)
+			if e.Stock != nil {
+				// The return to stock is recorded but its event is not:
+				// taken back, so that the retry of this delivery, or the
+				// next one in stock if WooCommerce does not retry, reports
+				// it (tracking before recording would tell a return twice
+				// when two deliveries race). Even when ctx is done.
+				if uerr := s.st.UndoCommerceRestock(context.WithoutCancel(ctx), d.Website.ID, d.Platform, e.Stock.Item, id); uerr != nil {
+					err = errors.Join(err, uerr)
+				}
+			}
+			return Result{}, err
 		}
 		res.Events = append(res.Events, ResultEvent{Name: e.Name, EventID: ans.EventID, SubscriberID: ans.SubscriberID,
 			IsConversion: ans.IsConversion, Attribution: ans.Attribution})

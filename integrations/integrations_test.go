@@ -52,15 +52,15 @@ func TestParseFixtures(t *testing.T) {
 			`[{"Name":"purchase","ExternalID":"","Properties":{"currency":"USD","orderId":"729","value":29.35},"Key":"order:729"}]`},
 		{WooCommerce, "product.updated", "woocommerce/product_updated_sale.json", "",
 			`[{"Name":"price_drop","ExternalID":"","Properties":{"image":"https://example.com/wp-content/uploads/2017/03/T_2_front-4.jpg","oldPrice":21.99,"price":18.99,"productId":"794","title":"Premium Quality","url":"https://example.com/product/premium-quality-19/"},"Key":"price:794:18.99"},` +
-				`{"Name":"back_in_stock","ExternalID":"","Properties":{"productId":"794","title":"Premium Quality"},"Key":"stock:794:d1","Stock":{"Item":"794","InStock":true}}]`},
+				`{"Name":"back_in_stock","ExternalID":"","Properties":{"productId":"794","title":"Premium Quality"},"Key":"stock:794:d1","Stock":{"Item":"794","InStock":true,"At":"2017-03-24T11:02:00Z"}}]`},
 		// A product's stock now: back_in_stock if the store saw it out
 		// of stock (Receive asks); product.created makes no price_drop.
 		{WooCommerce, "product.updated", "woocommerce/product_updated_out_of_stock.json", "",
-			`[{"Name":"back_in_stock","ExternalID":"","Properties":{"productId":"799","title":"Ship Your Idea"},"Key":"stock:799:d1","Stock":{"Item":"799","InStock":false}}]`},
+			`[{"Name":"back_in_stock","ExternalID":"","Properties":{"productId":"799","title":"Ship Your Idea"},"Key":"stock:799:d1","Stock":{"Item":"799","InStock":false,"At":"2017-03-24T09:12:40Z"}}]`},
 		{WooCommerce, "product.updated", "woocommerce/product_updated_back_in_stock.json", "",
-			`[{"Name":"back_in_stock","ExternalID":"","Properties":{"productId":"799","title":"Ship Your Idea"},"Key":"stock:799:d1","Stock":{"Item":"799","InStock":true}}]`},
+			`[{"Name":"back_in_stock","ExternalID":"","Properties":{"productId":"799","title":"Ship Your Idea"},"Key":"stock:799:d1","Stock":{"Item":"799","InStock":true,"At":"2017-03-27T14:03:11Z"}}]`},
 		{WooCommerce, "product.created", "woocommerce/product_updated_sale.json", "",
-			`[{"Name":"back_in_stock","ExternalID":"","Properties":{"productId":"794","title":"Premium Quality"},"Key":"stock:794:d1","Stock":{"Item":"794","InStock":true}}]`},
+			`[{"Name":"back_in_stock","ExternalID":"","Properties":{"productId":"794","title":"Premium Quality"},"Key":"stock:794:d1","Stock":{"Item":"794","InStock":true,"At":"2017-03-24T11:02:00Z"}}]`},
 	} {
 		evs, err := Parse(c.platform, c.topic, fixture(t, c.file), c.by, "d1")
 		if err != nil {
@@ -77,6 +77,9 @@ func TestParseFixtures(t *testing.T) {
 		`{"id":732,"parent_id":731,"name":"Ship Your Idea - Black","stock_status":"instock","manage_stock":"parent"}`: `[{"Name":"back_in_stock","ExternalID":"","Properties":{"productId":"731","title":"Ship Your Idea - Black","variantId":"732"},"Key":"stock:732:d1","Stock":{"Item":"732","InStock":true}}]`,
 		`{"id":733,"parent_id":0,"name":"Hoodie","stock_status":"onbackorder"}`:                                       `[{"Name":"back_in_stock","ExternalID":"","Properties":{"productId":"733","title":"Hoodie"},"Key":"stock:733:d1","Stock":{"Item":"733","InStock":false}}]`,
 		`{"id":734,"name":"Hoodie"}`: `null`,
+		// The stock's time: date_modified_gmt, else date_modified as UTC.
+		`{"id":735,"name":"Cap","stock_status":"instock","date_modified":"2026-11-29T17:00:00","date_modified_gmt":"2026-11-29T16:00:00"}`: `[{"Name":"back_in_stock","ExternalID":"","Properties":{"productId":"735","title":"Cap"},"Key":"stock:735:d1","Stock":{"Item":"735","InStock":true,"At":"2026-11-29T16:00:00Z"}}]`,
+		`{"id":736,"name":"Cap","stock_status":"instock","date_modified":"2026-11-29T17:00:00","date_modified_gmt":null}`:                  `[{"Name":"back_in_stock","ExternalID":"","Properties":{"productId":"736","title":"Cap"},"Key":"stock:736:d1","Stock":{"Item":"736","InStock":true,"At":"2026-11-29T17:00:00Z"}}]`,
 	} {
 		evs, err := Parse(WooCommerce, "product.updated", []byte(body), "", "d1")
 		if got, _ := json.Marshal(evs); err != nil || string(got) != want {

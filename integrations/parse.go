@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // ErrTopic is returned by Parse for a topic no event comes of.
@@ -130,7 +131,12 @@ type wooProduct struct {
 	SalePrice    num    `json:"sale_price"`
 	OnSale       bool   `json:"on_sale"`
 	StockStatus  string `json:"stock_status"` // instock, outofstock or onbackorder
-	Images       []struct {
+	// When the product last changed: date_modified_gmt in UTC, else
+	// date_modified (the site's time zone, taken as UTC), both
+	// "2006-01-02T15:04:05"; null for a product never saved.
+	DateModifiedGMT *string `json:"date_modified_gmt"`
+	DateModified    *string `json:"date_modified"`
+	Images          []struct {
 		Src string `json:"src"`
 	} `json:"images"`
 }
@@ -300,7 +306,26 @@ func wooStock(p wooProduct, item, deliveryID string) (Event, bool) {
 		props["productId"], props["variantId"] = parent, item
 	}
 	return Event{Name: "back_in_stock", Properties: props, Key: "stock:" + item + ":" + deliveryID,
-		Stock: &Stock{Item: item, InStock: status == "instock"}}, true
+		Stock: &Stock{Item: item, InStock: status == "instock", At: wooModified(p)}}, true
+}
+
+// wooModified is when a WooCommerce product or variation last changed
+// (date_modified_gmt, else date_modified taken as UTC); zero when the
+// payload tells neither (or not as WooCommerce writes it).
+func wooModified(p wooProduct) time.Time {
+	for _, d := range []*string{p.DateModifiedGMT, p.DateModified} {
+		if d == nil {
+			continue
+		}
+		v := strings.TrimSpace(*d)
+		if t, err := time.Parse("2006-01-02T15:04:05", v); err == nil {
+			return t.UTC()
+		}
+		if t, err := time.Parse(time.RFC3339, v); err == nil {
+			return t.UTC()
+		}
+	}
+	return time.Time{}
 }
 
 // purchase is the purchase event of an order: once per order, whichever

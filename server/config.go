@@ -41,10 +41,12 @@ type Config struct {
 	// ReviewThreshold: see api.Config.ReviewThreshold.
 	ReviewThreshold int
 	// SessionIdle and SessionMaxAge: see accounts.Config (IdleTimeout,
-	// MaxAge). PublicRateLimit, EventRateLimit, NoSendLimits: see api.Config.
+	// MaxAge). PublicRateLimit, CommerceRateLimit, EventRateLimit,
+	// NoSendLimits: see api.Config.
 	// ProductAlertMax: see events.Config.AlertMax.
 	SessionIdle, SessionMaxAge time.Duration
 	PublicRateLimit            int
+	CommerceRateLimit          int
 	EventRateLimit             int
 	NoSendLimits               bool
 	ProductAlertMax            int
@@ -147,6 +149,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.KafkaReplicationFactor, "kafka-replication-factor", c.envInt("RELAYBELL_KAFKA_REPLICATION_FACTOR", 1), "replication factor of the Kafka topics a node creates when they are missing; 3 for a Kafka that survives a broker's loss (env RELAYBELL_KAFKA_REPLICATION_FACTOR)")
 	fs.IntVar(&c.ReviewThreshold, "review-threshold", c.envInt("RELAYBELL_REVIEW_THRESHOLD", api.DefaultReviewThreshold), "audience in browsers from which a new account's first broadcast is held for review; negative turns review off (env RELAYBELL_REVIEW_THRESHOLD)")
 	fs.IntVar(&c.PublicRateLimit, "public-rate-limit", c.envInt("RELAYBELL_PUBLIC_RATE_LIMIT", api.DefaultPublicRateLimit), "requests a minute each visitor address may make to the browser SDK routes and pings, counted across the nodes; negative turns the limit off (env RELAYBELL_PUBLIC_RATE_LIMIT)")
+	fs.IntVar(&c.CommerceRateLimit, "commerce-rate-limit", c.envInt("RELAYBELL_COMMERCE_RATE_LIMIT", api.DefaultCommerceRateLimit), "requests a minute each address may make to the commerce receivers (Shopify, WooCommerce), counted across the nodes; negative turns the limit off (env RELAYBELL_COMMERCE_RATE_LIMIT)")
 	fs.IntVar(&c.EventRateLimit, "event-rate-limit", c.envInt("RELAYBELL_EVENT_RATE_LIMIT", api.DefaultEventRateLimit), "calls of POST and GET /events a minute each API key may make, counted across the nodes; negative turns the limit off (env RELAYBELL_EVENT_RATE_LIMIT)")
 	fs.BoolVar(&c.NoSendLimits, "no-send-limits", c.envBool("RELAYBELL_NO_SEND_LIMITS", false), "turn off the send rates per API key and the hourly send budgets per website, for load runs only (env RELAYBELL_NO_SEND_LIMITS)")
 	fs.DurationVar(&c.AITimeout, "ai-timeout", c.envDuration("RELAYBELL_AI_TIMEOUT", suggestions.DefaultTimeout), "how long a copy suggestion waits for the AI API before the offline rules answer (env RELAYBELL_AI_TIMEOUT)")

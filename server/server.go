@@ -719,15 +719,16 @@ func (s *Server) initAPI(context.Context) error {
 		return err
 	}
 	a, err := api.New(api.Config{
-		AdminToken:      s.cfg.AdminToken,
-		PushAllowHosts:  s.pushAllow,
-		CountryHeader:   s.cfg.CountryHeader,
-		TrustProxy:      s.cfg.TrustProxy,
-		PublicURL:       s.cfg.PublicURL,
-		ReviewThreshold: s.cfg.ReviewThreshold,
-		PublicRateLimit: s.cfg.PublicRateLimit,
-		EventRateLimit:  s.cfg.EventRateLimit,
-		NoSendLimits:    s.cfg.NoSendLimits,
+		AdminToken:        s.cfg.AdminToken,
+		PushAllowHosts:    s.pushAllow,
+		CountryHeader:     s.cfg.CountryHeader,
+		TrustProxy:        s.cfg.TrustProxy,
+		PublicURL:         s.cfg.PublicURL,
+		ReviewThreshold:   s.cfg.ReviewThreshold,
+		PublicRateLimit:   s.cfg.PublicRateLimit,
+		CommerceRateLimit: s.cfg.CommerceRateLimit,
+		EventRateLimit:    s.cfg.EventRateLimit,
+		NoSendLimits:      s.cfg.NoSendLimits,
 	}, s.store, s.analytics, s.dispatcher(), svc, s.logger, s.reg, s.apiOptions()...)
 	if err != nil {
 		return err

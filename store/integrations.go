@@ -40,7 +40,14 @@ type Integrations interface {
 	// (the platform's retry of it). The first sight of an item records
 	// it and reports false. The record and the answer are one
 	// conditional update: of two deliveries telling the same return, at
-	// once or one after the other, one only reports it. ErrNotFound for
-	// an unknown website.
+	// once or one after the other, one only reports it. An observation
+	// older than the item's stored one (at before it) changes nothing and
+	// reports false. ErrNotFound for an unknown website.
 	ObserveCommerceStock(ctx context.Context, websiteID, platform, item string, inStock bool, deliveryID string, at time.Time) (bool, error)
+	// UndoCommerceRestock takes back the return to stock delivery
+	// deliveryID reported, whose event could not be stored: the item is
+	// out of stock again as of the time that delivery told, unless
+	// another delivery brought it back since, so that the delivery's
+	// retry or the next in-stock delivery reports the return.
+	UndoCommerceRestock(ctx context.Context, websiteID, platform, item, deliveryID string) error
 }

@@ -180,6 +180,7 @@ func TestQueryPlans(t *testing.T) {
 	f("audience of a topic", sqlstore.AudienceSQL(dialect, false), "w", 1, "", 10, "t")
 	f("audience of one endpoint", sqlstore.EndpointAudienceSQL, "w", 1, "", 10, "", "e")
 	f("undelivered", sqlstore.UndeliveredQuery(dialect), "n", []string{"a"})
+	f("last integration error", sqlstore.LastIntegrationErrorSQL, "w", "shopify")
 	// A report's count of failed and pruned pushes (it sorts its few
 	// groups) reads deliveries_trouble, not each send's every push.
 	rows, err := conn.Query(ctx, "EXPLAIN "+sqlstore.DeliveryTroubleQuery(dialect), "w", []string{"a"})
@@ -200,6 +201,15 @@ func TestQueryPlans(t *testing.T) {
 	plan, err = pgx.CollectRows(rows, pgx.RowTo[string])
 	if joined := strings.Join(plan, "\n"); err != nil || !strings.Contains(joined, "interactions_endpoint") || strings.Contains(joined, "Seq Scan on interactions") {
 		t.Fatalf("the last interaction does not look interactions up by endpoint (%v):\n%s", err, joined)
+	}
+	// GET /integrations' last error reads the failed deliveries only.
+	rows, err = conn.Query(ctx, "EXPLAIN "+sqlstore.LastIntegrationErrorSQL, "w", "shopify")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil || !strings.Contains(strings.Join(plan, "\n"), "integration_deliveries_failed") {
+		t.Fatalf("the last integration error does not read integration_deliveries_failed (%v):\n%s", err, strings.Join(plan, "\n"))
 	}
 }
 

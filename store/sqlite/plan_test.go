@@ -53,6 +53,9 @@ func TestQueryPlans(t *testing.T) {
 	if plan := queryPlan(t, s.r.db, "delivery trouble", sqlstore.DeliveryTroubleQuery(dialect), "w", `["a"]`); !strings.Contains(strings.Join(plan, "\n"), "deliveries_trouble") {
 		t.Fatalf("delivery trouble does not read deliveries_trouble:\n%s", strings.Join(plan, "\n"))
 	}
+	if plan := queryPlan(t, s.r.db, "last integration error", sqlstore.LastIntegrationErrorSQL, "w", "shopify"); strings.Join(plan, "\n") != "SEARCH integration_deliveries USING INDEX integration_deliveries_failed (website_id=? AND platform=?)" {
+		t.Fatalf("the last integration error does not read integration_deliveries_failed alone:\n%s", strings.Join(plan, "\n"))
+	}
 	people := func(name string, q store.PeopleQuery) {
 		t.Helper()
 		q.WebsiteID = "w"

@@ -138,6 +138,63 @@ func testCommerceStock(t *testing.T, s store.Store) {
 	observe(id, "woocommerce", "799", true, "d9", false)
 	observe(other.Website.ID, "woocommerce", "799", true, "d9", true)
 
+	// Deliveries are taken in the order of their times, not of their
+	// arrival: an older one changes nothing and reports nothing. In order,
+	// in (t1), out (t2), in (t3), in (t4) report the return at t3 once.
+	for _, c := range []struct {
+		item, delivery string
+		in             bool
+		t              time.Duration
+		want           bool
+	}{
+		{"900", "o1", true, 1, false}, {"900", "o2", false, 2, false}, {"900", "o3", true, 3, true}, {"900", "o4", true, 4, false},
+		// d3 arriving before d2: no return is seen (the stored state
+		// stays in stock as of t3), and the late d2 does not make d4 one.
+		{"901", "o1", true, 1, false}, {"901", "o3", true, 3, false}, {"901", "o2", false, 2, false}, {"901", "o4", true, 4, false},
+		// A late in-stock delivery older than the out-of-stock one is no
+		// return; the next newer one is.
+		{"902", "o1", true, 1, false}, {"902", "o3", false, 3, false}, {"902", "o2", true, 2, false}, {"902", "o4", true, 4, true},
+		{"902", "o4", true, 4, true}, // its retry tells it again
+		// An out-of-stock delivery older than a return does not undo it.
+		{"903", "o1", false, 1, false}, {"903", "o3", true, 3, true}, {"903", "o2", false, 2, false}, {"903", "o4", true, 4, false},
+	} {
+		got, err := s.ObserveCommerceStock(ctx, id, "woocommerce", c.item, c.in, c.delivery, at(time.Hour+c.t*time.Second))
+		noErr(t, "ObserveCommerceStock", err)
+		if got != c.want {
+			t.Fatalf("item %s in stock %v by %s at t%d: back %v, want %v", c.item, c.in, c.delivery, c.t, got, c.want)
+		}
+	}
+
+	// A return taken back (its event not stored): the next delivery in
+	// stock, or the retry, reports it; another delivery's undo, or one
+	// after a newer return, does nothing.
+	undo := func(item, delivery string) {
+		t.Helper()
+		noErr(t, "UndoCommerceRestock", s.UndoCommerceRestock(ctx, id, "woocommerce", item, delivery))
+	}
+	for _, c := range []struct {
+		item, delivery string
+		in             bool
+		t              time.Duration
+		want           bool
+		undo           string // the delivery whose return is taken back after this one
+	}{
+		{"910", "u1", false, 1, false, ""}, {"910", "u2", true, 2, true, "u1"}, {"910", "u3", true, 3, false, "u2"},
+		{"910", "u4", true, 4, true, ""},
+		{"911", "u1", false, 1, false, ""}, {"911", "u2", true, 2, true, "u2"}, {"911", "u2", true, 2, true, ""},
+		{"912", "u1", false, 1, false, ""}, {"912", "u2", true, 2, true, ""}, {"912", "u3", false, 3, false, ""},
+		{"912", "u4", true, 4, true, "u2"}, {"912", "u5", true, 5, false, ""},
+	} {
+		got, err := s.ObserveCommerceStock(ctx, id, "woocommerce", c.item, c.in, c.delivery, at(2*time.Hour+c.t*time.Second))
+		noErr(t, "ObserveCommerceStock", err)
+		if got != c.want {
+			t.Fatalf("item %s in stock %v by %s at t%d: back %v, want %v", c.item, c.in, c.delivery, c.t, got, c.want)
+		}
+		if c.undo != "" {
+			undo(c.item, c.undo)
+		}
+	}
+
 	// Deliveries of the same return at once: one reports it.
 	observe(id, "woocommerce", "799", false, "d10", false)
 	var (
