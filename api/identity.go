@@ -179,11 +179,7 @@ var hashProblems = map[string]string{
 // without a valid hash goes through, logged and counted. Enforce: it is
 // 403 invalid_external_id_hash, and the caller stores nothing.
 func (a *API) verifyExternalID(r *request, w store.Website, externalID, hash string) error {
-	read := a.st.IdentityVerification
-	if a.defs != nil {
-		read = a.defs.IdentityVerification // cached, dropped on any change
-	}
-	iv, err := read(r.ctx, w.ID)
+	iv, err := a.defs.IdentityVerification(r.ctx, w.ID) // cached, dropped on any change
 	if err != nil {
 		return fmt.Errorf("loading identity verification: %w", err)
 	}

@@ -345,7 +345,7 @@ func (a *API) run(r *request) error {
 		}
 	}
 	err := r.route.handle(r)
-	if r.route.definitions && a.defs != nil {
+	if r.route.definitions {
 		// Even after an error: the change may have been made.
 		a.defs.Purge()
 	}
