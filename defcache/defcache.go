@@ -120,17 +120,14 @@ func (s *Store) get(ctx context.Context, websiteID string) (*site, uint64, bool)
 // put stores what fill sets on the website's entry, unless a purge came
 // since gen.
 func (s *Store) put(websiteID string, gen uint64, fill func(*site)) {
-	s.v.mu.Lock()
-	defer s.v.mu.Unlock()
-	if s.v.gen != gen {
-		return
-	}
-	st := s.sites[websiteID]
-	if st == nil {
-		st = &site{}
-		s.sites[websiteID] = st
-	}
-	fill(st)
+	s.v.fill(gen, func() {
+		st := s.sites[websiteID]
+		if st == nil {
+			st = &site{}
+			s.sites[websiteID] = st
+		}
+		fill(st)
+	})
 }
 
 // ActiveAutomations answers from the website's active automations, read

@@ -88,15 +88,12 @@ func (p *People) Refs(ctx context.Context, keys map[string][]string) (map[string
 
 // put keeps the refs read of the website, unless a purge came since gen.
 func (p *People) put(websiteID string, gen uint64, read map[string]store.PersonRef) {
-	p.v.mu.Lock()
-	defer p.v.mu.Unlock()
-	if p.v.gen != gen {
-		return
-	}
-	if len(p.refs)+len(read) > maxPeople {
-		clear(p.refs) // what is kept is still true: no purge
-	}
-	for k, ref := range read {
-		p.refs[personKey{websiteID, k}] = ref
-	}
+	p.v.fill(gen, func() {
+		if len(p.refs)+len(read) > maxPeople {
+			clear(p.refs) // what is kept is still true: no purge
+		}
+		for k, ref := range read {
+			p.refs[personKey{websiteID, k}] = ref
+		}
+	})
 }

@@ -27,6 +27,16 @@ type versioned struct {
 	refreshing sync.Mutex
 }
 
+// fill runs f with mu held, unless a purge came since gen: f stores what
+// was read under generation gen.
+func (v *versioned) fill(gen uint64, f func()) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.gen == gen {
+		f()
+	}
+}
+
 // purgeLocked drops every entry; mu is held.
 func (v *versioned) purgeLocked() {
 	v.gen++
