@@ -18,6 +18,7 @@ import (
 	ansqlite "github.com/relaybell/relaybell/analytics/sqlite"
 	"github.com/relaybell/relaybell/store"
 	"github.com/relaybell/relaybell/store/postgres"
+	"github.com/relaybell/relaybell/store/postgres/pgtest"
 	"github.com/relaybell/relaybell/store/storetest"
 )
 
@@ -57,11 +58,7 @@ func clusterPostgres(t *testing.T) string {
 		t.Fatalf("PostgreSQL unreachable (CI is set): %v", err)
 	}
 	conn.Close(ctx)
-	dsn, err := postgres.WithSearchPath(storetest.PostgresDSN(), storetest.PostgresSchema(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dsn
+	return pgtest.DSN(t)
 }
 
 // newClusterNode starts an API node over the store at dsn with cfg (the

@@ -37,8 +37,8 @@ import (
 	"github.com/relaybell/relaybell/schedules"
 	"github.com/relaybell/relaybell/store"
 	"github.com/relaybell/relaybell/store/postgres"
+	"github.com/relaybell/relaybell/store/postgres/pgtest"
 	"github.com/relaybell/relaybell/store/sqlite"
-	"github.com/relaybell/relaybell/store/storetest"
 	"github.com/relaybell/relaybell/suggestions"
 	"github.com/relaybell/relaybell/templates"
 )
@@ -69,9 +69,8 @@ func openDumpableStores(t testing.TB) (store.Store, analytics.Store, *storeDump)
 		dump.sqlite = filepath.Join(dir, "store.db")
 		st, err = sqlite.Open(ctx, dump.sqlite, nil)
 	case "postgres":
-		if dump.postgres, err = postgres.WithSearchPath(storetest.PostgresDSN(), storetest.PostgresSchema(t)); err == nil {
-			st, err = postgres.Open(ctx, dump.postgres, nil)
-		}
+		dump.postgres = pgtest.DSN(t)
+		st, err = postgres.Open(ctx, dump.postgres, nil)
 	default:
 		t.Fatalf("RELAYBELL_TEST_STORE=%q: want sqlite or postgres", kind)
 	}

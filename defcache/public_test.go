@@ -13,8 +13,8 @@ import (
 	"github.com/relaybell/relaybell/defcache"
 	"github.com/relaybell/relaybell/store"
 	"github.com/relaybell/relaybell/store/postgres"
+	"github.com/relaybell/relaybell/store/postgres/pgtest"
 	"github.com/relaybell/relaybell/store/sqlite"
-	"github.com/relaybell/relaybell/store/storetest"
 )
 
 // onEngines runs test over a new store of each engine (PostgreSQL: a
@@ -27,11 +27,7 @@ func onEngines(t *testing.T, test func(t *testing.T, st store.Store, site string
 			return sqlite.Open(ctx, filepath.Join(t.TempDir(), "relaybell.db"), nil)
 		},
 		"postgres": func(t *testing.T) (store.Store, error) {
-			dsn, err := postgres.WithSearchPath(storetest.PostgresDSN(), storetest.PostgresSchema(t))
-			if err != nil {
-				return nil, err
-			}
-			return postgres.Open(ctx, dsn, nil)
+			return postgres.Open(ctx, pgtest.DSN(t), nil)
 		},
 	}
 	for _, engine := range []string{"sqlite", "postgres"} {

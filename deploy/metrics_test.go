@@ -19,8 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"go.yaml.in/yaml/v2"
 
-	storepostgres "github.com/relaybell/relaybell/store/postgres"
-	"github.com/relaybell/relaybell/store/storetest"
+	"github.com/relaybell/relaybell/store/postgres/pgtest"
 
 	"github.com/relaybell/relaybell/deploy/promnames"
 	"github.com/relaybell/relaybell/server"
@@ -157,10 +156,7 @@ func startNode(t *testing.T, mutate func(*server.Config)) string {
 // its own) and an in-process Kafka-protocol broker.
 func startClusterNode(t *testing.T) string {
 	t.Helper()
-	dsn, err := storepostgres.WithSearchPath(storetest.PostgresDSN(), storetest.PostgresSchema(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	dsn := pgtest.DSN(t)
 	k, err := kfake.NewCluster(kfake.NumBrokers(1))
 	if err != nil {
 		t.Fatal(err)

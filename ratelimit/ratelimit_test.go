@@ -10,8 +10,8 @@ import (
 
 	"github.com/relaybell/relaybell/store"
 	"github.com/relaybell/relaybell/store/postgres"
+	"github.com/relaybell/relaybell/store/postgres/pgtest"
 	"github.com/relaybell/relaybell/store/sqlite"
-	"github.com/relaybell/relaybell/store/storetest"
 )
 
 var t0 = time.Date(2026, 5, 1, 10, 0, 10, 0, time.UTC)
@@ -44,11 +44,7 @@ func openPostgres(t testing.TB, dsn string) store.Store {
 
 func postgresDSN(t testing.TB) string {
 	t.Helper()
-	dsn, err := postgres.WithSearchPath(storetest.PostgresDSN(), storetest.PostgresSchema(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dsn
+	return pgtest.DSN(t)
 }
 
 func take(t *testing.T, lm *Limiter, l store.RateLimit, now time.Time, n int, wantOK bool) {

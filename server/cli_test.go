@@ -11,8 +11,8 @@ import (
 
 	"github.com/relaybell/relaybell/accounts"
 	storepostgres "github.com/relaybell/relaybell/store/postgres"
+	"github.com/relaybell/relaybell/store/postgres/pgtest"
 	storesqlite "github.com/relaybell/relaybell/store/sqlite"
-	"github.com/relaybell/relaybell/store/storetest"
 )
 
 // relaybell admin user create makes a verified owner, who can sign in with
@@ -64,10 +64,7 @@ func TestAdminUserCreate(t *testing.T) {
 
 // With --postgres the command writes to the cluster's store.
 func TestAdminUserCreatePostgres(t *testing.T) {
-	dsn, err := storepostgres.WithSearchPath(storetest.PostgresDSN(), storetest.PostgresSchema(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	dsn := pgtest.DSN(t)
 	ctx := context.Background()
 	var out, errs bytes.Buffer
 	if err := createUser(ctx, []string{"--email", "ops@example.com", "--postgres", dsn}, strings.NewReader("a long passphrase\n"), &out, &errs); err != nil {

@@ -3,8 +3,7 @@ package server
 import (
 	"testing"
 
-	storepostgres "github.com/relaybell/relaybell/store/postgres"
-	"github.com/relaybell/relaybell/store/storetest"
+	"github.com/relaybell/relaybell/store/postgres/pgtest"
 )
 
 // The welcome notification on the embedded default, end to end: a new
@@ -77,10 +76,7 @@ func TestWelcomeEndToEnd(t *testing.T) {
 func TestWelcomeOneBrowser(t *testing.T) {
 	t.Run("sqlite", func(t *testing.T) { testWelcomeOneBrowser(t, startServer(t)) })
 	t.Run("postgres", func(t *testing.T) {
-		dsn, err := storepostgres.WithSearchPath(storetest.PostgresDSN(), storetest.PostgresSchema(t))
-		if err != nil {
-			t.Fatal(err)
-		}
+		dsn := pgtest.DSN(t)
 		testWelcomeOneBrowser(t, startServer(t, func(c *Config) { c.Postgres = dsn }))
 	})
 }

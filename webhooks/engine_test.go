@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/relaybell/relaybell/webhooks/smtptest"
 	"io"
 	"log/slog"
 	"net"
@@ -18,13 +17,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relaybell/relaybell/webhooks/smtptest"
+
 	"github.com/google/uuid"
 
 	"github.com/relaybell/relaybell/netpolicy"
 	"github.com/relaybell/relaybell/store"
 	"github.com/relaybell/relaybell/store/postgres"
+	"github.com/relaybell/relaybell/store/postgres/pgtest"
 	"github.com/relaybell/relaybell/store/sqlite"
-	"github.com/relaybell/relaybell/store/storetest"
 	"github.com/relaybell/relaybell/webhooks/signature"
 )
 
@@ -42,10 +43,7 @@ func openStore(t *testing.T) store.Store {
 	case "", "sqlite":
 		st, err = sqlite.Open(ctx, filepath.Join(t.TempDir(), "store.db"), nil)
 	case "postgres":
-		var dsn string
-		if dsn, err = postgres.WithSearchPath(storetest.PostgresDSN(), storetest.PostgresSchema(t)); err == nil {
-			st, err = postgres.Open(ctx, dsn, nil)
-		}
+		st, err = postgres.Open(ctx, pgtest.DSN(t), nil)
 	default:
 		t.Fatalf("RELAYBELL_TEST_STORE=%q: want sqlite or postgres", kind)
 	}

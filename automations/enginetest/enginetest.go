@@ -16,8 +16,8 @@ import (
 
 	"github.com/relaybell/relaybell/store"
 	"github.com/relaybell/relaybell/store/postgres"
+	"github.com/relaybell/relaybell/store/postgres/pgtest"
 	"github.com/relaybell/relaybell/store/sqlite"
-	"github.com/relaybell/relaybell/store/storetest"
 )
 
 // Start is the time the tests start at.
@@ -60,10 +60,7 @@ func OpenPostgres(t *testing.T, count int) []store.Store {
 	if testing.Short() {
 		t.Skip("PostgreSQL: not with -short")
 	}
-	dsn, err := postgres.WithSearchPath(storetest.PostgresDSN(), storetest.PostgresSchema(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	dsn := pgtest.DSN(t)
 	var out []store.Store
 	for range count {
 		st, err := postgres.Open(context.Background(), dsn, nil)

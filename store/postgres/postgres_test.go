@@ -43,9 +43,24 @@ func openAt(t testing.TB, dsn string) *Store {
 	return s
 }
 
+// openTest opens a store on a migrated schema of the test's own, from
+// storetest's pool (tests of the migrations take testSchema's empty one).
 func openTest(t testing.TB) *Store {
 	t.Helper()
-	return openAt(t, testSchema(t))
+	dsnOf := func(schema string) string {
+		dsn, err := WithSearchPath(storetest.PostgresDSN(), schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return dsn
+	}
+	return openAt(t, dsnOf(storetest.PostgresStoreSchema(t, func(ctx context.Context, schema string) error {
+		s, err := Open(ctx, dsnOf(schema), nil)
+		if err != nil {
+			return err
+		}
+		return s.Close()
+	})))
 }
 
 func TestConformance(t *testing.T) {

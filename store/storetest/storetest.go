@@ -289,13 +289,7 @@ func PostgresSchema(t testing.TB) string {
 	t.Helper()
 	ctx := context.Background()
 	dsn := PostgresDSN()
-	admin, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		if testing.Short() {
-			t.Skipf("PostgreSQL unreachable (-short): %v", err)
-		}
-		t.Fatalf("connecting to PostgreSQL at %s (set RELAYBELL_TEST_POSTGRES, or -short to skip): %v", dsn, err)
-	}
+	admin := connect(t)
 	b := make([]byte, 6)
 	rand.Read(b)
 	schema := "rb_test_" + hex.EncodeToString(b)
