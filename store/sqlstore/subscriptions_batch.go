@@ -116,33 +116,28 @@ func (s *Store) upsertAgain(ctx context.Context, tx Conn, list []store.Subscript
 		}
 	}
 
-	// Which go the fast way.
+	// Which go the fast way. A known endpoint's subscriber stands for
+	// both: a registration touching a known endpoint touches its
+	// subscriber, and a fast one's endpoint is known.
 	var fast, slow []int
-	touchedEndpoints := map[key]bool{}
-	touchedSubscribers := map[string]bool{}
+	touched := map[string]bool{} // subscribers
 	for _, i := range order {
 		in := list[i]
 		e, ok := endpoints[key{in.WebsiteID, in.Endpoint}]
-		if againCandidate(in) && ok && (in.ExternalID == "" || e.external == in.ExternalID) &&
-			!touchedEndpoints[key{in.WebsiteID, in.Endpoint}] && !touchedSubscribers[e.subscriber] {
+		if againCandidate(in) && ok && (in.ExternalID == "" || e.external == in.ExternalID) && !touched[e.subscriber] {
 			fast = append(fast, i)
-		} else {
-			slow = append(slow, i)
-			if in.Replaces != "" {
-				touchedEndpoints[key{in.WebsiteID, in.Replaces}] = true
-				if r, ok := endpoints[key{in.WebsiteID, in.Replaces}]; ok {
-					touchedSubscribers[r.subscriber] = true
-				}
-			}
-			if in.ExternalID != "" {
-				if h, ok := holders[key{in.WebsiteID, in.ExternalID}]; ok {
-					touchedSubscribers[h] = true
-				}
-			}
+			touched[e.subscriber] = true
+			continue
 		}
-		touchedEndpoints[key{in.WebsiteID, in.Endpoint}] = true
+		slow = append(slow, i)
 		if ok {
-			touchedSubscribers[e.subscriber] = true
+			touched[e.subscriber] = true
+		}
+		if r, ok := endpoints[key{in.WebsiteID, in.Replaces}]; ok && in.Replaces != "" {
+			touched[r.subscriber] = true
+		}
+		if h, ok := holders[key{in.WebsiteID, in.ExternalID}]; ok && in.ExternalID != "" {
+			touched[h] = true
 		}
 	}
 	if len(fast) < againMin {

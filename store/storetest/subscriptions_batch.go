@@ -23,7 +23,9 @@ import (
 //
 // The batch holds known browsers of their person registering again (the
 // fast way), with and without the website's time zone, one whose person
-// has a pending trigger, one whose smart hour moves, and beside them what
+// has a pending trigger, one whose smart hour moves, one who comes at her
+// usual hour, one unsubscribed (which cannot happen by registrations
+// alone, but registering again subscribes), and beside them what
 // must go the one-by-one way and what makes a known browser go it too: a
 // URL given twice, a person's two browsers, a new browser of a person
 // before (by URL) that person's known one, a browser taken by another
@@ -65,6 +67,10 @@ func testUpsertSubscriptionsAsOneByOne(t *testing.T, s store.Store) {
 		add(reg(websiteID, "q1", "", first))
 		add(reg(websiteID, "s1", "", first))
 		add(reg(websiteID, "t1", "tom", first))
+		// Registering again subscribes tom again.
+		_, err := raw.DB().Write().Exec(ctx, `UPDATE subscribers SET unsubscribed_at = last_seen_at WHERE id = $1`,
+			out[len(out)-1].SubscriberID)
+		noErr(t, "unsubscribing tom", err)
 		add(reg(websiteID, "u1", "", first))
 		noErr(t, "CreateAutomation", s.CreateAutomation(ctx, store.Automation{ID: uuid.NewString(), WebsiteID: websiteID,
 			Name: "Welcome", Status: store.AutomationActive, TriggerType: store.TriggerSubscribed, Definition: []byte(`{}`),
@@ -102,7 +108,9 @@ func testUpsertSubscriptionsAsOneByOne(t *testing.T, s store.Store) {
 			in.Device, in.Country = "android", "BE" // the same URL again
 		})
 		add(reg(websiteID, "n2", "", later), func(in *store.SubscriptionInput) { in.Visit = 0 })
-		add(reg(websiteID, "p1", "pam", later), nil)
+		// pam comes at the hour she came the day before: the visit adds to
+		// her hour, which stays her smart hour.
+		add(reg(websiteID, "p1", "pam", at(25*time.Hour)), nil)
 		add(reg(websiteID, "q0", "", later), func(in *store.SubscriptionInput) {
 			in.Replaces, in.ReplacesAuth = url("q1"), "auth-q1" // q1 renewed as q0
 		})
@@ -111,7 +119,9 @@ func testUpsertSubscriptionsAsOneByOne(t *testing.T, s store.Store) {
 		add(reg(websiteID, "r2", "", later), nil)
 		add(reg(websiteID, "s1", "sam", later), nil) // an anonymous browser logs in
 		add(reg(websiteID, "t1", "tom", later), func(in *store.SubscriptionInput) { in.Visit = 0 })
-		add(reg(websiteID, "u1", "", later), func(in *store.SubscriptionInput) { in.Timezone = "" })
+		add(reg(websiteID, "u1", "", later), func(in *store.SubscriptionInput) {
+			in.Timezone, in.Visit = "", 3 // the stored zone's hour, heavier: the smart hour moves
+		})
 		// Given out of order: they go in the order of their URLs.
 		slices.Reverse(out)
 		out[3], out[9] = out[9], out[3]
