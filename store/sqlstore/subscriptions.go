@@ -72,9 +72,12 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 // same browser or person finds an earlier one's rows. They go in the
 // order of their websites and endpoint URLs, those of one URL in the
 // order given: concurrent batches lock endpoints in one order, and do not
-// deadlock on them. The subscriber.created events come last, in the order
-// the registrations went, under one outbox lock. Any failure fails them
-// all, and nothing is stored: the caller registers each alone then.
+// deadlock on them. Known browsers registering again as the same person
+// go first, with a few multi-row statements for them all (upsertAgain),
+// storing what they would one after the other. The subscriber.created
+// events come last, in the order the registrations went, under one outbox
+// lock. Any failure fails them all, and nothing is stored: the caller
+// registers each alone then.
 func (s *Store) UpsertSubscriptions(ctx context.Context, list []store.SubscriptionInput) ([]store.SubscriptionResult, error) {
 	out := make([]store.SubscriptionResult, len(list))
 	order := make([]int, len(list))
@@ -91,7 +94,13 @@ func (s *Store) UpsertSubscriptions(ctx context.Context, list []store.Subscripti
 			at      time.Time
 		}
 		var events []event
-		for _, i := range order {
+		// Known browsers registering again as the same person first, a
+		// few statements for all; the others one after the other.
+		slow, err := s.upsertAgain(ctx, tx, list, order, out)
+		if err != nil {
+			return err
+		}
+		for _, i := range slow {
 			in := list[i]
 			res, created, err := s.upsertSubscription(ctx, tx, in)
 			if err != nil {

@@ -25,6 +25,7 @@ var subscriptionCases = []testCase{
 	{"Resubscribe", testResubscribe},
 	{"Topics", testSubscriptionTopics},
 	{"SetTopics", testSubscriptionSetTopics},
+	{"UpsertSubscriptionsAsOneByOne", testUpsertSubscriptionsAsOneByOne},
 	{"Logout", testLogout},
 	{"Replaces", testReplacesEndpoint},
 	{"Endpoint", testEndpointLookup},
