@@ -73,10 +73,10 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 // order of their websites and endpoint URLs, those of one URL in the
 // order given: concurrent batches lock endpoints in one order, and do not
 // deadlock on them. Known browsers registering again as the same person
-// go first, with a few multi-row statements for them all (upsertAgain),
-// storing what they would one after the other. The subscriber.created
-// events come last, in the order the registrations went, under one outbox
-// lock. Any failure fails them all, and nothing is stored: the caller
+// and new browsers of new subscribers go first, with a few multi-row
+// statements for them all (upsertAgain), storing what they would one
+// after the other. The subscriber.created events come last, in the
+// batch's order (as one after the other), under one outbox lock. Any failure fails them all, and nothing is stored: the caller
 // registers each alone then.
 func (s *Store) UpsertSubscriptions(ctx context.Context, list []store.SubscriptionInput) ([]store.SubscriptionResult, error) {
 	out := make([]store.SubscriptionResult, len(list))
@@ -88,53 +88,47 @@ func (s *Store) UpsertSubscriptions(ctx context.Context, list []store.Subscripti
 		return cmp.Or(strings.Compare(list[a].WebsiteID, list[b].WebsiteID), strings.Compare(list[a].Endpoint, list[b].Endpoint))
 	})
 	err := s.db.Tx(ctx, TxOptions{RetryUnique: true}, func(tx Conn) error {
-		type event struct {
-			website string
-			data    store.SubscriberCreated
-			at      time.Time
-		}
-		var events []event
-		// Known browsers registering again as the same person first, a
-		// few statements for all; the others one after the other.
-		slow, err := s.upsertAgain(ctx, tx, list, order, out)
+		// created: the subscriber.created event's data of a new endpoint.
+		created := make([]*store.SubscriberCreated, len(list))
+		// Known browsers registering again as the same person and new
+		// browsers of new subscribers first, a few statements for all;
+		// the others one after the other.
+		slow, err := s.upsertAgain(ctx, tx, list, order, out, created)
 		if err != nil {
 			return err
 		}
 		for _, i := range slow {
-			in := list[i]
-			res, created, err := s.upsertSubscription(ctx, tx, in)
+			res, c, err := s.upsertSubscription(ctx, tx, list[i])
 			if err != nil {
 				return err
 			}
-			out[i] = res
-			if created != nil {
-				events = append(events, event{in.WebsiteID, *created, nowOr(in.At)})
-			}
-		}
-		if len(events) == 0 {
-			return nil
+			out[i], created[i] = res, c
 		}
 		// Last, as addEvent wants: the outbox lock is held from the
 		// first insert to the commit.
 		listened := map[string]bool{}
-		for _, e := range events {
-			on, seen := listened[e.website]
+		for _, i := range order {
+			in := list[i]
+			if created[i] == nil {
+				continue
+			}
+			on, seen := listened[in.WebsiteID]
 			if !seen {
 				var err error
-				if on, err = s.listened(ctx, tx, e.website); err != nil {
+				if on, err = s.listened(ctx, tx, in.WebsiteID); err != nil {
 					return err
 				}
-				listened[e.website] = on
+				listened[in.WebsiteID] = on
 			}
 			if !on {
 				continue
 			}
-			b, err := json.Marshal(e.data)
+			b, err := json.Marshal(created[i])
 			if err != nil {
 				return fmt.Errorf("encoding %s event: %w", store.EventSubscriberCreated, err)
 			}
-			if err := s.insertWebhookEvent(ctx, tx, store.WebhookEvent{WebsiteID: e.website,
-				Event: store.EventSubscriberCreated, Data: b, CreatedAt: e.at}); err != nil {
+			if err := s.insertWebhookEvent(ctx, tx, store.WebhookEvent{WebsiteID: in.WebsiteID,
+				Event: store.EventSubscriberCreated, Data: b, CreatedAt: nowOr(in.At)}); err != nil {
 				return err
 			}
 		}

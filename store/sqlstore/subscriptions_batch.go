@@ -6,53 +6,117 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/google/uuid"
 
 	"github.com/relaybell/relaybell/store"
 )
 
 // A batch's known browsers registering again as the same person (the SDK
-// does on every page view) are stored by upsertAgain with a constant
-// number of multi-row statements, where upsertSubscription takes three
-// or four each:
+// does on every page view) and its new browsers of new subscribers (a
+// visitor allowing notifications) are stored by upsertAgain with a
+// constant number of multi-row statements, where upsertSubscription
+// takes three or four each for the first and five or six for the others:
 //
 //  1. a SELECT of every endpoint the batch names (its URLs and the URLs
 //     it replaces), with its subscriber and that one's external id, which
 //     on PostgreSQL locks the endpoints in (website, URL) byte order;
-//  2. an UPDATE of those browsers' endpoints;
-//  3. an UPDATE of their subscribers, which on PostgreSQL locks them in id
+//  2. a SELECT of the subscribers holding the external ids of new
+//     browsers, when one has an external id that 1 did not find (not
+//     locked, as one by one);
+//
+// for the known browsers (upsertKnown):
+//
+//  3. an UPDATE of their endpoints;
+//  4. an UPDATE of their subscribers, which on PostgreSQL locks them in id
 //     order first (a locking subquery sorted by id: the UPDATE itself
 //     keeps no order), returning what the visit is learned with;
-//  4. an upsert of the visits into subscriber_activity;
-//  5. an UPDATE of the smart hours that moved, when one did.
+//  5. an upsert of the visits into subscriber_activity;
+//  6. an UPDATE of the smart hours that moved, when one did;
+//
+// and for the new ones (upsertNew):
+//
+//  7. an INSERT of their subscribers, in (website, external id) order,
+//     each with its smart hour, its visit's hour, as one by one;
+//  8. an INSERT of their endpoints, in (website, URL) order;
+//  9. an INSERT of their visits into subscriber_activity;
+//  10. an INSERT … SELECT of their subscribed triggers from a VALUES list,
+//     the rows of websites with an active automation of new subscribers
+//     (queueTriggersN), returning which were queued (Pending);
+//  11. an INSERT … SELECT of their welcome timers, when one asks for a
+//     welcome, but for URLs the welcome ledger holds (queueWelcome).
 //
 // The rest go the one-by-one way after them, in the batch's order, and
-// upsertAgain decides which from the endpoints read (1): a registration
-// goes the fast way when it is neither a logout nor a replacement, sets
-// no topics, its endpoint is known and is its person's (any person's
-// without an external id), and no registration before it in the batch's
-// order touches its endpoint or subscriber. A registration that goes the
-// one-by-one way touches its endpoint, the endpoint it replaces, their
-// subscribers and the one holding its external id, and nothing else that
-// a later fast one reads: so each endpoint and subscriber sees the same
-// registrations in the same order as one after the other would, and
-// stores the same. The second browser of one person or a URL given twice
-// goes the one-by-one way, after the first.
+// upsertAgain decides which from the rows read (1, 2). A registration is
+// a candidate when it is neither a logout nor a replacement and sets no
+// topics. A known one goes the fast way when its endpoint is its
+// person's (any person's without an external id), and no registration
+// before it in the batch's order touches its endpoint or subscriber. A
+// registration that goes the one-by-one way touches its endpoint, the
+// endpoint it replaces, their subscribers and the one holding its
+// external id, and nothing else that a later fast one reads: so each
+// endpoint and subscriber sees the same registrations in the same order
+// as one after the other would, and stores the same. The second browser
+// of one person or a URL given twice goes the one-by-one way, after the
+// first.
+//
+// A new one (its endpoint not found by 1) goes the fast way when it is
+// the first registration of the batch's order to name its URL (as its
+// own or as the one it replaces) and its external id, if any, nobody
+// holds that id (1, 2), and its visit, if any, is learned in the time
+// zone given (in the website's, learnActivity reads it: one by one). One
+// by one it would get a new subscriber and endpoint whatever the
+// registrations before it do: none of them creates its URL or gives its
+// external id, and none reads them (a replacement of its URL before it
+// would, so makes it go the one-by-one way). Its rows being stored
+// before theirs changes nothing for them then; the registrations after
+// it naming its URL or external id go the one-by-one way and find its
+// rows, as one by one: the second new browser of a new person joins the
+// first's subscriber, an anonymous browser logging in as that person
+// after it moves to it.
 //
 // Locks: the first statement takes every endpoint lock the batch's
 // registrations need by their URLs, in one order across batches, before
 // any subscriber's; the subscribers of the fast way are then locked in
-// id order. A deadlock left (the one-by-one way locks subscribers in
-// its own order, as before) is run again by the store's transaction.
-// SQLite's one writer needs no lock.
+// id order. A new browser's rows are new: inserting them locks nothing
+// but their unique keys. Another transaction inserting the same URL or
+// external id meanwhile (another node's batch, a single registration)
+// is not seen by 1 or 2; 7 or 8 waits for it on the unique index, and if
+// it commits, fails with a unique violation: the store's transaction
+// (RetryUnique) runs the whole batch again, and 1 or 2 find its rows
+// then (TestUpsertSubscriptionsNewBrowserRace). 7 and 8 insert in one
+// order across batches, so two batches inserting the same keys wait for
+// each other in that order. A deadlock left (the one-by-one way locks
+// subscribers in its own order, as before) is run again by the store's
+// transaction. SQLite's one writer needs no lock.
 //
-// Neither UPDATE sets external_id or subscriber_id: the people version's
-// and the browsers count's triggers have nothing to do, as for the same
-// registration one by one.
+// Triggers: neither UPDATE sets external_id or subscriber_id, so the
+// people version's and the browsers count's triggers have nothing to do
+// for known browsers, as one by one. The browsers count's trigger is a
+// row trigger on both engines: 8 counts one browser for each new
+// subscriber, as each INSERT one by one does. The people version moves
+// on an external id changed or a subscriber deleted, not on a new
+// subscriber (migration 0036 says why): 7 moves it as one by one, not at
+// all.
 
-// againMin is the fewest fast registrations worth upsertAgain's
-// statements: one alone is stored as cheaply one by one.
+// againMin is the fewest candidates worth upsertAgain's first
+// statement, and the fewest known browsers worth their statements: one
+// alone is stored as cheaply one by one. New browsers are stored more
+// cheaply by upsertNew even one alone, once the endpoints are read.
 const againMin = 2
+
+// key is an endpoint URL or an external id of a website.
+type key struct{ website, s string }
+
+func compareKeys(a, b key) int {
+	return cmp.Or(strings.Compare(a.website, b.website), strings.Compare(a.s, b.s))
+}
+
+// known is a known endpoint: its id, its subscriber and that one's
+// external id.
+type known struct{ id, subscriber, external string }
 
 // againCandidate says whether a registration may go the fast way, before
 // its endpoint is read.
@@ -61,9 +125,10 @@ func againCandidate(in store.SubscriptionInput) bool {
 }
 
 // upsertAgain stores the registrations of list (in the given order) that
-// go the fast way, setting their results in out, and returns the others,
-// in order, for the one-by-one way.
-func (s *Store) upsertAgain(ctx context.Context, tx Conn, list []store.SubscriptionInput, order []int, out []store.SubscriptionResult) ([]int, error) {
+// go the fast way, setting their results in out and the subscriber.created
+// events' data of the new ones in created, and returns the others, in
+// order, for the one-by-one way.
+func (s *Store) upsertAgain(ctx context.Context, tx Conn, list []store.SubscriptionInput, order []int, out []store.SubscriptionResult, created []*store.SubscriberCreated) ([]int, error) {
 	candidates := 0
 	for _, i := range order {
 		if againCandidate(list[i]) {
@@ -74,8 +139,6 @@ func (s *Store) upsertAgain(ctx context.Context, tx Conn, list []store.Subscript
 		return order, nil
 	}
 
-	type key struct{ website, s string } // an endpoint URL or external id of a website
-	type known struct{ id, subscriber, external string }
 	var urls []key
 	for _, i := range order {
 		in := list[i]
@@ -84,7 +147,7 @@ func (s *Store) upsertAgain(ctx context.Context, tx Conn, list []store.Subscript
 			urls = append(urls, key{in.WebsiteID, in.Replaces})
 		}
 	}
-	slices.SortFunc(urls, func(a, b key) int { return cmp.Or(strings.Compare(a.website, b.website), strings.Compare(a.s, b.s)) })
+	slices.SortFunc(urls, compareKeys)
 	urls = slices.Compact(urls)
 	endpoints := make(map[key]known, len(urls))
 	holders := map[key]string{} // the subscriber holding an external id
@@ -116,20 +179,68 @@ func (s *Store) upsertAgain(ctx context.Context, tx Conn, list []store.Subscript
 		}
 	}
 
-	// Which go the fast way. A known endpoint's subscriber stands for
-	// both: a registration touching a known endpoint touches its
-	// subscriber, and a fast one's endpoint is known.
-	var fast, slow []int
-	touched := map[string]bool{} // subscribers
+	// The subscribers holding the external ids of new browsers that may
+	// go the fast way, unless found above.
+	var externals []key
 	for _, i := range order {
 		in := list[i]
-		e, ok := endpoints[key{in.WebsiteID, in.Endpoint}]
+		x := key{in.WebsiteID, in.ExternalID}
+		if _, ok := endpoints[key{in.WebsiteID, in.Endpoint}]; !ok && newCandidate(in) && in.ExternalID != "" && holders[x] == "" {
+			externals = append(externals, x)
+		}
+	}
+	slices.SortFunc(externals, compareKeys)
+	externals = slices.Compact(externals)
+	for chunk := range slices.Chunk(externals, rowsPerInsert) {
+		args := make([]any, 0, 2*len(chunk))
+		for _, x := range chunk {
+			args = append(args, x.website, x.s)
+		}
+		rows, err := tx.Query(ctx, `SELECT s.website_id, s.external_id, s.id
+			FROM (VALUES `+valuesList(len(chunk), 2, nil)+`) AS v
+			JOIN subscribers s ON s.website_id = v.column1 AND s.external_id = v.column2`, args...)
+		type holder struct {
+			x  key
+			id string
+		}
+		found, err := CollectRows(rows, err, func(r *holder) []any { return []any{&r.x.website, &r.x.s, &r.id} })
+		if err != nil {
+			return nil, fmt.Errorf("finding people: %w", err)
+		}
+		for _, r := range found {
+			holders[r.x] = r.id
+		}
+	}
+
+	// Which go the fast way. A known endpoint's subscriber stands for
+	// both: a registration touching a known endpoint touches its
+	// subscriber, and a fast one's endpoint is known. A new browser goes
+	// the fast way when it is the first of the batch to name its URL
+	// and its external id, which nobody holds.
+	var fast, fresh []int
+	touched := map[string]bool{}                        // subscribers
+	namedURL, namedID := map[key]bool{}, map[key]bool{} // by the registrations before
+	for _, i := range order {
+		in := list[i]
+		u, x := key{in.WebsiteID, in.Endpoint}, key{in.WebsiteID, in.ExternalID}
+		e, ok := endpoints[u]
+		first := !namedURL[u] && (in.ExternalID == "" || !namedID[x])
+		namedURL[u] = true
+		if in.Replaces != "" {
+			namedURL[key{in.WebsiteID, in.Replaces}] = true
+		}
+		if in.ExternalID != "" {
+			namedID[x] = true
+		}
 		if againCandidate(in) && ok && (in.ExternalID == "" || e.external == in.ExternalID) && !touched[e.subscriber] {
 			fast = append(fast, i)
 			touched[e.subscriber] = true
 			continue
 		}
-		slow = append(slow, i)
+		if newCandidate(in) && !ok && first && (in.ExternalID == "" || holders[x] == "") {
+			fresh = append(fresh, i)
+			continue
+		}
 		if ok {
 			touched[e.subscriber] = true
 		}
@@ -141,9 +252,35 @@ func (s *Store) upsertAgain(ctx context.Context, tx Conn, list []store.Subscript
 		}
 	}
 	if len(fast) < againMin {
-		return order, nil
+		fast = nil
 	}
+	// The others, in order.
+	going := make([]bool, len(list))
+	for _, i := range slices.Concat(fast, fresh) {
+		going[i] = true
+	}
+	var slow []int
+	for _, i := range order {
+		if !going[i] {
+			slow = append(slow, i)
+		}
+	}
+	if err := s.upsertKnown(ctx, tx, list, fast, endpoints, out); err != nil {
+		return nil, err
+	}
+	if err := s.upsertNew(ctx, tx, list, fresh, out, created); err != nil {
+		return nil, err
+	}
+	return slow, nil
+}
 
+// upsertKnown stores the known browsers of fast registering again as
+// their person (statements 3 to 6), their endpoints read and locked, and
+// sets their results in out.
+func (s *Store) upsertKnown(ctx context.Context, tx Conn, list []store.SubscriptionInput, fast []int, endpoints map[key]known, out []store.SubscriptionResult) error {
+	if len(fast) == 0 {
+		return nil
+	}
 	// The endpoints (locked above on PostgreSQL).
 	for chunk := range slices.Chunk(fast, rowsPerInsert) {
 		args := make([]any, 0, 6*len(chunk))
@@ -162,7 +299,7 @@ func (s *Store) upsertAgain(ctx context.Context, tx Conn, list []store.Subscript
 			err = fmt.Errorf("%d of %d updated", n, len(chunk))
 		}
 		if err != nil {
-			return nil, fmt.Errorf("updating known endpoints: %w", err)
+			return fmt.Errorf("updating known endpoints: %w", err)
 		}
 	}
 
@@ -213,10 +350,10 @@ func (s *Store) upsertAgain(ctx context.Context, tx Conn, list []store.Subscript
 			return []any{&r.id, &r.timezone, &r.smartHour, &r.pending, &r.websiteTimezone}
 		})
 		if err != nil {
-			return nil, fmt.Errorf("updating known subscribers: %w", err)
+			return fmt.Errorf("updating known subscribers: %w", err)
 		}
 		if len(updated) != len(chunk) {
-			return nil, fmt.Errorf("updating known subscribers: %d of %d updated", len(updated), len(chunk))
+			return fmt.Errorf("updating known subscribers: %d of %d updated", len(updated), len(chunk))
 		}
 		for _, r := range updated {
 			i := bySubscriber[r.id]
@@ -250,15 +387,159 @@ func (s *Store) upsertAgain(ctx context.Context, tx Conn, list []store.Subscript
 			VALUES `+valuesList(len(chunk), 3, nil)+`
 			ON CONFLICT (subscriber_id, hour) DO UPDATE SET weight = subscriber_activity.weight + excluded.weight`,
 			args...); err != nil {
-			return nil, fmt.Errorf("learning visits: %w", err)
+			return fmt.Errorf("learning visits: %w", err)
 		}
 	}
 	if len(smart) > 0 {
 		if _, err := tx.Exec(ctx, `UPDATE subscribers SET smart_hour = (SELECT hour FROM subscriber_activity
 			WHERE subscriber_id = subscribers.id ORDER BY weight DESC, hour LIMIT 1) WHERE `+s.d.In("id", "$1"),
 			s.d.List(smart)); err != nil {
-			return nil, fmt.Errorf("learning smart hours: %w", err)
+			return fmt.Errorf("learning smart hours: %w", err)
 		}
 	}
-	return slow, nil
+	return nil
+}
+
+// newCandidate says whether a new browser may go the fast way: one by
+// one, a new subscriber whose visit is learned in the given time zone
+// has its smart hour set at its insert; in the website's zone, read by
+// learnActivity, it goes the one-by-one way.
+func newCandidate(in store.SubscriptionInput) bool {
+	return againCandidate(in) && (in.Visit <= 0 || in.SiteTimezone != "")
+}
+
+// upsertNew stores the new browsers of fresh (in the batch's order), each
+// with a new subscriber (statements 7 to 11), sets their results in out and their
+// subscriber.created events' data in created, as upsertSubscription does
+// for each.
+func (s *Store) upsertNew(ctx context.Context, tx Conn, list []store.SubscriptionInput, fresh []int, out []store.SubscriptionResult, created []*store.SubscriberCreated) error {
+	if len(fresh) == 0 {
+		return nil
+	}
+	smart := make(map[int]int, len(fresh)) // a registration's visit hour
+	for _, i := range fresh {
+		in := list[i]
+		subscriber := uuid.NewString()
+		out[i] = store.SubscriptionResult{SubscriberID: subscriber, EndpointID: uuid.NewString(), Created: true}
+		d := store.SubscriberCreated{SubscriberID: subscriber, EndpointID: out[i].EndpointID, Device: in.Device,
+			Country: in.Country}
+		if ext := in.ExternalID; ext != "" {
+			d.ExternalID = &ext
+		}
+		created[i] = &d
+		if in.Visit > 0 {
+			smart[i] = store.LocalHour(nowOr(in.At), in.Timezone, in.SiteTimezone)
+		}
+	}
+
+	// The subscribers, in the order of their external ids: two batches
+	// creating the same people wait for each other in one order.
+	people := slices.Clone(fresh)
+	slices.SortStableFunc(people, func(a, b int) int {
+		return compareKeys(key{list[a].WebsiteID, list[a].ExternalID}, key{list[b].WebsiteID, list[b].ExternalID})
+	})
+	for chunk := range slices.Chunk(people, rowsPerInsert) {
+		args := make([]any, 0, 12*len(chunk))
+		for _, i := range chunk {
+			in, at := list[i], s.time(nowOr(list[i].At))
+			var hour any
+			if h, ok := smart[i]; ok {
+				hour = h
+			}
+			args = append(args, out[i].SubscriberID, in.WebsiteID, nullString(in.ExternalID), in.Country, in.Language,
+				in.Timezone, in.URL, store.ShardOf(out[i].SubscriberID), at, at, at, hour)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO subscribers (id, website_id, external_id, country, language, timezone,
+			url, shard, created_at, last_seen_at, consent_at, smart_hour) VALUES `+valuesList(len(chunk), 12, nil),
+			args...); err != nil {
+			return fmt.Errorf("inserting new subscribers: %w", err)
+		}
+	}
+
+	// The endpoints, in the order of their URLs (fresh's).
+	for chunk := range slices.Chunk(fresh, rowsPerInsert) {
+		args := make([]any, 0, 11*len(chunk))
+		for _, i := range chunk {
+			in, at := list[i], s.time(nowOr(list[i].At))
+			args = append(args, out[i].EndpointID, in.WebsiteID, out[i].SubscriberID, in.Endpoint, in.P256dh, in.Auth,
+				in.Device, in.UserAgent, store.ShardOf(out[i].SubscriberID), at, at)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO endpoints (id, website_id, subscriber_id, url, p256dh, auth,
+			device, user_agent, shard, created_at, last_seen_at) VALUES `+valuesList(len(chunk), 11, nil),
+			args...); err != nil {
+			return fmt.Errorf("inserting new endpoints: %w", err)
+		}
+	}
+
+	// The visits: each new subscriber's one hour, its smart hour.
+	var visits []int
+	for _, i := range fresh {
+		if _, ok := smart[i]; ok {
+			visits = append(visits, i)
+		}
+	}
+	for chunk := range slices.Chunk(visits, rowsPerInsert) {
+		args := make([]any, 0, 3*len(chunk))
+		for _, i := range chunk {
+			args = append(args, out[i].SubscriberID, smart[i], list[i].Visit)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO subscriber_activity (subscriber_id, hour, weight)
+			VALUES `+valuesList(len(chunk), 3, nil), args...); err != nil {
+			return fmt.Errorf("learning new visits: %w", err)
+		}
+	}
+
+	// The subscribed triggers, where the website has an active automation
+	// of new subscribers (queueTriggersN).
+	bySubscriber := make(map[string]int, len(fresh))
+	for _, i := range fresh {
+		bySubscriber[out[i].SubscriberID] = i
+	}
+	for chunk := range slices.Chunk(fresh, rowsPerInsert) {
+		args := make([]any, 0, 4*len(chunk)+1)
+		for _, i := range chunk {
+			args = append(args, uuid.NewString(), list[i].WebsiteID, out[i].SubscriberID, s.time(nowOr(list[i].At)))
+		}
+		trigger := "$" + strconv.Itoa(len(args)+1)
+		args = append(args, store.TriggerSubscribed)
+		rows, err := tx.Query(ctx, `INSERT INTO automation_triggers (id, website_id, subscriber_id, trigger_type, topic_id, at)
+			SELECT v.column1, v.column2, v.column3, CAST(`+trigger+` AS TEXT), NULL, v.column4
+			FROM (VALUES `+valuesList(len(chunk), 4, map[int]string{3: s.d.DDL.Time})+`) AS v
+			WHERE EXISTS (SELECT 1 FROM automations a
+				WHERE a.website_id = v.column2 AND a.status = 'active' AND a.trigger_type = CAST(`+trigger+` AS TEXT))
+			RETURNING subscriber_id`, args...)
+		queued, err := CollectRows(rows, err, func(id *string) []any { return []any{id} })
+		if err != nil {
+			return fmt.Errorf("queueing new subscribers' triggers: %w", err)
+		}
+		for _, id := range queued {
+			out[bySubscriber[id]].Pending = true
+		}
+	}
+
+	// The welcome timers, unless the ledger holds the URL (queueWelcome).
+	var welcomed []int
+	for _, i := range fresh {
+		if list[i].Welcome != nil {
+			welcomed = append(welcomed, i)
+		}
+	}
+	for chunk := range slices.Chunk(welcomed, rowsPerInsert) {
+		args := make([]any, 0, 5*len(chunk)+1)
+		for _, i := range chunk {
+			in := list[i]
+			args = append(args, out[i].EndpointID, in.WebsiteID, out[i].SubscriberID,
+				s.time(nowOr(in.At).Add(*in.Welcome)), endpointHash(in.Endpoint))
+		}
+		kind := "$" + strconv.Itoa(len(args)+1)
+		args = append(args, store.TimerWelcome)
+		if _, err := tx.Exec(ctx, `INSERT INTO timers (run_id, item, kind, website_id, subscriber_id, due_at)
+			SELECT v.column1, 0, CAST(`+kind+` AS TEXT), v.column2, v.column3, v.column4
+			FROM (VALUES `+valuesList(len(chunk), 5, map[int]string{3: s.d.DDL.Time})+`) AS v
+			WHERE NOT EXISTS (SELECT 1 FROM welcome_ledger l
+				WHERE l.website_id = v.column2 AND l.endpoint_hash = v.column5)`, args...); err != nil {
+			return fmt.Errorf("queueing welcomes: %w", err)
+		}
+	}
+	return nil
 }

@@ -31,7 +31,19 @@ import (
 // before (by URL) that person's known one, a browser taken by another
 // person before (by URL) its person's other browser, a replacement whose
 // replaced URL is registered after it, a logout, a login on an
-// anonymous browser and new browsers.
+// anonymous browser.
+//
+// And new browsers, which go the fast way too: anonymous, of a new
+// person, of a person whose anonymous browser logs in after it (by URL),
+// two of one new person (the second joins the first's subscriber the
+// one-by-one way), one of a person who logged in on another browser before
+// it, one of a known person whose browsers are not in the batch, without
+// a visit, with a visit in the website's time zone (the one-by-one way),
+// with a welcome, with a welcome the ledger holds already, and one whose
+// URL a replacement before it (by URL) names; the website has an active
+// automation of new subscribers, so each queues a trigger, and another
+// website in the batch has none. Their welcome timers and
+// subscriber.created events (in the batch's order) are compared too.
 func testUpsertSubscriptionsAsOneByOne(t *testing.T, s store.Store) {
 	raw, ok := s.(interface{ DB() sqlstore.DB })
 	if !ok {
@@ -39,6 +51,8 @@ func testUpsertSubscriptionsAsOneByOne(t *testing.T, s store.Store) {
 	}
 	ctx := context.Background()
 	batched, single := newWebsite(t, s), newWebsite(t, s) // Europe/Paris
+	// Other websites, without automations or webhooks, in the batch too.
+	batchedOther, singleOther := newWebsite(t, s), newWebsite(t, s)
 	run := uuid.NewString()[:8]
 	url := func(label string) string { return "https://push.example/" + run + "/" + label }
 	reg := func(websiteID, label, externalID string, when time.Time) store.SubscriptionInput {
@@ -67,18 +81,39 @@ func testUpsertSubscriptionsAsOneByOne(t *testing.T, s store.Store) {
 		add(reg(websiteID, "q1", "", first))
 		add(reg(websiteID, "s1", "", first))
 		add(reg(websiteID, "t1", "tom", first))
+		var err error
 		// Registering again subscribes tom again.
-		_, err := raw.DB().Write().Exec(ctx, `UPDATE subscribers SET unsubscribed_at = last_seen_at WHERE id = $1`,
+		_, err = raw.DB().Write().Exec(ctx, `UPDATE subscribers SET unsubscribed_at = last_seen_at WHERE id = $1`,
 			out[len(out)-1].SubscriberID)
 		noErr(t, "unsubscribing tom", err)
 		add(reg(websiteID, "u1", "", first))
+		add(reg(websiteID, "i1", "ivy", first))
+		// w2 was welcomed, then unsubscribed: the ledger holds its URL.
+		welcome := 10 * time.Minute
+		w2 := reg(websiteID, "w2", "", first)
+		w2.Welcome = &welcome
+		add(w2)
+		_, err = s.FireWelcome(ctx, store.Timer{RunID: out[len(out)-1].EndpointID, Kind: store.TimerWelcome,
+			WebsiteID: websiteID}, store.Welcome{At: first}) // turned off meanwhile: recorded, not sent
+		noErr(t, "FireWelcome", err)
+		if ok, err := s.WelcomeSent(ctx, websiteID, url("w2")); err != nil || !ok {
+			t.Fatalf("WelcomeSent(w2) = %v, %v after FireWelcome", ok, err)
+		}
+		_, err = s.DeleteSubscription(ctx, websiteID, url("w2"))
+		noErr(t, "DeleteSubscription", err)
+		// Unsubscribed now: at a time the two sides share.
+		_, err = raw.DB().Write().Exec(ctx, `UPDATE subscribers SET unsubscribed_at = last_seen_at WHERE id = $1`,
+			out[len(out)-1].SubscriberID)
+		noErr(t, "unsubscribing w2", err)
+		noErr(t, "CreateWebhook", s.CreateWebhook(ctx, store.Webhook{ID: uuid.NewString(), WebsiteID: websiteID,
+			URL: "https://hooks.example.com/" + run, Secret: "whsec_x", Enabled: true, CreatedAt: first}))
 		noErr(t, "CreateAutomation", s.CreateAutomation(ctx, store.Automation{ID: uuid.NewString(), WebsiteID: websiteID,
 			Name: "Welcome", Status: store.AutomationActive, TriggerType: store.TriggerSubscribed, Definition: []byte(`{}`),
 			CreatedAt: first, UpdatedAt: first}))
 		add(reg(websiteID, "p1", "pam", first))
 		return out
 	}
-	batch := func(websiteID string) []store.SubscriptionInput {
+	batch := func(websiteID, otherID string) []store.SubscriptionInput {
 		later := at(24*time.Hour + 6*time.Hour) // 16:26 in Paris, 11:26 in New York
 		var out []store.SubscriptionInput
 		add := func(in store.SubscriptionInput, change func(*store.SubscriptionInput)) {
@@ -122,6 +157,34 @@ func testUpsertSubscriptionsAsOneByOne(t *testing.T, s store.Store) {
 		add(reg(websiteID, "u1", "", later), func(in *store.SubscriptionInput) {
 			in.Timezone, in.Visit = "", 3 // the stored zone's hour, heavier: the smart hour moves
 		})
+		// New browsers.
+		add(reg(websiteID, "d1", "dave", later), nil) // dave logged in on c1 before
+		add(reg(websiteID, "g2", "sam", later), nil)  // sam's anonymous s1 logs in after
+		add(reg(websiteID, "h1", "hank", later), func(in *store.SubscriptionInput) { in.Country = "DE" })
+		add(reg(websiteID, "h2", "hank", later.Add(time.Minute)), func(in *store.SubscriptionInput) {
+			in.Device, in.Timezone = "android", "Asia/Tokyo"
+		})
+		add(reg(websiteID, "i2", "ivy", later), nil)
+		add(reg(websiteID, "k1", "", later), func(in *store.SubscriptionInput) { in.SiteTimezone = "" })
+		add(reg(websiteID, "k2", "kim", later), func(in *store.SubscriptionInput) { in.Visit, in.Language = 0, "" })
+		add(reg(websiteID, "k3", "", later.Add(2*time.Hour)), func(in *store.SubscriptionInput) {
+			in.Timezone, in.Country, in.Device, in.UserAgent, in.URL = "", "", "", "", ""
+			in.Visit = 4
+		})
+		add(reg(websiteID, "k4", "", later), func(in *store.SubscriptionInput) {
+			in.Timezone, in.SiteTimezone = "", "" // learned in the website's zone, read by the store
+		})
+		// j0 renews j1, unknown then: j1 is new after it (by URL).
+		add(reg(websiteID, "j0", "", later), func(in *store.SubscriptionInput) {
+			in.Replaces, in.ReplacesAuth = url("j1"), "auth-j1"
+		})
+		add(reg(websiteID, "j1", "", later), nil)
+		add(reg(otherID, "o1", "", later), nil)
+		add(reg(otherID, "o2", "olga", later), nil)
+		welcome := 30 * time.Minute
+		add(reg(websiteID, "w1", "", later), func(in *store.SubscriptionInput) { in.Welcome = &welcome })
+		add(reg(websiteID, "w2", "", later), func(in *store.SubscriptionInput) { in.Welcome = &welcome })
+		add(reg(websiteID, "w3", "wendy", later), func(in *store.SubscriptionInput) { in.Welcome = &welcome })
 		// Given out of order: they go in the order of their URLs.
 		slices.Reverse(out)
 		out[3], out[9] = out[9], out[3]
@@ -148,7 +211,7 @@ func testUpsertSubscriptionsAsOneByOne(t *testing.T, s store.Store) {
 
 	// One by one, in the batch's order.
 	oneSetup := setup(single.Website.ID)
-	inputs := batch(single.Website.ID)
+	inputs := batch(single.Website.ID, singleOther.Website.ID)
 	order := make([]int, len(inputs))
 	for i := range order {
 		order[i] = i
@@ -161,7 +224,7 @@ func testUpsertSubscriptionsAsOneByOne(t *testing.T, s store.Store) {
 	one := finish(oneSetup, oneResults)
 
 	batchSetup := setup(batched.Website.ID)
-	res, err := s.UpsertSubscriptions(ctx, batch(batched.Website.ID))
+	res, err := s.UpsertSubscriptions(ctx, batch(batched.Website.ID, batchedOther.Website.ID))
 	noErr(t, "UpsertSubscriptions", err)
 	many := finish(batchSetup, res)
 
@@ -225,16 +288,43 @@ func testUpsertSubscriptionsAsOneByOne(t *testing.T, s store.Store) {
 			FROM endpoints WHERE website_id = $1`, 9, []int{0, 1}},
 		{"visits", `SELECT a.subscriber_id, a.hour, a.weight FROM subscriber_activity a
 			JOIN subscribers s ON s.id = a.subscriber_id WHERE s.website_id = $1`, 3, []int{0}},
-		{"triggers", `SELECT subscriber_id, trigger_type, at FROM automation_triggers WHERE website_id = $1`, 3, []int{0}},
+		{"triggers", `SELECT subscriber_id, trigger_type, coalesce(topic_id, ''), at FROM automation_triggers
+			WHERE website_id = $1`, 4, []int{0}},
+		{"timers", `SELECT run_id, item, kind, subscriber_id, due_at FROM timers WHERE website_id = $1`, 5, []int{0, 3}},
 	} {
-		got, want := rows(many, batched.Website.ID, q.query, q.cols, q.ids),
-			rows(one, single.Website.ID, q.query, q.cols, q.ids)
-		for i := range got {
-			got[i] = strings.ReplaceAll(got[i], batched.Website.ID, "website")
+		for _, w := range [][2]website{{batched, single}, {batchedOther, singleOther}} {
+			got, want := rows(many, w[0].Website.ID, q.query, q.cols, q.ids),
+				rows(one, w[1].Website.ID, q.query, q.cols, q.ids)
+			for i := range got {
+				got[i] = strings.ReplaceAll(got[i], w[0].Website.ID, "website")
+			}
+			for i := range want {
+				want[i] = strings.ReplaceAll(want[i], w[1].Website.ID, "website")
+			}
+			same(t, q.what+" of the batch against one by one", got, want)
 		}
-		for i := range want {
-			want[i] = strings.ReplaceAll(want[i], single.Website.ID, "website")
-		}
-		same(t, q.what+" of the batch against one by one", got, want)
 	}
+
+	// The events, in the order they were added, their ids named.
+	events := func(sd side, websiteID string) []string {
+		t.Helper()
+		r, err := raw.DB().Read().Query(ctx, `SELECT event, data, created_at FROM webhook_events
+			WHERE website_id = $1 ORDER BY seq`, websiteID)
+		noErr(t, "reading events", err)
+		defer r.Close()
+		var out []string
+		for r.Next() {
+			var event, data string
+			var created any
+			noErr(t, "scanning an event", r.Scan(&event, &data, &created))
+			for id, name := range sd.names {
+				data = strings.ReplaceAll(data, id, name)
+			}
+			out = append(out, fmt.Sprintf("%s %s %v", event, data, created))
+		}
+		noErr(t, "reading events", r.Err())
+		return out
+	}
+	same(t, "events of the batch against one by one", events(many, batched.Website.ID), events(one, single.Website.ID))
+	same(t, "events of the other website's batch", events(many, batchedOther.Website.ID), nil)
 }
