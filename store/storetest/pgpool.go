@@ -12,12 +12,17 @@ package storetest
 // it as a new store would be. A schema that cannot be emptied (a role
 // that may not turn triggers off, say) is dropped.
 //
-// Schemas are named rb_pool_<pid>_<n>. A process leaves its idle ones
-// behind when it exits; the next process to use the pool drops those of
-// processes no longer running.
+// Schemas are named rb_pool_<pid>_<token>_<n>, the token random for each
+// process: pids wrap (at pid_max), and a later process with an earlier
+// one's pid would otherwise name its new schemas as that one's left
+// behind (the sweep keeps the schemas of its own pid). A process leaves
+// its idle ones behind when it exits; the next process to use the pool
+// drops those of processes no longer running.
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"strconv"
@@ -75,7 +80,14 @@ func connect(t testing.TB) *pgx.Conn {
 }
 
 // pool is the process's schemas.
-var pool = &schemas{prefix: "rb_pool_" + strconv.Itoa(os.Getpid()) + "_"}
+var pool = &schemas{prefix: "rb_pool_" + strconv.Itoa(os.Getpid()) + "_" + processToken() + "_"}
+
+// processToken is a random name part of this process's schemas.
+func processToken() string {
+	b := make([]byte, 4)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
 
 type schemas struct {
 	prefix string
