@@ -30,6 +30,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -214,13 +215,35 @@ func (p *schemas) give(ctx context.Context, admin *pgx.Conn, schema string) {
 	p.mu.Lock()
 	learned := p.learned
 	p.mu.Unlock()
-	if !learned || p.empty(ctx, admin, schema) != nil {
+	if !learned || p.settle(ctx, admin, schema) != nil || p.empty(ctx, admin, schema) != nil {
 		p.drop(ctx, admin, schema)
 		return
 	}
 	p.mu.Lock()
 	p.idle = append(p.idle, schema)
 	p.mu.Unlock()
+}
+
+// settle ends what still works in the schema: a statement whose client
+// went away (a cancelled request's connection is closed, not waited for)
+// can still be running, and would commit its rows after the schema was
+// emptied, into the next test's. Its backend holds a lock on the tables
+// it uses until it ends; it is terminated (its transaction rolls back)
+// and waited for.
+func (p *schemas) settle(ctx context.Context, admin *pgx.Conn, schema string) error {
+	for range 100 {
+		var busy int
+		if err := admin.QueryRow(ctx, `SELECT count(pg_terminate_backend(l.pid)) FROM (SELECT DISTINCT l.pid
+			FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+			WHERE c.relnamespace = to_regnamespace($1) AND l.pid <> pg_backend_pid()) l`, schema).Scan(&busy); err != nil {
+			return err
+		}
+		if busy == 0 {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("schema %s: backends still at work", schema)
 }
 
 // empty deletes every row of the schema, with the triggers off (the

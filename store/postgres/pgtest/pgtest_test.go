@@ -105,3 +105,35 @@ func TestReusedSchemaIsNew(t *testing.T) {
 		}
 	})
 }
+
+// TestWorkInFlightIsEnded: a transaction still open on a schema when its
+// test ends (a client gone without waiting for its statement) is ended
+// before the schema is emptied: its write never reaches the next test.
+func TestWorkInFlightIsEnded(t *testing.T) {
+	ctx := context.Background()
+	var first string
+	var left *pgx.Conn
+	t.Run("first", func(t *testing.T) {
+		first = DSN(t)
+		var err error
+		if left, err = pgx.Connect(ctx, first); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := left.Exec(ctx, `BEGIN; UPDATE people_version SET version = 99`); err != nil {
+			t.Fatal(err)
+		}
+	})
+	defer left.Close(ctx)
+	t.Run("second", func(t *testing.T) {
+		second := DSN(t)
+		if second != first {
+			t.Fatalf("the idle schema was not reused: %s, then %s", first, second)
+		}
+		if _, err := left.Exec(ctx, `COMMIT`); err == nil {
+			t.Errorf("the transaction left open committed after its schema was handed on")
+		}
+		if got := contents(t, second)["people_version"]; got != `[{"id":true,"version":1}]` {
+			t.Errorf("people_version: %s", got)
+		}
+	})
+}
