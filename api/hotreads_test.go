@@ -319,3 +319,40 @@ func TestHotReadsFollowChanges(t *testing.T) {
 	change("DELETE", "/api/v1/onsite/"+a, "")
 	onsite("a message deleted")
 }
+
+// TestBatchedRegistrationStatements: a group-committed batch of 16 new
+// browsers, then the same 16 registering again as their people (the
+// SDK's page views), each take a few statements for the whole batch,
+// where one by one they took three to five each: the store's multi-row
+// ways (sqlstore's upsertAgain) were taken.
+func TestBatchedRegistrationStatements(t *testing.T) {
+	h, n, stop := countedHarness(t)
+	stop()
+	ctx := context.Background()
+	batch := make([]store.SubscriptionInput, 16)
+	for i := range batch {
+		batch[i] = store.SubscriptionInput{WebsiteID: h.site.WebsiteID, P256dh: "BP256", Auth: "auth",
+			Endpoint: fmt.Sprintf("https://fcm.googleapis.com/fcm/send/batch%d", i), ExternalID: fmt.Sprintf("person-%d", i),
+			Device: "desktop", Visit: store.VisitWeight, SiteTimezone: "UTC", At: testStart}
+	}
+	for _, round := range []struct {
+		what    string
+		created bool
+		max     int
+	}{{"new browsers", true, 8}, {"the same browsers again", false, 5}} {
+		n.take()
+		res, err := h.st.UpsertSubscriptions(ctx, batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range res {
+			if r.Created != round.created || r.EndpointID == "" {
+				t.Fatalf("%s: %d: %+v", round.what, i, r)
+			}
+		}
+		if got, stmts := n.take(); got > round.max {
+			t.Errorf("%s: %d statements for a batch of %d, want at most %d:\n\t%s", round.what, got, len(batch), round.max,
+				strings.Join(stmts, "\n\t"))
+		}
+	}
+}
