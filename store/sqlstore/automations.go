@@ -470,28 +470,48 @@ func (s *Store) queueTriggers(ctx context.Context, tx Conn, websiteID, subscribe
 
 // queueTriggersN is queueTriggers, and reports whether it recorded one.
 func (s *Store) queueTriggersN(ctx context.Context, tx Conn, websiteID, subscriberID, triggerType string, topicIDs []string, at time.Time) (bool, error) {
-	topics := []any{nil}
+	rows := []triggerRow{{websiteID, subscriberID, triggerType, nil, at}}
 	if triggerType == store.TriggerTopicOptIn {
-		if len(topicIDs) == 0 {
-			return false, nil
-		}
-		topics = topics[:0]
+		rows = rows[:0]
 		for _, id := range topicIDs {
-			topics = append(topics, id)
+			rows = append(rows, triggerRow{websiteID, subscriberID, triggerType, id, at})
 		}
 	}
-	queued := false
-	for _, topic := range topics {
-		n, err := tx.Exec(ctx, `INSERT INTO automation_triggers (id, website_id, subscriber_id, trigger_type, topic_id, at)
-			SELECT $1, $2, $3, $4, $5, $6 WHERE EXISTS (SELECT 1 FROM automations
-				WHERE website_id = $2 AND status = 'active' AND trigger_type = $4)`,
-			uuid.NewString(), websiteID, subscriberID, triggerType, topic, s.time(at))
+	queued, err := s.queueTriggerRows(ctx, tx, rows)
+	return len(queued) > 0, err
+}
+
+// triggerRow is a pending trigger to record: a person's, of a type, for
+// a topic id or none (nil).
+type triggerRow struct {
+	website, subscriber, kind string
+	topic                     any
+	at                        time.Time
+}
+
+// queueTriggerRows records each trigger whose website has an active
+// automation of its type, a statement for up to rowsPerInsert of them,
+// and returns the subscribers of those recorded.
+func (s *Store) queueTriggerRows(ctx context.Context, tx Conn, triggers []triggerRow) ([]string, error) {
+	var out []string
+	for chunk := range slices.Chunk(triggers, rowsPerInsert) {
+		args := make([]any, 0, 6*len(chunk))
+		for _, t := range chunk {
+			args = append(args, uuid.NewString(), t.website, t.subscriber, t.kind, t.topic, s.time(t.at))
+		}
+		rows, err := tx.Query(ctx, `INSERT INTO automation_triggers (id, website_id, subscriber_id, trigger_type, topic_id, at)
+			SELECT v.column1, v.column2, v.column3, v.column4, v.column5, v.column6
+			FROM (VALUES `+valuesList(len(chunk), 6, map[int]string{3: "TEXT", 4: "TEXT", 5: s.d.DDL.Time})+`) AS v
+			WHERE EXISTS (SELECT 1 FROM automations a
+				WHERE a.website_id = v.column2 AND a.status = 'active' AND a.trigger_type = v.column4)
+			RETURNING subscriber_id`, args...)
+		queued, err := CollectRows(rows, err, func(id *string) []any { return []any{id} })
 		if err != nil {
-			return false, err
+			return nil, err
 		}
-		queued = queued || n > 0
+		out = append(out, queued...)
 	}
-	return queued, nil
+	return out, nil
 }
 
 // PendingTriggers lists pending triggers, oldest first.

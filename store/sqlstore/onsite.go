@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -193,12 +195,35 @@ func endpointHash(url string) string {
 // queueWelcome stores the welcome timer of a new endpoint, in the
 // registration's transaction, unless the ledger holds its URL already.
 func (s *Store) queueWelcome(ctx context.Context, tx Conn, websiteID, endpointID, subscriberID, url string, due time.Time) error {
-	_, err := tx.Exec(ctx, `INSERT INTO timers (run_id, item, kind, website_id, subscriber_id, due_at)
-		SELECT $1, 0, $2, $3, $4, $5 WHERE NOT EXISTS
-			(SELECT 1 FROM welcome_ledger WHERE website_id = $3 AND endpoint_hash = $6)
-		ON CONFLICT DO NOTHING`,
-		endpointID, store.TimerWelcome, websiteID, subscriberID, s.time(due), endpointHash(url))
-	return err
+	return s.queueWelcomes(ctx, tx, []welcomeTimer{{websiteID, endpointID, subscriberID, url, due}})
+}
+
+// welcomeTimer is a new browser's welcome to queue.
+type welcomeTimer struct {
+	website, endpoint, subscriber, url string
+	due                                time.Time
+}
+
+// queueWelcomes is queueWelcome for each, a statement for up to
+// rowsPerInsert of them.
+func (s *Store) queueWelcomes(ctx context.Context, tx Conn, welcomes []welcomeTimer) error {
+	for chunk := range slices.Chunk(welcomes, rowsPerInsert) {
+		args := make([]any, 0, 5*len(chunk)+1)
+		for _, w := range chunk {
+			args = append(args, w.endpoint, w.website, w.subscriber, s.time(w.due), endpointHash(w.url))
+		}
+		kind := "$" + strconv.Itoa(len(args)+1)
+		args = append(args, store.TimerWelcome)
+		if _, err := tx.Exec(ctx, `INSERT INTO timers (run_id, item, kind, website_id, subscriber_id, due_at)
+			SELECT v.column1, 0, CAST(`+kind+` AS TEXT), v.column2, v.column3, v.column4
+			FROM (VALUES `+valuesList(len(chunk), 5, map[int]string{3: s.d.DDL.Time})+`) AS v
+			WHERE NOT EXISTS (SELECT 1 FROM welcome_ledger l
+				WHERE l.website_id = v.column2 AND l.endpoint_hash = v.column5)
+			ON CONFLICT DO NOTHING`, args...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // WelcomeSent reports whether the ledger holds the endpoint URL.

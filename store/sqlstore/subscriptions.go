@@ -76,8 +76,9 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 // and new browsers of new subscribers go first, with a few multi-row
 // statements for them all (upsertAgain), storing what they would one
 // after the other. The subscriber.created events come last, in the
-// batch's order (as one after the other), under one outbox lock. Any failure fails them all, and nothing is stored: the caller
-// registers each alone then.
+// batch's order (as one after the other), under one outbox lock. Any
+// failure fails them all, and nothing is stored: the caller registers
+// each alone then.
 func (s *Store) UpsertSubscriptions(ctx context.Context, list []store.SubscriptionInput) ([]store.SubscriptionResult, error) {
 	out := make([]store.SubscriptionResult, len(list))
 	order := make([]int, len(list))

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
@@ -310,12 +309,8 @@ func (s *Store) upsertKnown(ctx context.Context, tx Conn, list []store.Subscript
 		bySubscriber[endpoints[key{in.WebsiteID, in.Endpoint}].subscriber] = i
 	}
 	subscribers := slices.Sorted(maps.Keys(bySubscriber))
-	type activity struct {
-		subscriber   string
-		hour, weight int
-	}
 	var (
-		visits []activity
+		visits []visit
 		smart  []string // the subscribers whose smart hour is to be set again
 	)
 	for chunk := range slices.Chunk(subscribers, rowsPerInsert) {
@@ -371,29 +366,18 @@ func (s *Store) upsertKnown(ctx context.Context, tx Conn, list []store.Subscript
 				site, stored = r.websiteTimezone, -1
 			}
 			hour := store.LocalHour(nowOr(in.At), r.timezone, site)
-			visits = append(visits, activity{r.id, hour, in.Visit})
+			visits = append(visits, visit{r.id, hour, in.Visit})
 			if hour != stored {
 				smart = append(smart, r.id)
 			}
 		}
 	}
-	slices.SortFunc(visits, func(a, b activity) int { return strings.Compare(a.subscriber, b.subscriber) })
-	for chunk := range slices.Chunk(visits, rowsPerInsert) {
-		args := make([]any, 0, 3*len(chunk))
-		for _, v := range chunk {
-			args = append(args, v.subscriber, v.hour, v.weight)
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO subscriber_activity (subscriber_id, hour, weight)
-			VALUES `+valuesList(len(chunk), 3, nil)+`
-			ON CONFLICT (subscriber_id, hour) DO UPDATE SET weight = subscriber_activity.weight + excluded.weight`,
-			args...); err != nil {
-			return fmt.Errorf("learning visits: %w", err)
-		}
+	slices.SortFunc(visits, func(a, b visit) int { return strings.Compare(a.subscriber, b.subscriber) })
+	if err := s.addVisits(ctx, tx, visits); err != nil {
+		return fmt.Errorf("learning visits: %w", err)
 	}
 	if len(smart) > 0 {
-		if _, err := tx.Exec(ctx, `UPDATE subscribers SET smart_hour = (SELECT hour FROM subscriber_activity
-			WHERE subscriber_id = subscribers.id ORDER BY weight DESC, hour LIMIT 1) WHERE `+s.d.In("id", "$1"),
-			s.d.List(smart)); err != nil {
+		if err := s.resetSmartHours(ctx, tx, smart); err != nil {
 			return fmt.Errorf("learning smart hours: %w", err)
 		}
 	}
@@ -472,21 +456,14 @@ func (s *Store) upsertNew(ctx context.Context, tx Conn, list []store.Subscriptio
 	}
 
 	// The visits: each new subscriber's one hour, its smart hour.
-	var visits []int
+	var visits []visit
 	for _, i := range fresh {
-		if _, ok := smart[i]; ok {
-			visits = append(visits, i)
+		if hour, ok := smart[i]; ok {
+			visits = append(visits, visit{out[i].SubscriberID, hour, list[i].Visit})
 		}
 	}
-	for chunk := range slices.Chunk(visits, rowsPerInsert) {
-		args := make([]any, 0, 3*len(chunk))
-		for _, i := range chunk {
-			args = append(args, out[i].SubscriberID, smart[i], list[i].Visit)
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO subscriber_activity (subscriber_id, hour, weight)
-			VALUES `+valuesList(len(chunk), 3, nil), args...); err != nil {
-			return fmt.Errorf("learning new visits: %w", err)
-		}
+	if err := s.addVisits(ctx, tx, visits); err != nil {
+		return fmt.Errorf("learning new visits: %w", err)
 	}
 
 	// The subscribed triggers, where the website has an active automation
@@ -495,51 +472,28 @@ func (s *Store) upsertNew(ctx context.Context, tx Conn, list []store.Subscriptio
 	for _, i := range fresh {
 		bySubscriber[out[i].SubscriberID] = i
 	}
-	for chunk := range slices.Chunk(fresh, rowsPerInsert) {
-		args := make([]any, 0, 4*len(chunk)+1)
-		for _, i := range chunk {
-			args = append(args, uuid.NewString(), list[i].WebsiteID, out[i].SubscriberID, s.time(nowOr(list[i].At)))
-		}
-		trigger := "$" + strconv.Itoa(len(args)+1)
-		args = append(args, store.TriggerSubscribed)
-		rows, err := tx.Query(ctx, `INSERT INTO automation_triggers (id, website_id, subscriber_id, trigger_type, topic_id, at)
-			SELECT v.column1, v.column2, v.column3, CAST(`+trigger+` AS TEXT), NULL, v.column4
-			FROM (VALUES `+valuesList(len(chunk), 4, map[int]string{3: s.d.DDL.Time})+`) AS v
-			WHERE EXISTS (SELECT 1 FROM automations a
-				WHERE a.website_id = v.column2 AND a.status = 'active' AND a.trigger_type = CAST(`+trigger+` AS TEXT))
-			RETURNING subscriber_id`, args...)
-		queued, err := CollectRows(rows, err, func(id *string) []any { return []any{id} })
-		if err != nil {
-			return fmt.Errorf("queueing new subscribers' triggers: %w", err)
-		}
-		for _, id := range queued {
-			out[bySubscriber[id]].Pending = true
-		}
+	triggers := make([]triggerRow, 0, len(fresh))
+	for _, i := range fresh {
+		triggers = append(triggers, triggerRow{list[i].WebsiteID, out[i].SubscriberID, store.TriggerSubscribed, nil, nowOr(list[i].At)})
+	}
+	queued, err := s.queueTriggerRows(ctx, tx, triggers)
+	if err != nil {
+		return fmt.Errorf("queueing new subscribers' triggers: %w", err)
+	}
+	for _, id := range queued {
+		out[bySubscriber[id]].Pending = true
 	}
 
-	// The welcome timers, unless the ledger holds the URL (queueWelcome).
-	var welcomed []int
+	// The welcome timers, unless the ledger holds the URL.
+	var welcomes []welcomeTimer
 	for _, i := range fresh {
-		if list[i].Welcome != nil {
-			welcomed = append(welcomed, i)
+		if in := list[i]; in.Welcome != nil {
+			welcomes = append(welcomes, welcomeTimer{in.WebsiteID, out[i].EndpointID, out[i].SubscriberID, in.Endpoint,
+				nowOr(in.At).Add(*in.Welcome)})
 		}
 	}
-	for chunk := range slices.Chunk(welcomed, rowsPerInsert) {
-		args := make([]any, 0, 5*len(chunk)+1)
-		for _, i := range chunk {
-			in := list[i]
-			args = append(args, out[i].EndpointID, in.WebsiteID, out[i].SubscriberID,
-				s.time(nowOr(in.At).Add(*in.Welcome)), endpointHash(in.Endpoint))
-		}
-		kind := "$" + strconv.Itoa(len(args)+1)
-		args = append(args, store.TimerWelcome)
-		if _, err := tx.Exec(ctx, `INSERT INTO timers (run_id, item, kind, website_id, subscriber_id, due_at)
-			SELECT v.column1, 0, CAST(`+kind+` AS TEXT), v.column2, v.column3, v.column4
-			FROM (VALUES `+valuesList(len(chunk), 5, map[int]string{3: s.d.DDL.Time})+`) AS v
-			WHERE NOT EXISTS (SELECT 1 FROM welcome_ledger l
-				WHERE l.website_id = v.column2 AND l.endpoint_hash = v.column5)`, args...); err != nil {
-			return fmt.Errorf("queueing welcomes: %w", err)
-		}
+	if err := s.queueWelcomes(ctx, tx, welcomes); err != nil {
+		return fmt.Errorf("queueing welcomes: %w", err)
 	}
 	return nil
 }

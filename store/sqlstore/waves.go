@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/relaybell/relaybell/store"
@@ -107,15 +108,43 @@ func (s *Store) learnActivity(ctx context.Context, tx Conn, subscriberID string,
 // smart hour as stored (-1: unknown): weight added to it keeps it the
 // heaviest, so it is not set again (a regular visitor's usual hour).
 func (s *Store) learnHour(ctx context.Context, tx Conn, subscriberID string, hour, weight, smart int) error {
-	if _, err := tx.Exec(ctx, `INSERT INTO subscriber_activity (subscriber_id, hour, weight) VALUES ($1, $2, $3)
-		ON CONFLICT (subscriber_id, hour) DO UPDATE SET weight = subscriber_activity.weight + excluded.weight`,
-		subscriberID, hour, weight); err != nil {
+	if err := s.addVisits(ctx, tx, []visit{{subscriberID, hour, weight}}); err != nil {
 		return err
 	}
 	if hour == smart && weight > 0 {
 		return nil
 	}
+	return s.resetSmartHours(ctx, tx, []string{subscriberID})
+}
+
+// visit is weight to add to a subscriber's hour.
+type visit struct {
+	subscriber   string
+	hour, weight int
+}
+
+// addVisits adds each visit's weight to its subscriber's hour, a
+// statement for up to rowsPerInsert of them; a subscriber is named once.
+func (s *Store) addVisits(ctx context.Context, tx Conn, visits []visit) error {
+	for chunk := range slices.Chunk(visits, rowsPerInsert) {
+		args := make([]any, 0, 3*len(chunk))
+		for _, v := range chunk {
+			args = append(args, v.subscriber, v.hour, v.weight)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO subscriber_activity (subscriber_id, hour, weight)
+			VALUES `+valuesList(len(chunk), 3, nil)+`
+			ON CONFLICT (subscriber_id, hour) DO UPDATE SET weight = subscriber_activity.weight + excluded.weight`,
+			args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// resetSmartHours sets the subscribers' smart hours to their heaviest.
+func (s *Store) resetSmartHours(ctx context.Context, tx Conn, subscriberIDs []string) error {
 	_, err := tx.Exec(ctx, `UPDATE subscribers SET smart_hour = (SELECT hour FROM subscriber_activity
-		WHERE subscriber_id = $1 ORDER BY weight DESC, hour LIMIT 1) WHERE id = $1`, subscriberID)
+		WHERE subscriber_id = subscribers.id ORDER BY weight DESC, hour LIMIT 1) WHERE `+s.d.In("id", "$1"),
+		s.d.List(subscriberIDs))
 	return err
 }
