@@ -324,7 +324,7 @@ func TestHotReadsFollowChanges(t *testing.T) {
 // browsers, then the same 16 registering again as their people (the
 // SDK's page views), each take a few statements for the whole batch,
 // where one by one they took three to five each: the store's multi-row
-// ways (sqlstore's upsertAgain) were taken.
+// ways (sqlstore's upsertBatch) were taken.
 func TestBatchedRegistrationStatements(t *testing.T) {
 	h, n, stop := countedHarness(t)
 	stop()

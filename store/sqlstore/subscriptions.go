@@ -74,7 +74,7 @@ func (s *Store) UpsertSubscription(ctx context.Context, in store.SubscriptionInp
 // order given: concurrent batches lock endpoints in one order, and do not
 // deadlock on them. Known browsers registering again as the same person
 // and new browsers of new subscribers go first, with a few multi-row
-// statements for them all (upsertAgain), storing what they would one
+// statements for them all (upsertBatch), storing what they would one
 // after the other. The subscriber.created events come last, in the
 // batch's order (as one after the other), under one outbox lock. Any
 // failure fails them all, and nothing is stored: the caller registers
@@ -94,7 +94,7 @@ func (s *Store) UpsertSubscriptions(ctx context.Context, list []store.Subscripti
 		// Known browsers registering again as the same person and new
 		// browsers of new subscribers first, a few statements for all;
 		// the others one after the other.
-		slow, err := s.upsertAgain(ctx, tx, list, order, out, created)
+		slow, err := s.upsertBatch(ctx, tx, list, order, out, created)
 		if err != nil {
 			return err
 		}

@@ -15,7 +15,7 @@ import (
 
 // A batch's known browsers registering again as the same person (the SDK
 // does on every page view) and its new browsers of new subscribers (a
-// visitor allowing notifications) are stored by upsertAgain with a
+// visitor allowing notifications) are stored by upsertBatch with a
 // constant number of multi-row statements, where upsertSubscription
 // takes three or four each for the first and five or six for the others:
 //
@@ -48,7 +48,7 @@ import (
 //     welcome, but for URLs the welcome ledger holds (queueWelcome).
 //
 // The rest go the one-by-one way after them, in the batch's order, and
-// upsertAgain decides which from the rows read (1, 2). A registration is
+// upsertBatch decides which from the rows read (1, 2). A registration is
 // a candidate when it is neither a logout nor a replacement and sets no
 // topics. A known one goes the fast way when its endpoint is its
 // person's (any person's without an external id), and no registration
@@ -100,7 +100,7 @@ import (
 // subscriber (migration 0036 says why): 7 moves it as one by one, not at
 // all.
 
-// againMin is the fewest candidates worth upsertAgain's first
+// againMin is the fewest candidates worth upsertBatch's first
 // statement, and the fewest known browsers worth their statements: one
 // alone is stored as cheaply one by one. New browsers are stored more
 // cheaply by upsertNew even one alone, once the endpoints are read.
@@ -123,11 +123,11 @@ func againCandidate(in store.SubscriptionInput) bool {
 	return !in.Logout && in.Replaces == "" && !in.SetTopics && len(in.Topics) == 0
 }
 
-// upsertAgain stores the registrations of list (in the given order) that
+// upsertBatch stores the registrations of list (in the given order) that
 // go the fast way, setting their results in out and the subscriber.created
 // events' data of the new ones in created, and returns the others, in
 // order, for the one-by-one way.
-func (s *Store) upsertAgain(ctx context.Context, tx Conn, list []store.SubscriptionInput, order []int, out []store.SubscriptionResult, created []*store.SubscriberCreated) ([]int, error) {
+func (s *Store) upsertBatch(ctx context.Context, tx Conn, list []store.SubscriptionInput, order []int, out []store.SubscriptionResult, created []*store.SubscriberCreated) ([]int, error) {
 	candidates := 0
 	for _, i := range order {
 		if againCandidate(list[i]) {

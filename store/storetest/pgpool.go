@@ -48,11 +48,11 @@ func PostgresStoreSchema(t testing.TB, migrate func(ctx context.Context, schema 
 	ctx := context.Background()
 	admin := connect(t)
 	defer admin.Close(ctx)
-	schema, err := pool.take(ctx, admin)
+	schema, fresh, err := pool.take(ctx, admin)
 	if err != nil {
 		t.Fatalf("store schema: %v", err)
 	}
-	if err := pool.prepare(ctx, admin, schema, migrate); err != nil {
+	if err := pool.prepare(ctx, admin, schema, fresh, migrate); err != nil {
 		pool.drop(ctx, admin, schema)
 		t.Fatalf("store schema: %v", err)
 	}
@@ -94,18 +94,17 @@ type schemas struct {
 	prefix string
 
 	mu      sync.Mutex
-	swept   bool     // the schemas of exited processes dropped
-	next    int      // the number of the next new schema
-	idle    []string // emptied schemas
-	fresh   map[string]bool
+	swept   bool              // the schemas of exited processes dropped
+	next    int               // the number of the next new schema
+	idle    []string          // emptied schemas
 	tables  []string          // the store's tables, schema_migrations aside
 	seeds   map[string]string // a table's rows after the migrations, as JSON
 	ids     [][2]string       // (table, column) of identity columns
 	learned bool              // tables, seeds and ids are known
 }
 
-// take returns an idle schema, or creates an empty one.
-func (p *schemas) take(ctx context.Context, admin *pgx.Conn) (string, error) {
+// take returns an idle schema, or creates an empty one (fresh).
+func (p *schemas) take(ctx context.Context, admin *pgx.Conn) (schema string, fresh bool, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.swept {
@@ -113,20 +112,16 @@ func (p *schemas) take(ctx context.Context, admin *pgx.Conn) (string, error) {
 		p.sweep(ctx, admin)
 	}
 	if n := len(p.idle); n > 0 {
-		schema := p.idle[n-1]
+		schema = p.idle[n-1]
 		p.idle = p.idle[:n-1]
-		return schema, nil
+		return schema, false, nil
 	}
 	p.next++
-	schema := p.prefix + strconv.Itoa(p.next)
+	schema = p.prefix + strconv.Itoa(p.next)
 	if _, err := admin.Exec(ctx, `CREATE SCHEMA `+schema); err != nil {
-		return "", fmt.Errorf("creating schema: %w", err)
+		return "", false, fmt.Errorf("creating schema: %w", err)
 	}
-	if p.fresh == nil {
-		p.fresh = map[string]bool{}
-	}
-	p.fresh[schema] = true
-	return schema, nil
+	return schema, true, nil
 }
 
 // sweep drops the pooled schemas of processes no longer running.
@@ -151,11 +146,7 @@ func (p *schemas) sweep(ctx context.Context, admin *pgx.Conn) {
 
 // prepare migrates a new schema (an idle one is migrated already) and,
 // the first time, learns what an emptied schema must hold.
-func (p *schemas) prepare(ctx context.Context, admin *pgx.Conn, schema string, migrate func(ctx context.Context, schema string) error) error {
-	p.mu.Lock()
-	fresh := p.fresh[schema]
-	delete(p.fresh, schema)
-	p.mu.Unlock()
+func (p *schemas) prepare(ctx context.Context, admin *pgx.Conn, schema string, fresh bool, migrate func(ctx context.Context, schema string) error) error {
 	if !fresh {
 		return nil
 	}
@@ -211,11 +202,9 @@ func (p *schemas) learn(ctx context.Context, admin *pgx.Conn, schema string) err
 }
 
 // give empties a schema whose test ended and makes it idle, or drops it.
+// A schema given was prepared: what an emptied one holds is learned.
 func (p *schemas) give(ctx context.Context, admin *pgx.Conn, schema string) {
-	p.mu.Lock()
-	learned := p.learned
-	p.mu.Unlock()
-	if !learned || p.settle(ctx, admin, schema) != nil || p.empty(ctx, admin, schema) != nil {
+	if p.settle(ctx, admin, schema) != nil || p.empty(ctx, admin, schema) != nil {
 		p.drop(ctx, admin, schema)
 		return
 	}
