@@ -150,7 +150,7 @@ func TestUpgradeFromPreviousRelease(t *testing.T) {
 }
 
 // dsnOf is the test DSN with schema as its search_path.
-func dsnOf(t *testing.T, schema string) string {
+func dsnOf(t testing.TB, schema string) string {
 	t.Helper()
 	dsn, err := WithSearchPath(storetest.PostgresDSN(), schema)
 	if err != nil {

@@ -20,11 +20,7 @@ import (
 // testSchema is storetest.PostgresSchema made into a DSN that uses it.
 func testSchema(t testing.TB) string {
 	t.Helper()
-	dsn, err := WithSearchPath(storetest.PostgresDSN(), storetest.PostgresSchema(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dsn
+	return dsnOf(t, storetest.PostgresSchema(t))
 }
 
 // openAt opens a store on dsn, closed when the test ends (before its schema
@@ -56,15 +52,8 @@ func openTest(t testing.TB) *Store {
 // which change rows and nothing else.
 func openPooled(t testing.TB) *Store {
 	t.Helper()
-	dsnOf := func(schema string) string {
-		dsn, err := WithSearchPath(storetest.PostgresDSN(), schema)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return dsn
-	}
-	return openAt(t, dsnOf(storetest.PostgresStoreSchema(t, func(ctx context.Context, schema string) error {
-		s, err := Open(ctx, dsnOf(schema), nil)
+	return openAt(t, dsnOf(t, storetest.PostgresStoreSchema(t, func(ctx context.Context, schema string) error {
+		s, err := Open(ctx, dsnOf(t, schema), nil)
 		if err != nil {
 			return err
 		}
