@@ -3,7 +3,10 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,5 +61,140 @@ func TestOpenAddsSeq(t *testing.T) {
 	var old int
 	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = 'behaviors_website'`).Scan(&old); err != nil || old != 0 {
 		t.Fatalf("the old index: %d, %v", old, err)
+	}
+}
+
+// TestReportPlan: Report reads a send's events through the notification's
+// index and its clicked browsers once, joined by endpoint; a lookup of
+// clicks per sent push (a correlated subquery) would cost a send's report
+// its sent pushes times its clicks now that the index stops at the kind.
+func TestReportPlan(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "analytics.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rows, err := s.db.QueryContext(ctx, `EXPLAIN QUERY PLAN `+reportQuery, "n1", "w1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(plan, "\n")
+	if strings.Contains(text, "CORRELATED") || strings.Count(text, "USING INDEX events_notification_kind") != 2 ||
+		!strings.Contains(text, "LIST SUBQUERY") {
+		t.Fatalf("plan:\n%s", text)
+	}
+}
+
+// TestReportCountsClicksOfSentBrowsers: a browser's clicks count once, in
+// the group of the push sent to it; a click without a sent push (another
+// send's, or an event recorded before its push's) is not counted.
+func TestReportCountsClicksOfSentBrowsers(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "analytics.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	at := time.UnixMilli(1000).UTC()
+	ev := func(kind, notification, endpoint, device string) analytics.Event {
+		return analytics.Event{Kind: kind, WebsiteID: "w1", NotificationID: notification, EndpointID: endpoint,
+			SubscriberID: "s-" + endpoint, Device: device, Language: "en", At: at}
+	}
+	if err := s.Record(ctx, []analytics.Event{
+		ev(analytics.KindSent, "n1", "e1", "desktop"),
+		ev(analytics.KindSent, "n1", "e1", "desktop"), // recorded twice
+		ev(analytics.KindSent, "n1", "e2", "desktop"),
+		ev(analytics.KindSent, "n1", "e3", "mobile"),
+		ev(analytics.KindClicked, "n1", "e1", "desktop"),
+		ev(analytics.KindClicked, "n1", "e1", "desktop"), // clicked twice
+		ev(analytics.KindClicked, "n1", "e3", "mobile"),
+		ev(analytics.KindClicked, "n1", "e9", "mobile"),  // no push sent
+		ev(analytics.KindClicked, "n2", "e2", "desktop"), // another send's
+	}); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := s.db.QueryContext(ctx, reportQuery, "n1", "w1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var got []string
+	for rows.Next() {
+		var device, language, variant string
+		var sent, clicked int
+		if err := rows.Scan(&device, &language, &variant, &sent, &clicked); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintf("%s/%s/%s sent %d clicked %d", device, language, variant, sent, clicked))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(got)
+	if want := []string{"desktop/en/ sent 2 clicked 1", "mobile/en/ sent 1 clicked 1"}; !slices.Equal(got, want) {
+		t.Fatalf("report rows %q, want %q", got, want)
+	}
+}
+
+// TestOpenReplacesTheNotificationIndex: a file from before keeps its
+// events and loses the (notification_id, kind, endpoint_id) index for the
+// one that stops at the kind.
+func TestOpenReplacesTheNotificationIndex(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "analytics.db")
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, `CREATE TABLE events (website_id TEXT NOT NULL, notification_id TEXT NOT NULL,
+		endpoint_id TEXT NOT NULL, subscriber_id TEXT NOT NULL, kind TEXT NOT NULL, device TEXT NOT NULL,
+		language TEXT NOT NULL, variant TEXT NOT NULL, code TEXT NOT NULL, at INTEGER NOT NULL);
+		CREATE INDEX events_notification ON events (notification_id, kind, endpoint_id);
+		CREATE INDEX events_subscriber ON events (subscriber_id, at);
+		INSERT INTO events VALUES ('w1', 'n1', 'e1', 's1', 'sent', 'desktop', 'en', '', '', 1000)`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var indexes []string
+	rows, err := s.db.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' ORDER BY name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			t.Fatal(err)
+		}
+		indexes = append(indexes, name)
+	}
+	rows.Close()
+	if want := []string{"events_notification_kind", "events_subscriber"}; !slices.Equal(indexes, want) {
+		t.Fatalf("indexes %q, want %q", indexes, want)
+	}
+	r, err := s.Report(ctx, "w1", "n1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Devices) != 1 || r.Devices[0] != (analytics.DeviceRow{Device: "desktop", Sent: 1}) {
+		t.Fatalf("report of the old file's event: %+v", r)
 	}
 }
