@@ -21,7 +21,9 @@
 // the store a moment before the change.
 //
 // A fill that read the store before a purge does not put its answer back
-// (generations), so a purge is never undone by a slow reader.
+// (generations), so a purge is never undone by a slow reader. Requests
+// that miss the same entry together (a burst at a cold cache, or after a
+// purge) share one read of the store (lookup).
 //
 // People caches the person refs of events the same way, behind the
 // people version, read before every batch of lookups (see people.go).
@@ -29,6 +31,7 @@ package defcache
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"slices"
 	"time"
@@ -61,8 +64,9 @@ type Base interface {
 // other method is base's.
 type Store struct {
 	Base
-	v     versioned
-	sites map[string]*site // guarded by v.mu
+	v       versioned
+	sites   map[string]*site      // guarded by v.mu
+	flights map[flightKey]*flight // the store reads going on, guarded by v.mu
 }
 
 // site is one website's cached definitions; a nil member is not cached.
@@ -92,7 +96,7 @@ func New(base Base, ttl time.Duration, logger *slog.Logger) *Store {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Store{Base: base, sites: map[string]*site{}}
+	s := &Store{Base: base, sites: map[string]*site{}, flights: map[flightKey]*flight{}}
 	s.v = versioned{read: base.DefinitionsVersion, what: "definitions version", ttl: ttl, logger: logger,
 		drop: func() { clear(s.sites) }}
 	return s
@@ -105,53 +109,106 @@ func (s *Store) Purge() {
 	s.v.mu.Unlock()
 }
 
-// get returns the website's cached definitions (nil when not cached or the
-// cache cannot be trusted) and the generation to fill at.
-func (s *Store) get(ctx context.Context, websiteID string) (*site, uint64, bool) {
-	gen, ok := s.v.fresh(ctx)
-	if !ok {
-		return nil, 0, false
-	}
-	s.v.mu.Lock()
-	defer s.v.mu.Unlock()
-	return s.sites[websiteID], gen, true
+// flight is a store read that callers missing the same entry at the same
+// generation share (lookup): a burst of requests at a cold cache, or
+// after a purge, reads the store once, not once each.
+type flight struct {
+	done chan struct{} // closed when val and err are set
+	val  any
+	err  error
 }
 
-// put stores what fill sets on the website's entry, unless a purge came
-// since gen.
-func (s *Store) put(websiteID string, gen uint64, fill func(*site)) {
-	s.v.fill(gen, func() {
-		st := s.sites[websiteID]
-		if st == nil {
-			st = &site{}
-			s.sites[websiteID] = st
+// flightKey is an entry of a website (its kind and name) at a
+// generation: a request after a purge does not join a read from before it.
+type flightKey struct {
+	gen       uint64
+	websiteID string
+	entry     string
+}
+
+// lookup answers from the website's cached entry (hit, called with mu
+// held, reports it and whether it is cached), or else reads the store
+// (read) and keeps the answer (keep, called with mu held) unless a purge
+// came meanwhile. Concurrent misses of the same entry share one read; a
+// waiting caller whose reader's request went away (its context ended)
+// reads for itself. When the version cannot be read, the store is read and
+// nothing kept. The answer may be shared with the cache and other callers:
+// a caller that hands it on clones what may change.
+func lookup[T any](ctx context.Context, s *Store, websiteID, entry string,
+	hit func(*site) (T, bool), read func(context.Context) (T, error), keep func(*site, T)) (T, error) {
+	gen, ok := s.v.fresh(ctx)
+	if !ok {
+		return read(ctx)
+	}
+	key := flightKey{gen, websiteID, entry}
+	s.v.mu.Lock()
+	if st := s.sites[websiteID]; st != nil {
+		if v, cached := hit(st); cached {
+			s.v.mu.Unlock()
+			return v, nil
 		}
-		fill(st)
-	})
+	}
+	if f := s.flights[key]; f != nil {
+		s.v.mu.Unlock()
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			var zero T
+			return zero, ctx.Err()
+		}
+		if isContextErr(f.err) && ctx.Err() == nil {
+			return read(ctx)
+		}
+		v, _ := f.val.(T)
+		return v, f.err
+	}
+	f := &flight{done: make(chan struct{}), err: errNoAnswer}
+	s.flights[key] = f
+	s.v.mu.Unlock()
+	defer func() {
+		s.v.mu.Lock()
+		delete(s.flights, key)
+		if f.err == nil && s.v.gen == gen {
+			st := s.sites[websiteID]
+			if st == nil {
+				st = &site{}
+				s.sites[websiteID] = st
+			}
+			keep(st, f.val.(T))
+		}
+		s.v.mu.Unlock()
+		close(f.done)
+	}()
+	v, err := read(ctx)
+	f.val, f.err = v, err
+	return v, err
+}
+
+// errNoAnswer is what the callers sharing a read get when the reader
+// ended without an answer (it panicked).
+var errNoAnswer = errors.New("cache: the shared store read ended without an answer")
+
+// isContextErr reports whether err is a context's end, not the store's
+// answer.
+func isContextErr(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // ActiveAutomations answers from the website's active automations, read
 // once.
 func (s *Store) ActiveAutomations(ctx context.Context, websiteID string, triggerTypes ...string) ([]store.Automation, error) {
-	st, gen, ok := s.get(ctx, websiteID)
-	var all []store.Automation
-	s.v.mu.Lock()
-	if st != nil && st.automations != nil {
-		all = st.automations
-	}
-	s.v.mu.Unlock()
-	if all == nil {
-		list, err := s.Base.ActiveAutomations(ctx, websiteID)
-		if err != nil {
-			return nil, err
-		}
-		if list == nil {
-			list = []store.Automation{}
-		}
-		if ok {
-			s.put(websiteID, gen, func(st *site) { st.automations = list })
-		}
-		all = list
+	all, err := lookup(ctx, s, websiteID, "automations",
+		func(st *site) ([]store.Automation, bool) { return st.automations, st.automations != nil },
+		func(ctx context.Context) ([]store.Automation, error) {
+			list, err := s.Base.ActiveAutomations(ctx, websiteID)
+			if list == nil {
+				list = []store.Automation{}
+			}
+			return list, err
+		},
+		func(st *site, list []store.Automation) { st.automations = list })
+	if err != nil {
+		return nil, err
 	}
 	out := make([]store.Automation, 0, len(all))
 	for _, a := range all {
@@ -164,25 +221,18 @@ func (s *Store) ActiveAutomations(ctx context.Context, websiteID string, trigger
 
 // ActiveJourneys answers from the website's active journeys, read once.
 func (s *Store) ActiveJourneys(ctx context.Context, websiteID string, entryTypes ...string) ([]store.Journey, error) {
-	st, gen, ok := s.get(ctx, websiteID)
-	var all []store.Journey
-	s.v.mu.Lock()
-	if st != nil && st.journeys != nil {
-		all = st.journeys
-	}
-	s.v.mu.Unlock()
-	if all == nil {
-		list, err := s.Base.ActiveJourneys(ctx, websiteID)
-		if err != nil {
-			return nil, err
-		}
-		if list == nil {
-			list = []store.Journey{}
-		}
-		if ok {
-			s.put(websiteID, gen, func(st *site) { st.journeys = list })
-		}
-		all = list
+	all, err := lookup(ctx, s, websiteID, "journeys",
+		func(st *site) ([]store.Journey, bool) { return st.journeys, st.journeys != nil },
+		func(ctx context.Context) ([]store.Journey, error) {
+			list, err := s.Base.ActiveJourneys(ctx, websiteID)
+			if list == nil {
+				list = []store.Journey{}
+			}
+			return list, err
+		},
+		func(st *site, list []store.Journey) { st.journeys = list })
+	if err != nil {
+		return nil, err
 	}
 	out := make([]store.Journey, 0, len(all))
 	for _, j := range all {
@@ -197,42 +247,19 @@ func (s *Store) ActiveJourneys(ctx context.Context, websiteID string, entryTypes
 // status: without one, nobody has an enrolment (journeys.Service skips
 // reading a person's on their events).
 func (s *Store) HasJourneys(ctx context.Context, websiteID string) (bool, error) {
-	st, gen, ok := s.get(ctx, websiteID)
-	s.v.mu.Lock()
-	if st != nil && st.hasJourneys != nil {
-		has := *st.hasJourneys
-		s.v.mu.Unlock()
-		return has, nil
-	}
-	s.v.mu.Unlock()
-	has, err := s.Base.HasJourneys(ctx, websiteID)
-	if err != nil {
-		return false, err
-	}
-	if ok {
-		s.put(websiteID, gen, func(st *site) { st.hasJourneys = &has })
-	}
-	return has, nil
+	return lookup(ctx, s, websiteID, "has journeys",
+		func(st *site) (bool, bool) { return st.hasJourneys != nil && *st.hasJourneys, st.hasJourneys != nil },
+		func(ctx context.Context) (bool, error) { return s.Base.HasJourneys(ctx, websiteID) },
+		func(st *site, has bool) { st.hasJourneys = &has })
 }
 
 // EventGoals answers from the website's goals of the event name, read
 // once per name.
 func (s *Store) EventGoals(ctx context.Context, websiteID, event string) ([]store.Goal, error) {
-	st, gen, ok := s.get(ctx, websiteID)
-	s.v.mu.Lock()
-	if st != nil && st.eventGoals != nil {
-		if list, hit := st.eventGoals[event]; hit {
-			s.v.mu.Unlock()
-			return slices.Clone(list), nil
-		}
-	}
-	s.v.mu.Unlock()
-	list, err := s.Base.EventGoals(ctx, websiteID, event)
-	if err != nil {
-		return nil, err
-	}
-	if ok {
-		s.put(websiteID, gen, func(st *site) {
+	list, err := lookup(ctx, s, websiteID, "goals\x00"+event,
+		func(st *site) ([]store.Goal, bool) { list, hit := st.eventGoals[event]; return list, hit },
+		func(ctx context.Context) ([]store.Goal, error) { return s.Base.EventGoals(ctx, websiteID, event) },
+		func(st *site, list []store.Goal) {
 			if st.eventGoals == nil {
 				st.eventGoals = map[string][]store.Goal{}
 			}
@@ -240,29 +267,23 @@ func (s *Store) EventGoals(ctx context.Context, websiteID, event string) ([]stor
 				st.eventGoals[event] = list
 			}
 		})
-	}
-	return slices.Clone(list), nil
+	return slices.Clone(list), err
 }
 
 // TagGoals answers from the website's tag goals, read once.
 func (s *Store) TagGoals(ctx context.Context, websiteID string) ([]store.Goal, error) {
-	st, gen, ok := s.get(ctx, websiteID)
-	s.v.mu.Lock()
-	if st != nil && st.tagGoals != nil {
-		list := slices.Clone(st.tagGoals)
-		s.v.mu.Unlock()
-		return list, nil
-	}
-	s.v.mu.Unlock()
-	list, err := s.Base.TagGoals(ctx, websiteID)
+	list, err := lookup(ctx, s, websiteID, "tag goals",
+		func(st *site) ([]store.Goal, bool) { return st.tagGoals, st.tagGoals != nil },
+		func(ctx context.Context) ([]store.Goal, error) {
+			list, err := s.Base.TagGoals(ctx, websiteID)
+			if list == nil {
+				list = []store.Goal{}
+			}
+			return list, err
+		},
+		func(st *site, list []store.Goal) { st.tagGoals = list })
 	if err != nil {
 		return nil, err
-	}
-	if ok {
-		if list == nil {
-			list = []store.Goal{}
-		}
-		s.put(websiteID, gen, func(st *site) { st.tagGoals = list })
 	}
 	return slices.Clone(list), nil
 }
@@ -270,21 +291,10 @@ func (s *Store) TagGoals(ctx context.Context, websiteID string) ([]store.Goal, e
 // Segment answers from the website's segments, each read once; an
 // unknown one is read each time.
 func (s *Store) Segment(ctx context.Context, websiteID, id string) (store.Segment, error) {
-	st, gen, ok := s.get(ctx, websiteID)
-	s.v.mu.Lock()
-	if st != nil && st.segments != nil {
-		if seg, hit := st.segments[id]; hit {
-			s.v.mu.Unlock()
-			return seg, nil
-		}
-	}
-	s.v.mu.Unlock()
-	seg, err := s.Base.Segment(ctx, websiteID, id)
-	if err != nil {
-		return store.Segment{}, err
-	}
-	if ok {
-		s.put(websiteID, gen, func(st *site) {
+	return lookup(ctx, s, websiteID, "segment\x00"+id,
+		func(st *site) (store.Segment, bool) { seg, hit := st.segments[id]; return seg, hit },
+		func(ctx context.Context) (store.Segment, error) { return s.Base.Segment(ctx, websiteID, id) },
+		func(st *site, seg store.Segment) {
 			if st.segments == nil {
 				st.segments = map[string]store.Segment{}
 			}
@@ -292,30 +302,25 @@ func (s *Store) Segment(ctx context.Context, websiteID, id string) (store.Segmen
 				st.segments[id] = seg
 			}
 		})
-	}
-	return seg, nil
 }
 
 // IdentityVerification answers from the website's identity verification,
 // read once.
 func (s *Store) IdentityVerification(ctx context.Context, websiteID string) (store.IdentityVerification, error) {
-	st, gen, ok := s.get(ctx, websiteID)
-	s.v.mu.Lock()
-	if st != nil && st.identity != nil {
-		iv := *st.identity
-		s.v.mu.Unlock()
-		iv.Secrets = slices.Clone(iv.Secrets)
-		return iv, nil
-	}
-	s.v.mu.Unlock()
-	iv, err := s.Base.IdentityVerification(ctx, websiteID)
+	iv, err := lookup(ctx, s, websiteID, "identity",
+		func(st *site) (store.IdentityVerification, bool) {
+			if st.identity == nil {
+				return store.IdentityVerification{}, false
+			}
+			return *st.identity, true
+		},
+		func(ctx context.Context) (store.IdentityVerification, error) {
+			return s.Base.IdentityVerification(ctx, websiteID)
+		},
+		func(st *site, iv store.IdentityVerification) { st.identity = &iv })
 	if err != nil {
 		return store.IdentityVerification{}, err
 	}
-	if ok {
-		kept := iv
-		kept.Secrets = slices.Clone(iv.Secrets)
-		s.put(websiteID, gen, func(st *site) { st.identity = &kept })
-	}
+	iv.Secrets = slices.Clone(iv.Secrets)
 	return iv, nil
 }

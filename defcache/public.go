@@ -33,86 +33,59 @@ type OnsiteMessage struct {
 // (store.SettingsPrompt, store.SettingsWelcome), read once; nil when it
 // was never set.
 func (s *Store) SiteSettings(ctx context.Context, websiteID, name string) ([]byte, error) {
-	st, gen, ok := s.get(ctx, websiteID)
-	s.v.mu.Lock()
-	if st != nil && st.settings != nil {
-		if b, hit := st.settings[name]; hit {
-			s.v.mu.Unlock()
-			return slices.Clone(b), nil
-		}
-	}
-	s.v.mu.Unlock()
-	b, err := s.Base.SiteSettings(ctx, websiteID, name)
-	if err != nil {
-		return nil, err
-	}
-	if ok {
-		kept := slices.Clone(b)
-		s.put(websiteID, gen, func(st *site) {
+	b, err := lookup(ctx, s, websiteID, "settings\x00"+name,
+		func(st *site) ([]byte, bool) { b, hit := st.settings[name]; return b, hit },
+		func(ctx context.Context) ([]byte, error) { return s.Base.SiteSettings(ctx, websiteID, name) },
+		func(st *site, b []byte) {
 			if st.settings == nil {
 				st.settings = map[string][]byte{}
 			}
-			st.settings[name] = kept
+			st.settings[name] = b
 		})
-	}
-	return b, nil
+	return slices.Clone(b), err
 }
 
 // ActiveOnsiteMessages answers from the website's active on-site messages,
 // oldest first, read once (without their counts, which are not
 // definitions). The messages are shared: the caller must not change them.
 func (s *Store) ActiveOnsiteMessages(ctx context.Context, websiteID string) ([]OnsiteMessage, error) {
-	st, gen, ok := s.get(ctx, websiteID)
-	s.v.mu.Lock()
-	if st != nil && st.onsite != nil {
-		list := st.onsite
-		s.v.mu.Unlock()
-		return list, nil
-	}
-	s.v.mu.Unlock()
-	stored, err := s.Base.ListOnsiteMessages(ctx, websiteID)
-	if err != nil {
-		return nil, err
-	}
-	list := []OnsiteMessage{}
-	for _, m := range slices.Backward(stored) { // newest first
-		d, err := onsite.ReadMessage(m.Definition)
-		if err != nil {
-			return nil, err
-		}
-		if d.Status == onsite.StatusActive {
-			list = append(list, OnsiteMessage{ID: m.ID, Message: d})
-		}
-	}
-	if ok {
-		s.put(websiteID, gen, func(st *site) { st.onsite = list })
-	}
-	return list, nil
+	return lookup(ctx, s, websiteID, "onsite",
+		func(st *site) ([]OnsiteMessage, bool) { return st.onsite, st.onsite != nil },
+		func(ctx context.Context) ([]OnsiteMessage, error) {
+			stored, err := s.Base.ListOnsiteMessages(ctx, websiteID)
+			if err != nil {
+				return nil, err
+			}
+			list := []OnsiteMessage{}
+			for _, m := range slices.Backward(stored) { // newest first
+				d, err := onsite.ReadMessage(m.Definition)
+				if err != nil {
+					return nil, err
+				}
+				if d.Status == onsite.StatusActive {
+					list = append(list, OnsiteMessage{ID: m.ID, Message: d})
+				}
+			}
+			return list, nil
+		},
+		func(st *site, list []OnsiteMessage) { st.onsite = list })
 }
 
 // SegmentSelector answers from the website's segment compiled (the
 // selector of a target naming it alone), compiled once;
-// audience.ErrSegmentMissing when there is no such segment. The selector
-// is shared: the caller must not change it.
+// audience.ErrSegmentMissing when there is no such segment (kept as a nil
+// selector). The selector is shared: the caller must not change it.
 func (s *Store) SegmentSelector(ctx context.Context, websiteID, segmentID string) (*audience.Selector, error) {
-	st, gen, ok := s.get(ctx, websiteID)
-	s.v.mu.Lock()
-	if st != nil && st.selectors != nil {
-		if sel, hit := st.selectors[segmentID]; hit {
-			s.v.mu.Unlock()
-			if sel == nil {
-				return nil, fmt.Errorf("%w: %s", audience.ErrSegmentMissing, segmentID)
+	sel, err := lookup(ctx, s, websiteID, "selector\x00"+segmentID,
+		func(st *site) (*audience.Selector, bool) { sel, hit := st.selectors[segmentID]; return sel, hit },
+		func(ctx context.Context) (*audience.Selector, error) {
+			sel, err := audience.Compile(ctx, s.Base, websiteID, notification.Target{SegmentID: segmentID})
+			if errors.Is(err, audience.ErrSegmentMissing) {
+				return nil, nil
 			}
-			return sel, nil
-		}
-	}
-	s.v.mu.Unlock()
-	sel, err := audience.Compile(ctx, s.Base, websiteID, notification.Target{SegmentID: segmentID})
-	if err != nil && !errors.Is(err, audience.ErrSegmentMissing) {
-		return nil, err
-	}
-	if ok {
-		s.put(websiteID, gen, func(st *site) {
+			return sel, err
+		},
+		func(st *site, sel *audience.Selector) {
 			if st.selectors == nil {
 				st.selectors = map[string]*audience.Selector{}
 			}
@@ -120,37 +93,33 @@ func (s *Store) SegmentSelector(ctx context.Context, websiteID, segmentID string
 				st.selectors[segmentID] = sel
 			}
 		})
+	if err == nil && sel == nil {
+		return nil, fmt.Errorf("%w: %s", audience.ErrSegmentMissing, segmentID)
 	}
-	if sel == nil {
-		return nil, err
-	}
-	return sel, nil
+	return sel, err
 }
 
 // Topics answers from the website's topics, oldest first, read once
 // (without their subscriber counts, which are not definitions).
 func (s *Store) Topics(ctx context.Context, websiteID string) ([]store.Topic, error) {
-	st, gen, ok := s.get(ctx, websiteID)
-	s.v.mu.Lock()
-	if st != nil && st.topics != nil {
-		list := slices.Clone(st.topics)
-		s.v.mu.Unlock()
-		return list, nil
-	}
-	s.v.mu.Unlock()
-	list, err := s.Base.ListTopics(ctx, websiteID)
+	list, err := lookup(ctx, s, websiteID, "topics",
+		func(st *site) ([]store.Topic, bool) { return st.topics, st.topics != nil },
+		func(ctx context.Context) ([]store.Topic, error) {
+			list, err := s.Base.ListTopics(ctx, websiteID)
+			if err != nil {
+				return nil, err
+			}
+			if list == nil {
+				list = []store.Topic{}
+			}
+			for i := range list {
+				list[i].Subscribers = 0
+			}
+			return list, nil
+		},
+		func(st *site, list []store.Topic) { st.topics = list })
 	if err != nil {
 		return nil, err
 	}
-	if list == nil {
-		list = []store.Topic{}
-	}
-	for i := range list {
-		list[i].Subscribers = 0
-	}
-	if ok {
-		kept := slices.Clone(list)
-		s.put(websiteID, gen, func(st *site) { st.topics = kept })
-	}
-	return list, nil
+	return slices.Clone(list), nil
 }
