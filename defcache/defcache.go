@@ -200,23 +200,13 @@ func (s *Store) ActiveAutomations(ctx context.Context, websiteID string, trigger
 	all, err := lookup(ctx, s, websiteID, "automations",
 		func(st *site) ([]store.Automation, bool) { return st.automations, st.automations != nil },
 		func(ctx context.Context) ([]store.Automation, error) {
-			list, err := s.Base.ActiveAutomations(ctx, websiteID)
-			if list == nil {
-				list = []store.Automation{}
-			}
-			return list, err
+			return nonNil(s.Base.ActiveAutomations(ctx, websiteID))
 		},
 		func(st *site, list []store.Automation) { st.automations = list })
 	if err != nil {
 		return nil, err
 	}
-	out := make([]store.Automation, 0, len(all))
-	for _, a := range all {
-		if len(triggerTypes) == 0 || slices.Contains(triggerTypes, a.TriggerType) {
-			out = append(out, a)
-		}
-	}
-	return out, nil
+	return ofTypes(all, triggerTypes, func(a store.Automation) string { return a.TriggerType }), nil
 }
 
 // ActiveJourneys answers from the website's active journeys, read once.
@@ -224,23 +214,34 @@ func (s *Store) ActiveJourneys(ctx context.Context, websiteID string, entryTypes
 	all, err := lookup(ctx, s, websiteID, "journeys",
 		func(st *site) ([]store.Journey, bool) { return st.journeys, st.journeys != nil },
 		func(ctx context.Context) ([]store.Journey, error) {
-			list, err := s.Base.ActiveJourneys(ctx, websiteID)
-			if list == nil {
-				list = []store.Journey{}
-			}
-			return list, err
+			return nonNil(s.Base.ActiveJourneys(ctx, websiteID))
 		},
 		func(st *site, list []store.Journey) { st.journeys = list })
 	if err != nil {
 		return nil, err
 	}
-	out := make([]store.Journey, 0, len(all))
-	for _, j := range all {
-		if len(entryTypes) == 0 || slices.Contains(entryTypes, j.EntryType) {
-			out = append(out, j)
+	return ofTypes(all, entryTypes, func(j store.Journey) string { return j.EntryType }), nil
+}
+
+// ofTypes is a new list of those of all whose type (typeOf) is one of
+// types; of all of them when types is empty.
+func ofTypes[T any](all []T, types []string, typeOf func(T) string) []T {
+	out := make([]T, 0, len(all))
+	for _, d := range all {
+		if len(types) == 0 || slices.Contains(types, typeOf(d)) {
+			out = append(out, d)
 		}
 	}
-	return out, nil
+	return out
+}
+
+// nonNil is a read's answer with an empty list for none: the cache keeps
+// "read, none" apart from "not read" (nil).
+func nonNil[T any](list []T, err error) ([]T, error) {
+	if list == nil {
+		list = []T{}
+	}
+	return list, err
 }
 
 // HasJourneys reports whether the website has any journey, whatever its
@@ -274,13 +275,7 @@ func (s *Store) EventGoals(ctx context.Context, websiteID, event string) ([]stor
 func (s *Store) TagGoals(ctx context.Context, websiteID string) ([]store.Goal, error) {
 	list, err := lookup(ctx, s, websiteID, "tag goals",
 		func(st *site) ([]store.Goal, bool) { return st.tagGoals, st.tagGoals != nil },
-		func(ctx context.Context) ([]store.Goal, error) {
-			list, err := s.Base.TagGoals(ctx, websiteID)
-			if list == nil {
-				list = []store.Goal{}
-			}
-			return list, err
-		},
+		func(ctx context.Context) ([]store.Goal, error) { return nonNil(s.Base.TagGoals(ctx, websiteID)) },
 		func(st *site, list []store.Goal) { st.tagGoals = list })
 	if err != nil {
 		return nil, err

@@ -105,12 +105,9 @@ func (s *Store) Topics(ctx context.Context, websiteID string) ([]store.Topic, er
 	list, err := lookup(ctx, s, websiteID, "topics",
 		func(st *site) ([]store.Topic, bool) { return st.topics, st.topics != nil },
 		func(ctx context.Context) ([]store.Topic, error) {
-			list, err := s.Base.ListTopics(ctx, websiteID)
+			list, err := nonNil(s.Base.ListTopics(ctx, websiteID))
 			if err != nil {
 				return nil, err
-			}
-			if list == nil {
-				list = []store.Topic{}
 			}
 			for i := range list {
 				list[i].Subscribers = 0

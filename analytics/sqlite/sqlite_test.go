@@ -24,21 +24,16 @@ func TestStore(t *testing.T) {
 	})
 }
 
-// TestOpenAddsSeq: a file from before Behavior.Seq gets the column and the
-// indexes that end in it; its behaviors read back with seq 0, before the
-// newer of their millisecond.
-func TestOpenAddsSeq(t *testing.T) {
+// openOld opens a file that an earlier version made with ddl.
+func openOld(t *testing.T, ddl string) *Store {
+	t.Helper()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "analytics.db")
 	db, err := sql.Open("sqlite", "file:"+path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.ExecContext(ctx, `CREATE TABLE behaviors (id TEXT NOT NULL PRIMARY KEY, website_id TEXT NOT NULL,
-		subscriber_id TEXT NOT NULL, external_id TEXT NOT NULL, at INTEGER NOT NULL, name TEXT NOT NULL, source TEXT NOT NULL,
-		notification_id TEXT NOT NULL, value REAL NOT NULL, conversion INTEGER NOT NULL, properties TEXT NOT NULL);
-		CREATE INDEX behaviors_website ON behaviors (website_id, at, id);
-		INSERT INTO behaviors VALUES ('z-old', 'w1', '', '', 1000, 'a', 'server', '', 0, 0, '{}')`); err != nil {
+	if _, err := db.ExecContext(ctx, ddl); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
@@ -46,7 +41,20 @@ func TestOpenAddsSeq(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// TestOpenAddsSeq: a file from before Behavior.Seq gets the column and the
+// indexes that end in it; its behaviors read back with seq 0, before the
+// newer of their millisecond.
+func TestOpenAddsSeq(t *testing.T) {
+	ctx := context.Background()
+	s := openOld(t, `CREATE TABLE behaviors (id TEXT NOT NULL PRIMARY KEY, website_id TEXT NOT NULL,
+		subscriber_id TEXT NOT NULL, external_id TEXT NOT NULL, at INTEGER NOT NULL, name TEXT NOT NULL, source TEXT NOT NULL,
+		notification_id TEXT NOT NULL, value REAL NOT NULL, conversion INTEGER NOT NULL, properties TEXT NOT NULL);
+		CREATE INDEX behaviors_website ON behaviors (website_id, at, id);
+		INSERT INTO behaviors VALUES ('z-old', 'w1', '', '', 1000, 'a', 'server', '', 0, 0, '{}')`)
 	b := analytics.Behavior{ID: "a-new", WebsiteID: "w1", Name: "b", Source: "server", At: time.UnixMilli(1000).UTC(), Seq: 7}
 	if err := s.RecordBehaviors(ctx, []analytics.Behavior{b}); err != nil {
 		t.Fatal(err)
@@ -155,25 +163,12 @@ func TestReportCountsClicksOfSentBrowsers(t *testing.T) {
 // one that stops at the kind.
 func TestOpenReplacesTheNotificationIndex(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "analytics.db")
-	db, err := sql.Open("sqlite", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.ExecContext(ctx, `CREATE TABLE events (website_id TEXT NOT NULL, notification_id TEXT NOT NULL,
+	s := openOld(t, `CREATE TABLE events (website_id TEXT NOT NULL, notification_id TEXT NOT NULL,
 		endpoint_id TEXT NOT NULL, subscriber_id TEXT NOT NULL, kind TEXT NOT NULL, device TEXT NOT NULL,
 		language TEXT NOT NULL, variant TEXT NOT NULL, code TEXT NOT NULL, at INTEGER NOT NULL);
 		CREATE INDEX events_notification ON events (notification_id, kind, endpoint_id);
 		CREATE INDEX events_subscriber ON events (subscriber_id, at);
-		INSERT INTO events VALUES ('w1', 'n1', 'e1', 's1', 'sent', 'desktop', 'en', '', '', 1000)`); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	s, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+		INSERT INTO events VALUES ('w1', 'n1', 'e1', 's1', 'sent', 'desktop', 'en', '', '', 1000)`)
 	var indexes []string
 	rows, err := s.db.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' ORDER BY name`)
 	if err != nil {
