@@ -113,9 +113,11 @@ func (s *Store) Purge() {
 // generation share (lookup): a burst of requests at a cold cache, or
 // after a purge, reads the store once, not once each.
 type flight struct {
-	done chan struct{} // closed when val and err are set
-	val  any
-	err  error
+	done    chan struct{} // closed when val, err and gone are set
+	val     any
+	err     error
+	gone    bool // the reader's request ended while it read: err is not the store's answer
+	waiters int  // callers waiting for it (under mu; for the tests)
 }
 
 // flightKey is an entry of a website (its kind and name) at a
@@ -129,26 +131,36 @@ type flightKey struct {
 // lookup answers from the website's cached entry (hit, called with mu
 // held, reports it and whether it is cached), or else reads the store
 // (read) and keeps the answer (keep, called with mu held) unless a purge
-// came meanwhile. Concurrent misses of the same entry share one read; a
-// waiting caller whose reader's request went away (its context ended)
-// reads for itself. When the version cannot be read, the store is read and
-// nothing kept. The answer may be shared with the cache and other callers:
-// a caller that hands it on clones what may change.
+// came meanwhile. Concurrent misses of the same entry share one read; when
+// the reader's request went away (its context ended) before the answer,
+// the callers waiting for it look up again (one of them reads). When the
+// version cannot be read, the store is read and nothing kept. The answer
+// may be shared with the cache and other callers: a caller that hands it
+// on clones what may change.
 func lookup[T any](ctx context.Context, s *Store, websiteID, entry string,
 	hit func(*site) (T, bool), read func(context.Context) (T, error), keep func(*site, T)) (T, error) {
-	gen, ok := s.v.fresh(ctx)
-	if !ok {
-		return read(ctx)
-	}
-	key := flightKey{gen, websiteID, entry}
-	s.v.mu.Lock()
-	if st := s.sites[websiteID]; st != nil {
-		if v, cached := hit(st); cached {
-			s.v.mu.Unlock()
-			return v, nil
+	for {
+		if _, ok := s.v.fresh(ctx); !ok {
+			return read(ctx)
 		}
-	}
-	if f := s.flights[key]; f != nil {
+		s.v.mu.Lock()
+		// The generation now, not fresh's: a purge since then must not let
+		// this request join a read from before it.
+		key := flightKey{s.v.gen, websiteID, entry}
+		if st := s.sites[websiteID]; st != nil {
+			if v, cached := hit(st); cached {
+				s.v.mu.Unlock()
+				return v, nil
+			}
+		}
+		f := s.flights[key]
+		if f == nil {
+			f = &flight{done: make(chan struct{}), err: errNoAnswer}
+			s.flights[key] = f
+			s.v.mu.Unlock()
+			return lead(ctx, s, f, key, read, keep)
+		}
+		f.waiters++
 		s.v.mu.Unlock()
 		select {
 		case <-f.done:
@@ -156,23 +168,26 @@ func lookup[T any](ctx context.Context, s *Store, websiteID, entry string,
 			var zero T
 			return zero, ctx.Err()
 		}
-		if isContextErr(f.err) && ctx.Err() == nil {
-			return read(ctx)
+		if f.gone && ctx.Err() == nil {
+			continue
 		}
 		v, _ := f.val.(T)
 		return v, f.err
 	}
-	f := &flight{done: make(chan struct{}), err: errNoAnswer}
-	s.flights[key] = f
-	s.v.mu.Unlock()
+}
+
+// lead reads for the flight f of key, keeps the answer unless a purge
+// came since key's generation, and hands it to the callers waiting.
+func lead[T any](ctx context.Context, s *Store, f *flight, key flightKey,
+	read func(context.Context) (T, error), keep func(*site, T)) (T, error) {
 	defer func() {
 		s.v.mu.Lock()
 		delete(s.flights, key)
-		if f.err == nil && s.v.gen == gen {
-			st := s.sites[websiteID]
+		if f.err == nil && s.v.gen == key.gen {
+			st := s.sites[key.websiteID]
 			if st == nil {
 				st = &site{}
-				s.sites[websiteID] = st
+				s.sites[key.websiteID] = st
 			}
 			keep(st, f.val.(T))
 		}
@@ -180,19 +195,13 @@ func lookup[T any](ctx context.Context, s *Store, websiteID, entry string,
 		close(f.done)
 	}()
 	v, err := read(ctx)
-	f.val, f.err = v, err
+	f.val, f.err, f.gone = v, err, ctx.Err() != nil
 	return v, err
 }
 
 // errNoAnswer is what the callers sharing a read get when the reader
 // ended without an answer (it panicked).
 var errNoAnswer = errors.New("cache: the shared store read ended without an answer")
-
-// isContextErr reports whether err is a context's end, not the store's
-// answer.
-func isContextErr(err error) bool {
-	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
-}
 
 // ActiveAutomations answers from the website's active automations, read
 // once.

@@ -2,6 +2,7 @@ package defcache
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -47,6 +48,26 @@ func waitReads(t *testing.T, g *slowGoals, n int32) {
 	}
 }
 
+// waitJoined waits until n callers wait for c's reads in flight.
+func waitJoined(t *testing.T, c *Store, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		c.v.mu.Lock()
+		waiting := 0
+		for _, f := range c.flights {
+			waiting += f.waiters
+		}
+		c.v.mu.Unlock()
+		if waiting == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d callers wait for a read, want %d", waiting, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // TestMissesShareARead: requests that miss the same entry together read
 // the store once and all get its answer; a request after a purge does not
 // join a read from before it, whose answer is not kept.
@@ -71,7 +92,7 @@ func TestMissesShareARead(t *testing.T) {
 		})
 	}
 	waitReads(t, g, 1)
-	time.Sleep(50 * time.Millisecond) // the other callers join
+	waitJoined(t, c, callers-1)
 	if n := g.reads.Load(); n != 1 {
 		t.Fatalf("%d reads for %d concurrent misses, want 1", n, callers)
 	}
@@ -119,8 +140,8 @@ func TestMissesShareARead(t *testing.T) {
 }
 
 // TestSharedReadOfAGoneRequest: when the request reading for the others
-// ends (its context canceled), the others read for themselves instead of
-// failing with its error.
+// ends (its context canceled), the others look up again: one of them
+// reads for all, and its answer is kept.
 func TestSharedReadOfAGoneRequest(t *testing.T) {
 	st, site := open(t)
 	g := &slowGoals{Base: st, release: make(chan struct{})}
@@ -134,22 +155,82 @@ func TestSharedReadOfAGoneRequest(t *testing.T) {
 		first <- err
 	}()
 	waitReads(t, g, 1)
-	second := make(chan []store.Goal, 1)
-	go func() {
-		list, err := c.EventGoals(context.Background(), site, "purchase")
-		if err != nil {
-			t.Errorf("the waiting request: %v", err)
-		}
-		second <- list
-	}()
-	time.Sleep(50 * time.Millisecond) // it joins
+	const waiting = 3
+	answers := make(chan []store.Goal, waiting)
+	for range waiting {
+		go func() {
+			list, err := c.EventGoals(context.Background(), site, "purchase")
+			if err != nil {
+				t.Errorf("a waiting request: %v", err)
+			}
+			answers <- list
+		}()
+	}
+	waitJoined(t, c, waiting)
 	cancel()
 	if err := <-first; err == nil {
 		t.Fatal("the canceled request got an answer")
 	}
 	waitReads(t, g, 2)
+	waitJoined(t, c, waiting-1) // the others wait for the one reading now
 	close(g.release)
-	if list := <-second; len(list) != 1 || list[0].ID != "goal" {
-		t.Fatalf("the waiting request got %v", list)
+	for range waiting {
+		if list := <-answers; len(list) != 1 || list[0].ID != "goal" {
+			t.Fatalf("a waiting request got %v", list)
+		}
+	}
+	if list, err := c.EventGoals(context.Background(), site, "purchase"); err != nil || len(list) != 1 {
+		t.Fatalf("afterwards: %v, %v", list, err)
+	}
+	if n := g.reads.Load(); n != 2 {
+		t.Fatalf("%d reads, want 2: the canceled one and one for the %d waiting, kept", n, waiting)
+	}
+}
+
+// panicGoals is a store whose EventGoals panics once release is closed.
+type panicGoals struct {
+	Base
+	reads   atomic.Int32
+	release chan struct{}
+}
+
+func (g *panicGoals) EventGoals(ctx context.Context, websiteID, event string) ([]store.Goal, error) {
+	g.reads.Add(1)
+	<-g.release
+	panic("the store's read failed")
+}
+
+// TestSharedReadThatPanics: the callers waiting for a read that panicked
+// get an error, not a hung request, and the next request reads again.
+func TestSharedReadThatPanics(t *testing.T) {
+	st, site := open(t)
+	g := &panicGoals{Base: st, release: make(chan struct{})}
+	c := New(g, time.Hour, nil)
+	go func() {
+		defer func() { recover() }()
+		c.EventGoals(context.Background(), site, "purchase")
+	}()
+	for deadline := time.Now().Add(10 * time.Second); g.reads.Load() < 1; {
+		if time.Now().After(deadline) {
+			t.Fatal("no read started")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	waited := make(chan error, 1)
+	go func() {
+		_, err := c.EventGoals(context.Background(), site, "purchase")
+		waited <- err
+	}()
+	waitJoined(t, c, 1)
+	close(g.release)
+	if err := <-waited; !errors.Is(err, errNoAnswer) {
+		t.Fatalf("the waiting request: %v, want %v", err, errNoAnswer)
+	}
+	func() {
+		defer func() { recover() }()
+		c.EventGoals(context.Background(), site, "purchase")
+	}()
+	if n := g.reads.Load(); n != 2 {
+		t.Fatalf("%d reads, want 2: the flight of the panic is gone", n)
 	}
 }

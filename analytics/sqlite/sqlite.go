@@ -147,6 +147,7 @@ func (s *Store) Record(ctx context.Context, events []analytics.Event) error {
 		return fmt.Errorf("recording events: %w", err)
 	}
 	defer tx.Rollback()
+	insertRows := tx.StmtContext(ctx, s.insertRows)
 	args := make([]any, 0, eventColumns*min(len(events), eventRows))
 	for chunk := range slices.Chunk(events, eventRows) {
 		args = args[:0]
@@ -157,7 +158,7 @@ func (s *Store) Record(ctx context.Context, events []analytics.Event) error {
 		}
 		var err error
 		if len(chunk) == eventRows {
-			_, err = tx.StmtContext(ctx, s.insertRows).ExecContext(ctx, args...)
+			_, err = insertRows.ExecContext(ctx, args...)
 		} else {
 			_, err = tx.ExecContext(ctx, buildInsertEvents(len(chunk)), args...)
 		}
