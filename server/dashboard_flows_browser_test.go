@@ -207,7 +207,13 @@ func TestDashboardFlowsAudience(t *testing.T) {
 	role("textbox", "Value", "fill", "yes")
 	role("button", "Add label", "click")
 	var vip audienceList
-	waitFor(t, "the label", func() bool { vip = list("&tag=vip"); return vip.Total > 0 })
+	// The list's page and its total are two reads: a page read before the
+	// labels' commit can come with a total counted after it, so wait for
+	// both to show them.
+	waitFor(t, "the label", func() bool {
+		vip = list("&tag=vip")
+		return vip.Total == len(labelled) && len(vip.Items) == len(labelled)
+	})
 	if got := slices.Sorted(slices.Values(vip.externalIDs())); !slices.Equal(got, slices.Sorted(slices.Values(labelled))) {
 		t.Fatalf("labelled %q, want %q", got, labelled)
 	}
