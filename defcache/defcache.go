@@ -117,15 +117,19 @@ type flight struct {
 	val     any
 	err     error
 	gone    bool // the reader's request ended while it read: err is not the store's answer
-	waiters int  // callers waiting for it (under mu; for the tests)
+	waiters int  // callers that joined it (under mu; for the tests)
 }
 
-// flightKey is an entry of a website (its kind and name) at a
-// generation: a request after a purge does not join a read from before it.
+// entry names a cached answer of a website: its kind, and its name
+// within the kind ("" for the kinds with one answer a website).
+type entry struct{ kind, name string }
+
+// flightKey is an entry of a website at a generation: a request after a
+// purge does not join a read from before it.
 type flightKey struct {
 	gen       uint64
 	websiteID string
-	entry     string
+	entry
 }
 
 // lookup answers from the website's cached entry (hit, called with mu
@@ -137,7 +141,7 @@ type flightKey struct {
 // version cannot be read, the store is read and nothing kept. The answer
 // may be shared with the cache and other callers: a caller that hands it
 // on clones what may change.
-func lookup[T any](ctx context.Context, s *Store, websiteID, entry string,
+func lookup[T any](ctx context.Context, s *Store, websiteID string, e entry,
 	hit func(*site) (T, bool), read func(context.Context) (T, error), keep func(*site, T)) (T, error) {
 	for {
 		if _, ok := s.v.fresh(ctx); !ok {
@@ -146,7 +150,7 @@ func lookup[T any](ctx context.Context, s *Store, websiteID, entry string,
 		s.v.mu.Lock()
 		// The generation now, not fresh's: a purge since then must not let
 		// this request join a read from before it.
-		key := flightKey{s.v.gen, websiteID, entry}
+		key := flightKey{s.v.gen, websiteID, e}
 		if st := s.sites[websiteID]; st != nil {
 			if v, cached := hit(st); cached {
 				s.v.mu.Unlock()
@@ -206,7 +210,7 @@ var errNoAnswer = errors.New("cache: the shared store read ended without an answ
 // ActiveAutomations answers from the website's active automations, read
 // once.
 func (s *Store) ActiveAutomations(ctx context.Context, websiteID string, triggerTypes ...string) ([]store.Automation, error) {
-	all, err := lookup(ctx, s, websiteID, "automations",
+	all, err := lookup(ctx, s, websiteID, entry{kind: "automations"},
 		func(st *site) ([]store.Automation, bool) { return st.automations, st.automations != nil },
 		func(ctx context.Context) ([]store.Automation, error) {
 			return nonNil(s.Base.ActiveAutomations(ctx, websiteID))
@@ -220,7 +224,7 @@ func (s *Store) ActiveAutomations(ctx context.Context, websiteID string, trigger
 
 // ActiveJourneys answers from the website's active journeys, read once.
 func (s *Store) ActiveJourneys(ctx context.Context, websiteID string, entryTypes ...string) ([]store.Journey, error) {
-	all, err := lookup(ctx, s, websiteID, "journeys",
+	all, err := lookup(ctx, s, websiteID, entry{kind: "journeys"},
 		func(st *site) ([]store.Journey, bool) { return st.journeys, st.journeys != nil },
 		func(ctx context.Context) ([]store.Journey, error) {
 			return nonNil(s.Base.ActiveJourneys(ctx, websiteID))
@@ -257,7 +261,7 @@ func nonNil[T any](list []T, err error) ([]T, error) {
 // status: without one, nobody has an enrolment (journeys.Service skips
 // reading a person's on their events).
 func (s *Store) HasJourneys(ctx context.Context, websiteID string) (bool, error) {
-	return lookup(ctx, s, websiteID, "has journeys",
+	return lookup(ctx, s, websiteID, entry{kind: "has journeys"},
 		func(st *site) (bool, bool) { return st.hasJourneys != nil && *st.hasJourneys, st.hasJourneys != nil },
 		func(ctx context.Context) (bool, error) { return s.Base.HasJourneys(ctx, websiteID) },
 		func(st *site, has bool) { st.hasJourneys = &has })
@@ -266,7 +270,7 @@ func (s *Store) HasJourneys(ctx context.Context, websiteID string) (bool, error)
 // EventGoals answers from the website's goals of the event name, read
 // once per name.
 func (s *Store) EventGoals(ctx context.Context, websiteID, event string) ([]store.Goal, error) {
-	list, err := lookup(ctx, s, websiteID, "goals\x00"+event,
+	list, err := lookup(ctx, s, websiteID, entry{"goals", event},
 		func(st *site) ([]store.Goal, bool) { list, hit := st.eventGoals[event]; return list, hit },
 		func(ctx context.Context) ([]store.Goal, error) { return s.Base.EventGoals(ctx, websiteID, event) },
 		func(st *site, list []store.Goal) {
@@ -282,7 +286,7 @@ func (s *Store) EventGoals(ctx context.Context, websiteID, event string) ([]stor
 
 // TagGoals answers from the website's tag goals, read once.
 func (s *Store) TagGoals(ctx context.Context, websiteID string) ([]store.Goal, error) {
-	list, err := lookup(ctx, s, websiteID, "tag goals",
+	list, err := lookup(ctx, s, websiteID, entry{kind: "tag goals"},
 		func(st *site) ([]store.Goal, bool) { return st.tagGoals, st.tagGoals != nil },
 		func(ctx context.Context) ([]store.Goal, error) { return nonNil(s.Base.TagGoals(ctx, websiteID)) },
 		func(st *site, list []store.Goal) { st.tagGoals = list })
@@ -295,7 +299,7 @@ func (s *Store) TagGoals(ctx context.Context, websiteID string) ([]store.Goal, e
 // Segment answers from the website's segments, each read once; an
 // unknown one is read each time.
 func (s *Store) Segment(ctx context.Context, websiteID, id string) (store.Segment, error) {
-	return lookup(ctx, s, websiteID, "segment\x00"+id,
+	return lookup(ctx, s, websiteID, entry{"segment", id},
 		func(st *site) (store.Segment, bool) { seg, hit := st.segments[id]; return seg, hit },
 		func(ctx context.Context) (store.Segment, error) { return s.Base.Segment(ctx, websiteID, id) },
 		func(st *site, seg store.Segment) {
@@ -311,7 +315,7 @@ func (s *Store) Segment(ctx context.Context, websiteID, id string) (store.Segmen
 // IdentityVerification answers from the website's identity verification,
 // read once.
 func (s *Store) IdentityVerification(ctx context.Context, websiteID string) (store.IdentityVerification, error) {
-	iv, err := lookup(ctx, s, websiteID, "identity",
+	iv, err := lookup(ctx, s, websiteID, entry{kind: "identity"},
 		func(st *site) (store.IdentityVerification, bool) {
 			if st.identity == nil {
 				return store.IdentityVerification{}, false

@@ -33,7 +33,7 @@ type OnsiteMessage struct {
 // (store.SettingsPrompt, store.SettingsWelcome), read once; nil when it
 // was never set.
 func (s *Store) SiteSettings(ctx context.Context, websiteID, name string) ([]byte, error) {
-	b, err := lookup(ctx, s, websiteID, "settings\x00"+name,
+	b, err := lookup(ctx, s, websiteID, entry{"settings", name},
 		func(st *site) ([]byte, bool) { b, hit := st.settings[name]; return b, hit },
 		func(ctx context.Context) ([]byte, error) { return s.Base.SiteSettings(ctx, websiteID, name) },
 		func(st *site, b []byte) {
@@ -49,7 +49,7 @@ func (s *Store) SiteSettings(ctx context.Context, websiteID, name string) ([]byt
 // oldest first, read once (without their counts, which are not
 // definitions). The messages are shared: the caller must not change them.
 func (s *Store) ActiveOnsiteMessages(ctx context.Context, websiteID string) ([]OnsiteMessage, error) {
-	return lookup(ctx, s, websiteID, "onsite",
+	return lookup(ctx, s, websiteID, entry{kind: "onsite"},
 		func(st *site) ([]OnsiteMessage, bool) { return st.onsite, st.onsite != nil },
 		func(ctx context.Context) ([]OnsiteMessage, error) {
 			stored, err := s.Base.ListOnsiteMessages(ctx, websiteID)
@@ -76,7 +76,7 @@ func (s *Store) ActiveOnsiteMessages(ctx context.Context, websiteID string) ([]O
 // audience.ErrSegmentMissing when there is no such segment (kept as a nil
 // selector). The selector is shared: the caller must not change it.
 func (s *Store) SegmentSelector(ctx context.Context, websiteID, segmentID string) (*audience.Selector, error) {
-	sel, err := lookup(ctx, s, websiteID, "selector\x00"+segmentID,
+	sel, err := lookup(ctx, s, websiteID, entry{"selector", segmentID},
 		func(st *site) (*audience.Selector, bool) { sel, hit := st.selectors[segmentID]; return sel, hit },
 		func(ctx context.Context) (*audience.Selector, error) {
 			sel, err := audience.Compile(ctx, s.Base, websiteID, notification.Target{SegmentID: segmentID})
@@ -102,7 +102,7 @@ func (s *Store) SegmentSelector(ctx context.Context, websiteID, segmentID string
 // Topics answers from the website's topics, oldest first, read once
 // (without their subscriber counts, which are not definitions).
 func (s *Store) Topics(ctx context.Context, websiteID string) ([]store.Topic, error) {
-	list, err := lookup(ctx, s, websiteID, "topics",
+	list, err := lookup(ctx, s, websiteID, entry{kind: "topics"},
 		func(st *site) ([]store.Topic, bool) { return st.topics, st.topics != nil },
 		func(ctx context.Context) ([]store.Topic, error) {
 			list, err := nonNil(s.Base.ListTopics(ctx, websiteID))
