@@ -122,7 +122,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("creating the behaviors' indexes: %w", err)
 	}
-	insertRows, err := db.PrepareContext(ctx, insertEventRows)
+	insertRows, err := db.PrepareContext(ctx, buildInsertEvents(eventRows))
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("preparing the events' insert: %w", err)
@@ -175,9 +175,6 @@ const (
 	eventRows    = 100
 	eventColumns = 10
 )
-
-// insertEventRows is the INSERT of eventRows events (insertRows).
-var insertEventRows = buildInsertEvents(eventRows)
 
 func buildInsertEvents(n int) string {
 	var b strings.Builder
