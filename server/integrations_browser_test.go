@@ -63,16 +63,19 @@ func TestDashboardIntegrations(t *testing.T) {
 	if got := role("textbox", "WooCommerce receiver URL", "value"); got != ts.base+"/api/v1/integrations/woocommerce/"+site.ProjectID {
 		t.Fatalf("WooCommerce receiver URL %q", got)
 	}
+	// The list is newest first, and deliveries received in the same
+	// millisecond go by their webhook id, descending: the ids rise with
+	// the order they are sent in, so the list's order is that either way.
 	if s := deliver("orders/paid", "shopify/orders_paid.json", "d-1", old); s != 200 {
 		t.Fatalf("orders/paid: %d", s)
 	}
-	if s := deliver("products/update", "shopify/products_update_no_id.json", "d-bad", old); s != 200 {
+	if s := deliver("products/update", "shopify/products_update_no_id.json", "d-2", old); s != 200 {
 		t.Fatalf("products/update: %d", s)
 	}
-	if s := deliver("customers/create", "shopify/orders_paid.json", "d-2", old); s != 200 {
+	if s := deliver("customers/create", "shopify/orders_paid.json", "d-3", old); s != 200 {
 		t.Fatalf("customers/create: %d", s)
 	}
-	if s := deliver("orders/paid", "shopify/orders_paid_guest.json", "d-3", "rbcs_WRONG"); s != 401 {
+	if s := deliver("orders/paid", "shopify/orders_paid_guest.json", "d-wrong", "rbcs_WRONG"); s != 401 {
 		t.Fatalf("wrongly signed: %d", s)
 	}
 
