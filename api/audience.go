@@ -177,7 +177,23 @@ func (a *API) handleAudience(r *request) error {
 		return apiErr
 	}
 	args := r.fc.QueryArgs()
-	page, err := audience.List(r.ctx, a.st, q, string(args.Peek("cursor")), pageSize(string(args.Peek("limit"))))
+	counted := string(args.Peek("count"))
+	var (
+		page  audience.Page
+		total *int64
+	)
+	// The page and its total are read from one snapshot: a write between
+	// the two reads would show in one and not the other.
+	err = a.st.PeopleSnapshot(r.ctx, func(st store.PeopleReader) error {
+		var err error
+		page, err = audience.List(r.ctx, st, q, string(args.Peek("cursor")), pageSize(string(args.Peek("limit"))))
+		if err != nil || (counted != "1" && counted != "true") {
+			return err
+		}
+		n, err := audience.Total(r.ctx, st, q)
+		total = &n
+		return err
+	})
 	if errors.Is(err, audience.ErrInvalidCursor) {
 		return errorf(CodeInvalidCursor, "cursor must be the nextCursor of the previous page, with the same filters")
 	}
@@ -196,7 +212,7 @@ func (a *API) handleAudience(r *request) error {
 		Items      []audienceSubscriber `json:"items"`
 		NextCursor *string              `json:"nextCursor"`
 		Total      *int64               `json:"total,omitempty"`
-	}{Items: make([]audienceSubscriber, len(page.Items)), NextCursor: orNull(page.Next)}
+	}{Items: make([]audienceSubscriber, len(page.Items)), NextCursor: orNull(page.Next), Total: total}
 	for i := range page.Items {
 		p := &page.Items[i]
 		item := audienceSubscriber{ID: p.ID, ExternalID: orNull(p.ExternalID), Country: p.Country, Language: p.Language,
@@ -209,13 +225,6 @@ func (a *API) handleAudience(r *request) error {
 			}
 		}
 		out.Items[i] = item
-	}
-	if c := string(args.Peek("count")); c == "1" || c == "true" {
-		n, err := audience.Total(r.ctx, a.st, q)
-		if err != nil {
-			return err
-		}
-		out.Total = &n
 	}
 	return r.json(http.StatusOK, out)
 }

@@ -19,12 +19,6 @@ import (
 // for other filters.
 var ErrInvalidCursor = errors.New("invalid cursor")
 
-// People pages and counts a website's people.
-type People interface {
-	People(ctx context.Context, q store.PeopleQuery) ([]store.Person, error)
-	CountPeople(ctx context.Context, websiteID string, f store.PeopleFilter) (int64, error)
-}
-
 // Query is the audience list's selection (spec 4.5): the conditions the
 // store applies, and saved-segment rules applied here by the filter engine.
 type Query struct {
@@ -58,7 +52,7 @@ func (q *Query) rules() *filter.Matcher {
 
 // List returns up to limit people matching q, newest first, continuing
 // after cursor (from the newest when "").
-func List(ctx context.Context, st People, q *Query, cursor string, limit int) (Page, error) {
+func List(ctx context.Context, st store.PeopleReader, q *Query, cursor string, limit int) (Page, error) {
 	var after *store.PersonKey
 	if cursor != "" {
 		k, err := decodeCursor(cursor, q.Fingerprint)
@@ -102,7 +96,7 @@ func List(ctx context.Context, st People, q *Query, cursor string, limit int) (P
 
 // Total counts everyone matching q: in the store alone unless there are
 // segment rules.
-func Total(ctx context.Context, st People, q *Query) (int64, error) {
+func Total(ctx context.Context, st store.PeopleReader, q *Query) (int64, error) {
 	if q.NoTopic {
 		return 0, nil
 	}

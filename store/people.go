@@ -164,6 +164,13 @@ type TopicFacet struct {
 // are never shown in lists or facets.
 const ReservedLabelPrefix = "rb_"
 
+// PeopleReader pages and counts a website's subscribers (People's People
+// and CountPeople), as PeopleSnapshot hands it out.
+type PeopleReader interface {
+	People(ctx context.Context, q PeopleQuery) ([]Person, error)
+	CountPeople(ctx context.Context, websiteID string, f PeopleFilter) (int64, error)
+}
+
 // People is the audience management half of the Store.
 type People interface {
 	// Segments, newest first.
@@ -196,6 +203,11 @@ type People interface {
 	People(ctx context.Context, q PeopleQuery) ([]Person, error)
 	// CountPeople counts the website's subscribers that pass f.
 	CountPeople(ctx context.Context, websiteID string, f PeopleFilter) (int64, error)
+	// PeopleSnapshot calls fn with a reader of people that sees the store
+	// as it was at the reader's first read, whatever commits meanwhile: a
+	// page and its total read through it agree. fn must read through it
+	// alone.
+	PeopleSnapshot(ctx context.Context, fn func(PeopleReader) error) error
 	// Reachable calls fn, in no set order, for each subscribed person of
 	// q's shard (or website) who passes q and has at least one browser,
 	// with the number of their browsers: what counting an audience reads,

@@ -24,6 +24,13 @@ func (d *db) Tx(ctx context.Context, opt sqlstore.TxOptions, fn func(tx sqlstore
 	return d.s.inTx(ctx, opt.RetryUnique, func(tx pgx.Tx) error { return fn(conn{tx}) })
 }
 
+// Snapshot runs fn in a REPEATABLE READ, READ ONLY transaction: its
+// reads share the snapshot its first statement took.
+func (d *db) Snapshot(ctx context.Context, fn func(read sqlstore.Conn) error) error {
+	return pgx.BeginTxFunc(ctx, d.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
+		func(tx pgx.Tx) error { return fn(conn{tx}) })
+}
+
 func (d *db) Close() error {
 	d.pool.Close()
 	return nil

@@ -85,7 +85,8 @@ func (p *pool) close() error {
 	return errors.Join(errs...)
 }
 
-// wtx is a write transaction using the writer pool's prepared statements.
+// wtx is a write transaction using the writer pool's prepared statements
+// (or a read transaction using the readers': db.Snapshot).
 //
 // The writer pool has one connection and the transaction holds it, so a
 // statement that is not cached yet cannot be prepared on the pool inside the

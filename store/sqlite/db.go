@@ -25,6 +25,22 @@ func (d *db) Tx(ctx context.Context, _ sqlstore.TxOptions, fn func(tx sqlstore.C
 	return d.writer.write(ctx, func(tx wtx) error { return fn(txConn{tx}) })
 }
 
+// Snapshot runs fn in a read transaction on one of the readers: in WAL
+// mode its snapshot is taken at its first read and held to its end. Its
+// statements are the readers' prepared ones where they have them (wtx);
+// the others are parsed in the transaction, and not prepared after.
+func (d *db) Snapshot(ctx context.Context, fn func(read sqlstore.Conn) error) error {
+	tx, err := d.r.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := fn(txConn{wtx{ctx: ctx, tx: tx, p: d.r, missed: new([]string)}}); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
 func (d *db) Close() error { return d.writer.Close() }
 
 // poolConn runs statements on a pool, prepared once per text. A statement
@@ -59,7 +75,7 @@ func (c poolConn) QueryRow(ctx context.Context, query string, args ...any) sqlst
 	return c.p.queryRow(ctx, query, args...)
 }
 
-// txConn runs statements in a write transaction.
+// txConn runs statements in a transaction (wtx).
 type txConn struct{ tx wtx }
 
 func (c txConn) Exec(_ context.Context, query string, args ...any) (int64, error) {

@@ -42,6 +42,11 @@ type DB interface {
 	// after a deadlock or a serialization failure, and with RetryUnique
 	// after a unique violation.
 	Tx(ctx context.Context, opt TxOptions, fn func(tx Conn) error) error
+	// Snapshot runs fn in a read-only transaction: every read through
+	// read sees the database as it was at the first, whatever commits
+	// meanwhile (PostgreSQL's REPEATABLE READ; a SQLite read transaction
+	// in WAL mode). fn must use read only.
+	Snapshot(ctx context.Context, fn func(read Conn) error) error
 	Close() error
 }
 

@@ -315,6 +315,26 @@ func PeopleSQL(d Dialect, q store.PeopleQuery, limit int) (string, []any) {
 }
 
 // CountPeople counts the website's people that pass the filter.
+// PeopleSnapshot hands fn the store's People and CountPeople over one
+// read-only transaction (DB.Snapshot).
+func (s *Store) PeopleSnapshot(ctx context.Context, fn func(store.PeopleReader) error) error {
+	return s.db.Snapshot(ctx, func(read Conn) error {
+		return fn(&Store{db: snapshotDB{read}, d: s.d, log: s.log})
+	})
+}
+
+// snapshotDB is a DB whose every statement goes to one read-only
+// transaction; a write there fails at the engine, and Tx without running.
+type snapshotDB struct{ read Conn }
+
+func (d snapshotDB) Read() Conn  { return d.read }
+func (d snapshotDB) Write() Conn { return d.read }
+func (d snapshotDB) Tx(context.Context, TxOptions, func(Conn) error) error {
+	return errors.New("a snapshot's reader does not write")
+}
+func (d snapshotDB) Snapshot(_ context.Context, fn func(Conn) error) error { return fn(d.read) }
+func (d snapshotDB) Close() error                                          { return nil }
+
 func (s *Store) CountPeople(ctx context.Context, websiteID string, f store.PeopleFilter) (int64, error) {
 	where, args := peopleAnd(s.d, websiteID, f, []any{websiteID}, true)
 	var n int64

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -19,6 +20,7 @@ var peopleCases = []testCase{
 	{"AudienceTopic", testAudienceTopic},
 	{"Reachable", testReachable},
 	{"PeoplePaging", testPeoplePaging},
+	{"PeopleSnapshot", testPeopleSnapshot},
 	{"PeopleFilter", testPeopleFilter},
 	{"Person", testPerson},
 	{"Import", testImport},
@@ -215,6 +217,54 @@ func testPeoplePaging(t *testing.T, s store.Store) {
 		return 1
 	})
 	same(t, "people newest first, then by id", got, want)
+}
+
+// testPeopleSnapshot: a page and a count read through one snapshot agree
+// though a person subscribes between them, and the store outside sees the
+// new person at once.
+func testPeopleSnapshot(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	first := subscribe(t, s, subscription(w.Website.ID)).SubscriberID
+	var (
+		page    []string
+		inside  int64
+		outside int64
+		again   []string
+	)
+	err := s.PeopleSnapshot(ctx, func(r store.PeopleReader) error {
+		list, err := r.People(ctx, store.PeopleQuery{WebsiteID: w.Website.ID, Limit: 10})
+		if err != nil {
+			return err
+		}
+		for _, p := range list {
+			page = append(page, p.ID)
+		}
+		// Committed after the snapshot's first read, before its others.
+		subscribe(t, s, subscription(w.Website.ID))
+		if outside, err = s.CountPeople(ctx, w.Website.ID, store.PeopleFilter{}); err != nil {
+			return err
+		}
+		if inside, err = r.CountPeople(ctx, w.Website.ID, store.PeopleFilter{}); err != nil {
+			return err
+		}
+		list, err = r.People(ctx, store.PeopleQuery{WebsiteID: w.Website.ID, Limit: 10})
+		for _, p := range list {
+			again = append(again, p.ID)
+		}
+		return err
+	})
+	noErr(t, "PeopleSnapshot", err)
+	same(t, "the snapshot's page", page, []string{first})
+	same(t, "the snapshot's count and page after a person subscribed", []any{inside, again}, []any{int64(1), []string{first}})
+	same(t, "the count outside the snapshot", outside, int64(2))
+	after, err := s.CountPeople(ctx, w.Website.ID, store.PeopleFilter{})
+	noErr(t, "CountPeople", err)
+	same(t, "the count after the snapshot", after, int64(2))
+
+	// An error from fn is the snapshot's, as it is.
+	boom := errors.New("boom")
+	wantErr(t, "PeopleSnapshot(failing)", s.PeopleSnapshot(ctx, func(store.PeopleReader) error { return boom }), boom)
 }
 
 func testPeopleFilter(t *testing.T, s store.Store) {
