@@ -124,6 +124,15 @@ func (s *failStore) RecordIntegrationDelivery(ctx context.Context, d store.Integ
 	return s.Store.RecordIntegrationDelivery(ctx, d)
 }
 
+// TemplateUses fails as set: what a template's change reads to check the
+// things that name it.
+func (s *failStore) TemplateUses(ctx context.Context, websiteID, templateID string) ([]store.TemplateUse, error) {
+	if err := s.failing("TemplateUses"); err != nil {
+		return nil, err
+	}
+	return s.Store.TemplateUses(ctx, websiteID, templateID)
+}
+
 func (s *failStore) KeyOwner(ctx context.Context, hash string) (store.KeyOwner, error) {
 	s.mu.Lock()
 	s.keyOwnerCalls++

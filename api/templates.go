@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net/http"
@@ -97,8 +98,9 @@ func (a *API) handleCreateTemplate(r *request) error {
 
 // handleUpdateTemplate serves PUT /api/v1/templates/{id}: each member
 // given replaces the stored one, null clears a content member, and the
-// result is checked as a whole, then each thing that names the template
-// is checked with it (brokenUses): 409 template_in_use names those whose
+// result is checked as a whole, then, when its content changed, each thing
+// that names the template is checked with it (brokenUses): 409
+// template_in_use names those whose
 // content it would leave unsendable. Past sends keep the content they
 // were sent with; what names the template sends the new content from now
 // on.
@@ -121,15 +123,19 @@ func (a *API) handleUpdateTemplate(r *request) error {
 	if err := checkTemplate(r, &d); err != nil {
 		return err
 	}
+	content := t.Content
 	if t, err = d.Stored(t); err != nil {
 		return err
 	}
-	broken, err := a.brokenUses(r, t)
-	if err != nil {
-		return err
-	}
-	if len(broken) > 0 {
-		return templateBreaks(broken)
+	// A change of the name alone leaves every use's content as it is.
+	if !bytes.Equal(t.Content, content) {
+		broken, err := a.brokenUses(r, t)
+		if err != nil {
+			return err
+		}
+		if len(broken) > 0 {
+			return templateBreaks(broken)
+		}
 	}
 	t.UpdatedAt = r.now.UTC().Truncate(time.Millisecond)
 	if err := a.st.UpdateTemplate(r.ctx, t); errors.Is(err, store.ErrNotFound) {

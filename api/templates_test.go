@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -496,5 +497,35 @@ func TestTemplateChangeRefusedWhenItBreaks(t *testing.T) {
 	r := h.do("PUT", "/api/v1/templates/"+house, `{"title":"New title","body":null}`, key...)
 	if r.status != 200 || r.json(t)["title"] != "New title" {
 		t.Fatalf("PUT: %d %s", r.status, r.body)
+	}
+}
+
+// TestTemplateRenameReadsNoUses: a PUT that changes a template's name
+// alone leaves what names it as it was, so it does not read its uses (a
+// store that fails to list them does not fail the rename); a change of
+// its content does.
+func TestTemplateRenameReadsNoUses(t *testing.T) {
+	h := newHarness(t, func(c *testConfig) { c.SavedTemplates = true })
+	key := auth(h.site.APIKey)
+	house := h.createTemplate(t, `{"name":"House","title":"From the template","body":"Hello"}`)
+	h.createAutomation(t, `{"name":"Relies","status":"active","trigger":{"type":"subscribed"},
+		"messages":[{"templateId":"`+house+`"}]}`)
+	h.st.setFail("TemplateUses", errors.New("uses unreadable"))
+
+	r := h.do("PUT", "/api/v1/templates/"+house, `{"name":"Home"}`, key...)
+	if r.status != 200 || r.json(t)["name"] != "Home" || r.json(t)["title"] != "From the template" {
+		t.Fatalf("PUT name: %d %s", r.status, r.body)
+	}
+	// The same name and content again: nothing to check either.
+	if r := h.do("PUT", "/api/v1/templates/"+house, `{"name":"Home","title":"From the template"}`, key...); r.status != 200 {
+		t.Fatalf("PUT same content: %d %s", r.status, r.body)
+	}
+	if r := h.do("PUT", "/api/v1/templates/"+house, `{"title":"New title"}`, key...); r.status != 500 {
+		t.Fatalf("PUT title with the uses unreadable: %d %s, want 500", r.status, r.body)
+	}
+	h.st.setFail("TemplateUses", nil)
+	r = h.do("PUT", "/api/v1/templates/"+house, `{"title":"New title"}`, key...)
+	if r.status != 200 || r.json(t)["title"] != "New title" || r.json(t)["name"] != "Home" {
+		t.Fatalf("PUT title: %d %s", r.status, r.body)
 	}
 }
