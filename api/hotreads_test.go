@@ -54,6 +54,10 @@ func (c stmtCounter) Tx(ctx context.Context, opt sqlstore.TxOptions, fn func(tx 
 	return c.DB.Tx(ctx, opt, func(tx sqlstore.Conn) error { return fn(countConn{tx, c.n}) })
 }
 
+func (c stmtCounter) Snapshot(ctx context.Context, fn func(read sqlstore.Conn) error) error {
+	return c.DB.Snapshot(ctx, func(read sqlstore.Conn) error { return fn(countConn{read, c.n}) })
+}
+
 type countConn struct {
 	c sqlstore.Conn
 	n *stmtCount
