@@ -24,11 +24,13 @@ type stmtCounter struct {
 	n *stmtCount
 }
 
-// stmtCount counts statements and keeps them, their spaces collapsed.
+// stmtCount counts statements and keeps them, their spaces collapsed,
+// and counts transactions.
 type stmtCount struct {
 	mu   sync.Mutex
 	n    int
 	last []string
+	txs  int
 }
 
 func (c *stmtCount) add(query string) {
@@ -43,14 +45,24 @@ func (c *stmtCount) take() (int, []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n, last := c.n, c.last
-	c.n, c.last = 0, nil
+	c.n, c.last, c.txs = 0, nil, 0
 	return n, last
+}
+
+// transactions is the number of transactions begun since the last take.
+func (c *stmtCount) transactions() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.txs
 }
 
 func (c stmtCounter) Read() sqlstore.Conn  { return countConn{c.DB.Read(), c.n} }
 func (c stmtCounter) Write() sqlstore.Conn { return countConn{c.DB.Write(), c.n} }
 
 func (c stmtCounter) Tx(ctx context.Context, opt sqlstore.TxOptions, fn func(tx sqlstore.Conn) error) error {
+	c.n.mu.Lock()
+	c.n.txs++
+	c.n.mu.Unlock()
 	return c.DB.Tx(ctx, opt, func(tx sqlstore.Conn) error { return fn(countConn{tx, c.n}) })
 }
 
@@ -358,5 +370,48 @@ func TestBatchedRegistrationStatements(t *testing.T) {
 			t.Errorf("%s: %d statements for a batch of %d, want at most %d:\n\t%s", round.what, got, len(batch), round.max,
 				strings.Join(stmts, "\n\t"))
 		}
+	}
+}
+
+// TestInterestsStatements: a batch of interests (what concurrent events
+// naming products write together) is one statement outside a transaction;
+// past interestsChunk, a statement per chunk in one transaction.
+func TestInterestsStatements(t *testing.T) {
+	h, n, stop := countedHarness(t)
+	stop()
+	ctx := context.Background()
+	var people []string
+	for i := range 3 {
+		res, err := h.st.UpsertSubscriptions(ctx, []store.SubscriptionInput{{WebsiteID: h.site.WebsiteID, P256dh: "BP256", Auth: "auth",
+			Endpoint: fmt.Sprintf("https://fcm.googleapis.com/fcm/send/i%d", i), Device: "desktop", SiteTimezone: "UTC", At: testStart}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		people = append(people, res[0].SubscriberID)
+	}
+	interests := func(size int) []store.ProductInterest {
+		list := make([]store.ProductInterest, size)
+		for i := range list {
+			list[i] = store.ProductInterest{WebsiteID: h.site.WebsiteID, SubscriberID: people[i%len(people)],
+				ProductID: fmt.Sprintf("p-%d", i), Kind: store.InterestPriceDrop, CreatedAt: testStart}
+		}
+		return list
+	}
+	for _, c := range []struct {
+		size, stmts, txs int
+	}{{10, 1, 0}, {400, 1, 0}, {401, 2, 1}} {
+		n.take()
+		if err := h.st.AddInterests(ctx, interests(c.size)); err != nil {
+			t.Fatal(err)
+		}
+		txs := n.transactions()
+		if got, stmts := n.take(); got != c.stmts || txs != c.txs {
+			t.Errorf("%d interests: %d statements in %d transactions, want %d in %d:\n\t%s", c.size, got, txs, c.stmts, c.txs,
+				strings.Join(stmts, "\n\t"))
+		}
+	}
+	got, err := h.st.Interests(ctx, h.site.WebsiteID, people, testStart, 1000)
+	if err != nil || len(got) != 401 {
+		t.Fatalf("Interests: %d, %v; want 401", len(got), err)
 	}
 }
