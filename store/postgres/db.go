@@ -21,6 +21,9 @@ func (d *db) Read() sqlstore.Conn  { return conn{d.pool} }
 func (d *db) Write() sqlstore.Conn { return conn{d.pool} }
 
 func (d *db) Tx(ctx context.Context, opt sqlstore.TxOptions, fn func(tx sqlstore.Conn) error) error {
+	if opt.Alone {
+		return d.s.retry(ctx, opt.RetryUnique, func() error { return fn(conn{d.pool}) })
+	}
 	return d.s.inTx(ctx, opt.RetryUnique, func(tx pgx.Tx) error { return fn(conn{tx}) })
 }
 

@@ -127,8 +127,15 @@ func (s *Store) Close() error {
 // serialization failure, or after a unique violation when retryUnique is
 // set (an upsert that lost a race to insert the same row finds it next time).
 func (s *Store) inTx(ctx context.Context, retryUnique bool, fn func(tx pgx.Tx) error) error {
+	return s.retry(ctx, retryUnique, func() error { return pgx.BeginFunc(ctx, s.pool, fn) })
+}
+
+// retry runs do, and again (at most maxAttempts in all) after a deadlock
+// or a serialization failure, and with retryUnique after a unique
+// violation: inTx's transaction, or a statement alone (TxOptions.Alone).
+func (s *Store) retry(ctx context.Context, retryUnique bool, do func() error) error {
 	for attempt := 1; ; attempt++ {
-		err := pgx.BeginFunc(ctx, s.pool, fn)
+		err := do()
 		if err == nil || attempt >= maxAttempts || ctx.Err() != nil {
 			return err
 		}

@@ -343,3 +343,26 @@ func TestPlanCacheMode(t *testing.T) {
 		t.Fatalf("plan_cache_mode from the DSN = %q, want auto", got)
 	}
 }
+
+// TestTxAlone: a statement run with TxOptions.Alone is its own
+// transaction (no BEGIN before it: PostgreSQL's transaction and statement
+// timestamps are the same only in a transaction's first command), and
+// without it the statement runs in a transaction begun before it.
+func TestTxAlone(t *testing.T) {
+	ctx := context.Background()
+	s := openPooled(t)
+	for _, alone := range []bool{true, false} {
+		var first bool
+		err := s.DB().Tx(ctx, sqlstore.TxOptions{Alone: alone}, func(c sqlstore.Conn) error {
+			// The simple protocol: one message, whose arrival starts both
+			// (the extended protocol's Parse and Bind come apart).
+			return c.QueryRow(ctx, `SELECT transaction_timestamp() = statement_timestamp()`, pgx.QueryExecModeSimpleProtocol).Scan(&first)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first != alone {
+			t.Errorf("Alone %v: the statement was its transaction's first command: %v", alone, first)
+		}
+	}
+}

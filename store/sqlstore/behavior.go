@@ -270,13 +270,14 @@ func (s *Store) AddInterest(ctx context.Context, in store.ProductInterest) error
 const interestsChunk = 400
 
 // AddInterests records the interests, a statement per interestsChunk, in
-// one transaction (one statement, the usual case, alone: it is atomic
-// without one): a VALUES list joined to the subscribers it names (of their
+// one transaction (one statement, the usual case, alone: TxOptions.Alone):
+// a VALUES list joined to the subscribers it names (of their
 // website), upserted as AddInterest does one. Duplicate keys keep
 // the latest time (one statement may not upsert a row twice), and the
 // rows are inserted in key order (the SELECT's ORDER BY: the join may
 // reorder the VALUES list), so that concurrent batches lock them in one
-// order and never deadlock.
+// order and never deadlock each other (a deadlock with another writer of
+// subscribers, erasure say, is retried).
 func (s *Store) AddInterests(ctx context.Context, list []store.ProductInterest) error {
 	type key struct{ website, product, kind, subscriber string }
 	latest := make(map[key]time.Time, len(list))
@@ -320,15 +321,9 @@ func (s *Store) AddInterests(ctx context.Context, list []store.ProductInterest) 
 		}
 		return nil
 	}
-	var err error
-	if len(keys) <= interestsChunk {
-		// One statement is atomic alone: no BEGIN and COMMIT around it,
-		// two round trips and two statements fewer for most batches.
-		err = add(s.db.Write())
-	} else {
-		err = s.db.Tx(ctx, TxOptions{}, add)
-	}
-	if err != nil {
+	// One statement (most batches) is atomic alone: no BEGIN and COMMIT
+	// around it on PostgreSQL.
+	if err := s.db.Tx(ctx, TxOptions{Alone: len(keys) <= interestsChunk}, add); err != nil {
 		return fmt.Errorf("adding interests: %w", s.mapErr(err))
 	}
 	return nil
