@@ -177,23 +177,26 @@ func (a *API) handleAudience(r *request) error {
 		return apiErr
 	}
 	args := r.fc.QueryArgs()
-	counted := string(args.Peek("count"))
+	cursor, limit := string(args.Peek("cursor")), pageSize(string(args.Peek("limit")))
 	var (
 		page  audience.Page
 		total *int64
 	)
-	// The page and its total are read from one snapshot: a write between
-	// the two reads would show in one and not the other.
-	err = a.st.PeopleSnapshot(r.ctx, func(st store.PeopleReader) error {
-		var err error
-		page, err = audience.List(r.ctx, st, q, string(args.Peek("cursor")), pageSize(string(args.Peek("limit"))))
-		if err != nil || (counted != "1" && counted != "true") {
+	if c := string(args.Peek("count")); c == "1" || c == "true" {
+		// The page and its total from one snapshot: a write between the
+		// two reads would show in one and not the other.
+		err = a.st.PeopleSnapshot(r.ctx, func(st store.PeopleReader) error {
+			var err error
+			if page, err = audience.List(r.ctx, st, q, cursor, limit); err != nil {
+				return err
+			}
+			n, err := audience.Total(r.ctx, st, q)
+			total = &n
 			return err
-		}
-		n, err := audience.Total(r.ctx, st, q)
-		total = &n
-		return err
-	})
+		})
+	} else {
+		page, err = audience.List(r.ctx, a.st, q, cursor, limit)
+	}
 	if errors.Is(err, audience.ErrInvalidCursor) {
 		return errorf(CodeInvalidCursor, "cursor must be the nextCursor of the previous page, with the same filters")
 	}

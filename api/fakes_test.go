@@ -98,6 +98,11 @@ type failStore struct {
 	// MigrateEnrollments: what a concurrent engine does between the
 	// handler's reads and the store's transaction.
 	beforeMigrate func()
+	// snapshots counts PeopleSnapshot calls; afterPage runs once after
+	// the next page a snapshot's reader reads: a write between a page
+	// and its count.
+	snapshots int
+	afterPage func()
 }
 
 func (s *failStore) setFail(method string, err error) {
@@ -122,6 +127,32 @@ func (s *failStore) RecordIntegrationDelivery(ctx context.Context, d store.Integ
 		return err
 	}
 	return s.Store.RecordIntegrationDelivery(ctx, d)
+}
+
+func (s *failStore) PeopleSnapshot(ctx context.Context, fn func(store.PeopleReader) error) error {
+	s.mu.Lock()
+	s.snapshots++
+	s.mu.Unlock()
+	return s.Store.PeopleSnapshot(ctx, func(r store.PeopleReader) error { return fn(pageHook{r, s}) })
+}
+
+// pageHook is a snapshot's reader that runs its store's afterPage once
+// after a page.
+type pageHook struct {
+	store.PeopleReader
+	s *failStore
+}
+
+func (h pageHook) People(ctx context.Context, q store.PeopleQuery) ([]store.Person, error) {
+	page, err := h.PeopleReader.People(ctx, q)
+	h.s.mu.Lock()
+	after := h.s.afterPage
+	h.s.afterPage = nil
+	h.s.mu.Unlock()
+	if after != nil {
+		after()
+	}
+	return page, err
 }
 
 // TemplateUses fails as set: what a template's change reads to check the

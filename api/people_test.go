@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -8,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/relaybell/relaybell/store"
 )
 
 // subscribeAs registers a browser on the harness website with extra
@@ -398,5 +401,64 @@ func TestImportWithoutTags(t *testing.T) {
 	}
 	if err := json.Unmarshal(r.body, &profile); err != nil || r.status != 200 || !reflect.DeepEqual(profile.Topics, []map[string]string{{"name": "News", "slug": "news"}}) {
 		t.Fatalf("profile: %d %s", r.status, r.body)
+	}
+}
+
+// TestAudienceTotalOfItsPage: with count=1 the page and its total are read
+// from one snapshot, so a person who subscribes between the two reads is
+// in neither; the next list has them in both. Without count no snapshot
+// is taken.
+func TestAudienceTotalOfItsPage(t *testing.T) {
+	h := newHarness(t)
+	key := auth(h.site.APIKey)
+	first := h.subscribeAs(t, "https://fcm.googleapis.com/fcm/send/first", `,"externalId":"first"`, uaDesktop)
+	list := func(query string) string {
+		t.Helper()
+		r := h.do("GET", "/api/v1/audience/subscribers?"+query, "", key...)
+		if r.status != 200 {
+			t.Fatalf("list %s: %d %s", query, r.status, r.body)
+		}
+		p := decode[struct {
+			Items []struct {
+				ID string `json:"id"`
+			} `json:"items"`
+			Total *int64 `json:"total"`
+		}](t, r)
+		var ids []string
+		for _, it := range p.Items {
+			ids = append(ids, it.ID)
+		}
+		if p.Total == nil {
+			return strings.Join(ids, ",") + " total none"
+		}
+		return fmt.Sprintf("%s total %d", strings.Join(ids, ","), *p.Total)
+	}
+	var second string
+	h.st.afterPage = func() {
+		res, err := h.st.UpsertSubscriptions(context.Background(), []store.SubscriptionInput{{WebsiteID: h.site.WebsiteID,
+			Endpoint: "https://fcm.googleapis.com/fcm/send/second", P256dh: "BP256", Auth: "auth", Device: "desktop",
+			SiteTimezone: "UTC", At: h.clock.Now().Add(time.Minute)}}) // newer: listed first
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		second = res[0].SubscriberID
+	}
+	if got, want := list("count=1"), first+" total 1"; got != want {
+		t.Errorf("a subscription between the page and its count: %q, want %q", got, want)
+	}
+	if second == "" {
+		t.Fatal("nobody subscribed between the page and its count")
+	}
+	if got, want := list("count=true"), second+","+first+" total 2"; got != want {
+		t.Errorf("the next list: %q, want %q", got, want)
+	}
+	if got, want := list(""), second+","+first+" total none"; got != want {
+		t.Errorf("without count: %q, want %q", got, want)
+	}
+	h.st.mu.Lock()
+	defer h.st.mu.Unlock()
+	if h.st.snapshots != 2 {
+		t.Errorf("snapshots: %d, want 2 (one per list with count)", h.st.snapshots)
 	}
 }

@@ -85,15 +85,17 @@ func (p *pool) close() error {
 	return errors.Join(errs...)
 }
 
-// wtx is a write transaction using the writer pool's prepared statements
-// (or a read transaction using the readers': db.Snapshot).
+// wtx is a transaction using a pool's prepared statements: a write
+// transaction on the writer, or a read transaction on a reader
+// (db.Snapshot).
 //
-// The writer pool has one connection and the transaction holds it, so a
-// statement that is not cached yet cannot be prepared on the pool inside the
-// transaction (that would wait for the connection forever): it runs on the
-// transaction unprepared, and is noted in missed for Store.write to prepare
-// once the transaction has ended. Each write statement is parsed inside a
-// transaction once, the first time it runs.
+// The transaction holds its connection (the writer's only one), so a
+// statement that is not cached yet cannot be prepared on the pool inside
+// the transaction (on the writer that would wait for the connection
+// forever): it runs on the transaction unprepared, and is noted in missed
+// for Store.write (or db.Snapshot) to prepare once the transaction has
+// ended. Each statement is parsed inside a transaction once, the first
+// time it runs.
 type wtx struct {
 	ctx    context.Context
 	tx     *sql.Tx

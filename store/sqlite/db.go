@@ -28,14 +28,26 @@ func (d *db) Tx(ctx context.Context, _ sqlstore.TxOptions, fn func(tx sqlstore.C
 // Snapshot runs fn in a read transaction on one of the readers: in WAL
 // mode its snapshot is taken at its first read and held to its end. Its
 // statements are the readers' prepared ones where they have them (wtx);
-// the others are parsed in the transaction, and not prepared after.
+// the others are parsed in the transaction, and prepared on the readers
+// once it has ended, for the next time.
 func (d *db) Snapshot(ctx context.Context, fn func(read sqlstore.Conn) error) error {
+	var missed []string
+	err := d.snapshot(ctx, &missed, fn)
+	for _, q := range missed {
+		if _, perr := d.r.stmt(ctx, q); perr != nil {
+			d.writer.logger.Debug("preparing sqlite statement", "err", perr)
+		}
+	}
+	return err
+}
+
+func (d *db) snapshot(ctx context.Context, missed *[]string, fn func(read sqlstore.Conn) error) error {
 	tx, err := d.r.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	if err := fn(txConn{wtx{ctx: ctx, tx: tx, p: d.r, missed: new([]string)}}); err != nil {
+	if err := fn(txConn{wtx{ctx: ctx, tx: tx, p: d.r, missed: missed}}); err != nil {
 		return err
 	}
 	return tx.Commit()

@@ -314,13 +314,10 @@ func PeopleSQL(d Dialect, q store.PeopleQuery, limit int) (string, []any) {
 		ORDER BY s.created_at DESC, s.id DESC LIMIT ` + strconv.Itoa(limit), args
 }
 
-// CountPeople counts the website's people that pass the filter.
 // PeopleSnapshot hands fn the store's People and CountPeople over one
 // read-only transaction (DB.Snapshot).
 func (s *Store) PeopleSnapshot(ctx context.Context, fn func(store.PeopleReader) error) error {
-	return s.db.Snapshot(ctx, func(read Conn) error {
-		return fn(&Store{db: snapshotDB{read}, d: s.d, log: s.log})
-	})
+	return s.db.Snapshot(ctx, func(read Conn) error { return fn(s.WithDB(snapshotDB{read})) })
 }
 
 // snapshotDB is a DB whose every statement goes to one read-only
@@ -335,6 +332,7 @@ func (d snapshotDB) Tx(context.Context, TxOptions, func(Conn) error) error {
 func (d snapshotDB) Snapshot(_ context.Context, fn func(Conn) error) error { return fn(d.read) }
 func (d snapshotDB) Close() error                                          { return nil }
 
+// CountPeople counts the website's people that pass the filter.
 func (s *Store) CountPeople(ctx context.Context, websiteID string, f store.PeopleFilter) (int64, error) {
 	where, args := peopleAnd(s.d, websiteID, f, []any{websiteID}, true)
 	var n int64
