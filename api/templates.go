@@ -98,12 +98,11 @@ func (a *API) handleCreateTemplate(r *request) error {
 
 // handleUpdateTemplate serves PUT /api/v1/templates/{id}: each member
 // given replaces the stored one, null clears a content member, and the
-// result is checked as a whole, then, when its content changed, each thing
-// that names the template is checked with it (brokenUses): 409
-// template_in_use names those whose
-// content it would leave unsendable. Past sends keep the content they
-// were sent with; what names the template sends the new content from now
-// on.
+// result is checked as a whole, then, when its content changed, each
+// thing that names the template is checked with it (brokenUses): 409
+// template_in_use names those whose content it would leave unsendable.
+// Past sends keep the content they were sent with; what names the
+// template sends the new content from now on.
 func (a *API) handleUpdateTemplate(r *request) error {
 	t, err := loadOwn(r, "id", a.st.Template)
 	if err != nil {

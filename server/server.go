@@ -798,7 +798,9 @@ func (s *Server) Run(ctx context.Context) error {
 	if s.api != nil {
 		s.api.SetReady(true)
 	}
-	s.logger.Info("relaybell serving", "addr", s.listener.Addr().String(), "roles", s.cfg.Roles, "data", s.cfg.DataDir)
+	gogc, memoryLimit := gcInUse()
+	s.logger.Info("relaybell serving", "addr", s.listener.Addr().String(), "roles", s.cfg.Roles, "data", s.cfg.DataDir,
+		"gogc", gogc, "memory_limit", memoryLimit)
 	<-ctx.Done()
 	if s.api != nil {
 		s.api.SetReady(false)
