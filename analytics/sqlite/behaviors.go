@@ -23,12 +23,7 @@ func (s *Store) RecordBehaviors(ctx context.Context, behaviors []analytics.Behav
 		return fmt.Errorf("recording behaviors: %w", err)
 	}
 	defer tx.Rollback()
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO behaviors (`+behaviorColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`)
-	if err != nil {
-		return fmt.Errorf("recording behaviors: %w", err)
-	}
-	defer stmt.Close()
+	stmt := tx.StmtContext(ctx, s.insertBehavior)
 	for i := range behaviors {
 		b := &behaviors[i]
 		if _, err := stmt.ExecContext(ctx, b.ID, b.WebsiteID, b.SubscriberID, b.ExternalID, b.At.UnixMilli(), b.Name,
@@ -49,6 +44,9 @@ func (s *Store) RecordBehaviors(ctx context.Context, behaviors []analytics.Behav
 // its index alone and only the rows listed are read from the table.
 const (
 	behaviorColumns = `id, website_id, subscriber_id, external_id, at, name, source, notification_id, value, conversion, seq, properties`
+
+	insertBehaviorSQL = `INSERT INTO behaviors (` + behaviorColumns + `)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`
 
 	latestBehaviors = `SELECT ` + behaviorColumns + ` FROM behaviors
 		WHERE website_id = ?1 ORDER BY at DESC, seq DESC, id DESC LIMIT ?2`

@@ -23,6 +23,10 @@ type Store struct {
 	// parsing a statement of eventRows rows each time cost about a
 	// quarter of a write.
 	insertRows *sql.Stmt
+	// insertBehavior is RecordBehaviors' INSERT of one behavior, prepared
+	// once rather than at every write (its parsing was about a tenth of
+	// the embedded default's CPU per event).
+	insertBehavior *sql.Stmt
 }
 
 var _ analytics.Store = (*Store)(nil)
@@ -127,7 +131,13 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("preparing the events' insert: %w", err)
 	}
-	return &Store{db: db, insertRows: insertRows}, nil
+	insertBehavior, err := db.PrepareContext(ctx, insertBehaviorSQL)
+	if err != nil {
+		insertRows.Close()
+		db.Close()
+		return nil, fmt.Errorf("preparing the behaviors' insert: %w", err)
+	}
+	return &Store{db: db, insertRows: insertRows, insertBehavior: insertBehavior}, nil
 }
 
 // Record appends events in one transaction, eventRows a statement: one
@@ -249,6 +259,7 @@ func (s *Store) Report(ctx context.Context, websiteID, notificationID string) (a
 // Close closes the file.
 func (s *Store) Close() error {
 	s.insertRows.Close()
+	s.insertBehavior.Close()
 	return s.db.Close()
 }
 
