@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"sync/atomic"
 	"time"
 
 	"github.com/relaybell/relaybell/store/sqlstore"
@@ -17,7 +18,7 @@ type db struct {
 }
 
 func (d *db) Read() sqlstore.Conn  { return poolConn{d.r} }
-func (d *db) Write() sqlstore.Conn { return poolConn{d.w} }
+func (d *db) Write() sqlstore.Conn { return writerConn{poolConn{d.w}, &d.writer.writes} }
 
 // Tx runs fn in a write transaction on the writer. SQLite's one writer
 // never deadlocks or loses a race, so fn runs once.
@@ -85,6 +86,52 @@ func (c poolConn) Query(ctx context.Context, query string, args ...any) (sqlstor
 
 func (c poolConn) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
 	return c.p.queryRow(ctx, query, args...)
+}
+
+// writerConn is the writer's poolConn that counts each statement in
+// Store.writes once it is done (its rows closed, its row scanned): its
+// implicit transaction has committed then.
+type writerConn struct {
+	poolConn
+	writes *atomic.Uint64
+}
+
+func (c writerConn) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	defer c.writes.Add(1)
+	return c.poolConn.Exec(ctx, query, args...)
+}
+
+func (c writerConn) Query(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
+	rows, err := c.poolConn.Query(ctx, query, args...)
+	if err != nil {
+		c.writes.Add(1)
+		return nil, err
+	}
+	return countedRows{rows, c.writes}, nil
+}
+
+func (c writerConn) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
+	return countedRow{c.poolConn.QueryRow(ctx, query, args...), c.writes}
+}
+
+type countedRows struct {
+	sqlstore.Rows
+	writes *atomic.Uint64
+}
+
+func (r countedRows) Close() {
+	r.Rows.Close()
+	r.writes.Add(1)
+}
+
+type countedRow struct {
+	sqlstore.Row
+	writes *atomic.Uint64
+}
+
+func (r countedRow) Scan(dest ...any) error {
+	defer r.writes.Add(1)
+	return r.Row.Scan(dest...)
 }
 
 // txConn runs statements in a transaction (wtx).

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"modernc.org/sqlite"
@@ -34,6 +35,40 @@ type Store struct {
 	w      *pool // exactly one connection, BEGIN IMMEDIATE
 	r      *pool // read-only connections
 	logger *slog.Logger
+
+	// writes counts the writer's transactions and statements once each
+	// is done (write, writerConn). people is the people version read last
+	// and the count it was read at: every change of the version is a write
+	// of this process's one writer, so while the count has not moved the
+	// version has not either (PeopleVersion).
+	writes atomic.Uint64
+	people atomic.Pointer[peopleVersion]
+}
+
+// peopleVersion is a people version and Store.writes when it was read.
+type peopleVersion struct {
+	writes, version uint64
+}
+
+// PeopleVersion is the store's people version, read again only when a
+// write was done since it was last read. The defcache's person lookups
+// read it before every batch, one or two lookups a batch at the embedded
+// default's rates: a read transaction each (docs/scale-out.md). A write
+// that commits just as it is read is counted after its commit, so the
+// next call reads again; a call that begins after the write returned
+// sees it. The file's other writers (another process) are not counted:
+// the embedded default's data directory is this process's.
+func (s *Store) PeopleVersion(ctx context.Context) (int64, error) {
+	writes := s.writes.Load()
+	if p := s.people.Load(); p != nil && p.writes == writes {
+		return int64(p.version), nil
+	}
+	v, err := s.Store.PeopleVersion(ctx)
+	if err != nil {
+		return 0, err
+	}
+	s.people.Store(&peopleVersion{writes: writes, version: uint64(v)})
+	return v, nil
 }
 
 // Open opens (creating it if needed) the database file at path and applies
@@ -125,6 +160,7 @@ func (s *Store) Close() error {
 func (s *Store) write(ctx context.Context, fn func(tx wtx) error) error {
 	var missed []string
 	err := s.writeTx(ctx, &missed, fn)
+	s.writes.Add(1) // done: committed or not
 	// Now that the connection is free, prepare what the transaction could
 	// not find in the cache, for the next one.
 	for _, q := range missed {
