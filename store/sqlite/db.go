@@ -18,7 +18,7 @@ type db struct {
 }
 
 func (d *db) Read() sqlstore.Conn  { return poolConn{d.r} }
-func (d *db) Write() sqlstore.Conn { return writerConn{poolConn{d.w}, &d.writer.writes} }
+func (d *db) Write() sqlstore.Conn { return writerConn{poolConn{d.w}, d.writer} }
 
 // Tx runs fn in a write transaction on the writer. SQLite's one writer
 // never deadlocks or loses a race, so fn runs once.
@@ -89,48 +89,56 @@ func (c poolConn) QueryRow(ctx context.Context, query string, args ...any) sqlst
 }
 
 // writerConn is the writer's poolConn that counts each statement in
-// Store.writes once it is done (its rows closed, its row scanned): its
-// implicit transaction has committed then.
+// Store.started as it begins and in Store.done once it is done (its rows
+// closed, its row scanned): its implicit transaction has committed then.
 type writerConn struct {
 	poolConn
-	writes *atomic.Uint64
+	s *Store
 }
 
 func (c writerConn) Exec(ctx context.Context, query string, args ...any) (int64, error) {
-	defer c.writes.Add(1)
+	c.s.started.Add(1)
+	defer c.s.done.Add(1)
 	return c.poolConn.Exec(ctx, query, args...)
 }
 
 func (c writerConn) Query(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
+	c.s.started.Add(1)
 	rows, err := c.poolConn.Query(ctx, query, args...)
 	if err != nil {
-		c.writes.Add(1)
+		c.s.done.Add(1)
 		return nil, err
 	}
-	return countedRows{rows, c.writes}, nil
+	return &countedRows{Rows: rows, done: &c.s.done}, nil
 }
 
 func (c writerConn) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
-	return countedRow{c.poolConn.QueryRow(ctx, query, args...), c.writes}
+	c.s.started.Add(1)
+	return countedRow{c.poolConn.QueryRow(ctx, query, args...), &c.s.done}
 }
 
+// countedRows counts its statement done at its first Close.
 type countedRows struct {
 	sqlstore.Rows
-	writes *atomic.Uint64
+	done   *atomic.Uint64
+	closed bool
 }
 
-func (r countedRows) Close() {
+func (r *countedRows) Close() {
 	r.Rows.Close()
-	r.writes.Add(1)
+	if !r.closed {
+		r.closed = true
+		r.done.Add(1)
+	}
 }
 
 type countedRow struct {
 	sqlstore.Row
-	writes *atomic.Uint64
+	done *atomic.Uint64
 }
 
 func (r countedRow) Scan(dest ...any) error {
-	defer r.writes.Add(1)
+	defer r.done.Add(1)
 	return r.Row.Scan(dest...)
 }
 

@@ -10,8 +10,9 @@ import (
 
 // TestPeopleVersionReadAfterWrites: the people version is read from the
 // file once, then again only after a write was done (a transaction, or a
-// statement alone through Write, its rows read to the end or its row
-// scanned), and each change of it is seen by the next call.
+// statement alone through Write, its rows closed or its row scanned), and
+// each change of it is seen by the next call; while a write is going on
+// (it may have committed) every call reads the file.
 func TestPeopleVersionReadAfterWrites(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t)
@@ -89,4 +90,19 @@ func TestPeopleVersionReadAfterWrites(t *testing.T) {
 	if v := version("after a failed transaction", 1); v != first+4 {
 		t.Errorf("after a failed transaction: version %d, want %d", v, first+4)
 	}
+
+	// A statement alone whose rows are still open: going on, so every
+	// call reads the file and keeps nothing; closed, read once more.
+	rows, err = s.DB().Write().Query(ctx, `UPDATE people_version SET version = version + 1 RETURNING version`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	version("while a write is going on", 1)
+	version("again while it is going on", 1)
+	rows.Close()
+	rows.Close() // counted done once
+	if v := version("after it is done", 1); v != first+5 {
+		t.Errorf("after it is done: version %d, want %d", v, first+5)
+	}
+	version("and again", 0)
 }

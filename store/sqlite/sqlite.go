@@ -36,38 +36,44 @@ type Store struct {
 	r      *pool // read-only connections
 	logger *slog.Logger
 
-	// writes counts the writer's transactions and statements once each
-	// is done (write, writerConn). people is the people version read last
-	// and the count it was read at: every change of the version is a write
-	// of this process's one writer, so while the count has not moved the
-	// version has not either (PeopleVersion).
-	writes atomic.Uint64
-	people atomic.Pointer[peopleVersion]
+	// started and done count the writer's transactions and statements
+	// as each begins and once it is done (write, writerConn). people is
+	// the people version read last and the writes done when it was read:
+	// every change of the version is a write of this process's one writer,
+	// so while none has begun or ended since, the version has not moved
+	// (PeopleVersion).
+	started, done atomic.Uint64
+	people        atomic.Pointer[peopleVersion]
 }
 
-// peopleVersion is a people version and Store.writes when it was read.
+// peopleVersion is a people version and Store.done when it was read.
 type peopleVersion struct {
 	writes, version uint64
 }
 
-// PeopleVersion is the store's people version, read again only when a
-// write was done since it was last read. The defcache's person lookups
-// read it before every batch, one or two lookups a batch at the embedded
-// default's rates: a read transaction each (docs/scale-out.md). A write
-// that commits just as it is read is counted after its commit, so the
-// next call reads again; a call that begins after the write returned
-// sees it. The file's other writers (another process) are not counted:
-// the embedded default's data directory is this process's.
+// PeopleVersion is the store's people version, read from the file again
+// only when a write began or ended since it was last read. The defcache's
+// person lookups read it before every batch, one or two lookups a batch at
+// the embedded default's rates: a read transaction each
+// (docs/scale-out.md). While a write is going on (begun, not yet counted
+// done: it may have committed) the file is read and nothing is kept, so a
+// change committed before a call began is always seen. Writers in other
+// processes are not counted: the embedded default's data directory is
+// this process's (the admin commands that open it from another process
+// write websites and users, never subscribers).
 func (s *Store) PeopleVersion(ctx context.Context) (int64, error) {
-	writes := s.writes.Load()
-	if p := s.people.Load(); p != nil && p.writes == writes {
+	done := s.done.Load()
+	idle := s.started.Load() == done
+	if p := s.people.Load(); idle && p != nil && p.writes == done {
 		return int64(p.version), nil
 	}
 	v, err := s.Store.PeopleVersion(ctx)
 	if err != nil {
 		return 0, err
 	}
-	s.people.Store(&peopleVersion{writes: writes, version: uint64(v)})
+	if idle {
+		s.people.Store(&peopleVersion{writes: done, version: uint64(v)})
+	}
 	return v, nil
 }
 
@@ -159,8 +165,9 @@ func (s *Store) Close() error {
 // one connection, so asking it for another would wait forever.
 func (s *Store) write(ctx context.Context, fn func(tx wtx) error) error {
 	var missed []string
+	s.started.Add(1)
 	err := s.writeTx(ctx, &missed, fn)
-	s.writes.Add(1) // done: committed or not
+	s.done.Add(1) // committed or not
 	// Now that the connection is free, prepare what the transaction could
 	// not find in the cache, for the next one.
 	for _, q := range missed {
