@@ -207,9 +207,8 @@ func TestDashboardFlowsAudience(t *testing.T) {
 	role("textbox", "Value", "fill", "yes")
 	role("button", "Add label", "click")
 	var vip audienceList
-	// The list's page and its total are two reads: a page read before the
-	// labels' commit can come with a total counted after it, so wait for
-	// both to show them.
+	// Wait for the page and its total both to show the labels (the API
+	// reads them from one snapshot; the test does not lean on that).
 	waitFor(t, "the label", func() bool {
 		vip = list("&tag=vip")
 		return vip.Total == len(labelled) && len(vip.Items) == len(labelled)

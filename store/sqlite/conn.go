@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"log/slog"
 	"sync"
 )
 
@@ -19,6 +20,17 @@ type pool struct {
 
 func newPool(db *sql.DB) *pool {
 	return &pool{db: db, stmts: map[string]*sql.Stmt{}}
+}
+
+// prepareAll prepares the queries a transaction ran unprepared (wtx's
+// missed), once its connection is free, for the next one; a query that
+// does not prepare is only logged: it ran, and runs unprepared again.
+func (p *pool) prepareAll(ctx context.Context, queries []string, logger *slog.Logger) {
+	for _, q := range queries {
+		if _, err := p.stmt(ctx, q); err != nil {
+			logger.Debug("preparing sqlite statement", "err", err)
+		}
+	}
 }
 
 // cached returns the prepared statement for query, or nil if there is none yet.

@@ -34,11 +34,7 @@ func (d *db) Tx(ctx context.Context, _ sqlstore.TxOptions, fn func(tx sqlstore.C
 func (d *db) Snapshot(ctx context.Context, fn func(read sqlstore.Conn) error) error {
 	var missed []string
 	err := d.snapshot(ctx, &missed, fn)
-	for _, q := range missed {
-		if _, perr := d.r.stmt(ctx, q); perr != nil {
-			d.writer.logger.Debug("preparing sqlite statement", "err", perr)
-		}
-	}
+	d.r.prepareAll(ctx, missed, d.writer.logger)
 	return err
 }
 

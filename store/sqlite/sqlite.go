@@ -48,7 +48,8 @@ type Store struct {
 
 // peopleVersion is a people version and Store.done when it was read.
 type peopleVersion struct {
-	writes, version uint64
+	writes  uint64
+	version int64
 }
 
 // PeopleVersion is the store's people version, read from the file again
@@ -65,14 +66,14 @@ func (s *Store) PeopleVersion(ctx context.Context) (int64, error) {
 	done := s.done.Load()
 	idle := s.started.Load() == done
 	if p := s.people.Load(); idle && p != nil && p.writes == done {
-		return int64(p.version), nil
+		return p.version, nil
 	}
 	v, err := s.Store.PeopleVersion(ctx)
 	if err != nil {
 		return 0, err
 	}
 	if idle {
-		s.people.Store(&peopleVersion{writes: done, version: uint64(v)})
+		s.people.Store(&peopleVersion{writes: done, version: v})
 	}
 	return v, nil
 }
@@ -170,11 +171,7 @@ func (s *Store) write(ctx context.Context, fn func(tx wtx) error) error {
 	s.done.Add(1) // committed or not
 	// Now that the connection is free, prepare what the transaction could
 	// not find in the cache, for the next one.
-	for _, q := range missed {
-		if _, perr := s.w.stmt(ctx, q); perr != nil {
-			s.logger.Debug("preparing sqlite statement", "err", perr)
-		}
-	}
+	s.w.prepareAll(ctx, missed, s.logger)
 	return err
 }
 

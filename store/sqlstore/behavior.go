@@ -271,13 +271,13 @@ const interestsChunk = 400
 
 // AddInterests records the interests, a statement per interestsChunk, in
 // one transaction (one statement, the usual case, alone: TxOptions.Alone):
-// a VALUES list joined to the subscribers it names (of their
-// website), upserted as AddInterest does one. Duplicate keys keep
-// the latest time (one statement may not upsert a row twice), and the
-// rows are inserted in key order (the SELECT's ORDER BY: the join may
-// reorder the VALUES list), so that concurrent batches lock them in one
-// order and never deadlock each other (a deadlock with another writer of
-// subscribers, erasure say, is retried).
+// a VALUES list joined to the subscribers it names (of their website),
+// upserted as AddInterest does one. Duplicate keys keep the latest time
+// (one statement may not upsert a row twice), and the rows are inserted in
+// key order (the SELECT's ORDER BY: the join may reorder the VALUES list),
+// so that concurrent batches lock them in one order and never deadlock
+// each other (a deadlock with another writer of subscribers, erasure say,
+// is retried).
 func (s *Store) AddInterests(ctx context.Context, list []store.ProductInterest) error {
 	type key struct{ website, product, kind, subscriber string }
 	latest := make(map[key]time.Time, len(list))
