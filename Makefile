@@ -71,7 +71,7 @@ bench-events: build
 	$(if $(filter 1,$(REGISTRATIONS)),,./$(BIN) bench --events --modes $(MODES)$(if $(EVENT_RATES), --event-rates $(EVENT_RATES)))
 	$(if $(filter 0,$(REGISTRATIONS)),,./$(BIN) bench --events --modes $(MODES)$(if $(EVENT_RATES), --event-rates $(EVENT_RATES)) --registrations --event-p99 50ms)
 
-## bench-api: the REST routes (POST /subscriptions, POST /events, POST /notifications to one externalId, GET /notifications) and the transactional path (POST to the push, across 100 websites) under open-loop load from vegeta at rising rates, on the embedded default and the local cluster: p50/p99/p99.9, the highest rate with p99 under 50 ms (100 ms for the push), CPU per request (API_RATES=100,200,... and API_SEND_RATES=5,10,... to choose the steps; API_ROUTES=subscribe,events,notify,list,send)
+## bench-api: the REST routes (POST /subscriptions, POST /events, POST /notifications to one externalId, GET /notifications, the browsers' delivery receipts) and the transactional path (POST to the push, across 100 websites) under open-loop load from vegeta at rising rates, on the embedded default and the local cluster: p50/p99/p99.9, the highest rate with p99 under 50 ms (100 ms for the push), CPU per request (API_RATES=100,200,... and API_SEND_RATES=5,10,... to choose the steps; API_ROUTES=subscribe,events,notify,list,ping,send)
 bench-api: build
 	$(GO) build -o bin/fakepush ./cmd/fakepush
 	./$(BIN) bench --api --modes $(MODES)$(if $(API_RATES), --api-rates $(API_RATES))$(if $(API_SEND_RATES), --api-send-rates $(API_SEND_RATES))$(if $(API_ROUTES), --api-routes $(API_ROUTES))

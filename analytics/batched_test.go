@@ -223,3 +223,41 @@ func TestBatchedBehaviors(t *testing.T) {
 		t.Fatalf("after Close: writes %v, closed %v", lazy.behaviorWrites, lazy.closed)
 	}
 }
+
+// TestBatchedRecordNow: within the events' gap, RecordNow writes at once,
+// in writes of its own; what it refuses fails it alone.
+func TestBatchedRecordNow(t *testing.T) {
+	under := &countingStore{}
+	b := NewBatched(under, time.Hour, 1000)
+	if err := b.Record(t.Context(), events(KindSent, 2)); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- b.Record(t.Context(), events(KindSent, 1)) }() // waits the hour
+	for i := range 2 {
+		if err := b.RecordNow(t.Context(), events(KindDelivered, 1)); err != nil {
+			t.Fatalf("RecordNow %d during the gap: %v", i, err)
+		}
+	}
+	if err := b.RecordNow(t.Context(), []Event{{Kind: "teleported", At: batchedAt}}); err == nil {
+		t.Fatal("RecordNow of an unknown kind succeeded")
+	}
+	under.mu.Lock()
+	var kinds []string
+	for _, w := range under.writes {
+		kinds = append(kinds, fmt.Sprintf("%s×%d", w[0].Kind, len(w)))
+	}
+	under.mu.Unlock()
+	if !slices.Equal(kinds, []string{"sent×2", "delivered×1", "delivered×1"}) {
+		t.Fatalf("writes %v", kinds)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("the Record waiting for the gap: %v", err)
+	}
+	if n := len(under.writes); n != 4 {
+		t.Fatalf("%d writes after Close, want 4", n)
+	}
+}

@@ -227,6 +227,9 @@ type Store interface {
 // (the rows it locks, and how long it holds them).
 const maxRegistrationBatch = 64
 
+// maxPingBatch bounds the pings sharing one transaction.
+const maxPingBatch = 256
+
 // Option changes how New builds the API.
 type Option func(*API)
 
@@ -279,7 +282,12 @@ type API struct {
 	suggest suggestions.Suggester
 	// subs shares one store transaction between concurrent browser
 	// registrations (group commit), each answered once it committed.
-	subs   *batch.Batcher[store.SubscriptionInput, store.SubscriptionResult]
+	subs *batch.Batcher[store.SubscriptionInput, store.SubscriptionResult]
+	// pings shares one store transaction between concurrent delivered
+	// and clicked pings: a broadcast's receipts all add to its one
+	// counters' row, one transaction a ping queued them on its lock.
+	pings  *batch.Batcher[store.Ping, bool]
+	sends  pingSends // what pings read of their sends
 	router *router
 	ready  atomic.Bool
 
@@ -410,6 +418,7 @@ func New(cfg Config, st Store, an analytics.Store, d Dispatcher, svc Services, l
 		a.suggest = suggestions.Rules{}
 	}
 	a.subs = batch.New(st.UpsertSubscriptions, st.UpsertSubscription).WithMax(maxRegistrationBatch)
+	a.pings = batch.New(st.RecordInteractions, a.recordInteraction).WithMax(maxPingBatch)
 	a.base, a.cancel = context.WithCancel(context.Background())
 	a.router = a.routes()
 	a.readAuthFirst()

@@ -419,3 +419,115 @@ func TestInterestsStatements(t *testing.T) {
 		t.Fatalf("Interests: %d, %v; want 401", len(got), err)
 	}
 }
+
+// TestPingStatements: a broadcast's receipts read its send once a node
+// (pingSends) and no journey's enrolment for a send no journey made; each
+// is the browser's endpoint read and one transaction, its interaction
+// inserted and counted. A send another website's ping names is not
+// served from the cache, and changes nothing.
+//
+//	go test ./api/ -run TestPingStatements -v
+func TestPingStatements(t *testing.T) {
+	h, n, stop := countedHarness(t)
+	ctx := context.Background()
+	base := "/api/v1/projects/" + h.site.ProjectID
+	var endpoints []string
+	for i := range 3 {
+		r := h.do("POST", base+"/subscriptions", subscribeBody(t, fmt.Sprintf("https://fcm.googleapis.com/fcm/send/ping%d", i), ""))
+		if r.status != 201 {
+			t.Fatalf("subscribe: %d %s", r.status, r.body)
+		}
+		endpoints = append(endpoints, r.json(t)["endpointId"].(string))
+	}
+	r := h.do("POST", "/api/v1/notifications", `{"title":"Hi"}`, auth(h.site.APIKey)...)
+	id := r.json(t)["notificationId"].(string)
+	stop()
+	ping := func(project, endpointID string) {
+		t.Helper()
+		r := h.do("POST", "/api/v1/projects/"+project+"/pings/delivered", fmt.Sprintf(`{"notificationId":%q,"endpointId":%q}`, id, endpointID))
+		if r.status != 204 {
+			t.Fatalf("ping: %d %s", r.status, r.body)
+		}
+	}
+	reads := func(stmts []string, table string) int {
+		k := 0
+		for _, q := range stmts {
+			if strings.HasPrefix(q, "SELECT") && strings.Contains(q, " FROM "+table+" ") {
+				k++
+			}
+		}
+		return k
+	}
+	// Queued, not sent yet: what a ping reads of it could still change.
+	n.take()
+	ping(h.site.ProjectID, endpoints[0])
+	if _, stmts := n.take(); reads(stmts, "notifications") != 1 {
+		t.Fatalf("a queued send's first receipt: %d reads of it, want 1:\n\t%s", reads(stmts, "notifications"), strings.Join(stmts, "\n\t"))
+	}
+	if _, err := h.st.StartSending(ctx, id, testStart); err != nil {
+		t.Fatal(err)
+	}
+	ping(h.site.ProjectID, endpoints[1]) // reads the send, now sending, and keeps it
+	n.take()
+	ping(h.site.ProjectID, endpoints[2])
+	txs := n.transactions()
+	_, stmts := n.take()
+	if reads(stmts, "notifications") != 0 || reads(stmts, "journey_history") != 0 || reads(stmts, "endpoints") != 1 || txs != 1 {
+		t.Errorf("a sending send's receipt: %d transactions, statements:\n\t%s", txs, strings.Join(stmts, "\n\t"))
+	}
+	got, err := h.st.Notification(ctx, h.site.WebsiteID, id)
+	if err != nil || got.Delivered != 3 {
+		t.Fatalf("delivered %d (%v), want 3", got.Delivered, err)
+	}
+
+	// Another website's browser names the send the cache holds.
+	other, err := CreateWebsite(ctx, h.st, NewWebsite{Name: "Other", URL: "https://other.example"}, testStart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = h.do("POST", "/api/v1/projects/"+other.ProjectID+"/subscriptions", subscribeBody(t, "https://fcm.googleapis.com/fcm/send/foreign", ""))
+	if r.status != 201 {
+		t.Fatalf("subscribe: %d %s", r.status, r.body)
+	}
+	foreign := r.json(t)["endpointId"].(string)
+	for _, kind := range []string{"delivered", "clicked"} {
+		r := h.do("POST", "/api/v1/projects/"+other.ProjectID+"/pings/"+kind, fmt.Sprintf(`{"notificationId":%q,"endpointId":%q}`, id, foreign))
+		if r.status != 204 {
+			t.Fatalf("foreign %s ping: %d %s", kind, r.status, r.body)
+		}
+	}
+	if got, err := h.st.Notification(ctx, h.site.WebsiteID, id); err != nil || got.Delivered != 3 || got.Clicked != 0 {
+		t.Fatalf("after another website's pings: %+v (%v)", got.Counters, err)
+	}
+}
+
+// TestPingSendsFinal: a send is kept for pings once it went out, an A/B
+// test once its winner is set, and only what pings read of it.
+func TestPingSendsFinal(t *testing.T) {
+	for _, c := range []struct {
+		n    store.Notification
+		want bool
+	}{
+		{store.Notification{Status: store.StatusDraft}, false},
+		{store.Notification{Status: store.StatusScheduled}, false},
+		{store.Notification{Status: store.StatusQueued}, false},
+		{store.Notification{Status: store.StatusHeldForReview}, false},
+		{store.Notification{Status: store.StatusSending}, true},
+		{store.Notification{Status: store.StatusSent}, true},
+		{store.Notification{Status: store.StatusSent, AB: true}, false},
+		{store.Notification{Status: store.StatusSending, AB: true, ABWinner: "b"}, true},
+	} {
+		if got := final(c.n); got != c.want {
+			t.Errorf("final(%s, ab %v, winner %q) = %v", c.n.Status, c.n.AB, c.n.ABWinner, got)
+		}
+	}
+	full := store.Notification{ID: "n", WebsiteID: "w", Status: store.StatusSent, Title: "Hi", Content: []byte(`{}`),
+		SendBody: []byte(`{}`), JourneyID: "j", AB: false}
+	if v := pingView(full); v.Title != "" || v.Content != nil || v.SendBody != nil || v.ID != "n" || v.WebsiteID != "w" || v.JourneyID != "j" {
+		t.Errorf("pingView = %+v", v)
+	}
+	full.AB, full.ABWinner = true, "a"
+	if v := pingView(full); string(v.Content) != `{}` || v.ABWinner != "a" || !v.AB {
+		t.Errorf("pingView(A/B) = %+v", v)
+	}
+}

@@ -500,12 +500,14 @@ func (a *API) journeysSubscribed(r *request, websiteID string, res store.Subscri
 }
 
 // journeysPinged moves on an enrolment waiting for the delivery or click
-// of its send. The ping is stored already, so a failure is logged.
-func (a *API) journeysPinged(r *request, kind, notificationID string) {
-	if a.journeys == nil {
+// of its send, a journey's (every journey send names its journey: the
+// others, a broadcast's receipts, read nothing more). The ping is stored
+// already, so a failure is logged.
+func (a *API) journeysPinged(r *request, kind string, n store.Notification) {
+	if a.journeys == nil || n.JourneyID == "" {
 		return
 	}
-	if err := a.journeys.Interaction(r.ctx, notificationID, kind, r.now.UTC()); err != nil {
-		a.log.Warn("moving a journey on a ping", "request_id", r.id, "notification_id", notificationID, "err", err)
+	if err := a.journeys.Interaction(r.ctx, n.ID, kind, r.now.UTC()); err != nil {
+		a.log.Warn("moving a journey on a ping", "request_id", r.id, "notification_id", n.ID, "err", err)
 	}
 }

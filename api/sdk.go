@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -398,7 +399,7 @@ func (a *API) handlePing(kind string) func(r *request) error {
 			event *store.WebhookEvent
 		)
 		if kind == store.InteractionClicked {
-			n, err = a.st.Notification(r.ctx, w.ID, in.NotificationID)
+			n, err = a.sends.notification(r.ctx, a.st, w.ID, in.NotificationID)
 			if errors.Is(err, store.ErrNotFound) {
 				return r.noContent()
 			}
@@ -409,10 +410,10 @@ func (a *API) handlePing(kind string) func(r *request) error {
 				return err
 			}
 		}
-		isNew, err := a.st.RecordInteraction(r.ctx, w.ID, in.NotificationID, ep.ID, kind, r.now.UTC(), event)
-		if errors.Is(err, store.ErrNotFound) {
-			return r.noContent()
-		}
+		// Concurrent pings share a transaction; each is answered once the
+		// one holding it committed.
+		isNew, err := a.pings.Do(r.ctx, store.Ping{WebsiteID: w.ID, NotificationID: in.NotificationID,
+			EndpointID: ep.ID, Kind: kind, At: r.now.UTC(), Event: event})
 		if err != nil {
 			return fmt.Errorf("recording %s ping: %w", kind, err)
 		}
@@ -420,17 +421,28 @@ func (a *API) handlePing(kind string) func(r *request) error {
 			return r.noContent()
 		}
 		if event == nil {
-			if n, err = a.st.Notification(r.ctx, w.ID, in.NotificationID); err != nil {
+			if n, err = a.sends.notification(r.ctx, a.st, w.ID, in.NotificationID); err != nil {
 				return fmt.Errorf("loading notification: %w", err)
 			}
 		}
 		a.recordPing(r, kind, n, ep)
-		a.journeysPinged(r, kind, n.ID)
+		a.journeysPinged(r, kind, n)
 		if kind == store.InteractionClicked {
 			a.learnActivity(r, ep.SubscriberID, store.ClickWeight)
 		}
 		return r.noContent()
 	}
+}
+
+// recordInteraction records one ping of a batch that failed, or a lone
+// one, as the batch would have (so that only the ping at fault fails): a
+// notification of another website is not new.
+func (a *API) recordInteraction(ctx context.Context, p store.Ping) (bool, error) {
+	isNew, err := a.st.RecordInteraction(ctx, p.WebsiteID, p.NotificationID, p.EndpointID, p.Kind, p.At, p.Event)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	return isNew, err
 }
 
 // learnActivity counts a click toward the subscriber's most active hour
@@ -459,9 +471,20 @@ func (a *API) recordPing(r *request, kind string, n store.Notification, ep store
 		ev.Kind = analytics.KindClicked
 	}
 	ev.Variant = variantOf(n, ep.ID)
-	if err := a.an.Record(r.ctx, []analytics.Event{ev}); err != nil {
+	record := a.an.Record
+	if now, ok := a.an.(nowRecorder); ok {
+		record = now.RecordNow // not behind the push results' write gap
+	}
+	if err := record(r.ctx, []analytics.Event{ev}); err != nil {
 		a.log.Warn("recording ping event", "request_id", r.id, "notification_id", n.ID, "kind", kind, "err", err)
 	}
+}
+
+// nowRecorder is an analytics store whose writes are spaced, which can
+// also write events at once (analytics.Batched): a ping waits for its
+// event's write.
+type nowRecorder interface {
+	RecordNow(ctx context.Context, events []analytics.Event) error
 }
 
 // variantOf is the version ("a" or "b") of an A/B send the endpoint got;

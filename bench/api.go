@@ -30,11 +30,12 @@ const (
 	RouteEvents        = "POST /events"         // the events bench's mix, people of the website
 	RouteNotify        = "POST /notifications"  // a send to one externalId
 	RouteList          = "GET /notifications"   // the list's first page
+	RoutePing          = "POST /pings/delivered" // a browser's delivery receipt, a new one each, a few sends' at a time
 	RouteTransactional = "POST → push (to one)" // the transactional path, POST to the push arriving
 )
 
 // APIRoutes are every route of an API run, in the order run.
-var APIRoutes = []string{RouteSubscribe, RouteEvents, RouteNotify, RouteList, RouteTransactional}
+var APIRoutes = []string{RouteSubscribe, RouteEvents, RouteNotify, RouteList, RoutePing, RouteTransactional}
 
 // Defaults of an API run.
 const (
@@ -257,7 +258,15 @@ type apiRun struct {
 	// all (one person, one browser each): what the fake push service
 	// counts once they all arrived.
 	pushes int
+	// pingEndpoints are the browsers of the first website that the ping
+	// steps' receipts name (subscribed when a step first needs them).
+	pingEndpoints []string
 }
+
+// pingBrowsers is how many browsers the ping steps' receipts name: the
+// receipts of a step go to one send after another, pingBrowsers each, as
+// a broadcast's arrive, so that they meet on its counters' row.
+const pingBrowsers = 2000
 
 func runAPI(ctx context.Context, cfg APIConfig, mode string) (APIResult, error) {
 	// One key a website sends and posts thousands a second: the limits of
@@ -357,6 +366,35 @@ func (run *apiRun) subscribePeople(ctx context.Context, w benchWebsite, prefix s
 		}
 	}
 	return postEach(ctx, run.s.d.apis, "/api/v1/projects/"+w.ProjectID+"/subscriptions", subs, 201, nil)
+}
+
+// pingBrowsers subscribes browsers to w until the ping steps have n,
+// keeping their endpoint ids.
+func (run *apiRun) pingBrowsers(ctx context.Context, w benchWebsite, n int) error {
+	k := n - len(run.pingEndpoints)
+	if k <= 0 {
+		return nil
+	}
+	subs, err := browsers(run.s.push, w.VAPIDPublicKey, k)
+	if err != nil {
+		return err
+	}
+	ids := make([]string, k)
+	err = postEach(ctx, run.s.d.apis, "/api/v1/projects/"+w.ProjectID+"/subscriptions", subs, http.StatusCreated, func(i int, body []byte) error {
+		var ans struct {
+			EndpointID string `json:"endpointId"`
+		}
+		if err := json.Unmarshal(body, &ans); err != nil || ans.EndpointID == "" {
+			return fmt.Errorf("a registration's answer without its endpoint id: %s", body)
+		}
+		ids[i] = ans.EndpointID
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	run.pingEndpoints = append(run.pingEndpoints, ids...)
+	return nil
 }
 
 // step runs one step of a route at rate.
@@ -510,6 +548,31 @@ func (run *apiRun) targets(ctx context.Context, route string, rate, n int) ([]ve
 			out[i] = vegeta.Target{Method: "GET", URL: apis[i%len(apis)] + "/api/v1/notifications", Header: auth(w)}
 		}
 		return out, http.StatusOK, nil, nil
+	case RoutePing:
+		// Each receipt new: a browser's first for a send. A new send
+		// (to one person, pushed once) for every pingBrowsers receipts.
+		w := sites[0]
+		if err := run.pingBrowsers(ctx, w, min(n, pingBrowsers)); err != nil {
+			return nil, 0, nil, err
+		}
+		eps := run.pingEndpoints
+		var notificationID string
+		for i := range out {
+			if i%len(eps) == 0 {
+				var sent struct {
+					NotificationID string `json:"notificationId"`
+				}
+				if err := run.s.api.do("POST", "/api/v1/notifications", w.APIKey, map[string]any{"title": "Receipts", "externalId": "u-0"}, http.StatusAccepted, &sent); err != nil {
+					return nil, 0, nil, err
+				}
+				run.pushes++ // to u-0's browser: the drain of the next send step waits for it
+				notificationID = sent.NotificationID
+			}
+			body, _ := json.Marshal(map[string]string{"notificationId": notificationID, "endpointId": eps[i%len(eps)]})
+			out[i] = vegeta.Target{Method: "POST", URL: apis[i%len(apis)] + "/api/v1/projects/" + w.ProjectID + "/pings/delivered",
+				Body: body, Header: http.Header{"Content-Type": {"application/json"}}}
+		}
+		return out, http.StatusNoContent, nil, nil
 	case RouteTransactional:
 		// A person of their own for every send (t<serial>-<k>), so that
 		// the push a browser gets tells which send it was, whatever the
@@ -764,9 +827,9 @@ func APIReport(results []APIResult) string {
 var errNoRoute = errors.New("unknown route")
 
 // ParseRoutes turns a comma-separated list of short route names
-// (subscribe, events, notify, list, send) into routes.
+// (subscribe, events, notify, list, ping, send) into routes.
 func ParseRoutes(s string) ([]string, error) {
-	short := map[string]string{"subscribe": RouteSubscribe, "events": RouteEvents, "notify": RouteNotify, "list": RouteList, "send": RouteTransactional}
+	short := map[string]string{"subscribe": RouteSubscribe, "events": RouteEvents, "notify": RouteNotify, "list": RouteList, "ping": RoutePing, "send": RouteTransactional}
 	var out []string
 	for _, name := range strings.Split(s, ",") {
 		name = strings.TrimSpace(name)
@@ -775,7 +838,7 @@ func ParseRoutes(s string) ([]string, error) {
 		}
 		r, ok := short[name]
 		if !ok {
-			return nil, fmt.Errorf("%w %q (want subscribe, events, notify, list, send)", errNoRoute, name)
+			return nil, fmt.Errorf("%w %q (want subscribe, events, notify, list, ping, send)", errNoRoute, name)
 		}
 		out = append(out, r)
 	}

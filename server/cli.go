@@ -171,7 +171,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	apiMode := fs.Bool("api", false, "measure the REST API instead of broadcasts: POST /subscriptions, POST /events, POST /notifications to one externalId and GET /notifications at the --api-rates in turn, then sends to one person each across --api-websites websites from POST to the push at the --api-send-rates, each a step of --api-warmup then --api-step, until a step's p99 reaches --api-p99 (--api-send-p99 for sends) or it has errors; --audience, --rounds and --concurrency do not apply")
 	apiRates := fs.String("api-rates", joinInts(bench.DefaultAPIRates()), "with --api: comma-separated request rates a second the REST routes climb")
 	apiSendRates := fs.String("api-send-rates", joinInts(bench.DefaultAPISendRates()), "with --api: comma-separated send rates a second the transactional path climbs")
-	apiRoutes := fs.String("api-routes", "subscribe,events,notify,list,send", "with --api: the routes measured, of subscribe, events, notify, list, send (the transactional path)")
+	apiRoutes := fs.String("api-routes", "subscribe,events,notify,list,ping,send", "with --api: the routes measured, of subscribe, events, notify, list, ping (delivery receipts), send (the transactional path)")
 	apiWebsites := fs.Int("api-websites", bench.DefaultAPIWebsites, "with --api: websites the requests are spread over")
 	apiP99 := fs.Duration("api-p99", bench.DefaultAPITarget, "with --api: the p99 a REST route's step must stay under")
 	apiSendP99 := fs.Duration("api-send-p99", bench.DefaultAPISendTarget, "with --api: the p99 from POST to the push a transactional step must stay under")

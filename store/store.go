@@ -535,6 +535,12 @@ type Subscriptions interface {
 	// the same transaction, with websiteID as its website; an empty ID
 	// gets a new UUID, a zero CreatedAt at.
 	RecordInteraction(ctx context.Context, websiteID, notificationID, endpointID, kind string, at time.Time, event *WebhookEvent) (bool, error)
+	// RecordInteractions records the pings as RecordInteraction does each,
+	// in one transaction (group commit), and reports for each whether it
+	// was new: false for one counted before, one of no notification of its
+	// website, and a repeat of an earlier ping of the list. Any failure
+	// stores nothing and fails them all.
+	RecordInteractions(ctx context.Context, pings []Ping) ([]bool, error)
 	// LearnActivity counts a visit or a click (weight) of a subscriber in
 	// the local hour of at (the subscriber's time zone, else the
 	// website's), and keeps the subscriber's SmartHour the hour with the
@@ -754,6 +760,14 @@ const (
 	// the data is WebhookTest.
 	EventWebhookTest = "webhook.test"
 )
+
+// Ping is a delivered or clicked ping of RecordInteractions: the
+// arguments of a RecordInteraction.
+type Ping struct {
+	WebsiteID, NotificationID, EndpointID, Kind string
+	At                                          time.Time
+	Event                                       *WebhookEvent
+}
 
 // WebhookEvent is one event of the webhook outbox, to be delivered to the
 // website's webhook endpoints.

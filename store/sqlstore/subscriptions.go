@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -462,50 +463,137 @@ func (s *Store) Endpoint(ctx context.Context, websiteID, id string) (store.Endpo
 // pruned or unsubscribed since the push). One transaction records the
 // interaction, the counter it adds to and the event.
 func (s *Store) RecordInteraction(ctx context.Context, websiteID, notificationID, endpointID, kind string, at time.Time, event *store.WebhookEvent) (bool, error) {
-	counter, err := store.InteractionCounter(kind)
-	if err != nil {
+	isNew, err := s.RecordInteractions(ctx, []store.Ping{{WebsiteID: websiteID, NotificationID: notificationID,
+		EndpointID: endpointID, Kind: kind, At: at, Event: event}})
+	if err != nil || isNew[0] {
+		return err == nil, err
+	}
+	// Counted before, or no notification of the website.
+	var found bool
+	if err := s.db.Read().QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM notifications WHERE id = $1 AND website_id = $2)`,
+		notificationID, websiteID).Scan(&found); err != nil {
 		return false, fmt.Errorf("recording interaction: %w", err)
 	}
-	if event != nil && !json.Valid(event.Data) {
-		return false, errors.New("recording interaction: event data is not JSON")
+	if !found {
+		return false, fmt.Errorf("recording interaction: %w", store.ErrNotFound)
 	}
-	at = nowOr(at)
-	var isNew bool
-	err = s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
-		isNew = false
-		n, err := tx.Exec(ctx, `INSERT INTO interactions (notification_id, endpoint_id, kind, at)
-			SELECT id, $3, $4, $5 FROM notifications WHERE id = $1 AND website_id = $2
-			ON CONFLICT DO NOTHING`, notificationID, websiteID, endpointID, kind, s.time(at))
-		if err != nil {
-			return err
+	return false, nil
+}
+
+// pingsChunk bounds the rows of one RecordInteractions insert (5
+// arguments each).
+const pingsChunk = 400
+
+// RecordInteractions records the pings in one transaction: each new
+// (notification, endpoint, kind) once, in key order (concurrent batches
+// lock the keys in one order), through a VALUES list joined to the
+// notifications of the pings' websites, whose RETURNING rows are the new
+// ones; then one UPDATE of each notification's counters, in id order,
+// instead of one a ping (a broadcast's receipts all count on its one row);
+// then the webhook events of the new pings that carry one, last, as
+// insertWebhookEvent requires.
+func (s *Store) RecordInteractions(ctx context.Context, pings []store.Ping) ([]bool, error) {
+	type key struct{ notification, endpoint, kind string }
+	first := make(map[key]int, len(pings)) // a key's first ping
+	for i, p := range pings {
+		if _, err := store.InteractionCounter(p.Kind); err != nil {
+			return nil, fmt.Errorf("recording interactions: %w", err)
 		}
-		if n == 0 { // counted before, or no notification of the website
-			var found bool
-			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM notifications WHERE id = $1 AND website_id = $2)`,
-				notificationID, websiteID).Scan(&found); err != nil || found {
+		if p.Event != nil && !json.Valid(p.Event.Data) {
+			return nil, errors.New("recording interactions: event data is not JSON")
+		}
+		if _, ok := first[key{p.NotificationID, p.EndpointID, p.Kind}]; !ok {
+			first[key{p.NotificationID, p.EndpointID, p.Kind}] = i
+		}
+	}
+	keys := slices.SortedFunc(maps.Keys(first), func(a, b key) int {
+		return cmp.Or(strings.Compare(a.notification, b.notification), strings.Compare(a.endpoint, b.endpoint), strings.Compare(a.kind, b.kind))
+	})
+	isNew := make([]bool, len(pings))
+	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
+		clear(isNew)
+		added := map[string]*[2]int64{} // notification -> delivered, clicked
+		for chunk := range slices.Chunk(keys, pingsChunk) {
+			values := make([]string, len(chunk))
+			args := make([]any, 0, 5*len(chunk))
+			for i, k := range chunk {
+				n := len(args)
+				// Both engines name a VALUES list's columns column1,
+				// column2, ...; the time is cast to its column's type.
+				values[i] = fmt.Sprintf("($%d, $%d, $%d, $%d, CAST($%d AS %s))", n+1, n+2, n+3, n+4, n+5, s.d.DDL.Time)
+				p := pings[first[k]]
+				args = append(args, p.WebsiteID, k.notification, k.endpoint, k.kind, s.time(nowOr(p.At)))
+			}
+			// WHERE true: SQLite would read ON CONFLICT as the join's ON.
+			rows, err := tx.Query(ctx, `INSERT INTO interactions (notification_id, endpoint_id, kind, at)
+				SELECT n.id, v.column3, v.column4, v.column5
+				FROM (VALUES `+strings.Join(values, ", ")+`) AS v
+				JOIN notifications n ON n.id = v.column2 AND n.website_id = v.column1
+				WHERE true
+				ORDER BY v.column2, v.column3, v.column4
+				ON CONFLICT DO NOTHING
+				RETURNING notification_id, endpoint_id, kind`, args...)
+			if err != nil {
 				return err
 			}
-			return store.ErrNotFound
+			var k key
+			for rows.Next() {
+				if err := rows.Scan(&k.notification, &k.endpoint, &k.kind); err != nil {
+					rows.Close()
+					return err
+				}
+				isNew[first[k]] = true
+				c := added[k.notification]
+				if c == nil {
+					c = new([2]int64)
+					added[k.notification] = c
+				}
+				if k.kind == store.InteractionClicked {
+					c[1]++
+				} else {
+					c[0]++
+				}
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
 		}
-		isNew = true
-		if _, err := tx.Exec(ctx, `UPDATE notifications SET `+counter+` = `+counter+` + 1 WHERE id = $1`, notificationID); err != nil {
-			return err
+		for _, id := range slices.Sorted(maps.Keys(added)) {
+			if _, err := tx.Exec(ctx, `UPDATE notifications SET delivered = delivered + $2, clicked = clicked + $3 WHERE id = $1`,
+				id, added[id][0], added[id][1]); err != nil {
+				return err
+			}
 		}
-		if event == nil {
-			return nil
+		listened := map[string]bool{}
+		for i, p := range pings {
+			if !isNew[i] || p.Event == nil {
+				continue
+			}
+			on, seen := listened[p.WebsiteID]
+			if !seen {
+				var err error
+				if on, err = s.listened(ctx, tx, p.WebsiteID); err != nil {
+					return err
+				}
+				listened[p.WebsiteID] = on
+			}
+			if !on {
+				continue
+			}
+			e := *p.Event
+			e.WebsiteID = p.WebsiteID
+			if e.CreatedAt.IsZero() {
+				e.CreatedAt = nowOr(p.At)
+			}
+			if err := s.insertWebhookEvent(ctx, tx, e); err != nil {
+				return err
+			}
 		}
-		if on, err := s.listened(ctx, tx, websiteID); err != nil || !on {
-			return err
-		}
-		e := *event
-		e.WebsiteID = websiteID
-		if e.CreatedAt.IsZero() {
-			e.CreatedAt = at
-		}
-		return s.insertWebhookEvent(ctx, tx, e)
+		return nil
 	})
 	if err != nil {
-		return false, fmt.Errorf("recording interaction: %w", s.mapErr(err))
+		return nil, fmt.Errorf("recording interactions: %w", s.mapErr(err))
 	}
 	return isNew, nil
 }

@@ -2,6 +2,9 @@ package storetest
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -23,6 +26,8 @@ var deliveryCases = []testCase{
 	{"ShardDoneConcurrent", testShardDoneConcurrent},
 	{"ShardDoneBeforeSending", testShardDoneBeforeSending},
 	{"RecordInteraction", testRecordInteraction},
+	{"RecordInteractions", testRecordInteractions},
+	{"RecordInteractionsConcurrent", testRecordInteractionsConcurrent},
 }
 
 // endpoints registers n browsers on the website and returns their ids.
@@ -467,5 +472,129 @@ func testRecordInteraction(t *testing.T, s store.Store) {
 	c = counters(t, s, n.ID)
 	if c.Delivered != 3 || c.Clicked != 2 {
 		t.Fatalf("delivered %d clicked %d, want 3 2", c.Delivered, c.Clicked)
+	}
+}
+
+// RecordInteractions answers each ping of a batch as RecordInteraction
+// would, in one transaction: new ones counted on their send's row, the
+// webhook events of new clicks of listened websites stored, the rest
+// (counted before, a repeat within the batch, another website's send, an
+// unknown one) neither.
+func testRecordInteractions(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w, quiet, other := listenedWebsite(t, s), newWebsite(t, s), newWebsite(t, s)
+	n1, n2 := sending(t, s, w.Website.ID), sending(t, s, w.Website.ID)
+	nq, foreign := sending(t, s, quiet.Website.ID), sending(t, s, other.Website.ID)
+	e := endpoints(t, s, w.Website.ID, 3)
+	eq := endpoints(t, s, quiet.Website.ID, 1)
+	before, err := s.RecordInteraction(ctx, w.Website.ID, n1.ID, e[2], store.InteractionDelivered, at(time.Hour), nil)
+	noErr(t, "RecordInteraction", err)
+	if !before {
+		t.Fatal("first ping not new")
+	}
+	mark := lastSeq(t, s)
+	ping := func(websiteID, notificationID, endpointID, kind string, event *store.WebhookEvent) store.Ping {
+		return store.Ping{WebsiteID: websiteID, NotificationID: notificationID, EndpointID: endpointID, Kind: kind, At: at(2 * time.Hour), Event: event}
+	}
+	pings := []store.Ping{
+		ping(w.Website.ID, n2.ID, e[0], store.InteractionDelivered, nil),                             // new
+		ping(w.Website.ID, n1.ID, e[0], store.InteractionClicked, clickedEvent(n1.ID, "a")),          // new, with its event
+		ping(w.Website.ID, n1.ID, e[0], store.InteractionDelivered, nil),                             // new
+		ping(w.Website.ID, n1.ID, e[2], store.InteractionDelivered, nil),                             // counted before
+		ping(w.Website.ID, n1.ID, e[0], store.InteractionClicked, clickedEvent(n1.ID, "b")),          // a repeat of the second
+		ping(w.Website.ID, foreign.ID, e[1], store.InteractionClicked, clickedEvent(foreign.ID, "")), // another website's send
+		ping(w.Website.ID, uuid.NewString(), e[1], store.InteractionDelivered, nil),                  // unknown send
+		ping(quiet.Website.ID, nq.ID, eq[0], store.InteractionClicked, clickedEvent(nq.ID, "")),      // new; no webhook, no event
+		ping(w.Website.ID, n1.ID, e[1], store.InteractionClicked, nil),                               // new, without an event
+	}
+	got, err := s.RecordInteractions(ctx, pings)
+	noErr(t, "RecordInteractions", err)
+	same(t, "new", got, []bool{true, true, true, false, false, false, false, true, true})
+	for _, c := range []struct {
+		id                 string
+		delivered, clicked int64
+	}{{n1.ID, 2, 2}, {n2.ID, 1, 0}, {nq.ID, 0, 1}, {foreign.ID, 0, 0}} {
+		if got := counters(t, s, c.id); got.Delivered != c.delivered || got.Clicked != c.clicked {
+			t.Fatalf("send %s: delivered %d clicked %d, want %d %d", c.id, got.Delivered, got.Clicked, c.delivered, c.clicked)
+		}
+	}
+	wantNewEvents(t, s, "events of the batch", mark, []store.WebhookEvent{
+		{WebsiteID: w.Website.ID, Event: store.EventNotificationClicked, Data: clickedData(n1.ID, "a"), CreatedAt: at(2 * time.Hour)},
+	})
+	// The same batch again: nothing new, nothing counted.
+	got, err = s.RecordInteractions(ctx, pings)
+	noErr(t, "RecordInteractions again", err)
+	same(t, "new again", got, make([]bool, len(pings)))
+	if c := counters(t, s, n1.ID); c.Delivered != 2 || c.Clicked != 2 {
+		t.Fatalf("after the repeat: delivered %d clicked %d, want 2 2", c.Delivered, c.Clicked)
+	}
+
+	// A bad ping fails the batch, and stores none of it.
+	bad := clickedEvent(n2.ID, "")
+	bad.Data = json.RawMessage(`{"notificationId":`)
+	for _, p := range []store.Ping{ping(w.Website.ID, n2.ID, e[1], "hovered", nil), ping(w.Website.ID, n2.ID, e[1], store.InteractionClicked, bad)} {
+		if _, err := s.RecordInteractions(ctx, []store.Ping{ping(w.Website.ID, n2.ID, e[2], store.InteractionDelivered, nil), p}); err == nil {
+			t.Fatalf("RecordInteractions with %+v succeeded", p)
+		}
+	}
+	if c := counters(t, s, n2.ID); c.Delivered != 1 || c.Clicked != 0 {
+		t.Fatalf("after refused batches: delivered %d clicked %d, want 1 0", c.Delivered, c.Clicked)
+	}
+	if got, err := s.RecordInteractions(ctx, nil); err != nil || len(got) != 0 {
+		t.Fatalf("RecordInteractions(nil) = %v, %v", got, err)
+	}
+}
+
+// Concurrent batches naming the same pings, in different orders, count
+// each once: each ping is new in exactly one batch.
+func testRecordInteractionsConcurrent(t *testing.T, s store.Store) {
+	w := newWebsite(t, s)
+	n1, n2 := sending(t, s, w.Website.ID), sending(t, s, w.Website.ID)
+	var pings []store.Ping
+	for i := range 40 {
+		n, kind := n1.ID, store.InteractionDelivered
+		if i%2 == 1 {
+			n = n2.ID
+		}
+		if i%5 == 0 {
+			kind = store.InteractionClicked
+		}
+		pings = append(pings, store.Ping{WebsiteID: w.Website.ID, NotificationID: n, EndpointID: fmt.Sprintf("ep-%02d", i/2), Kind: kind, At: at(time.Hour)})
+	}
+	const batches = 6
+	news := make([][]bool, batches)
+	errs := make([]error, batches)
+	orders := make([][]int, batches)
+	var wg sync.WaitGroup
+	for b := range batches {
+		orders[b] = rand.Perm(len(pings))
+		batch := make([]store.Ping, len(pings))
+		for i, j := range orders[b] {
+			batch[i] = pings[j]
+		}
+		wg.Go(func() { news[b], errs[b] = s.RecordInteractions(context.Background(), batch) })
+	}
+	wg.Wait()
+	counts := make([]int, len(pings))
+	for b := range batches {
+		noErr(t, "concurrent RecordInteractions", errs[b])
+		for i, isNew := range news[b] {
+			if isNew {
+				counts[orders[b][i]]++
+			}
+		}
+	}
+	for i, c := range counts {
+		if c != 1 {
+			t.Fatalf("ping %d (%+v) new in %d batches, want 1", i, pings[i], c)
+		}
+	}
+	var delivered, clicked int64
+	for _, id := range []string{n1.ID, n2.ID} {
+		c := counters(t, s, id)
+		delivered, clicked = delivered+c.Delivered, clicked+c.Clicked
+	}
+	if delivered != 32 || clicked != 8 {
+		t.Fatalf("delivered %d clicked %d, want 32 8", delivered, clicked)
 	}
 }
