@@ -26,12 +26,12 @@ import (
 
 // API routes the bench measures, in the order run.
 const (
-	RouteSubscribe     = "POST /subscriptions"  // the SDK's registration, a new browser each
-	RouteEvents        = "POST /events"         // the events bench's mix, people of the website
-	RouteNotify        = "POST /notifications"  // a send to one externalId
-	RouteList          = "GET /notifications"   // the list's first page
+	RouteSubscribe     = "POST /subscriptions"   // the SDK's registration, a new browser each
+	RouteEvents        = "POST /events"          // the events bench's mix, people of the website
+	RouteNotify        = "POST /notifications"   // a send to one externalId
+	RouteList          = "GET /notifications"    // the list's first page
 	RoutePing          = "POST /pings/delivered" // a browser's delivery receipt, a new one each, a few sends' at a time
-	RouteTransactional = "POST → push (to one)" // the transactional path, POST to the push arriving
+	RouteTransactional = "POST → push (to one)"  // the transactional path, POST to the push arriving
 )
 
 // APIRoutes are every route of an API run, in the order run.
