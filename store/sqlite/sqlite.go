@@ -129,7 +129,7 @@ func openDB(ctx context.Context, path string, readOnly bool) (*sql.DB, error) {
 	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(busyTimeout.Milliseconds(), 10)+")")
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "synchronous(NORMAL)")
-	q.Add("_pragma", "mmap_size(268435456)")
+	q.Add("_pragma", "mmap_size(0)") // see the package doc
 	if readOnly {
 		q.Add("_pragma", "query_only(1)")
 	} else {
