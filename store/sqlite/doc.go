@@ -28,8 +28,9 @@
 // Connections read the file through their page cache, not a mapping of
 // it (mmap_size 0). Mapped (256 MiB), an audience walk alone took a third
 // less time, but under writes, what the service always has, it cost more:
-// a reader's cache starts empty after another connection's commit, and its
-// pages then came from the mapping one page fault each. Measured with
+// a reader's cache starts empty after another connection's commit, and a
+// profile of delivery receipts had a tenth of the process in the first
+// read of each mapped page (btreeInitPage), page faults. Measured with
 // writes going on (docs/scale-out.md, "The embedded store's file, read
 // without a mapping"): a delivery receipt 1,354 and 1,313 µs of CPU mapped,
 // 769 and 913 without; an event 667 and 673, 571 and 551; a broadcast to
