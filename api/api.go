@@ -230,6 +230,11 @@ const maxRegistrationBatch = 64
 // maxPingBatch bounds the pings sharing one transaction.
 const maxPingBatch = 256
 
+// pingLinger is how long a transaction of pings waits for more: a browser
+// waits for nobody's answer to its receipt, and at a few hundred a second
+// a transaction each was most of a receipt's cost.
+const pingLinger = 10 * time.Millisecond
+
 // Option changes how New builds the API.
 type Option func(*API)
 
@@ -418,7 +423,7 @@ func New(cfg Config, st Store, an analytics.Store, d Dispatcher, svc Services, l
 		a.suggest = suggestions.Rules{}
 	}
 	a.subs = batch.New(st.UpsertSubscriptions, st.UpsertSubscription).WithMax(maxRegistrationBatch)
-	a.pings = batch.New(st.RecordInteractions, a.recordInteraction).WithMax(maxPingBatch)
+	a.pings = batch.New(st.RecordInteractions, a.recordInteraction).WithMax(maxPingBatch).WithLinger(pingLinger)
 	a.base, a.cancel = context.WithCancel(context.Background())
 	a.router = a.routes()
 	a.readAuthFirst()

@@ -1,11 +1,14 @@
 // Package batch shares store calls between concurrent requests (group
 // commit): a request's item joins the batch being gathered while another
 // call is in flight, and the next call takes every item gathered. An idle
-// batcher calls at once, so a lone request waits for nothing more than its
-// own call. Each request gets its own answer and returns only once the
+// batcher calls at once (unless it lingers, below), so a lone request
+// waits for nothing more than its own call. Each request gets its own answer and returns only once the
 // call holding its item returned: a write is durable when the request is
 // answered (a process killed with -9 loses only requests not answered
 // yet).
+//
+// A batcher may linger (WithLinger): each call then waits a while for more
+// items first.
 //
 // No goroutine waits for work: the first request to find no call in
 // flight makes the call itself, and the next batch, when one gathered
@@ -34,6 +37,10 @@ type Batcher[In, Out any] struct {
 	one  func(ctx context.Context, item In) (Out, error)
 	// max bounds the items of one call (0: no bound).
 	max int
+	// linger is how long a call waits for more items before it takes
+	// what is pending (0: none); full ends the wait when max are.
+	linger time.Duration
+	full   chan struct{}
 
 	mu      sync.Mutex
 	busy    bool
@@ -61,6 +68,16 @@ func (b *Batcher[In, Out]) WithMax(max int) *Batcher[In, Out] {
 	return b
 }
 
+// WithLinger makes each call wait d for more items before it takes what
+// is pending, unless max of them are already waiting: an idle batcher's
+// lone item then waits d, for fewer, larger calls where the answer's
+// latency matters less than the call's cost. It returns b.
+func (b *Batcher[In, Out]) WithLinger(d time.Duration) *Batcher[In, Out] {
+	b.linger = d
+	b.full = make(chan struct{}, 1)
+	return b
+}
+
 // Do adds item to the next batch and returns its answer. If ctx ends first
 // Do returns ctx.Err(); the item may still be written.
 func (b *Batcher[In, Out]) Do(ctx context.Context, item In) (Out, error) {
@@ -68,6 +85,12 @@ func (b *Batcher[In, Out]) Do(ctx context.Context, item In) (Out, error) {
 	b.mu.Lock()
 	b.pending = append(b.pending, item)
 	b.waiters = append(b.waiters, ch)
+	if b.full != nil && len(b.pending) == b.max {
+		select {
+		case b.full <- struct{}{}:
+		default:
+		}
+	}
 	lead := !b.busy
 	b.busy = true
 	b.mu.Unlock()
@@ -93,6 +116,14 @@ func (b *Batcher[In, Out]) Pending() int {
 // flush makes one call with what is pending, then hands the next batch,
 // if any gathered meanwhile, to a goroutine of its own.
 func (b *Batcher[In, Out]) flush(ctx context.Context) {
+	if b.linger > 0 && (b.max <= 0 || b.Pending() < b.max) {
+		t := time.NewTimer(b.linger)
+		select {
+		case <-t.C:
+		case <-b.full: // max items wait (or did, for an earlier call: it only ends a wait early)
+		}
+		t.Stop()
+	}
 	b.mu.Lock()
 	items, waiters := b.pending, b.waiters
 	if b.max > 0 && len(items) > b.max {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
+	"time"
 )
 
 // gated returns a batch call that holds its first call until gate closes
@@ -144,5 +146,57 @@ func TestBatcherMax(t *testing.T) {
 	}
 	if c := calls(); c != 4 { // 1, then 4 + 4 + 2
 		t.Fatalf("%d calls, want 4", c)
+	}
+}
+
+// TestBatcherLinger: a lingering batcher's call takes the items that came
+// during its wait, lone ones included, and a full batch does not wait.
+func TestBatcherLinger(t *testing.T) {
+	var (
+		mu    sync.Mutex
+		sizes []int
+	)
+	call := func(_ context.Context, items []int) ([]int, error) {
+		mu.Lock()
+		sizes = append(sizes, len(items))
+		mu.Unlock()
+		return items, nil
+	}
+	b := New(call, nil).WithLinger(time.Hour).WithMax(3)
+	var wg sync.WaitGroup
+	for i := range 3 { // max of them waiting: the call goes without the hour
+		wg.Go(func() {
+			if got, err := b.Do(t.Context(), i); err != nil || got != i {
+				t.Errorf("item %d answered %d, %v", i, got, err)
+			}
+		})
+	}
+	wg.Wait()
+	mu.Lock()
+	if len(sizes) == 0 {
+		t.Fatalf("calls %v", sizes)
+	}
+	sizes = nil
+	mu.Unlock()
+
+	lone := New(call, nil).WithLinger(50 * time.Millisecond)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if got, err := lone.Do(t.Context(), 1); err != nil || got != 1 {
+			t.Errorf("first: %d, %v", got, err)
+		}
+	}()
+	for lone.Pending() == 0 {
+		runtime.Gosched()
+	}
+	if got, err := lone.Do(t.Context(), 2); err != nil || got != 2 { // joins the lingering call
+		t.Errorf("second: %d, %v", got, err)
+	}
+	<-done
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(sizes, []int{2}) {
+		t.Fatalf("calls %v, want one of 2", sizes)
 	}
 }
