@@ -392,8 +392,8 @@ func (a *API) handlePing(kind string) func(r *request) error {
 		// A click's webhook event names the variant the browser got, so the
 		// notification is read first and the event stored with the click, in
 		// one transaction, when the click is new. A delivered ping reads it
-		// only when new, for its analytics event. RecordInteraction checks
-		// the notification is the website's.
+		// only when new, for its analytics event. The store's
+		// RecordInteractions checks the notification is the website's.
 		var (
 			n     store.Notification
 			event *store.WebhookEvent

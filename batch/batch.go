@@ -13,7 +13,8 @@
 // No goroutine waits for work: the first request to find no call in
 // flight makes the call itself, and the next batch, when one gathered
 // meanwhile, is made by a goroutine of its own, so that no request waits
-// for more than the call in flight and its own.
+// for more than the call in flight and its own (and, lingering, their
+// lingers).
 //
 // When a batch's call fails and the batcher has a call for one item, each
 // item of the failed batch is tried again alone: one bad item fails only
@@ -120,11 +121,17 @@ func (b *Batcher[In, Out]) flush(ctx context.Context) {
 		t := time.NewTimer(b.linger)
 		select {
 		case <-t.C:
-		case <-b.full: // max items wait (or did, for an earlier call: it only ends a wait early)
+		case <-b.full: // max items wait
 		}
 		t.Stop()
 	}
 	b.mu.Lock()
+	if b.full != nil {
+		select {
+		case <-b.full: // taken with these items: no use to the next call
+		default:
+		}
+	}
 	items, waiters := b.pending, b.waiters
 	if b.max > 0 && len(items) > b.max {
 		items, waiters = items[:b.max:b.max], waiters[:b.max:b.max]

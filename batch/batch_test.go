@@ -162,24 +162,39 @@ func TestBatcherLinger(t *testing.T) {
 		mu.Unlock()
 		return items, nil
 	}
+	calls := func() []int {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(sizes)
+	}
+	// Max of them waiting: the call goes without waiting out the hour.
 	b := New(call, nil).WithLinger(time.Hour).WithMax(3)
-	var wg sync.WaitGroup
-	for i := range 3 { // max of them waiting: the call goes without the hour
-		wg.Go(func() {
-			if got, err := b.Do(t.Context(), i); err != nil || got != i {
-				t.Errorf("item %d answered %d, %v", i, got, err)
-			}
-		})
+	answered := make(chan struct{})
+	go func() {
+		defer close(answered)
+		var wg sync.WaitGroup
+		for i := range 3 {
+			wg.Go(func() {
+				if got, err := b.Do(t.Context(), i); err != nil || got != i {
+					t.Errorf("item %d answered %d, %v", i, got, err)
+				}
+			})
+		}
+		wg.Wait()
+	}()
+	select {
+	case <-answered:
+	case <-time.After(time.Minute):
+		t.Fatal("a full batch waited for its linger")
 	}
-	wg.Wait()
+	if got := calls(); !slices.Equal(got, []int{3}) {
+		t.Fatalf("calls %v, want one of 3", got)
+	}
+
 	mu.Lock()
-	if len(sizes) == 0 {
-		t.Fatalf("calls %v", sizes)
-	}
 	sizes = nil
 	mu.Unlock()
-
-	lone := New(call, nil).WithLinger(50 * time.Millisecond)
+	lone := New(call, nil).WithLinger(time.Second)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -194,9 +209,7 @@ func TestBatcherLinger(t *testing.T) {
 		t.Errorf("second: %d, %v", got, err)
 	}
 	<-done
-	mu.Lock()
-	defer mu.Unlock()
-	if !slices.Equal(sizes, []int{2}) {
-		t.Fatalf("calls %v, want one of 2", sizes)
+	if got := calls(); !slices.Equal(got, []int{2}) {
+		t.Fatalf("calls %v, want one of 2", got)
 	}
 }

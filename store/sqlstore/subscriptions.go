@@ -482,18 +482,22 @@ func (s *Store) RecordInteraction(ctx context.Context, websiteID, notificationID
 
 // pingsChunk bounds the rows of one RecordInteractions insert (5
 // arguments each).
-const pingsChunk = 400
+const pingsChunk = 256
 
 // RecordInteractions records the pings in one transaction: each new
-// (notification, endpoint, kind) once, in key order (concurrent batches
-// lock the keys in one order), through a VALUES list joined to the
+// (notification, endpoint, kind) once, through a VALUES list joined to the
 // notifications of the pings' websites, whose RETURNING rows are the new
-// ones; then one UPDATE of each notification's counters, in id order,
-// instead of one a ping (a broadcast's receipts all count on its one row);
-// then the webhook events of the new pings that carry one, last, as
-// insertWebhookEvent requires.
+// ones (the rows go in key order within a statement, so that concurrent
+// batches lock them in one order; a deadlock is retried); then one UPDATE
+// of each notification's counters, in id order, instead of one a ping (a
+// broadcast's receipts all count on its one row), which says whose the
+// notification is, so that of pings naming it from several websites the
+// one of its own is the new one; then the webhook events of the new pings
+// that carry one, last, as insertWebhookEvent requires. A list's rows are
+// padded to a power of two with rows that join nothing, so that its
+// statements have a few texts, not one a size.
 func (s *Store) RecordInteractions(ctx context.Context, pings []store.Ping) ([]bool, error) {
-	type key struct{ notification, endpoint, kind string }
+	type key struct{ notification, endpoint, kind, website string }
 	first := make(map[key]int, len(pings)) // a key's first ping
 	for i, p := range pings {
 		if _, err := store.InteractionCounter(p.Kind); err != nil {
@@ -502,30 +506,40 @@ func (s *Store) RecordInteractions(ctx context.Context, pings []store.Ping) ([]b
 		if p.Event != nil && !json.Valid(p.Event.Data) {
 			return nil, errors.New("recording interactions: event data is not JSON")
 		}
-		if _, ok := first[key{p.NotificationID, p.EndpointID, p.Kind}]; !ok {
-			first[key{p.NotificationID, p.EndpointID, p.Kind}] = i
+		k := key{p.NotificationID, p.EndpointID, p.Kind, p.WebsiteID}
+		if _, ok := first[k]; !ok {
+			first[k] = i
 		}
 	}
 	keys := slices.SortedFunc(maps.Keys(first), func(a, b key) int {
-		return cmp.Or(strings.Compare(a.notification, b.notification), strings.Compare(a.endpoint, b.endpoint), strings.Compare(a.kind, b.kind))
+		return cmp.Or(strings.Compare(a.notification, b.notification), strings.Compare(a.endpoint, b.endpoint),
+			strings.Compare(a.kind, b.kind), strings.Compare(a.website, b.website))
 	})
 	isNew := make([]bool, len(pings))
 	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
 		clear(isNew)
-		added := map[string]*[2]int64{} // notification -> delivered, clicked
+		var inserted []key // website unknown yet
 		for chunk := range slices.Chunk(keys, pingsChunk) {
-			values := make([]string, len(chunk))
-			args := make([]any, 0, 5*len(chunk))
-			for i, k := range chunk {
+			rows := 1
+			for rows < len(chunk) {
+				rows *= 2
+			}
+			values := make([]string, rows)
+			args := make([]any, 0, 5*rows)
+			for i := range rows {
 				n := len(args)
 				// Both engines name a VALUES list's columns column1,
 				// column2, ...; the time is cast to its column's type.
 				values[i] = fmt.Sprintf("($%d, $%d, $%d, $%d, CAST($%d AS %s))", n+1, n+2, n+3, n+4, n+5, s.d.DDL.Time)
-				p := pings[first[k]]
-				args = append(args, p.WebsiteID, k.notification, k.endpoint, k.kind, s.time(nowOr(p.At)))
+				if i >= len(chunk) { // padding: no notification has the id ""
+					args = append(args, "", "", "", "", args[4])
+					continue
+				}
+				k := chunk[i]
+				args = append(args, k.website, k.notification, k.endpoint, k.kind, s.time(nowOr(pings[first[k]].At)))
 			}
 			// WHERE true: SQLite would read ON CONFLICT as the join's ON.
-			rows, err := tx.Query(ctx, `INSERT INTO interactions (notification_id, endpoint_id, kind, at)
+			found, err := tx.Query(ctx, `INSERT INTO interactions (notification_id, endpoint_id, kind, at)
 				SELECT n.id, v.column3, v.column4, v.column5
 				FROM (VALUES `+strings.Join(values, ", ")+`) AS v
 				JOIN notifications n ON n.id = v.column2 AND n.website_id = v.column1
@@ -536,49 +550,57 @@ func (s *Store) RecordInteractions(ctx context.Context, pings []store.Ping) ([]b
 			if err != nil {
 				return err
 			}
-			var k key
-			for rows.Next() {
-				if err := rows.Scan(&k.notification, &k.endpoint, &k.kind); err != nil {
-					rows.Close()
+			for found.Next() {
+				var k key
+				if err := found.Scan(&k.notification, &k.endpoint, &k.kind); err != nil {
+					found.Close()
 					return err
 				}
-				isNew[first[k]] = true
-				c := added[k.notification]
-				if c == nil {
-					c = new([2]int64)
-					added[k.notification] = c
-				}
-				if k.kind == store.InteractionClicked {
-					c[1]++
-				} else {
-					c[0]++
-				}
+				inserted = append(inserted, k)
 			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
+			found.Close()
+			if err := found.Err(); err != nil {
 				return err
 			}
 		}
+		added := map[string]*[2]int64{} // notification -> delivered, clicked
+		for _, k := range inserted {
+			c := added[k.notification]
+			if c == nil {
+				c = new([2]int64)
+				added[k.notification] = c
+			}
+			if k.kind == store.InteractionClicked {
+				c[1]++
+			} else {
+				c[0]++
+			}
+		}
+		websiteOf := make(map[string]string, len(added))
 		for _, id := range slices.Sorted(maps.Keys(added)) {
-			if _, err := tx.Exec(ctx, `UPDATE notifications SET delivered = delivered + $2, clicked = clicked + $3 WHERE id = $1`,
-				id, added[id][0], added[id][1]); err != nil {
+			var website string
+			if err := tx.QueryRow(ctx, `UPDATE notifications SET delivered = delivered + $2, clicked = clicked + $3 WHERE id = $1
+				RETURNING website_id`, id, added[id][0], added[id][1]).Scan(&website); err != nil {
 				return err
 			}
+			websiteOf[id] = website
 		}
 		listened := map[string]bool{}
-		for i, p := range pings {
-			if !isNew[i] || p.Event == nil {
-				continue
-			}
-			on, seen := listened[p.WebsiteID]
-			if !seen {
-				var err error
-				if on, err = s.listened(ctx, tx, p.WebsiteID); err != nil {
+		for _, k := range inserted {
+			k.website = websiteOf[k.notification]
+			i := first[k]
+			isNew[i] = true
+			if _, seen := listened[k.website]; !seen && pings[i].Event != nil {
+				// Read before the first event takes the outbox's lock.
+				on, err := s.listened(ctx, tx, k.website)
+				if err != nil {
 					return err
 				}
-				listened[p.WebsiteID] = on
+				listened[k.website] = on
 			}
-			if !on {
+		}
+		for i, p := range pings {
+			if !isNew[i] || p.Event == nil || !listened[p.WebsiteID] {
 				continue
 			}
 			e := *p.Event

@@ -529,6 +529,18 @@ func testRecordInteractions(t *testing.T, s store.Store) {
 		t.Fatalf("after the repeat: delivered %d clicked %d, want 2 2", c.Delivered, c.Clicked)
 	}
 
+	// Another website's ping first, then the send's own website's, with
+	// the same send, browser and kind: the second is the new one.
+	got, err = s.RecordInteractions(ctx, []store.Ping{
+		ping(other.Website.ID, n2.ID, e[1], store.InteractionDelivered, nil),
+		ping(w.Website.ID, n2.ID, e[1], store.InteractionDelivered, nil),
+	})
+	noErr(t, "RecordInteractions (two websites)", err)
+	same(t, "new (two websites)", got, []bool{false, true})
+	if c := counters(t, s, n2.ID); c.Delivered != 2 {
+		t.Fatalf("after the two websites' pings: delivered %d, want 2", c.Delivered)
+	}
+
 	// A bad ping fails the batch, and stores none of it.
 	bad := clickedEvent(n2.ID, "")
 	bad.Data = json.RawMessage(`{"notificationId":`)
@@ -537,8 +549,8 @@ func testRecordInteractions(t *testing.T, s store.Store) {
 			t.Fatalf("RecordInteractions with %+v succeeded", p)
 		}
 	}
-	if c := counters(t, s, n2.ID); c.Delivered != 1 || c.Clicked != 0 {
-		t.Fatalf("after refused batches: delivered %d clicked %d, want 1 0", c.Delivered, c.Clicked)
+	if c := counters(t, s, n2.ID); c.Delivered != 2 || c.Clicked != 0 {
+		t.Fatalf("after refused batches: delivered %d clicked %d, want 2 0", c.Delivered, c.Clicked)
 	}
 	if got, err := s.RecordInteractions(ctx, nil); err != nil || len(got) != 0 {
 		t.Fatalf("RecordInteractions(nil) = %v, %v", got, err)
