@@ -291,7 +291,7 @@ type API struct {
 	// pings shares one store transaction between concurrent delivered
 	// and clicked pings: a broadcast's receipts all add to its one
 	// counters' row, one transaction a ping queued them on its lock.
-	pings  *batch.Batcher[store.Ping, bool]
+	pings  *batch.Batcher[store.Ping, pingAnswer]
 	sends  pingSends // what pings read of their sends
 	router *router
 	ready  atomic.Bool
@@ -423,7 +423,7 @@ func New(cfg Config, st Store, an analytics.Store, d Dispatcher, svc Services, l
 		a.suggest = suggestions.Rules{}
 	}
 	a.subs = batch.New(st.UpsertSubscriptions, st.UpsertSubscription).WithMax(maxRegistrationBatch)
-	a.pings = batch.New(st.RecordInteractions, a.recordInteraction).WithMax(maxPingBatch).WithLinger(pingLinger)
+	a.pings = batch.New(a.recordPings, a.recordOnePing).WithMax(maxPingBatch).WithLinger(pingLinger)
 	a.base, a.cancel = context.WithCancel(context.Background())
 	a.router = a.routes()
 	a.readAuthFirst()

@@ -382,13 +382,6 @@ func (a *API) handlePing(kind string) func(r *request) error {
 			return r.noContent()
 		}
 		in.NotificationID, in.EndpointID = strings.ToLower(in.NotificationID), strings.ToLower(in.EndpointID)
-		ep, err := a.st.Endpoint(r.ctx, w.ID, in.EndpointID)
-		if errors.Is(err, store.ErrNotFound) {
-			return r.noContent()
-		}
-		if err != nil {
-			return fmt.Errorf("loading endpoint: %w", err)
-		}
 		// A click's webhook event names the variant the browser got, so the
 		// notification is read first and the event stored with the click, in
 		// one transaction, when the click is new. A delivered ping reads it
@@ -406,20 +399,22 @@ func (a *API) handlePing(kind string) func(r *request) error {
 			if err != nil {
 				return fmt.Errorf("loading notification: %w", err)
 			}
-			if event, err = clickedEvent(n, ep.ID); err != nil {
+			if event, err = clickedEvent(n, in.EndpointID); err != nil {
 				return err
 			}
 		}
-		// Concurrent pings share a transaction; each is answered once the
-		// one holding it committed.
-		isNew, err := a.pings.Do(r.ctx, store.Ping{WebsiteID: w.ID, NotificationID: in.NotificationID,
-			EndpointID: ep.ID, Kind: kind, At: r.now.UTC(), Event: event})
+		// Concurrent pings share the read of their browsers and a
+		// transaction; each is answered once the one holding it committed.
+		// A browser the website does not have records nothing.
+		res, err := a.pings.Do(r.ctx, store.Ping{WebsiteID: w.ID, NotificationID: in.NotificationID,
+			EndpointID: in.EndpointID, Kind: kind, At: r.now.UTC(), Event: event})
 		if err != nil {
 			return fmt.Errorf("recording %s ping: %w", kind, err)
 		}
-		if !isNew {
+		if !res.isNew {
 			return r.noContent()
 		}
+		ep := res.endpoint
 		if event == nil {
 			if n, err = a.sends.notification(r.ctx, a.st, w.ID, in.NotificationID); err != nil {
 				return fmt.Errorf("loading notification: %w", err)
@@ -434,15 +429,61 @@ func (a *API) handlePing(kind string) func(r *request) error {
 	}
 }
 
-// recordInteraction records one ping of a batch that failed, or a lone
-// one, as the batch would have (so that only the ping at fault fails): a
-// notification of another website is not new.
-func (a *API) recordInteraction(ctx context.Context, p store.Ping) (bool, error) {
-	isNew, err := a.st.RecordInteraction(ctx, p.WebsiteID, p.NotificationID, p.EndpointID, p.Kind, p.At, p.Event)
-	if errors.Is(err, store.ErrNotFound) {
-		return false, nil
+// pingAnswer is what a ping's batch answers it: whether it was new, and
+// its browser (when new).
+type pingAnswer struct {
+	isNew    bool
+	endpoint store.Endpoint
+}
+
+// recordPings records a batch of pings: one read of their browsers a
+// website, then the pings of known browsers in one transaction.
+func (a *API) recordPings(ctx context.Context, pings []store.Ping) ([]pingAnswer, error) {
+	bySite := map[string][]string{}
+	for _, p := range pings {
+		bySite[p.WebsiteID] = append(bySite[p.WebsiteID], p.EndpointID)
 	}
-	return isNew, err
+	type siteEndpoint struct{ website, id string }
+	known := map[siteEndpoint]store.Endpoint{}
+	for site, ids := range bySite {
+		eps, err := a.st.Endpoints(ctx, site, ids)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range eps {
+			known[siteEndpoint{site, e.ID}] = e
+		}
+	}
+	out := make([]pingAnswer, len(pings))
+	var record []store.Ping
+	var of []int // record's index in pings
+	for i, p := range pings {
+		if e, ok := known[siteEndpoint{p.WebsiteID, p.EndpointID}]; ok {
+			out[i].endpoint = e
+			record, of = append(record, p), append(of, i)
+		}
+	}
+	if len(record) == 0 {
+		return out, nil
+	}
+	isNew, err := a.st.RecordInteractions(ctx, record)
+	if err != nil {
+		return nil, err
+	}
+	for j, i := range of {
+		out[i].isNew = isNew[j]
+	}
+	return out, nil
+}
+
+// recordOnePing records one ping of a batch that failed, or a lone one, as
+// the batch would have (so that only the ping at fault fails).
+func (a *API) recordOnePing(ctx context.Context, p store.Ping) (pingAnswer, error) {
+	out, err := a.recordPings(ctx, []store.Ping{p})
+	if err != nil {
+		return pingAnswer{}, err
+	}
+	return out[0], nil
 }
 
 // learnActivity counts a click toward the subscriber's most active hour

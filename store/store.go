@@ -529,6 +529,9 @@ type Subscriptions interface {
 	// add no event.
 	DeleteSubscription(ctx context.Context, websiteID, endpointURL string) (Endpoint, error)
 	Endpoint(ctx context.Context, websiteID, id string) (Endpoint, error)
+	// Endpoints returns the website's endpoints among ids, in no order:
+	// unknown ids, and other websites', are left out.
+	Endpoints(ctx context.Context, websiteID string, ids []string) ([]Endpoint, error)
 	// RecordInteraction counts a delivered or clicked ping once per
 	// (notification, endpoint, kind); it reports whether it was new. When
 	// it is new and event is not nil, the event is added to the outbox in

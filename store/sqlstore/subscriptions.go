@@ -456,6 +456,19 @@ func (s *Store) Endpoint(ctx context.Context, websiteID, id string) (store.Endpo
 	return e, nil
 }
 
+// Endpoints returns the website's endpoints among ids.
+func (s *Store) Endpoints(ctx context.Context, websiteID string, ids []string) ([]store.Endpoint, error) {
+	if len(ids) == 0 {
+		return []store.Endpoint{}, nil
+	}
+	out, err := readList(ctx, s, endpointDest, `SELECT `+endpointCols+` FROM endpoints e
+		WHERE e.website_id = $1 AND `+s.d.In("e.id", "$2"), websiteID, s.d.List(ids))
+	if err != nil {
+		return nil, fmt.Errorf("loading endpoints: %w", err)
+	}
+	return out, nil
+}
+
 // RecordInteraction counts a delivered or clicked ping once per
 // (notification, endpoint, kind) and adds event, if any, to the outbox
 // when the ping is new. A notification of another website is

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -28,6 +29,7 @@ var deliveryCases = []testCase{
 	{"RecordInteraction", testRecordInteraction},
 	{"RecordInteractions", testRecordInteractions},
 	{"RecordInteractionsConcurrent", testRecordInteractionsConcurrent},
+	{"Endpoints", testEndpoints},
 }
 
 // endpoints registers n browsers on the website and returns their ids.
@@ -608,5 +610,29 @@ func testRecordInteractionsConcurrent(t *testing.T, s store.Store) {
 	}
 	if delivered != 32 || clicked != 8 {
 		t.Fatalf("delivered %d clicked %d, want 32 8", delivered, clicked)
+	}
+}
+
+// Endpoints returns the website's endpoints among the ids, and only those.
+func testEndpoints(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w, other := newWebsite(t, s), newWebsite(t, s)
+	e := endpoints(t, s, w.Website.ID, 3)
+	foreign := endpoints(t, s, other.Website.ID, 1)
+	got, err := s.Endpoints(ctx, w.Website.ID, []string{e[2], uuid.NewString(), foreign[0], e[0], e[0]})
+	noErr(t, "Endpoints", err)
+	var ids []string
+	for _, ep := range got {
+		want, err := s.Endpoint(ctx, w.Website.ID, ep.ID)
+		noErr(t, "Endpoint", err)
+		same(t, "endpoint "+ep.ID, ep, want)
+		ids = append(ids, ep.ID)
+	}
+	slices.Sort(ids)
+	same(t, "ids", ids, slices.Sorted(slices.Values([]string{e[0], e[2]})))
+	got, err = s.Endpoints(ctx, w.Website.ID, nil)
+	noErr(t, "Endpoints(nil)", err)
+	if len(got) != 0 {
+		t.Fatalf("Endpoints(nil) = %v", got)
 	}
 }
