@@ -2,10 +2,10 @@
 // commit): a request's item joins the batch being gathered while another
 // call is in flight, and the next call takes every item gathered. An idle
 // batcher calls at once (unless it lingers, below), so a lone request
-// waits for nothing more than its own call. Each request gets its own answer and returns only once the
-// call holding its item returned: a write is durable when the request is
-// answered (a process killed with -9 loses only requests not answered
-// yet).
+// waits for nothing more than its own call. Each request gets its own
+// answer and returns only once the call holding its item returned: a
+// write is durable when the request is answered (a process killed with -9
+// loses only requests not answered yet).
 //
 // A batcher may linger (WithLinger): each call then waits a while for more
 // items first.
