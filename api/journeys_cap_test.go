@@ -59,7 +59,7 @@ func (p *pushLog) Push(ctx context.Context, _ string, b pusher.Batch) error {
 	p.mu.Lock()
 	for i, r := range b.Recipients {
 		p.pushed[b.NotificationID] = append(p.pushed[b.NotificationID], r.Endpoint.ID)
-		results[i] = store.PushResult{EndpointID: r.Endpoint.ID, Outcome: store.OutcomeSent}
+		results[i] = store.PushResult{EndpointID: r.Endpoint.ID, Outcome: store.OutcomeSent, Shard: store.ShardOf(r.Subscriber.ID)}
 	}
 	p.mu.Unlock()
 	return p.st.RecordResults(ctx, b.NotificationID, results)

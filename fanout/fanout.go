@@ -93,7 +93,7 @@ type Store interface {
 	SoleShardDone(ctx context.Context, notificationID string, at time.Time) (bool, error)
 	ExternalIDShards(ctx context.Context, websiteID string, externalIDs []string) ([]int, error)
 	EndpointShard(ctx context.Context, websiteID, endpointID string) (int, error)
-	CappedEndpoints(ctx context.Context, websiteID, notificationID string, endpointIDs []string, since time.Time, max int) ([]string, error)
+	CappedEndpoints(ctx context.Context, websiteID, notificationID string, endpoints []store.ShardEndpoint, since time.Time, max int) ([]string, error)
 }
 
 // Reports reads a send's event log: the A/B auto-winner is decided on its
@@ -658,12 +658,12 @@ const onePersonPage = 50
 // other non-transactional sends started within the last c.Hours. It drops
 // the others from rs in place and counts them.
 func (f *Fanout) uncapped(ctx context.Context, n store.Notification, c *store.FrequencyCap, rs []store.Recipient) ([]store.Recipient, error) {
-	ids := make([]string, len(rs))
+	keys := make([]store.ShardEndpoint, len(rs))
 	for i, r := range rs {
-		ids[i] = r.Endpoint.ID
+		keys[i] = store.ShardEndpoint{ID: r.Endpoint.ID, Shard: store.ShardOf(r.Subscriber.ID)}
 	}
 	since := f.now().Add(-time.Duration(c.Hours) * time.Hour)
-	capped, err := f.store.CappedEndpoints(ctx, n.WebsiteID, n.ID, ids, since, c.Max)
+	capped, err := f.store.CappedEndpoints(ctx, n.WebsiteID, n.ID, keys, since, c.Max)
 	if err != nil {
 		return nil, fmt.Errorf("checking the frequency cap: %w", err)
 	}

@@ -39,7 +39,7 @@ func (r *recorder) Push(ctx context.Context, _ string, b pusher.Batch) error {
 	r.mu.Unlock()
 	results := make([]store.PushResult, len(b.Recipients))
 	for i, rc := range b.Recipients {
-		results[i] = store.PushResult{EndpointID: rc.Endpoint.ID, Outcome: store.OutcomeSent}
+		results[i] = store.PushResult{EndpointID: rc.Endpoint.ID, Outcome: store.OutcomeSent, Shard: store.ShardOf(rc.Subscriber.ID)}
 		if r.fail[rc.Endpoint.ID] {
 			results[i].Outcome = store.OutcomeFailed
 		}
@@ -59,9 +59,9 @@ func (s *countingStore) Website(ctx context.Context, id string) (store.Website, 
 	return s.Store.Website(ctx, id)
 }
 
-func (s *countingStore) CappedEndpoints(ctx context.Context, websiteID, notificationID string, endpointIDs []string, since time.Time, max int) ([]string, error) {
+func (s *countingStore) CappedEndpoints(ctx context.Context, websiteID, notificationID string, endpoints []store.ShardEndpoint, since time.Time, max int) ([]string, error) {
 	s.capChecks.Add(1)
-	return s.Store.CappedEndpoints(ctx, websiteID, notificationID, endpointIDs, since, max)
+	return s.Store.CappedEndpoints(ctx, websiteID, notificationID, endpoints, since, max)
 }
 
 // fixedReport is a Reports answering with one report for every send.

@@ -110,7 +110,7 @@ type Batch struct {
 type Store interface {
 	Website(ctx context.Context, id string) (store.Website, error)
 	NotificationByID(ctx context.Context, id string) (store.Notification, error)
-	Undelivered(ctx context.Context, notificationID string, endpointIDs []string) ([]string, error)
+	Undelivered(ctx context.Context, notificationID string, endpoints []store.ShardEndpoint) ([]string, error)
 	RecordResults(ctx context.Context, notificationID string, results []store.PushResult) error
 }
 
@@ -258,11 +258,11 @@ func (p *Pusher) Push(ctx context.Context, b Batch) error {
 	if len(b.Recipients) == 0 {
 		return nil
 	}
-	ids := make([]string, len(b.Recipients))
+	keys := make([]store.ShardEndpoint, len(b.Recipients))
 	for i, r := range b.Recipients {
-		ids[i] = r.Endpoint.ID
+		keys[i] = store.ShardEndpoint{ID: r.Endpoint.ID, Shard: store.ShardOf(r.Subscriber.ID)}
 	}
-	todo, err := p.store.Undelivered(ctx, b.NotificationID, ids)
+	todo, err := p.store.Undelivered(ctx, b.NotificationID, keys)
 	if err != nil {
 		return fmt.Errorf("checking delivered endpoints: %w", err)
 	}
@@ -284,10 +284,15 @@ func (p *Pusher) Push(ctx context.Context, b Batch) error {
 			return ctx.Err()
 		}
 	}
-	waited := make([]string, 0, len(todo)-len(mine))
+	undone := make(map[string]bool, len(todo))
 	for _, id := range todo {
-		if !mine[id] {
-			waited = append(waited, id)
+		undone[id] = !mine[id]
+	}
+	waited := make([]store.ShardEndpoint, 0, len(todo)-len(mine))
+	for _, k := range keys {
+		if undone[k.ID] {
+			waited = append(waited, k)
+			undone[k.ID] = false // a repeated recipient once
 		}
 	}
 	left, err := p.store.Undelivered(ctx, b.NotificationID, waited)
@@ -378,7 +383,8 @@ func (p *Pusher) pushAll(ctx context.Context, b Batch, ids map[string]bool) erro
 				return // not recorded: the batch will be pushed again
 			}
 			p.outcomeCounter(outcome).Inc()
-			rec.add(b.NotificationID, store.PushResult{EndpointID: r.Endpoint.ID, Outcome: outcome, Service: service}, analytics.Event{
+			result := store.PushResult{EndpointID: r.Endpoint.ID, Outcome: outcome, Service: service, Shard: store.ShardOf(r.Subscriber.ID)}
+			rec.add(b.NotificationID, result, analytics.Event{
 				Kind:           eventKind(outcome),
 				WebsiteID:      b.WebsiteID,
 				NotificationID: b.NotificationID,

@@ -166,7 +166,11 @@ func (s *nullStore) Website(context.Context, string) (store.Website, error) { re
 func (s *nullStore) NotificationByID(context.Context, string) (store.Notification, error) {
 	return s.n, nil
 }
-func (s *nullStore) Undelivered(_ context.Context, _ string, ids []string) ([]string, error) {
+func (s *nullStore) Undelivered(_ context.Context, _ string, endpoints []store.ShardEndpoint) ([]string, error) {
+	ids := make([]string, len(endpoints))
+	for i, e := range endpoints {
+		ids[i] = e.ID
+	}
 	return ids, nil
 }
 func (s *nullStore) RecordResults(context.Context, string, []store.PushResult) error { return nil }

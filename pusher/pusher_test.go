@@ -276,7 +276,7 @@ func TestOutcomeRecordedWhileBatchGoesOut(t *testing.T) {
 	}()
 	deadline := time.Now().Add(2500 * time.Millisecond)
 	for {
-		left, err := r.st.Undelivered(context.Background(), r.n.ID, []string{fast.Endpoint.ID})
+		left, err := r.st.Undelivered(context.Background(), r.n.ID, []store.ShardEndpoint{{ID: fast.Endpoint.ID, Shard: store.ShardOf(fast.Subscriber.ID)}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -528,7 +528,8 @@ func TestPushAllTakesEachEndpointOnce(t *testing.T) {
 			}
 			var done []store.PushResult // every third, recorded by an earlier try
 			for i := 0; i < len(batch.Recipients); i += 3 {
-				done = append(done, store.PushResult{EndpointID: batch.Recipients[i].Endpoint.ID, Outcome: store.OutcomeSent})
+				rc := batch.Recipients[i]
+				done = append(done, store.PushResult{EndpointID: rc.Endpoint.ID, Outcome: store.OutcomeSent, Shard: store.ShardOf(rc.Subscriber.ID)})
 			}
 			if err := r.st.RecordResults(context.Background(), r.n.ID, done); err != nil {
 				t.Fatal(err)

@@ -23,6 +23,28 @@ func Without(ids []string, done map[string]struct{}) []string {
 	return out
 }
 
+// PackEndpoints is the push ledger's form of a run of endpoint ids (a
+// row's endpoints column): the ids in byte order, one a line. An id with
+// a line break in it cannot be kept so; endpoint ids are UUIDs.
+func PackEndpoints(ids []string) (string, error) {
+	sorted := slices.Sorted(slices.Values(ids))
+	for _, id := range sorted {
+		if id == "" || strings.ContainsRune(id, '\n') {
+			return "", fmt.Errorf("endpoint id %q cannot be kept in the push ledger", id)
+		}
+	}
+	return strings.Join(sorted, "\n"), nil
+}
+
+// EachPackedEndpoint calls f with each id of a run PackEndpoints made.
+func EachPackedEndpoint(packed string, f func(id string)) {
+	for id := range strings.SplitSeq(packed, "\n") {
+		if id != "" {
+			f(id)
+		}
+	}
+}
+
 // InteractionCounter is the notification counter column an interaction
 // kind adds to: "delivered" or "clicked".
 func InteractionCounter(kind string) (string, error) {

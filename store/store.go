@@ -397,6 +397,19 @@ type PushResult struct {
 	// Service is the endpoint's push service (webpush.ServiceOf), kept
 	// with a failed or pruned result (DeliveryTrouble); "" is unknown.
 	Service string
+	// Shard is the endpoint's audience shard (its subscriber's, ShardOf):
+	// a sent result is kept in the push ledger under it (ShardEndpoint).
+	Shard int
+}
+
+// ShardEndpoint is an endpoint of a send's audience and its shard (its
+// subscriber's, ShardOf). The push ledger keeps a send's sent pushes
+// shard by shard, as runs of endpoint ids in the order a shard's
+// audience is read, so a batch's check of what is done reads only the
+// runs that meet its own ids of the same shard.
+type ShardEndpoint struct {
+	ID    string
+	Shard int
 }
 
 // Interaction kinds reported by the service worker.
@@ -633,9 +646,11 @@ type Waves interface {
 // Delivery records what each push did, once per (notification,
 // endpoint), and what the frequency cap reads of it.
 type Delivery interface {
-	// Undelivered returns which of the endpoints have no recorded result for
-	// the notification yet (the dedupe per (notification, endpoint)).
-	Undelivered(ctx context.Context, notificationID string, endpointIDs []string) ([]string, error)
+	// Undelivered returns, in input order, the ids of the endpoints that
+	// have no recorded result for the notification yet (the dedupe per
+	// (notification, endpoint)). An endpoint whose shard is not the one
+	// its sent result was recorded under is not found done.
+	Undelivered(ctx context.Context, notificationID string, endpoints []ShardEndpoint) ([]string, error)
 	// RecordResults stores a batch of push results once per (notification,
 	// endpoint), updates the counters with the ones that were new (each new
 	// result adds one recipient, so a redone batch never counts a browser
@@ -677,7 +692,7 @@ type Delivery interface {
 	// through the (website_id, external_id) index. It is a snapshot: a
 	// person given one of the ids afterwards is in no shard it returned.
 	ExternalIDShards(ctx context.Context, websiteID string, externalIDs []string) ([]int, error)
-	// CappedEndpoints returns, in input order, those of endpointIDs that
+	// CappedEndpoints returns, in input order, the ids of those endpoints that
 	// already have at least max results with outcome sent of the website's
 	// other non-transactional notifications started (started_at) at or
 	// after since: the browsers the website's frequency cap keeps a
@@ -685,7 +700,7 @@ type Delivery interface {
 	// sends, other websites' sends and notificationID itself never count,
 	// so a redone batch of a send is not capped by its own pushes. max
 	// below 1 caps every endpoint.
-	CappedEndpoints(ctx context.Context, websiteID, notificationID string, endpointIDs []string, since time.Time, max int) ([]string, error)
+	CappedEndpoints(ctx context.Context, websiteID, notificationID string, endpoints []ShardEndpoint, since time.Time, max int) ([]string, error)
 }
 
 // Outbox holds the webhook events of spec 6.2. The events are added by

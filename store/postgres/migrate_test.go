@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/relaybell/relaybell/store"
 	"github.com/relaybell/relaybell/store/storetest"
 )
 
@@ -116,7 +117,7 @@ func TestUpgradeFromPreviousRelease(t *testing.T) {
 	fresh := storetest.PostgresSchema(t)
 	openAt(t, dsnOf(t, fresh))
 	want := schemaOf(t, fresh)
-	if len(want) < 300 || want[len(want)-1] != "versions 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38" {
+	if len(want) < 300 || want[len(want)-1] != "versions 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39" {
 		t.Fatalf("fresh schema: %d lines, %s", len(want), want[len(want)-1])
 	}
 	for _, upto := range []int{1, 9, 10, 13, 15, 19, 20} {
@@ -189,4 +190,16 @@ func TestUpgradeFillsIn(t *testing.T) {
 	if want := "none null 0, sub 978307202.000000 2; sub plan=pro; 1"; got != want {
 		t.Fatalf("after the upgrade: %q, want %q", got, want)
 	}
+}
+
+// Migration 39 moves version 38's sent results into the push ledger.
+func TestUpgradeToLedger(t *testing.T) {
+	dsn := testSchema(t)
+	s := openAt(t, dsn)
+	storetest.UpgradeToLedger(t, s, func(query string) {
+		t.Helper()
+		if _, err := s.pool.Exec(context.Background(), query); err != nil {
+			t.Fatalf("%s: %v", query, err)
+		}
+	}, func() store.Store { return openAt(t, dsn) })
 }

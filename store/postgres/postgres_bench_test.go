@@ -8,7 +8,6 @@ import (
 
 	"github.com/relaybell/relaybell/audience/audiencebench"
 	"github.com/relaybell/relaybell/store"
-	"github.com/relaybell/relaybell/store/sqlstore"
 	"github.com/relaybell/relaybell/store/storetest"
 )
 
@@ -86,32 +85,13 @@ func BenchmarkAudience(b *testing.B) {
 }
 
 // BenchmarkRecordResults records 500-result batches of one send, each batch
-// new, and a replayed batch (all duplicates). one-statement is the
-// implementation (Dialect.RecordResults: INSERT over unnest RETURNING,
-// counted in the same statement); it is measured with a foreign key from
-// deliveries to notifications, which the schema leaves out
-// (one-statement-fk), and against the store's generic insert without the
-// hook (generic: the send's seq looked up, one INSERT per outcome whose
-// changed rows Go counts, then an UPDATE of the counters). parallel records
-// batches of different sends at once, as several pushers do.
+// new (ledger: the sent ones a push ledger run each, the failed ones a
+// deliveries row each), a replayed batch (all duplicates), and batches
+// of different sends at once, as several pushers do (parallel).
 func BenchmarkRecordResults(b *testing.B) {
-	b.Run("one-statement", func(b *testing.B) {
+	b.Run("ledger", func(b *testing.B) {
 		s := benchStore(b)
 		storetest.BenchRecordResults(b, s, s.RecordResults)
-	})
-	b.Run("one-statement-fk", func(b *testing.B) {
-		s := benchStore(b)
-		if _, err := s.pool.Exec(context.Background(), `ALTER TABLE deliveries ADD FOREIGN KEY (notification_seq)
-			REFERENCES notifications (seq) ON DELETE CASCADE`); err != nil {
-			b.Fatal(err)
-		}
-		storetest.BenchRecordResults(b, s, s.RecordResults)
-	})
-	b.Run("generic", func(b *testing.B) {
-		s := benchStore(b)
-		d := dialect
-		d.RecordResults = nil
-		storetest.BenchRecordResults(b, s, sqlstore.New(s.DB(), d, nil).RecordResults)
 	})
 	b.Run("replay", func(b *testing.B) { storetest.BenchReplay(b, benchStore(b)) })
 	b.Run("parallel", func(b *testing.B) { storetest.BenchParallelSends(b, benchStore(b)) })

@@ -193,6 +193,8 @@ func TestQueryPlans(t *testing.T) {
 	f("audience of a topic", sqlstore.AudienceSQL(dialect, false), "w", 1, "", 10, "t")
 	f("audience of one endpoint", sqlstore.EndpointAudienceSQL, "w", 1, "", 10, "", "e")
 	f("undelivered", sqlstore.UndeliveredQuery(dialect), "n", []string{"a"})
+	f("push ledger", sqlstore.LedgerQuery, 1, 1, "a", "b")
+	f("frequency cap", sqlstore.CappedQuery, "w", time.Now(), "n", 1, "a", "b")
 	f("last integration error", sqlstore.LastIntegrationErrorSQL, "w", "shopify")
 	// A report's count of failed and pruned pushes (it sorts its few
 	// groups) reads deliveries_trouble, not each send's every push.
@@ -226,10 +228,11 @@ func TestQueryPlans(t *testing.T) {
 	}
 }
 
-// Undelivered looks each id of a batch up, whatever the statistics: the
-// send's results so far are not read. deliveries here holds 20,000 results
-// of the send and was never analyzed, as during a broadcast on a new
-// store; a batch is 500 ids, half of them recorded.
+// Undelivered looks each id of a batch up in deliveries, whatever the
+// statistics: the send's failed results so far are not read. deliveries
+// here holds 20,000 failed results of the send and was never analyzed,
+// as during a broadcast on a new store; a batch is 500 ids, half of them
+// recorded.
 func TestUndeliveredLooksEachIDUp(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t)
@@ -245,7 +248,7 @@ func TestUndeliveredLooksEachIDUp(t *testing.T) {
 	results := make([]store.PushResult, 2000)
 	for b := range 10 {
 		for i := range results {
-			results[i] = store.PushResult{EndpointID: fmt.Sprintf("e-%d-%d", b, i), Outcome: store.OutcomeSent}
+			results[i] = store.PushResult{EndpointID: fmt.Sprintf("e-%d-%d", b, i), Outcome: store.OutcomeFailed}
 		}
 		if err := s.RecordResults(ctx, n.ID, results); err != nil {
 			t.Fatal(err)
@@ -256,7 +259,11 @@ func TestUndeliveredLooksEachIDUp(t *testing.T) {
 		ids = append(ids, fmt.Sprintf("e-%d-%d", i%10, i*7), fmt.Sprintf("x-%d", i))
 		want = append(want, fmt.Sprintf("x-%d", i))
 	}
-	got, err := s.Undelivered(ctx, n.ID, ids)
+	keys := make([]store.ShardEndpoint, len(ids))
+	for i, id := range ids {
+		keys[i] = store.ShardEndpoint{ID: id}
+	}
+	got, err := s.Undelivered(ctx, n.ID, keys)
 	if err != nil || !slices.Equal(got, want) {
 		t.Fatalf("Undelivered = %d ids, %v; want %d", len(got), err, len(want))
 	}

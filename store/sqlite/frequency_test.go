@@ -9,14 +9,14 @@ import (
 )
 
 // TestCappedQueryPlan keeps the frequency-cap check on its keys: the recent
-// sends from notifications_started, then one primary-key lookup of
-// deliveries per (send, endpoint), never a scan of either table.
+// sends from notifications_started, then one range of the push ledger's
+// key a send, never a scan of either table.
 func TestCappedQueryPlan(t *testing.T) {
 	s := openTest(t)
-	plan := queryPlan(t, s.r.db, "capped", sqlstore.CappedEndpointsQuery(dialect), "w", 1, "n", `["a"]`, 1)
+	plan := queryPlan(t, s.r.db, "capped", sqlstore.CappedQuery, "w", 1, "n", 1, "a", "b")
 	for _, want := range []string{
-		"SEARCH deliveries USING PRIMARY KEY (notification_seq=? AND endpoint_id=?)",
-		"SEARCH notifications USING INDEX notifications_started (website_id=? AND started_at>?)",
+		"SEARCH c USING PRIMARY KEY (notification_seq=? AND shard=? AND last_endpoint>?)",
+		"SEARCH n USING INDEX notifications_started (website_id=? AND started_at>?)",
 	} {
 		if !slices.Contains(plan, want) {
 			t.Fatalf("plan lacks %q:\n%s", want, strings.Join(plan, "\n"))

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/relaybell/relaybell/store"
 	"github.com/relaybell/relaybell/store/storetest"
 )
 
@@ -102,7 +103,7 @@ func TestUpgradeFromPreviousRelease(t *testing.T) {
 	}
 	s.Close()
 	want := schemaOf(t, fresh)
-	if len(want) < 60 || want[len(want)-1] != "versions 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38" {
+	if len(want) < 60 || want[len(want)-1] != "versions 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39" {
 		t.Fatalf("fresh schema: %d lines, %s", len(want), want[len(want)-1])
 	}
 	// The previous release's SQLite versions, and what each is in the list.
@@ -206,4 +207,27 @@ func TestUpgradeFillsIn(t *testing.T) {
 	if want := "none null 0, sub 2000 2; sub plan=pro; 1"; got != want {
 		t.Fatalf("after the upgrade: %q, want %q", got, want)
 	}
+}
+
+// Migration 39 moves version 38's sent results into the push ledger.
+func TestUpgradeToLedger(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "relaybell.db")
+	open := func() *Store {
+		s, err := Open(context.Background(), path, nil)
+		if err != nil {
+			t.Fatalf("Open: %v", err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	s := open()
+	storetest.UpgradeToLedger(t, s, func(query string) {
+		t.Helper()
+		if _, err := s.w.db.ExecContext(context.Background(), query); err != nil {
+			t.Fatalf("%s: %v", query, err)
+		}
+	}, func() store.Store {
+		s.Close()
+		return open()
+	})
 }

@@ -49,6 +49,7 @@ func TestQueryPlans(t *testing.T) {
 	f("audience by external id", sqlstore.AudienceSQL(dialect, true), "w", 1, "", 10, "", `["a"]`)
 	f("audience of one endpoint", sqlstore.EndpointAudienceSQL, "w", 1, "", 10, "", "e")
 	f("undelivered", sqlstore.UndeliveredQuery(dialect), "n", `["a"]`)
+	f("push ledger", sqlstore.LedgerQuery, 1, 1, "a", "b")
 	f("delivery trouble", sqlstore.DeliveryTroubleQuery(dialect), "w", `["a"]`)
 	if plan := queryPlan(t, s.r.db, "delivery trouble", sqlstore.DeliveryTroubleQuery(dialect), "w", `["a"]`); !strings.Contains(strings.Join(plan, "\n"), "deliveries_trouble") {
 		t.Fatalf("delivery trouble does not read deliveries_trouble:\n%s", strings.Join(plan, "\n"))

@@ -2,14 +2,11 @@ package sqlite
 
 import (
 	"context"
-	"encoding/json"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/relaybell/relaybell/audience/audiencebench"
 	"github.com/relaybell/relaybell/store"
-	"github.com/relaybell/relaybell/store/sqlstore"
 	"github.com/relaybell/relaybell/store/storetest"
 )
 
@@ -96,93 +93,14 @@ func BenchmarkAudience(b *testing.B) {
 }
 
 // BenchmarkRecordResults records 500-result batches of one send, each batch
-// new, and a replayed batch (all duplicates). by-outcome is the
-// implementation (one INSERT ... SELECT FROM json_each per outcome); it is
-// measured against one INSERT for the whole batch with RETURNING to tell
-// the new rows apart (returning), and one prepared INSERT per result
-// (stmt-loop), each as the store's Dialect.RecordResults.
+// new (ledger: the sent ones a push ledger run each, the failed ones a
+// deliveries row each), and a replayed batch (all duplicates).
 func BenchmarkRecordResults(b *testing.B) {
-	for _, impl := range []struct {
-		name   string
-		record sqlstore.RecordResultsFunc
-	}{
-		{"by-outcome", nil},
-		{"returning", recordResultsReturning},
-		{"stmt-loop", recordResultsLoop},
-	} {
-		b.Run(impl.name, func(b *testing.B) {
-			s := benchStore(b)
-			d := dialect
-			d.RecordResults = impl.record
-			storetest.BenchRecordResults(b, s, sqlstore.New(s.DB(), d, nil).RecordResults)
-		})
-	}
+	b.Run("ledger", func(b *testing.B) {
+		s := benchStore(b)
+		storetest.BenchRecordResults(b, s, s.RecordResults)
+	})
 	b.Run("replay", func(b *testing.B) { storetest.BenchReplay(b, benchStore(b)) })
-}
-
-// recordResultsReturning is the returning alternative: the whole batch as a
-// JSON array of [endpointId, outcome] pairs in one INSERT, whose RETURNING
-// rows are the new results.
-func recordResultsReturning(ctx context.Context, tx sqlstore.Conn, notificationID string, rs []store.PushResult, at time.Time) (bool, error) {
-	pairs := make([][2]string, len(rs))
-	for i, r := range rs {
-		pairs[i] = [2]string{r.EndpointID, r.Outcome}
-	}
-	batch, err := json.Marshal(pairs)
-	if err != nil {
-		return false, err
-	}
-	return recordCounted(ctx, tx, notificationID, func(seq int64, added map[string]int64) error {
-		rows, err := tx.Query(ctx, `INSERT OR IGNORE INTO deliveries (notification_seq, endpoint_id, outcome, at)
-			SELECT $1, value ->> 0, value ->> 1, $2 FROM json_each($3)
-			RETURNING outcome`, seq, at.UnixMilli(), string(batch))
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		var outcome string
-		for rows.Next() {
-			if err := rows.Scan(&outcome); err != nil {
-				return err
-			}
-			added[outcome]++
-		}
-		return rows.Err()
-	})
-}
-
-// recordResultsLoop is the stmt-loop alternative: one prepared INSERT OR
-// IGNORE per result.
-func recordResultsLoop(ctx context.Context, tx sqlstore.Conn, notificationID string, rs []store.PushResult, at time.Time) (bool, error) {
-	return recordCounted(ctx, tx, notificationID, func(seq int64, added map[string]int64) error {
-		for _, r := range rs {
-			n, err := tx.Exec(ctx, `INSERT OR IGNORE INTO deliveries (notification_seq, endpoint_id, outcome, at)
-				VALUES ($1, $2, $3, $4)`, seq, r.EndpointID, r.Outcome, at.UnixMilli())
-			if err != nil {
-				return err
-			}
-			added[r.Outcome] += n
-		}
-		return nil
-	})
-}
-
-// recordCounted looks the send's seq up, has insert store the batch and
-// count the new results of each outcome, and adds them to the counters.
-func recordCounted(ctx context.Context, tx sqlstore.Conn, notificationID string, insert func(seq int64, added map[string]int64) error) (bool, error) {
-	var seq int64
-	if err := tx.QueryRow(ctx, `SELECT seq FROM notifications WHERE id = $1`, notificationID).Scan(&seq); err != nil {
-		return false, err
-	}
-	added := map[string]int64{}
-	if err := insert(seq, added); err != nil {
-		return false, err
-	}
-	sent, failed, pruned := added[store.OutcomeSent], added[store.OutcomeFailed], added[store.OutcomePruned]
-	_, err := tx.Exec(ctx, `UPDATE notifications SET recipients = recipients + $2, processed = processed + $2,
-		sent = sent + $3, failed = failed + $4, pruned = pruned + $5 WHERE seq = $1`,
-		seq, sent+failed+pruned, sent, failed, pruned)
-	return true, err
 }
 
 // BenchmarkSubscribe runs storetest's registrations, with the visit

@@ -16,35 +16,120 @@ import (
 
 var _ store.Delivery = (*Store)(nil)
 
-// UndeliveredQuery is Undelivered's query on d, for the engines' plan
-// tests: it looks each endpoint of the batch ($2) up in deliveries' primary
-// key, whatever the statistics say. Written as notification_seq = … AND
-// endpoint_id = ANY (the batch), it was planned by PostgreSQL, without
-// statistics on deliveries (a new store, or autovacuum not run yet:
-// deliveries grows through a send), as a walk over every result of the
-// send so far, filtered against the batch: a cost per batch that grew with
-// the send, so a broadcast's cost grew with the square of its audience
-// (about 11,000 buffers and 65 ms per batch of 500 at 500k results, against
-// 1,600 buffers and 1 ms this way). PostgreSQL never turns a scalar
-// subquery into a join, so both engines run this one once per id of the
-// batch, a lookup of the key (TestUndeliveredLooksEachIDUp, TestQueryPlans).
+// UndeliveredQuery is Undelivered's query of deliveries on d (the failed
+// and pruned results, a row each), for the engines' plan tests: it looks
+// each endpoint of the batch ($2) up in deliveries' primary key, whatever
+// the statistics say. Written as notification_seq = … AND endpoint_id =
+// ANY (the batch), it was planned by PostgreSQL, without statistics on
+// deliveries (a new store, or autovacuum not run yet), as a walk over
+// every result of the send so far, filtered against the batch: a cost per
+// batch that grew with the send. PostgreSQL never turns a scalar subquery
+// into a join, so both engines run this one once per id of the batch, a
+// lookup of the key (TestUndeliveredLooksEachIDUp, TestQueryPlans).
 func UndeliveredQuery(d Dialect) string {
 	return `SELECT value FROM (SELECT seq FROM notifications WHERE id = $1) AS n, ` + d.Elems("$2") + `
 		WHERE (SELECT true FROM deliveries WHERE notification_seq = n.seq AND endpoint_id = value)`
 }
 
+// LedgerQuery reads the push ledger's runs of a send ($1: its seq) and
+// shard ($2) that meet the range of endpoint ids [$3, $4]: one range of
+// the ledger's key, from last_endpoint >= $3, cut short by first_endpoint
+// <= $4. A shard's audience is read in endpoint id order, so a batch's
+// range meets the runs of the writes that recorded its own pushes and
+// those of its neighbours, not the runs before it (TestQueryPlans).
+const LedgerQuery = `SELECT endpoints FROM push_ledger
+	WHERE notification_seq = $1 AND shard = $2 AND last_endpoint >= $3 AND first_endpoint <= $4`
+
 // Undelivered returns, in input order, the endpoint ids that have no
-// recorded result for the notification.
-func (s *Store) Undelivered(ctx context.Context, notificationID string, endpointIDs []string) ([]string, error) {
-	if len(endpointIDs) == 0 {
+// recorded result for the notification: no run of the push ledger holds
+// them (sent) and they have no deliveries row (failed, pruned).
+func (s *Store) Undelivered(ctx context.Context, notificationID string, endpoints []store.ShardEndpoint) ([]string, error) {
+	if len(endpoints) == 0 {
 		return nil, nil
 	}
-	rows, err := s.db.Read().Query(ctx, UndeliveredQuery(s.d), notificationID, s.d.List(endpointIDs))
-	done, err := collectIDSet(rows, err)
+	ids := make([]string, len(endpoints))
+	for i, e := range endpoints {
+		ids[i] = e.ID
+	}
+	var seq int64
+	err := s.db.Read().QueryRow(ctx, `SELECT seq FROM notifications WHERE id = $1`, notificationID).Scan(&seq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return ids, nil // nothing recorded for a send that is not there
+	}
 	if err != nil {
 		return nil, fmt.Errorf("checking deliveries: %w", err)
 	}
-	return store.Without(endpointIDs, done), nil
+	done, err := s.recorded(ctx, s.db.Read(), seq, notificationID, endpoints, ids)
+	if err != nil {
+		return nil, fmt.Errorf("checking deliveries: %w", err)
+	}
+	return store.Without(ids, done), nil
+}
+
+// recorded returns which of the endpoints (ids: theirs, in the same
+// order) have a result recorded for the send: sent (the ledger's runs of
+// their shards) or failed or pruned (deliveries).
+func (s *Store) recorded(ctx context.Context, c Conn, seq int64, notificationID string, endpoints []store.ShardEndpoint, ids []string) (map[string]struct{}, error) {
+	done, err := s.ledgerSent(ctx, c, seq, endpoints)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := c.Query(ctx, UndeliveredQuery(s.d), notificationID, s.d.List(ids))
+	failed, err := collectIDSet(rows, err)
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(done, failed)
+	return done, nil
+}
+
+// ledgerSent returns which of the endpoints the push ledger holds as sent
+// for the send: each shard's runs that meet the range of the endpoints'
+// ids in that shard (LedgerQuery), one read a shard.
+func (s *Store) ledgerSent(ctx context.Context, c Conn, seq int64, endpoints []store.ShardEndpoint) (map[string]struct{}, error) {
+	sent := make(map[string]struct{})
+	for shard, ids := range byShard(endpoints) {
+		mine := make(map[string]struct{}, len(ids))
+		for _, id := range ids {
+			mine[id] = struct{}{}
+		}
+		rows, err := c.Query(ctx, LedgerQuery, seq, shard, slices.Min(ids), slices.Max(ids))
+		if err != nil {
+			return nil, err
+		}
+		err = eachRun(rows, func(id string) {
+			if _, ok := mine[id]; ok {
+				sent[id] = struct{}{}
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return sent, nil
+}
+
+// eachRun calls f with every endpoint id of the ledger's runs rows holds
+// (one column, endpoints), and closes rows.
+func eachRun(rows Rows, f func(id string)) error {
+	defer rows.Close()
+	var packed string
+	for rows.Next() {
+		if err := rows.Scan(&packed); err != nil {
+			return err
+		}
+		store.EachPackedEndpoint(packed, f)
+	}
+	return rows.Err()
+}
+
+// byShard groups endpoint ids by their shard.
+func byShard(endpoints []store.ShardEndpoint) map[int][]string {
+	out := make(map[int][]string)
+	for _, e := range endpoints {
+		out[e.Shard] = append(out[e.Shard], e.ID)
+	}
+	return out
 }
 
 // collectIDSet reads the ids a query returns into a set, and closes rows.
@@ -69,55 +154,24 @@ func collectIDSet(rows Rows, err error) (map[string]struct{}, error) {
 // RecordResults stores a batch of push results once per (notification,
 // endpoint), adds the new ones to the counters (each new result is one more
 // recipient and one more processed), and deletes the endpoints the push
-// service pruned, all in one transaction. An unknown notification is
-// store.ErrNotFound. Within a batch the first result of an endpoint counts.
-//
-// The batch goes in sorted by endpoint id, so that on PostgreSQL concurrent
-// overlapping batches (a redelivered batch racing its first delivery) wait
-// for each other's rows in the same order instead of deadlocking; ON
-// CONFLICT DO NOTHING makes a concurrent duplicate wait for the first and
-// then skips it, so it is counted once. The insert is Dialect.RecordResults
-// where the engine has one (PostgreSQL's single statement over unnest),
-// else recordResultsByOutcome.
+// service pruned, all in one transaction (recordResults). An unknown
+// notification is store.ErrNotFound. Within a batch the first result of
+// an endpoint counts.
 func (s *Store) RecordResults(ctx context.Context, notificationID string, results []store.PushResult) error {
-	if len(results) == 0 {
-		return nil
-	}
-	rs, err := store.FirstResults(results)
+	unknown, err := s.RecordAllResults(ctx, map[string][]store.PushResult{notificationID: results})
 	if err != nil {
-		return fmt.Errorf("recording results: %w", err)
+		return err
 	}
-	var pruned []string // sorted, as rs is
-	for _, r := range rs {
-		if r.Outcome == store.OutcomePruned {
-			pruned = append(pruned, r.EndpointID)
-		}
-	}
-	record := s.d.RecordResults
-	if record == nil {
-		record = s.recordResultsByOutcome
-	}
-	at := time.Now()
-	err = s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
-		if found, err := record(ctx, tx, notificationID, rs, at); err != nil {
-			return err
-		} else if !found {
-			return store.ErrNotFound
-		}
-		// Deleting is idempotent: a replayed pruned result finds nothing.
-		return s.pruneEndpoints(ctx, tx, pruned, at)
-	})
-	if err != nil {
-		return fmt.Errorf("recording results: %w", err)
+	if len(unknown) > 0 {
+		return fmt.Errorf("recording results: %w", store.ErrNotFound)
 	}
 	return nil
 }
 
 // RecordAllResults stores several sends' results in one transaction, the
-// sends in id order (and each one's results in endpoint order, as
-// RecordResults), so that two concurrent calls lock the notifications'
-// rows and the deliveries' keys in the same order; the endpoints pruned
-// are deleted once, at the end.
+// sends in id order, so that two concurrent calls lock the notifications'
+// rows in the same order (recordResults); the endpoints pruned are
+// deleted once, at the end, in id order.
 func (s *Store) RecordAllResults(ctx context.Context, bySend map[string][]store.PushResult) ([]string, error) {
 	ids := slices.Sorted(maps.Keys(bySend))
 	firsts := make([][]store.PushResult, len(ids))
@@ -128,10 +182,6 @@ func (s *Store) RecordAllResults(ctx context.Context, bySend map[string][]store.
 		}
 		firsts[i] = rs
 	}
-	record := s.d.RecordResults
-	if record == nil {
-		record = s.recordResultsByOutcome
-	}
 	at := time.Now()
 	var unknown []string
 	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
@@ -141,7 +191,7 @@ func (s *Store) RecordAllResults(ctx context.Context, bySend map[string][]store.
 			if len(firsts[i]) == 0 {
 				continue
 			}
-			found, err := record(ctx, tx, id, firsts[i], at)
+			added, found, err := s.recordResults(ctx, tx, id, firsts[i], at)
 			if err != nil {
 				return err
 			}
@@ -149,7 +199,7 @@ func (s *Store) RecordAllResults(ctx context.Context, bySend map[string][]store.
 				unknown = append(unknown, id)
 				continue
 			}
-			for _, r := range firsts[i] {
+			for _, r := range added {
 				if r.Outcome == store.OutcomePruned {
 					pruned = append(pruned, r.EndpointID)
 				}
@@ -164,17 +214,6 @@ func (s *Store) RecordAllResults(ctx context.Context, bySend map[string][]store.
 	return unknown, nil
 }
 
-// RecordResultsFunc stores a batch of results in tx (rs: one per
-// endpoint, sorted by endpoint id, as store.FirstResults returns them;
-// the time at) once per (notification, endpoint), and adds the new ones
-// to the notification's counters. It reports false for an unknown
-// notification.
-type RecordResultsFunc func(ctx context.Context, tx Conn, notificationID string, rs []store.PushResult, at time.Time) (bool, error)
-
-// resultOutcomes are the push outcomes in the order
-// recordResultsByOutcome inserts them.
-var resultOutcomes = [...]string{store.OutcomeSent, store.OutcomeFailed, store.OutcomePruned}
-
 // ResultService is what deliveries.push_service keeps of a result: its
 // push service when it failed or was pruned (a report's delivery health),
 // "" (NULL) when it was sent or its service is unknown.
@@ -185,52 +224,97 @@ func ResultService(r store.PushResult) string {
 	return r.Service
 }
 
-// recordResultsByOutcome is RecordResults' insert without a
-// Dialect.RecordResults: the endpoints of each outcome (and, failed or
-// pruned, of each push service: ResultService) in one INSERT ... SELECT
-// over the list, whose rows changed are the new results, the ones to
-// count; then one UPDATE of the counters. On SQLite one statement for the
-// whole batch with RETURNING to tell the new rows apart, or one INSERT per
-// result, costs twice as much (BenchmarkRecordResults).
-func (s *Store) recordResultsByOutcome(ctx context.Context, tx Conn, notificationID string, rs []store.PushResult, at time.Time) (bool, error) {
+// recordResults stores one send's results in tx (rs: one per endpoint,
+// sorted by endpoint id, as store.FirstResults returns them; the time at)
+// once per (notification, endpoint), and adds the new ones to the
+// notification's counters. It returns the new results, and false for an
+// unknown notification.
+//
+// It first locks the notification's row, which the counters' UPDATE
+// would lock anyway: concurrent writes of one send's results (a
+// redelivered batch racing its first delivery) then run one after the
+// other, and each reads what the one before it recorded. The new results
+// are those recorded nowhere yet (recorded). The sent ones go to the push
+// ledger as one run a shard, whatever their number; the failed and
+// pruned ones to deliveries, a row each (with their push service:
+// ResultService), in one INSERT a (outcome, service); then one UPDATE of
+// the counters.
+func (s *Store) recordResults(ctx context.Context, tx Conn, notificationID string, rs []store.PushResult, at time.Time) ([]store.PushResult, bool, error) {
 	var seq int64
-	if err := tx.QueryRow(ctx, `SELECT seq FROM notifications WHERE id = $1`, notificationID).Scan(&seq); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return false, nil
-		}
-		return false, err
+	err := tx.QueryRow(ctx, `SELECT seq FROM notifications WHERE id = $1 `+s.d.LockRows("NO KEY UPDATE"), notificationID).Scan(&seq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	endpoints := make([]store.ShardEndpoint, len(rs))
+	ids := make([]string, len(rs))
+	for i, r := range rs {
+		endpoints[i] = store.ShardEndpoint{ID: r.EndpointID, Shard: r.Shard}
+		ids[i] = r.EndpointID
+	}
+	done, err := s.recorded(ctx, tx, seq, notificationID, endpoints, ids)
+	if err != nil {
+		return nil, false, err
 	}
 	type group struct {
 		outcome int // in resultOutcomes
 		service string
 	}
+	sent := map[int][]string{} // shard -> endpoint ids
 	groups := map[group][]string{}
+	var added []store.PushResult
+	var counts [len(resultOutcomes)]int64
 	for _, r := range rs {
-		g := group{slices.Index(resultOutcomes[:], r.Outcome), ResultService(r)}
+		if _, ok := done[r.EndpointID]; ok {
+			continue
+		}
+		added = append(added, r)
+		o := slices.Index(resultOutcomes[:], r.Outcome)
+		counts[o]++
+		if r.Outcome == store.OutcomeSent {
+			sent[r.Shard] = append(sent[r.Shard], r.EndpointID)
+			continue
+		}
+		g := group{o, ResultService(r)}
 		groups[g] = append(groups[g], r.EndpointID)
 	}
-	var added [len(resultOutcomes)]int64
+	if len(added) == 0 {
+		return nil, true, nil
+	}
+	for _, shard := range slices.Sorted(maps.Keys(sent)) {
+		ids := sent[shard]
+		packed, err := store.PackEndpoints(ids)
+		if err != nil {
+			return nil, false, err
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO push_ledger (notification_seq, shard, last_endpoint, first_endpoint, endpoints)
+			VALUES ($1, $2, $3, $4, $5)`, seq, shard, slices.Max(ids), slices.Min(ids), packed); err != nil {
+			return nil, false, err
+		}
+	}
 	for _, g := range slices.SortedFunc(maps.Keys(groups), func(a, b group) int {
 		return cmp.Or(cmp.Compare(a.outcome, b.outcome), strings.Compare(a.service, b.service))
 	}) {
 		// WHERE true: SQLite would read ON CONFLICT as the join's ON.
-		n, err := tx.Exec(ctx, `INSERT INTO deliveries (notification_seq, endpoint_id, outcome, at, push_service)
+		if _, err := tx.Exec(ctx, `INSERT INTO deliveries (notification_seq, endpoint_id, outcome, at, push_service)
 			SELECT $1, value, $2, $3, $5 FROM `+s.d.Elems("$4")+` WHERE true ON CONFLICT DO NOTHING`,
-			seq, resultOutcomes[g.outcome], s.time(at), s.d.List(groups[g]), nullString(g.service))
-		if err != nil {
-			return false, err
-		}
-		added[g.outcome] += n
-	}
-	if n := added[0] + added[1] + added[2]; n > 0 {
-		if _, err := tx.Exec(ctx, `UPDATE notifications SET recipients = recipients + $2, processed = processed + $2,
-			sent = sent + $3, failed = failed + $4, pruned = pruned + $5 WHERE seq = $1`,
-			seq, n, added[0], added[1], added[2]); err != nil {
-			return false, err
+			seq, resultOutcomes[g.outcome], s.time(at), s.d.List(groups[g]), nullString(g.service)); err != nil {
+			return nil, false, err
 		}
 	}
-	return true, nil
+	if _, err := tx.Exec(ctx, `UPDATE notifications SET recipients = recipients + $2, processed = processed + $2,
+		sent = sent + $3, failed = failed + $4, pruned = pruned + $5 WHERE seq = $1`,
+		seq, int64(len(added)), counts[0], counts[1], counts[2]); err != nil {
+		return nil, false, err
+	}
+	return added, true, nil
 }
+
+// resultOutcomes are the push outcomes in the order recordResults counts
+// and inserts them.
+var resultOutcomes = [...]string{store.OutcomeSent, store.OutcomeFailed, store.OutcomePruned}
 
 // pruneEndpoints deletes the endpoints the push service reported gone (ids
 // sorted: PostgreSQL locks the rows in that order), recording their

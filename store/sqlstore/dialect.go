@@ -72,21 +72,6 @@ type Dialect struct {
 	// the plain join, 12 with the lookup; TestAudienceLooksEachSubscriberUp
 	// checks the plan).
 	AudienceFrom string
-	// RecordResults is a hook: RecordResults' insert of a batch and its
-	// count into the notification (RecordResultsFunc); nil is one INSERT
-	// per outcome and an UPDATE of the counters (recordResultsByOutcome).
-	// PostgreSQL's is one statement, an INSERT over unnest of two arrays
-	// ON CONFLICT DO NOTHING RETURNING the new rows, which it counts into
-	// the notification (BenchmarkRecordResults: one-statement against
-	// generic).
-	RecordResults RecordResultsFunc
-	// CappedQuery is a hook: CappedEndpoints' query, with the generic
-	// one's arguments and rows (CappedEndpointsQuery); "" is the generic
-	// one, the recent sends' results read with one IN list. PostgreSQL's
-	// reads them one send at a time by deliveries' key (LATERAL ... OFFSET
-	// 0), where the IN list was planned as a read of the whole table
-	// (BenchmarkCappedEndpoints: year against year-generic).
-	CappedQuery string
 	// ExecBatch is a hook: it runs query once with each argument list of
 	// args in tx, and returns the first error. PostgreSQL's sends them in
 	// one round trip (a pgx batch), where one Exec after another waits for

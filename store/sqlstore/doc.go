@@ -130,14 +130,6 @@
 //     plan.
 //   - ScanTime: pgx scans a timestamptz into a *time.Time without the three
 //     allocations of a sql.Scanner (BenchmarkAudience).
-//   - RecordResults: a batch of push results in one statement, an INSERT
-//     over unnest of two arrays ON CONFLICT DO NOTHING RETURNING the new
-//     rows, counted into the notification by the same statement.
-//     BenchmarkRecordResults: one-statement against generic.
-//   - CappedQuery: the frequency cap reads the recent sends' results one
-//     send at a time by deliveries' key (LATERAL … OFFSET 0), where the
-//     generic IN list was planned as a read of the whole table.
-//     BenchmarkCappedEndpoints: year against year-generic.
 //   - ExecBatch: the webhook deliveries of an event are queued in one round
 //     trip (a pgx batch) instead of one Exec after another.
 //     BenchmarkQueueWebhookDeliveries: batch against loop.

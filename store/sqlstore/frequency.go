@@ -3,54 +3,63 @@ package sqlstore
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
+
+	"github.com/relaybell/relaybell/store"
 )
 
-// CappedEndpointsQuery is CappedEndpoints' query on d, for the engines'
-// plan tests and benchmarks: d.CappedQuery, or the generic one. The generic
-// query counts the batch's ($4) sent results among the website's ($1) other
-// non-transactional sends started since $2. The subquery picks those sends'
-// seqs first (one range of notifications_started); deliveries is then read
-// by primary key, (seq, endpoint) pairs, so on SQLite the cost follows the
-// recent sends and the batch, not the table (TestCappedQueryPlan). A
-// broadcast in the window costs a lookup per endpoint; a send to a few
-// browsers, about 4 µs a batch (BenchmarkCappedEndpoints).
-func CappedEndpointsQuery(d Dialect) string {
-	if d.CappedQuery != "" {
-		return d.CappedQuery
-	}
-	return `SELECT endpoint_id FROM deliveries
-	WHERE notification_seq IN (SELECT seq FROM notifications
-		WHERE website_id = $1 AND started_at >= $2 AND NOT transactional AND id <> $3)
-	  AND ` + d.In("endpoint_id", "$4") + `
-	  AND outcome = 'sent'
-	GROUP BY endpoint_id HAVING count(*) >= $5`
-}
+// CappedQuery is CappedEndpoints' query, for the engines' plan tests and
+// benchmarks: the push ledger's runs of shard $4 that meet the range of
+// endpoint ids [$5, $6], of the website's ($1) other ($3)
+// non-transactional sends started since $2. The sends are picked first
+// (one range of notifications_started), and each one's runs are then one
+// range of the ledger's key, so the cost follows the recent sends and the
+// batch, not the table (TestCappedQueryPlan, TestQueryPlans). The runs
+// hold sent pushes only: failed and pruned ones are in deliveries.
+const CappedQuery = `SELECT c.endpoints FROM notifications n
+	JOIN push_ledger c ON c.notification_seq = n.seq AND c.shard = $4 AND c.last_endpoint >= $5 AND c.first_endpoint <= $6
+	WHERE n.website_id = $1 AND n.started_at >= $2 AND NOT n.transactional AND n.id <> $3`
 
-// CappedEndpoints returns, in input order, the endpoints that already got
-// max pushes from the website's other non-transactional sends started at or
-// after since (see store.Store). PostgreSQL reads the recent sends' results
-// its own way (Dialect.CappedQuery).
-func (s *Store) CappedEndpoints(ctx context.Context, websiteID, notificationID string, endpointIDs []string, since time.Time, max int) ([]string, error) {
-	if len(endpointIDs) == 0 {
+// CappedEndpoints returns, in input order, the ids of the endpoints that
+// already got max pushes from the website's other non-transactional sends
+// started at or after since (see store.Store): one read a shard of the
+// batch (CappedQuery), each of a send's pushes counted once, as a send's
+// runs hold disjoint ids.
+func (s *Store) CappedEndpoints(ctx context.Context, websiteID, notificationID string, endpoints []store.ShardEndpoint, since time.Time, max int) ([]string, error) {
+	if len(endpoints) == 0 {
 		return nil, nil
 	}
 	if max < 1 {
-		return endpointIDs, nil
+		out := make([]string, len(endpoints))
+		for i, e := range endpoints {
+			out[i] = e.ID
+		}
+		return out, nil
 	}
-	rows, err := s.db.Read().Query(ctx, CappedEndpointsQuery(s.d),
-		websiteID, s.time(since), notificationID, s.d.List(endpointIDs), max)
-	capped, err := collectIDSet(rows, err)
-	if err != nil {
-		return nil, fmt.Errorf("checking the frequency cap: %w", err)
+	pushes := make(map[string]int, len(endpoints))
+	for _, e := range endpoints {
+		pushes[e.ID] = 0
 	}
-	if len(capped) == 0 {
-		return nil, nil
+	for shard, ids := range byShard(endpoints) {
+		rows, err := s.db.Read().Query(ctx, CappedQuery,
+			websiteID, s.time(since), notificationID, shard, slices.Min(ids), slices.Max(ids))
+		if err != nil {
+			return nil, fmt.Errorf("checking the frequency cap: %w", err)
+		}
+		err = eachRun(rows, func(id string) {
+			if n, ok := pushes[id]; ok {
+				pushes[id] = n + 1
+			}
+		})
+		if err != nil {
+			return nil, fmt.Errorf("checking the frequency cap: %w", err)
+		}
 	}
-	out := make([]string, 0, len(capped))
-	for _, id := range endpointIDs {
-		if _, ok := capped[id]; ok {
-			out = append(out, id)
+	var out []string
+	for _, e := range endpoints {
+		if pushes[e.ID] >= max {
+			out = append(out, e.ID)
 		}
 	}
 	return out, nil

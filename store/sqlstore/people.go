@@ -509,6 +509,9 @@ func (s *Store) ErasePeople(ctx context.Context, websiteID string, ids []string)
 			AND endpoint_id IN (`+endpointsOf+`)`, websiteID, list); err != nil {
 			return err
 		}
+		if err := s.eraseFromLedger(ctx, tx, websiteID, list); err != nil {
+			return err
+		}
 		if _, err := tx.Exec(ctx, `DELETE FROM interactions WHERE notification_id IN
 				(SELECT id FROM notifications WHERE website_id = $1)
 			AND endpoint_id IN (`+endpointsOf+`)`, websiteID, list); err != nil {
@@ -526,6 +529,64 @@ func (s *Store) ErasePeople(ctx context.Context, websiteID string, ids []string)
 		return nil, fmt.Errorf("erasing people: %w", err)
 	}
 	return erased, nil
+}
+
+// eraseFromLedger takes the endpoints of the people (list: subscriber
+// ids) out of the push ledger's runs of the website's sends: each run
+// that holds one (read by the endpoint's shard and range, one range of
+// the ledger's key a send) is written again without them, or deleted
+// when nothing is left of it.
+func (s *Store) eraseFromLedger(ctx context.Context, tx Conn, websiteID string, list any) error {
+	type run struct {
+		seq          int64
+		shard        int
+		last, packed string
+	}
+	rows, err := tx.Query(ctx, `SELECT DISTINCT c.notification_seq, c.shard, c.last_endpoint, c.endpoints
+		FROM notifications n
+		JOIN push_ledger c ON c.notification_seq = n.seq
+		JOIN endpoints e ON c.shard = e.shard AND c.last_endpoint >= e.id AND c.first_endpoint <= e.id
+		WHERE n.website_id = $1 AND e.website_id = $1 AND `+s.d.In("e.subscriber_id", "$2"), websiteID, list)
+	runs, err := CollectRows(rows, err, func(r *run) []any { return []any{&r.seq, &r.shard, &r.last, &r.packed} })
+	if err != nil || len(runs) == 0 {
+		return err
+	}
+	rows, err = tx.Query(ctx, `SELECT id FROM endpoints WHERE website_id = $1 AND `+s.d.In("subscriber_id", "$2"), websiteID, list)
+	gone, err := collectIDSet(rows, err)
+	if err != nil {
+		return err
+	}
+	for _, r := range runs {
+		var kept []string
+		removed := false
+		store.EachPackedEndpoint(r.packed, func(id string) {
+			if _, ok := gone[id]; ok {
+				removed = true
+			} else {
+				kept = append(kept, id)
+			}
+		})
+		switch {
+		case !removed: // its range holds one of theirs, its ids none
+			continue
+		case len(kept) == 0:
+			if _, err := tx.Exec(ctx, `DELETE FROM push_ledger WHERE notification_seq = $1 AND shard = $2 AND last_endpoint = $3`,
+				r.seq, r.shard, r.last); err != nil {
+				return err
+			}
+			continue
+		}
+		packed, err := store.PackEndpoints(kept)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE push_ledger SET last_endpoint = $4, first_endpoint = $5, endpoints = $6
+			WHERE notification_seq = $1 AND shard = $2 AND last_endpoint = $3`,
+			r.seq, r.shard, r.last, slices.Max(kept), slices.Min(kept), packed); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Facets counts the website's people by attribute. Equal counts are in the

@@ -154,7 +154,7 @@ func testAudienceExternalIDs(t *testing.T, s store.Store) {
 
 	// A person whose browsers are all gone is not in the audience.
 	for _, e := range endpointsOf["u2"] {
-		noErr(t, "RecordResults", s.RecordResults(ctx, create(t, s, notification(w.Website.ID)).ID,
+		noErr(t, "RecordResults", recordResults(s, ctx, create(t, s, notification(w.Website.ID)).ID,
 			[]store.PushResult{{EndpointID: e, Outcome: store.OutcomePruned}}))
 	}
 	f([]string{"u2", "u4"}, 3, endpointsOf["u4"])

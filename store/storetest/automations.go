@@ -255,7 +255,7 @@ func testAutomationClaimFire(t *testing.T, s store.Store) {
 	if _, err := s.NotificationByID(ctx, n2.ID); err == nil {
 		t.Fatal("a redo stored a notification")
 	}
-	noErr(t, "RecordResults", s.RecordResults(ctx, n.ID, []store.PushResult{{EndpointID: p.EndpointID, Outcome: store.OutcomeSent}}))
+	noErr(t, "RecordResults", recordResults(s, ctx, n.ID, []store.PushResult{{EndpointID: p.EndpointID, Outcome: store.OutcomeSent}}))
 	if st := automationStats(t, s, a); st != (store.AutomationStats{Triggered: 1, Pending: 1, Sent: 1}) {
 		t.Fatalf("stats %+v", st)
 	}

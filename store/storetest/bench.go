@@ -238,12 +238,12 @@ func BenchReplay(b *testing.B, s store.Store) {
 		b.Fatal(err)
 	}
 	batch := BenchResults(0, nil)
-	if err := s.RecordResults(ctx, n.ID, batch); err != nil {
+	if err := recordResults(s, ctx, n.ID, batch); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := s.RecordResults(ctx, n.ID, batch); err != nil {
+		if err := recordResults(s, ctx, n.ID, batch); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -264,7 +264,7 @@ func BenchParallelSends(b *testing.B, s store.Store) {
 		batch := make([]store.PushResult, 0, 500)
 		for i := 0; pb.Next(); i++ {
 			batch = BenchResults(i, batch)
-			if err := s.RecordResults(ctx, n.ID, batch); err != nil {
+			if err := recordResults(s, ctx, n.ID, batch); err != nil {
 				b.Error(err)
 				return
 			}

@@ -22,6 +22,7 @@ var deliveryCases = []testCase{
 	{"RecordResultsConcurrentReplays", testRecordResultsConcurrent},
 	{"RecordResultsPrunes", testRecordResultsPrunes},
 	{"RecordResultsErrors", testRecordResultsErrors},
+	{"PushLedgerRuns", testPushLedgerRuns},
 	{"RecordAllResults", testRecordAllResults},
 	{"ShardDone", testShardDone},
 	{"ShardDoneConcurrent", testShardDoneConcurrent},
@@ -57,13 +58,13 @@ func testUndelivered(t *testing.T, s store.Store) {
 
 	f := func(id string, in, want []string) {
 		t.Helper()
-		got, err := s.Undelivered(ctx, id, in)
+		got, err := s.Undelivered(ctx, id, keyed(in))
 		noErr(t, "Undelivered", err)
 		same(t, "Undelivered", got, want)
 	}
 	f(n.ID, input, input)
 	f(n.ID, nil, nil)
-	noErr(t, "RecordResults", s.RecordResults(ctx, n.ID, []store.PushResult{
+	noErr(t, "RecordResults", recordResults(s, ctx, n.ID, []store.PushResult{
 		{EndpointID: e[0], Outcome: store.OutcomeSent},
 		{EndpointID: e[4], Outcome: store.OutcomeFailed},
 	}))
@@ -72,7 +73,7 @@ func testUndelivered(t *testing.T, s store.Store) {
 	// Ids the store never saw (an endpoint pruned since) are undelivered too.
 	unknown := uuid.NewString()
 	f(n.ID, []string{unknown, e[0]}, []string{unknown})
-	noErr(t, "RecordResults", s.RecordResults(ctx, n.ID, []store.PushResult{
+	noErr(t, "RecordResults", recordResults(s, ctx, n.ID, []store.PushResult{
 		{EndpointID: e[1], Outcome: store.OutcomeSent},
 		{EndpointID: e[2], Outcome: store.OutcomeSent},
 		{EndpointID: e[3], Outcome: store.OutcomePruned},
@@ -95,17 +96,17 @@ func testRecordResultsCounters(t *testing.T, s store.Store) {
 		{EndpointID: e[4], Outcome: store.OutcomeFailed},
 		{EndpointID: e[5], Outcome: store.OutcomePruned},
 	}
-	noErr(t, "RecordResults", s.RecordResults(ctx, n.ID, first))
+	noErr(t, "RecordResults", recordResults(s, ctx, n.ID, first))
 	want := store.Counters{Recipients: 6, Processed: 6, Sent: 3, Failed: 2, Pruned: 1}
 	same(t, "counters after first batch", counters(t, s, n.ID), want)
 
 	// A replayed batch (a pusher that died before acknowledging) counts nothing.
-	noErr(t, "RecordResults(replay)", s.RecordResults(ctx, n.ID, first))
+	noErr(t, "RecordResults(replay)", recordResults(s, ctx, n.ID, first))
 	same(t, "counters after replay", counters(t, s, n.ID), want)
 
 	// An overlapping batch counts only the new endpoints, whatever outcome
 	// the replay claims for the old ones; a duplicate within a batch counts once.
-	noErr(t, "RecordResults(overlap)", s.RecordResults(ctx, n.ID, []store.PushResult{
+	noErr(t, "RecordResults(overlap)", recordResults(s, ctx, n.ID, []store.PushResult{
 		{EndpointID: e[0], Outcome: store.OutcomeFailed},
 		{EndpointID: e[3], Outcome: store.OutcomeSent},
 		{EndpointID: e[6], Outcome: store.OutcomeSent},
@@ -114,12 +115,12 @@ func testRecordResultsCounters(t *testing.T, s store.Store) {
 	}))
 	want = store.Counters{Recipients: 8, Processed: 8, Sent: 4, Failed: 3, Pruned: 1}
 	same(t, "counters after overlapping batch", counters(t, s, n.ID), want)
-	noErr(t, "RecordResults(empty)", s.RecordResults(ctx, n.ID, nil))
+	noErr(t, "RecordResults(empty)", recordResults(s, ctx, n.ID, nil))
 	same(t, "counters after empty batch", counters(t, s, n.ID), want)
 
 	// Results are per notification.
 	same(t, "other counters", counters(t, s, other.ID), store.Counters{})
-	noErr(t, "RecordResults(other)", s.RecordResults(ctx, other.ID, first[:2]))
+	noErr(t, "RecordResults(other)", recordResults(s, ctx, other.ID, first[:2]))
 	same(t, "other counters", counters(t, s, other.ID), store.Counters{Recipients: 2, Processed: 2, Sent: 2})
 	same(t, "counters unchanged by other", counters(t, s, n.ID), want)
 
@@ -129,7 +130,7 @@ func testRecordResultsCounters(t *testing.T, s store.Store) {
 	// differently.
 	third := create(t, s, notification(w.Website.ID))
 	f := endpoints(t, s, w.Website.ID, 3)
-	noErr(t, "RecordResults(conflicting)", s.RecordResults(ctx, third.ID, []store.PushResult{
+	noErr(t, "RecordResults(conflicting)", recordResults(s, ctx, third.ID, []store.PushResult{
 		{EndpointID: f[0], Outcome: store.OutcomeFailed},
 		{EndpointID: f[0], Outcome: store.OutcomeSent},
 		{EndpointID: f[1], Outcome: store.OutcomeSent},
@@ -142,6 +143,62 @@ func testRecordResultsCounters(t *testing.T, s store.Store) {
 	if _, err := s.Endpoint(ctx, w.Website.ID, f[1]); err != nil {
 		t.Fatalf("endpoint counted as sent was deleted by a later pruned result: %v", err)
 	}
+}
+
+// A send's sent pushes are kept as runs of a shard's endpoint ids, one a
+// write: a check of a batch finds exactly the ids the runs hold, not the
+// ids their ranges span, and only under the shard they were recorded in;
+// writes cut differently from the first ones (a shard redone after a
+// fan-out node died) count each browser once.
+func testPushLedgerRuns(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	n := create(t, s, notification(w.Website.ID))
+	// One shard's browsers in its audience's order.
+	e := endpoints(t, s, w.Website.ID, 40)
+	shard := shardOf(e[0])
+	slices.Sort(e)
+	in := func(ids ...string) []store.ShardEndpoint {
+		out := make([]store.ShardEndpoint, len(ids))
+		for i, id := range ids {
+			out[i] = store.ShardEndpoint{ID: id, Shard: shard}
+		}
+		return out
+	}
+	write := func(ids ...string) {
+		t.Helper()
+		rs := make([]store.PushResult, len(ids))
+		for i, id := range ids {
+			rs[i] = store.PushResult{EndpointID: id, Outcome: store.OutcomeSent, Shard: shard}
+		}
+		noErr(t, "RecordResults", s.RecordResults(ctx, n.ID, rs))
+	}
+	undelivered := func(name string, keys []store.ShardEndpoint, want []string) {
+		t.Helper()
+		got, err := s.Undelivered(ctx, n.ID, keys)
+		noErr(t, "Undelivered", err)
+		same(t, name, got, want)
+	}
+	// Two runs whose ranges interleave (two batches of the shard recorded
+	// together), with gaps inside them.
+	write(e[0], e[2], e[4], e[20], e[22])
+	write(e[1], e[3], e[21], e[23])
+	undelivered("inside the runs' ranges", in(e[0:6]...), []string{e[5]})
+	undelivered("between and after the runs", in(e[4], e[10], e[19], e[23], e[24], e[39]), []string{e[10], e[19], e[24], e[39]})
+	undelivered("another shard", []store.ShardEndpoint{{ID: e[0], Shard: (shard + 1) % store.Shards}}, []string{e[0]})
+	// A redo cut anew: ids recorded and new ones in one write.
+	write(e[3], e[4], e[5], e[6], e[22], e[23], e[24])
+	same(t, "counters", counters(t, s, n.ID), store.Counters{Recipients: 12, Processed: 12, Sent: 12})
+	undelivered("after the redo", in(e[0:8]...), []string{e[7]})
+	// A failed result of a browser sent already is not counted, and a sent
+	// one of a browser failed already neither.
+	noErr(t, "RecordResults", s.RecordResults(ctx, n.ID, []store.PushResult{
+		{EndpointID: e[0], Outcome: store.OutcomeFailed, Shard: shard},
+		{EndpointID: e[30], Outcome: store.OutcomeFailed, Shard: shard},
+	}))
+	write(e[30], e[31])
+	same(t, "counters", counters(t, s, n.ID), store.Counters{Recipients: 14, Processed: 14, Sent: 13, Failed: 1})
+	undelivered("after failures", in(e[0], e[29], e[30], e[31], e[32]), []string{e[29], e[32]})
 }
 
 func testRecordResultsConcurrent(t *testing.T, s store.Store) {
@@ -168,7 +225,7 @@ func testRecordResultsConcurrent(t *testing.T, s store.Store) {
 			case 2:
 				b = batch[15:]
 			}
-			errs[i] = s.RecordResults(context.Background(), n.ID, b)
+			errs[i] = recordResults(s, context.Background(), n.ID, b)
 		})
 	}
 	wg.Wait()
@@ -193,7 +250,7 @@ func testRecordResultsPrunes(t *testing.T, s store.Store) {
 	alone := subscribe(t, s, subscription(w.Website.ID))
 	kept := subscribe(t, s, subscription(w.Website.ID))
 
-	noErr(t, "RecordResults", s.RecordResults(ctx, n.ID, []store.PushResult{
+	noErr(t, "RecordResults", recordResults(s, ctx, n.ID, []store.PushResult{
 		{EndpointID: l.EndpointID, Outcome: store.OutcomePruned},
 		{EndpointID: alone.EndpointID, Outcome: store.OutcomePruned},
 		{EndpointID: kept.EndpointID, Outcome: store.OutcomeSent},
@@ -218,7 +275,7 @@ func testRecordResultsPrunes(t *testing.T, s store.Store) {
 	// Another send reporting the same endpoint pruned counts it, and the
 	// endpoint stays gone.
 	n2 := create(t, s, notification(w.Website.ID))
-	noErr(t, "RecordResults(second send)", s.RecordResults(ctx, n2.ID, []store.PushResult{
+	noErr(t, "RecordResults(second send)", recordResults(s, ctx, n2.ID, []store.PushResult{
 		{EndpointID: l.EndpointID, Outcome: store.OutcomePruned},
 	}))
 	same(t, "second send counters", counters(t, s, n2.ID), store.Counters{Recipients: 1, Processed: 1, Pruned: 1})
@@ -247,7 +304,7 @@ func testRecordAllResults(t *testing.T, s store.Store) {
 		b.ID:  {{EndpointID: e[2], Outcome: store.OutcomeFailed}, {EndpointID: e[2], Outcome: store.OutcomeSent}},
 		ghost: {{EndpointID: e[3], Outcome: store.OutcomePruned}},
 	}
-	unknown, err := s.RecordAllResults(ctx, in)
+	unknown, err := recordAllResults(s, ctx, in)
 	noErr(t, "RecordAllResults", err)
 	same(t, "unknown sends", unknown, []string{ghost})
 	same(t, "a's counters", counters(t, s, a.ID), store.Counters{Recipients: 2, Processed: 2, Sent: 1, Pruned: 1})
@@ -258,13 +315,13 @@ func testRecordAllResults(t *testing.T, s store.Store) {
 		t.Fatalf("an unknown send's pruned endpoint was deleted: %v", err)
 	}
 	// A replay counts nothing.
-	unknown, err = s.RecordAllResults(ctx, map[string][]store.PushResult{a.ID: in[a.ID], b.ID: in[b.ID]})
+	unknown, err = recordAllResults(s, ctx, map[string][]store.PushResult{a.ID: in[a.ID], b.ID: in[b.ID]})
 	noErr(t, "RecordAllResults(replay)", err)
 	same(t, "unknown after replay", len(unknown), 0)
 	same(t, "a's counters after replay", counters(t, s, a.ID), store.Counters{Recipients: 2, Processed: 2, Sent: 1, Pruned: 1})
 	same(t, "b's counters after replay", counters(t, s, b.ID), store.Counters{Recipients: 1, Processed: 1, Failed: 1})
 	// One refused outcome keeps nothing of either send.
-	_, err = s.RecordAllResults(ctx, map[string][]store.PushResult{
+	_, err = recordAllResults(s, ctx, map[string][]store.PushResult{
 		a.ID: {{EndpointID: e[4], Outcome: store.OutcomeSent}},
 		b.ID: {{EndpointID: e[4], Outcome: "exploded"}},
 	})
@@ -272,7 +329,7 @@ func testRecordAllResults(t *testing.T, s store.Store) {
 		t.Fatal("RecordAllResults with an unknown outcome succeeded")
 	}
 	same(t, "a's counters after a refused call", counters(t, s, a.ID), store.Counters{Recipients: 2, Processed: 2, Sent: 1, Pruned: 1})
-	got, err := s.Undelivered(ctx, a.ID, []string{e[4]})
+	got, err := s.Undelivered(ctx, a.ID, keyed([]string{e[4]}))
 	noErr(t, "Undelivered", err)
 	same(t, "undelivered after a refused call", got, []string{e[4]})
 }
@@ -281,11 +338,11 @@ func testRecordResultsErrors(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	w := newWebsite(t, s)
 	e := endpoints(t, s, w.Website.ID, 1)
-	err := s.RecordResults(ctx, uuid.NewString(), []store.PushResult{{EndpointID: e[0], Outcome: store.OutcomeSent}})
+	err := recordResults(s, ctx, uuid.NewString(), []store.PushResult{{EndpointID: e[0], Outcome: store.OutcomeSent}})
 	wantErr(t, "RecordResults(unknown notification)", err, store.ErrNotFound)
 
 	n := create(t, s, notification(w.Website.ID))
-	err = s.RecordResults(ctx, n.ID, []store.PushResult{
+	err = recordResults(s, ctx, n.ID, []store.PushResult{
 		{EndpointID: e[0], Outcome: store.OutcomeSent},
 		{EndpointID: uuid.NewString(), Outcome: "exploded"},
 	})
@@ -294,7 +351,7 @@ func testRecordResultsErrors(t *testing.T, s store.Store) {
 	}
 	// Nothing of a refused batch is kept.
 	same(t, "counters after refused batch", counters(t, s, n.ID), store.Counters{})
-	got, err := s.Undelivered(ctx, n.ID, e)
+	got, err := s.Undelivered(ctx, n.ID, keyed(e))
 	noErr(t, "Undelivered", err)
 	same(t, "undelivered after refused batch", got, e)
 }

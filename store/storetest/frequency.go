@@ -31,7 +31,7 @@ func pastSend(t *testing.T, s store.Store, websiteID string, started time.Time, 
 	n.StartedAt = ptr(started)
 	n.FinishedAt = ptr(started.Add(time.Minute))
 	n = create(t, s, n)
-	noErr(t, "RecordResults", s.RecordResults(context.Background(), n.ID, results))
+	noErr(t, "RecordResults", recordResults(s, context.Background(), n.ID, results))
 	return n
 }
 
@@ -47,7 +47,7 @@ func sent(ids ...string) []store.PushResult {
 // wantCapped checks CappedEndpoints for a send that is not any stored one.
 func wantCapped(t *testing.T, s store.Store, websiteID string, in []string, since time.Time, max int, want []string) {
 	t.Helper()
-	got, err := s.CappedEndpoints(context.Background(), websiteID, uuid.NewString(), in, since, max)
+	got, err := s.CappedEndpoints(context.Background(), websiteID, uuid.NewString(), keyed(in), since, max)
 	noErr(t, "CappedEndpoints", err)
 	same(t, "CappedEndpoints", got, want)
 }
@@ -120,10 +120,10 @@ func testCappedSince(t *testing.T, s store.Store) {
 	n := create(t, s, notification(w.Website.ID))
 	_, err := s.StartSending(ctx, n.ID, at(5*time.Hour))
 	noErr(t, "StartSending", err)
-	noErr(t, "RecordResults", s.RecordResults(ctx, n.ID, sent(e[2])))
+	noErr(t, "RecordResults", recordResults(s, ctx, n.ID, sent(e[2])))
 	// Results of a send that never started (none in practice) don't count.
 	never := create(t, s, notification(w.Website.ID))
-	noErr(t, "RecordResults", s.RecordResults(ctx, never.ID, sent(e[3])))
+	noErr(t, "RecordResults", recordResults(s, ctx, never.ID, sent(e[3])))
 
 	f := func(since time.Time, want []string) {
 		t.Helper()
@@ -143,10 +143,10 @@ func testCappedExcludesTheSend(t *testing.T, s store.Store) {
 	e := endpoints(t, s, w.Website.ID, 2)
 	current := pastSend(t, s, w.Website.ID, at(time.Hour), false, sent(e[0], e[1])...)
 	pastSend(t, s, w.Website.ID, at(2*time.Hour), false, sent(e[1])...)
-	got, err := s.CappedEndpoints(ctx, w.Website.ID, current.ID, e, t0, 1)
+	got, err := s.CappedEndpoints(ctx, w.Website.ID, current.ID, keyed(e), t0, 1)
 	noErr(t, "CappedEndpoints", err)
 	same(t, "CappedEndpoints of the send itself", got, []string{e[1]})
-	got, err = s.CappedEndpoints(ctx, w.Website.ID, current.ID, e, t0, 2)
+	got, err = s.CappedEndpoints(ctx, w.Website.ID, current.ID, keyed(e), t0, 2)
 	noErr(t, "CappedEndpoints", err)
 	same(t, "CappedEndpoints of the send itself", got, nil)
 	wantCapped(t, s, w.Website.ID, e, t0, 2, []string{e[1]})
@@ -184,7 +184,7 @@ func testCappedLargeSends(t *testing.T, s store.Store) {
 
 // CappedFunc answers the frequency-cap question: the store's
 // CappedEndpoints, or an alternative a store's benchmark measures against it.
-type CappedFunc func(ctx context.Context, websiteID, notificationID string, endpointIDs []string, since time.Time, max int) ([]string, error)
+type CappedFunc func(ctx context.Context, websiteID, notificationID string, endpoints []store.ShardEndpoint, since time.Time, max int) ([]string, error)
 
 // The cap benchmark's history of BenchWebsite: CapBenchDays days of
 // CapBenchBroadcasts broadcasts a day to the whole audience of
@@ -227,7 +227,7 @@ func SeedCapHistory(b *testing.B, s store.Store) {
 		}
 		for len(ids) > 0 {
 			k := min(len(ids), 500)
-			if err := s.RecordResults(ctx, n.ID, sent(ids[:k]...)); err != nil {
+			if err := recordResults(s, ctx, n.ID, sent(ids[:k]...)); err != nil {
 				b.Fatal(err)
 			}
 			ids = ids[k:]
@@ -251,10 +251,11 @@ func SeedCapHistory(b *testing.B, s store.Store) {
 // (the longest window the API accepts).
 func BenchCapped(b *testing.B, capped CappedFunc) {
 	ctx := context.Background()
-	batch := make([]string, 500)
-	for i := range batch {
-		batch[i] = capBenchEndpoint(i * 3)
+	ids := make([]string, 500)
+	for i := range ids {
+		ids[i] = capBenchEndpoint(i * 3)
 	}
+	batch := keyed(ids)
 	for _, c := range []struct {
 		name  string
 		hours int
@@ -275,4 +276,37 @@ func BenchCapped(b *testing.B, capped CappedFunc) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(batch)), "ns/endpoint")
 		})
 	}
+}
+
+// UpgradeToLedger checks migration 39 on a store at the newest version:
+// rewind takes its schema back to version 38 (exec'd SQL: push_ledger
+// dropped, version 39 forgotten), and reopen opens it again, which runs
+// 39. The sent results a version 38 store kept in deliveries are then in
+// the push ledger (Undelivered finds them done, the frequency cap counts
+// them), failed ones stay in deliveries, and the sent result of an
+// endpoint that is gone is dropped.
+func UpgradeToLedger(t *testing.T, s store.Store, exec func(query string), reopen func() store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	e := endpoints(t, s, w.Website.ID, 4)
+	n := sending(t, s, w.Website.ID)
+	failed := make([]store.PushResult, 3)
+	for i := range failed {
+		failed[i] = store.PushResult{EndpointID: e[i], Outcome: store.OutcomeFailed}
+	}
+	noErr(t, "RecordResults", recordResults(s, ctx, n.ID, failed))
+	exec(`DROP TABLE push_ledger`)
+	exec(`DELETE FROM schema_migrations WHERE version = 39`)
+	// As version 38 kept them: e[0] and e[2] sent, e[1] failed; then e[2]
+	// is gone.
+	exec(fmt.Sprintf(`UPDATE deliveries SET outcome = 'sent' WHERE endpoint_id IN ('%s', '%s')`, e[0], e[2]))
+	exec(fmt.Sprintf(`DELETE FROM endpoints WHERE id = '%s'`, e[2]))
+	s = reopen()
+	got, err := s.Undelivered(ctx, n.ID, keyed(e))
+	noErr(t, "Undelivered", err)
+	same(t, "undelivered after the upgrade", got, []string{e[2], e[3]})
+	capped, err := s.CappedEndpoints(ctx, w.Website.ID, uuid.NewString(), keyed(e), t0, 1)
+	noErr(t, "CappedEndpoints", err)
+	same(t, "capped after the upgrade", capped, []string{e[0]})
+	same(t, "counters", counters(t, s, n.ID), store.Counters{Recipients: 3, Processed: 3, Failed: 3})
 }

@@ -278,7 +278,7 @@ func testJourneyMove(t *testing.T, s store.Store) {
 	if left, _ := s.ClaimTimers(ctx, at(3*time.Hour), time.Minute, 10); len(left) != 0 {
 		t.Fatalf("timers left %+v", left)
 	}
-	noErr(t, "RecordResults", s.RecordResults(ctx, n.ID, []store.PushResult{{EndpointID: p.EndpointID, Outcome: store.OutcomeSent}}))
+	noErr(t, "RecordResults", recordResults(s, ctx, n.ID, []store.PushResult{{EndpointID: p.EndpointID, Outcome: store.OutcomeSent}}))
 	stats, err := s.JourneyStepStats(ctx, w.Website.ID, j.ID)
 	noErr(t, "JourneyStepStats", err)
 	same(t, "stats", stats, map[string]store.JourneyStepStats{

@@ -484,7 +484,7 @@ func testErasePeople(t *testing.T, s store.Store) {
 	foreign := subscribe(t, s, subscription(other.Website.ID))
 
 	n := sending(t, s, w.Website.ID)
-	noErr(t, "RecordResults", s.RecordResults(ctx, n.ID, []store.PushResult{
+	noErr(t, "RecordResults", recordResults(s, ctx, n.ID, []store.PushResult{
 		{EndpointID: gone.EndpointID, Outcome: store.OutcomeSent}, {EndpointID: kept.EndpointID, Outcome: store.OutcomeSent}}))
 	_, err := s.RecordInteraction(ctx, w.Website.ID, n.ID, gone.EndpointID, store.InteractionClicked, at(time.Minute), nil)
 	noErr(t, "RecordInteraction", err)
@@ -496,7 +496,7 @@ func testErasePeople(t *testing.T, s store.Store) {
 	wantErr(t, "Person(erased)", err, store.ErrNotFound)
 	_, err = s.Endpoint(ctx, w.Website.ID, gone.EndpointID)
 	wantErr(t, "Endpoint(erased)", err, store.ErrNotFound)
-	left, err := s.Undelivered(ctx, n.ID, []string{gone.EndpointID, kept.EndpointID})
+	left, err := s.Undelivered(ctx, n.ID, keyed([]string{gone.EndpointID, kept.EndpointID}))
 	noErr(t, "Undelivered", err)
 	same(t, "push results left", left, []string{gone.EndpointID})
 	again, err := s.RecordInteraction(ctx, w.Website.ID, n.ID, gone.EndpointID, store.InteractionClicked, at(time.Minute), nil)

@@ -37,12 +37,12 @@ func testDeliveryTrouble(t *testing.T, s store.Store) {
 		{EndpointID: e[4], Outcome: store.OutcomePruned, Service: "apple"},
 		{EndpointID: e[5], Outcome: store.OutcomeFailed},
 	}
-	noErr(t, "RecordResults", s.RecordResults(ctx, first.ID, firsts))
-	noErr(t, "RecordResults(replay)", s.RecordResults(ctx, first.ID, []store.PushResult{
+	noErr(t, "RecordResults", recordResults(s, ctx, first.ID, firsts))
+	noErr(t, "RecordResults(replay)", recordResults(s, ctx, first.ID, []store.PushResult{
 		{EndpointID: e[1], Outcome: store.OutcomeFailed, Service: "wns"},
 		{EndpointID: e[3], Outcome: store.OutcomeFailed, Service: "mozilla"},
 	}))
-	unknown, err := s.RecordAllResults(ctx, map[string][]store.PushResult{
+	unknown, err := recordAllResults(s, ctx, map[string][]store.PushResult{
 		second.ID: {
 			{EndpointID: e[1], Outcome: store.OutcomeFailed, Service: "fcm"},
 			{EndpointID: e[3], Outcome: store.OutcomeSent, Service: "mozilla"},

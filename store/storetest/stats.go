@@ -214,10 +214,10 @@ func testStatsPruned(t *testing.T, s store.Store) {
 		{EndpointID: day2.EndpointID, Outcome: store.OutcomePruned},
 		{EndpointID: kept.EndpointID, Outcome: store.OutcomeSent},
 	}
-	noErr(t, "RecordResults", s.RecordResults(ctx, n.ID, results))
-	noErr(t, "RecordResults(replay)", s.RecordResults(ctx, n.ID, results))
+	noErr(t, "RecordResults", recordResults(s, ctx, n.ID, results))
+	noErr(t, "RecordResults(replay)", recordResults(s, ctx, n.ID, results))
 	// Another send's result for a pruned browser finds nothing to delete.
-	noErr(t, "RecordResults(another send)", s.RecordResults(ctx, create(t, s, notification(w.Website.ID)).ID, results[:1]))
+	noErr(t, "RecordResults(another send)", recordResults(s, ctx, create(t, s, notification(w.Website.ID)).ID, results[:1]))
 
 	got := activity(t, s, w.Website.ID, b)
 	same(t, "activity", got, store.Activity{Subscribers: 1, Start: 1, Spans: []store.ActivitySpan{
@@ -272,7 +272,7 @@ func testStatsConcurrentRemovals(t *testing.T, s store.Store) {
 		results = append(results, store.PushResult{EndpointID: res.EndpointID, Outcome: store.OutcomePruned})
 	}
 	errs := make(chan error, browsers+1)
-	go func() { errs <- s.RecordResults(ctx, n.ID, results) }()
+	go func() { errs <- recordResults(s, ctx, n.ID, results) }()
 	for _, in := range ins {
 		go func() {
 			_, err := s.DeleteSubscription(ctx, in.WebsiteID, in.Endpoint)

@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -166,7 +168,56 @@ func subscribe(t *testing.T, s store.Store, in store.SubscriptionInput) store.Su
 	if err != nil {
 		t.Fatalf("UpsertSubscription(%s): %v", in.Endpoint, err)
 	}
+	endpointShards.Store(res.EndpointID, store.ShardOf(res.SubscriberID))
 	return res
+}
+
+// endpointShards holds the shard of each endpoint subscribe registered
+// (its subscriber's, store.ShardOf), which a pusher passes with its
+// results and its checks (store.ShardEndpoint): recordResults and keyed
+// look it up, shard 0 for an endpoint it did not register.
+var endpointShards sync.Map
+
+// shardOf is the shard subscribe registered the endpoint in.
+func shardOf(endpointID string) int {
+	shard, _ := endpointShards.Load(endpointID)
+	n, _ := shard.(int)
+	return n
+}
+
+// keyed is the endpoints as a pusher names them (store.ShardEndpoint).
+func keyed(ids []string) []store.ShardEndpoint {
+	if ids == nil {
+		return nil
+	}
+	out := make([]store.ShardEndpoint, len(ids))
+	for i, id := range ids {
+		out[i] = store.ShardEndpoint{ID: id, Shard: shardOf(id)}
+	}
+	return out
+}
+
+// sharded is rs with each result's shard set, as a pusher's are.
+func sharded(rs []store.PushResult) []store.PushResult {
+	out := slices.Clone(rs)
+	for i := range out {
+		out[i].Shard = shardOf(out[i].EndpointID)
+	}
+	return out
+}
+
+// recordResults is s.RecordResults of the results, their shards set.
+func recordResults(s store.Store, ctx context.Context, notificationID string, rs []store.PushResult) error {
+	return s.RecordResults(ctx, notificationID, sharded(rs))
+}
+
+// recordAllResults is s.RecordAllResults of the results, their shards set.
+func recordAllResults(s store.Store, ctx context.Context, bySend map[string][]store.PushResult) ([]string, error) {
+	in := make(map[string][]store.PushResult, len(bySend))
+	for id, rs := range bySend {
+		in[id] = sharded(rs)
+	}
+	return s.RecordAllResults(ctx, in)
 }
 
 // notification returns a complete queued send of the website.

@@ -441,7 +441,7 @@ func testUnsubscribedWithoutEndpoints(t *testing.T, s store.Store) {
 
 	_, b := sub("")
 	n := create(t, s, notification(w.Website.ID))
-	noErr(t, "RecordResults", s.RecordResults(ctx, n.ID, []store.PushResult{{EndpointID: b.EndpointID, Outcome: store.OutcomePruned}}))
+	noErr(t, "RecordResults", recordResults(s, ctx, n.ID, []store.PushResult{{EndpointID: b.EndpointID, Outcome: store.OutcomePruned}}))
 	if !unsubscribed(b.SubscriberID) {
 		t.Fatal("subscriber without endpoints is not unsubscribed after pruning")
 	}

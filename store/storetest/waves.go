@@ -167,7 +167,7 @@ func testSoleShardDone(t *testing.T, s store.Store) {
 	w := listenedWebsite(t, s)
 	p := subscribe(t, s, subscription(w.Website.ID))
 	n := inWaves(t, s, w.Website.ID)
-	noErr(t, "RecordResults", s.RecordResults(ctx, n.ID, []store.PushResult{{EndpointID: p.EndpointID, Outcome: store.OutcomeSent}}))
+	noErr(t, "RecordResults", recordResults(s, ctx, n.ID, []store.PushResult{{EndpointID: p.EndpointID, Outcome: store.OutcomeSent}}))
 	mark := lastSeq(t, s)
 	finished, err := s.SoleShardDone(ctx, n.ID, at(2*time.Hour))
 	noErr(t, "SoleShardDone", err)

@@ -184,7 +184,7 @@ func testNotificationSent(t *testing.T, s store.Store) {
 	e := endpoints(t, s, w.Website.ID, 6)
 	mark := lastSeq(t, s) // after the subscriptions' events
 
-	noErr(t, "RecordResults", s.RecordResults(ctx, n.ID, []store.PushResult{
+	noErr(t, "RecordResults", recordResults(s, ctx, n.ID, []store.PushResult{
 		{EndpointID: e[0], Outcome: store.OutcomeSent},
 		{EndpointID: e[1], Outcome: store.OutcomeSent},
 		{EndpointID: e[2], Outcome: store.OutcomeFailed},
@@ -201,7 +201,7 @@ func testNotificationSent(t *testing.T, s store.Store) {
 	wantEvents(t, "events before the last shard", webhookEvents(t, s, mark), nil)
 
 	// Results recorded after the other shards but before the last count.
-	noErr(t, "RecordResults", s.RecordResults(ctx, n.ID, []store.PushResult{
+	noErr(t, "RecordResults", recordResults(s, ctx, n.ID, []store.PushResult{
 		{EndpointID: e[3], Outcome: store.OutcomeSent},
 		{EndpointID: e[4], Outcome: store.OutcomePruned},
 	}))
@@ -221,7 +221,7 @@ func testNotificationSent(t *testing.T, s store.Store) {
 			t.Fatalf("repeated ShardDone(shard %d) finished the send again", shard)
 		}
 	}
-	noErr(t, "RecordResults(late)", s.RecordResults(ctx, n.ID, []store.PushResult{{EndpointID: e[5], Outcome: store.OutcomeSent}}))
+	noErr(t, "RecordResults(late)", recordResults(s, ctx, n.ID, []store.PushResult{{EndpointID: e[5], Outcome: store.OutcomeSent}}))
 	_, err = s.ShardDone(ctx, n.ID, 0, at(4*time.Hour))
 	noErr(t, "ShardDone(after a late batch)", err)
 	wantEvents(t, "events after repeats", webhookEvents(t, s, mark), []store.WebhookEvent{first})
@@ -234,7 +234,7 @@ func testNotificationSentConcurrent(t *testing.T, s store.Store) {
 	n := sending(t, s, w.Website.ID)
 	e := endpoints(t, s, w.Website.ID, 4)
 	mark := lastSeq(t, s)
-	noErr(t, "RecordResults", s.RecordResults(context.Background(), n.ID, []store.PushResult{
+	noErr(t, "RecordResults", recordResults(s, context.Background(), n.ID, []store.PushResult{
 		{EndpointID: e[0], Outcome: store.OutcomeSent},
 		{EndpointID: e[1], Outcome: store.OutcomeFailed},
 		{EndpointID: e[2], Outcome: store.OutcomeFailed},
@@ -537,7 +537,7 @@ func testSubscriberUnsubscribed(t *testing.T, s store.Store) {
 	wantErr(t, "DeleteSubscription(another website's)", err, store.ErrNotFound)
 
 	n := sending(t, s, w.Website.ID)
-	noErr(t, "RecordResults", s.RecordResults(ctx, n.ID, []store.PushResult{{EndpointID: expiredRes.EndpointID, Outcome: store.OutcomePruned}}))
+	noErr(t, "RecordResults", recordResults(s, ctx, n.ID, []store.PushResult{{EndpointID: expiredRes.EndpointID, Outcome: store.OutcomePruned}}))
 	_, err = s.Endpoint(ctx, w.Website.ID, expiredRes.EndpointID)
 	wantErr(t, "Endpoint(pruned)", err, store.ErrNotFound)
 	gone, err := s.ErasePeople(ctx, w.Website.ID, []string{erasedRes.SubscriberID})
