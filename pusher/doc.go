@@ -8,7 +8,11 @@
 // Outcomes: 2xx sent; 404 and 410 expired (the subscription is pruned); 413
 // and other 4xx failed without retry; 429, 5xx and network errors retried,
 // then failed. A browser gets a notification once: endpoints that already
-// have a recorded result for the notification are skipped.
+// have a recorded result for the notification are skipped. The store keeps
+// a send's sent pushes as runs of one audience shard's endpoint ids (the
+// push ledger, one row per write, not one per push), so the pusher names
+// each recipient with its shard (store.ShardEndpoint, store.ShardOf of its
+// subscriber) in that check and in its results.
 //
 // Per push the pusher does what the bare webpush client does (parse the
 // subscription, encrypt, sign, send) plus its own bookkeeping, kept small:

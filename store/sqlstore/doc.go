@@ -101,9 +101,15 @@
 //   - 0009_webhooks: a webhook's key is the seq rowid on SQLite, its id on
 //     PostgreSQL (block keys).
 //   - 0007_json_text, 0010_search, 0014_key_scopes_json,
-//     0015_facets_byte_order: PostgreSQL's alone (jsonb to json, the
-//     trigram index, scopes to JSON, byte-order facets): SQLite already
-//     had what they make, or has no such index.
+//     0015_facets_byte_order, 0038_interactions_byte_order: PostgreSQL's
+//     alone (jsonb to json, the trigram index, scopes to JSON, byte-order
+//     facets and interactions' endpoint ids): SQLite already had what they
+//     make, or has no such index.
+//   - 0036_people_version: the version's one row and the triggers that
+//     move it (blocks id, bump).
+//   - 0039_push_ledger: the sent results moved from deliveries into the
+//     push ledger are joined into runs by string_agg on PostgreSQL,
+//     group_concat on SQLite (block move).
 //
 // SQLite numbered its versions on its own before the list: its 10–12 are
 // the list's 11–13, and it recorded nothing for 10, 14 and 15. Migrate
@@ -120,7 +126,7 @@
 //
 // Beyond those, an engine may only replace a query with one of its own
 // where a benchmark shows the generic one falls short on it. These are the
-// six hooks, all PostgreSQL's (store/postgres/fast_*.go); nil or "" is the
+// four hooks, all PostgreSQL's (store/postgres/fast_*.go); nil or "" is the
 // generic query, which SQLite runs:
 //
 //   - AudienceFrom: an audience page looks each endpoint's subscriber up by
