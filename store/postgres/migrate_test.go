@@ -196,7 +196,7 @@ func TestUpgradeFillsIn(t *testing.T) {
 func TestUpgradeToLedger(t *testing.T) {
 	dsn := testSchema(t)
 	s := openAt(t, dsn)
-	storetest.UpgradeToLedger(t, s, func(query string) {
+	storetest.UpgradeToLedger(t, s, "timestamptz", func(query string) {
 		t.Helper()
 		if _, err := s.pool.Exec(context.Background(), query); err != nil {
 			t.Fatalf("%s: %v", query, err)

@@ -54,7 +54,7 @@ func Open(ctx context.Context, dsn string, logger *slog.Logger) (*Store, error) 
 	// pgx prepares every statement, and after five runs PostgreSQL may keep
 	// one generic plan per connection for good, made for the tables as they
 	// were then. Tables that start empty and grow (endpoints while a site
-	// gathers subscribers, deliveries while a send goes out) then keep a
+	// gathers subscribers, push_ledger while a send goes out) then keep a
 	// sequential scan until an ANALYZE, which never comes where autovacuum
 	// is off: subscribing the 40,000th browser took a scan of the other
 	// 40,000 per statement. Planning each run costs a few microseconds.

@@ -85,8 +85,7 @@ func BenchmarkAudience(b *testing.B) {
 }
 
 // BenchmarkRecordResults records 500-result batches of one send, each batch
-// new (ledger: the sent ones a push ledger run each, the failed ones a
-// deliveries row each), a replayed batch (all duplicates), and batches
+// new (ledger: one push ledger run per bucket and outcome of the batch), a replayed batch (all duplicates), and batches
 // of different sends at once, as several pushers do (parallel).
 func BenchmarkRecordResults(b *testing.B) {
 	b.Run("ledger", func(b *testing.B) {

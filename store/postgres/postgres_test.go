@@ -192,19 +192,18 @@ func TestQueryPlans(t *testing.T) {
 	f("audience", sqlstore.AudienceSQL(dialect, false), "w", 1, "", 10, "")
 	f("audience of a topic", sqlstore.AudienceSQL(dialect, false), "w", 1, "", 10, "t")
 	f("audience of one endpoint", sqlstore.EndpointAudienceSQL, "w", 1, "", 10, "", "e")
-	f("undelivered", sqlstore.UndeliveredQuery(dialect), "n", []string{"a"})
-	f("push ledger", sqlstore.LedgerQuery, 1, 1, "a", "b")
-	f("frequency cap", sqlstore.CappedQuery, "w", time.Now(), "n", 1, "a", "b")
+	f("push ledger", sqlstore.LedgerQuery, 1, 1, "a", "b", "c")
+	f("frequency cap", sqlstore.CappedQuery, "w", time.Now(), "n", 1, "a", "b", "c")
 	f("last integration error", sqlstore.LastIntegrationErrorSQL, "w", "shopify")
 	// A report's count of failed and pruned pushes (it sorts its few
-	// groups) reads deliveries_trouble, not each send's every push.
+	// groups) reads push_ledger_trouble, not each send's every run.
 	rows, err := conn.Query(ctx, "EXPLAIN "+sqlstore.DeliveryTroubleQuery(dialect), "w", []string{"a"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil || !strings.Contains(strings.Join(plan, "\n"), "deliveries_trouble") {
-		t.Fatalf("delivery trouble does not read deliveries_trouble (%v):\n%s", err, strings.Join(plan, "\n"))
+	if err != nil || !strings.Contains(strings.Join(plan, "\n"), "push_ledger_trouble") {
+		t.Fatalf("delivery trouble does not read push_ledger_trouble (%v):\n%s", err, strings.Join(plan, "\n"))
 	}
 	// Attribution looks a person's browsers' interactions up by endpoint
 	// (interactions.endpoint_id and endpoints.id compare in one collation:
@@ -228,12 +227,11 @@ func TestQueryPlans(t *testing.T) {
 	}
 }
 
-// Undelivered looks each id of a batch up in deliveries, whatever the
-// statistics: the send's failed results so far are not read. deliveries
-// here holds 20,000 failed results of the send and was never analyzed,
-// as during a broadcast on a new store; a batch is 500 ids, half of them
-// recorded.
-func TestUndeliveredLooksEachIDUp(t *testing.T) {
+// A batch's check of the push ledger reads the runs of its own stretch of
+// the shard, not every run after it: push_ledger here holds 48 runs of
+// one send and shard, three in each of 16 buckets, never analyzed, as
+// during a broadcast on a new store; the batch is the ids of one run.
+func TestLedgerReadIsBounded(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t)
 	acc := store.Account{ID: "acc", OwnerEmail: "o@example.com", CreatedAt: time.Now()}
@@ -245,38 +243,41 @@ func TestUndeliveredLooksEachIDUp(t *testing.T) {
 	if err := s.CreateNotification(ctx, &n); err != nil {
 		t.Fatal(err)
 	}
-	results := make([]store.PushResult, 2000)
-	for b := range 10 {
+	id := func(write, i int) string { return fmt.Sprintf("%c%04d-%04d", "0123456789abcdef"[write%16], write, i) }
+	for w := range 48 {
+		results := make([]store.PushResult, 100)
 		for i := range results {
-			results[i] = store.PushResult{EndpointID: fmt.Sprintf("e-%d-%d", b, i), Outcome: store.OutcomeFailed}
+			results[i] = store.PushResult{EndpointID: id(w, i), Outcome: store.OutcomeSent}
 		}
 		if err := s.RecordResults(ctx, n.ID, results); err != nil {
 			t.Fatal(err)
 		}
 	}
-	var ids, want []string
-	for i := range 250 {
-		ids = append(ids, fmt.Sprintf("e-%d-%d", i%10, i*7), fmt.Sprintf("x-%d", i))
-		want = append(want, fmt.Sprintf("x-%d", i))
-	}
-	keys := make([]store.ShardEndpoint, len(ids))
-	for i, id := range ids {
-		keys[i] = store.ShardEndpoint{ID: id}
-	}
-	got, err := s.Undelivered(ctx, n.ID, keys)
-	if err != nil || !slices.Equal(got, want) {
-		t.Fatalf("Undelivered = %d ids, %v; want %d", len(got), err, len(want))
-	}
-	var plan []map[string]any
-	if err := s.pool.QueryRow(ctx, "EXPLAIN (ANALYZE, FORMAT JSON) "+sqlstore.UndeliveredQuery(dialect), n.ID, ids).Scan(&plan); err != nil {
+	var seq int64
+	if err := s.pool.QueryRow(ctx, `SELECT seq FROM notifications WHERE id = $1`, n.ID).Scan(&seq); err != nil {
 		t.Fatal(err)
 	}
-	// Every node reading deliveries' key returns at most one row a loop.
+	batch := []store.ShardEndpoint{{ID: id(5, 0)}, {ID: id(5, 50)}, {ID: id(5, 99)}, {ID: "5x"}}
+	got, err := s.Undelivered(ctx, n.ID, batch)
+	if err != nil || !slices.Equal(got, []string{"5x"}) {
+		t.Fatalf("Undelivered = %v, %v; want [5x]", got, err)
+	}
+	var plan []map[string]any
+	if err := s.pool.QueryRow(ctx, "EXPLAIN (ANALYZE, FORMAT JSON) "+sqlstore.LedgerQuery, seq, 0, id(5, 0), "5x", "6").Scan(&plan); err != nil {
+		t.Fatal(err)
+	}
+	// Bucket 5's runs from the batch's first id on: its own and the two
+	// written later (writes 21 and 37), not those of buckets 6 to f.
+	read := 0.0
 	walkPlan(plan, func(node map[string]any) {
-		if node["Index Name"] == "deliveries_pkey" && node["Actual Rows"].(float64) > 1 {
-			t.Fatalf("%s on deliveries_pkey read %v rows at once; want one lookup per id:\n%v", node["Node Type"], node["Actual Rows"], plan)
+		if node["Index Name"] == "push_ledger_pkey" {
+			removed, _ := node["Rows Removed by Filter"].(float64)
+			read += node["Actual Rows"].(float64) + removed
 		}
 	})
+	if read == 0 || read > 3 {
+		t.Fatalf("the ledger read %v runs; want at most 3:\n%v", read, plan)
+	}
 }
 
 // walkPlan calls f with every node of an EXPLAIN (FORMAT JSON) plan.

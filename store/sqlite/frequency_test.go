@@ -13,9 +13,9 @@ import (
 // key a send, never a scan of either table.
 func TestCappedQueryPlan(t *testing.T) {
 	s := openTest(t)
-	plan := queryPlan(t, s.r.db, "capped", sqlstore.CappedQuery, "w", 1, "n", 1, "a", "b")
+	plan := queryPlan(t, s.r.db, "capped", sqlstore.CappedQuery, "w", 1, "n", 1, "a", "b", "c")
 	for _, want := range []string{
-		"SEARCH c USING PRIMARY KEY (notification_seq=? AND shard=? AND last_endpoint>?)",
+		"SEARCH c USING PRIMARY KEY (notification_seq=? AND shard=? AND last_endpoint>? AND last_endpoint<?)",
 		"SEARCH n USING INDEX notifications_started (website_id=? AND started_at>?)",
 	} {
 		if !slices.Contains(plan, want) {

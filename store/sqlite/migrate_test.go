@@ -221,7 +221,7 @@ func TestUpgradeToLedger(t *testing.T) {
 		return s
 	}
 	s := open()
-	storetest.UpgradeToLedger(t, s, func(query string) {
+	storetest.UpgradeToLedger(t, s, "INTEGER", func(query string) {
 		t.Helper()
 		if _, err := s.w.db.ExecContext(context.Background(), query); err != nil {
 			t.Fatalf("%s: %v", query, err)

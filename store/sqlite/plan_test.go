@@ -48,11 +48,13 @@ func TestQueryPlans(t *testing.T) {
 	f("audience of a topic", sqlstore.AudienceSQL(dialect, false), "w", 1, "", 10, "t")
 	f("audience by external id", sqlstore.AudienceSQL(dialect, true), "w", 1, "", 10, "", `["a"]`)
 	f("audience of one endpoint", sqlstore.EndpointAudienceSQL, "w", 1, "", 10, "", "e")
-	f("undelivered", sqlstore.UndeliveredQuery(dialect), "n", `["a"]`)
-	f("push ledger", sqlstore.LedgerQuery, 1, 1, "a", "b")
+	f("push ledger", sqlstore.LedgerQuery, 1, 1, "a", "b", "c")
+	if plan := strings.Join(queryPlan(t, s.r.db, "push ledger", sqlstore.LedgerQuery, 1, 1, "a", "b", "c"), "\n"); plan != "SEARCH push_ledger USING PRIMARY KEY (notification_seq=? AND shard=? AND last_endpoint>? AND last_endpoint<?)" {
+		t.Fatalf("the push ledger is not read as one bounded range of its key:\n%s", plan)
+	}
 	f("delivery trouble", sqlstore.DeliveryTroubleQuery(dialect), "w", `["a"]`)
-	if plan := queryPlan(t, s.r.db, "delivery trouble", sqlstore.DeliveryTroubleQuery(dialect), "w", `["a"]`); !strings.Contains(strings.Join(plan, "\n"), "deliveries_trouble") {
-		t.Fatalf("delivery trouble does not read deliveries_trouble:\n%s", strings.Join(plan, "\n"))
+	if plan := queryPlan(t, s.r.db, "delivery trouble", sqlstore.DeliveryTroubleQuery(dialect), "w", `["a"]`); !strings.Contains(strings.Join(plan, "\n"), "push_ledger_trouble") {
+		t.Fatalf("delivery trouble does not read push_ledger_trouble:\n%s", strings.Join(plan, "\n"))
 	}
 	if plan := queryPlan(t, s.r.db, "last integration error", sqlstore.LastIntegrationErrorSQL, "w", "shopify"); strings.Join(plan, "\n") != "SEARCH integration_deliveries USING INDEX integration_deliveries_failed (website_id=? AND platform=?)" {
 		t.Fatalf("the last integration error does not read integration_deliveries_failed alone:\n%s", strings.Join(plan, "\n"))

@@ -93,8 +93,7 @@ func BenchmarkAudience(b *testing.B) {
 }
 
 // BenchmarkRecordResults records 500-result batches of one send, each batch
-// new (ledger: the sent ones a push ledger run each, the failed ones a
-// deliveries row each), and a replayed batch (all duplicates).
+// new (ledger: one push ledger run per bucket and outcome of the batch), and a replayed batch (all duplicates).
 func BenchmarkRecordResults(b *testing.B) {
 	b.Run("ledger", func(b *testing.B) {
 		s := benchStore(b)

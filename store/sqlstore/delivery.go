@@ -10,39 +10,44 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/relaybell/relaybell/store"
 )
 
 var _ store.Delivery = (*Store)(nil)
 
-// UndeliveredQuery is Undelivered's query of deliveries on d (the failed
-// and pruned results, a row each), for the engines' plan tests: it looks
-// each endpoint of the batch ($2) up in deliveries' primary key, whatever
-// the statistics say. Written as notification_seq = … AND endpoint_id =
-// ANY (the batch), it was planned by PostgreSQL, without statistics on
-// deliveries (a new store, or autovacuum not run yet), as a walk over
-// every result of the send so far, filtered against the batch: a cost per
-// batch that grew with the send. PostgreSQL never turns a scalar subquery
-// into a join, so both engines run this one once per id of the batch, a
-// lookup of the key (TestUndeliveredLooksEachIDUp, TestQueryPlans).
-func UndeliveredQuery(d Dialect) string {
-	return `SELECT value FROM (SELECT seq FROM notifications WHERE id = $1) AS n, ` + d.Elems("$2") + `
-		WHERE (SELECT true FROM deliveries WHERE notification_seq = n.seq AND endpoint_id = value)`
+// LedgerQuery reads the push ledger's runs of a send ($1: its seq) and
+// shard ($2) that meet the range of endpoint ids [$3, $4] ($5: the end of
+// $4's bucket, ledgerBucketEnd): one range of the ledger's key, the runs
+// whose last id is from $3 up to the end of $4's bucket, less those that
+// start after $4. A run never leaves its bucket, so no run past that
+// bound can meet the range; the read follows the batch's own stretch of
+// the shard, whatever the send's size (TestLedgerReadIsBounded,
+// TestQueryPlans).
+const LedgerQuery = `SELECT endpoints FROM push_ledger
+	WHERE notification_seq = $1 AND shard = $2 AND last_endpoint >= $3 AND last_endpoint < $5 AND first_endpoint <= $4`
+
+// ledgerBucket is the push ledger's bucket of an endpoint id: its first
+// character. A run holds ids of one bucket.
+func ledgerBucket(id string) string {
+	_, n := utf8.DecodeRuneInString(id)
+	return id[:n]
 }
 
-// LedgerQuery reads the push ledger's runs of a send ($1: its seq) and
-// shard ($2) that meet the range of endpoint ids [$3, $4]: one range of
-// the ledger's key, from last_endpoint >= $3, cut short by first_endpoint
-// <= $4. A shard's audience is read in endpoint id order, so a batch's
-// range meets the runs of the writes that recorded its own pushes and
-// those of its neighbours, not the runs before it (TestQueryPlans).
-const LedgerQuery = `SELECT endpoints FROM push_ledger
-	WHERE notification_seq = $1 AND shard = $2 AND last_endpoint >= $3 AND first_endpoint <= $4`
+// ledgerBucketEnd is the least string after every id of id's bucket: the
+// bucket's character, one up.
+func ledgerBucketEnd(id string) string {
+	r, _ := utf8.DecodeRuneInString(id)
+	if r == utf8.RuneError || r >= utf8.MaxRune {
+		return string(utf8.MaxRune)
+	}
+	return string(r + 1)
+}
 
 // Undelivered returns, in input order, the endpoint ids that have no
 // recorded result for the notification: no run of the push ledger holds
-// them (sent) and they have no deliveries row (failed, pruned).
+// them.
 func (s *Store) Undelivered(ctx context.Context, notificationID string, endpoints []store.ShardEndpoint) ([]string, error) {
 	if len(endpoints) == 0 {
 		return nil, nil
@@ -59,54 +64,38 @@ func (s *Store) Undelivered(ctx context.Context, notificationID string, endpoint
 	if err != nil {
 		return nil, fmt.Errorf("checking deliveries: %w", err)
 	}
-	done, err := s.recorded(ctx, s.db.Read(), seq, notificationID, endpoints, ids)
+	done, err := s.ledgerRecorded(ctx, s.db.Read(), seq, endpoints)
 	if err != nil {
 		return nil, fmt.Errorf("checking deliveries: %w", err)
 	}
 	return store.Without(ids, done), nil
 }
 
-// recorded returns which of the endpoints (ids: theirs, in the same
-// order) have a result recorded for the send: sent (the ledger's runs of
-// their shards) or failed or pruned (deliveries).
-func (s *Store) recorded(ctx context.Context, c Conn, seq int64, notificationID string, endpoints []store.ShardEndpoint, ids []string) (map[string]struct{}, error) {
-	done, err := s.ledgerSent(ctx, c, seq, endpoints)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := c.Query(ctx, UndeliveredQuery(s.d), notificationID, s.d.List(ids))
-	failed, err := collectIDSet(rows, err)
-	if err != nil {
-		return nil, err
-	}
-	maps.Copy(done, failed)
-	return done, nil
-}
-
-// ledgerSent returns which of the endpoints the push ledger holds as sent
-// for the send: each shard's runs that meet the range of the endpoints'
-// ids in that shard (LedgerQuery), one read a shard.
-func (s *Store) ledgerSent(ctx context.Context, c Conn, seq int64, endpoints []store.ShardEndpoint) (map[string]struct{}, error) {
-	sent := make(map[string]struct{})
+// ledgerRecorded returns which of the endpoints have a result of the send
+// in the push ledger: each shard's runs that meet the range of the
+// endpoints' ids in that shard (LedgerQuery), one read a shard.
+func (s *Store) ledgerRecorded(ctx context.Context, c Conn, seq int64, endpoints []store.ShardEndpoint) (map[string]struct{}, error) {
+	recorded := make(map[string]struct{})
 	for shard, ids := range byShard(endpoints) {
 		mine := make(map[string]struct{}, len(ids))
 		for _, id := range ids {
 			mine[id] = struct{}{}
 		}
-		rows, err := c.Query(ctx, LedgerQuery, seq, shard, slices.Min(ids), slices.Max(ids))
+		lo, hi := slices.Min(ids), slices.Max(ids)
+		rows, err := c.Query(ctx, LedgerQuery, seq, shard, lo, hi, ledgerBucketEnd(hi))
 		if err != nil {
 			return nil, err
 		}
 		err = eachRun(rows, func(id string) {
 			if _, ok := mine[id]; ok {
-				sent[id] = struct{}{}
+				recorded[id] = struct{}{}
 			}
 		})
 		if err != nil {
 			return nil, err
 		}
 	}
-	return sent, nil
+	return recorded, nil
 }
 
 // eachRun calls f with every endpoint id of the ledger's runs rows holds
@@ -191,7 +180,7 @@ func (s *Store) RecordAllResults(ctx context.Context, bySend map[string][]store.
 			if len(firsts[i]) == 0 {
 				continue
 			}
-			added, found, err := s.recordResults(ctx, tx, id, firsts[i], at)
+			added, found, err := s.recordResults(ctx, tx, id, firsts[i])
 			if err != nil {
 				return err
 			}
@@ -214,7 +203,7 @@ func (s *Store) RecordAllResults(ctx context.Context, bySend map[string][]store.
 	return unknown, nil
 }
 
-// ResultService is what deliveries.push_service keeps of a result: its
+// ResultService is what push_ledger.push_service keeps of a result: its
 // push service when it failed or was pruned (a report's delivery health),
 // "" (NULL) when it was sent or its service is unknown.
 func ResultService(r store.PushResult) string {
@@ -225,21 +214,20 @@ func ResultService(r store.PushResult) string {
 }
 
 // recordResults stores one send's results in tx (rs: one per endpoint,
-// sorted by endpoint id, as store.FirstResults returns them; the time at)
-// once per (notification, endpoint), and adds the new ones to the
-// notification's counters. It returns the new results, and false for an
-// unknown notification.
+// sorted by endpoint id, as store.FirstResults returns them) once per
+// (notification, endpoint), and adds the new ones to the notification's
+// counters. It returns the new results, and false for an unknown
+// notification.
 //
 // It first locks the notification's row, which the counters' UPDATE
 // would lock anyway: concurrent writes of one send's results (a
 // redelivered batch racing its first delivery) then run one after the
 // other, and each reads what the one before it recorded. The new results
-// are those recorded nowhere yet (recorded). The sent ones go to the push
-// ledger as one run a shard, whatever their number; the failed and
-// pruned ones to deliveries, a row each (with their push service:
-// ResultService), in one INSERT a (outcome, service); then one UPDATE of
-// the counters.
-func (s *Store) recordResults(ctx context.Context, tx Conn, notificationID string, rs []store.PushResult, at time.Time) ([]store.PushResult, bool, error) {
+// are those no run of the ledger holds yet (ledgerRecorded). They go to
+// the push ledger as one run per shard, bucket, outcome and push service
+// (ResultService), however many they are; then one UPDATE of the
+// counters.
+func (s *Store) recordResults(ctx context.Context, tx Conn, notificationID string, rs []store.PushResult) ([]store.PushResult, bool, error) {
 	var seq int64
 	err := tx.QueryRow(ctx, `SELECT seq FROM notifications WHERE id = $1 `+s.d.LockRows("NO KEY UPDATE"), notificationID).Scan(&seq)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -249,21 +237,20 @@ func (s *Store) recordResults(ctx context.Context, tx Conn, notificationID strin
 		return nil, false, err
 	}
 	endpoints := make([]store.ShardEndpoint, len(rs))
-	ids := make([]string, len(rs))
 	for i, r := range rs {
 		endpoints[i] = store.ShardEndpoint{ID: r.EndpointID, Shard: r.Shard}
-		ids[i] = r.EndpointID
 	}
-	done, err := s.recorded(ctx, tx, seq, notificationID, endpoints, ids)
+	done, err := s.ledgerRecorded(ctx, tx, seq, endpoints)
 	if err != nil {
 		return nil, false, err
 	}
-	type group struct {
+	type run struct {
+		shard   int
+		bucket  string
 		outcome int // in resultOutcomes
 		service string
 	}
-	sent := map[int][]string{} // shard -> endpoint ids
-	groups := map[group][]string{}
+	runs := map[run][]string{}
 	var added []store.PushResult
 	var counts [len(resultOutcomes)]int64
 	for _, r := range rs {
@@ -273,34 +260,25 @@ func (s *Store) recordResults(ctx context.Context, tx Conn, notificationID strin
 		added = append(added, r)
 		o := slices.Index(resultOutcomes[:], r.Outcome)
 		counts[o]++
-		if r.Outcome == store.OutcomeSent {
-			sent[r.Shard] = append(sent[r.Shard], r.EndpointID)
-			continue
-		}
-		g := group{o, ResultService(r)}
-		groups[g] = append(groups[g], r.EndpointID)
+		k := run{r.Shard, ledgerBucket(r.EndpointID), o, ResultService(r)}
+		runs[k] = append(runs[k], r.EndpointID)
 	}
 	if len(added) == 0 {
 		return nil, true, nil
 	}
-	for _, shard := range slices.Sorted(maps.Keys(sent)) {
-		ids := sent[shard]
+	for _, k := range slices.SortedFunc(maps.Keys(runs), func(a, b run) int {
+		return cmp.Or(cmp.Compare(a.shard, b.shard), strings.Compare(a.bucket, b.bucket),
+			cmp.Compare(a.outcome, b.outcome), strings.Compare(a.service, b.service))
+	}) {
+		ids := runs[k] // sorted, as rs is
 		packed, err := store.PackEndpoints(ids)
 		if err != nil {
 			return nil, false, err
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO push_ledger (notification_seq, shard, last_endpoint, first_endpoint, endpoints)
-			VALUES ($1, $2, $3, $4, $5)`, seq, shard, slices.Max(ids), slices.Min(ids), packed); err != nil {
-			return nil, false, err
-		}
-	}
-	for _, g := range slices.SortedFunc(maps.Keys(groups), func(a, b group) int {
-		return cmp.Or(cmp.Compare(a.outcome, b.outcome), strings.Compare(a.service, b.service))
-	}) {
-		// WHERE true: SQLite would read ON CONFLICT as the join's ON.
-		if _, err := tx.Exec(ctx, `INSERT INTO deliveries (notification_seq, endpoint_id, outcome, at, push_service)
-			SELECT $1, value, $2, $3, $5 FROM `+s.d.Elems("$4")+` WHERE true ON CONFLICT DO NOTHING`,
-			seq, resultOutcomes[g.outcome], s.time(at), s.d.List(groups[g]), nullString(g.service)); err != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO push_ledger
+			(notification_seq, shard, last_endpoint, first_endpoint, outcome, push_service, pushes, endpoints)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+			seq, k.shard, ids[len(ids)-1], ids[0], resultOutcomes[k.outcome], nullString(k.service), len(ids), packed); err != nil {
 			return nil, false, err
 		}
 	}

@@ -10,15 +10,16 @@ import (
 )
 
 // CappedQuery is CappedEndpoints' query, for the engines' plan tests and
-// benchmarks: the push ledger's runs of shard $4 that meet the range of
-// endpoint ids [$5, $6], of the website's ($1) other ($3)
-// non-transactional sends started since $2. The sends are picked first
-// (one range of notifications_started), and each one's runs are then one
-// range of the ledger's key, so the cost follows the recent sends and the
-// batch, not the table (TestCappedQueryPlan, TestQueryPlans). The runs
-// hold sent pushes only: failed and pruned ones are in deliveries.
+// benchmarks: the push ledger's sent runs of shard $4 that meet the range
+// of endpoint ids [$5, $6] ($7: the end of $6's bucket, as LedgerQuery),
+// of the website's ($1) other ($3) non-transactional sends started since
+// $2. The sends are picked first (one range of notifications_started),
+// and each one's runs are then one range of the ledger's key, so the cost
+// follows the recent sends and the batch, not the table
+// (TestCappedQueryPlan, TestQueryPlans).
 const CappedQuery = `SELECT c.endpoints FROM notifications n
-	JOIN push_ledger c ON c.notification_seq = n.seq AND c.shard = $4 AND c.last_endpoint >= $5 AND c.first_endpoint <= $6
+	JOIN push_ledger c ON c.notification_seq = n.seq AND c.shard = $4
+		AND c.last_endpoint >= $5 AND c.last_endpoint < $7 AND c.first_endpoint <= $6 AND c.outcome = 'sent'
 	WHERE n.website_id = $1 AND n.started_at >= $2 AND NOT n.transactional AND n.id <> $3`
 
 // CappedEndpoints returns, in input order, the ids of the endpoints that
@@ -42,8 +43,9 @@ func (s *Store) CappedEndpoints(ctx context.Context, websiteID, notificationID s
 		pushes[e.ID] = 0
 	}
 	for shard, ids := range byShard(endpoints) {
+		lo, hi := slices.Min(ids), slices.Max(ids)
 		rows, err := s.db.Read().Query(ctx, CappedQuery,
-			websiteID, s.time(since), notificationID, shard, slices.Min(ids), slices.Max(ids))
+			websiteID, s.time(since), notificationID, shard, lo, hi, ledgerBucketEnd(hi))
 		if err != nil {
 			return nil, fmt.Errorf("checking the frequency cap: %w", err)
 		}

@@ -500,15 +500,10 @@ func (s *Store) ErasePeople(ctx context.Context, websiteID string, ids []string)
 			found[i] = erased[i].ID
 		}
 		list := s.d.List(found)
-		// Results and interactions are keyed by notification first: one
-		// key lookup per (notification of the website, endpoint) pair
-		// rather than a scan of the biggest tables.
+		// Push results and interactions are keyed by notification first:
+		// lookups per (notification of the website, endpoint) pair rather
+		// than a scan of the biggest tables.
 		endpointsOf := `SELECT e.id FROM endpoints e WHERE ` + s.d.In("e.subscriber_id", "$2")
-		if _, err := tx.Exec(ctx, `DELETE FROM deliveries WHERE notification_seq IN
-				(SELECT seq FROM notifications WHERE website_id = $1)
-			AND endpoint_id IN (`+endpointsOf+`)`, websiteID, list); err != nil {
-			return err
-		}
 		if err := s.eraseFromLedger(ctx, tx, websiteID, list); err != nil {
 			return err
 		}
@@ -580,9 +575,9 @@ func (s *Store) eraseFromLedger(ctx context.Context, tx Conn, websiteID string, 
 		if err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `UPDATE push_ledger SET last_endpoint = $4, first_endpoint = $5, endpoints = $6
+		if _, err := tx.Exec(ctx, `UPDATE push_ledger SET last_endpoint = $4, first_endpoint = $5, endpoints = $6, pushes = $7
 			WHERE notification_seq = $1 AND shard = $2 AND last_endpoint = $3`,
-			r.seq, r.shard, r.last, slices.Max(kept), slices.Min(kept), packed); err != nil {
+			r.seq, r.shard, r.last, slices.Max(kept), slices.Min(kept), packed, len(kept)); err != nil {
 			return err
 		}
 	}

@@ -114,11 +114,11 @@ func (s *Store) ReportSent(ctx context.Context, websiteID, period string) (bool,
 }
 
 // DeliveryTroubleQuery is DeliveryTrouble's query on d, for the engines'
-// plan tests: it reads deliveries_trouble (migration 34), the few failed
-// and pruned rows of each send named, not its pushes sent.
+// plan tests: it reads push_ledger_trouble (migration 39), the failed and
+// pruned runs of each send named, not its runs sent.
 func DeliveryTroubleQuery(d Dialect) string {
-	return `SELECT COALESCE(d.push_service, ''), d.outcome, count(*)
-		FROM notifications n JOIN deliveries d ON d.notification_seq = n.seq AND d.outcome <> 'sent'
+	return `SELECT COALESCE(c.push_service, ''), c.outcome, sum(c.pushes)
+		FROM notifications n JOIN push_ledger c ON c.notification_seq = n.seq AND c.outcome <> 'sent'
 		WHERE n.website_id = $1 AND ` + d.In("n.id", "$2") + `
 		GROUP BY 1, 2`
 }

@@ -279,27 +279,32 @@ func BenchCapped(b *testing.B, capped CappedFunc) {
 }
 
 // UpgradeToLedger checks migration 39 on a store at the newest version:
-// rewind takes its schema back to version 38 (exec'd SQL: push_ledger
-// dropped, version 39 forgotten), and reopen opens it again, which runs
-// 39. The sent results a version 38 store kept in deliveries are then in
-// the push ledger (Undelivered finds them done, the frequency cap counts
-// them), failed ones stay in deliveries, and the sent result of an
-// endpoint that is gone is dropped.
-func UpgradeToLedger(t *testing.T, s store.Store, exec func(query string), reopen func() store.Store) {
+// rewind takes its schema back to version 38 (push_ledger dropped,
+// deliveries made again as version 38 had it, its at column of type
+// timeType, version 39 forgotten), and reopen opens it again, which runs
+// 39. The results a version 38 store kept in deliveries are then in the
+// push ledger: Undelivered finds them done, the frequency cap counts the
+// sent ones, a report counts the failed and pruned ones by push service,
+// those of an endpoint that is gone included.
+func UpgradeToLedger(t *testing.T, s store.Store, timeType string, exec func(query string), reopen func() store.Store) {
 	ctx := context.Background()
 	w := newWebsite(t, s)
 	e := endpoints(t, s, w.Website.ID, 4)
 	n := sending(t, s, w.Website.ID)
-	failed := make([]store.PushResult, 3)
-	for i := range failed {
-		failed[i] = store.PushResult{EndpointID: e[i], Outcome: store.OutcomeFailed}
-	}
-	noErr(t, "RecordResults", recordResults(s, ctx, n.ID, failed))
 	exec(`DROP TABLE push_ledger`)
 	exec(`DELETE FROM schema_migrations WHERE version = 39`)
-	// As version 38 kept them: e[0] and e[2] sent, e[1] failed; then e[2]
-	// is gone.
-	exec(fmt.Sprintf(`UPDATE deliveries SET outcome = 'sent' WHERE endpoint_id IN ('%s', '%s')`, e[0], e[2]))
+	exec(`CREATE TABLE deliveries (notification_seq bigint NOT NULL, endpoint_id text NOT NULL, outcome text NOT NULL,
+		at ` + timeType + ` NOT NULL, push_service text, PRIMARY KEY (notification_seq, endpoint_id))`)
+	row := func(endpointID, outcome, service string) {
+		exec(fmt.Sprintf(`INSERT INTO deliveries (notification_seq, endpoint_id, outcome, at, push_service)
+			SELECT seq, '%s', '%s', created_at, %s FROM notifications WHERE id = '%s'`, endpointID, outcome, service, n.ID))
+	}
+	// As version 38 kept them: e[0] and e[2] sent, e[1] failed, a browser
+	// pruned (gone since); then e[2] is gone too.
+	row(e[0], store.OutcomeSent, "NULL")
+	row(e[1], store.OutcomeFailed, "'fcm'")
+	row(e[2], store.OutcomeSent, "NULL")
+	row(uuid.NewString(), store.OutcomePruned, "'mozilla'")
 	exec(fmt.Sprintf(`DELETE FROM endpoints WHERE id = '%s'`, e[2]))
 	s = reopen()
 	got, err := s.Undelivered(ctx, n.ID, keyed(e))
@@ -308,5 +313,7 @@ func UpgradeToLedger(t *testing.T, s store.Store, exec func(query string), reope
 	capped, err := s.CappedEndpoints(ctx, w.Website.ID, uuid.NewString(), keyed(e), t0, 1)
 	noErr(t, "CappedEndpoints", err)
 	same(t, "capped after the upgrade", capped, []string{e[0]})
-	same(t, "counters", counters(t, s, n.ID), store.Counters{Recipients: 3, Processed: 3, Failed: 3})
+	trouble, err := s.DeliveryTrouble(ctx, w.Website.ID, []string{n.ID})
+	noErr(t, "DeliveryTrouble", err)
+	same(t, "delivery trouble after the upgrade", trouble, []store.ServiceTrouble{{Service: "fcm", Failed: 1}, {Service: "mozilla", Pruned: 1}})
 }

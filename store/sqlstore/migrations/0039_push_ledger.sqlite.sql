@@ -1,12 +1,13 @@
--- SQLite's block of 0039_push_ledger.sql: group_concat joins the ids of
--- each thousand of a send's shard, in byte order.
+-- SQLite's block of 0039_push_ledger.sql: group_concat joins each run's
+-- ids, in byte order.
 {{define "move"}}
-INSERT INTO push_ledger (notification_seq, shard, last_endpoint, first_endpoint, endpoints)
-SELECT notification_seq, shard, max(endpoint_id), min(endpoint_id),
+INSERT INTO push_ledger (notification_seq, shard, last_endpoint, first_endpoint, outcome, push_service, pushes, endpoints)
+SELECT notification_seq, shard, max(endpoint_id), min(endpoint_id), outcome, push_service, count(*),
 	group_concat(endpoint_id, char(10) ORDER BY endpoint_id)
-FROM (SELECT d.notification_seq, e.shard, d.endpoint_id,
-		(row_number() OVER (PARTITION BY d.notification_seq, e.shard ORDER BY d.endpoint_id) - 1) / 1000 AS part
-	FROM deliveries d JOIN endpoints e ON e.id = d.endpoint_id
-	WHERE d.outcome = 'sent') AS sent
-GROUP BY notification_seq, shard, part;
+FROM (SELECT d.notification_seq, coalesce(e.shard, -1) AS shard, d.endpoint_id, d.outcome, d.push_service,
+		substr(d.endpoint_id, 1, 1) AS bucket,
+		(row_number() OVER (PARTITION BY d.notification_seq, coalesce(e.shard, -1), substr(d.endpoint_id, 1, 1), d.outcome, d.push_service
+			ORDER BY d.endpoint_id) - 1) / 1000 AS part
+	FROM deliveries d LEFT JOIN endpoints e ON e.id = d.endpoint_id) AS r
+GROUP BY notification_seq, shard, bucket, outcome, push_service, part;
 {{end}}
