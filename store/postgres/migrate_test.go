@@ -203,3 +203,16 @@ func TestUpgradeToLedger(t *testing.T) {
 		}
 	}, func() store.Store { return openAt(t, dsn) })
 }
+
+// Deleting a website deletes its sends' push ledger.
+func TestLedgerGoesWithWebsite(t *testing.T) {
+	s := openTest(t)
+	storetest.LedgerGoesWithWebsite(t, s, func(query string) int64 {
+		t.Helper()
+		var n int64
+		if err := s.pool.QueryRow(context.Background(), query).Scan(&n); err != nil {
+			t.Fatalf("%s: %v", query, err)
+		}
+		return n
+	})
+}

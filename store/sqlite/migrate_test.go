@@ -231,3 +231,16 @@ func TestUpgradeToLedger(t *testing.T) {
 		return open()
 	})
 }
+
+// Deleting a website deletes its sends' push ledger.
+func TestLedgerGoesWithWebsite(t *testing.T) {
+	s := openTest(t)
+	storetest.LedgerGoesWithWebsite(t, s, func(query string) int64 {
+		t.Helper()
+		var n int64
+		if err := s.w.db.QueryRowContext(context.Background(), query).Scan(&n); err != nil {
+			t.Fatalf("%s: %v", query, err)
+		}
+		return n
+	})
+}

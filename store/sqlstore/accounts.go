@@ -197,10 +197,15 @@ func (s *Store) RevokeAPIKey(ctx context.Context, websiteID, id string, at time.
 }
 
 // DeleteWebsite deletes a website; its rows in every other table go with
-// it (ON DELETE CASCADE), and the definitions version moves (its settings
-// documents and on-site messages have no trigger).
+// it (ON DELETE CASCADE), its sends' push ledger (keyed by their seq,
+// with no foreign key) first, and the definitions version moves (its
+// settings documents and on-site messages have no trigger).
 func (s *Store) DeleteWebsite(ctx context.Context, id string) error {
 	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
+		if _, err := tx.Exec(ctx, `DELETE FROM push_ledger
+			WHERE notification_seq IN (SELECT seq FROM notifications WHERE website_id = $1)`, id); err != nil {
+			return err
+		}
 		if err := affected(tx.Exec(ctx, `DELETE FROM websites WHERE id = $1`, id)); err != nil {
 			return err
 		}

@@ -107,8 +107,8 @@
 //     make, or has no such index.
 //   - 0036_people_version: the version's one row and the triggers that
 //     move it (blocks id, bump).
-//   - 0039_push_ledger: the sent results moved from deliveries into the
-//     push ledger are joined into runs by string_agg on PostgreSQL,
+//   - 0039_push_ledger: the results moved from deliveries into the push
+//     ledger are joined into runs by string_agg on PostgreSQL,
 //     group_concat on SQLite (block move).
 //
 // SQLite numbered its versions on its own before the list: its 10–12 are

@@ -1,9 +1,11 @@
 package sqlstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -488,6 +490,11 @@ func (s *Store) TagPeople(ctx context.Context, websiteID string, ids []string, s
 func (s *Store) ErasePeople(ctx context.Context, websiteID string, ids []string) ([]store.Subscriber, error) {
 	var erased []store.Subscriber
 	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
+		// One erasure of the website at a time: each rewrites the push
+		// ledger's runs it read (eraseFromLedger).
+		if _, err := tx.Exec(ctx, `SELECT id FROM websites WHERE id = $1 `+s.d.LockRows("NO KEY UPDATE"), websiteID); err != nil {
+			return err
+		}
 		rows, err := tx.Query(ctx, `SELECT id, external_id FROM subscribers
 			WHERE website_id = $1 AND `+s.d.In("id", "$2")+` ORDER BY id `+s.d.ForUpdate(), websiteID, s.d.List(ids))
 		erased, err = CollectRows(rows, err, func(sub *store.Subscriber) []any { return []any{&sub.ID, textDest{&sub.ExternalID}} })
@@ -528,30 +535,46 @@ func (s *Store) ErasePeople(ctx context.Context, websiteID string, ids []string)
 
 // eraseFromLedger takes the endpoints of the people (list: subscriber
 // ids) out of the push ledger's runs of the website's sends: each run
-// that holds one (read by the endpoint's shard and range, one range of
-// the ledger's key a send) is written again without them, or deleted
-// when nothing is left of it.
+// that holds one is written again without them, or deleted when nothing
+// is left of it. A run is looked for in every shard, as an endpoint keeps
+// the runs of the shard it was in when it was pushed (its subscriber may
+// have changed since), each read bounded by the endpoint's bucket as
+// LedgerQuery's. The caller holds the website's row, so that two
+// erasures never write the same run from the same first reading.
 func (s *Store) eraseFromLedger(ctx context.Context, tx Conn, websiteID string, list any) error {
 	type run struct {
 		seq          int64
 		shard        int
 		last, packed string
 	}
-	rows, err := tx.Query(ctx, `SELECT DISTINCT c.notification_seq, c.shard, c.last_endpoint, c.endpoints
-		FROM notifications n
-		JOIN push_ledger c ON c.notification_seq = n.seq
-		JOIN endpoints e ON c.shard = e.shard AND c.last_endpoint >= e.id AND c.first_endpoint <= e.id
-		WHERE n.website_id = $1 AND e.website_id = $1 AND `+s.d.In("e.subscriber_id", "$2"), websiteID, list)
-	runs, err := CollectRows(rows, err, func(r *run) []any { return []any{&r.seq, &r.shard, &r.last, &r.packed} })
-	if err != nil || len(runs) == 0 {
-		return err
-	}
-	rows, err = tx.Query(ctx, `SELECT id FROM endpoints WHERE website_id = $1 AND `+s.d.In("subscriber_id", "$2"), websiteID, list)
+	rows, err := tx.Query(ctx, `SELECT id FROM endpoints WHERE website_id = $1 AND `+s.d.In("subscriber_id", "$2"), websiteID, list)
 	gone, err := collectIDSet(rows, err)
-	if err != nil {
+	if err != nil || len(gone) == 0 {
 		return err
 	}
-	for _, r := range runs {
+	type key struct {
+		seq   int64
+		shard int
+		last  string
+	}
+	found := map[key]run{}
+	for _, id := range slices.Sorted(maps.Keys(gone)) {
+		rows, err := tx.Query(ctx, `SELECT c.notification_seq, c.shard, c.last_endpoint, c.endpoints
+			FROM notifications n JOIN push_ledger c ON c.notification_seq = n.seq AND c.shard IN (`+allShards+`)
+				AND c.last_endpoint >= $2 AND c.last_endpoint < $3 AND c.first_endpoint <= $2
+			WHERE n.website_id = $1`, websiteID, id, ledgerBucketEnd(id))
+		runs, err := CollectRows(rows, err, func(r *run) []any { return []any{&r.seq, &r.shard, &r.last, &r.packed} })
+		if err != nil {
+			return err
+		}
+		for _, r := range runs {
+			found[key{r.seq, r.shard, r.last}] = r
+		}
+	}
+	for _, k := range slices.SortedFunc(maps.Keys(found), func(a, b key) int {
+		return cmp.Or(cmp.Compare(a.seq, b.seq), cmp.Compare(a.shard, b.shard), strings.Compare(a.last, b.last))
+	}) {
+		r := found[k]
 		var kept []string
 		removed := false
 		store.EachPackedEndpoint(r.packed, func(id string) {
@@ -583,6 +606,16 @@ func (s *Store) eraseFromLedger(ctx context.Context, tx Conn, websiteID string, 
 	}
 	return nil
 }
+
+// allShards lists every audience shard, 0 to store.Shards-1, for an IN
+// list that keeps each shard's read a range of the push ledger's key.
+var allShards = func() string {
+	ids := make([]string, store.Shards)
+	for i := range ids {
+		ids[i] = strconv.Itoa(i)
+	}
+	return strings.Join(ids, ", ")
+}()
 
 // Facets counts the website's people by attribute. Equal counts are in the
 // byte order of the values on both engines (PostgreSQL's columns are

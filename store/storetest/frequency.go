@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -305,6 +306,20 @@ func UpgradeToLedger(t *testing.T, s store.Store, timeType string, exec func(que
 	row(e[1], store.OutcomeFailed, "'fcm'")
 	row(e[2], store.OutcomeSent, "NULL")
 	row(uuid.NewString(), store.OutcomePruned, "'mozilla'")
+	// 1,500 failed pushes of browsers gone since, in two buckets: three
+	// runs (two of bucket f, split at a thousand ids, and one of bucket
+	// 0), which a report sums.
+	for from := 0; from < 1500; from += 250 {
+		var values []string
+		for i := from; i < from+250; i++ {
+			id := fmt.Sprintf("f%07d-gone", i)
+			if i%3 == 0 {
+				id = fmt.Sprintf("0%07d-gone", i)
+			}
+			values = append(values, fmt.Sprintf(`SELECT seq, '%s', 'failed', created_at, 'fcm' FROM notifications WHERE id = '%s'`, id, n.ID))
+		}
+		exec(`INSERT INTO deliveries (notification_seq, endpoint_id, outcome, at, push_service) ` + strings.Join(values, " UNION ALL "))
+	}
 	exec(fmt.Sprintf(`DELETE FROM endpoints WHERE id = '%s'`, e[2]))
 	s = reopen()
 	got, err := s.Undelivered(ctx, n.ID, keyed(e))
@@ -315,5 +330,24 @@ func UpgradeToLedger(t *testing.T, s store.Store, timeType string, exec func(que
 	same(t, "capped after the upgrade", capped, []string{e[0]})
 	trouble, err := s.DeliveryTrouble(ctx, w.Website.ID, []string{n.ID})
 	noErr(t, "DeliveryTrouble", err)
-	same(t, "delivery trouble after the upgrade", trouble, []store.ServiceTrouble{{Service: "fcm", Failed: 1}, {Service: "mozilla", Pruned: 1}})
+	same(t, "delivery trouble after the upgrade", trouble, []store.ServiceTrouble{{Service: "fcm", Failed: 1501}, {Service: "mozilla", Pruned: 1}})
+}
+
+// LedgerGoesWithWebsite checks that deleting a website deletes its sends'
+// push ledger (count: a SQL count of rows).
+func LedgerGoesWithWebsite(t *testing.T, s store.Store, count func(query string) int64) {
+	ctx := context.Background()
+	w, kept := newWebsite(t, s), newWebsite(t, s)
+	for _, site := range []string{w.Website.ID, kept.Website.ID} {
+		n := sending(t, s, site)
+		noErr(t, "RecordResults", recordResults(s, ctx, n.ID, sent(endpoints(t, s, site, 2)...)))
+	}
+	runs := `SELECT count(*) FROM push_ledger c JOIN notifications n ON n.seq = c.notification_seq WHERE n.website_id = '%s'`
+	all := count(`SELECT count(*) FROM push_ledger`)
+	before := count(fmt.Sprintf(runs, w.Website.ID))
+	if before == 0 || count(fmt.Sprintf(runs, kept.Website.ID)) == 0 {
+		t.Fatal("no runs recorded")
+	}
+	noErr(t, "DeleteWebsite", s.DeleteWebsite(ctx, w.Website.ID))
+	same(t, "runs left", count(`SELECT count(*) FROM push_ledger`), all-before)
 }

@@ -482,18 +482,21 @@ func testErasePeople(t *testing.T, s store.Store) {
 	gone := subscribe(t, s, in)
 	kept := subscribe(t, s, subscription(w.Website.ID))
 	foreign := subscribe(t, s, subscription(other.Website.ID))
-	// A browser in the erased one's shard: their sent pushes share a run
-	// of the push ledger, which the erasure writes again without the
-	// erased one.
+	// A browser whose id comes before the erased one's in its bucket,
+	// pushed (as the other's shard, where it was then): their sent pushes
+	// share a run of the push ledger, ending with the erased one, which
+	// the erasure writes again without it, under a new last id.
 	neighbour := subscribe(t, s, subscription(w.Website.ID))
-	for shardOf(neighbour.EndpointID) != shardOf(gone.EndpointID) {
+	for neighbour.EndpointID[0] != gone.EndpointID[0] || neighbour.EndpointID > gone.EndpointID {
 		neighbour = subscribe(t, s, subscription(w.Website.ID))
 	}
+	goneShard := shardOf(gone.EndpointID)
 
 	n := sending(t, s, w.Website.ID)
-	noErr(t, "RecordResults", recordResults(s, ctx, n.ID, []store.PushResult{
-		{EndpointID: gone.EndpointID, Outcome: store.OutcomeSent}, {EndpointID: kept.EndpointID, Outcome: store.OutcomeSent},
-		{EndpointID: neighbour.EndpointID, Outcome: store.OutcomeSent}}))
+	noErr(t, "RecordResults", s.RecordResults(ctx, n.ID, []store.PushResult{
+		{EndpointID: gone.EndpointID, Outcome: store.OutcomeSent, Shard: goneShard},
+		{EndpointID: kept.EndpointID, Outcome: store.OutcomeSent, Shard: shardOf(kept.EndpointID)},
+		{EndpointID: neighbour.EndpointID, Outcome: store.OutcomeSent, Shard: goneShard}}))
 	_, err := s.RecordInteraction(ctx, w.Website.ID, n.ID, gone.EndpointID, store.InteractionClicked, at(time.Minute), nil)
 	noErr(t, "RecordInteraction", err)
 
@@ -504,7 +507,8 @@ func testErasePeople(t *testing.T, s store.Store) {
 	wantErr(t, "Person(erased)", err, store.ErrNotFound)
 	_, err = s.Endpoint(ctx, w.Website.ID, gone.EndpointID)
 	wantErr(t, "Endpoint(erased)", err, store.ErrNotFound)
-	left, err := s.Undelivered(ctx, n.ID, keyed([]string{gone.EndpointID, kept.EndpointID, neighbour.EndpointID}))
+	left, err := s.Undelivered(ctx, n.ID, append(keyed([]string{gone.EndpointID, kept.EndpointID}),
+		store.ShardEndpoint{ID: neighbour.EndpointID, Shard: goneShard}))
 	noErr(t, "Undelivered", err)
 	same(t, "push results left", left, []string{gone.EndpointID})
 	again, err := s.RecordInteraction(ctx, w.Website.ID, n.ID, gone.EndpointID, store.InteractionClicked, at(time.Minute), nil)
