@@ -144,7 +144,11 @@ func TestDashboardComposerKeepsWork(t *testing.T) {
 	}
 
 	// Filled again, reloaded, sent: a reload then shows an empty form.
+	// (The form is kept by an effect after the paint: waited for, as a
+	// person's reload comes after it. Under the race detector the reload
+	// came first, and nothing was kept.)
 	role("textbox", "Title", "fill", "Spring sale")
+	waitFor(t, "the form kept again", func() bool { return strings.Contains(kept(), `"title":"Spring sale"`) })
 	b.reload("again", "compose", "New notification")
 	if got := role("textbox", "Title", "value"); got != "Spring sale" {
 		t.Fatalf("title after the second reload %q", got)
