@@ -228,7 +228,8 @@ func TestDashboardAutomations(t *testing.T) {
 		t.Fatalf("edited %v\nwant   %v", got, want)
 	}
 	waitFor(t, "the segment trigger in the list", func() bool {
-		b.d.page(`document.querySelector('main tbody tr').cells[2].textContent`, &main)
+		// The list may not be drawn yet: no row then, not an error.
+		b.d.page(`document.querySelector('main tbody tr')?.cells[2]?.textContent ?? ''`, &main)
 		return main == "Enters “Big spenders”"
 	})
 

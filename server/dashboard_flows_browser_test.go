@@ -52,7 +52,7 @@ func TestDashboardFlowsNotifications(t *testing.T) {
 	role("button", "Cancel send", "click") // the confirmation is accepted
 	waitFor(t, "the page to show the send canceled", func() bool {
 		var facts string
-		b.d.page(`document.querySelector('dl.facts').textContent`, &facts)
+		b.d.page(`document.querySelector('dl.facts')?.textContent ?? ''`, &facts) // not drawn yet: ''
 		return strings.Contains(facts, "Statuscanceled")
 	})
 	if n := role("button", "Cancel send", "count"); n != "0" {
