@@ -1,0 +1,6 @@
+//go:build !race
+
+package server
+
+// raceDetector tells the tests they run under the race detector.
+const raceDetector = false
