@@ -271,7 +271,7 @@ func (p *Pusher) Push(ctx context.Context, b Batch) error {
 	}
 	mine, others := p.claim(b.NotificationID, todo)
 	defer p.release(b.NotificationID, mine)
-	if err := p.pushAll(ctx, b, mine); err != nil {
+	if err := p.pushAll(ctx, b, keys, mine); err != nil {
 		return err
 	}
 	if len(others) == 0 {
@@ -350,8 +350,9 @@ func (p *Pusher) release(notificationID string, mine map[string]bool) {
 }
 
 // pushAll sends the batch's pushes to the endpoints in ids and waits until
-// their outcomes are recorded.
-func (p *Pusher) pushAll(ctx context.Context, b Batch, ids map[string]bool) error {
+// their outcomes are recorded. keys are the recipients' endpoints with
+// their shards, in the batch's order (Push made them once).
+func (p *Pusher) pushAll(ctx context.Context, b Batch, keys []store.ShardEndpoint, ids map[string]bool) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -369,7 +370,7 @@ func (p *Pusher) pushAll(ctx context.Context, b Batch, ids map[string]bool) erro
 	enc := content.PayloadEncoder(b.NotificationID)
 	var wg sync.WaitGroup
 	for i := range b.Recipients {
-		r := &b.Recipients[i]
+		r, shard := &b.Recipients[i], keys[i].Shard
 		if !ids[r.Endpoint.ID] {
 			continue
 		}
@@ -383,7 +384,7 @@ func (p *Pusher) pushAll(ctx context.Context, b Batch, ids map[string]bool) erro
 				return // not recorded: the batch will be pushed again
 			}
 			p.outcomeCounter(outcome).Inc()
-			result := store.PushResult{EndpointID: r.Endpoint.ID, Outcome: outcome, Service: service, Shard: store.ShardOf(r.Subscriber.ID)}
+			result := store.PushResult{EndpointID: r.Endpoint.ID, Outcome: outcome, Service: service, Shard: shard}
 			rec.add(b.NotificationID, result, analytics.Event{
 				Kind:           eventKind(outcome),
 				WebsiteID:      b.WebsiteID,

@@ -24,16 +24,20 @@ func Without(ids []string, done map[string]struct{}) []string {
 }
 
 // PackEndpoints is the push ledger's form of a run of endpoint ids (a
-// row's endpoints column): the ids in byte order, one a line. An id with
-// a line break in it cannot be kept so; endpoint ids are UUIDs.
+// row's endpoints column): ids, given in byte order as the stores hold
+// them (store.FirstResults sorts a batch), one a line. An id with a line
+// break in it, or ids out of order, cannot be kept so; endpoint ids are
+// UUIDs.
 func PackEndpoints(ids []string) (string, error) {
-	sorted := slices.Sorted(slices.Values(ids))
-	for _, id := range sorted {
+	for i, id := range ids {
 		if id == "" || strings.ContainsRune(id, '\n') {
 			return "", fmt.Errorf("endpoint id %q cannot be kept in the push ledger", id)
 		}
+		if i > 0 && ids[i-1] >= id {
+			return "", fmt.Errorf("endpoint ids %q and %q out of order for the push ledger", ids[i-1], id)
+		}
 	}
-	return strings.Join(sorted, "\n"), nil
+	return strings.Join(ids, "\n"), nil
 }
 
 // EachPackedEndpoint calls f with each id of a run PackEndpoints made.
