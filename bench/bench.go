@@ -207,6 +207,24 @@ func (r Result) String() string {
 		r.BusyCores, perPush(r.CPU), r.BareBusyCores, perPush(r.BareCPU), r.BareProtocols, paceString(r.Pace), r.Protocols)
 }
 
+// cpuPerPush is RelayBell's CPU per push in µs, every process but the
+// fake push service's.
+func (r Result) cpuPerPush() float64 {
+	var cpu float64
+	for name, sec := range r.CPU {
+		if name != "fakepush" {
+			cpu += sec
+		}
+	}
+	return cpu / float64(r.Audience) * 1e6
+}
+
+// bareCPUPerPush is the CPU per push in µs of the bare sender run beside
+// the broadcast, or 0 if it did not run.
+func (r Result) bareCPUPerPush() float64 {
+	return r.BareCPU["bench"] / float64(r.Audience) * 1e6
+}
+
 func paceString(p [10]float64) string {
 	s := make([]string, len(p))
 	for i, v := range p {
@@ -438,7 +456,9 @@ func runOne(ctx context.Context, cfg Config, mode string, n int) (Result, error)
 		r.BarePerSec = float64(n) / r.Bare.Seconds()
 		r.Ratio = r.PushesPerSec / r.BarePerSec
 		if len(rounds) > 1 {
-			fmt.Fprintf(cfg.Log, "%s %d: round %d of %d: ratio %.2f, first push %s\n", mode, n, i+1, len(rounds), r.Ratio, r.FirstPush.Round(time.Millisecond))
+			fmt.Fprintf(cfg.Log, "%s %d: round %d of %d: ratio %.2f, first push %s, CPU per push %.0fµs (postgres %.0f), bare sender %.0fµs\n",
+				mode, n, i+1, len(rounds), r.Ratio, r.FirstPush.Round(time.Millisecond),
+				r.cpuPerPush(), r.CPU["postgres"]/float64(n)*1e6, r.bareCPUPerPush())
 		}
 	}
 	return medianRound(rounds), nil

@@ -516,17 +516,11 @@ func Table(peers []PeerResult, results []Result) string {
 			if r.Audience != n {
 				continue
 			}
-			var cpu float64
-			for name, sec := range r.CPU {
-				if name != "fakepush" {
-					cpu += sec
-				}
-			}
-			cpu = cpu / float64(n) * 1e6
+			cpu := r.cpuPerPush()
 			fmt.Fprintf(&sb, "| RelayBell %s, every process | %.0f | %.0f | %s | %.0f | %s |\n", r.Mode, r.PushesPerSec, cpu,
 				times(cpu), r.CPU["fakepush"]/float64(n)*1e6, protocolString(r.Protocols))
 			summary[r.Mode] = fmt.Sprintf("%.0f", cpu)
-			if bare := r.BareCPU["bench"] / float64(n) * 1e6; bare > 0 {
+			if bare := r.bareCPUPerPush(); bare > 0 {
 				notes = append(notes, fmt.Sprintf("RelayBell %s ÷ the bare sender run beside it: %.2f (%.0f µs)", r.Mode, cpu/bare, bare))
 			}
 		}

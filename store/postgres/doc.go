@@ -9,10 +9,12 @@
 //
 // Times are timestamptz, kept to the microsecond (the store rounds every
 // time it writes) and returned in UTC; JSON is jsonb or json, which may
-// reformat a document but not change it. Every statement is planned for
-// the tables as they are when it runs (plan_cache_mode force_custom_plan
-// unless the DSN says otherwise), and JIT compilation is off: the store's
-// queries are short, and compiling cost more than it saved.
+// reformat a document but not change it. A statement's generic plan is
+// kept where it costs no more than planning each run (plan_cache_mode
+// auto unless the DSN says otherwise), and each connection forgets its
+// statements at doubling intervals so that a kept plan never outlives the
+// tables it was made for by long (plans.go). JIT compilation is off: the
+// store's queries are short, and compiling cost more than it saved.
 //
 // Only the composition root and tests import this package.
 package postgres

@@ -51,17 +51,18 @@ func Open(ctx context.Context, dsn string, logger *slog.Logger) (*Store, error) 
 	if _, set := cfg.ConnConfig.RuntimeParams["jit"]; !set {
 		cfg.ConnConfig.RuntimeParams["jit"] = "off"
 	}
-	// pgx prepares every statement, and after five runs PostgreSQL may keep
-	// one generic plan per connection for good, made for the tables as they
-	// were then. Tables that start empty and grow (endpoints while a site
-	// gathers subscribers, push_ledger while a send goes out) then keep a
-	// sequential scan until an ANALYZE, which never comes where autovacuum
-	// is off: subscribing the 40,000th browser took a scan of the other
-	// 40,000 per statement. Planning each run costs a few microseconds.
+	// Statements are prepared on each connection, and PostgreSQL keeps a
+	// generic plan of one after five runs when it costs no more than
+	// planning each run (plan_cache_mode auto, unless the DSN says
+	// otherwise); each connection forgets its statements at doubling
+	// intervals so that no kept plan outlives the tables it was made for
+	// by long (planRefresh, plans.go).
 	if _, set := cfg.ConnConfig.RuntimeParams["plan_cache_mode"]; !set {
-		cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
+		cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "auto"
 	}
+	cfg.PrepareConn = plans.prepare
 	cfg.AfterConnect = func(_ context.Context, c *pgx.Conn) error {
+		plans.start(c)
 		// Times come back in UTC, as the store.Store interface speaks them.
 		c.TypeMap().RegisterType(&pgtype.Type{
 			Name: "timestamptz", OID: pgtype.TimestamptzOID,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/relaybell/relaybell/audience/audiencebench"
@@ -69,10 +70,17 @@ func seedRows(b testing.TB, s *Store, rows []storetest.SeedRow) {
 // endpoint), then the walk once the table is rewritten in audience order
 // (CLUSTER, an operator's maintenance step, not something the store does).
 func BenchmarkAudience(b *testing.B) {
-	s := benchStore(b)
+	app := "audiencebench-" + uuid.NewString()[:8]
+	s := openAt(b, testSchema(b)+"&application_name="+app)
+	storetest.BenchSetup(b, s)
 	const total = 100_000
 	seedAudience(b, s, total)
 	storetest.BenchAudience(b, s, total)
+	b.Run("all-pg-cpu", func(b *testing.B) {
+		before := backendCPU(b, s, app)
+		storetest.BenchWalk(b, s, total)
+		b.ReportMetric(float64((backendCPU(b, s, app)-before).Microseconds())/float64(b.N*total), "pg-cpu-µs/recipient")
+	})
 	b.Run("all-clustered", func(b *testing.B) {
 		ctx := context.Background()
 		for _, q := range []string{"CLUSTER endpoints USING endpoints_audience", "ANALYZE endpoints"} {

@@ -1,0 +1,96 @@
+package postgres
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/relaybell/relaybell/store/storetest"
+)
+
+// preparedNames lists the statements prepared on c, but the one asking.
+func preparedNames(t *testing.T, c *pgx.Conn) []string {
+	t.Helper()
+	const ask = `SELECT name FROM pg_prepared_statements WHERE statement NOT LIKE '%pg_prepared_statements%' ORDER BY name`
+	rows, err := c.Query(context.Background(), ask, pgx.QueryExecModeSimpleProtocol)
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return names
+}
+
+// A connection forgets its prepared statements first p.first after it
+// connected, then at doubling intervals up to p.most, and not between.
+func TestPlanRefresh(t *testing.T) {
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, storetest.PostgresDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(ctx) })
+	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	p := planRefresh{first: time.Second, most: 5 * time.Second, now: func() time.Time { return at }}
+	p.start(c)
+	use := func() {
+		t.Helper()
+		var n int
+		if err := c.QueryRow(ctx, `SELECT $1::int + 1`, 1).Scan(&n); err != nil || n != 2 {
+			t.Fatalf("query: %d, %v", n, err)
+		}
+	}
+	// step moves the clock by d and hands the connection out as the pool
+	// does; it reports whether the connection forgot its statements.
+	step := func(d time.Duration) bool {
+		t.Helper()
+		use()
+		if len(preparedNames(t, c)) != 1 {
+			t.Fatalf("prepared before the step: %v, want the one query", preparedNames(t, c))
+		}
+		at = at.Add(d)
+		ok, err := p.prepare(ctx, c)
+		if !ok || err != nil {
+			t.Fatalf("prepare: %v, %v", ok, err)
+		}
+		return len(preparedNames(t, c)) == 0
+	}
+	var got []bool
+	for _, d := range []time.Duration{999 * time.Millisecond, time.Millisecond, // forgets at 1s
+		1999 * time.Millisecond, time.Millisecond, // then 2s later
+		3 * time.Second, time.Second, // then 4s later
+		4999 * time.Millisecond, time.Millisecond, // then at most 5s apart
+		5 * time.Second} {
+		got = append(got, step(d))
+	}
+	want := []bool{false, true, false, true, false, true, false, true, true}
+	if !slices.Equal(got, want) {
+		t.Fatalf("forgot at steps %v, want %v", got, want)
+	}
+	// The statement is prepared again when next used, and answers.
+	use()
+	if names := preparedNames(t, c); len(names) != 1 {
+		t.Fatalf("prepared after a refresh and a use: %v", names)
+	}
+}
+
+// A connection the pool hands out gets the refresh: statements prepared on
+// it are forgotten once its time has come.
+func TestPoolRefreshesPlans(t *testing.T) {
+	s := openAt(t, testSchema(t))
+	if s.pool.Config().PrepareConn == nil {
+		t.Fatal("the pool has no PrepareConn")
+	}
+	ctx := context.Background()
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	age, ok := conn.Conn().PgConn().CustomData()[planKey].(*planAge)
+	if !ok || age.every != plans.first || age.next.IsZero() {
+		t.Fatalf("a pooled connection's plan age: %+v, %v", age, ok)
+	}
+}
