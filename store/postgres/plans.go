@@ -19,7 +19,7 @@ import (
 // change (an ANALYZE, which autovacuum runs as a table grows, or DDL).
 // Where autovacuum is off, a plan made while a table was small kept a
 // sequential scan as it grew: the batch of registrations that looks its
-// browsers up by URL read the whole endpoints table (a quarter more time
+// browsers up by URL read the whole endpoints table (two fifths more time
 // to subscribe 100,000 browsers in the cluster bench, docs/scale-out.md).
 // Planning each run instead (force_custom_plan) made planning about half
 // of PostgreSQL's CPU for an event, a fifth for a push.
