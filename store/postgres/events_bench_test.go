@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/relaybell/relaybell/analytics"
 	"github.com/relaybell/relaybell/events"
 	"github.com/relaybell/relaybell/store"
@@ -69,9 +67,7 @@ func BenchmarkTrackPeople(b *testing.B) {
 			name += "/views"
 		}
 		b.Run(name, func(b *testing.B) {
-			app := "trackbench-" + uuid.NewString()[:8]
-			s := openAt(b, testSchema(b)+"&application_name="+app)
-			storetest.BenchSetup(b, s)
+			s, app := benchStoreAs(b, "trackbench")
 			for i := range people {
 				if _, err := s.UpsertSubscription(ctx, store.SubscriptionInput{WebsiteID: storetest.BenchWebsite,
 					Endpoint: "https://push.example/p-" + strconv.Itoa(i), P256dh: "BP256", Auth: "auth",
@@ -132,9 +128,7 @@ func BenchmarkLastInteractions(b *testing.B) {
 	const people, sends, perBatch = 256, 20, 16
 	for _, name := range []string{"alone", "batch"} {
 		b.Run(name, func(b *testing.B) {
-			app := "sendsbench-" + uuid.NewString()[:8]
-			s := openAt(b, testSchema(b)+"&application_name="+app)
-			storetest.BenchSetup(b, s)
+			s, app := benchStoreAs(b, "sendsbench")
 			now := time.Now()
 			ns := make([]store.Notification, sends)
 			for i := range ns {

@@ -25,6 +25,17 @@ func benchStore(b testing.TB) *Store {
 	return s
 }
 
+// benchStoreAs is benchStore on connections named for the benchmark
+// (application_name, a prefix and a random suffix), so that backendCPU
+// reads its PostgreSQL backends' CPU; it returns the name.
+func benchStoreAs(b testing.TB, prefix string) (*Store, string) {
+	b.Helper()
+	app := prefix + "-" + uuid.NewString()[:8]
+	s := openAt(b, testSchema(b)+"&application_name="+app)
+	storetest.BenchSetup(b, s)
+	return s, app
+}
+
 // seedAudience loads storetest.SeedRows(n) with COPY, in arrival order
 // (endpoint ids random).
 func seedAudience(b testing.TB, s *Store, n int) {
@@ -70,9 +81,7 @@ func seedRows(b testing.TB, s *Store, rows []storetest.SeedRow) {
 // endpoint), then the walk once the table is rewritten in audience order
 // (CLUSTER, an operator's maintenance step, not something the store does).
 func BenchmarkAudience(b *testing.B) {
-	app := "audiencebench-" + uuid.NewString()[:8]
-	s := openAt(b, testSchema(b)+"&application_name="+app)
-	storetest.BenchSetup(b, s)
+	s, app := benchStoreAs(b, "audiencebench")
 	const total = 100_000
 	seedAudience(b, s, total)
 	storetest.BenchAudience(b, s, total)

@@ -65,9 +65,7 @@ func BenchmarkRegisterCPU(b *testing.B) {
 			name += "-batch" + strconv.Itoa(bc.batch)
 		}
 		b.Run(name, func(b *testing.B) {
-			app := "regbench-" + uuid.NewString()[:8]
-			s := openAt(b, testSchema(b)+"&application_name="+app)
-			storetest.BenchSetup(b, s)
+			s, app := benchStoreAs(b, "regbench")
 			input := func(i int) store.SubscriptionInput {
 				in := store.SubscriptionInput{WebsiteID: storetest.BenchWebsite, P256dh: "BP256", Auth: "auth",
 					Endpoint: "https://push.example/" + uuid.NewString(), Device: "desktop", UserAgent: "Chrome",
