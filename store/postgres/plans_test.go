@@ -16,6 +16,9 @@ func preparedNames(t *testing.T, c *pgx.Conn) []string {
 	t.Helper()
 	const ask = `SELECT name FROM pg_prepared_statements WHERE statement NOT LIKE '%pg_prepared_statements%' ORDER BY name`
 	rows, err := c.Query(context.Background(), ask, pgx.QueryExecModeSimpleProtocol)
+	if err != nil {
+		t.Fatal(err)
+	}
 	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
 		t.Fatal(err)
@@ -77,20 +80,40 @@ func TestPlanRefresh(t *testing.T) {
 }
 
 // A connection the pool hands out gets the refresh: statements prepared on
-// it are forgotten once its time has come.
+// it are forgotten when the pool hands it out once its time has come, and
+// not before.
 func TestPoolRefreshesPlans(t *testing.T) {
-	s := openAt(t, testSchema(t))
-	if s.pool.Config().PrepareConn == nil {
-		t.Fatal("the pool has no PrepareConn")
-	}
+	s := openAt(t, testSchema(t)+"&pool_max_conns=1") // one connection: the same each time
 	ctx := context.Background()
-	conn, err := s.pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
+	// acquire hands the connection out, runs a prepared statement on it
+	// and returns how many statements it held before that.
+	acquire := func(past bool) int {
+		t.Helper()
+		conn, err := s.pool.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Release()
+		c := conn.Conn()
+		held := len(preparedNames(t, c))
+		var n int
+		if err := c.QueryRow(ctx, `SELECT $1::int + 1`, 1).Scan(&n); err != nil || n != 2 {
+			t.Fatalf("query: %d, %v", n, err)
+		}
+		age, ok := c.PgConn().CustomData()[planKey].(*planAge)
+		if !ok {
+			t.Fatal("a pooled connection has no plan age")
+		}
+		if past {
+			age.next = time.Now().Add(-time.Millisecond)
+		}
+		return held
 	}
-	defer conn.Release()
-	age, ok := conn.Conn().PgConn().CustomData()[planKey].(*planAge)
-	if !ok || age.every != plans.first || age.next.IsZero() {
-		t.Fatalf("a pooled connection's plan age: %+v, %v", age, ok)
+	acquire(false)
+	if held := acquire(true); held == 0 {
+		t.Fatal("the connection forgot its statements before its time")
+	}
+	if held := acquire(false); held != 0 {
+		t.Fatalf("the connection held %d statements once its time had come", held)
 	}
 }
