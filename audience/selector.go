@@ -126,6 +126,13 @@ func (s *Selector) Selects(sub *store.Subscriber) bool {
 	return true
 }
 
+// ReadsSubscribers reports whether Selects reads a subscriber's fields:
+// whether the target has filters or segments. Without, it selects every
+// recipient the store query (Query) returns.
+func (s *Selector) ReadsSubscribers() bool {
+	return len(s.include) > 0 || len(s.exclude) > 0
+}
+
 // Attributes is what the filter engine sees of a subscriber.
 func Attributes(sub *store.Subscriber) filter.Attributes {
 	return filter.Attributes{

@@ -139,6 +139,11 @@ type sendPlan struct {
 	// waves is how a send in waves picks each wave's browsers; nil for a
 	// send that goes out at once.
 	waves *notification.WavePlan
+	// lean is set when nothing reads a recipient's subscriber but its id
+	// and language: no filter or segment, no waves, no merge tag. The
+	// audience is then walked without the subscribers
+	// (store.AudienceQuery's Lean).
+	lean bool
 }
 
 // New returns a fan-out role.
@@ -391,6 +396,10 @@ func (f *Fanout) plan(ctx context.Context, n store.Notification, site *store.Web
 	if p.target, err = audience.CompileStored(ctx, f.store, n.WebsiteID, n.Target); err != nil {
 		return nil, err
 	}
+	// Content that does not decode is the pusher's to fail on (a send in
+	// waves fails here); the walk reads the subscribers meanwhile.
+	content, contentErr := notification.DecodeContent(n.Content)
+	p.lean = contentErr == nil && !content.Merges() && !p.target.ReadsSubscribers() && n.Waves == 0
 	if !n.Transactional || n.Waves > 0 {
 		var w store.Website
 		if site != nil && site.ID == n.WebsiteID {
@@ -402,11 +411,10 @@ func (f *Fanout) plan(ctx context.Context, n store.Notification, site *store.Web
 			p.cap = w.Settings.FrequencyCap
 		}
 		if n.Waves > 0 {
-			c, err := notification.DecodeContent(n.Content)
-			if err != nil || n.StartedAt == nil {
-				return nil, fmt.Errorf("%w: content of a send in waves: %v", audience.ErrUnreadableTarget, err)
+			if contentErr != nil || n.StartedAt == nil {
+				return nil, fmt.Errorf("%w: content of a send in waves: %v", audience.ErrUnreadableTarget, contentErr)
 			}
-			if p.waves = notification.NewWavePlan(c, w.Timezone, *n.StartedAt); p.waves == nil {
+			if p.waves = notification.NewWavePlan(content, w.Timezone, *n.StartedAt); p.waves == nil {
 				return nil, fmt.Errorf("%w: a send in waves without a wave plan", audience.ErrUnreadableTarget)
 			}
 		}
@@ -609,7 +617,9 @@ func (f *Fanout) expand(ctx context.Context, x expansion) error {
 				break
 			}
 		}
-		page, err := f.store.Audience(ctx, a.Query(shard, after, int(pageSize)))
+		q := a.Query(shard, after, int(pageSize))
+		q.Lean = p.lean
+		page, err := f.store.Audience(ctx, q)
 		if err != nil {
 			f.held.Release(pageSize)
 			fail(fmt.Errorf("reading audience: %w", err))

@@ -52,6 +52,17 @@ type countingStore struct {
 	*storesqlite.Store
 	websites  atomic.Int64
 	capChecks atomic.Int64
+	// Audience pages read lean (store.AudienceQuery's Lean) and not.
+	leanPages, fullPages atomic.Int64
+}
+
+func (s *countingStore) Audience(ctx context.Context, q store.AudienceQuery) ([]store.Recipient, error) {
+	if q.Lean {
+		s.leanPages.Add(1)
+	} else {
+		s.fullPages.Add(1)
+	}
+	return s.Store.Audience(ctx, q)
 }
 
 func (s *countingStore) Website(ctx context.Context, id string) (store.Website, error) {
@@ -730,5 +741,84 @@ func TestNamedPeopleSendRedoneAfterAFailure(t *testing.T) {
 	}
 	if len(handed) != len(want) {
 		t.Errorf("handed %v, want the browsers of %v only", handed, want)
+	}
+}
+
+// A send whose target has no filter, whose content has no merge tag and
+// that goes out at once walks its audience lean (store.AudienceQuery's
+// Lean): its batches hold each browser's subscriber id and language and
+// nothing else of the subscriber. A filter, a segment, a merge tag or
+// waves read the whole subscriber, and every send reaches the same
+// browsers either way.
+func TestLeanWalkOnlyWhenNothingReadsTheSubscriber(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	topic, _, err := r.st.SaveTopic(ctx, store.Topic{ID: uuid.NewString(), WebsiteID: r.site.ID, Name: "News", Slug: "news", CreatedAt: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := map[string]string{} // endpoint id: language
+	for i := range 40 {
+		in := store.SubscriptionInput{WebsiteID: r.site.ID, Endpoint: "https://push.example/" + uuid.NewString(),
+			P256dh: "p", Auth: "a", Language: []string{"en", "de"}[i%2], ExternalID: fmt.Sprintf("u%d", i), At: time.Now()}
+		if i%4 < 3 {
+			in.Topics = []string{"news"} // 30 of them
+		}
+		res, err := r.st.UpsertSubscription(ctx, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all[res.EndpointID] = in.Language
+	}
+	send := func(content, target string) (lean bool, batches []pusher.Batch) {
+		t.Helper()
+		n := store.Notification{ID: uuid.NewString(), WebsiteID: r.site.ID, Status: store.StatusQueued, Title: "Hi",
+			Content: []byte(content), CreatedAt: time.Now()}
+		if target != "" {
+			n.Target = []byte(target)
+		}
+		if err := r.st.CreateNotification(ctx, &n); err != nil {
+			t.Fatal(err)
+		}
+		leanBefore, fullBefore, from := r.calls.leanPages.Load(), r.calls.fullPages.Load(), len(r.router.batches)
+		r.send(n)
+		leanPages, fullPages := r.calls.leanPages.Load()-leanBefore, r.calls.fullPages.Load()-fullBefore
+		if leanPages > 0 && fullPages > 0 || leanPages+fullPages < store.Shards {
+			t.Fatalf("%s to %s: %d lean and %d full pages", content, target, leanPages, fullPages)
+		}
+		return leanPages > 0, r.router.batches[from:]
+	}
+	for _, c := range []struct {
+		name, content, target string
+		lean                  bool
+		reached               int
+	}{
+		{"everyone", `{"title":"Hi","ttl":60}`, "", true, 40},
+		{"a topic", `{"title":"Hi","ttl":60}`, `{"topicId":"` + topic.ID + `"}`, true, 30},
+		{"a translation", `{"title":"Hi","ttl":60,"translations":{"de":{"title":"Hallo","body":""}}}`, "", true, 40},
+		{"a merge tag", `{"title":"Hi {externalId|there}","ttl":60}`, "", false, 40},
+		{"version B's merge tag", `{"title":"Hi","ttl":60,"b":{"body":"{country}"}}`, "", false, 40},
+		{"a filter", `{"title":"Hi","ttl":60}`, `{"filters":{"match":"all","rules":[{"field":"language","op":"eq","value":"en"}]}}`, false, 20},
+	} {
+		lean, batches := send(c.content, c.target)
+		if lean != c.lean {
+			t.Fatalf("%s: walked lean %v, want %v", c.name, lean, c.lean)
+		}
+		reached := 0
+		for _, b := range batches {
+			for _, rc := range b.Recipients {
+				reached++
+				if lang, ok := all[rc.Endpoint.ID]; !ok || rc.Subscriber.ID == "" ||
+					rc.Subscriber.ID != rc.Endpoint.SubscriberID || rc.Subscriber.Language != lang {
+					t.Fatalf("%s: recipient %+v", c.name, rc)
+				}
+				if got := rc.Subscriber.ExternalID != ""; got == lean {
+					t.Fatalf("%s (lean %v): recipient with external id %q", c.name, lean, rc.Subscriber.ExternalID)
+				}
+			}
+		}
+		if reached != c.reached {
+			t.Fatalf("%s: reached %d browsers, want %d", c.name, reached, c.reached)
+		}
 	}
 }

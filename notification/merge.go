@@ -141,3 +141,29 @@ func lookupTag(name string, r *store.Recipient) (v string, ok bool) {
 	}
 	return v, ok
 }
+
+// Merges reports whether a text a browser's payload takes from the content
+// (title, body and url, version B's, the translations') holds a merge tag:
+// only then does a payload read the recipient's subscriber fields other
+// than its language.
+func (c *Content) Merges() bool {
+	texts := []string{c.Title, c.Body, c.URL}
+	if c.B != nil {
+		for _, t := range []*string{c.B.Title, c.B.Body, c.B.URL} {
+			if t != nil {
+				texts = append(texts, *t)
+			}
+		}
+	}
+	for _, t := range c.Translations {
+		texts = append(texts, t.Title, t.Body)
+	}
+	for _, s := range texts {
+		// A tag becomes its fallback, always shorter: mergeTags without a
+		// recipient changes s exactly when s holds one.
+		if mergeTags(s, nil, false) != s {
+			return true
+		}
+	}
+	return false
+}

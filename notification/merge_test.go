@@ -117,3 +117,27 @@ func TestPayloadMergeTags(t *testing.T) {
 	f(en, "a", "Hi there", "A ", "https://x.example/a?u=a+b"+utm)
 	f(nil, "", "Hi there", "A ", "https://x.example/a?u="+utm)
 }
+
+// Merges finds a merge tag in any text a payload takes from the content,
+// and nothing in braces that are not a tag.
+func TestMerges(t *testing.T) {
+	text := func(s string) *string { return &s }
+	for _, c := range []struct {
+		name string
+		c    Content
+		want bool
+	}{
+		{"plain", Content{Title: "Sale", Body: `{"a":1} { } {}`, URL: "https://example.com/?q={}"}, false},
+		{"title", Content{Title: "Hi {externalId}"}, true},
+		{"body with a fallback", Content{Title: "Sale", Body: "for {name|you}"}, true},
+		{"url", Content{Title: "Sale", URL: "https://example.com/?c={country}"}, true},
+		{"version B", Content{Title: "Sale", B: &Variant{Title: text("Sale"), Body: text("{first_name|Hi}")}}, true},
+		{"version B plain", Content{Title: "Sale", B: &Variant{Title: text("Soldes"), URL: text("https://example.com/b")}}, false},
+		{"translation", Content{Title: "Sale", Translations: map[string]Translation{"de": {Title: "Hallo {tz}"}}}, true},
+		{"translation plain", Content{Title: "Sale", Translations: map[string]Translation{"de": {Title: "Angebot", Body: "{ }"}}}, false},
+	} {
+		if got := c.c.Merges(); got != c.want {
+			t.Errorf("%s: Merges() = %v, want %v", c.name, got, c.want)
+		}
+	}
+}

@@ -284,6 +284,13 @@ type AudienceQuery struct {
 	// TestDevices, when set, selects only the website's test devices
 	// (store.TestDevices), not their people's other browsers.
 	TestDevices bool
+	// Lean, for a walk of a shard (with a topic or not, and nothing else
+	// set but the page), says the caller reads no subscriber field but
+	// the ID and Language: the store may leave the others zero. It reads
+	// the endpoints alone then, each with its copy of the subscriber's
+	// language. The walk selects the same endpoints either way; other
+	// queries ignore it.
+	Lean bool
 }
 
 // Notification statuses of spec 3.1.

@@ -85,11 +85,17 @@ func BenchmarkAudience(b *testing.B) {
 	const total = 100_000
 	seedAudience(b, s, total)
 	storetest.BenchAudience(b, s, total)
-	b.Run("all-pg-cpu", func(b *testing.B) {
-		before := backendCPU(b, s, app)
-		storetest.BenchWalk(b, s, total)
-		b.ReportMetric(float64((backendCPU(b, s, app)-before).Microseconds())/float64(b.N*total), "pg-cpu-µs/recipient")
-	})
+	for _, lean := range []bool{false, true} {
+		name := "all-pg-cpu"
+		if lean {
+			name = "all-lean-pg-cpu"
+		}
+		b.Run(name, func(b *testing.B) {
+			before := backendCPU(b, s, app)
+			storetest.BenchWalk(b, s, total, lean)
+			b.ReportMetric(float64((backendCPU(b, s, app)-before).Microseconds())/float64(b.N*total), "pg-cpu-µs/recipient")
+		})
+	}
 	b.Run("all-clustered", func(b *testing.B) {
 		ctx := context.Background()
 		for _, q := range []string{"CLUSTER endpoints USING endpoints_audience", "ANALYZE endpoints"} {
@@ -97,7 +103,7 @@ func BenchmarkAudience(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		storetest.BenchWalk(b, s, total)
+		storetest.BenchWalk(b, s, total, false)
 	})
 }
 

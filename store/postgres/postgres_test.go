@@ -192,6 +192,8 @@ func TestQueryPlans(t *testing.T) {
 	f("audience", sqlstore.AudienceSQL(dialect, false), "w", 1, "", 10, "")
 	f("audience of a topic", sqlstore.AudienceSQL(dialect, false), "w", 1, "", 10, "t")
 	f("audience of one endpoint", sqlstore.EndpointAudienceSQL, "w", 1, "", 10, "", "e")
+	f("lean audience", sqlstore.LeanAudienceSQL, "w", 1, "", 10, "")
+	f("lean audience of a topic", sqlstore.LeanAudienceSQL, "w", 1, "", 10, "t")
 	f("push ledger", sqlstore.LedgerQuery, 1, 1, "a", "b", "c")
 	f("frequency cap", sqlstore.CappedQuery, "w", time.Now(), "n", 1, "a", "b", "c")
 	f("last integration error", sqlstore.LastIntegrationErrorSQL, "w", "shopify")

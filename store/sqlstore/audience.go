@@ -67,6 +67,21 @@ func AudienceSQL(d Dialect, byExternalIDs bool) string {
 	ORDER BY e.id LIMIT $4`
 }
 
+// LeanAudienceSQL is the query of a page of a lean walk of a shard
+// (store.AudienceQuery's Lean), exported for the plan tests: the arguments
+// of AudienceSQL without the external ids. It reads one range of the
+// endpoints' (website_id, shard, id) key or index and no subscriber: the
+// language is the endpoint's copy (migration 40), and an endpoint's
+// subscriber is subscribed, since a subscriber is marked unsubscribed only
+// once it has no endpoint left (markUnsubscribedIfEmpty;
+// TestLeanAudience checks that both walks select the same endpoints).
+const LeanAudienceSQL = `SELECT e.id, e.subscriber_id, e.url, e.p256dh, e.auth, e.device, e.user_agent,
+	e.created_at, e.last_seen_at, e.language
+	FROM endpoints e
+	WHERE e.website_id = $1 AND e.shard = $2 AND e.id > $3
+	  AND ` + audienceTopic + `
+	ORDER BY e.id LIMIT $4`
+
 // alertAudienceSQL is the query of a page of a product alert's Audience:
 // the arguments of AudienceSQL, with the alert's notification id as $6. It
 // starts from the alert's people of the shard, one range of alert_audience's
@@ -155,21 +170,24 @@ func (s *Store) Audience(ctx context.Context, q store.AudienceQuery) ([]store.Re
 	case q.AlertID != "":
 		args = append(args, q.AlertID)
 		query = alertAudienceSQL
+	case q.Lean:
+		query = LeanAudienceSQL
 	}
 	rows, err := s.db.Read().Query(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("loading audience: %w", err)
 	}
-	out, err := s.scanRecipients(rows, q, size)
+	lean := query == LeanAudienceSQL
+	out, err := s.scanRecipients(rows, q, size, lean)
 	if err != nil {
 		return nil, fmt.Errorf("loading audience: %w", err)
 	}
 	return out, nil
 }
 
-// scanRecipients reads the recipientCols rows of an audience query and
-// closes rows.
-func (s *Store) scanRecipients(rows Rows, q store.AudienceQuery, size int) ([]store.Recipient, error) {
+// scanRecipients reads the recipientCols rows of an audience query, or
+// LeanAudienceSQL's when lean, and closes rows.
+func (s *Store) scanRecipients(rows Rows, q store.AudienceQuery, size int, lean bool) ([]store.Recipient, error) {
 	defer rows.Close()
 	out := make([]store.Recipient, 0, size)
 	// One destination list for every row, of destinations that scan
@@ -188,6 +206,10 @@ func (s *Store) scanRecipients(rows Rows, q store.AudienceQuery, size int) ([]st
 		scanTime(&e.CreatedAt), scanTime(&e.LastSeenAt),
 		&sub.ExternalID, &sub.Country, &sub.Language, &sub.Timezone, &sub.URL, &tags,
 		scanTime(&sub.CreatedAt), scanTime(&sub.LastSeenAt), &smartHour}
+	if lean {
+		dest = append(dest[:9], &sub.Language)
+		smartHour = -1
+	}
 	for rows.Next() {
 		r = store.Recipient{}
 		if err := rows.Scan(dest...); err != nil {

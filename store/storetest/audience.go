@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/relaybell/relaybell/store"
+	"github.com/relaybell/relaybell/store/sqlstore"
 )
 
 var audienceCases = []testCase{
@@ -22,6 +23,7 @@ var audienceCases = []testCase{
 	{"SegmentLookup", testSegmentLookup},
 	{"TopicLookup", testTopicLookup},
 	{"OneEndpoint", testOneEndpointAudience},
+	{"Lean", testLeanAudience},
 }
 
 // walkShard walks one shard with the given page size and checks each page.
@@ -344,4 +346,125 @@ func testOneEndpointAudience(t *testing.T, s store.Store) {
 	if _, err := s.EndpointShard(ctx, w.Website.ID, second.EndpointID); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("a removed endpoint's EndpointShard: %v, want ErrNotFound", err)
 	}
+}
+
+// testLeanAudience: a lean walk (AudienceQuery.Lean) selects exactly the
+// endpoints of the full walk, in its order and pages, with the same
+// endpoint fields, the subscriber's id and its language as it is now,
+// whatever wrote it: a registration changing a person's language (every
+// browser of the person takes it), a browser moving to another person or
+// logging out, registrations in a batch, a browser unsubscribing, and a
+// direct write of the subscriber's row. The other subscriber fields are
+// left zero.
+func testLeanAudience(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w, other := newWebsite(t, s), newWebsite(t, s)
+	tp := createTopic(t, s, w.Website.ID, "News", "news", t0)
+	reg := func(in store.SubscriptionInput) store.SubscriptionResult {
+		t.Helper()
+		return subscribe(t, s, in)
+	}
+	person := func(ext, lang string, browsers int) []store.SubscriptionInput {
+		var out []store.SubscriptionInput
+		for i := range browsers {
+			in := subscription(w.Website.ID)
+			in.ExternalID, in.Language = ext, lang
+			if i == 0 {
+				in.Topics = []string{"news"}
+			}
+			reg(in)
+			out = append(out, in)
+		}
+		return out
+	}
+	ada := person("ada", "en", 3)
+	bob := person("bob", "de", 2)
+	person("", "it", 1)
+	for range 30 {
+		in := subscription(w.Website.ID)
+		in.Language = []string{"en", "fr", "pt-BR", ""}[len(in.Auth)%4]
+		reg(in)
+	}
+	for range 5 {
+		reg(subscription(other.Website.ID))
+	}
+
+	// Ada's second browser registers in Spanish: her three browsers speak it.
+	again := ada[1]
+	again.Language, again.Topics = "es", nil
+	reg(again)
+	// Bob's first browser signs in as Ada (it moves to her), his second
+	// logs out (a new subscriber of its own, in Greek).
+	moved := bob[0]
+	moved.ExternalID, moved.Language, moved.Topics = "ada", "", nil
+	reg(moved)
+	out := bob[1]
+	out.ExternalID, out.Logout, out.Language = "", true, "el"
+	reg(out)
+	// Two new browsers and Ada's third in one batch, in Japanese.
+	batch := []store.SubscriptionInput{subscription(w.Website.ID), subscription(w.Website.ID), ada[2]}
+	batch[2].Language, batch[2].Topics = "ja", nil
+	batch[0].Language = "ko"
+	if _, err := s.UpsertSubscriptions(ctx, batch); err != nil {
+		t.Fatalf("UpsertSubscriptions: %v", err)
+	}
+	// One browser of someone alone unsubscribes: its subscriber is left
+	// without a browser, and marked unsubscribed.
+	gone := subscription(w.Website.ID)
+	reg(gone)
+	_, err := s.DeleteSubscription(ctx, w.Website.ID, gone.Endpoint)
+	noErr(t, "DeleteSubscription", err)
+
+	check := func(step string, topicID string) int {
+		t.Helper()
+		n := 0
+		for shard := range store.Shards {
+			q := store.AudienceQuery{WebsiteID: w.Website.ID, Shard: shard, TopicID: topicID, Limit: 3}
+			full := walkShard(t, s, q)
+			q.Lean = true
+			lean := walkShard(t, s, q)
+			if len(lean) != len(full) {
+				t.Fatalf("%s: shard %d: lean walk has %d endpoints, the full walk %d", step, shard, len(lean), len(full))
+			}
+			for i, f := range full {
+				want := store.Recipient{Endpoint: f.Endpoint, Subscriber: store.Subscriber{ID: f.Subscriber.ID,
+					WebsiteID: f.Subscriber.WebsiteID, Shard: f.Subscriber.Shard, Language: f.Subscriber.Language}}
+				same(t, fmt.Sprintf("%s: lean recipient %s", step, f.Endpoint.ID), lean[i], want)
+			}
+			n += len(full)
+		}
+		return n
+	}
+	if n := check("registrations", ""); n != 3+2+1+30+2 {
+		t.Fatalf("the walks have %d endpoints, want 38", n)
+	}
+	// Opted in: Ada (her three browsers and the one Bob's moved to her) and
+	// the Italian.
+	if n := check("topic", tp.ID); n != 5 {
+		t.Fatalf("the topic's walks have %d endpoints, want 5", n)
+	}
+	langs := map[string]string{}
+	for shard := range store.Shards {
+		for _, r := range walkShard(t, s, store.AudienceQuery{WebsiteID: w.Website.ID, Shard: shard, Limit: 100, Lean: true}) {
+			langs[r.Endpoint.URL] = r.Subscriber.Language
+		}
+	}
+	for _, c := range []struct{ url, want string }{
+		{ada[0].Endpoint, "ja"}, {ada[1].Endpoint, "ja"}, {ada[2].Endpoint, "ja"}, {bob[0].Endpoint, "ja"},
+		{bob[1].Endpoint, "el"}, {batch[0].Endpoint, "ko"}, {batch[1].Endpoint, "fr"},
+	} {
+		if langs[c.url] != c.want {
+			t.Fatalf("lean walk: %s speaks %q, want %q", c.url, langs[c.url], c.want)
+		}
+	}
+
+	// Any write of a subscriber's language reaches its browsers.
+	raw, ok := s.(interface{ DB() sqlstore.DB })
+	if !ok {
+		return
+	}
+	_, err = raw.DB().Write().Exec(ctx, `UPDATE subscribers SET language = $2
+		WHERE website_id = $1 AND external_id = $3`, w.Website.ID, "nl", "ada")
+	noErr(t, "updating a language", err)
+	check("a direct write", "")
 }

@@ -99,12 +99,13 @@ func SeedRows(n int) []SeedRow {
 }
 
 // WalkAudience reads every shard of BenchWebsite in pages of 2000 (the
-// fan-out's page size), as fan-out does for one send, and returns how many
-// recipients it read.
-func WalkAudience(b *testing.B, s store.Store) int {
+// fan-out's page size), as fan-out does for one send (a lean walk when
+// lean, store.AudienceQuery's Lean), and returns how many recipients it
+// read.
+func WalkAudience(b *testing.B, s store.Store, lean bool) int {
 	n := 0
 	for shard := range store.Shards {
-		q := store.AudienceQuery{WebsiteID: BenchWebsite, Shard: shard, Limit: 2000}
+		q := store.AudienceQuery{WebsiteID: BenchWebsite, Shard: shard, Limit: 2000, Lean: lean}
 		for {
 			page, err := s.Audience(context.Background(), q)
 			if err != nil {
@@ -121,10 +122,10 @@ func WalkAudience(b *testing.B, s store.Store) int {
 }
 
 // BenchWalk measures WalkAudience over an audience of total recipients.
-func BenchWalk(b *testing.B, s store.Store, total int) {
+func BenchWalk(b *testing.B, s store.Store, total int, lean bool) {
 	b.ReportAllocs()
 	for b.Loop() {
-		if n := WalkAudience(b, s); n != total {
+		if n := WalkAudience(b, s, lean); n != total {
 			b.Fatalf("walked %d recipients, want %d", n, total)
 		}
 	}
@@ -136,7 +137,8 @@ func BenchWalk(b *testing.B, s store.Store, total int) {
 // (several fan-out workers), and a send to 100 named users.
 func BenchAudience(b *testing.B, s store.Store, total int) {
 	ctx := context.Background()
-	b.Run("all", func(b *testing.B) { BenchWalk(b, s, total) })
+	b.Run("all", func(b *testing.B) { BenchWalk(b, s, total, false) })
+	b.Run("all-lean", func(b *testing.B) { BenchWalk(b, s, total, true) })
 	b.Run("page-parallel", func(b *testing.B) {
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
