@@ -73,8 +73,8 @@ func AudienceSQL(d Dialect, byExternalIDs bool) string {
 // endpoints' (website_id, shard, id) key or index and no subscriber: the
 // language is the endpoint's copy (migration 40), and an endpoint's
 // subscriber is subscribed, since a subscriber is marked unsubscribed only
-// once it has no endpoint left (markUnsubscribedIfEmpty;
-// TestLeanAudience checks that both walks select the same endpoints).
+// once it has no endpoint left (markUnsubscribedIfEmpty; storetest's
+// Audience/Lean checks that both walks select the same endpoints).
 const LeanAudienceSQL = `SELECT e.id, e.subscriber_id, e.url, e.p256dh, e.auth, e.device, e.user_agent,
 	e.created_at, e.last_seen_at, e.language
 	FROM endpoints e
@@ -144,7 +144,7 @@ func (s *Store) Audience(ctx context.Context, q store.AudienceQuery) ([]store.Re
 	// A page of a shard is usually full; a page of named users rarely.
 	size := min(limit, 1024)
 	byExternalIDs := len(q.ExternalIDs) > 0
-	query := AudienceSQL(s.d, byExternalIDs)
+	query, lean := AudienceSQL(s.d, byExternalIDs), false
 	switch {
 	case byExternalIDs && q.AlertID != "":
 		return nil, errors.New("loading audience: a product alert names no external ids")
@@ -171,13 +171,12 @@ func (s *Store) Audience(ctx context.Context, q store.AudienceQuery) ([]store.Re
 		args = append(args, q.AlertID)
 		query = alertAudienceSQL
 	case q.Lean:
-		query = LeanAudienceSQL
+		query, lean = LeanAudienceSQL, true
 	}
 	rows, err := s.db.Read().Query(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("loading audience: %w", err)
 	}
-	lean := query == LeanAudienceSQL
 	out, err := s.scanRecipients(rows, q, size, lean)
 	if err != nil {
 		return nil, fmt.Errorf("loading audience: %w", err)

@@ -1,6 +1,11 @@
 -- PostgreSQL's block of 0040_endpoint_language.sql: the trigger functions
 -- and their triggers. A new or moved endpoint takes its subscriber's
 -- language before it is written (a BEFORE trigger sets the row itself).
+-- A registration locks its endpoint, then its subscriber; when that
+-- changes the language, the trigger then locks the person's other
+-- endpoints. Two browsers of one person registering at once in two
+-- languages can so deadlock; PostgreSQL ends one, and the store runs it
+-- again (Store.inTx).
 {{define "sync"}}
 CREATE FUNCTION endpoints_language_take() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
