@@ -139,10 +139,10 @@ type sendPlan struct {
 	// waves is how a send in waves picks each wave's browsers; nil for a
 	// send that goes out at once.
 	waves *notification.WavePlan
-	// lean is set when nothing reads a recipient's subscriber but its id
-	// and language: no filter or segment, no waves, no merge tag. The
-	// audience is then walked without the subscribers
-	// (store.AudienceQuery's Lean).
+	// lean is set when nothing reads a recipient's subscriber but its id:
+	// no filter or segment, no waves, no merge tag (a push's translation
+	// is its browser's, store.Endpoint's Language). The audience is then
+	// walked without the subscribers (store.AudienceQuery's Lean).
 	lean bool
 }
 

@@ -746,8 +746,8 @@ func TestNamedPeopleSendRedoneAfterAFailure(t *testing.T) {
 
 // A send whose target has no filter, whose content has no merge tag and
 // that goes out at once walks its audience lean (store.AudienceQuery's
-// Lean): its batches hold each browser's subscriber id and language and
-// nothing else of the subscriber. A filter, a segment, a merge tag or
+// Lean): its batches hold each browser with its language and its
+// subscriber's id, and nothing else of the subscriber. A filter, a segment, a merge tag or
 // waves read the whole subscriber, and every send reaches the same
 // browsers either way.
 func TestLeanWalkOnlyWhenNothingReadsTheSubscriber(t *testing.T) {
@@ -809,7 +809,7 @@ func TestLeanWalkOnlyWhenNothingReadsTheSubscriber(t *testing.T) {
 			for _, rc := range b.Recipients {
 				reached++
 				if lang, ok := all[rc.Endpoint.ID]; !ok || rc.Subscriber.ID == "" ||
-					rc.Subscriber.ID != rc.Endpoint.SubscriberID || rc.Subscriber.Language != lang {
+					rc.Subscriber.ID != rc.Endpoint.SubscriberID || rc.Endpoint.Language != lang {
 					t.Fatalf("%s: recipient %+v", c.name, rc)
 				}
 				if got := rc.Subscriber.ExternalID != ""; got == lean {

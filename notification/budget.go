@@ -87,7 +87,7 @@ func (c *Content) fit(p Payload, variant string, r *store.Recipient) ([]byte, er
 	}
 	language := ""
 	if r != nil {
-		language = r.Subscriber.Language
+		language = r.Endpoint.Language
 	}
 	p.URL = c.payload("", "", language, variant, nil).URL
 	return p.Encode()

@@ -30,10 +30,10 @@ func TestPayloadEncoderIsPushPayload(t *testing.T) {
 			enc := c.PayloadEncoder(nid)
 			for i, r := range []store.Recipient{
 				{Endpoint: store.Endpoint{ID: placeholderID}},
-				{Endpoint: store.Endpoint{ID: "e-2"}, Subscriber: store.Subscriber{Language: "de-DE", Tags: map[string]string{"firstName": "Jörg"}}},
+				{Endpoint: store.Endpoint{ID: "e-2", Language: "de-DE"}, Subscriber: store.Subscriber{Tags: map[string]string{"firstName": "Jörg"}}},
 				{Endpoint: store.Endpoint{ID: `e"3\` + "\u2028"}, Subscriber: store.Subscriber{ExternalID: "x&y", Tags: map[string]string{"firstName": long}}},
-				{Endpoint: store.Endpoint{ID: "e-4"}, Subscriber: store.Subscriber{Language: "fr", Tags: map[string]string{"firstName": "Ann"}}},
-				{Endpoint: store.Endpoint{ID: "e-5"}, Subscriber: store.Subscriber{Language: "de", Tags: map[string]string{"firstName": "Jörg"}}},
+				{Endpoint: store.Endpoint{ID: "e-4", Language: "fr"}, Subscriber: store.Subscriber{Tags: map[string]string{"firstName": "Ann"}}},
+				{Endpoint: store.Endpoint{ID: "e-5", Language: "de"}, Subscriber: store.Subscriber{Tags: map[string]string{"firstName": "Jörg"}}},
 			} {
 				for _, variant := range []string{"", "a", "b"} {
 					for range 2 { // the second time from what the encoder kept
@@ -58,7 +58,7 @@ func FuzzPayloadEncoder(f *testing.F) {
 	f.Fuzz(func(t *testing.T, title, body, url, nid, eid, name, lang, variant string) {
 		bTitle := title + "!"
 		c := &Content{Title: title, Body: body, URL: url, Translations: map[string]Translation{"de": {Title: body}}, B: &Variant{Title: &bTitle}}
-		r := store.Recipient{Endpoint: store.Endpoint{ID: eid}, Subscriber: store.Subscriber{Language: lang, Tags: map[string]string{"firstName": name}}}
+		r := store.Recipient{Endpoint: store.Endpoint{ID: eid, Language: lang}, Subscriber: store.Subscriber{Tags: map[string]string{"firstName": name}}}
 		enc := c.PayloadEncoder(nid)
 		for range 2 {
 			want, wantErr := c.PushPayload(nid, &r, variant)

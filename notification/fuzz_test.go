@@ -57,7 +57,7 @@ func FuzzPrepare(f *testing.F) {
 		if !json.Valid(n.SendBody) {
 			t.Fatalf("sendBody %q", n.SendBody)
 		}
-		b, err := c.PushPayload(n.ID, &store.Recipient{Endpoint: store.Endpoint{ID: placeholderID}, Subscriber: store.Subscriber{Language: "de"}}, c.Variant(n.ID, "e", ""))
+		b, err := c.PushPayload(n.ID, &store.Recipient{Endpoint: store.Endpoint{ID: placeholderID, Language: "de"}}, c.Variant(n.ID, "e", ""))
 		if err != nil || !json.Valid(b) {
 			t.Fatalf("payload %q (%v)", b, err)
 		}

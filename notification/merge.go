@@ -144,8 +144,7 @@ func lookupTag(name string, r *store.Recipient) (v string, ok bool) {
 
 // Merges reports whether a text a browser's payload takes from the content
 // (title, body and url, version B's, the translations') holds a merge tag:
-// only then does a payload read the recipient's subscriber fields other
-// than its language.
+// only then does a payload read the recipient's subscriber.
 func (c *Content) Merges() bool {
 	texts := []string{c.Title, c.Body, c.URL}
 	if c.B != nil {

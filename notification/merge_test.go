@@ -9,7 +9,7 @@ import (
 
 // mergeRecipient is a subscriber with every attribute and a few tags.
 var mergeRecipient = &store.Recipient{
-	Endpoint: store.Endpoint{ID: "e1", Device: "android"},
+	Endpoint: store.Endpoint{ID: "e1", Device: "android", Language: "de-DE"},
 	Subscriber: store.Subscriber{
 		ID:         "s1",
 		ExternalID: "u42",
@@ -112,7 +112,7 @@ func TestPayloadMergeTags(t *testing.T) {
 	const utm = "&utm_source=relaybell&utm_medium=push"
 	// Variant B and the German translation are chosen first, then merged.
 	f(mergeRecipient, "b", "Hallo Ana", "Dein Plan: gold", "https://x.example/b?c=S%C3%A3o+Paulo"+utm)
-	en := &store.Recipient{Endpoint: store.Endpoint{ID: "e2"}, Subscriber: store.Subscriber{Language: "en", ExternalID: "a b"}}
+	en := &store.Recipient{Endpoint: store.Endpoint{ID: "e2", Language: "en"}, Subscriber: store.Subscriber{Language: "de", ExternalID: "a b"}}
 	f(en, "b", "Hey ", "A ", "https://x.example/b?c="+utm)
 	f(en, "a", "Hi there", "A ", "https://x.example/a?u=a+b"+utm)
 	f(nil, "", "Hi there", "A ", "https://x.example/a?u="+utm)

@@ -73,13 +73,14 @@ func (c *Content) Variant(notificationID, endpointID, winner string) string {
 }
 
 // Payload builds what one browser receives: version B's fields for variant
-// "b", the translation for the subscriber's language when there is one, and
+// "b", the translation for the browser's language (store.Endpoint's
+// Language) when there is one, and
 // then the merge tags of title, body and url replaced with r's values (see
 // mergeTags). A nil r gives no endpoint id and every tag its fallback.
 func (c *Content) Payload(notificationID string, r *store.Recipient, variant string) Payload {
 	var endpointID, language string
 	if r != nil {
-		endpointID, language = r.Endpoint.ID, r.Subscriber.Language
+		endpointID, language = r.Endpoint.ID, r.Endpoint.Language
 	}
 	return c.payload(notificationID, endpointID, language, variant, r)
 }

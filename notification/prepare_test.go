@@ -275,11 +275,12 @@ func TestPayload(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := content(t, n)
-	p := c.Payload("n1", &store.Recipient{Endpoint: store.Endpoint{ID: "e1"}, Subscriber: store.Subscriber{Language: "de-DE"}}, "b")
+	p := c.Payload("n1", &store.Recipient{Endpoint: store.Endpoint{ID: "e1", Language: "de-DE"}, Subscriber: store.Subscriber{Language: "en"}}, "b")
 	if p.Title != "Hallo" || p.Body != "B" || p.URL != "https://x.example/b?utm_source=relaybell&utm_medium=push" || *p.Variant != "b" {
 		t.Fatalf("payload %+v", p)
 	}
-	p = c.Payload("n1", &store.Recipient{Endpoint: store.Endpoint{ID: "e1"}, Subscriber: store.Subscriber{Language: "en"}}, "a")
+	// The browser's language, not its person's.
+	p = c.Payload("n1", &store.Recipient{Endpoint: store.Endpoint{ID: "e1", Language: "en"}, Subscriber: store.Subscriber{Language: "de"}}, "a")
 	if p.Title != "Hi" || p.Body != "A" || *p.Variant != "a" || p.Actions == nil {
 		t.Fatalf("payload %+v", p)
 	}

@@ -392,7 +392,7 @@ func (p *Pusher) pushAll(ctx context.Context, b Batch, keys []store.ShardEndpoin
 				EndpointID:     r.Endpoint.ID,
 				SubscriberID:   r.Subscriber.ID,
 				Device:         r.Endpoint.Device,
-				Language:       r.Subscriber.Language,
+				Language:       r.Endpoint.Language,
 				Variant:        variant,
 				Code:           code,
 				At:             p.now().UTC(),

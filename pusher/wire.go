@@ -22,6 +22,7 @@ import (
 //	  string website_id = 2;
 //	  string winner = 3;
 //	  repeated Recipient recipients = 4;
+//	  bool browser_languages = 5;
 //	}
 //	message Recipient {
 //	  string endpoint_id = 1;
@@ -35,8 +36,15 @@ import (
 //	  string language = 9;
 //	  string timezone = 10;
 //	  repeated Tag tags = 11;
+//	  string browser_language = 12;
 //	}
 //	message Tag { string key = 1; string value = 2; }
+//
+// language is the subscriber's (a person's), browser_language the
+// endpoint's (store.Endpoint's Language, the translation a push takes).
+// A fan-out node from before endpoints had a language of their own sends
+// neither browser_languages nor browser_language: its batches' browsers
+// take their person's language.
 //
 // A field the pusher starts using must be added here, or a cluster's
 // pushers will not see it (TestBatchWireCarriesWhatPushingReads).
@@ -49,6 +57,8 @@ const batchContentType = "application/x-protobuf"
 // encodeBatch appends b's encoding to dst.
 func encodeBatch(dst []byte, b Batch) []byte {
 	dst = slices.Grow(dst, 100+300*len(b.Recipients)) // a recipient takes about 250 bytes
+	dst = protowire.AppendTag(dst, 5, protowire.VarintType) // browser_languages
+	dst = protowire.AppendVarint(dst, 1)
 	dst = wire.AppendString(dst, 1, b.NotificationID)
 	dst = wire.AppendString(dst, 2, b.WebsiteID)
 	dst = wire.AppendString(dst, 3, b.Winner)
@@ -71,7 +81,7 @@ func encodeRecipient(dst []byte, r *store.Recipient) []byte {
 		dst = protowire.AppendVarint(dst, uint64(wire.StringSize(1, k)+wire.StringSize(2, v)))
 		dst = wire.AppendString(wire.AppendString(dst, 1, k), 2, v)
 	}
-	return dst
+	return wire.AppendString(dst, 12, e.Language)
 }
 
 // maxBatchRecipients bounds the recipients of a batch a pusher takes: a
@@ -84,6 +94,7 @@ func decodeBatch(data []byte) (Batch, error) {
 	d := wire.NewDecoder(data)
 	var b Batch
 	b.Recipients = make([]store.Recipient, 0, min(len(data)/250, maxBatchRecipients))
+	browserLanguages := false
 	err := d.Fields(data, 0, func(num protowire.Number, v []byte, at int) error {
 		switch num {
 		case 1:
@@ -103,7 +114,12 @@ func decodeBatch(data []byte) (Batch, error) {
 			b.Recipients = append(b.Recipients, r)
 		}
 		return nil
-	}, nil)
+	}, func(num protowire.Number, v uint64) error {
+		if num == 5 {
+			browserLanguages = v != 0
+		}
+		return nil
+	})
 	if err != nil {
 		return Batch{}, fmt.Errorf("decoding batch: %w", err)
 	}
@@ -111,8 +127,12 @@ func decodeBatch(data []byte) (Batch, error) {
 	// they do not hold the whole body.
 	b.NotificationID, b.WebsiteID, b.Winner = strings.Clone(b.NotificationID), strings.Clone(b.WebsiteID), strings.Clone(b.Winner)
 	for i := range b.Recipients {
-		b.Recipients[i].Endpoint.WebsiteID = b.WebsiteID
-		b.Recipients[i].Subscriber.WebsiteID = b.WebsiteID
+		r := &b.Recipients[i]
+		r.Endpoint.WebsiteID = b.WebsiteID
+		r.Subscriber.WebsiteID = b.WebsiteID
+		if !browserLanguages { // an older fan-out's
+			r.Endpoint.Language = r.Subscriber.Language
+		}
 	}
 	return b, nil
 }
@@ -126,6 +146,8 @@ func recipient(d wire.Decoder, data []byte, base int) (store.Recipient, error) {
 		switch {
 		case int(num) <= len(strs):
 			*strs[num-1] = d.Str(v, at)
+		case num == 12:
+			e.Language = d.Str(v, at)
 		case num == 11:
 			var k, val string
 			err := d.Fields(v, at, func(num protowire.Number, v []byte, at int) error {

@@ -15,7 +15,8 @@ import (
 func carried(r store.Recipient, websiteID string) store.Recipient {
 	e, s := r.Endpoint, r.Subscriber
 	return store.Recipient{
-		Endpoint: store.Endpoint{ID: e.ID, SubscriberID: s.ID, WebsiteID: websiteID, URL: e.URL, P256dh: e.P256dh, Auth: e.Auth, Device: e.Device},
+		Endpoint: store.Endpoint{ID: e.ID, SubscriberID: s.ID, WebsiteID: websiteID, URL: e.URL, P256dh: e.P256dh, Auth: e.Auth, Device: e.Device,
+			Language: e.Language},
 		Subscriber: store.Subscriber{ID: s.ID, WebsiteID: websiteID, ExternalID: s.ExternalID, Country: s.Country,
 			Language: s.Language, Timezone: s.Timezone, Tags: s.Tags},
 	}
@@ -29,7 +30,7 @@ func TestBatchWireCarriesWhatPushingReads(t *testing.T) {
 	now := time.Now()
 	full := store.Recipient{
 		Endpoint: store.Endpoint{ID: "e1", SubscriberID: "s1", WebsiteID: "w", URL: "https://push.example/abc?x=1", P256dh: "BPk", Auth: "au",
-			Device: "android", UserAgent: "Mozilla/5.0", CreatedAt: now, LastSeenAt: now},
+			Device: "android", UserAgent: "Mozilla/5.0", Language: "de-AT", CreatedAt: now, LastSeenAt: now},
 		Subscriber: store.Subscriber{ID: "s1", WebsiteID: "w", ExternalID: "user-7", Country: "FR", Language: "fr", Timezone: "Europe/Paris",
 			URL: "https://shop.example/cart", Tags: map[string]string{"plan": "pro", "Name": "Ada", "empty": ""}, SmartHour: &hour, Shard: 12,
 			CreatedAt: now, LastSeenAt: now},
@@ -46,7 +47,8 @@ func TestBatchWireCarriesWhatPushingReads(t *testing.T) {
 		t.Fatalf("read back\n got  %+v\n want %+v", got, want)
 	}
 	c := notification.Content{Title: "{external_id} {country} {language} {timezone} {device} {subscriber_id}",
-		Body: "{plan} {name} {empty}", URL: "https://shop.example/{plan}"}
+		Body: "{plan} {name} {empty}", URL: "https://shop.example/{plan}",
+		Translations: map[string]notification.Translation{"de": {Body: "{plan} auf Deutsch"}}}
 	for i := range in.Recipients {
 		a, _ := json.Marshal(c.Payload("n", &in.Recipients[i], "b"))
 		b, _ := json.Marshal(c.Payload("n", &got.Recipients[i], "b"))
@@ -62,15 +64,18 @@ func TestBatchWireCarriesWhatPushingReads(t *testing.T) {
 func TestDecodeBatchRefusesTruncated(t *testing.T) {
 	data := encodeBatch(nil, Batch{NotificationID: "n", WebsiteID: "w", Winner: "a",
 		Recipients: []store.Recipient{{Endpoint: store.Endpoint{ID: "e", URL: "https://p.example/1"}, Subscriber: store.Subscriber{ID: "s", Tags: map[string]string{"k": "v"}}}}})
-	// The top-level fields end after "n", "w", "a" (3 bytes each) and the
-	// recipient.
-	ends := map[int]bool{0: true, 3: true, 6: true, 9: true, len(data): true}
+	// The top-level fields end after browser_languages (2 bytes), "n",
+	// "w", "a" (3 bytes each) and the recipient. Nothing at all reads as
+	// the empty batch.
+	ends := map[int]bool{0: true, 2: true, 5: true, 8: true, 11: true, len(data): true}
 	for n := range len(data) + 1 {
 		b, err := decodeBatch(data[:n])
 		switch {
 		case ends[n] && err != nil:
 			t.Fatalf("prefix %d of %d, on a field boundary: %v", n, len(data), err)
-		case ends[n] && string(encodeBatch(nil, b)) != string(data[:n]):
+		case n == 0 && (len(b.Recipients) > 0 || b.NotificationID+b.WebsiteID+b.Winner != ""):
+			t.Fatalf("nothing read as %+v", b)
+		case ends[n] && n > 0 && string(encodeBatch(nil, b)) != string(data[:n]):
 			t.Fatalf("prefix %d of %d read as %+v", n, len(data), b)
 		case !ends[n] && err == nil:
 			t.Fatalf("prefix %d of %d, cutting a field, read as %+v", n, len(data), b)
@@ -114,4 +119,31 @@ func FuzzDecodeBatch(f *testing.F) {
 			t.Fatalf("round trip\n got  %+v\n want %+v", again, b)
 		}
 	})
+}
+
+// TestBatchWireFromAnOlderFanout: a batch without browser_languages, as a
+// fan-out node from before endpoints had a language of their own sends
+// it, gives each browser its person's language.
+func TestBatchWireFromAnOlderFanout(t *testing.T) {
+	data := encodeBatch(nil, Batch{NotificationID: "n", WebsiteID: "w", Recipients: []store.Recipient{
+		{Endpoint: store.Endpoint{ID: "e1", Language: "it"}, Subscriber: store.Subscriber{ID: "s1", Language: "fr"}},
+		{Endpoint: store.Endpoint{ID: "e2"}, Subscriber: store.Subscriber{ID: "s2", Language: "de"}}}})
+	if data[0] != 5<<3 || data[1] != 1 {
+		t.Fatalf("the batch does not start with browser_languages: % x", data[:2])
+	}
+	for _, c := range []struct {
+		name string
+		data []byte
+		want []string
+	}{{"this version's", data, []string{"it", ""}}, {"an older fan-out's", data[2:], []string{"fr", "de"}}} {
+		b, err := decodeBatch(c.data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range b.Recipients {
+			if r.Endpoint.Language != c.want[i] {
+				t.Fatalf("%s batch: browser %d speaks %q, want %q", c.name, i, r.Endpoint.Language, c.want[i])
+			}
+		}
+	}
 }

@@ -189,8 +189,13 @@ type Endpoint struct {
 	Auth         string
 	Device       string // desktop, android, ios, mobile, other
 	UserAgent    string
-	CreatedAt    time.Time
-	LastSeenAt   time.Time
+	// Language is the browser's, as it last registered with one (a new
+	// browser without one takes its person's): the translation its pushes
+	// take. The subscriber's Language is the person's, the last any of its
+	// browsers registered with, which filters read.
+	Language   string
+	CreatedAt  time.Time
+	LastSeenAt time.Time
 }
 
 // SubscriptionInput is what the browser SDK registers.
@@ -286,9 +291,8 @@ type AudienceQuery struct {
 	TestDevices bool
 	// Lean, for a walk of a shard (with a topic or not, and nothing else
 	// set but the page), says the caller reads no subscriber field but
-	// the ID and Language: the store may leave the others zero. It reads
-	// the endpoints alone then, each with its copy of the subscriber's
-	// language. The walk selects the same endpoints either way; other
+	// the ID: the store may leave the others zero. It reads the endpoints
+	// alone then. The walk selects the same endpoints either way; other
 	// queries ignore it.
 	Lean bool
 }

@@ -196,8 +196,7 @@ func TestUpgradeFillsIn(t *testing.T) {
 func TestUpgradeToLedger(t *testing.T) {
 	dsn := testSchema(t)
 	s := openAt(t, dsn)
-	undo40 := []string{`DROP FUNCTION endpoints_language_take() CASCADE`, `DROP FUNCTION subscribers_language_give() CASCADE`}
-	storetest.UpgradeToLedger(t, s, "timestamptz", undo40, func(query string) {
+	storetest.UpgradeToLedger(t, s, "timestamptz", func(query string) {
 		t.Helper()
 		if _, err := s.pool.Exec(context.Background(), query); err != nil {
 			t.Fatalf("%s: %v", query, err)

@@ -221,9 +221,7 @@ func TestUpgradeToLedger(t *testing.T) {
 		return s
 	}
 	s := open()
-	undo40 := []string{`DROP TRIGGER endpoints_language_insert`, `DROP TRIGGER endpoints_language_move`,
-		`DROP TRIGGER subscribers_language_change`}
-	storetest.UpgradeToLedger(t, s, "INTEGER", undo40, func(query string) {
+	storetest.UpgradeToLedger(t, s, "INTEGER", func(query string) {
 		t.Helper()
 		if _, err := s.w.db.ExecContext(context.Background(), query); err != nil {
 			t.Fatalf("%s: %v", query, err)

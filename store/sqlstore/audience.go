@@ -19,7 +19,7 @@ const defaultAudienceLimit = 1000
 // an allocation: no external id as the empty text, no smart hour as -1,
 // and empty tags as NULL.
 const recipientCols = `e.id, e.subscriber_id, e.url, e.p256dh, e.auth, e.device, e.user_agent,
-	e.created_at, e.last_seen_at,
+	e.language, e.created_at, e.last_seen_at,
 	coalesce(s.external_id, ''), s.country, s.language, s.timezone, s.url, nullif(s.tags, '{}'),
 	s.created_at, s.last_seen_at, coalesce(s.smart_hour, -1)`
 
@@ -70,13 +70,13 @@ func AudienceSQL(d Dialect, byExternalIDs bool) string {
 // LeanAudienceSQL is the query of a page of a lean walk of a shard
 // (store.AudienceQuery's Lean), exported for the plan tests: the arguments
 // of AudienceSQL without the external ids. It reads one range of the
-// endpoints' (website_id, shard, id) key or index and no subscriber: the
-// language is the endpoint's copy (migration 40), and an endpoint's
-// subscriber is subscribed, since a subscriber is marked unsubscribed only
-// once it has no endpoint left (markUnsubscribedIfEmpty; storetest's
-// Audience/Lean checks that both walks select the same endpoints).
+// endpoints' (website_id, shard, id) key or index and no subscriber: an
+// endpoint's subscriber is subscribed, since a subscriber is marked
+// unsubscribed only once it has no endpoint left (markUnsubscribedIfEmpty;
+// storetest's Audience/Lean checks that both walks select the same
+// endpoints).
 const LeanAudienceSQL = `SELECT e.id, e.subscriber_id, e.url, e.p256dh, e.auth, e.device, e.user_agent,
-	e.created_at, e.last_seen_at, e.language
+	e.language, e.created_at, e.last_seen_at
 	FROM endpoints e
 	WHERE e.website_id = $1 AND e.shard = $2 AND e.id > $3
 	  AND ` + audienceTopic + `
@@ -185,7 +185,7 @@ func (s *Store) Audience(ctx context.Context, q store.AudienceQuery) ([]store.Re
 }
 
 // scanRecipients reads the recipientCols rows of an audience query, or
-// LeanAudienceSQL's when lean, and closes rows.
+// LeanAudienceSQL's (the endpoint's alone) when lean, and closes rows.
 func (s *Store) scanRecipients(rows Rows, q store.AudienceQuery, size int, lean bool) ([]store.Recipient, error) {
 	defer rows.Close()
 	out := make([]store.Recipient, 0, size)
@@ -201,12 +201,12 @@ func (s *Store) scanRecipients(rows Rows, q store.AudienceQuery, size int, lean 
 		scanTime = s.d.ScanTime
 	}
 	e, sub := &r.Endpoint, &r.Subscriber
-	dest := []any{&e.ID, &e.SubscriberID, &e.URL, &e.P256dh, &e.Auth, &e.Device, &e.UserAgent,
+	dest := []any{&e.ID, &e.SubscriberID, &e.URL, &e.P256dh, &e.Auth, &e.Device, &e.UserAgent, &e.Language,
 		scanTime(&e.CreatedAt), scanTime(&e.LastSeenAt),
 		&sub.ExternalID, &sub.Country, &sub.Language, &sub.Timezone, &sub.URL, &tags,
 		scanTime(&sub.CreatedAt), scanTime(&sub.LastSeenAt), &smartHour}
 	if lean {
-		dest = append(dest[:9], &sub.Language)
+		dest = dest[:10]
 		smartHour = -1
 	}
 	for rows.Next() {

@@ -110,9 +110,6 @@
 //   - 0039_push_ledger: the results moved from deliveries into the push
 //     ledger are joined into runs by string_agg on PostgreSQL,
 //     group_concat on SQLite (block move).
-//   - 0040_endpoint_language: the triggers that copy a subscriber's
-//     language into its endpoints; PostgreSQL's sets a new endpoint's row
-//     before it is written, SQLite's updates it after (block sync).
 //
 // SQLite numbered its versions on its own before the list: its 10–12 are
 // the list's 11–13, and it recorded nothing for 10, 14 and 15. Migrate

@@ -175,11 +175,13 @@ func (s *Store) upsertSubscription(ctx context.Context, tx Conn, in store.Subscr
 			err := tx.QueryRow(ctx, `UPDATE endpoints SET p256dh = $3, auth = $4,
 					device = coalesce(nullif($5, ''), device),
 					user_agent = coalesce(nullif($6, ''), user_agent),
+					language = coalesce(nullif($9, ''), language),
 					last_seen_at = $7
 				WHERE website_id = $1 AND url = $2 AND (CAST($8 AS TEXT) = '' OR subscriber_id =
 					(SELECT id FROM subscribers WHERE website_id = $1 AND external_id = $8))
 				RETURNING id, subscriber_id`,
-				in.WebsiteID, in.Endpoint, in.P256dh, in.Auth, in.Device, in.UserAgent, at, in.ExternalID).Scan(&epID, &curSub)
+				in.WebsiteID, in.Endpoint, in.P256dh, in.Auth, in.Device, in.UserAgent, at, in.ExternalID,
+				in.Language).Scan(&epID, &curSub)
 			switch {
 			case err == nil:
 				updated, curExt = true, in.ExternalID
@@ -235,6 +237,9 @@ func (s *Store) upsertSubscription(ctx context.Context, tx Conn, in store.Subscr
 			learned bool
 			// smartHour is a known subscriber's, as stored (-1: none).
 			smartHour = -1
+			// language is the subscriber's, as stored: a new endpoint
+			// without a language of its own takes it.
+			language = in.Language
 		)
 		newSubscriber := target == ""
 		if newSubscriber {
@@ -275,9 +280,9 @@ func (s *Store) upsertSubscription(ctx context.Context, tx Conn, in store.Subscr
 					timezone = coalesce(nullif($5, ''), timezone),
 					url = coalesce(nullif($6, ''), url),
 					last_seen_at = $7, unsubscribed_at = NULL
-				WHERE id = $1 RETURNING shard, country, timezone, coalesce(smart_hour, -1),
+				WHERE id = $1 RETURNING shard, country, timezone, language, coalesce(smart_hour, -1),
 					EXISTS (SELECT 1 FROM automation_triggers WHERE subscriber_id = $1)`,
-				target, ext, in.Country, in.Language, in.Timezone, in.URL, at).Scan(&shard, &country, &timezone, &smartHour, &res.Pending)
+				target, ext, in.Country, in.Language, in.Timezone, in.URL, at).Scan(&shard, &country, &timezone, &language, &smartHour, &res.Pending)
 			if err != nil {
 				return err
 			}
@@ -286,8 +291,10 @@ func (s *Store) upsertSubscription(ctx context.Context, tx Conn, in store.Subscr
 		if epID == "" {
 			epID = uuid.NewString()
 			if _, err := tx.Exec(ctx, `INSERT INTO endpoints (id, website_id, subscriber_id, url, p256dh, auth,
-				device, user_agent, shard, created_at, last_seen_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)`,
-				epID, in.WebsiteID, target, in.Endpoint, in.P256dh, in.Auth, in.Device, in.UserAgent, shard, at); err != nil {
+				device, user_agent, language, shard, created_at, last_seen_at)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)`,
+				epID, in.WebsiteID, target, in.Endpoint, in.P256dh, in.Auth, in.Device, in.UserAgent, language,
+				shard, at); err != nil {
 				return err
 			}
 			res.Created = true
@@ -301,9 +308,10 @@ func (s *Store) upsertSubscription(ctx context.Context, tx Conn, in store.Subscr
 			if _, err := tx.Exec(ctx, `UPDATE endpoints SET subscriber_id = $2, shard = $3, url = $4, p256dh = $5, auth = $6,
 					device = coalesce(nullif($7, ''), device),
 					user_agent = coalesce(nullif($8, ''), user_agent),
+					language = coalesce(nullif($10, ''), language),
 					last_seen_at = $9
 				WHERE id = $1`,
-				epID, target, shard, in.Endpoint, in.P256dh, in.Auth, in.Device, in.UserAgent, at); err != nil {
+				epID, target, shard, in.Endpoint, in.P256dh, in.Auth, in.Device, in.UserAgent, at, in.Language); err != nil {
 				return err
 			}
 			if curSub != target && !detach {
@@ -407,14 +415,14 @@ func (s *Store) markUnsubscribedIfEmpty(ctx context.Context, tx Conn, subscriber
 }
 
 const endpointCols = `e.id, e.subscriber_id, e.website_id, e.url, e.p256dh, e.auth, e.device, e.user_agent,
-	e.created_at, e.last_seen_at`
+	e.language, e.created_at, e.last_seen_at`
 
 // endpointReturning is endpointCols for RETURNING clauses.
 var endpointReturning = strings.ReplaceAll(endpointCols, "e.", "")
 
 func endpointDest(e *store.Endpoint) []any {
 	return []any{&e.ID, &e.SubscriberID, &e.WebsiteID, &e.URL, &e.P256dh, &e.Auth, &e.Device, &e.UserAgent,
-		timeDest{&e.CreatedAt}, timeDest{&e.LastSeenAt}}
+		&e.Language, timeDest{&e.CreatedAt}, timeDest{&e.LastSeenAt}}
 }
 
 // DeleteSubscription removes the website's endpoint with that URL, records

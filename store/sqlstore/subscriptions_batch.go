@@ -282,17 +282,18 @@ func (s *Store) upsertKnown(ctx context.Context, tx Conn, list []store.Subscript
 	}
 	// The endpoints (locked above on PostgreSQL).
 	for chunk := range slices.Chunk(fast, rowsPerInsert) {
-		args := make([]any, 0, 6*len(chunk))
+		args := make([]any, 0, 7*len(chunk))
 		for _, i := range chunk {
 			in := list[i]
 			args = append(args, endpoints[key{in.WebsiteID, in.Endpoint}].id, in.P256dh, in.Auth, in.Device, in.UserAgent,
-				s.time(nowOr(in.At)))
+				s.time(nowOr(in.At)), in.Language)
 		}
 		n, err := tx.Exec(ctx, `UPDATE endpoints SET p256dh = v.column2, auth = v.column3,
 				device = coalesce(nullif(v.column4, ''), endpoints.device),
 				user_agent = coalesce(nullif(v.column5, ''), endpoints.user_agent),
-				last_seen_at = v.column6
-			FROM (VALUES `+valuesList(len(chunk), 6, map[int]string{5: s.d.DDL.Time})+`) AS v
+				last_seen_at = v.column6,
+				language = coalesce(nullif(v.column7, ''), endpoints.language)
+			FROM (VALUES `+valuesList(len(chunk), 7, map[int]string{5: s.d.DDL.Time})+`) AS v
 			WHERE endpoints.id = v.column1`, args...)
 		if err == nil && n != int64(len(chunk)) {
 			err = fmt.Errorf("%d of %d updated", n, len(chunk))
@@ -442,14 +443,14 @@ func (s *Store) upsertNew(ctx context.Context, tx Conn, list []store.Subscriptio
 
 	// The endpoints, in the order of their URLs (fresh's).
 	for chunk := range slices.Chunk(fresh, rowsPerInsert) {
-		args := make([]any, 0, 11*len(chunk))
+		args := make([]any, 0, 12*len(chunk))
 		for _, i := range chunk {
 			in, at := list[i], s.time(nowOr(list[i].At))
 			args = append(args, out[i].EndpointID, in.WebsiteID, out[i].SubscriberID, in.Endpoint, in.P256dh, in.Auth,
-				in.Device, in.UserAgent, store.ShardOf(out[i].SubscriberID), at, at)
+				in.Device, in.UserAgent, in.Language, store.ShardOf(out[i].SubscriberID), at, at)
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO endpoints (id, website_id, subscriber_id, url, p256dh, auth,
-			device, user_agent, shard, created_at, last_seen_at) VALUES `+valuesList(len(chunk), 11, nil),
+			device, user_agent, language, shard, created_at, last_seen_at) VALUES `+valuesList(len(chunk), 12, nil),
 			args...); err != nil {
 			return fmt.Errorf("inserting new endpoints: %w", err)
 		}

@@ -7,13 +7,13 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/relaybell/relaybell/store"
-	"github.com/relaybell/relaybell/store/sqlstore"
 )
 
 var audienceCases = []testCase{
@@ -24,6 +24,7 @@ var audienceCases = []testCase{
 	{"TopicLookup", testTopicLookup},
 	{"OneEndpoint", testOneEndpointAudience},
 	{"Lean", testLeanAudience},
+	{"LeanLanguageRace", testLeanLanguageRace},
 }
 
 // walkShard walks one shard with the given page size and checks each page.
@@ -350,20 +351,17 @@ func testOneEndpointAudience(t *testing.T, s store.Store) {
 
 // testLeanAudience: a lean walk (AudienceQuery.Lean) selects exactly the
 // endpoints of the full walk, in its order and pages, with the same
-// endpoint fields, the subscriber's id and its language as it is now,
-// whatever wrote it: a registration changing a person's language (every
-// browser of the person takes it), a browser moving to another person or
-// logging out, registrations in a batch, a browser unsubscribing, and a
-// direct write of the subscriber's row. The other subscriber fields are
-// left zero.
+// endpoint fields and the subscriber's id; the other subscriber fields are
+// left zero. Each endpoint's language is its browser's, as it last
+// registered with one, whatever its person's: a registration in another
+// language changes that browser's alone, a browser moving to another
+// person or logging out keeps its own unless it names another, a new
+// browser without one takes its person's, and a batch of registrations
+// does as registrations one by one.
 func testLeanAudience(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	w, other := newWebsite(t, s), newWebsite(t, s)
 	tp := createTopic(t, s, w.Website.ID, "News", "news", t0)
-	reg := func(in store.SubscriptionInput) store.SubscriptionResult {
-		t.Helper()
-		return subscribe(t, s, in)
-	}
 	person := func(ext, lang string, browsers int) []store.SubscriptionInput {
 		var out []store.SubscriptionInput
 		for i := range browsers {
@@ -372,7 +370,7 @@ func testLeanAudience(t *testing.T, s store.Store) {
 			if i == 0 {
 				in.Topics = []string{"news"}
 			}
-			reg(in)
+			subscribe(t, s, in)
 			out = append(out, in)
 		}
 		return out
@@ -380,44 +378,50 @@ func testLeanAudience(t *testing.T, s store.Store) {
 	ada := person("ada", "en", 3)
 	bob := person("bob", "de", 2)
 	person("", "it", 1)
-	for range 30 {
+	for i := range 30 {
 		in := subscription(w.Website.ID)
-		in.Language = []string{"en", "fr", "pt-BR", ""}[len(in.Auth)%4]
-		reg(in)
+		in.Language = []string{"en", "fr", "pt-BR", ""}[i%4]
+		subscribe(t, s, in)
 	}
 	for range 5 {
-		reg(subscription(other.Website.ID))
+		subscribe(t, s, subscription(other.Website.ID))
 	}
 
-	// Ada's second browser registers in Spanish: her three browsers speak it.
+	// Ada's second browser registers in Spanish: her person speaks it, her
+	// other browsers do not.
 	again := ada[1]
 	again.Language, again.Topics = "es", nil
-	reg(again)
-	// Bob's first browser signs in as Ada (it moves to her), his second
-	// logs out (a new subscriber of its own, in Greek).
+	subscribe(t, s, again)
+	// Bob's first browser signs in as Ada without a language (it moves to
+	// her, still German); his second logs out in Greek (a new subscriber
+	// of its own).
 	moved := bob[0]
 	moved.ExternalID, moved.Language, moved.Topics = "ada", "", nil
-	reg(moved)
+	subscribe(t, s, moved)
 	out := bob[1]
 	out.ExternalID, out.Logout, out.Language = "", true, "el"
-	reg(out)
-	// Two new browsers and Ada's third in one batch, in Japanese.
+	subscribe(t, s, out)
+	// Two new browsers and Ada's third in one batch, the third in Japanese.
 	batch := []store.SubscriptionInput{subscription(w.Website.ID), subscription(w.Website.ID), ada[2]}
 	batch[2].Language, batch[2].Topics = "ja", nil
 	batch[0].Language = "ko"
 	if _, err := s.UpsertSubscriptions(ctx, batch); err != nil {
 		t.Fatalf("UpsertSubscriptions: %v", err)
 	}
+	// A new browser of Ada's without a language takes hers, Japanese now.
+	newer := subscription(w.Website.ID)
+	newer.ExternalID, newer.Language = "ada", ""
+	subscribe(t, s, newer)
 	// One browser of someone alone unsubscribes: its subscriber is left
 	// without a browser, and marked unsubscribed.
 	gone := subscription(w.Website.ID)
-	reg(gone)
+	subscribe(t, s, gone)
 	_, err := s.DeleteSubscription(ctx, w.Website.ID, gone.Endpoint)
 	noErr(t, "DeleteSubscription", err)
 
-	check := func(step string, topicID string) int {
+	check := func(step string, topicID string) map[string]store.Recipient {
 		t.Helper()
-		n := 0
+		byURL := map[string]store.Recipient{}
 		for shard := range store.Shards {
 			q := store.AudienceQuery{WebsiteID: w.Website.ID, Shard: shard, TopicID: topicID, Limit: 3}
 			full := walkShard(t, s, q)
@@ -428,43 +432,81 @@ func testLeanAudience(t *testing.T, s store.Store) {
 			}
 			for i, f := range full {
 				want := store.Recipient{Endpoint: f.Endpoint, Subscriber: store.Subscriber{ID: f.Subscriber.ID,
-					WebsiteID: f.Subscriber.WebsiteID, Shard: f.Subscriber.Shard, Language: f.Subscriber.Language}}
+					WebsiteID: f.Subscriber.WebsiteID, Shard: f.Subscriber.Shard}}
 				same(t, fmt.Sprintf("%s: lean recipient %s", step, f.Endpoint.ID), lean[i], want)
+				byURL[f.Endpoint.URL] = f
 			}
-			n += len(full)
 		}
-		return n
+		return byURL
 	}
-	if n := check("registrations", ""); n != 3+2+1+30+2 {
-		t.Fatalf("the walks have %d endpoints, want 38", n)
+	all := check("registrations", "")
+	if len(all) != 3+2+1+30+2+1 {
+		t.Fatalf("the walks have %d endpoints, want 39", len(all))
 	}
-	// Opted in: Ada (her three browsers and the one Bob's moved to her) and
+	// Opted in: Ada (her four browsers and the one Bob's moved to her) and
 	// the Italian.
-	if n := check("topic", tp.ID); n != 5 {
-		t.Fatalf("the topic's walks have %d endpoints, want 5", n)
+	if n := len(check("topic", tp.ID)); n != 6 {
+		t.Fatalf("the topic's walks have %d endpoints, want 6", n)
 	}
-	langs := map[string]string{}
-	for shard := range store.Shards {
-		for _, r := range walkShard(t, s, store.AudienceQuery{WebsiteID: w.Website.ID, Shard: shard, Limit: 100, Lean: true}) {
-			langs[r.Endpoint.URL] = r.Subscriber.Language
-		}
-	}
-	for _, c := range []struct{ url, want string }{
-		{ada[0].Endpoint, "ja"}, {ada[1].Endpoint, "ja"}, {ada[2].Endpoint, "ja"}, {bob[0].Endpoint, "ja"},
-		{bob[1].Endpoint, "el"}, {batch[0].Endpoint, "ko"}, {batch[1].Endpoint, "fr"},
+	for _, c := range []struct{ url, browser, person string }{
+		{ada[0].Endpoint, "en", "ja"}, {ada[1].Endpoint, "es", "ja"}, {ada[2].Endpoint, "ja", "ja"},
+		{bob[0].Endpoint, "de", "ja"}, {newer.Endpoint, "ja", "ja"}, {bob[1].Endpoint, "el", "el"},
+		{batch[0].Endpoint, "ko", "ko"}, {batch[1].Endpoint, "fr", "fr"},
 	} {
-		if langs[c.url] != c.want {
-			t.Fatalf("lean walk: %s speaks %q, want %q", c.url, langs[c.url], c.want)
+		r := all[c.url]
+		if r.Endpoint.Language != c.browser || r.Subscriber.Language != c.person {
+			t.Fatalf("%s speaks %q, its person %q; want %q and %q", c.url, r.Endpoint.Language, r.Subscriber.Language,
+				c.browser, c.person)
 		}
 	}
+	// The store's other reads of an endpoint give its language too.
+	e, err := s.Endpoint(ctx, w.Website.ID, all[ada[1].Endpoint].Endpoint.ID)
+	noErr(t, "Endpoint", err)
+	same(t, "Endpoint", e, all[ada[1].Endpoint].Endpoint)
+}
 
-	// Any write of a subscriber's language reaches its browsers.
-	raw, ok := s.(interface{ DB() sqlstore.DB })
-	if !ok {
-		return
+// testLeanLanguageRace: a person's browsers registering again at once,
+// each in its own language, one by one and in batches, all succeed, and
+// each browser keeps its own language.
+func testLeanLanguageRace(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	browsers := make([]store.SubscriptionInput, 3)
+	for i := range browsers {
+		browsers[i] = subscription(w.Website.ID)
+		browsers[i].ExternalID, browsers[i].Language = "ada", []string{"en", "de", "fr"}[i]
+		subscribe(t, s, browsers[i])
 	}
-	_, err = raw.DB().Write().Exec(ctx, `UPDATE subscribers SET language = $2
-		WHERE website_id = $1 AND external_id = $3`, w.Website.ID, "nl", "ada")
-	noErr(t, "updating a language", err)
-	check("a direct write", "")
+	var wg sync.WaitGroup
+	errs := make(chan error, len(browsers))
+	for _, in := range browsers {
+		wg.Go(func() {
+			for range 20 {
+				if _, err := s.UpsertSubscription(ctx, in); err != nil {
+					errs <- err
+					return
+				}
+				if _, err := s.UpsertSubscriptions(ctx, []store.SubscriptionInput{in}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("registering again: %v", err)
+	}
+	spoken := map[string]string{}
+	for shard := range store.Shards {
+		for _, r := range walkShard(t, s, store.AudienceQuery{WebsiteID: w.Website.ID, Shard: shard, Limit: 10, Lean: true}) {
+			spoken[r.Endpoint.URL] = r.Endpoint.Language
+		}
+	}
+	want := map[string]string{}
+	for _, in := range browsers {
+		want[in.Endpoint] = in.Language
+	}
+	same(t, "the browsers' languages", spoken, want)
 }

@@ -286,18 +286,15 @@ func BenchCapped(b *testing.B, capped CappedFunc) {
 // 39. The results a version 38 store kept in deliveries are then in the
 // push ledger: Undelivered finds them done, the frequency cap counts the
 // sent ones, a report counts the failed and pruned ones by push service,
-// those of an endpoint that is gone included. undo40 are the engine's
-// statements that take the schema back from version 40 to 39 first (its
-// triggers dropped); the column is dropped here.
-func UpgradeToLedger(t *testing.T, s store.Store, timeType string, undo40 []string, exec func(query string), reopen func() store.Store) {
+// those of an endpoint that is gone included. The schema is taken back
+// from version 40 first.
+func UpgradeToLedger(t *testing.T, s store.Store, timeType string, exec func(query string), reopen func() store.Store) {
 	ctx := context.Background()
 	w := newWebsite(t, s)
 	e := endpoints(t, s, w.Website.ID, 4)
 	n := sending(t, s, w.Website.ID)
-	for _, q := range append(undo40, `ALTER TABLE endpoints DROP COLUMN language`,
-		`DELETE FROM schema_migrations WHERE version = 40`) {
-		exec(q)
-	}
+	exec(`ALTER TABLE endpoints DROP COLUMN language`)
+	exec(`DELETE FROM schema_migrations WHERE version = 40`)
 	exec(`DROP TABLE push_ledger`)
 	exec(`DELETE FROM schema_migrations WHERE version = 39`)
 	exec(`CREATE TABLE deliveries (notification_seq bigint NOT NULL, endpoint_id text NOT NULL, outcome text NOT NULL,

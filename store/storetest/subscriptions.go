@@ -69,6 +69,7 @@ func wantRecipient(in store.SubscriptionInput, res store.SubscriptionResult) sto
 			Auth:         in.Auth,
 			Device:       in.Device,
 			UserAgent:    in.UserAgent,
+			Language:     in.Language,
 			CreatedAt:    in.At,
 			LastSeenAt:   in.At,
 		},
@@ -637,7 +638,7 @@ func testLogout(t *testing.T, s store.Store) {
 	e, err := s.Endpoint(ctx, w.Website.ID, l.EndpointID)
 	noErr(t, "Endpoint", err)
 	want := wantRecipient(laptop, l).Endpoint
-	want.SubscriberID, want.LastSeenAt = res.SubscriberID, out.At
+	want.SubscriberID, want.LastSeenAt, want.Language = res.SubscriberID, out.At, "en-GB" // its own language
 	same(t, "endpoint after logout", e, want)
 	same(t, "recipient's shard", recipient(t, s, w.Website.ID, l.EndpointID).Subscriber.Shard, store.ShardOf(res.SubscriberID))
 
