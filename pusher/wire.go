@@ -56,7 +56,7 @@ const batchContentType = "application/x-protobuf"
 
 // encodeBatch appends b's encoding to dst.
 func encodeBatch(dst []byte, b Batch) []byte {
-	dst = slices.Grow(dst, 100+300*len(b.Recipients)) // a recipient takes about 250 bytes
+	dst = slices.Grow(dst, 100+300*len(b.Recipients))       // a recipient takes about 250 bytes
 	dst = protowire.AppendTag(dst, 5, protowire.VarintType) // browser_languages
 	dst = protowire.AppendVarint(dst, 1)
 	dst = wire.AppendString(dst, 1, b.NotificationID)
