@@ -2057,6 +2057,7 @@ export interface components {
             localTime?: string;
             smartTime?: boolean;
             ttl?: number;
+            /** @description Keys are two-letter languages. Each push takes the translation of its browser's language (the one the browser last registered with; a new browser that gave none takes its person's), else the title and body. Merge tags work in them. */
             translations?: {
                 [key: string]: {
                     title?: string;
