@@ -27,11 +27,11 @@ func TestEachBrowserInItsOwnLanguage(t *testing.T) {
 	content := map[string]any{"title": "Sale", "body": "Everything must go",
 		"translations": map[string]any{"de": map[string]any{"title": "Schlussverkauf", "body": "Alles muss raus"},
 			"fr": map[string]any{"title": "Soldes", "body": ""}}}
+	browsers := map[string]*webpushtest.Browser{"phone": phone, "laptop": laptop, "french": french}
 	want := func(id string, titles map[string]string) {
 		t.Helper()
 		for name, title := range titles {
-			b := map[string]*webpushtest.Browser{"phone": phone, "laptop": laptop, "french": french}[name]
-			got := received(t, b, id)
+			got := received(t, browsers[name], id)
 			if title == "" {
 				if len(got) != 0 {
 					t.Fatalf("%s got %d pushes of %s", name, len(got), id)

@@ -17,11 +17,15 @@ const defaultAudienceLimit = 1000
 // unsubscribed_at, which is NULL): the columns cost more to read than the
 // rows to find. NULLs come back as values that scan without a wrapper or
 // an allocation: no external id as the empty text, no smart hour as -1,
-// and empty tags as NULL.
-const recipientCols = `e.id, e.subscriber_id, e.url, e.p256dh, e.auth, e.device, e.user_agent,
-	e.language, e.created_at, e.last_seen_at,
+// and empty tags as NULL. Its endpoint's columns come first
+// (recipientEndpointCols), all that a lean walk reads.
+const recipientCols = recipientEndpointCols + `,
 	coalesce(s.external_id, ''), s.country, s.language, s.timezone, s.url, nullif(s.tags, '{}'),
 	s.created_at, s.last_seen_at, coalesce(s.smart_hour, -1)`
+
+// recipientEndpointCols are a recipient's endpoint columns.
+const recipientEndpointCols = `e.id, e.subscriber_id, e.url, e.p256dh, e.auth, e.device, e.user_agent,
+	e.language, e.created_at, e.last_seen_at`
 
 // audienceFrom is the FROM clause of a walk of a shard, unless the dialect
 // has its own (Dialect.AudienceFrom): endpoints e joined to their
@@ -75,8 +79,7 @@ func AudienceSQL(d Dialect, byExternalIDs bool) string {
 // unsubscribed only once it has no endpoint left (markUnsubscribedIfEmpty;
 // storetest's Audience/Lean checks that both walks select the same
 // endpoints).
-const LeanAudienceSQL = `SELECT e.id, e.subscriber_id, e.url, e.p256dh, e.auth, e.device, e.user_agent,
-	e.language, e.created_at, e.last_seen_at
+const LeanAudienceSQL = `SELECT ` + recipientEndpointCols + `
 	FROM endpoints e
 	WHERE e.website_id = $1 AND e.shard = $2 AND e.id > $3
 	  AND ` + audienceTopic + `
@@ -185,7 +188,8 @@ func (s *Store) Audience(ctx context.Context, q store.AudienceQuery) ([]store.Re
 }
 
 // scanRecipients reads the recipientCols rows of an audience query, or
-// LeanAudienceSQL's (the endpoint's alone) when lean, and closes rows.
+// the recipientEndpointCols rows of LeanAudienceSQL when lean, and closes
+// rows.
 func (s *Store) scanRecipients(rows Rows, q store.AudienceQuery, size int, lean bool) ([]store.Recipient, error) {
 	defer rows.Close()
 	out := make([]store.Recipient, 0, size)
@@ -202,12 +206,11 @@ func (s *Store) scanRecipients(rows Rows, q store.AudienceQuery, size int, lean 
 	}
 	e, sub := &r.Endpoint, &r.Subscriber
 	dest := []any{&e.ID, &e.SubscriberID, &e.URL, &e.P256dh, &e.Auth, &e.Device, &e.UserAgent, &e.Language,
-		scanTime(&e.CreatedAt), scanTime(&e.LastSeenAt),
-		&sub.ExternalID, &sub.Country, &sub.Language, &sub.Timezone, &sub.URL, &tags,
-		scanTime(&sub.CreatedAt), scanTime(&sub.LastSeenAt), &smartHour}
-	if lean {
-		dest = dest[:10]
-		smartHour = -1
+		scanTime(&e.CreatedAt), scanTime(&e.LastSeenAt)}
+	smartHour = -1 // a lean row has none
+	if !lean {
+		dest = append(dest, &sub.ExternalID, &sub.Country, &sub.Language, &sub.Timezone, &sub.URL, &tags,
+			scanTime(&sub.CreatedAt), scanTime(&sub.LastSeenAt), &smartHour)
 	}
 	for rows.Next() {
 		r = store.Recipient{}
