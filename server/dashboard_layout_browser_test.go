@@ -118,8 +118,13 @@ func TestDashboardComposerKeepsWork(t *testing.T) {
 	waitFor(t, "the restored form guarding the page", warnsOnUnload)
 	b.d.page(`(window.__asked = [], window.confirm = (m) => (window.__asked.push(m), false), true)`, nil)
 	role("link", "Notifications", "click")
+	// The fragment's change reaches the router as a hashchange event,
+	// queued after the click: waited for.
 	var asked []string
-	b.d.page(`window.__asked`, &asked)
+	waitFor(t, "the question before leaving", func() bool {
+		b.d.page(`window.__asked`, &asked)
+		return len(asked) > 0
+	})
 	if len(asked) != 1 || asked[0] != "Leave the composer? Your unsent notification will be discarded." {
 		t.Fatalf("asked %q", asked)
 	}
