@@ -108,13 +108,23 @@ func BenchmarkAudience(b *testing.B) {
 }
 
 // BenchmarkRecordResults records 500-result batches of one send, each batch
-// new (ledger: one push ledger run per bucket and outcome of the batch), a replayed batch (all duplicates), and batches
-// of different sends at once, as several pushers do (parallel).
+// new: ledger's batches make 3 runs of the push ledger (one bucket, three
+// outcomes), ledger-spread's about 90, as a broadcast's recorder writes
+// do (storetest.BenchSpreadResults). replay records one batch again and
+// again (all duplicates), and parallel batches of different sends
+// at once, as several pushers do. ledger and ledger-spread report the CPU
+// of the store's PostgreSQL backends per result too.
 func BenchmarkRecordResults(b *testing.B) {
-	b.Run("ledger", func(b *testing.B) {
-		s := benchStore(b)
-		storetest.BenchRecordResults(b, s, s.RecordResults)
-	})
+	for name, results := range map[string]func(int, []store.PushResult) []store.PushResult{
+		"ledger": storetest.BenchResults, "ledger-spread": storetest.BenchSpreadResults,
+	} {
+		b.Run(name, func(b *testing.B) {
+			s, app := benchStoreAs(b, "recordbench")
+			before := backendCPU(b, s, app)
+			storetest.BenchRecordResults(b, s, s.RecordResults, results)
+			b.ReportMetric(float64((backendCPU(b, s, app)-before).Microseconds())/float64(b.N*500), "pg-cpu-µs/result")
+		})
+	}
 	b.Run("replay", func(b *testing.B) { storetest.BenchReplay(b, benchStore(b)) })
 	b.Run("parallel", func(b *testing.B) { storetest.BenchParallelSends(b, benchStore(b)) })
 }

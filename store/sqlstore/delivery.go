@@ -225,8 +225,9 @@ func ResultService(r store.PushResult) string {
 // other, and each reads what the one before it recorded. The new results
 // are those no run of the ledger holds yet (ledgerRecorded). They go to
 // the push ledger as one run per shard, bucket, outcome and push service
-// (ResultService), however many they are; then one UPDATE of the
-// counters.
+// (ResultService), however many they are, rowsPerInsert runs a
+// statement (a broadcast's write holds tens of runs, of a few ids each);
+// then one UPDATE of the counters.
 func (s *Store) recordResults(ctx context.Context, tx Conn, notificationID string, rs []store.PushResult) ([]store.PushResult, bool, error) {
 	var seq int64
 	err := tx.QueryRow(ctx, `SELECT seq FROM notifications WHERE id = $1 `+s.d.LockRows("NO KEY UPDATE"), notificationID).Scan(&seq)
@@ -266,19 +267,23 @@ func (s *Store) recordResults(ctx context.Context, tx Conn, notificationID strin
 	if len(added) == 0 {
 		return nil, true, nil
 	}
-	for _, k := range slices.SortedFunc(maps.Keys(runs), func(a, b run) int {
+	keys := slices.SortedFunc(maps.Keys(runs), func(a, b run) int {
 		return cmp.Or(cmp.Compare(a.shard, b.shard), strings.Compare(a.bucket, b.bucket),
 			cmp.Compare(a.outcome, b.outcome), strings.Compare(a.service, b.service))
-	}) {
-		ids := runs[k] // sorted, as rs is
-		packed, err := store.PackEndpoints(ids)
-		if err != nil {
-			return nil, false, err
+	})
+	for chunk := range slices.Chunk(keys, rowsPerInsert) {
+		args := make([]any, 0, len(chunk)*ledgerInsertN)
+		for _, k := range chunk {
+			ids := runs[k] // sorted, as rs is
+			packed, err := store.PackEndpoints(ids)
+			if err != nil {
+				return nil, false, err
+			}
+			args = append(args, seq, k.shard, ids[len(ids)-1], ids[0], resultOutcomes[k.outcome], nullString(k.service), len(ids), packed)
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO push_ledger
 			(notification_seq, shard, last_endpoint, first_endpoint, outcome, push_service, pushes, endpoints)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-			seq, k.shard, ids[len(ids)-1], ids[0], resultOutcomes[k.outcome], nullString(k.service), len(ids), packed); err != nil {
+			VALUES `+valuesList(len(chunk), ledgerInsertN, nil), args...); err != nil {
 			return nil, false, err
 		}
 	}
@@ -289,6 +294,10 @@ func (s *Store) recordResults(ctx context.Context, tx Conn, notificationID strin
 	}
 	return added, true, nil
 }
+
+// ledgerInsertN is the number of columns recordResults inserts a run of
+// the push ledger with.
+const ledgerInsertN = 8
 
 // resultOutcomes are the push outcomes in the order recordResults counts
 // and inserts them.

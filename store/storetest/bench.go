@@ -202,13 +202,28 @@ func BenchResults(i int, out []store.PushResult) []store.PushResult {
 	return out
 }
 
+// BenchSpreadResults returns batch i of 500 results as a pusher's
+// recorder writes them in a broadcast: the outcomes of BenchResults, for
+// endpoints whose ids start with each of the 16 hex digits, on four shards
+// (four per batch, 64 in all). Stored, they make about 90 runs of the push
+// ledger (shard, first character, outcome), of about 5 ids each.
+func BenchSpreadResults(i int, out []store.PushResult) []store.PushResult {
+	out = BenchResults(i, out)
+	for j := range out {
+		out[j].EndpointID = fmt.Sprintf("%x%07x", j%16, i) + out[j].EndpointID[8:]
+		out[j].Shard = 4*(i%16) + j%4
+	}
+	return out
+}
+
 // RecordFunc records a batch of results; the store's RecordResults, or an
 // alternative a store's benchmark measures against it.
 type RecordFunc func(ctx context.Context, notificationID string, results []store.PushResult) error
 
-// BenchRecordResults records new 500-result batches of one send with record
-// and checks every result was counted.
-func BenchRecordResults(b *testing.B, s store.Store, record RecordFunc) {
+// BenchRecordResults records new 500-result batches of one send with
+// record, batch i made by results (BenchResults, BenchSpreadResults), and
+// checks every result was counted.
+func BenchRecordResults(b *testing.B, s store.Store, record RecordFunc, results func(i int, out []store.PushResult) []store.PushResult) {
 	ctx := context.Background()
 	n := store.Notification{WebsiteID: BenchWebsite, Status: store.StatusSending}
 	if err := s.CreateNotification(ctx, &n); err != nil {
@@ -218,7 +233,7 @@ func BenchRecordResults(b *testing.B, s store.Store, record RecordFunc) {
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		batch = BenchResults(i, batch)
+		batch = results(i, batch)
 		i++
 		if err := record(ctx, n.ID, batch); err != nil {
 			b.Fatal(err)

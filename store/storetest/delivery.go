@@ -23,6 +23,7 @@ var deliveryCases = []testCase{
 	{"RecordResultsPrunes", testRecordResultsPrunes},
 	{"RecordResultsErrors", testRecordResultsErrors},
 	{"PushLedgerRuns", testPushLedgerRuns},
+	{"PushLedgerManyRuns", testPushLedgerManyRuns},
 	{"RecordAllResults", testRecordAllResults},
 	{"ShardDone", testShardDone},
 	{"ShardDoneConcurrent", testShardDoneConcurrent},
@@ -202,6 +203,52 @@ func testPushLedgerRuns(t *testing.T, s store.Store) {
 	write(e[30], e[31])
 	same(t, "counters", counters(t, s, n.ID), store.Counters{Recipients: 14, Processed: 14, Sent: 13, Failed: 1})
 	undelivered("after failures", in(e[0], e[29], e[30], e[31], e[32]), []string{e[29], e[32]})
+}
+
+// One write of results spread over every shard and bucket, as a large
+// broadcast's recorder writes them, stores its thousands of runs (in
+// several statements) and counts each browser once; written again, with
+// new browsers among them, only the new ones count.
+func testPushLedgerManyRuns(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	n := create(t, s, notification(w.Website.ID))
+	var rs []store.PushResult
+	var keys []store.ShardEndpoint
+	for shard := range store.Shards {
+		for bucket := range 16 {
+			for i, outcome := range []string{store.OutcomeSent, store.OutcomeSent, store.OutcomeFailed} {
+				id := fmt.Sprintf("%x%02d%d-%s", bucket, shard, i, uuid.NewString())
+				rs = append(rs, store.PushResult{EndpointID: id, Outcome: outcome, Service: "fcm", Shard: shard})
+				keys = append(keys, store.ShardEndpoint{ID: id, Shard: shard})
+			}
+		}
+	}
+	noErr(t, "RecordResults", s.RecordResults(ctx, n.ID, rs))
+	all := int64(len(rs))
+	want := store.Counters{Recipients: all, Processed: all, Sent: all * 2 / 3, Failed: all / 3}
+	same(t, "counters", counters(t, s, n.ID), want)
+	left, err := s.Undelivered(ctx, n.ID, keys)
+	noErr(t, "Undelivered", err)
+	same(t, "undelivered", len(left), 0)
+	trouble, err := s.DeliveryTrouble(ctx, w.Website.ID, []string{n.ID})
+	noErr(t, "DeliveryTrouble", err)
+	same(t, "delivery trouble", trouble, []store.ServiceTrouble{{Service: "fcm", Failed: all / 3}})
+
+	// Again, with one new browser a shard.
+	var fresh []store.ShardEndpoint
+	for shard := range store.Shards {
+		id := fmt.Sprintf("0%02d9-%s", shard, uuid.NewString())
+		rs = append(rs, store.PushResult{EndpointID: id, Outcome: store.OutcomeSent, Shard: shard})
+		fresh = append(fresh, store.ShardEndpoint{ID: id, Shard: shard})
+	}
+	noErr(t, "RecordResults", s.RecordResults(ctx, n.ID, rs))
+	more := int64(store.Shards)
+	want.Recipients, want.Processed, want.Sent = all+more, all+more, want.Sent+more
+	same(t, "counters after the write again", counters(t, s, n.ID), want)
+	left, err = s.Undelivered(ctx, n.ID, append(keys, fresh...))
+	noErr(t, "Undelivered", err)
+	same(t, "undelivered after the write again", len(left), 0)
 }
 
 func testRecordResultsConcurrent(t *testing.T, s store.Store) {
