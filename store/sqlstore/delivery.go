@@ -17,16 +17,17 @@ import (
 
 var _ store.Delivery = (*Store)(nil)
 
-// LedgerQuery reads the push ledger's runs of a send ($1: its seq) and
+// LedgerQuery reads the push ledger's runs of a send ($1: its id) and
 // shard ($2) that meet the range of endpoint ids [$3, $4] ($5: the end of
 // $4's bucket, ledgerBucketEnd): one range of the ledger's key, the runs
 // whose last id is from $3 up to the end of $4's bucket, less those that
 // start after $4. A run never leaves its bucket, so no run past that
 // bound can meet the range; the read follows the batch's own stretch of
 // the shard, whatever the send's size (TestLedgerReadIsBounded,
-// TestQueryPlans).
-const LedgerQuery = `SELECT endpoints FROM push_ledger
-	WHERE notification_seq = $1 AND shard = $2 AND last_endpoint >= $3 AND last_endpoint < $5 AND first_endpoint <= $4`
+// TestQueryPlans). The send's seq, the ledger's key, comes from its row
+// in the same statement: an unknown send has no runs.
+const LedgerQuery = `SELECT l.endpoints FROM notifications n JOIN push_ledger l ON l.notification_seq = n.seq
+	WHERE n.id = $1 AND l.shard = $2 AND l.last_endpoint >= $3 AND l.last_endpoint < $5 AND l.first_endpoint <= $4`
 
 // ledgerBucket is the push ledger's bucket of an endpoint id: its first
 // character. A run holds ids of one bucket.
@@ -56,15 +57,7 @@ func (s *Store) Undelivered(ctx context.Context, notificationID string, endpoint
 	for i, e := range endpoints {
 		ids[i] = e.ID
 	}
-	var seq int64
-	err := s.db.Read().QueryRow(ctx, `SELECT seq FROM notifications WHERE id = $1`, notificationID).Scan(&seq)
-	if errors.Is(err, sql.ErrNoRows) {
-		return ids, nil // nothing recorded for a send that is not there
-	}
-	if err != nil {
-		return nil, fmt.Errorf("checking deliveries: %w", err)
-	}
-	done, err := s.ledgerRecorded(ctx, s.db.Read(), seq, endpoints)
+	done, err := s.ledgerRecorded(ctx, s.db.Read(), notificationID, endpoints)
 	if err != nil {
 		return nil, fmt.Errorf("checking deliveries: %w", err)
 	}
@@ -74,7 +67,7 @@ func (s *Store) Undelivered(ctx context.Context, notificationID string, endpoint
 // ledgerRecorded returns which of the endpoints have a result of the send
 // in the push ledger: each shard's runs that meet the range of the
 // endpoints' ids in that shard (LedgerQuery), one read a shard.
-func (s *Store) ledgerRecorded(ctx context.Context, c Conn, seq int64, endpoints []store.ShardEndpoint) (map[string]struct{}, error) {
+func (s *Store) ledgerRecorded(ctx context.Context, c Conn, notificationID string, endpoints []store.ShardEndpoint) (map[string]struct{}, error) {
 	recorded := make(map[string]struct{})
 	for shard, ids := range byShard(endpoints) {
 		mine := make(map[string]struct{}, len(ids))
@@ -82,7 +75,7 @@ func (s *Store) ledgerRecorded(ctx context.Context, c Conn, seq int64, endpoints
 			mine[id] = struct{}{}
 		}
 		lo, hi := slices.Min(ids), slices.Max(ids)
-		rows, err := c.Query(ctx, LedgerQuery, seq, shard, lo, hi, ledgerBucketEnd(hi))
+		rows, err := c.Query(ctx, LedgerQuery, notificationID, shard, lo, hi, ledgerBucketEnd(hi))
 		if err != nil {
 			return nil, err
 		}
@@ -241,7 +234,7 @@ func (s *Store) recordResults(ctx context.Context, tx Conn, notificationID strin
 	for i, r := range rs {
 		endpoints[i] = store.ShardEndpoint{ID: r.EndpointID, Shard: r.Shard}
 	}
-	done, err := s.ledgerRecorded(ctx, tx, seq, endpoints)
+	done, err := s.ledgerRecorded(ctx, tx, notificationID, endpoints)
 	if err != nil {
 		return nil, false, err
 	}
@@ -370,38 +363,53 @@ func (s *Store) SoleShardDone(ctx context.Context, notificationID string, at tim
 // webhook event in the same transaction, and alone reports finished=true;
 // later calls for a finished send report false.
 //
+// A shard counts once: its notification_shards row is inserted from the
+// send's row, only for a shard task the send has (max(waves, 1) *
+// Shards of them), and only a new row adds one to shards_done, whose
+// UPDATE returns what the finishing needs. Anything else (a repeated
+// shard, an unknown send, a task out of range) reads the row instead.
+// On the usual path that is two statements.
+//
 // The finishing UPDATE is conditional (status still sending, every shard
 // counted): on PostgreSQL, of concurrent calls, the first to take the row
 // lock changes it, and the others, re-checking the condition on the changed
-// row, don't; so exactly one adds the event.
+// row, don't; so exactly one adds the event. It runs also on a repeated
+// shard: a send whose shards all finished before it was marked sending
+// completes on the next report.
 func (s *Store) ShardDone(ctx context.Context, notificationID string, shard int, at time.Time) (bool, error) {
 	t := nowOr(at)
 	var finished bool
 	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
 		finished = false
-		var waves int
-		if err := tx.QueryRow(ctx, `SELECT waves FROM notifications WHERE id = $1`, notificationID).Scan(&waves); err != nil {
-			return err
-		}
-		if tasks := max(waves, 1) * store.Shards; shard < 0 || shard >= tasks {
-			return fmt.Errorf("shard task %d out of range [0, %d)", shard, tasks)
-		}
-		n, err := tx.Exec(ctx, `INSERT INTO notification_shards (notification_id, shard, done_at)
-			VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, notificationID, shard, s.time(t))
+		added, err := tx.Exec(ctx, `INSERT INTO notification_shards (notification_id, shard, done_at)
+			SELECT id, CAST($2 AS INTEGER), $3 FROM notifications
+			WHERE id = $1 AND $2 >= 0 AND ($2 < waves * $4 OR $2 < $4)
+			ON CONFLICT DO NOTHING`, notificationID, shard, s.time(t), store.Shards)
 		if err != nil {
 			return err
 		}
-		if n > 0 {
-			if _, err := tx.Exec(ctx, `UPDATE notifications SET shards_done = shards_done + 1 WHERE id = $1`,
-				notificationID); err != nil {
-				return err
-			}
+		var (
+			waves, done int
+			status      string
+		)
+		if added > 0 {
+			err = tx.QueryRow(ctx, `UPDATE notifications SET shards_done = shards_done + 1 WHERE id = $1
+				RETURNING waves, shards_done, status`, notificationID).Scan(&waves, &done, &status)
+		} else {
+			err = tx.QueryRow(ctx, `SELECT waves, shards_done, status FROM notifications WHERE id = $1`,
+				notificationID).Scan(&waves, &done, &status)
 		}
-		// Also on a repeated shard: a send whose shards all finished before
-		// it was marked sending completes on the next report. Every shard
-		// counted is shards_done >= max(waves, 1) * Shards, written as two
-		// comparisons (SQLite's max is PostgreSQL's greatest).
-		n, err = tx.Exec(ctx, `UPDATE notifications SET status = 'sent', finished_at = $2
+		if err != nil {
+			return err
+		}
+		tasks := max(waves, 1) * store.Shards
+		if shard < 0 || shard >= tasks {
+			return fmt.Errorf("shard task %d out of range [0, %d)", shard, tasks)
+		}
+		if status != store.StatusSending || done < tasks {
+			return nil
+		}
+		n, err := tx.Exec(ctx, `UPDATE notifications SET status = 'sent', finished_at = $2
 			WHERE id = $1 AND status = 'sending' AND shards_done >= waves * $3 AND shards_done >= $3`,
 			notificationID, s.time(t), store.Shards)
 		if err != nil || n == 0 {
