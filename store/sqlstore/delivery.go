@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -18,36 +17,17 @@ import (
 
 var _ store.Delivery = (*Store)(nil)
 
-// LedgerQuery reads the push ledger's runs of a send that meet, in each
-// of shards shards, a range of endpoint ids [lo, hi]: per shard four
-// values from $1 on (the shard, lo, hi and the end of hi's bucket,
-// ledgerBucketEnd), then the send's id. Per shard it reads one range of
-// the ledger's key: the runs whose last id is from lo up to the end of
-// hi's bucket, less those that start after hi. A run never leaves its
-// bucket, so no run past that bound can meet the range; the read follows
-// the batch's own stretch of each shard, whatever the send's size
-// (TestLedgerReadIsBounded, TestQueryPlans). The send's seq, the
-// ledger's key, comes from its row in the same statement: an unknown
-// send has no runs.
-//
-// The shards' reads are the branches of a UNION ALL, each with its own
-// bounds: joined to a VALUES list of them instead, PostgreSQL scans the
-// whole ledger of a table never analyzed (a new store's first
-// broadcast).
-func LedgerQuery(shards int) string {
-	send := "$" + strconv.Itoa(4*shards+1)
-	var b strings.Builder
-	for i := range shards {
-		if i > 0 {
-			b.WriteString("\n\tUNION ALL ")
-		}
-		p := func(k int) string { return "$" + strconv.Itoa(4*i+k) }
-		b.WriteString(`SELECT l.shard, l.endpoints FROM notifications n JOIN push_ledger l ON l.notification_seq = n.seq
-	WHERE n.id = ` + send + ` AND l.shard = ` + p(1) + ` AND l.last_endpoint >= ` + p(2) + ` AND l.last_endpoint < ` + p(4) +
-			` AND l.first_endpoint <= ` + p(3))
-	}
-	return b.String()
-}
+// LedgerQuery reads the push ledger's runs of a send ($1: its id) and
+// shard ($2) that meet the range of endpoint ids [$3, $4] ($5: the end of
+// $4's bucket, ledgerBucketEnd): one range of the ledger's key, the runs
+// whose last id is from $3 up to the end of $4's bucket, less those that
+// start after $4. A run never leaves its bucket, so no run past that
+// bound can meet the range; the read follows the batch's own stretch of
+// the shard, whatever the send's size (TestLedgerReadIsBounded,
+// TestQueryPlans). The send's seq, the ledger's key, comes from its row
+// in the same statement: an unknown send has no runs.
+const LedgerQuery = `SELECT l.endpoints FROM notifications n JOIN push_ledger l ON l.notification_seq = n.seq
+	WHERE n.id = $1 AND l.shard = $2 AND l.last_endpoint >= $3 AND l.last_endpoint < $5 AND l.first_endpoint <= $4`
 
 // ledgerBucket is the push ledger's bucket of an endpoint id: its first
 // character. A run holds ids of one bucket.
@@ -85,42 +65,30 @@ func (s *Store) Undelivered(ctx context.Context, notificationID string, endpoint
 }
 
 // ledgerRecorded returns which of the endpoints have a result of the send
-// in the push ledger under their shard: the runs that meet, in each shard,
-// the range of the endpoints' ids in that shard (LedgerQuery), in one
-// read.
+// in the push ledger: each shard's runs that meet the range of the
+// endpoints' ids in that shard (LedgerQuery), one read a shard.
 func (s *Store) ledgerRecorded(ctx context.Context, c Conn, notificationID string, endpoints []store.ShardEndpoint) (map[string]struct{}, error) {
-	mine := make(map[store.ShardEndpoint]struct{}, len(endpoints))
-	for _, e := range endpoints {
-		mine[e] = struct{}{}
-	}
-	shards := byShard(endpoints)
-	args := make([]any, 0, 4*len(shards)+1)
-	for _, shard := range slices.Sorted(maps.Keys(shards)) {
-		ids := shards[shard]
-		lo, hi := slices.Min(ids), slices.Max(ids)
-		args = append(args, shard, lo, hi, ledgerBucketEnd(hi))
-	}
-	rows, err := c.Query(ctx, LedgerQuery(len(shards)), append(args, notificationID)...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
 	recorded := make(map[string]struct{})
-	var run struct {
-		shard  int
-		packed string
-	}
-	for rows.Next() {
-		if err := rows.Scan(&run.shard, &run.packed); err != nil {
+	for shard, ids := range byShard(endpoints) {
+		mine := make(map[string]struct{}, len(ids))
+		for _, id := range ids {
+			mine[id] = struct{}{}
+		}
+		lo, hi := slices.Min(ids), slices.Max(ids)
+		rows, err := c.Query(ctx, LedgerQuery, notificationID, shard, lo, hi, ledgerBucketEnd(hi))
+		if err != nil {
 			return nil, err
 		}
-		store.EachPackedEndpoint(run.packed, func(id string) {
-			if _, ok := mine[store.ShardEndpoint{ID: id, Shard: run.shard}]; ok {
+		err = eachRun(rows, func(id string) {
+			if _, ok := mine[id]; ok {
 				recorded[id] = struct{}{}
 			}
 		})
+		if err != nil {
+			return nil, err
+		}
 	}
-	return recorded, rows.Err()
+	return recorded, nil
 }
 
 // eachRun calls f with every endpoint id of the ledger's runs rows holds

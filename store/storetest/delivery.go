@@ -190,9 +190,9 @@ func testPushLedgerRuns(t *testing.T, s store.Store) {
 	undelivered("inside the runs' ranges", in(e[0:6]...), []string{e[5]})
 	undelivered("between and after the runs", in(e[4], e[10], e[19], e[23], e[24], e[39]), []string{e[10], e[19], e[24], e[39]})
 	undelivered("another shard", []store.ShardEndpoint{{ID: e[0], Shard: (shard + 1) % store.Shards}}, []string{e[0]})
-	// Read together, each shard's runs count for its own browsers only:
+	// Checked together, each shard's runs count for its own browsers only:
 	// e[2] is in the run shard 7's read of e[0] finds.
-	undelivered("two shards in one read", []store.ShardEndpoint{{ID: e[0], Shard: shard}, {ID: e[2], Shard: (shard + 1) % store.Shards}}, []string{e[2]})
+	undelivered("two shards in one check", []store.ShardEndpoint{{ID: e[0], Shard: shard}, {ID: e[2], Shard: (shard + 1) % store.Shards}}, []string{e[2]})
 	// A redo cut anew: ids recorded and new ones in one write.
 	write(e[3], e[4], e[5], e[6], e[22], e[23], e[24])
 	same(t, "counters", counters(t, s, n.ID), store.Counters{Recipients: 12, Processed: 12, Sent: 12})
