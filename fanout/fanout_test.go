@@ -747,9 +747,9 @@ func TestNamedPeopleSendRedoneAfterAFailure(t *testing.T) {
 // A send whose target has no filter, whose content has no merge tag and
 // that goes out at once walks its audience lean (store.AudienceQuery's
 // Lean): its batches hold each browser with its language and its
-// subscriber's id, and nothing else of the subscriber. A filter, a segment, a merge tag or
-// waves read the whole subscriber, and every send reaches the same
-// browsers either way.
+// subscriber's id, and nothing else of the subscriber. A filter, a
+// segment, a merge tag or waves read the whole subscriber, and every
+// send reaches the same browsers either way.
 func TestLeanWalkOnlyWhenNothingReadsTheSubscriber(t *testing.T) {
 	r := newRig(t)
 	ctx := context.Background()

@@ -1,8 +1,8 @@
 package server
 
 import (
+	"maps"
 	"testing"
-	"time"
 
 	"github.com/relaybell/relaybell/webpush/webpushtest"
 )
@@ -49,15 +49,13 @@ func TestEachBrowserInItsOwnLanguage(t *testing.T) {
 	want(everyone, map[string]string{"phone": "Schlussverkauf", "laptop": "Sale", "french": "Soldes"})
 
 	filtered := map[string]any{"filters": map[string]any{"rules": []map[string]any{{"field": "language", "value": "en-GB"}}}}
-	for k, v := range content {
-		filtered[k] = v
-	}
+	maps.Copy(filtered, content)
 	english := ts.send(w, filtered)
 	ts.waitSent(w, english)
 	want(english, map[string]string{"phone": "Schlussverkauf", "laptop": "Sale", "french": ""})
 
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	byLanguage := map[string]int64{"de": 1, "en": 1, "fr": 1}
+	waitFor(t, "the broadcast's pushes counted by language", func() bool {
 		var d struct {
 			Languages []struct {
 				Language string `json:"language"`
@@ -71,12 +69,6 @@ func TestEachBrowserInItsOwnLanguage(t *testing.T) {
 		for _, l := range d.Languages {
 			sent[l.Language] = l.Sent
 		}
-		if sent["de"] == 1 && sent["en"] == 1 && sent["fr"] == 1 && len(sent) == 3 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the broadcast's languages: %+v, want de, en and fr one each", d.Languages)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return maps.Equal(sent, byLanguage)
+	})
 }

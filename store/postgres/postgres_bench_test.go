@@ -115,13 +115,14 @@ func BenchmarkAudience(b *testing.B) {
 // at once, as several pushers do. ledger and ledger-spread report the CPU
 // of the store's PostgreSQL backends per result too.
 func BenchmarkRecordResults(b *testing.B) {
-	for name, results := range map[string]func(int, []store.PushResult) []store.PushResult{
-		"ledger": storetest.BenchResults, "ledger-spread": storetest.BenchSpreadResults,
-	} {
-		b.Run(name, func(b *testing.B) {
+	for _, c := range []struct {
+		name    string
+		results func(int, []store.PushResult) []store.PushResult
+	}{{"ledger", storetest.BenchResults}, {"ledger-spread", storetest.BenchSpreadResults}} {
+		b.Run(c.name, func(b *testing.B) {
 			s, app := benchStoreAs(b, "recordbench")
 			before := backendCPU(b, s, app)
-			storetest.BenchRecordResults(b, s, s.RecordResults, results)
+			storetest.BenchRecordResults(b, s, s.RecordResults, c.results)
 			b.ReportMetric(float64((backendCPU(b, s, app)-before).Microseconds())/float64(b.N*500), "pg-cpu-µs/result")
 		})
 	}
