@@ -31,7 +31,7 @@ func (s *Store) RecordBehaviors(ctx context.Context, behaviors []analytics.Behav
 			return fmt.Errorf("recording behaviors: %w", err)
 		}
 	}
-	if err := tx.Commit(); err != nil {
+	if err := s.commit(tx); err != nil {
 		return fmt.Errorf("recording behaviors: %w", err)
 	}
 	return nil

@@ -6,14 +6,17 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
 	"github.com/relaybell/relaybell/analytics"
+	"github.com/relaybell/relaybell/store/sqlite/wal"
 )
 
 // Store is the SQLite analytics store.
@@ -27,6 +30,20 @@ type Store struct {
 	// once rather than at every write (its parsing was about a twentieth
 	// of the embedded default's CPU per event: docs/scale-out.md).
 	insertBehavior *sql.Stmt
+	// ckpt checkpoints the file's log beside the one connection, woken
+	// by each commit (commit).
+	ckpt *wal.Checkpointer
+}
+
+// checkpointEvery is how long after a write the log is checkpointed, at
+// most once in that time.
+const checkpointEvery = 100 * time.Millisecond
+
+// commit commits tx and wakes the checkpointer.
+func (s *Store) commit(tx *sql.Tx) error {
+	err := tx.Commit()
+	s.ckpt.Wrote()
+	return err
 }
 
 var _ analytics.Store = (*Store)(nil)
@@ -108,7 +125,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	// much again, but held the one connection for tens of milliseconds,
 	// and events and pings wait for their writes (the events bench's p99).
 	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(10000)" +
-		"&_pragma=cache_size(-65536)&_txlock=immediate"
+		"&_pragma=cache_size(-65536)&_txlock=immediate&_pragma=wal_autocheckpoint(" + strconv.Itoa(wal.Backstop) + ")"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("opening analytics: %w", err)
@@ -137,7 +154,16 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("preparing the behaviors' insert: %w", err)
 	}
-	return &Store{db: db, insertRows: insertRows, insertBehavior: insertBehavior}, nil
+	// Its log is checkpointed on a connection of its own (package wal).
+	c, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		insertRows.Close()
+		insertBehavior.Close()
+		db.Close()
+		return nil, fmt.Errorf("opening analytics: %w", err)
+	}
+	return &Store{db: db, insertRows: insertRows, insertBehavior: insertBehavior,
+		ckpt: wal.Start(c, checkpointEvery, nil)}, nil
 }
 
 // Record appends events in one transaction, eventRows a statement: one
@@ -176,7 +202,7 @@ func (s *Store) Record(ctx context.Context, events []analytics.Event) error {
 			return fmt.Errorf("recording events: %w", err)
 		}
 	}
-	return tx.Commit()
+	return s.commit(tx)
 }
 
 // eventRows is the most events one INSERT of Record writes (eventColumns
@@ -260,7 +286,7 @@ func (s *Store) Report(ctx context.Context, websiteID, notificationID string) (a
 func (s *Store) Close() error {
 	s.insertRows.Close()
 	s.insertBehavior.Close()
-	return s.db.Close()
+	return errors.Join(s.ckpt.Close(), s.db.Close())
 }
 
 // PersonEvents lists the events of the website's subscribers, newest first,
@@ -360,7 +386,7 @@ func (s *Store) Erase(ctx context.Context, websiteID string, subscriberIDs, exte
 	if _, err := tx.ExecContext(ctx, eraseBehaviors, websiteID, string(sj), string(ej)); err != nil {
 		return fmt.Errorf("erasing behaviors: %w", err)
 	}
-	if err := tx.Commit(); err != nil {
+	if err := s.commit(tx); err != nil {
 		return fmt.Errorf("erasing events: %w", err)
 	}
 	return nil

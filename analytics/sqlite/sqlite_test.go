@@ -183,3 +183,44 @@ func TestOpenReplacesTheNotificationIndex(t *testing.T) {
 		t.Fatalf("report of the old file's event: %+v", r)
 	}
 }
+
+// TestWritesWakeTheCheckpointer: each of the file's writes (events,
+// behaviors, an erasure) wakes its checkpointer (package wal).
+func TestWritesWakeTheCheckpointer(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "analytics.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	at := time.Now()
+	writes := []struct {
+		name  string
+		write func() error
+	}{
+		{"events", func() error {
+			return s.Record(ctx, []analytics.Event{{Kind: analytics.KindSent, WebsiteID: "w", NotificationID: "n",
+				EndpointID: "e", SubscriberID: "s", At: at}})
+		}},
+		{"behaviors", func() error {
+			return s.RecordBehaviors(ctx, []analytics.Behavior{{ID: "b", WebsiteID: "w", SubscriberID: "s", Name: "x",
+				Properties: []byte("{}"), At: at}})
+		}},
+		{"erasure", func() error { return s.Erase(ctx, "w", []string{"s"}, nil) }},
+	}
+	for _, w := range writes {
+		t.Run(w.name, func(t *testing.T) {
+			before := s.ckpt.Checkpoints()
+			if err := w.write(); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for s.ckpt.Checkpoints() == before {
+				if time.Now().After(deadline) {
+					t.Fatal("no checkpoint within 10 s of the write")
+				}
+				time.Sleep(time.Millisecond)
+			}
+		})
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"sync/atomic"
 	"time"
 
 	"github.com/relaybell/relaybell/store/sqlstore"
@@ -94,7 +93,7 @@ type writerConn struct {
 
 func (c writerConn) Exec(ctx context.Context, query string, args ...any) (int64, error) {
 	c.s.started.Add(1)
-	defer c.s.done.Add(1)
+	defer c.s.finished()
 	return c.poolConn.Exec(ctx, query, args...)
 }
 
@@ -102,21 +101,21 @@ func (c writerConn) Query(ctx context.Context, query string, args ...any) (sqlst
 	c.s.started.Add(1)
 	rows, err := c.poolConn.Query(ctx, query, args...)
 	if err != nil {
-		c.s.done.Add(1)
+		c.s.finished()
 		return nil, err
 	}
-	return &countedRows{Rows: rows, done: &c.s.done}, nil
+	return &countedRows{Rows: rows, s: c.s}, nil
 }
 
 func (c writerConn) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
 	c.s.started.Add(1)
-	return countedRow{c.poolConn.QueryRow(ctx, query, args...), &c.s.done}
+	return countedRow{c.poolConn.QueryRow(ctx, query, args...), c.s}
 }
 
 // countedRows counts its statement done at its first Close.
 type countedRows struct {
 	sqlstore.Rows
-	done   *atomic.Uint64
+	s      *Store
 	closed bool
 }
 
@@ -124,17 +123,17 @@ func (r *countedRows) Close() {
 	r.Rows.Close()
 	if !r.closed {
 		r.closed = true
-		r.done.Add(1)
+		r.s.finished()
 	}
 }
 
 type countedRow struct {
 	sqlstore.Row
-	done *atomic.Uint64
+	s *Store
 }
 
 func (r countedRow) Scan(dest ...any) error {
-	defer r.done.Add(1)
+	defer r.s.finished()
 	return r.Row.Scan(dest...)
 }
 

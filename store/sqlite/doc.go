@@ -20,6 +20,11 @@
 // preparing a statement, would wait for the connection the transaction
 // holds, forever.
 //
+// The WAL is checkpointed beside the writer, on a connection of its own
+// (package wal), woken by each write as it is done (Store.finished): a
+// checkpoint inside a commit held the writer, and every request waiting
+// for a write, while it copied a thousand pages.
+//
 // Statements are prepared once per query text and reused (pool, wtx), since
 // the driver would otherwise parse each anew, which costs more than running
 // most of them. A write statement first seen inside a transaction runs

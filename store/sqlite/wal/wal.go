@@ -1,0 +1,115 @@
+// Package wal checkpoints a SQLite file's write-ahead log on a connection
+// of its own, so that the file's writer never stops to do it.
+//
+// In WAL mode a commit appends pages to the log, and a checkpoint copies
+// them back into the database file. SQLite's own checkpoint runs inside
+// the commit that takes the log past wal_autocheckpoint pages (1,000 by
+// default): that commit, and every write queued behind the one writer
+// connection, waits for a thousand pages to be copied. Under a steady
+// load of events that was most of their p99 (docs/scale-out.md, "The
+// embedded default's checkpoints (stop 49)"). A checkpoint on another connection
+// (PASSIVE: it takes no lock a writer or a reader waits for) runs beside
+// the writes instead, on another core where there is one.
+//
+// The file's writer keeps an autocheckpoint, at Backstop pages, so that a
+// log the Checkpointer cannot keep up with (a reader holding an old
+// snapshot) still stops growing.
+package wal
+
+import (
+	"context"
+	"database/sql"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Backstop is the wal_autocheckpoint the file's writer connection keeps:
+// ten times SQLite's default, reached only when the Checkpointer has
+// fallen behind.
+const Backstop = 10_000
+
+// Checkpointer checkpoints one file's log while it is written: Wrote,
+// called after each write, wakes it, and it checkpoints once, its every
+// after the first write since its last checkpoint. An idle file costs
+// nothing.
+type Checkpointer struct {
+	db     *sql.DB
+	every  time.Duration
+	logger *slog.Logger
+
+	wake    chan struct{}
+	stop    chan struct{}
+	stopped sync.Once
+	done    chan struct{}
+	// checkpoints counts the checkpoints made, complete or not.
+	checkpoints atomic.Int64
+}
+
+// Start checkpoints through db, a connection of its own to the file (the
+// Checkpointer closes it), every after a write at most once.
+func Start(db *sql.DB, every time.Duration, logger *slog.Logger) *Checkpointer {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxIdleTime(0)
+	db.SetConnMaxLifetime(0)
+	c := &Checkpointer{db: db, every: every, logger: logger,
+		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	go c.run()
+	return c
+}
+
+// Wrote tells the Checkpointer the file was written. It never waits.
+func (c *Checkpointer) Wrote() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Checkpoints is the number of checkpoints made so far.
+func (c *Checkpointer) Checkpoints() int64 { return c.checkpoints.Load() }
+
+func (c *Checkpointer) run() {
+	defer close(c.done)
+	for {
+		select {
+		case <-c.wake:
+		case <-c.stop:
+			return
+		}
+		t := time.NewTimer(c.every)
+		select {
+		case <-t.C:
+		case <-c.stop:
+			t.Stop()
+			return
+		}
+		c.checkpoint()
+	}
+}
+
+// checkpoint copies what it can of the log into the file. A page a
+// reader's snapshot still needs stays in the log until a later one.
+func (c *Checkpointer) checkpoint() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var busy, logged, copied int
+	if err := c.db.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &logged, &copied); err != nil {
+		c.logger.Warn("sqlite checkpoint", "err", err)
+		return
+	}
+	c.checkpoints.Add(1)
+}
+
+// Close stops the Checkpointer, waiting for a checkpoint in progress, and
+// closes its connection. It may be called more than once.
+func (c *Checkpointer) Close() error {
+	c.stopped.Do(func() { close(c.stop) })
+	<-c.done
+	return c.db.Close()
+}

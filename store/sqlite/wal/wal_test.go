@@ -1,0 +1,141 @@
+package wal_test
+
+import (
+	"context"
+	"database/sql"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	_ "modernc.org/sqlite"
+
+	"github.com/relaybell/relaybell/store/sqlite/wal"
+)
+
+// open opens path as the stores do: WAL, the writer's autocheckpoint at
+// wal.Backstop, one connection.
+func open(t *testing.T, path string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"+
+		"&_pragma=busy_timeout(10000)&_pragma=wal_autocheckpoint("+strconv.Itoa(wal.Backstop)+")")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	return db
+}
+
+// writeRounds writes rounds transactions of about 100 pages each, each
+// followed by wrote and then wait.
+func writeRounds(t *testing.T, db *sql.DB, rounds int, wrote, wait func()) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	v := strings.Repeat("x", 2000)
+	for r := range rounds {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 200 {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO t (id, v) VALUES (?, ?)`, r*200+i, v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		wrote()
+		wait()
+	}
+}
+
+func walSize(t *testing.T, path string) int64 {
+	t.Helper()
+	fi, err := os.Stat(path + "-wal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
+}
+
+// The log stays about one round long with a Checkpointer: each round's
+// pages are copied into the file, and the next write starts the log
+// again from its beginning. Without one, 30 rounds (about 3,000 pages,
+// under the writer's backstop) are all still in the log.
+func TestCheckpointerKeepsTheLogShort(t *testing.T) {
+	const rounds = 30
+	const round = 200 * 2000 // bytes of rows a round
+
+	t.Run("without", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "f.db")
+		db := open(t, path)
+		defer db.Close()
+		writeRounds(t, db, rounds, func() {}, func() {})
+		if got := walSize(t, path); got < rounds*round {
+			t.Fatalf("the log without a checkpointer is %d bytes, want at least %d: the test shows nothing", got, rounds*round)
+		}
+	})
+
+	t.Run("with", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "f.db")
+		db := open(t, path)
+		defer db.Close()
+		c := wal.Start(open(t, path), time.Millisecond, nil)
+		defer c.Close()
+		writeRounds(t, db, rounds, c.Wrote, func() {
+			before := c.Checkpoints()
+			deadline := time.Now().Add(10 * time.Second)
+			for c.Checkpoints() == before {
+				if time.Now().After(deadline) {
+					t.Fatal("no checkpoint within 10 s of a write")
+				}
+				time.Sleep(time.Millisecond)
+			}
+		})
+		if got := walSize(t, path); got > 3*round {
+			t.Fatalf("the log is %d bytes after %d rounds of %d, want at most 3 rounds' worth", got, rounds, round)
+		}
+		var n int
+		if err := db.QueryRow(`SELECT count(*) FROM t`).Scan(&n); err != nil || n != rounds*200 {
+			t.Fatalf("rows: %d, %v; want %d", n, err, rounds*200)
+		}
+	})
+}
+
+// An idle file is never checkpointed, and each write wakes one checkpoint
+// however many writes there were in the meantime.
+func TestCheckpointerOnlyAfterWrites(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f.db")
+	db := open(t, path)
+	defer db.Close()
+	c := wal.Start(open(t, path), 20*time.Millisecond, nil)
+	time.Sleep(60 * time.Millisecond)
+	if n := c.Checkpoints(); n != 0 {
+		t.Fatalf("%d checkpoints with no write", n)
+	}
+	writeRounds(t, db, 5, c.Wrote, func() {})
+	deadline := time.Now().Add(10 * time.Second)
+	for c.Checkpoints() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no checkpoint within 10 s of the writes")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	n := c.Checkpoints()
+	if n > 5 {
+		t.Fatalf("%d checkpoints for 5 writes", n)
+	}
+	c.Wrote() // after Close: nothing, and no panic
+	if got := c.Checkpoints(); got != n {
+		t.Fatalf("a checkpoint after Close: %d, then %d", n, got)
+	}
+}
