@@ -35,10 +35,6 @@ type Store struct {
 	ckpt *wal.Checkpointer
 }
 
-// checkpointEvery is how long after a write the log is checkpointed, at
-// most once in that time.
-const checkpointEvery = 100 * time.Millisecond
-
 // commit commits tx and wakes the checkpointer.
 func (s *Store) commit(tx *sql.Tx) error {
 	err := tx.Commit()
@@ -163,7 +159,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("opening analytics: %w", err)
 	}
 	return &Store{db: db, insertRows: insertRows, insertBehavior: insertBehavior,
-		ckpt: wal.Start(c, checkpointEvery, nil)}, nil
+		ckpt: wal.Start(c, wal.Every, nil)}, nil
 }
 
 // Record appends events in one transaction, eventRows a statement: one

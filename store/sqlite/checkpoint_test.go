@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relaybell/relaybell/store/sqlite/wal"
 	"github.com/relaybell/relaybell/store/sqlstore"
 )
 
@@ -21,7 +22,7 @@ func TestWritesWakeTheCheckpointer(t *testing.T) {
 	settled := func() int64 {
 		n := s.ckpt.Checkpoints()
 		for {
-			time.Sleep(3 * checkpointEvery)
+			time.Sleep(3 * wal.Every)
 			m := s.ckpt.Checkpoints()
 			if m == n {
 				return n
@@ -83,7 +84,7 @@ func TestWritesWakeTheCheckpointer(t *testing.T) {
 		if err := s.DB().Read().QueryRow(ctx, `SELECT version FROM people_version`).Scan(&v); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(5 * checkpointEvery)
+		time.Sleep(5 * wal.Every)
 		if n := s.ckpt.Checkpoints(); n != before {
 			t.Fatalf("%d checkpoints after a read", n-before)
 		}

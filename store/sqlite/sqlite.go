@@ -51,11 +51,6 @@ type Store struct {
 	ckpt *wal.Checkpointer
 }
 
-// checkpointEvery is how long after a write the store's log is
-// checkpointed, at most once in that time: about 800 pages at the
-// embedded default's 1,600 events a second.
-const checkpointEvery = 100 * time.Millisecond
-
 // finished counts a write of the writer connection done (committed or
 // not) and wakes the checkpointer.
 func (s *Store) finished() {
@@ -122,7 +117,7 @@ func Open(ctx context.Context, path string, logger *slog.Logger) (*Store, error)
 		s.w.close()
 		return nil, err
 	}
-	s.ckpt = wal.Start(c, checkpointEvery, logger)
+	s.ckpt = wal.Start(c, wal.Every, logger)
 	fail := func(err error) (*Store, error) {
 		s.ckpt.Close()
 		s.w.close()

@@ -25,6 +25,12 @@ import (
 	"time"
 )
 
+// Every is how long after a write the stores have their log checkpointed,
+// at most once in that time: short checkpoints, often, kept the events'
+// p99 lowest (docs/scale-out.md, "The embedded default's checkpoints
+// (stop 49)": every 20 ms against every 100 and 500).
+const Every = 20 * time.Millisecond
+
 // Backstop is the wal_autocheckpoint the file's writer connection keeps:
 // ten times SQLite's default, reached only when the Checkpointer has
 // fallen behind.
