@@ -31,6 +31,10 @@ import (
 // (stop 49)": every 20 ms against every 100 and 500).
 const Every = 20 * time.Millisecond
 
+// RestartAt is the length of the log, in pages (16 MB of 4 KB pages), at
+// which the Checkpointer has the next write start it again (checkpoint).
+const RestartAt = 4_000
+
 // Backstop is the wal_autocheckpoint the file's writer connection keeps:
 // ten times SQLite's default, reached only when the Checkpointer has
 // fallen behind.
@@ -41,21 +45,25 @@ const Backstop = 10_000
 // after the first write since its last checkpoint. An idle file costs
 // nothing.
 type Checkpointer struct {
-	db     *sql.DB
-	every  time.Duration
-	logger *slog.Logger
+	db      *sql.DB
+	every   time.Duration
+	restart func(context.Context) error
+	logger  *slog.Logger
 
 	wake    chan struct{}
 	stop    chan struct{}
 	stopped sync.Once
 	done    chan struct{}
-	// checkpoints counts the checkpoints made, complete or not.
-	checkpoints atomic.Int64
+	// checkpoints counts the checkpoints made, complete or not;
+	// restarts those followed by one on the writer.
+	checkpoints, restarts atomic.Int64
 }
 
 // Start checkpoints through db, a connection of its own to the file (the
-// Checkpointer closes it), every after a write at most once.
-func Start(db *sql.DB, every time.Duration, logger *slog.Logger) *Checkpointer {
+// Checkpointer closes it), every after a write at most once. restart runs
+// PRAGMA wal_checkpoint(PASSIVE) on the file's writer connection, in turn
+// with the writes (checkpoint).
+func Start(db *sql.DB, every time.Duration, restart func(context.Context) error, logger *slog.Logger) *Checkpointer {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -63,10 +71,19 @@ func Start(db *sql.DB, every time.Duration, logger *slog.Logger) *Checkpointer {
 	db.SetMaxIdleConns(1)
 	db.SetConnMaxIdleTime(0)
 	db.SetConnMaxLifetime(0)
-	c := &Checkpointer{db: db, every: every, logger: logger,
+	c := &Checkpointer{db: db, every: every, restart: restart, logger: logger,
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	go c.run()
 	return c
+}
+
+// Restart is what a store passes Start as restart: the PASSIVE checkpoint
+// on w, a pool of the writer's one connection.
+func Restart(w *sql.DB) func(context.Context) error {
+	return func(ctx context.Context) error {
+		_, err := w.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
+		return err
+	}
 }
 
 // Wrote tells the Checkpointer the file was written. It never waits.
@@ -79,6 +96,9 @@ func (c *Checkpointer) Wrote() {
 
 // Checkpoints is the number of checkpoints made so far.
 func (c *Checkpointer) Checkpoints() int64 { return c.checkpoints.Load() }
+
+// Restarts is the number of checkpoints made on the writer so far.
+func (c *Checkpointer) Restarts() int64 { return c.restarts.Load() }
 
 func (c *Checkpointer) run() {
 	defer close(c.done)
@@ -101,6 +121,17 @@ func (c *Checkpointer) run() {
 
 // checkpoint copies what it can of the log into the file. A page a
 // reader's snapshot still needs stays in the log until a later one.
+//
+// The log starts again from its beginning only when a write begins with
+// every page of it copied, and under a steady load a write always
+// appends more before the next begins: the log would grow to Backstop,
+// and the writer's own checkpoint there stall the writes. So once the log
+// holds RestartAt pages, the writer connection itself checkpoints, in
+// turn with the writes (restart): nothing is appended meanwhile, it
+// copies only what was written since this one (a few milliseconds'
+// worth), and the next write starts the log again. A RESTART checkpoint
+// would do it too, but it waits for the readers while holding the writes
+// back: at 3,200 events a second the p99 rose past 20 ms.
 func (c *Checkpointer) checkpoint() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -110,6 +141,14 @@ func (c *Checkpointer) checkpoint() {
 		return
 	}
 	c.checkpoints.Add(1)
+	if logged < RestartAt {
+		return
+	}
+	if err := c.restart(ctx); err != nil {
+		c.logger.Warn("sqlite checkpoint on the writer", "err", err)
+		return
+	}
+	c.restarts.Add(1)
 }
 
 // Close stops the Checkpointer, waiting for a checkpoint in progress, and

@@ -86,7 +86,7 @@ func TestCheckpointerKeepsTheLogShort(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "f.db")
 		db := open(t, path)
 		defer db.Close()
-		c := wal.Start(open(t, path), time.Millisecond, nil)
+		c := wal.Start(open(t, path), time.Millisecond, wal.Restart(db), nil)
 		defer c.Close()
 		writeRounds(t, db, rounds, c.Wrote, func() {
 			before := c.Checkpoints()
@@ -108,13 +108,35 @@ func TestCheckpointerKeepsTheLogShort(t *testing.T) {
 	})
 }
 
+// Under writes without a pause, no write ever begins with the whole log
+// copied, so PASSIVE checkpoints alone never start it again: it grows to
+// the writer's backstop. The checkpoint on the writer at RestartAt pages
+// has the next write start it again, so it stays about that long.
+func TestCheckpointerRestartsABusyLog(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f.db")
+	db := open(t, path)
+	defer db.Close()
+	c := wal.Start(open(t, path), time.Millisecond, wal.Restart(db), nil)
+	defer c.Close()
+	// 2.5 times RestartAt pages, about 100 a write, back to back.
+	rounds := wal.RestartAt * 5 / 2 / 100
+	writeRounds(t, db, rounds, c.Wrote, func() {})
+	if c.Restarts() == 0 {
+		t.Fatalf("no checkpoint on the writer after %d writes of about 100 pages (%d checkpoints)", rounds, c.Checkpoints())
+	}
+	const page = 4096 + 24 // a frame of the log
+	if got, most := walSize(t, path), int64(wal.RestartAt+10*100)*page; got > most {
+		t.Fatalf("the log is %d bytes after %d writes, want at most %d (RestartAt and ten writes)", got, rounds, most)
+	}
+}
+
 // An idle file is never checkpointed, and each write wakes one checkpoint
 // however many writes there were in the meantime.
 func TestCheckpointerOnlyAfterWrites(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "f.db")
 	db := open(t, path)
 	defer db.Close()
-	c := wal.Start(open(t, path), 20*time.Millisecond, nil)
+	c := wal.Start(open(t, path), 20*time.Millisecond, wal.Restart(db), nil)
 	time.Sleep(60 * time.Millisecond)
 	if n := c.Checkpoints(); n != 0 {
 		t.Fatalf("%d checkpoints with no write", n)
