@@ -1,5 +1,5 @@
 // Package wal checkpoints a SQLite file's write-ahead log on a connection
-// of its own, so that the file's writer never stops to do it.
+// of its own, so that the file's writer does not stop to copy it.
 //
 // In WAL mode a commit appends pages to the log, and a checkpoint copies
 // them back into the database file. SQLite's own checkpoint runs inside
@@ -7,9 +7,12 @@
 // default): that commit, and every write queued behind the one writer
 // connection, waits for a thousand pages to be copied. Under a steady
 // load of events that was most of their p99 (docs/scale-out.md, "The
-// embedded default's checkpoints (stop 49)"). A checkpoint on another connection
-// (PASSIVE: it takes no lock a writer or a reader waits for) runs beside
-// the writes instead, on another core where there is one.
+// embedded default's checkpoints (stop 49)"). A checkpoint on another
+// connection (PASSIVE: it takes no lock a writer or a reader waits for)
+// runs beside the writes instead, on another core where there is one.
+// Only to have the log start again does the writer checkpoint too, once
+// it is RestartAt pages long, copying the little the Checkpointer has not
+// (checkpoint).
 //
 // The file's writer keeps an autocheckpoint, at Backstop pages, so that a
 // log the Checkpointer cannot keep up with (a reader holding an old
