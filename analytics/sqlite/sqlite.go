@@ -159,7 +159,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("opening analytics: %w", err)
 	}
 	return &Store{db: db, insertRows: insertRows, insertBehavior: insertBehavior,
-		ckpt: wal.Start(c, wal.Every, wal.Restart(db), nil)}, nil
+		ckpt: wal.Start(c, db, wal.Every, nil)}, nil
 }
 
 // Record appends events in one transaction, eventRows a statement: one

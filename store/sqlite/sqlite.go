@@ -117,7 +117,7 @@ func Open(ctx context.Context, path string, logger *slog.Logger) (*Store, error)
 		s.w.close()
 		return nil, err
 	}
-	s.ckpt = wal.Start(c, wal.Every, wal.Restart(w), logger)
+	s.ckpt = wal.Start(c, w, wal.Every, logger)
 	fail := func(err error) (*Store, error) {
 		s.ckpt.Close()
 		s.w.close()

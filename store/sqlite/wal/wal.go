@@ -48,10 +48,9 @@ const Backstop = 10_000
 // after the first write since its last checkpoint. An idle file costs
 // nothing.
 type Checkpointer struct {
-	db      *sql.DB
-	every   time.Duration
-	restart func(context.Context) error
-	logger  *slog.Logger
+	db, writer *sql.DB
+	every      time.Duration
+	logger     *slog.Logger
 
 	wake    chan struct{}
 	stop    chan struct{}
@@ -63,10 +62,10 @@ type Checkpointer struct {
 }
 
 // Start checkpoints through db, a connection of its own to the file (the
-// Checkpointer closes it), every after a write at most once. restart runs
-// PRAGMA wal_checkpoint(PASSIVE) on the file's writer connection, in turn
-// with the writes (checkpoint).
-func Start(db *sql.DB, every time.Duration, restart func(context.Context) error, logger *slog.Logger) *Checkpointer {
+// Checkpointer closes it), every after a write at most once; writer is
+// the pool of the file's one writer connection, which checkpoints in
+// turn with the writes once the log is RestartAt pages long (checkpoint).
+func Start(db, writer *sql.DB, every time.Duration, logger *slog.Logger) *Checkpointer {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -74,19 +73,10 @@ func Start(db *sql.DB, every time.Duration, restart func(context.Context) error,
 	db.SetMaxIdleConns(1)
 	db.SetConnMaxIdleTime(0)
 	db.SetConnMaxLifetime(0)
-	c := &Checkpointer{db: db, every: every, restart: restart, logger: logger,
+	c := &Checkpointer{db: db, writer: writer, every: every, logger: logger,
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	go c.run()
 	return c
-}
-
-// Restart is what a store passes Start as restart: the PASSIVE checkpoint
-// on w, a pool of the writer's one connection.
-func Restart(w *sql.DB) func(context.Context) error {
-	return func(ctx context.Context) error {
-		_, err := w.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
-		return err
-	}
 }
 
 // Wrote tells the Checkpointer the file was written. It never waits.
@@ -130,7 +120,7 @@ func (c *Checkpointer) run() {
 // appends more before the next begins: the log would grow to Backstop,
 // and the writer's own checkpoint there stall the writes. So once the log
 // holds RestartAt pages, the writer connection itself checkpoints, in
-// turn with the writes (restart): nothing is appended meanwhile, it
+// turn with the writes: nothing is appended meanwhile, it
 // copies only what was written since this one (a few milliseconds'
 // worth), and the next write starts the log again. A RESTART checkpoint
 // would do it too, but it waits for the readers while holding the writes
@@ -147,7 +137,7 @@ func (c *Checkpointer) checkpoint() {
 	if logged < RestartAt {
 		return
 	}
-	if err := c.restart(ctx); err != nil {
+	if _, err := c.writer.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)"); err != nil {
 		c.logger.Warn("sqlite checkpoint on the writer", "err", err)
 		return
 	}
