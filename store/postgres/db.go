@@ -24,14 +24,14 @@ func (d *db) Tx(ctx context.Context, opt sqlstore.TxOptions, fn func(tx sqlstore
 	if opt.Alone {
 		return d.s.retry(ctx, opt.RetryUnique, func() error { return fn(conn{d.pool}) })
 	}
-	return d.s.inTx(ctx, opt.RetryUnique, func(tx pgx.Tx) error { return fn(conn{tx}) })
+	return d.s.inTx(ctx, opt.RetryUnique, func(tx querier) error { return fn(conn{tx}) })
 }
 
 // Snapshot runs fn in a REPEATABLE READ, READ ONLY transaction: its
 // reads share the snapshot its first statement took.
 func (d *db) Snapshot(ctx context.Context, fn func(read sqlstore.Conn) error) error {
-	return pgx.BeginTxFunc(ctx, d.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
-		func(tx pgx.Tx) error { return fn(conn{tx}) })
+	return inTx(ctx, d.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
+		func(tx querier) error { return fn(conn{tx}) })
 }
 
 func (d *db) Close() error {

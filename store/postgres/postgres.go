@@ -127,8 +127,8 @@ func (s *Store) Close() error {
 // nil, and runs it again (fn must start from scratch) after a deadlock or a
 // serialization failure, or after a unique violation when retryUnique is
 // set (an upsert that lost a race to insert the same row finds it next time).
-func (s *Store) inTx(ctx context.Context, retryUnique bool, fn func(tx pgx.Tx) error) error {
-	return s.retry(ctx, retryUnique, func() error { return pgx.BeginFunc(ctx, s.pool, fn) })
+func (s *Store) inTx(ctx context.Context, retryUnique bool, fn func(tx querier) error) error {
+	return s.retry(ctx, retryUnique, func() error { return inTx(ctx, s.pool, pgx.TxOptions{}, fn) })
 }
 
 // retry runs do, and again (at most maxAttempts in all) after a deadlock

@@ -1,0 +1,271 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync/atomic"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/relaybell/relaybell/store/storetest"
+)
+
+// countingConn counts the writes to PostgreSQL: pgx writes once a round
+// trip.
+type countingConn struct {
+	net.Conn
+	writes *atomic.Int64
+}
+
+func (c countingConn) Write(b []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(b)
+}
+
+// txPool is a pool of one connection to a schema of the test's own,
+// holding table t (id int primary key), and the count of its writes.
+func txPool(t *testing.T) (*pgxpool.Pool, *atomic.Int64) {
+	t.Helper()
+	ctx := context.Background()
+	dsn, err := WithSearchPath(storetest.PostgresDSN(), storetest.PostgresSchema(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxConns = 1
+	writes := new(atomic.Int64)
+	var d net.Dialer
+	cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return countingConn{c, writes}, nil
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	if _, err := pool.Exec(ctx, `CREATE TABLE t (id int PRIMARY KEY)`); err != nil {
+		t.Fatal(err)
+	}
+	return pool, writes
+}
+
+func ids(t *testing.T, pool *pgxpool.Pool) []int {
+	t.Helper()
+	rows, err := pool.Query(context.Background(), `SELECT id FROM t ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := pgx.CollectRows(rows, pgx.RowTo[int])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// TestTxBeginsWithItsFirstStatement: BEGIN goes out with the first
+// statement, whichever way it is run, and the statements after it run in
+// the same transaction, committed at the end.
+func TestTxBeginsWithItsFirstStatement(t *testing.T) {
+	ctx := context.Background()
+	pool, writes := txPool(t)
+	first := map[string]func(q querier) error{
+		"exec": func(q querier) error {
+			_, err := q.Exec(ctx, `INSERT INTO t VALUES (1)`)
+			return err
+		},
+		"query": func(q querier) error {
+			rows, err := q.Query(ctx, `INSERT INTO t VALUES (1) RETURNING id`)
+			if err != nil {
+				return err
+			}
+			got, err := pgx.CollectRows(rows, pgx.RowTo[int])
+			if err == nil && (len(got) != 1 || got[0] != 1) {
+				err = errors.New("not the inserted row")
+			}
+			return err
+		},
+		"queryrow": func(q querier) error {
+			var id int
+			if err := q.QueryRow(ctx, `INSERT INTO t VALUES (1) RETURNING id`).Scan(&id); err != nil {
+				return err
+			}
+			if id != 1 {
+				return errors.New("not the inserted row")
+			}
+			return nil
+		},
+	}
+	for name, run := range first {
+		t.Run(name, func(t *testing.T) {
+			// Twice: the first run prepares the statements (pgx's cache).
+			for i := range 2 {
+				warm := i == 1
+				if _, err := pool.Exec(ctx, `DELETE FROM t`); err != nil {
+					t.Fatal(err)
+				}
+				before := writes.Load()
+				var inside string
+				err := inTx(ctx, pool, pgx.TxOptions{}, func(q querier) error {
+					if err := run(q); err != nil {
+						return err
+					}
+					if _, err := q.Exec(ctx, `INSERT INTO t VALUES (2)`); err != nil {
+						return err
+					}
+					// Still in one transaction: another connection would not
+					// see the rows, and this one's status says so.
+					return q.QueryRow(ctx, `SELECT CASE WHEN now() = statement_timestamp() THEN 'alone' ELSE 'in a transaction' END`).Scan(&inside)
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				// BEGIN with the first statement, the second, the third, COMMIT.
+				if n := writes.Load() - before; n != 4 && warm {
+					t.Errorf("%d writes to PostgreSQL, want 4", n)
+				}
+				if inside != "in a transaction" {
+					t.Errorf("the statements ran %s", inside)
+				}
+				if got := ids(t, pool); len(got) != 2 {
+					t.Errorf("rows %v, want [1 2]", got)
+				}
+			}
+		})
+	}
+}
+
+// TestTxRollsBack: an error from fn rolls every statement back, and an
+// error in the first statement comes back as PostgreSQL's (the store's
+// retries and sentinel errors read its code), leaving the connection
+// usable.
+func TestTxRollsBack(t *testing.T) {
+	ctx := context.Background()
+	pool, _ := txPool(t)
+	errStop := errors.New("stop")
+	err := inTx(ctx, pool, pgx.TxOptions{}, func(q querier) error {
+		if _, err := q.Exec(ctx, `INSERT INTO t VALUES (1)`); err != nil {
+			return err
+		}
+		return errStop
+	})
+	if !errors.Is(err, errStop) {
+		t.Fatalf("inTx = %v", err)
+	}
+	if got := ids(t, pool); len(got) != 0 {
+		t.Fatalf("rows %v after a rollback", got)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO t VALUES (1)`); err != nil {
+		t.Fatal(err)
+	}
+	for name, run := range map[string]func(q querier) error{
+		"exec": func(q querier) error {
+			_, err := q.Exec(ctx, `INSERT INTO t VALUES (1)`)
+			return err
+		},
+		"query": func(q querier) error {
+			rows, err := q.Query(ctx, `INSERT INTO t VALUES (1) RETURNING id`)
+			if err != nil {
+				return err
+			}
+			_, err = pgx.CollectRows(rows, pgx.RowTo[int])
+			return err
+		},
+		"queryrow": func(q querier) error {
+			var id int
+			return q.QueryRow(ctx, `INSERT INTO t VALUES (1) RETURNING id`).Scan(&id)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := inTx(ctx, pool, pgx.TxOptions{}, run)
+			var pe *pgconn.PgError
+			if !errors.As(err, &pe) || pe.Code != "23505" {
+				t.Fatalf("inTx = %v, want a unique violation", err)
+			}
+			if got := ids(t, pool); len(got) != 1 {
+				t.Fatalf("rows %v", got)
+			}
+		})
+	}
+	// An error fn swallows still aborts the transaction: COMMIT says so.
+	err = inTx(ctx, pool, pgx.TxOptions{}, func(q querier) error {
+		q.Exec(ctx, `INSERT INTO t VALUES (2)`)
+		q.Exec(ctx, `INSERT INTO t VALUES (1)`)
+		return nil
+	})
+	if !errors.Is(err, pgx.ErrTxCommitRollback) {
+		t.Fatalf("inTx = %v, want ErrTxCommitRollback", err)
+	}
+	if got := ids(t, pool); len(got) != 1 {
+		t.Fatalf("rows %v", got)
+	}
+}
+
+// TestTxOptionsAndNothing: the options go out with BEGIN, and a
+// transaction that runs nothing sends nothing.
+func TestTxOptionsAndNothing(t *testing.T) {
+	ctx := context.Background()
+	pool, writes := txPool(t)
+	before := writes.Load()
+	if err := inTx(ctx, pool, pgx.TxOptions{}, func(querier) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if n := writes.Load() - before; n != 0 {
+		t.Errorf("%d writes for an empty transaction", n)
+	}
+	var level, readOnly string
+	err := inTx(ctx, pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(q querier) error {
+		if err := q.QueryRow(ctx, `SHOW transaction_isolation`).Scan(&level); err != nil {
+			return err
+		}
+		if err := q.QueryRow(ctx, `SHOW transaction_read_only`).Scan(&readOnly); err != nil {
+			return err
+		}
+		_, err := q.Exec(ctx, `INSERT INTO t VALUES (1)`)
+		return err
+	})
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "25006" { // read_only_sql_transaction
+		t.Fatalf("inTx = %v, want a read-only transaction's error", err)
+	}
+	if level != "repeatable read" || readOnly != "on" {
+		t.Errorf("isolation %q, read only %q", level, readOnly)
+	}
+}
+
+// TestTxBatchFirst: a batch as the first statement (execBatch) runs in
+// the transaction too.
+func TestTxBatchFirst(t *testing.T) {
+	ctx := context.Background()
+	pool, _ := txPool(t)
+	err := inTx(ctx, pool, pgx.TxOptions{}, func(q querier) error {
+		if err := execBatch(ctx, conn{q}, `INSERT INTO t VALUES ($1)`, [][]any{{1}, {2}}); err != nil {
+			return err
+		}
+		return errors.New("stop")
+	})
+	if err == nil || err.Error() != "stop" {
+		t.Fatalf("inTx = %v", err)
+	}
+	if got := ids(t, pool); len(got) != 0 {
+		t.Fatalf("rows %v after a rollback", got)
+	}
+	if err := inTx(ctx, pool, pgx.TxOptions{}, func(q querier) error {
+		return execBatch(ctx, conn{q}, `INSERT INTO t VALUES ($1)`, [][]any{{1}, {2}})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(t, pool); len(got) != 2 {
+		t.Fatalf("rows %v", got)
+	}
+}
