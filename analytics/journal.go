@@ -46,7 +46,9 @@ type Journal struct {
 
 // Journal tuning.
 const (
-	// SinkWindow is how long a sink gathers events before it writes them.
+	// SinkWindow is how long a sink gathers events before it writes them
+	// (on the Kafka bus, an event waits up to half as long again at the
+	// broker for a fetch's worth: kafka.Bus.ConsumeBatches).
 	SinkWindow = time.Second
 	// sinkRecords bounds the log records of one write (each holds at most
 	// recordEvents events).

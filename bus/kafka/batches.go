@@ -18,13 +18,21 @@ import (
 // default rebalance timeout is a minute.
 const batchTimeout = 30 * time.Second
 
+// batchFetchBytes is what a batch consumer's fetch waits for at a broker,
+// for at most half its window: a sink batches anyway, and a fetch answered
+// as soon as a byte arrived made the broker and the sink exchange a fetch
+// for each record published (the journal publishes an event a record).
+const batchFetchBytes = 32 << 10
+
 // errClosed reports a consumer whose bus was closed under it.
 var errClosed = errors.New("kafka bus closed")
 
 // ConsumeBatches joins group as one member and hands h the topic's records
 // in batches until ctx ends, for a sink that writes them elsewhere: a batch
 // is what arrives within window of its first record, at most max records,
-// and it is committed only once h returned nil. When h fails the member
+// and it is committed only once h returned nil. A fetch waits at the
+// broker for batchFetchBytes or half the window, so a record reaches h at
+// most one and a half windows after it was published. When h fails the member
 // leaves the group without committing and joins again after a backoff
 // (Config.RetryBackoff doubling up to MaxRetryBackoff), so the batch is read
 // again from the committed offsets, by this member or another: a sink that
@@ -63,7 +71,7 @@ func (b *Bus) ConsumeBatches(ctx context.Context, topic, group string, window ti
 // consumeBatches is one membership of ConsumeBatches: it returns when h
 // fails (reporting whether any batch was done before) or ctx ends.
 func (b *Bus) consumeBatches(ctx context.Context, topic, group string, window time.Duration, max int, h func(context.Context, []bus.Message) error) (handled bool, err error) {
-	cl, leave, err := b.join(topic, group)
+	cl, leave, err := b.join(topic, group, kgo.FetchMinBytes(batchFetchBytes), kgo.FetchMaxWait(window/2))
 	if err != nil {
 		return false, err
 	}

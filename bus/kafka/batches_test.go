@@ -5,8 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/relaybell/relaybell/bus"
 )
@@ -166,5 +170,38 @@ func TestDrainedWaitsForTheGroup(t *testing.T) {
 	}
 	if got := len(s.counts()); got != 20 {
 		t.Fatalf("Drained returned with %d of 20 records written", got)
+	}
+}
+
+// TestConsumeBatchesFetchesWait: a batch consumer's fetch waits at the
+// broker for a batch's worth of bytes, or half its window, rather than
+// coming back with each record: records published one at a time cost a
+// few fetches, not one each.
+func TestConsumeBatchesFetchesWait(t *testing.T) {
+	c := newCluster(t)
+	var fetches atomic.Int64
+	c.ControlKey(int16(kmsg.Fetch), func(kmsg.Request) (kmsg.Response, error, bool) {
+		fetches.Add(1)
+		return nil, nil, false // counted, then served as usual
+	})
+	cfg := testConfig(c)
+	cfg.GroupOpts = []kgo.Opt{kgo.HeartbeatInterval(100 * time.Millisecond)} // not the tests' FetchMaxWait
+	b := openTest(t, cfg)
+	s := &batchSink{}
+	stop := runBatches(t, b, s, time.Second, 1000)
+	defer stop()
+	publishN(t, b, 0, 1)
+	waitFor(t, "the first record", func() bool { return len(s.counts()) == 1 })
+
+	const n = 100
+	before := fetches.Load()
+	for i := 1; i <= n; i++ {
+		publishN(t, b, i, 1)
+		time.Sleep(2 * time.Millisecond)
+	}
+	waitFor(t, "every record", func() bool { return len(s.counts()) == n+1 })
+	// Answered with each record, the fetches would be about n.
+	if got := fetches.Load() - before; got > n/2 {
+		t.Fatalf("%d fetches for %d records published one at a time", got, n)
 	}
 }
