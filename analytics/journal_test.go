@@ -173,7 +173,7 @@ func (l *captureLog) Publish(_ context.Context, topic, _ string, value []byte) e
 	return nil
 }
 
-func (*captureLog) ConsumeBatches(context.Context, string, string, time.Duration, int, func(context.Context, []bus.Message) error) error {
+func (*captureLog) ConsumeBatches(context.Context, string, string, time.Duration, int, int, func(context.Context, []bus.Message) error) error {
 	return nil
 }
 

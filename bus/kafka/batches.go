@@ -29,10 +29,12 @@ var errClosed = errors.New("kafka bus closed")
 
 // ConsumeBatches joins group as one member and hands h the topic's records
 // in batches until ctx ends, for a sink that writes them elsewhere: a batch
-// is what arrives within window of its first record, at most max records,
-// and it is committed only once h returned nil. A fetch waits at the
-// broker for batchFetchBytes or half the window, so a record reaches h at
-// most one and a half windows after it was published. When h fails the member
+// is what arrives within window of its first record, at most maxRecords
+// records, and no more once its values hold maxBytes (it may pass that by
+// the last poll's records); it is committed only once h returned nil. A
+// fetch waits at the broker for batchFetchBytes or half the window, so a
+// record reaches h at most one and a half windows after it was published.
+// When h fails the member
 // leaves the group without committing and joins again after a backoff
 // (Config.RetryBackoff doubling up to MaxRetryBackoff), so the batch is read
 // again from the committed offsets, by this member or another: a sink that
@@ -41,14 +43,12 @@ var errClosed = errors.New("kafka bus closed")
 // leaves the batch to be handed over again. Rebalances wait while a batch is
 // gathered and handled (window plus h); h's context ends after
 // batchTimeout, well within the group's rebalance timeout.
-func (b *Bus) ConsumeBatches(ctx context.Context, topic, group string, window time.Duration, max int, h func(context.Context, []bus.Message) error) error {
-	if max < 1 {
-		max = 1
-	}
+func (b *Bus) ConsumeBatches(ctx context.Context, topic, group string, window time.Duration, maxRecords, maxBytes int, h func(context.Context, []bus.Message) error) error {
+	lim := limits{records: max(maxRecords, 1), bytes: maxBytes}
 	logger := b.logger.With("topic", topic, "group", group)
 	failures := 0
 	for {
-		handled, err := b.consumeBatches(ctx, topic, group, window, max, h)
+		handled, err := b.consumeBatches(ctx, topic, group, window, lim, h)
 		switch {
 		case ctx.Err() != nil:
 			return nil
@@ -70,7 +70,7 @@ func (b *Bus) ConsumeBatches(ctx context.Context, topic, group string, window ti
 
 // consumeBatches is one membership of ConsumeBatches: it returns when h
 // fails (reporting whether any batch was done before) or ctx ends.
-func (b *Bus) consumeBatches(ctx context.Context, topic, group string, window time.Duration, max int, h func(context.Context, []bus.Message) error) (handled bool, err error) {
+func (b *Bus) consumeBatches(ctx context.Context, topic, group string, window time.Duration, lim limits, h func(context.Context, []bus.Message) error) (handled bool, err error) {
 	cl, leave, err := b.join(topic, group, kgo.FetchMinBytes(batchFetchBytes), kgo.FetchMaxWait(window/2))
 	if err != nil {
 		return false, err
@@ -78,7 +78,7 @@ func (b *Bus) consumeBatches(ctx context.Context, topic, group string, window ti
 	defer leave() // commits nothing: what was not committed is read again
 	logger := b.logger.With("topic", topic, "group", group)
 	for {
-		recs, err := gather(ctx, cl, logger, window, max)
+		recs, err := gather(ctx, cl, logger, window, lim)
 		if err != nil || ctx.Err() != nil {
 			return handled, err
 		}
@@ -108,21 +108,29 @@ func (b *Bus) consumeBatches(ctx context.Context, topic, group string, window ti
 	}
 }
 
+// limits bound a batch: records, and the bytes of their values (0: no
+// bound).
+type limits struct{ records, bytes int }
+
 // gather polls until a record arrives, then goes on polling for window or
-// until it holds max records. Rebalancing stays blocked from the first poll
-// until the caller allows it.
-func gather(ctx context.Context, cl *kgo.Client, logger *slog.Logger, window time.Duration, max int) ([]*kgo.Record, error) {
+// until it holds lim.records records or lim.bytes of values. Rebalancing
+// stays blocked from the first poll until the caller allows it.
+func gather(ctx context.Context, cl *kgo.Client, logger *slog.Logger, window time.Duration, lim limits) ([]*kgo.Record, error) {
 	var recs []*kgo.Record
+	size := 0
 	poll := ctx
-	for len(recs) < max {
-		fs := cl.PollRecords(poll, max-len(recs))
+	for len(recs) < lim.records && (lim.bytes <= 0 || size < lim.bytes) {
+		fs := cl.PollRecords(poll, lim.records-len(recs))
 		if fs.IsClientClosed() {
 			return nil, errClosed
 		}
 		if err := fetchError(fs, logger); err != nil {
 			return nil, fmt.Errorf("fetching: %w", err)
 		}
-		recs = append(recs, fs.Records()...)
+		fs.EachRecord(func(r *kgo.Record) {
+			recs = append(recs, r)
+			size += len(r.Value)
+		})
 		if poll.Err() != nil || ctx.Err() != nil {
 			break
 		}

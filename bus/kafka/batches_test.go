@@ -55,10 +55,15 @@ func (s *batchSink) counts() map[string]int {
 }
 
 func runBatches(t *testing.T, b *Bus, s *batchSink, window time.Duration, max int) (stop func()) {
+	return runBatchesOf(t, b, s, window, max, 0)
+}
+
+// runBatchesOf is runBatches with a bound on a batch's bytes.
+func runBatchesOf(t *testing.T, b *Bus, s *batchSink, window time.Duration, max, maxBytes int) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- b.ConsumeBatches(ctx, bus.Events, "sink", window, max, s.handle) }()
+	go func() { done <- b.ConsumeBatches(ctx, bus.Events, "sink", window, max, maxBytes, s.handle) }()
 	return func() {
 		cancel()
 		select {
@@ -204,4 +209,16 @@ func TestConsumeBatchesFetchesWait(t *testing.T) {
 	if got := fetches.Load() - before; got > n/2 {
 		t.Fatalf("%d fetches for %d records published one at a time", got, n)
 	}
+}
+
+// TestConsumeBatchesBoundsABatchsBytes: a batch whose values reach the
+// bytes bound is handed over then, not at the end of its window.
+func TestConsumeBatchesBoundsABatchsBytes(t *testing.T) {
+	b := openTest(t, testConfig(newCluster(t)))
+	publishN(t, b, 0, 3)
+	s := &batchSink{}
+	stop := runBatchesOf(t, b, s, time.Minute, 1000, 1)
+	defer stop()
+	// Within testTimeout, half the window.
+	waitFor(t, "the records", func() bool { return len(s.counts()) == 3 })
 }
