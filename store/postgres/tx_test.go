@@ -73,13 +73,10 @@ func ids(t *testing.T, pool *pgxpool.Pool) []int {
 	return got
 }
 
-// TestTxBeginsWithItsFirstStatement: BEGIN goes out with the first
-// statement, whichever way it is run, and the statements after it run in
-// the same transaction, committed at the end.
-func TestTxBeginsWithItsFirstStatement(t *testing.T) {
-	ctx := context.Background()
-	pool, writes := txPool(t)
-	first := map[string]func(q querier) error{
+// insertOne inserts row 1 each way a statement can be run, checking the
+// row returned.
+func insertOne(ctx context.Context) map[string]func(q querier) error {
+	return map[string]func(q querier) error{
 		"exec": func(q querier) error {
 			_, err := q.Exec(ctx, `INSERT INTO t VALUES (1)`)
 			return err
@@ -106,6 +103,15 @@ func TestTxBeginsWithItsFirstStatement(t *testing.T) {
 			return nil
 		},
 	}
+}
+
+// TestTxBeginsWithItsFirstStatement: BEGIN goes out with the first
+// statement, whichever way it is run, and the statements after it run in
+// the same transaction, committed at the end.
+func TestTxBeginsWithItsFirstStatement(t *testing.T) {
+	ctx := context.Background()
+	pool, writes := txPool(t)
+	first := insertOne(ctx)
 	for name, run := range first {
 		t.Run(name, func(t *testing.T) {
 			// Twice: the first run prepares the statements (pgx's cache).
@@ -168,24 +174,7 @@ func TestTxRollsBack(t *testing.T) {
 	if _, err := pool.Exec(ctx, `INSERT INTO t VALUES (1)`); err != nil {
 		t.Fatal(err)
 	}
-	for name, run := range map[string]func(q querier) error{
-		"exec": func(q querier) error {
-			_, err := q.Exec(ctx, `INSERT INTO t VALUES (1)`)
-			return err
-		},
-		"query": func(q querier) error {
-			rows, err := q.Query(ctx, `INSERT INTO t VALUES (1) RETURNING id`)
-			if err != nil {
-				return err
-			}
-			_, err = pgx.CollectRows(rows, pgx.RowTo[int])
-			return err
-		},
-		"queryrow": func(q querier) error {
-			var id int
-			return q.QueryRow(ctx, `INSERT INTO t VALUES (1) RETURNING id`).Scan(&id)
-		},
-	} {
+	for name, run := range insertOne(ctx) {
 		t.Run(name, func(t *testing.T) {
 			err := inTx(ctx, pool, pgx.TxOptions{}, run)
 			var pe *pgconn.PgError
