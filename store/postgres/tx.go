@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -67,7 +66,8 @@ func (t *tx) begin(ctx context.Context, sql string, args []any) (pgx.BatchResult
 	br := t.conn.SendBatch(ctx, b)
 	t.tx = br.Tx()
 	if _, err := br.Exec(); err != nil {
-		return nil, errors.Join(err, br.Close())
+		br.Close() // the same error, or none
+		return nil, err
 	}
 	return br, nil
 }
@@ -103,7 +103,8 @@ func (t *tx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, erro
 	}
 	rows, err := br.Query()
 	if err != nil {
-		return nil, errors.Join(err, br.Close())
+		br.Close() // the same error, or none
+		return nil, err
 	}
 	return &batchRows{Rows: rows, br: br}, nil
 }
