@@ -47,15 +47,18 @@ func inTx(ctx context.Context, pool *pgxpool.Pool, opts pgx.TxOptions, fn func(q
 	return t.tx.Commit(ctx)
 }
 
-// begin sends BEGIN and the statement in one batch and reads BEGIN's
-// result; br holds the statement's. A statement given pgx's options (a
-// query exec mode, result formats), which a batch does not take, is sent
-// after a BEGIN of its own: br is nil then, and the transaction begun.
-func (t *tx) begin(ctx context.Context, sql string, args []any) (pgx.BatchResults, error) {
+// first sends BEGIN and the transaction's first statement in one batch
+// and reads BEGIN's result; br holds the statement's. br is nil when the
+// statement is not the first (the transaction is begun: run it there), or
+// is given pgx's options (a query exec mode, result formats), which a
+// batch does not take: it then follows a BEGIN of its own.
+func (t *tx) first(ctx context.Context, sql string, args []any) (br pgx.BatchResults, err error) {
+	if t.tx != nil {
+		return nil, nil
+	}
 	if len(args) > 0 {
 		switch args[0].(type) {
 		case pgx.QueryExecMode, pgx.QueryResultFormats, pgx.QueryResultFormatsByOID:
-			var err error
 			t.tx, err = t.conn.BeginTx(ctx, t.opts)
 			return nil, err
 		}
@@ -63,7 +66,7 @@ func (t *tx) begin(ctx context.Context, sql string, args []any) (pgx.BatchResult
 	b := &pgx.Batch{}
 	b.BeginTx(t.opts)
 	b.Queue(sql, args...)
-	br := t.conn.SendBatch(ctx, b)
+	br = t.conn.SendBatch(ctx, b)
 	t.tx = br.Tx()
 	if _, err := br.Exec(); err != nil {
 		br.Close() // the same error, or none
@@ -73,10 +76,7 @@ func (t *tx) begin(ctx context.Context, sql string, args []any) (pgx.BatchResult
 }
 
 func (t *tx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	if t.tx != nil {
-		return t.tx.Exec(ctx, sql, args...)
-	}
-	br, err := t.begin(ctx, sql, args)
+	br, err := t.first(ctx, sql, args)
 	switch {
 	case err != nil:
 		return pgconn.CommandTag{}, err
@@ -91,10 +91,7 @@ func (t *tx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandT
 }
 
 func (t *tx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	if t.tx != nil {
-		return t.tx.Query(ctx, sql, args...)
-	}
-	br, err := t.begin(ctx, sql, args)
+	br, err := t.first(ctx, sql, args)
 	switch {
 	case err != nil:
 		return nil, err
@@ -110,10 +107,7 @@ func (t *tx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, erro
 }
 
 func (t *tx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
-	if t.tx != nil {
-		return t.tx.QueryRow(ctx, sql, args...)
-	}
-	br, err := t.begin(ctx, sql, args)
+	br, err := t.first(ctx, sql, args)
 	switch {
 	case err != nil:
 		return errRow{err}
@@ -123,11 +117,12 @@ func (t *tx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
 	return batchRow{br: br, row: br.QueryRow()}
 }
 
-// SendBatch is the transaction's, for execBatch: begun first if it is
-// not yet.
+// SendBatch is the transaction's, for execBatch; a batch that comes first
+// follows a BEGIN of its own.
 func (t *tx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
 	if t.tx == nil {
-		if _, err := t.Exec(ctx, "SELECT"); err != nil {
+		var err error
+		if t.tx, err = t.conn.BeginTx(ctx, t.opts); err != nil {
 			return pgx.FailedBatchResults(b, err)
 		}
 	}
