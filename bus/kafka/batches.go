@@ -24,6 +24,10 @@ const batchTimeout = 30 * time.Second
 // for each record published (the journal publishes an event a record).
 const batchFetchBytes = 32 << 10
 
+// minFetchWait is the least FetchMaxWait kgo takes: a window under twice
+// that waits this long at the broker rather than failing to make a client.
+const minFetchWait = 10 * time.Millisecond
+
 // errClosed reports a consumer whose bus was closed under it.
 var errClosed = errors.New("kafka bus closed")
 
@@ -34,11 +38,11 @@ var errClosed = errors.New("kafka bus closed")
 // the last poll's records); it is committed only once h returned nil. A
 // fetch waits at the broker for batchFetchBytes or half the window, so a
 // record reaches h at most one and a half windows after it was published.
-// When h fails the member
-// leaves the group without committing and joins again after a backoff
-// (Config.RetryBackoff doubling up to MaxRetryBackoff), so the batch is read
-// again from the committed offsets, by this member or another: a sink that
-// cannot write holds nothing in memory meanwhile, and nothing is skipped.
+// When h fails the member leaves the group without committing and joins
+// again after a backoff (Config.RetryBackoff doubling up to
+// MaxRetryBackoff), so the batch is read again from the committed offsets,
+// by this member or another: a sink that cannot write holds nothing in
+// memory meanwhile, and nothing is skipped.
 // Delivery is at-least-once: a member that dies between h and its commit
 // leaves the batch to be handed over again. Rebalances wait while a batch is
 // gathered and handled (window plus h); h's context ends after
@@ -71,7 +75,7 @@ func (b *Bus) ConsumeBatches(ctx context.Context, topic, group string, window ti
 // consumeBatches is one membership of ConsumeBatches: it returns when h
 // fails (reporting whether any batch was done before) or ctx ends.
 func (b *Bus) consumeBatches(ctx context.Context, topic, group string, window time.Duration, lim limits, h func(context.Context, []bus.Message) error) (handled bool, err error) {
-	cl, leave, err := b.join(topic, group, kgo.FetchMinBytes(batchFetchBytes), kgo.FetchMaxWait(window/2))
+	cl, leave, err := b.join(topic, group, kgo.FetchMinBytes(batchFetchBytes), kgo.FetchMaxWait(max(window/2, minFetchWait)))
 	if err != nil {
 		return false, err
 	}

@@ -222,3 +222,16 @@ func TestConsumeBatchesBoundsABatchsBytes(t *testing.T) {
 	// Within testTimeout, half the window.
 	waitFor(t, "the records", func() bool { return len(s.counts()) == 3 })
 }
+
+// TestConsumeBatchesShortWindow: a window under twice kgo's least fetch
+// wait still makes a consumer (the wait is raised to that least).
+func TestConsumeBatchesShortWindow(t *testing.T) {
+	cfg := testConfig(newCluster(t))
+	cfg.GroupOpts = []kgo.Opt{kgo.HeartbeatInterval(100 * time.Millisecond)} // not the tests' FetchMaxWait
+	b := openTest(t, cfg)
+	publishN(t, b, 0, 3)
+	s := &batchSink{}
+	stop := runBatches(t, b, s, 5*time.Millisecond, 1000)
+	defer stop()
+	waitFor(t, "the records", func() bool { return len(s.counts()) == 3 })
+}

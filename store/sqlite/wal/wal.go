@@ -120,9 +120,9 @@ func (c *Checkpointer) run() {
 // appends more before the next begins: the log would grow to Backstop,
 // and the writer's own checkpoint there stall the writes. So once the log
 // holds RestartAt pages, the writer connection itself checkpoints, in
-// turn with the writes: nothing is appended meanwhile, it
-// copies only what was written since this one (a few milliseconds'
-// worth), and the next write starts the log again. A RESTART checkpoint
+// turn with the writes: nothing is appended meanwhile, it copies only
+// what was written since this one (a few milliseconds' worth), and the
+// next write starts the log again. A RESTART checkpoint
 // would do it too, but it waits for the readers while holding the writes
 // back: at 3,200 events a second the p99 rose past 20 ms.
 func (c *Checkpointer) checkpoint() {
