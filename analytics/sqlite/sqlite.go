@@ -167,6 +167,14 @@ func Open(ctx context.Context, path string) (*Store, error) {
 // each cost about as much again as the rows' own B-tree work
 // (BenchmarkRecordEvents). The full chunks use the statement prepared at
 // Open; a last, shorter one is parsed for its length.
+//
+// The INSERTs are OR ROLLBACK: a failed one ends the whole transaction,
+// which Record would roll back anyway. With SQLite's default (ABORT) each
+// multi-row INSERT in a transaction kept a statement journal, a copy of
+// every page it changed, so that it alone could be undone; a write's
+// random index pages passed the journal's 64 KiB in memory, and it went to
+// a temporary file a pwrite a page. That was a third of a write
+// (BenchmarkRecordEvents: 40 → 27 cpu-µs an event).
 func (s *Store) Record(ctx context.Context, events []analytics.Event) error {
 	if len(events) == 0 {
 		return nil
@@ -210,7 +218,7 @@ const (
 
 func buildInsertEvents(n int) string {
 	var b strings.Builder
-	b.WriteString(`INSERT INTO events
+	b.WriteString(`INSERT OR ROLLBACK INTO events
 		(website_id, notification_id, endpoint_id, subscriber_id, kind, device, language, variant, code, at) VALUES `)
 	for i := range n {
 		if i > 0 {

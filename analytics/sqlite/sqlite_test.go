@@ -113,6 +113,48 @@ func TestReportPlan(t *testing.T) {
 	}
 }
 
+// TestRecordKeepsNoStatementJournal: Record's INSERTs end the transaction
+// on a failed row (ROLLBACK) rather than undo the one statement (ABORT),
+// so SQLite keeps no statement journal for them (Record's comment). The
+// program of an INSERT says which in the P2 of its NOT NULL checks.
+func TestRecordKeepsNoStatementJournal(t *testing.T) {
+	const onErrorRollback, onErrorAbort = 1, 2
+	ctx := context.Background()
+	s := openNew(t)
+	for _, n := range []int{eventRows, 1} {
+		args := make([]any, eventColumns*n)
+		for i := range args {
+			args[i] = "x"
+		}
+		rows, err := s.db.QueryContext(ctx, "EXPLAIN "+buildInsertEvents(n), args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checks := 0
+		for rows.Next() {
+			var addr, p1, p2, p3 int
+			var op string
+			var p4, p5, comment any
+			if err := rows.Scan(&addr, &op, &p1, &p2, &p3, &p4, &p5, &comment); err != nil {
+				t.Fatal(err)
+			}
+			if op == "HaltIfNull" {
+				checks++
+				if p2 != onErrorRollback {
+					t.Errorf("%d rows: a NOT NULL check at %d ends with %d, not ROLLBACK (%d; ABORT is %d)", n, addr, p2, onErrorRollback, onErrorAbort)
+				}
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if checks != eventColumns { // the rows share one loop
+			t.Errorf("%d rows: %d NOT NULL checks, want %d", n, checks, eventColumns)
+		}
+	}
+}
+
 // TestReportCountsClicksOfSentBrowsers: a browser's clicks count once, in
 // the group of the push sent to it; a click of a browser this send never
 // pushed, or of another send, is not counted.
