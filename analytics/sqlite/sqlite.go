@@ -33,6 +33,10 @@ type Store struct {
 	// ckpt checkpoints the file's log beside the one connection, woken
 	// by each commit (commit).
 	ckpt *wal.Checkpointer
+	// people indexes the events by person peopleEvery after Record
+	// (people.go). A failed pass leaves the events after the mark to the
+	// next one; until then the reads find them by the scan.
+	people *wal.After
 }
 
 // commit commits tx and wakes the checkpointer.
@@ -63,10 +67,10 @@ CREATE TABLE IF NOT EXISTS events (
 -- cost once the index outgrows the page cache. The notification's index
 -- stops at the kind, so a send's events go in at its end (rowid order);
 -- Report finds a send's clicks once, not per sent push. Files from before
--- it had (notification_id, kind, endpoint_id): dropped.
+-- it had (notification_id, kind, endpoint_id): dropped. The events are
+-- indexed by person afterwards, in bulk (people.go).
 CREATE INDEX IF NOT EXISTS events_notification_kind ON events (notification_id, kind);
 DROP INDEX IF EXISTS events_notification;
-CREATE INDEX IF NOT EXISTS events_subscriber ON events (subscriber_id, at);
 -- Behaviors keep properties last: a row of large properties overflows its
 -- page, and the columns after them would be read through the overflow.
 -- Their indexes are made by behaviorIndexes, after the seq column exists.
@@ -131,6 +135,10 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("creating analytics schema: %w", err)
 	}
+	if err := openPeople(ctx, db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("creating the person index: %w", err)
+	}
 	if err := addSeq(ctx, db); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("adding the behaviors' seq: %w", err)
@@ -158,8 +166,11 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("opening analytics: %w", err)
 	}
-	return &Store{db: db, insertRows: insertRows, insertBehavior: insertBehavior,
-		ckpt: wal.Start(c, db, wal.Every, nil)}, nil
+	s := &Store{db: db, insertRows: insertRows, insertBehavior: insertBehavior,
+		ckpt: wal.Start(c, db, wal.Every, nil)}
+	s.people = wal.StartAfter(peopleEvery, func() { _ = s.indexPeople(context.Background()) })
+	s.people.Wake() // what a run killed before its pass left
+	return s, nil
 }
 
 // Record appends events in one transaction, eventRows a statement: one
@@ -206,7 +217,11 @@ func (s *Store) Record(ctx context.Context, events []analytics.Event) error {
 			return fmt.Errorf("recording events: %w", err)
 		}
 	}
-	return s.commit(tx)
+	if err := s.commit(tx); err != nil {
+		return err
+	}
+	s.people.Wake()
+	return nil
 }
 
 // eventRows is the most events one INSERT of Record writes (eventColumns
@@ -288,6 +303,7 @@ func (s *Store) Report(ctx context.Context, websiteID, notificationID string) (a
 
 // Close closes the file.
 func (s *Store) Close() error {
+	s.people.Close()
 	s.insertRows.Close()
 	s.insertBehavior.Close()
 	return errors.Join(s.ckpt.Close(), s.db.Close())
@@ -308,7 +324,7 @@ func (s *Store) PersonEvents(ctx context.Context, websiteID string, subscriberID
 	// the row of the first time, SQLite's rule for MIN).
 	rows, err := s.db.QueryContext(ctx, `SELECT website_id, notification_id, endpoint_id, subscriber_id, kind,
 			device, language, variant, code, MIN(at) AS first
-		FROM events WHERE subscriber_id IN (SELECT value FROM json_each(?1)) AND website_id = ?2
+		FROM events WHERE rowid IN (`+personRows+`) AND website_id = ?2
 			AND (json_array_length(?3) = 0 OR kind IN (SELECT value FROM json_each(?3)))
 		GROUP BY notification_id, endpoint_id, kind
 		ORDER BY first DESC, MAX(rowid) DESC LIMIT ?4`, string(ids), websiteID, string(kindList), limit)
@@ -340,7 +356,7 @@ func (s *Store) PersonCounts(ctx context.Context, websiteID string, subscriberID
 		return nil, err
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT kind, COUNT(DISTINCT notification_id || ' ' || endpoint_id) FROM events
-		WHERE subscriber_id IN (SELECT value FROM json_each(?)) AND website_id = ? GROUP BY kind`, string(ids), websiteID)
+		WHERE rowid IN (`+personRows+`) AND website_id = ?2 GROUP BY kind`, string(ids), websiteID)
 	if err != nil {
 		return nil, fmt.Errorf("counting person events: %w", err)
 	}
@@ -383,8 +399,10 @@ func (s *Store) Erase(ctx context.Context, websiteID string, subscriberIDs, exte
 		return fmt.Errorf("erasing events: %w", err)
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `DELETE FROM events
-		WHERE subscriber_id IN (SELECT value FROM json_each(?)) AND website_id = ?`, string(sj), websiteID); err != nil {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM events WHERE rowid IN (`+personRows+`) AND website_id = ?2`, string(sj), websiteID); err != nil {
+		return fmt.Errorf("erasing events: %w", err)
+	}
+	if err := erasePeople(ctx, tx, string(sj)); err != nil {
 		return fmt.Errorf("erasing events: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, eraseBehaviors, websiteID, string(sj), string(ej)); err != nil {

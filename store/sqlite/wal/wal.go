@@ -49,13 +49,8 @@ const Backstop = 10_000
 // nothing.
 type Checkpointer struct {
 	db, writer *sql.DB
-	every      time.Duration
 	logger     *slog.Logger
-
-	wake    chan struct{}
-	stop    chan struct{}
-	stopped sync.Once
-	done    chan struct{}
+	after      *After
 	// checkpoints counts the checkpoints made, complete or not;
 	// restarts those followed by one on the writer.
 	checkpoints, restarts atomic.Int64
@@ -73,44 +68,19 @@ func Start(db, writer *sql.DB, every time.Duration, logger *slog.Logger) *Checkp
 	db.SetMaxIdleConns(1)
 	db.SetConnMaxIdleTime(0)
 	db.SetConnMaxLifetime(0)
-	c := &Checkpointer{db: db, writer: writer, every: every, logger: logger,
-		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
-	go c.run()
+	c := &Checkpointer{db: db, writer: writer, logger: logger}
+	c.after = StartAfter(every, c.checkpoint)
 	return c
 }
 
 // Wrote tells the Checkpointer the file was written. It never waits.
-func (c *Checkpointer) Wrote() {
-	select {
-	case c.wake <- struct{}{}:
-	default:
-	}
-}
+func (c *Checkpointer) Wrote() { c.after.Wake() }
 
 // Checkpoints is the number of checkpoints made so far.
 func (c *Checkpointer) Checkpoints() int64 { return c.checkpoints.Load() }
 
 // Restarts is the number of checkpoints made on the writer so far.
 func (c *Checkpointer) Restarts() int64 { return c.restarts.Load() }
-
-func (c *Checkpointer) run() {
-	defer close(c.done)
-	for {
-		select {
-		case <-c.wake:
-		case <-c.stop:
-			return
-		}
-		t := time.NewTimer(c.every)
-		select {
-		case <-t.C:
-		case <-c.stop:
-			t.Stop()
-			return
-		}
-		c.checkpoint()
-	}
-}
 
 // checkpoint copies what it can of the log into the file. A page a
 // reader's snapshot still needs stays in the log until a later one.
@@ -147,7 +117,61 @@ func (c *Checkpointer) checkpoint() {
 // Close stops the Checkpointer, waiting for a checkpoint in progress, and
 // closes its connection. It may be called more than once.
 func (c *Checkpointer) Close() error {
-	c.stopped.Do(func() { close(c.stop) })
-	<-c.done
+	c.after.Close()
 	return c.db.Close()
+}
+
+// After does a file's upkeep (a checkpoint, an index built in bulk) a
+// while after it is written: every after a Wake, work runs once, however
+// many Wakes came meanwhile; an idle file costs nothing.
+type After struct {
+	every   time.Duration
+	work    func()
+	wake    chan struct{}
+	stop    chan struct{}
+	stopped sync.Once
+	done    chan struct{}
+}
+
+// StartAfter runs work every after each Wake, at most once in that time,
+// until Close.
+func StartAfter(every time.Duration, work func()) *After {
+	a := &After{every: every, work: work, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	go a.run()
+	return a
+}
+
+// Wake has work run every from now, unless a run is due already. It
+// never waits.
+func (a *After) Wake() {
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (a *After) run() {
+	defer close(a.done)
+	for {
+		select {
+		case <-a.wake:
+		case <-a.stop:
+			return
+		}
+		t := time.NewTimer(a.every)
+		select {
+		case <-t.C:
+		case <-a.stop:
+			t.Stop()
+			return
+		}
+		a.work()
+	}
+}
+
+// Close stops the runs, waiting for one in progress. It may be called
+// more than once.
+func (a *After) Close() {
+	a.stopped.Do(func() { close(a.stop) })
+	<-a.done
 }
