@@ -232,22 +232,7 @@ func TestOpenMovesThePersonIndex(t *testing.T) {
 // events_people and the rest by a range of rowids, never by a scan of the
 // whole table.
 func TestPersonReadsPlan(t *testing.T) {
-	s := openNew(t)
-	rows, err := s.db.Query(`EXPLAIN QUERY PLAN SELECT kind FROM events WHERE rowid IN (`+personRows+`) AND website_id = ?2`, `["s1"]`, "w1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var plan []string
-	for rows.Next() {
-		var id, parent, unused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, detail)
-	}
-	text := strings.Join(plan, "\n")
+	text := queryPlan(t, openNew(t), `SELECT kind FROM events WHERE rowid IN (`+personRows+`) AND website_id = ?2`, `["s1"]`, "w1")
 	if strings.Contains(text, "SCAN events") || !strings.Contains(text, "SEARCH events_people USING PRIMARY KEY") ||
 		!strings.Contains(text, "SEARCH events USING INTEGER PRIMARY KEY (rowid>?)") {
 		t.Fatalf("plan:\n%s", text)

@@ -87,26 +87,7 @@ func TestOpenAddsSeq(t *testing.T) {
 // clicks per sent push (a correlated subquery) would cost a send's report
 // its sent pushes times its clicks now that the index stops at the kind.
 func TestReportPlan(t *testing.T) {
-	ctx := context.Background()
-	s := openNew(t)
-	rows, err := s.db.QueryContext(ctx, `EXPLAIN QUERY PLAN `+reportQuery, "n1", "w1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var plan []string
-	for rows.Next() {
-		var id, parent, unused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, detail)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	text := strings.Join(plan, "\n")
+	text := queryPlan(t, openNew(t), reportQuery, "n1", "w1")
 	if strings.Contains(text, "CORRELATED") || strings.Count(text, "USING INDEX events_notification_kind") != 2 ||
 		!strings.Contains(text, "LIST SUBQUERY") {
 		t.Fatalf("plan:\n%s", text)
@@ -153,6 +134,29 @@ func TestRecordKeepsNoStatementJournal(t *testing.T) {
 			t.Errorf("%d rows: %d NOT NULL checks, want %d", n, checks, eventColumns)
 		}
 	}
+}
+
+// queryPlan is SQLite's plan of query, a line a step.
+func queryPlan(t *testing.T, s *Store, query string, args ...any) string {
+	t.Helper()
+	rows, err := s.db.Query(`EXPLAIN QUERY PLAN `+query, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(plan, "\n")
 }
 
 // TestReportCountsClicksOfSentBrowsers: a browser's clicks count once, in
