@@ -61,7 +61,10 @@ const indexPeopleSQL = `INSERT OR ROLLBACK INTO events_people (subscriber_id, at
 
 // openPeople creates the person index. A file from before it has the
 // events_subscriber index instead: its events are indexed at once and
-// that index dropped, in one transaction.
+// that index dropped, in one transaction. The index is built anew then:
+// a file an older version wrote again after this one (a downgrade) may
+// hold events_people entries of events it erased, and events it added
+// past the mark.
 func openPeople(ctx context.Context, db *sql.DB) error {
 	if _, err := db.ExecContext(ctx, peopleSchema); err != nil {
 		return err
@@ -78,6 +81,9 @@ func openPeople(ctx context.Context, db *sql.DB) error {
 	if old > 0 {
 		var last int64
 		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(rowid), 0) FROM events`).Scan(&last); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM events_people`); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, indexPeopleSQL, 0, last); err != nil {

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"slices"
 	"strings"
@@ -225,6 +226,49 @@ func TestOpenMovesThePersonIndex(t *testing.T) {
 	}
 	if got := kindsOf(t, s, "s1"); !slices.Equal(got, []string{"clicked", "sent"}) {
 		t.Fatalf("the old file's person: %v", got)
+	}
+}
+
+// TestOpenAfterADowngrade: a file an older version opened and wrote again
+// after this one (its events_subscriber back, an event erased and one
+// added without the person index knowing) opens, and its index is built
+// anew.
+func TestOpenAfterADowngrade(t *testing.T) {
+	ctx := context.Background()
+	s := openNew(t)
+	if err := s.Record(ctx, []analytics.Event{personEvent(analytics.KindSent, "s1", 1000), personEvent(analytics.KindSent, "s2", 1000)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.indexPeople(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var file string
+	if err := s.db.QueryRow(`SELECT file FROM pragma_database_list WHERE name = 'main'`).Scan(&file); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	old, err := sql.Open("sqlite", "file:"+file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.Exec(`CREATE INDEX events_subscriber ON events (subscriber_id, at);
+		DELETE FROM events WHERE subscriber_id = 's2';
+		INSERT INTO events VALUES ('w1', 'n1', 'e-s3', 's3', 'sent', 'desktop', 'en', '', '', 2000)`); err != nil {
+		t.Fatal(err)
+	}
+	old.Close()
+	s, err = Open(ctx, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if upto, n := mark(t, s); upto != 2 || n != 2 { // s3 took the rowid s2 left
+		t.Fatalf("indexed up to %d (%d entries), want 2 (2)", upto, n)
+	}
+	for sub, want := range map[string][]string{"s1": {"sent"}, "s2": nil, "s3": {"sent"}} {
+		if got := kindsOf(t, s, sub); !slices.Equal(got, want) {
+			t.Fatalf("%s: %v, want %v", sub, got, want)
+		}
 	}
 }
 
