@@ -60,13 +60,22 @@ const indexPeopleSQL = `INSERT OR ROLLBACK INTO events_people (subscriber_id, at
 	ORDER BY subscriber_id, at, rowid`
 
 // openPeople creates the person index. A file from before it has the
-// events_subscriber index instead: its events are indexed at once and
-// that index dropped, in one transaction. The index is built anew then:
-// a file an older version wrote again after this one (a downgrade) may
-// hold events_people entries of events it erased, and events it added
-// past the mark.
+// events_subscriber index instead: that index is dropped and the mark set
+// to the start, so that the indexer (woken at Open) indexes the file's
+// events in its chunks while the reads find them by the scan. A file an
+// older version wrote again after this one (a downgrade: events_subscriber
+// back) may hold entries of events it erased, and events past the mark
+// with rowids it reused: its index is started anew the same way.
 func openPeople(ctx context.Context, db *sql.DB) error {
 	if _, err := db.ExecContext(ctx, peopleSchema); err != nil {
+		return err
+	}
+	_, err := db.ExecContext(ctx, `INSERT OR IGNORE INTO events_people_mark (id, upto) VALUES (1, 0)`)
+	if err != nil {
+		return err
+	}
+	var old int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'events_subscriber'`).Scan(&old); err != nil || old == 0 {
 		return err
 	}
 	tx, err := db.BeginTx(ctx, nil)
@@ -74,29 +83,10 @@ func openPeople(ctx context.Context, db *sql.DB) error {
 		return err
 	}
 	defer tx.Rollback()
-	var old int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'events_subscriber'`).Scan(&old); err != nil {
-		return err
-	}
-	if old > 0 {
-		var last int64
-		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(rowid), 0) FROM events`).Scan(&last); err != nil {
+	for _, q := range []string{`DELETE FROM events_people`, `UPDATE events_people_mark SET upto = 0 WHERE id = 1`, `DROP INDEX events_subscriber`} {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM events_people`); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, indexPeopleSQL, 0, last); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `DROP INDEX events_subscriber`); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO events_people_mark (id, upto) VALUES (1, ?)`, last); err != nil {
-			return err
-		}
-	} else if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO events_people_mark (id, upto) VALUES (1, 0)`); err != nil {
-		return err
 	}
 	return tx.Commit()
 }

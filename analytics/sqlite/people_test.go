@@ -28,6 +28,81 @@ func mark(t *testing.T, s *Store) (upto, entries int64) {
 	return upto, entries
 }
 
+// wantMark checks the mark and the entries of the person index.
+func wantMark(t *testing.T, s *Store, what string, upto, entries int64) {
+	t.Helper()
+	if u, n := mark(t, s); u != upto || n != entries {
+		t.Fatalf("%s: indexed up to %d (%d entries), want %d (%d)", what, u, n, upto, entries)
+	}
+}
+
+// manual opens a new file whose indexer does not run: the test runs the
+// passes (index).
+func manual(t *testing.T) *Store {
+	t.Helper()
+	s := openNew(t)
+	s.people.Close()
+	return s
+}
+
+// record records events or fails the test.
+func record(t *testing.T, s *Store, events ...analytics.Event) {
+	t.Helper()
+	if err := s.Record(context.Background(), events); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// index runs a pass of the indexer or fails the test.
+func index(t *testing.T, s *Store) {
+	t.Helper()
+	if err := s.indexPeople(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// pathOf is the store's file.
+func pathOf(t *testing.T, s *Store) string {
+	t.Helper()
+	var file string
+	if err := s.db.QueryRow(`SELECT file FROM pragma_database_list WHERE name = 'main'`).Scan(&file); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// reopen opens file again, closed when the test ends.
+func reopen(t *testing.T, file string) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// waitIndexed waits until the person index holds the n events.
+func waitIndexed(t *testing.T, s *Store, n int64) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if upto, entries := mark(t, s); upto == n && entries == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			wantMark(t, s, "after 30 s", n, n)
+		}
+	}
+}
+
+// wantKinds checks the kinds of sub's events, newest first (kindsOf).
+func wantKinds(t *testing.T, s *Store, what, sub string, want ...string) {
+	t.Helper()
+	if got := kindsOf(t, s, sub); !slices.Equal(got, want) {
+		t.Fatalf("%s: %s's events %v, want %v", what, sub, got, want)
+	}
+}
+
 // kindsOf lists the kinds of the events PersonEvents gives for sub, and
 // checks PersonCounts agrees.
 func kindsOf(t *testing.T, s *Store, sub string) []string {
@@ -60,154 +135,75 @@ func kindsOf(t *testing.T, s *Store, sub string) []string {
 // whether the indexer has indexed them yet or not, and when some are and
 // some are not; each once.
 func TestPersonReadsBeforeAndAfterTheIndex(t *testing.T) {
-	ctx := context.Background()
-	s := openNew(t)
-	if err := s.Record(ctx, []analytics.Event{personEvent(analytics.KindSent, "s1", 1000), personEvent(analytics.KindSent, "s2", 1000)}); err != nil {
-		t.Fatal(err)
-	}
-	if upto, n := mark(t, s); upto != 0 || n != 0 {
-		t.Fatalf("indexed up to %d (%d entries) before the indexer ran", upto, n)
-	}
-	if got := kindsOf(t, s, "s1"); !slices.Equal(got, []string{"sent"}) {
-		t.Fatalf("before the index: %v", got)
-	}
-	if err := s.indexPeople(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if upto, n := mark(t, s); upto != 2 || n != 2 {
-		t.Fatalf("indexed up to %d (%d entries), want 2 (2)", upto, n)
-	}
-	if err := s.Record(ctx, []analytics.Event{personEvent(analytics.KindClicked, "s1", 2000)}); err != nil {
-		t.Fatal(err)
-	}
-	if got := kindsOf(t, s, "s1"); !slices.Equal(got, []string{"clicked", "sent"}) {
-		t.Fatalf("one indexed, one not: %v", got)
-	}
-	if err := s.indexPeople(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if got := kindsOf(t, s, "s1"); !slices.Equal(got, []string{"clicked", "sent"}) {
-		t.Fatalf("both indexed: %v", got)
-	}
-	if got := kindsOf(t, s, "s2"); !slices.Equal(got, []string{"sent"}) {
-		t.Fatalf("the other person: %v", got)
-	}
+	s := manual(t)
+	record(t, s, personEvent(analytics.KindSent, "s1", 1000), personEvent(analytics.KindSent, "s2", 1000))
+	wantMark(t, s, "before a pass", 0, 0)
+	wantKinds(t, s, "before a pass", "s1", "sent")
+	index(t, s)
+	wantMark(t, s, "after a pass", 2, 2)
+	record(t, s, personEvent(analytics.KindClicked, "s1", 2000))
+	wantKinds(t, s, "one indexed, one not", "s1", "clicked", "sent")
+	index(t, s)
+	wantKinds(t, s, "both indexed", "s1", "clicked", "sent")
+	wantKinds(t, s, "the other person", "s2", "sent")
 }
 
 // TestIndexerIndexesAfterWrites: a write wakes the indexer, which indexes
 // what it wrote; and what a run closed (or killed) before its pass left is
 // indexed after the next open, with no write.
 func TestIndexerIndexesAfterWrites(t *testing.T) {
-	ctx := context.Background()
 	s := openNew(t)
-	if err := s.Record(ctx, []analytics.Event{personEvent(analytics.KindSent, "s1", 1000), personEvent(analytics.KindSent, "s2", 1000)}); err != nil {
-		t.Fatal(err)
-	}
+	record(t, s, personEvent(analytics.KindSent, "s1", 1000), personEvent(analytics.KindSent, "s2", 1000))
 	waitIndexed(t, s, 2)
-	path := s.db.QueryRow(`SELECT file FROM pragma_database_list WHERE name = 'main'`)
-	var file string
-	if err := path.Scan(&file); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Record(ctx, []analytics.Event{personEvent(analytics.KindSent, "s3", 2000)}); err != nil {
-		t.Fatal(err)
-	}
+	record(t, s, personEvent(analytics.KindSent, "s3", 2000))
+	file := pathOf(t, s)
 	if err := s.Close(); err != nil { // before the pass
 		t.Fatal(err)
 	}
-	s, err := Open(ctx, file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	waitIndexed(t, s, 3)
-}
-
-// waitIndexed waits until the person index holds the n events.
-func waitIndexed(t *testing.T, s *Store, n int64) {
-	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if upto, entries := mark(t, s); upto == n && entries == n {
-			return
-		}
-		if time.Now().After(deadline) {
-			upto, entries := mark(t, s)
-			t.Fatalf("indexed up to %d (%d entries) after 30 s, want %d", upto, entries, n)
-		}
-	}
+	waitIndexed(t, reopen(t, file), 3)
 }
 
 // TestIndexPeopleInChunks: a pass indexes at most peopleChunk events a
 // transaction, and goes on until none is left.
 func TestIndexPeopleInChunks(t *testing.T) {
-	ctx := context.Background()
-	s := openNew(t)
-	s.people.Close() // the test runs the passes
+	s := manual(t)
 	events := make([]analytics.Event, peopleChunk+10)
 	for i := range events {
 		events[i] = personEvent(analytics.KindSent, fmt.Sprintf("s%06d", len(events)-i), int64(i))
 	}
-	if err := s.Record(ctx, events); err != nil {
-		t.Fatal(err)
-	}
-	done, err := s.indexPeopleChunk(ctx)
+	record(t, s, events...)
+	done, err := s.indexPeopleChunk(context.Background())
 	if err != nil || done {
 		t.Fatalf("first chunk: done %v, %v", done, err)
 	}
-	if upto, n := mark(t, s); upto != peopleChunk || n != peopleChunk {
-		t.Fatalf("after one chunk: up to %d (%d entries), want %d", upto, n, peopleChunk)
-	}
-	if err := s.indexPeople(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if upto, n := mark(t, s); upto != int64(len(events)) || n != int64(len(events)) {
-		t.Fatalf("after the pass: up to %d (%d entries), want %d", upto, n, len(events))
-	}
-	if got := kindsOf(t, s, "s000001"); !slices.Equal(got, []string{"sent"}) {
-		t.Fatalf("the last event's person: %v", got)
-	}
+	wantMark(t, s, "after one chunk", peopleChunk, peopleChunk)
+	index(t, s)
+	wantMark(t, s, "after the pass", int64(len(events)), int64(len(events)))
+	wantKinds(t, s, "the last event's person", "s000001", "sent")
 }
 
 // TestErasureKeepsNewEventsIndexed: erasing the newest events brings the
 // mark back to the newest left, so the events that take their rowids
 // next are still indexed; the erased person's entries go with the rows.
 func TestErasureKeepsNewEventsIndexed(t *testing.T) {
-	ctx := context.Background()
-	s := openNew(t)
-	if err := s.Record(ctx, []analytics.Event{personEvent(analytics.KindSent, "s1", 1000), personEvent(analytics.KindSent, "s2", 1000)}); err != nil {
+	s := manual(t)
+	record(t, s, personEvent(analytics.KindSent, "s1", 1000), personEvent(analytics.KindSent, "s2", 1000))
+	index(t, s)
+	if err := s.Erase(context.Background(), "w1", []string{"s2"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.indexPeople(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Erase(ctx, "w1", []string{"s2"}, nil); err != nil {
-		t.Fatal(err)
-	}
-	if upto, n := mark(t, s); upto != 1 || n != 1 {
-		t.Fatalf("after the erasure: up to %d (%d entries), want 1 (1)", upto, n)
-	}
-	if got := kindsOf(t, s, "s2"); len(got) != 0 {
-		t.Fatalf("erased person's events: %v", got)
-	}
-	if err := s.Record(ctx, []analytics.Event{personEvent(analytics.KindSent, "s3", 2000)}); err != nil {
-		t.Fatal(err)
-	}
-	if got := kindsOf(t, s, "s3"); !slices.Equal(got, []string{"sent"}) {
-		t.Fatalf("a new event in the erased one's rowid, not indexed: %v", got)
-	}
-	if err := s.indexPeople(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if got := kindsOf(t, s, "s3"); !slices.Equal(got, []string{"sent"}) {
-		t.Fatalf("a new event in the erased one's rowid, indexed: %v", got)
-	}
-	if got := kindsOf(t, s, "s1"); !slices.Equal(got, []string{"sent"}) {
-		t.Fatalf("the person kept: %v", got)
-	}
+	wantMark(t, s, "after the erasure", 1, 1)
+	wantKinds(t, s, "erased", "s2")
+	record(t, s, personEvent(analytics.KindSent, "s3", 2000))
+	wantKinds(t, s, "a new event in the erased one's rowid, not indexed", "s3", "sent")
+	index(t, s)
+	wantKinds(t, s, "a new event in the erased one's rowid, indexed", "s3", "sent")
+	wantKinds(t, s, "the person kept", "s1", "sent")
 }
 
-// TestOpenMovesThePersonIndex: a file from before the person index has its
-// events indexed and events_subscriber dropped at open.
+// TestOpenMovesThePersonIndex: a file from before the person index loses
+// events_subscriber at open; its people's events are found at once (by
+// the scan), and indexed by the indexer.
 func TestOpenMovesThePersonIndex(t *testing.T) {
 	s := openOld(t, `CREATE TABLE events (website_id TEXT NOT NULL, notification_id TEXT NOT NULL,
 		endpoint_id TEXT NOT NULL, subscriber_id TEXT NOT NULL, kind TEXT NOT NULL, device TEXT NOT NULL,
@@ -217,16 +213,13 @@ func TestOpenMovesThePersonIndex(t *testing.T) {
 		INSERT INTO events VALUES ('w1', 'n1', 'e-s1', 's1', 'sent', 'desktop', 'en', '', '', 1000),
 			('w1', 'n1', 'e-s2', 's2', 'sent', 'desktop', 'en', '', '', 1000),
 			('w1', 'n1', 'e-s1', 's1', 'clicked', 'desktop', 'en', '', '', 2000)`)
-	if upto, n := mark(t, s); upto != 3 || n != 3 {
-		t.Fatalf("indexed up to %d (%d entries), want 3 (3)", upto, n)
-	}
 	var old int
 	if err := s.db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE name = 'events_subscriber'`).Scan(&old); err != nil || old != 0 {
 		t.Fatalf("events_subscriber left: %d, %v", old, err)
 	}
-	if got := kindsOf(t, s, "s1"); !slices.Equal(got, []string{"clicked", "sent"}) {
-		t.Fatalf("the old file's person: %v", got)
-	}
+	wantKinds(t, s, "at open", "s1", "clicked", "sent")
+	waitIndexed(t, s, 3)
+	wantKinds(t, s, "indexed", "s1", "clicked", "sent")
 }
 
 // TestOpenAfterADowngrade: a file an older version opened and wrote again
@@ -234,18 +227,10 @@ func TestOpenMovesThePersonIndex(t *testing.T) {
 // added without the person index knowing) opens, and its index is built
 // anew.
 func TestOpenAfterADowngrade(t *testing.T) {
-	ctx := context.Background()
-	s := openNew(t)
-	if err := s.Record(ctx, []analytics.Event{personEvent(analytics.KindSent, "s1", 1000), personEvent(analytics.KindSent, "s2", 1000)}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.indexPeople(ctx); err != nil {
-		t.Fatal(err)
-	}
-	var file string
-	if err := s.db.QueryRow(`SELECT file FROM pragma_database_list WHERE name = 'main'`).Scan(&file); err != nil {
-		t.Fatal(err)
-	}
+	s := manual(t)
+	record(t, s, personEvent(analytics.KindSent, "s1", 1000), personEvent(analytics.KindSent, "s2", 1000))
+	index(t, s)
+	file := pathOf(t, s)
 	s.Close()
 	old, err := sql.Open("sqlite", "file:"+file)
 	if err != nil {
@@ -257,19 +242,11 @@ func TestOpenAfterADowngrade(t *testing.T) {
 		t.Fatal(err)
 	}
 	old.Close()
-	s, err = Open(ctx, file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	if upto, n := mark(t, s); upto != 2 || n != 2 { // s3 took the rowid s2 left
-		t.Fatalf("indexed up to %d (%d entries), want 2 (2)", upto, n)
-	}
-	for sub, want := range map[string][]string{"s1": {"sent"}, "s2": nil, "s3": {"sent"}} {
-		if got := kindsOf(t, s, sub); !slices.Equal(got, want) {
-			t.Fatalf("%s: %v, want %v", sub, got, want)
-		}
-	}
+	s = reopen(t, file)
+	waitIndexed(t, s, 2) // s3 took the rowid s2 left
+	wantKinds(t, s, "after the downgrade", "s1", "sent")
+	wantKinds(t, s, "after the downgrade", "s2")
+	wantKinds(t, s, "after the downgrade", "s3", "sent")
 }
 
 // TestPersonReadsPlan: the person reads find the indexed events through
