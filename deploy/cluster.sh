@@ -22,10 +22,10 @@
 #   BIN_DIR             where the binaries are built (default CLUSTER_DIR/bin)
 #   FAKEPUSH_ADDR       an already running fake push service (host:port);
 #                       without it one is started on B+89
-#   NODE_GOMAXPROCS     GOMAXPROCS of each node (default 1: the seven nodes
-#                       share the machine, and with a P per core each their
-#                       schedulers spin for work while the others run;
-#                       "" keeps Go's default)
+#   NODE_GOMAXPROCS     GOMAXPROCS of each node and of devkafka (default 1:
+#                       the seven nodes and the broker share the machine,
+#                       and with a P per core each their schedulers spin for
+#                       work while the others run; "" keeps Go's default)
 #
 # Ports from BASE_PORT (B): api B+0..1, fanout B+10..11, pusher B+20..22
 # (HTTP) and B+30..32 (batches), gossip B+40.., devkafka B+92..94, fake push
@@ -155,7 +155,7 @@ start() {
 		echo "$addr" >"$DIR/clickhouse.addr"
 	fi
 	if ! pidof_node devkafka >/dev/null; then
-		launch devkafka "$BIN/devkafka" -ports "$((B + 92)),$((B + 93)),$((B + 94))"
+		launch devkafka env ${NODE_GOMAXPROCS:+GOMAXPROCS=$NODE_GOMAXPROCS} "$BIN/devkafka" -ports "$((B + 92)),$((B + 93)),$((B + 94))"
 		wait_port $((B + 92))
 	fi
 	if [ -z "${FAKEPUSH_ADDR:-}" ] && ! pidof_node fakepush >/dev/null; then
