@@ -71,7 +71,7 @@ func newClusterNode(t *testing.T, name, dsn string, cfg testConfig) *clusterNode
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	an, err := ansqlite.Open(ctx, filepath.Join(t.TempDir(), "analytics.db"))
+	an, err := ansqlite.Open(ctx, filepath.Join(t.TempDir(), "analytics.db"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

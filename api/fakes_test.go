@@ -78,7 +78,7 @@ func openDumpableStores(t testing.TB) (store.Store, analytics.Store, *storeDump)
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	an, err := ansqlite.Open(ctx, dump.analytics)
+	an, err := ansqlite.Open(ctx, dump.analytics, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

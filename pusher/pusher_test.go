@@ -49,7 +49,7 @@ func newRig(t *testing.T, cfg Config) *rig {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	an, err := analyticssqlite.Open(ctx, filepath.Join(dir, "analytics.db"))
+	an, err := analyticssqlite.Open(ctx, filepath.Join(dir, "analytics.db"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

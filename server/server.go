@@ -287,7 +287,7 @@ func (s *Server) initAnalytics(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		lite, err := analyticssqlite.Open(ctx, path)
+		lite, err := analyticssqlite.Open(ctx, path, s.logger)
 		if err != nil {
 			return err
 		}

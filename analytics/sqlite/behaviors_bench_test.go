@@ -30,7 +30,7 @@ func BenchmarkRecordBehaviors(b *testing.B) {
 		{"batched", func(s *Store) analytics.Store { return analytics.NewBatched(s, 0, 0) }},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			lite, err := Open(context.Background(), filepath.Join(b.TempDir(), "analytics.db"))
+			lite, err := Open(context.Background(), filepath.Join(b.TempDir(), "analytics.db"), nil)
 			if err != nil {
 				b.Fatal(err)
 			}

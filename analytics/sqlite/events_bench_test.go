@@ -22,7 +22,7 @@ import (
 // per event; cpu-µs/op counts the person index's passes, the last one
 // after the loop included.
 func BenchmarkRecordEvents(b *testing.B) {
-	s, err := Open(context.Background(), filepath.Join(b.TempDir(), "analytics.db"))
+	s, err := Open(context.Background(), filepath.Join(b.TempDir(), "analytics.db"), nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -91,6 +91,15 @@ func openPeople(ctx context.Context, db *sql.DB) error {
 	return tx.Commit()
 }
 
+// indexPass is the indexer's pass: indexPeople, its failure logged. The
+// events it did not index stay after the mark, for the next pass (the
+// next write's) and for the reads' scan meanwhile.
+func (s *Store) indexPass() {
+	if err := s.indexPeople(context.Background()); err != nil {
+		s.logger.Warn("analytics: indexing the events by person", "err", err)
+	}
+}
+
 // indexPeople indexes every event after the mark, peopleChunk a
 // transaction.
 func (s *Store) indexPeople(ctx context.Context) error {

@@ -4,8 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"log/slog"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -74,7 +77,7 @@ func pathOf(t *testing.T, s *Store) string {
 // reopen opens file again, closed when the test ends.
 func reopen(t *testing.T, file string) *Store {
 	t.Helper()
-	s, err := Open(context.Background(), file)
+	s, err := Open(context.Background(), file, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,5 +260,48 @@ func TestPersonReadsPlan(t *testing.T) {
 	if strings.Contains(text, "SCAN events") || !strings.Contains(text, "SEARCH events_people USING PRIMARY KEY") ||
 		!strings.Contains(text, "SEARCH events USING INTEGER PRIMARY KEY (rowid>?)") {
 		t.Fatalf("plan:\n%s", text)
+	}
+}
+
+// lockedBuffer is a log's output, read while the store writes it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestIndexerLogsAFailedPass: a pass of the indexer that fails (here its
+// table is gone) says so in the store's log, with the error.
+func TestIndexerLogsAFailedPass(t *testing.T) {
+	var out lockedBuffer
+	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "analytics.db"), slog.New(slog.NewTextHandler(&out, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if _, err := s.db.Exec(`DROP TABLE events_people`); err != nil {
+		t.Fatal(err)
+	}
+	record(t, s, personEvent(analytics.KindSent, "s1", 1000))
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		log := out.String()
+		if strings.Contains(log, "level=WARN") && strings.Contains(log, `msg="analytics: indexing the events by person"`) &&
+			strings.Contains(log, "no such table: events_people") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 30 s the log holds %q", log)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -37,6 +38,9 @@ type Store struct {
 	// (people.go). A failed pass leaves the events after the mark to the
 	// next one; until then the reads find them by the scan.
 	people *wal.After
+	// logger gets what fails in the background: a pass of the indexer,
+	// a checkpoint.
+	logger *slog.Logger
 }
 
 // commit commits tx and wakes the checkpointer.
@@ -116,8 +120,12 @@ func addSeq(ctx context.Context, db *sql.DB) error {
 	return err
 }
 
-// Open opens (or creates) the analytics file at path.
-func Open(ctx context.Context, path string) (*Store, error) {
+// Open opens (or creates) the analytics file at path. logger (nil: none)
+// gets the failures of its background work.
+func Open(ctx context.Context, path string, logger *slog.Logger) (*Store, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
 	// A page cache of 64 MB (SQLite's default is 2 MB): a write's random
 	// index pages (events_subscriber) are found in the cache rather than
 	// read again (BenchmarkRecordEvents: about 27 → 24 cpu-µs an event).
@@ -167,8 +175,8 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("opening analytics: %w", err)
 	}
 	s := &Store{db: db, insertRows: insertRows, insertBehavior: insertBehavior,
-		ckpt: wal.Start(c, db, wal.Every, nil)}
-	s.people = wal.StartAfter(peopleEvery, func() { _ = s.indexPeople(context.Background()) })
+		ckpt: wal.Start(c, db, wal.Every, logger), logger: logger}
+	s.people = wal.StartAfter(peopleEvery, s.indexPass)
 	s.people.Wake() // what a run killed before its pass left
 	return s, nil
 }

@@ -15,7 +15,7 @@ import (
 
 func TestStore(t *testing.T) {
 	analyticstest.Run(t, func(t *testing.T) analytics.Store {
-		s, err := Open(context.Background(), filepath.Join(t.TempDir(), "analytics.db"))
+		s, err := Open(context.Background(), filepath.Join(t.TempDir(), "analytics.db"), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -26,7 +26,7 @@ func TestStore(t *testing.T) {
 // openNew opens a new file, closed when the test ends.
 func openNew(t *testing.T) *Store {
 	t.Helper()
-	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "analytics.db"))
+	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "analytics.db"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func openOld(t *testing.T, ddl string) *Store {
 		t.Fatal(err)
 	}
 	db.Close()
-	s, err := Open(ctx, path)
+	s, err := Open(ctx, path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +235,7 @@ func TestOpenReplacesTheNotificationIndex(t *testing.T) {
 // behaviors, an erasure) wakes its checkpointer (package wal).
 func TestWritesWakeTheCheckpointer(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "analytics.db"))
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "analytics.db"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
