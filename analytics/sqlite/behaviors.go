@@ -2,7 +2,9 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -34,14 +36,14 @@ func (s *Store) RecordBehaviors(ctx context.Context, behaviors []analytics.Behav
 	if err := s.commit(tx); err != nil {
 		return fmt.Errorf("recording behaviors: %w", err)
 	}
+	s.people.Wake()
 	return nil
 }
 
-// The behaviors reads. A person's are the newest of each index, the
-// subscribers' and the external id's, merged: one OR over both would read
-// the website's whole index (SQLite's planner takes behaviors_website for
-// the ORDER BY). Every index ends in (at, seq, id), so each side is read from
-// its index alone and only the rows listed are read from the table.
+// The behaviors reads. A person's are the newest of each side of the
+// person index (behaviorsPeople), the subscribers' and the external id's,
+// and those after its mark, merged: each side is read in the index's
+// order, and only the rows listed are read from the table.
 const (
 	behaviorColumns = `id, website_id, subscriber_id, external_id, at, name, source, notification_id, value, conversion, seq, properties`
 
@@ -51,21 +53,87 @@ const (
 	latestBehaviors = `SELECT ` + behaviorColumns + ` FROM behaviors
 		WHERE website_id = ?1 ORDER BY at DESC, seq DESC, id DESC LIMIT ?2`
 
+	// behaviorsAfterMark is the condition on the behaviors rows the index
+	// does not hold yet.
+	// NOT INDEXED: the rows are found by rowid, where SQLite's planner
+	// took the website's index, all of the website's rows.
+	behaviorsAfterMark = `rowid > (SELECT upto FROM behaviors_people_mark WHERE id = 1) AND website_id = ?1`
+
 	personBehaviors = `SELECT ` + behaviorColumns + ` FROM behaviors WHERE rowid IN (
-			SELECT rowid FROM (SELECT rowid FROM behaviors INDEXED BY behaviors_subscriber_seq
-				WHERE website_id = ?1 AND subscriber_id IN (SELECT value FROM json_each(?3)) ORDER BY at DESC, seq DESC, id DESC LIMIT ?2)
+			SELECT behavior FROM (SELECT behavior FROM behaviors_people
+				WHERE website_id = ?1 AND by_external = 0 AND key IN (SELECT value FROM json_each(?3))
+				ORDER BY at DESC, seq DESC, id DESC LIMIT ?2)
 			UNION ALL
-			SELECT rowid FROM (SELECT rowid FROM behaviors INDEXED BY behaviors_external_seq
-				WHERE website_id = ?1 AND external_id = ?4 AND ?4 <> '' ORDER BY at DESC, seq DESC, id DESC LIMIT ?2))
+			SELECT behavior FROM (SELECT behavior FROM behaviors_people
+				WHERE website_id = ?1 AND by_external = 1 AND key = ?4 AND ?4 <> ''
+				ORDER BY at DESC, seq DESC, id DESC LIMIT ?2)
+			UNION ALL
+			SELECT rowid FROM behaviors NOT INDEXED WHERE ` + behaviorsAfterMark + `
+				AND (subscriber_id IN (SELECT value FROM json_each(?3)) OR external_id = ?4 AND ?4 <> ''))
 		ORDER BY at DESC, seq DESC, id DESC LIMIT ?2`
 
-	eraseBehaviors = `DELETE FROM behaviors WHERE rowid IN (
-			SELECT rowid FROM behaviors INDEXED BY behaviors_subscriber_seq
-				WHERE website_id = ?1 AND subscriber_id IN (SELECT value FROM json_each(?2))
-			UNION ALL
-			SELECT rowid FROM behaviors INDEXED BY behaviors_external_seq
-				WHERE website_id = ?1 AND external_id IN (SELECT value FROM json_each(?3)))`
+	// erasedBehaviors selects the rowids of the website's (?1) behaviors
+	// of the subscribers in the JSON array ?2 and of the external ids in
+	// ?3.
+	erasedBehaviors = `SELECT behavior FROM behaviors_people
+			WHERE website_id = ?1 AND by_external = 0 AND key IN (SELECT value FROM json_each(?2))
+		UNION
+		SELECT behavior FROM behaviors_people
+			WHERE website_id = ?1 AND by_external = 1 AND key IN (SELECT value FROM json_each(?3))
+		UNION
+		SELECT rowid FROM behaviors NOT INDEXED WHERE ` + behaviorsAfterMark + `
+			AND (subscriber_id IN (SELECT value FROM json_each(?2)) OR external_id IN (SELECT value FROM json_each(?3)))`
+
+	// unindexBehaviors removes the index's entries, on the side ?3 (0:
+	// by subscriber, 1: by external id), of the website's (?1) behaviors
+	// whose rowids are the JSON array ?2: it searches the entries of the
+	// keys those behaviors name on that side.
+	unindexBehaviors = `DELETE FROM behaviors_people WHERE website_id = ?1 AND by_external = ?3
+		AND key IN (SELECT CASE ?3 WHEN 0 THEN subscriber_id ELSE external_id END
+			FROM behaviors WHERE rowid IN (SELECT value FROM json_each(?2)))
+		AND behavior IN (SELECT value FROM json_each(?2))`
 )
+
+// eraseBehaviors deletes the website's behaviors of the subscribers in
+// the JSON array subs and of the external ids in exts, and their entries
+// in the person index, in erasure's transaction tx.
+func eraseBehaviors(ctx context.Context, tx *sql.Tx, websiteID, subs, exts string) error {
+	rows, err := tx.QueryContext(ctx, erasedBehaviors, websiteID, subs, exts)
+	if err != nil {
+		return err
+	}
+	var erased []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return err
+		}
+		erased = append(erased, id)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return err
+	}
+	if len(erased) == 0 {
+		return nil
+	}
+	ids, err := json.Marshal(erased)
+	if err != nil {
+		return err
+	}
+	// Both sides: a behavior erased by its subscriber leaves no entry
+	// under its external id either, whose rowid a later behavior could
+	// take.
+	for side := range 2 {
+		if _, err := tx.ExecContext(ctx, unindexBehaviors, websiteID, string(ids), side); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM behaviors WHERE rowid IN (SELECT value FROM json_each(?1))`, string(ids)); err != nil {
+		return err
+	}
+	return behaviorsPeople.lowerMark(ctx, tx)
+}
 
 // Behaviors lists the behaviors q selects, newest first.
 func (s *Store) Behaviors(ctx context.Context, q analytics.BehaviorQuery) ([]analytics.Behavior, error) {

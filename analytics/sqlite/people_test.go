@@ -175,7 +175,7 @@ func TestIndexPeopleInChunks(t *testing.T) {
 		events[i] = personEvent(analytics.KindSent, fmt.Sprintf("s%06d", len(events)-i), int64(i))
 	}
 	record(t, s, events...)
-	done, err := s.indexPeopleChunk(context.Background())
+	done, err := eventsPeople.chunk(context.Background(), s)
 	if err != nil || done {
 		t.Fatalf("first chunk: done %v, %v", done, err)
 	}
@@ -296,7 +296,7 @@ func TestIndexerLogsAFailedPass(t *testing.T) {
 	record(t, s, personEvent(analytics.KindSent, "s1", 1000))
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		log := out.String()
-		if strings.Contains(log, "level=WARN") && strings.Contains(log, `msg="analytics: indexing the events by person"`) &&
+		if strings.Contains(log, "level=WARN") && strings.Contains(log, `msg="analytics: indexing by person"`) &&
 			strings.Contains(log, "no such table: events_people") {
 			return
 		}

@@ -34,9 +34,10 @@ type Store struct {
 	// ckpt checkpoints the file's log beside the one connection, woken
 	// by each commit (commit).
 	ckpt *wal.Checkpointer
-	// people indexes the events by person peopleEvery after Record
-	// (people.go). A failed pass leaves the events after the mark to the
-	// next one; until then the reads find them by the scan.
+	// people indexes the events and the behaviors by person peopleEvery
+	// after Record or RecordBehaviors (people.go). A failed pass leaves
+	// the rows after the marks to the next one; until then the reads find
+	// them by the scan.
 	people *wal.After
 	// logger gets what fails in the background: a pass of the indexer,
 	// a checkpoint.
@@ -94,17 +95,13 @@ CREATE TABLE IF NOT EXISTS behaviors (
 );
 `
 
-// behaviorIndexes are the behaviors' indexes. Every one ends in (at, seq,
-// id), the reads' order, so the reads of behaviors.go are served by one
-// alone. Files from before seq had them end in (at, id): those are
-// dropped.
+// behaviorIndexes is the behaviors' index by website. It ends in (at,
+// seq, id), the reads' order, so the website's latest are read from it
+// alone. Files from before seq had it end in (at, id): that one is
+// dropped. The indexes by person are behaviorsPeople (people.go).
 const behaviorIndexes = `
 DROP INDEX IF EXISTS behaviors_website;
-DROP INDEX IF EXISTS behaviors_subscriber;
-DROP INDEX IF EXISTS behaviors_external;
 CREATE INDEX IF NOT EXISTS behaviors_website_seq ON behaviors (website_id, at, seq, id);
-CREATE INDEX IF NOT EXISTS behaviors_subscriber_seq ON behaviors (website_id, subscriber_id, at, seq, id);
-CREATE INDEX IF NOT EXISTS behaviors_external_seq ON behaviors (website_id, external_id, at, seq, id);
 `
 
 // addSeq adds the behaviors' seq column to a file from before it.
@@ -143,13 +140,15 @@ func Open(ctx context.Context, path string, logger *slog.Logger) (*Store, error)
 		db.Close()
 		return nil, fmt.Errorf("creating analytics schema: %w", err)
 	}
-	if err := openPeople(ctx, db); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("creating the person index: %w", err)
-	}
 	if err := addSeq(ctx, db); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("adding the behaviors' seq: %w", err)
+	}
+	for _, p := range personIndexes {
+		if err := p.open(ctx, db); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("creating the person index of the %s: %w", p.table, err)
+		}
 	}
 	if _, err := db.ExecContext(ctx, behaviorIndexes); err != nil {
 		db.Close()
@@ -413,7 +412,7 @@ func (s *Store) Erase(ctx context.Context, websiteID string, subscriberIDs, exte
 	if err := erasePeople(ctx, tx, string(sj)); err != nil {
 		return fmt.Errorf("erasing events: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, eraseBehaviors, websiteID, string(sj), string(ej)); err != nil {
+	if err := eraseBehaviors(ctx, tx, websiteID, string(sj), string(ej)); err != nil {
 		return fmt.Errorf("erasing behaviors: %w", err)
 	}
 	if err := s.commit(tx); err != nil {
