@@ -92,7 +92,7 @@ const personRows = `SELECT event FROM events_people WHERE subscriber_id IN (SELE
 const (
 	// peopleEvery is how long after a write the indexer indexes what
 	// came since its last pass, at most once in that time.
-	peopleEvery = 500 * time.Millisecond
+	peopleEvery = 100 * time.Millisecond
 	// peopleChunk is the most rows one transaction of the indexer
 	// indexes, so that the writes waiting for the one connection wait for
 	// a few tens of milliseconds at most.
