@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -25,25 +24,6 @@ func recordBehaviors(t *testing.T, s *Store, bs ...analytics.Behavior) {
 	t.Helper()
 	if err := s.RecordBehaviors(context.Background(), bs); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// behaviorMark reads the last rowid the behaviors' person index holds,
-// and how many entries it has.
-func behaviorMark(t *testing.T, s *Store) (upto, entries int64) {
-	t.Helper()
-	if err := s.db.QueryRow(`SELECT upto, (SELECT count(*) FROM behaviors_people) FROM behaviors_people_mark`).Scan(&upto, &entries); err != nil {
-		t.Fatal(err)
-	}
-	return upto, entries
-}
-
-// wantBehaviorMark checks the mark and the entries of the behaviors'
-// person index.
-func wantBehaviorMark(t *testing.T, s *Store, what string, upto, entries int64) {
-	t.Helper()
-	if u, n := behaviorMark(t, s); u != upto || n != entries {
-		t.Fatalf("%s: behaviors indexed up to %d (%d entries), want %d (%d)", what, u, n, upto, entries)
 	}
 }
 
@@ -82,7 +62,7 @@ func TestBehaviorReadsBeforeAndAfterTheIndex(t *testing.T) {
 	}
 	check("before the pass")
 	index(t, s)
-	wantBehaviorMark(t, s, "after the pass", 4, 6) // each non-empty key once
+	wantMark(t, s, &behaviorsPeople, "after the pass", 4, 6) // each non-empty key once
 	check("after the pass")
 	recordBehaviors(t, s, behavior("5", "s1", "x1", 5000))
 	wantBehaviors(t, s, "one not indexed", []string{"s1"}, "x1", "b5", "b3", "b2", "b1")
@@ -97,14 +77,7 @@ func TestIndexerIndexesBehaviors(t *testing.T) {
 	s.people.Close()
 	s.people = wal.StartAfter(peopleEvery, s.indexPass)
 	recordBehaviors(t, s, behavior("1", "s1", "x1", 1000))
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if upto, entries := behaviorMark(t, s); upto == 1 && entries == 2 {
-			return
-		}
-		if time.Now().After(deadline) {
-			wantBehaviorMark(t, s, "after 30 s", 1, 2)
-		}
-	}
+	waitMark(t, s, &behaviorsPeople, 1, 2)
 }
 
 // TestBehaviorErasureLeavesNoEntry: erasing a person by subscriber
@@ -119,7 +92,7 @@ func TestBehaviorErasureLeavesNoEntry(t *testing.T) {
 	if err := s.Erase(context.Background(), "w1", []string{"s2"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	wantBehaviorMark(t, s, "after the erasure", 1, 2)
+	wantMark(t, s, &behaviorsPeople, "after the erasure", 1, 2)
 	wantBehaviors(t, s, "erased, by subscriber", []string{"s2"}, "", []string{}...)
 	wantBehaviors(t, s, "erased, by external id", nil, "x2", []string{}...)
 	recordBehaviors(t, s, behavior("3", "s3", "x3", 3000))
@@ -128,7 +101,7 @@ func TestBehaviorErasureLeavesNoEntry(t *testing.T) {
 		t.Fatalf("the new behavior's rowid: %d, %v; want the erased one's, 2", rowid, err)
 	}
 	index(t, s)
-	wantBehaviorMark(t, s, "the new behavior indexed", 2, 4)
+	wantMark(t, s, &behaviorsPeople, "the new behavior indexed", 2, 4)
 	wantBehaviors(t, s, "the erased external id", nil, "x2", []string{}...)
 	wantBehaviors(t, s, "the new person", []string{"s3"}, "x3", "b3")
 	wantBehaviors(t, s, "the person kept", []string{"s1"}, "x1", "b1")
@@ -138,7 +111,7 @@ func TestBehaviorErasureLeavesNoEntry(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantBehaviors(t, s, "erased by external id", []string{"s1", "s4"}, "x1", []string{}...)
-	wantBehaviorMark(t, s, "after the second erasure", 2, 2)
+	wantMark(t, s, &behaviorsPeople, "after the second erasure", 2, 2)
 }
 
 // TestOpenMovesTheBehaviorIndex: a file whose behaviors have the indexes
@@ -149,35 +122,18 @@ func TestOpenMovesTheBehaviorIndex(t *testing.T) {
 	s := manual(t)
 	recordBehaviors(t, s, behavior("1", "s1", "x1", 1000), behavior("2", "s2", "x2", 2000))
 	index(t, s)
-	file := pathOf(t, s)
-	s.Close()
-	old, err := sql.Open("sqlite", "file:"+file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := old.Exec(`CREATE INDEX behaviors_subscriber_seq ON behaviors (website_id, subscriber_id, at, seq, id);
+	s = downgrade(t, s, `CREATE INDEX behaviors_subscriber_seq ON behaviors (website_id, subscriber_id, at, seq, id);
 		CREATE INDEX behaviors_external_seq ON behaviors (website_id, external_id, at, seq, id);
 		DELETE FROM behaviors WHERE id = 'b2';
 		INSERT INTO behaviors (id, website_id, subscriber_id, external_id, at, name, source, notification_id, value, conversion, seq, properties)
-			VALUES ('b3', 'w1', 's3', 'x3', 3000, 'viewed', 'server', '', 0, 0, 0, '{}')`); err != nil {
-		t.Fatal(err)
-	}
-	old.Close()
-	s = reopen(t, file)
+			VALUES ('b3', 'w1', 's3', 'x3', 3000, 'viewed', 'server', '', 0, 0, 0, '{}')`)
 	var left int
 	if err := s.db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE name LIKE 'behaviors_%_seq' AND name <> 'behaviors_website_seq'`).Scan(&left); err != nil || left != 0 {
 		t.Fatalf("old indexes left: %d, %v", left, err)
 	}
 	wantBehaviors(t, s, "at open", nil, "x2", []string{}...)
 	wantBehaviors(t, s, "at open", []string{"s3"}, "", "b3")
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if upto, entries := behaviorMark(t, s); upto == 2 && entries == 4 {
-			break
-		}
-		if time.Now().After(deadline) {
-			wantBehaviorMark(t, s, "after 30 s", 2, 4)
-		}
-	}
+	waitMark(t, s, &behaviorsPeople, 2, 4)
 	wantBehaviors(t, s, "indexed", nil, "x2", []string{}...)
 	wantBehaviors(t, s, "indexed", []string{"s3"}, "x3", "b3")
 	wantBehaviors(t, s, "indexed", []string{"s1"}, "x1", "b1")

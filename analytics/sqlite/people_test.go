@@ -21,21 +21,20 @@ func personEvent(kind, sub string, ms int64) analytics.Event {
 		SubscriberID: sub, Device: "desktop", Language: "en", At: time.UnixMilli(ms).UTC()}
 }
 
-// mark reads the last rowid the person index holds, and how many entries
-// it has.
-func mark(t *testing.T, s *Store) (upto, entries int64) {
+// mark reads the last rowid p holds, and how many entries it has.
+func mark(t *testing.T, s *Store, p *personIndex) (upto, entries int64) {
 	t.Helper()
-	if err := s.db.QueryRow(`SELECT upto, (SELECT count(*) FROM events_people) FROM events_people_mark`).Scan(&upto, &entries); err != nil {
+	if err := s.db.QueryRow(`SELECT upto, (SELECT count(*) FROM `+p.entries+`) FROM `+p.mark).Scan(&upto, &entries); err != nil {
 		t.Fatal(err)
 	}
 	return upto, entries
 }
 
-// wantMark checks the mark and the entries of the person index.
-func wantMark(t *testing.T, s *Store, what string, upto, entries int64) {
+// wantMark checks the mark and the entries of p.
+func wantMark(t *testing.T, s *Store, p *personIndex, what string, upto, entries int64) {
 	t.Helper()
-	if u, n := mark(t, s); u != upto || n != entries {
-		t.Fatalf("%s: indexed up to %d (%d entries), want %d (%d)", what, u, n, upto, entries)
+	if u, n := mark(t, s, p); u != upto || n != entries {
+		t.Fatalf("%s: %s indexed up to %d (%d entries), want %d (%d)", what, p.table, u, n, upto, entries)
 	}
 }
 
@@ -85,15 +84,38 @@ func reopen(t *testing.T, file string) *Store {
 	return s
 }
 
+// downgrade closes s, runs ddl on its file as an older version would
+// (with none of this one's code), and opens the file again.
+func downgrade(t *testing.T, s *Store, ddl string) *Store {
+	t.Helper()
+	file := pathOf(t, s)
+	s.Close()
+	old, err := sql.Open("sqlite", "file:"+file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	if _, err := old.Exec(ddl); err != nil {
+		t.Fatal(err)
+	}
+	return reopen(t, file)
+}
+
 // waitIndexed waits until the person index holds the n events.
 func waitIndexed(t *testing.T, s *Store, n int64) {
 	t.Helper()
+	waitMark(t, s, &eventsPeople, n, n)
+}
+
+// waitMark waits until p is indexed up to upto and holds entries.
+func waitMark(t *testing.T, s *Store, p *personIndex, upto, entries int64) {
+	t.Helper()
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if upto, entries := mark(t, s); upto == n && entries == n {
+		if u, n := mark(t, s, p); u == upto && n == entries {
 			return
 		}
 		if time.Now().After(deadline) {
-			wantMark(t, s, "after 30 s", n, n)
+			wantMark(t, s, p, "after 30 s", upto, entries)
 		}
 	}
 }
@@ -140,10 +162,10 @@ func kindsOf(t *testing.T, s *Store, sub string) []string {
 func TestPersonReadsBeforeAndAfterTheIndex(t *testing.T) {
 	s := manual(t)
 	record(t, s, personEvent(analytics.KindSent, "s1", 1000), personEvent(analytics.KindSent, "s2", 1000))
-	wantMark(t, s, "before a pass", 0, 0)
+	wantMark(t, s, &eventsPeople, "before a pass", 0, 0)
 	wantKinds(t, s, "before a pass", "s1", "sent")
 	index(t, s)
-	wantMark(t, s, "after a pass", 2, 2)
+	wantMark(t, s, &eventsPeople, "after a pass", 2, 2)
 	record(t, s, personEvent(analytics.KindClicked, "s1", 2000))
 	wantKinds(t, s, "one indexed, one not", "s1", "clicked", "sent")
 	index(t, s)
@@ -179,9 +201,9 @@ func TestIndexPeopleInChunks(t *testing.T) {
 	if err != nil || done {
 		t.Fatalf("first chunk: done %v, %v", done, err)
 	}
-	wantMark(t, s, "after one chunk", peopleChunk, peopleChunk)
+	wantMark(t, s, &eventsPeople, "after one chunk", peopleChunk, peopleChunk)
 	index(t, s)
-	wantMark(t, s, "after the pass", int64(len(events)), int64(len(events)))
+	wantMark(t, s, &eventsPeople, "after the pass", int64(len(events)), int64(len(events)))
 	wantKinds(t, s, "the last event's person", "s000001", "sent")
 }
 
@@ -195,7 +217,7 @@ func TestErasureKeepsNewEventsIndexed(t *testing.T) {
 	if err := s.Erase(context.Background(), "w1", []string{"s2"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	wantMark(t, s, "after the erasure", 1, 1)
+	wantMark(t, s, &eventsPeople, "after the erasure", 1, 1)
 	wantKinds(t, s, "erased", "s2")
 	record(t, s, personEvent(analytics.KindSent, "s3", 2000))
 	wantKinds(t, s, "a new event in the erased one's rowid, not indexed", "s3", "sent")
@@ -233,19 +255,9 @@ func TestOpenAfterADowngrade(t *testing.T) {
 	s := manual(t)
 	record(t, s, personEvent(analytics.KindSent, "s1", 1000), personEvent(analytics.KindSent, "s2", 1000))
 	index(t, s)
-	file := pathOf(t, s)
-	s.Close()
-	old, err := sql.Open("sqlite", "file:"+file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := old.Exec(`CREATE INDEX events_subscriber ON events (subscriber_id, at);
+	s = downgrade(t, s, `CREATE INDEX events_subscriber ON events (subscriber_id, at);
 		DELETE FROM events WHERE subscriber_id = 's2';
-		INSERT INTO events VALUES ('w1', 'n1', 'e-s3', 's3', 'sent', 'desktop', 'en', '', '', 2000)`); err != nil {
-		t.Fatal(err)
-	}
-	old.Close()
-	s = reopen(t, file)
+		INSERT INTO events VALUES ('w1', 'n1', 'e-s3', 's3', 'sent', 'desktop', 'en', '', '', 2000)`)
 	waitIndexed(t, s, 2) // s3 took the rowid s2 left
 	wantKinds(t, s, "after the downgrade", "s1", "sent")
 	wantKinds(t, s, "after the downgrade", "s2")
