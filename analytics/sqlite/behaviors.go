@@ -53,10 +53,10 @@ const (
 	latestBehaviors = `SELECT ` + behaviorColumns + ` FROM behaviors
 		WHERE website_id = ?1 ORDER BY at DESC, seq DESC, id DESC LIMIT ?2`
 
-	// behaviorsAfterMark is the condition on the behaviors rows the index
-	// does not hold yet.
-	// NOT INDEXED: the rows are found by rowid, where SQLite's planner
-	// took the website's index, all of the website's rows.
+	// behaviorsAfterMark is the condition on the website's behaviors the
+	// index does not hold yet. Their reads say NOT INDEXED, so that they
+	// are found by rowid: SQLite's planner took the website's index, all
+	// of the website's rows (TestBehaviorReadsPlan).
 	behaviorsAfterMark = `rowid > (SELECT upto FROM behaviors_people_mark WHERE id = 1) AND website_id = ?1`
 
 	personBehaviors = `SELECT ` + behaviorColumns + ` FROM behaviors WHERE rowid IN (
