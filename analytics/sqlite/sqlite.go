@@ -123,9 +123,11 @@ func Open(ctx context.Context, path string, logger *slog.Logger) (*Store, error)
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	// A page cache of 64 MB (SQLite's default is 2 MB): a write's random
-	// index pages (events_subscriber) are found in the cache rather than
-	// read again (BenchmarkRecordEvents: about 27 → 24 cpu-µs an event).
+	// A page cache of 64 MB (SQLite's default is 2 MB): the random index
+	// pages a write touches are found in the cache rather than read again
+	// (BenchmarkRecordEvents: about 27 → 24 cpu-µs an event, measured
+	// when events_subscriber was written with each event; the person
+	// indexes' passes, people.go, touch such pages now).
 	// Checkpoints stay at SQLite's 1,000 pages: one of 10,000 saved as
 	// much again, but held the one connection for tens of milliseconds,
 	// and events and pings wait for their writes (the events bench's p99).
