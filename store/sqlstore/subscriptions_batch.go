@@ -28,10 +28,13 @@ import (
 //
 // for the known browsers (upsertKnown):
 //
-//  3. an UPDATE of their endpoints;
+//  3. an UPDATE of their endpoints, returning their devices, and one of
+//     the devices that change, when one does (setChanged);
 //  4. an UPDATE of their subscribers, which on PostgreSQL locks them in id
 //     order first (a locking subquery sorted by id: the UPDATE itself
-//     keeps no order), returning what the visit is learned with;
+//     keeps no order), returning what the visit is learned with and
+//     their countries and languages, and one of each that changes, when
+//     one does (setChanged);
 //  5. an upsert of the visits into subscriber_activity;
 //  6. an UPDATE of the smart hours that moved, when one did;
 //
@@ -280,27 +283,41 @@ func (s *Store) upsertKnown(ctx context.Context, tx Conn, list []store.Subscript
 	if len(fast) == 0 {
 		return nil
 	}
-	// The endpoints (locked above on PostgreSQL).
+	// The endpoints (locked above on PostgreSQL), their devices apart
+	// where they change (setChanged).
+	var devices [][2]any
 	for chunk := range slices.Chunk(fast, rowsPerInsert) {
-		args := make([]any, 0, 7*len(chunk))
+		args := make([]any, 0, 6*len(chunk))
+		device := make(map[string]string, len(chunk))
 		for _, i := range chunk {
 			in := list[i]
-			args = append(args, endpoints[key{in.WebsiteID, in.Endpoint}].id, in.P256dh, in.Auth, in.Device, in.UserAgent,
-				s.time(nowOr(in.At)), in.Language)
+			id := endpoints[key{in.WebsiteID, in.Endpoint}].id
+			args = append(args, id, in.P256dh, in.Auth, in.UserAgent, s.time(nowOr(in.At)), in.Language)
+			device[id] = in.Device
 		}
-		n, err := tx.Exec(ctx, `UPDATE endpoints SET p256dh = v.column2, auth = v.column3,
-				device = coalesce(nullif(v.column4, ''), endpoints.device),
-				user_agent = coalesce(nullif(v.column5, ''), endpoints.user_agent),
-				last_seen_at = v.column6,
-				language = coalesce(nullif(v.column7, ''), endpoints.language)
-			FROM (VALUES `+valuesList(len(chunk), 7, map[int]string{5: s.d.DDL.Time})+`) AS v
-			WHERE endpoints.id = v.column1`, args...)
-		if err == nil && n != int64(len(chunk)) {
-			err = fmt.Errorf("%d of %d updated", n, len(chunk))
+		rows, err := tx.Query(ctx, `UPDATE endpoints SET p256dh = v.column2, auth = v.column3,
+				user_agent = coalesce(nullif(v.column4, ''), endpoints.user_agent),
+				last_seen_at = v.column5,
+				language = coalesce(nullif(v.column6, ''), endpoints.language)
+			FROM (VALUES `+valuesList(len(chunk), 6, map[int]string{4: s.d.DDL.Time})+`) AS v
+			WHERE endpoints.id = v.column1
+			RETURNING endpoints.id, endpoints.device`, args...)
+		type row struct{ id, device string }
+		updated, err := CollectRows(rows, err, func(r *row) []any { return []any{&r.id, &r.device} })
+		if err == nil && len(updated) != len(chunk) {
+			err = fmt.Errorf("%d of %d updated", len(updated), len(chunk))
 		}
 		if err != nil {
 			return fmt.Errorf("updating known endpoints: %w", err)
 		}
+		for _, r := range updated {
+			if changes(device[r.id], r.device) {
+				devices = append(devices, [2]any{r.id, device[r.id]})
+			}
+		}
+	}
+	if err := s.setChanged(ctx, tx, "endpoints", "device", devices); err != nil {
+		return err
 	}
 
 	// The subscribers, in id order. when is each one's registration time.
@@ -313,6 +330,8 @@ func (s *Store) upsertKnown(ctx context.Context, tx Conn, list []store.Subscript
 	var (
 		visits []visit
 		smart  []string // the subscribers whose smart hour is to be set again
+		// The subscribers whose country or language changes (setChanged).
+		countries, languages [][2]any
 	)
 	for chunk := range slices.Chunk(subscribers, rowsPerInsert) {
 		args := make([]any, 0, 6*len(chunk))
@@ -322,8 +341,6 @@ func (s *Store) upsertKnown(ctx context.Context, tx Conn, list []store.Subscript
 		}
 		// An empty value keeps the stored one (nullif).
 		rows, err := tx.Query(ctx, `UPDATE subscribers SET
-				country = coalesce(nullif(l.new_country, ''), subscribers.country),
-				language = coalesce(nullif(l.new_language, ''), subscribers.language),
 				timezone = coalesce(nullif(l.new_timezone, ''), subscribers.timezone),
 				url = coalesce(nullif(l.new_url, ''), subscribers.url),
 				last_seen_at = l.new_at, unsubscribed_at = NULL
@@ -335,15 +352,17 @@ func (s *Store) upsertKnown(ctx context.Context, tx Conn, list []store.Subscript
 			WHERE subscribers.id = l.sid
 			RETURNING subscribers.id, subscribers.timezone, coalesce(subscribers.smart_hour, -1),
 				EXISTS (SELECT 1 FROM automation_triggers WHERE subscriber_id = subscribers.id),
-				(SELECT timezone FROM websites WHERE id = subscribers.website_id)`, args...)
+				(SELECT timezone FROM websites WHERE id = subscribers.website_id),
+				subscribers.country, subscribers.language`, args...)
 		type row struct {
-			id, timezone    string
-			smartHour       int
-			pending         bool
-			websiteTimezone string
+			id, timezone      string
+			smartHour         int
+			pending           bool
+			websiteTimezone   string
+			country, language string
 		}
 		updated, err := CollectRows(rows, err, func(r *row) []any {
-			return []any{&r.id, &r.timezone, &r.smartHour, &r.pending, &r.websiteTimezone}
+			return []any{&r.id, &r.timezone, &r.smartHour, &r.pending, &r.websiteTimezone, &r.country, &r.language}
 		})
 		if err != nil {
 			return fmt.Errorf("updating known subscribers: %w", err)
@@ -356,6 +375,12 @@ func (s *Store) upsertKnown(ctx context.Context, tx Conn, list []store.Subscript
 			in := list[i]
 			out[i] = store.SubscriptionResult{SubscriberID: r.id,
 				EndpointID: endpoints[key{in.WebsiteID, in.Endpoint}].id, Pending: r.pending}
+			if changes(in.Country, r.country) {
+				countries = append(countries, [2]any{r.id, in.Country})
+			}
+			if changes(in.Language, r.language) {
+				languages = append(languages, [2]any{r.id, in.Language})
+			}
 			if in.Visit <= 0 {
 				continue
 			}
@@ -372,6 +397,12 @@ func (s *Store) upsertKnown(ctx context.Context, tx Conn, list []store.Subscript
 				smart = append(smart, r.id)
 			}
 		}
+	}
+	if err := s.setChanged(ctx, tx, "subscribers", "country", countries); err != nil {
+		return err
+	}
+	if err := s.setChanged(ctx, tx, "subscribers", "language", languages); err != nil {
+		return err
 	}
 	slices.SortFunc(visits, func(a, b visit) int { return strings.Compare(a.subscriber, b.subscriber) })
 	if err := s.addVisits(ctx, tx, visits); err != nil {

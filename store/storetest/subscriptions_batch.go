@@ -153,7 +153,9 @@ func testUpsertSubscriptionsAsOneByOne(t *testing.T, s store.Store) {
 		add(reg(websiteID, "r1", "", later), nil)
 		add(reg(websiteID, "r2", "", later), nil)
 		add(reg(websiteID, "s1", "sam", later), nil) // an anonymous browser logs in
-		add(reg(websiteID, "t1", "tom", later), func(in *store.SubscriptionInput) { in.Visit = 0 })
+		add(reg(websiteID, "t1", "tom", later), func(in *store.SubscriptionInput) {
+			in.Visit, in.Device = 0, "tablet" // his browser's device changes
+		})
 		add(reg(websiteID, "u1", "", later), func(in *store.SubscriptionInput) {
 			in.Timezone, in.Visit = "", 3 // the stored zone's hour, heavier: the smart hour moves
 		})
