@@ -3,11 +3,11 @@ package api
 import (
 	"fmt"
 	"strconv"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/relaybell/relaybell/cputime"
 )
 
 // BenchmarkRoutes is the API's own cost of the routes the API bench
@@ -47,7 +47,7 @@ func BenchmarkRoutes(b *testing.B) {
 			b.ReportAllocs()
 			var r fasthttp.Request
 			var fc fasthttp.RequestCtx
-			cpu := processCPU()
+			cpu := cputime.Process()
 			for i := 0; b.Loop(); i++ {
 				r.Reset()
 				req(i, &r)
@@ -60,7 +60,7 @@ func BenchmarkRoutes(b *testing.B) {
 			// The process's CPU, background work included (the events'
 			// folder, SQLite's checkpoints): on a machine shared with other
 			// work, a steadier figure than the wall time of ns/op.
-			b.ReportMetric(float64(processCPU()-cpu)/float64(b.N)/1e3, "cpu-µs/op")
+			b.ReportMetric(float64(cputime.Process()-cpu)/float64(b.N)/1e3, "cpu-µs/op")
 		})
 	}
 	withKey := func(r *fasthttp.Request, method, uri, body string) {
@@ -91,11 +91,4 @@ func BenchmarkRoutes(b *testing.B) {
 	run("list", 200, func(_ int, r *fasthttp.Request) {
 		withKey(r, "GET", "/api/v1/notifications", "")
 	})
-}
-
-// processCPU is the user and system time this process has used.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -13,11 +13,11 @@ import (
 	"net/url"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/relaybell/relaybell/analytics"
+	"github.com/relaybell/relaybell/cputime"
 	"github.com/relaybell/relaybell/netpolicy"
 	"github.com/relaybell/relaybell/notification"
 	"github.com/relaybell/relaybell/store"
@@ -81,7 +81,7 @@ func BenchmarkPushOverhead(b *testing.B) {
 		}
 		payload, _ := json.Marshal(content.Payload(st.n.ID, &recipients[0], ""))
 		b.ReportAllocs()
-		cpu, before := cpuTime(), pushes.Load()
+		cpu, before := cputime.Process(), pushes.Load()
 		for b.Loop() {
 			var next atomic.Int64
 			var wg sync.WaitGroup
@@ -111,7 +111,7 @@ func BenchmarkPushOverhead(b *testing.B) {
 		}
 		defer p.Close()
 		b.ReportAllocs()
-		cpu, before := cpuTime(), pushes.Load()
+		cpu, before := cputime.Process(), pushes.Load()
 		for b.Loop() {
 			var wg sync.WaitGroup
 			for i := 0; i < n; i += 500 {
@@ -135,14 +135,7 @@ func BenchmarkPushOverhead(b *testing.B) {
 func reportPerPush(b *testing.B, cpu time.Duration, n int) {
 	pushes := float64(b.N * n)
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/pushes, "ns/push")
-	b.ReportMetric(float64((cpuTime()-cpu).Nanoseconds())/pushes, "cpu-ns/push")
-}
-
-// cpuTime is the processor time the process has used so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	b.ReportMetric(float64((cputime.Process()-cpu).Nanoseconds())/pushes, "cpu-ns/push")
 }
 
 // benchSubscription is a browser's subscription to endpoint with fresh keys.

@@ -17,10 +17,10 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/relaybell/relaybell/cputime"
 	"github.com/relaybell/relaybell/webpush"
 )
 
@@ -101,25 +101,10 @@ func startBenchServer(b *testing.B, mode string) (url string, tlsConfig *tls.Con
 	return url, &tls.Config{RootCAs: roots}
 }
 
-// cpuTime is the process's user and system CPU time so far.
-func cpuTime(b *testing.B) time.Duration {
-	user, sys := cpuTimes(b)
-	return user + sys
-}
-
-// cpuTimes is the process's user and system CPU time so far, apart.
-func cpuTimes(b *testing.B) (user, sys time.Duration) {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano())
-}
-
 // floorCPU is BenchmarkEncrypt/floor's work (a fresh P-256 key and one
 // ECDH) as CPU time per push, n times over two goroutines.
 func floorCPU(b *testing.B, peer *ecdh.PublicKey, n int) time.Duration {
-	start := cpuTime(b)
+	start := cputime.Process()
 	var wg sync.WaitGroup
 	for range 2 {
 		wg.Go(func() {
@@ -135,7 +120,7 @@ func floorCPU(b *testing.B, peer *ecdh.PublicKey, n int) time.Duration {
 		})
 	}
 	wg.Wait()
-	return (cpuTime(b) - start) / time.Duration(n/2*2)
+	return (cputime.Process() - start) / time.Duration(n/2*2)
 }
 
 // BenchmarkClientCPU is the bare sender's CPU per push, the Client's alone
@@ -229,9 +214,9 @@ func BenchmarkClientCPU(b *testing.B) {
 				floorOps += 200
 				b.StartTimer()
 				n := b.N/slices + min(1, max(0, b.N%slices-i))
-				user0, sys0 := cpuTimes(b)
+				user0, sys0 := cputime.Split()
 				send(n)
-				user1, sys1 := cpuTimes(b)
+				user1, sys1 := cputime.Split()
 				used += user1 + sys1 - user0 - sys0
 				sys += sys1 - sys0
 			}

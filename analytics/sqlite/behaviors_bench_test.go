@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/relaybell/relaybell/analytics"
+	"github.com/relaybell/relaybell/cputime"
 )
 
 // BenchmarkRecordBehaviors records behaviors one at a time from many
@@ -40,7 +41,7 @@ func BenchmarkRecordBehaviors(b *testing.B) {
 			var n atomic.Int64
 			b.ReportAllocs()
 			b.SetParallelism(16) // callers waiting on SQLite, not CPUs
-			cpu := processCPU()
+			cpu := int64(cputime.Process())
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					i := n.Add(1)
@@ -56,7 +57,7 @@ func BenchmarkRecordBehaviors(b *testing.B) {
 			if err := lite.indexPeople(context.Background()); err != nil {
 				b.Fatal(err)
 			}
-			b.ReportMetric(float64(processCPU()-cpu)/float64(b.N)/1e3, "cpu-µs/op")
+			b.ReportMetric(float64(int64(cputime.Process())-cpu)/float64(b.N)/1e3, "cpu-µs/op")
 		})
 	}
 }

@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/relaybell/relaybell/analytics"
+	"github.com/relaybell/relaybell/cputime"
 )
 
 // BenchmarkRecordEvents records broadcasts' push events as the pusher
@@ -41,7 +41,7 @@ func BenchmarkRecordEvents(b *testing.B) {
 	batch := make([]analytics.Event, 500)
 	send := id()
 	b.ReportAllocs()
-	cpu := processCPU()
+	cpu := int64(cputime.Process())
 	n := 0
 	for b.Loop() {
 		if n%audience == 0 {
@@ -62,12 +62,5 @@ func BenchmarkRecordEvents(b *testing.B) {
 	if err := s.indexPeople(context.Background()); err != nil {
 		b.Fatal(err)
 	}
-	b.ReportMetric(float64(processCPU()-cpu)/float64(b.N)/1e3, "cpu-µs/op")
-}
-
-// processCPU is the process's user and system CPU so far, in nanoseconds.
-func processCPU() int64 {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return ru.Utime.Nano() + ru.Stime.Nano()
+	b.ReportMetric(float64(int64(cputime.Process())-cpu)/float64(b.N)/1e3, "cpu-µs/op")
 }

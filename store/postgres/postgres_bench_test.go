@@ -136,6 +136,13 @@ func BenchmarkSubscribe(b *testing.B) {
 	storetest.BenchSubscribe(b, func(tb testing.TB) store.Store { return benchStore(tb) })
 }
 
+// BenchmarkRegisterAgain runs storetest's known browsers registering
+// again, one by one and in batches (the CPU reported is this process's,
+// not PostgreSQL's).
+func BenchmarkRegisterAgain(b *testing.B) {
+	storetest.BenchRegisterAgain(b, func(tb testing.TB) store.Store { return benchStore(tb) })
+}
+
 // BenchmarkPeople runs the audience-view benchmarks (audiencebench.People)
 // (RELAYBELL_BENCH_PEOPLE subscribers, default 100,000).
 func BenchmarkPeople(b *testing.B) {

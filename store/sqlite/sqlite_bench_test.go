@@ -115,6 +115,12 @@ func BenchmarkSubscribe(b *testing.B) {
 	storetest.BenchSubscribe(b, func(tb testing.TB) store.Store { return benchStore(tb) })
 }
 
+// BenchmarkRegisterAgain runs storetest's known browsers registering
+// again, one by one and in batches.
+func BenchmarkRegisterAgain(b *testing.B) {
+	storetest.BenchRegisterAgain(b, func(tb testing.TB) store.Store { return benchStore(tb) })
+}
+
 // BenchmarkPeople runs the audience-view benchmarks (audiencebench.People)
 // (RELAYBELL_BENCH_PEOPLE subscribers, default 100,000).
 func BenchmarkPeople(b *testing.B) {
