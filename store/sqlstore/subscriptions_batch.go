@@ -334,19 +334,20 @@ func (s *Store) upsertKnown(ctx context.Context, tx Conn, list []store.Subscript
 		countries, languages [][2]any
 	)
 	for chunk := range slices.Chunk(subscribers, rowsPerInsert) {
-		args := make([]any, 0, 6*len(chunk))
+		args := make([]any, 0, 4*len(chunk))
 		for _, id := range chunk {
 			in := list[bySubscriber[id]]
-			args = append(args, id, in.Country, in.Language, in.Timezone, in.URL, s.time(nowOr(in.At)))
+			args = append(args, id, in.Timezone, in.URL, s.time(nowOr(in.At)))
 		}
-		// An empty value keeps the stored one (nullif).
+		// An empty value keeps the stored one (nullif). The country and
+		// the language, each in an index, are set apart where they change
+		// (setChanged).
 		rows, err := tx.Query(ctx, `UPDATE subscribers SET
 				timezone = coalesce(nullif(l.new_timezone, ''), subscribers.timezone),
 				url = coalesce(nullif(l.new_url, ''), subscribers.url),
 				last_seen_at = l.new_at, unsubscribed_at = NULL
-			FROM (SELECT s.id AS sid, v.column2 AS new_country, v.column3 AS new_language, v.column4 AS new_timezone,
-					v.column5 AS new_url, v.column6 AS new_at
-				FROM subscribers s JOIN (VALUES `+valuesList(len(chunk), 6, map[int]string{5: s.d.DDL.Time})+`) AS v
+			FROM (SELECT s.id AS sid, v.column2 AS new_timezone, v.column3 AS new_url, v.column4 AS new_at
+				FROM subscribers s JOIN (VALUES `+valuesList(len(chunk), 4, map[int]string{3: s.d.DDL.Time})+`) AS v
 					ON s.id = v.column1
 				ORDER BY s.id `+s.d.ForUpdate("s")+`) AS l
 			WHERE subscribers.id = l.sid
