@@ -42,11 +42,14 @@ type Batcher[In, Out any] struct {
 	// what is pending (0: none); full ends the wait when max are.
 	linger time.Duration
 	full   chan struct{}
+	// busyOnly: linger only after a call of more than one item (WhenBusy).
+	busyOnly bool
 
 	mu      sync.Mutex
 	busy    bool
 	pending []In
 	waiters []chan answer[Out]
+	last    int // the items of the last call
 }
 
 type answer[Out any] struct {
@@ -76,6 +79,16 @@ func (b *Batcher[In, Out]) WithMax(max int) *Batcher[In, Out] {
 func (b *Batcher[In, Out]) WithLinger(d time.Duration) *Batcher[In, Out] {
 	b.linger = d
 	b.full = make(chan struct{}, 1)
+	return b
+}
+
+// WhenBusy makes the linger (WithLinger) apply only while the batcher is
+// busy: after a call that held more than one item. An idle batcher's lone
+// item is called at once, as without a linger; once items gather behind
+// a call in flight, the calls after it linger, until one holds a single
+// item again. It returns b.
+func (b *Batcher[In, Out]) WhenBusy() *Batcher[In, Out] {
+	b.busyOnly = true
 	return b
 }
 
@@ -117,7 +130,10 @@ func (b *Batcher[In, Out]) Pending() int {
 // flush makes one call with what is pending, then hands the next batch,
 // if any gathered meanwhile, to a goroutine of its own.
 func (b *Batcher[In, Out]) flush(ctx context.Context) {
-	if b.linger > 0 && (b.max <= 0 || b.Pending() < b.max) {
+	b.mu.Lock()
+	wait := b.linger > 0 && (!b.busyOnly || b.last > 1) && (b.max <= 0 || len(b.pending) < b.max)
+	b.mu.Unlock()
+	if wait {
 		t := time.NewTimer(b.linger)
 		select {
 		case <-t.C:
@@ -139,6 +155,7 @@ func (b *Batcher[In, Out]) flush(ctx context.Context) {
 	} else {
 		b.pending, b.waiters = nil, nil
 	}
+	b.last = len(items)
 	b.mu.Unlock()
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), Timeout)
 	var (

@@ -213,3 +213,78 @@ func TestBatcherLinger(t *testing.T) {
 		t.Fatalf("calls %v, want one of 2", got)
 	}
 }
+
+// TestBatcherLingerWhenBusy: with WhenBusy, an idle batcher's lone item is
+// called at once, however long the linger; once a call held more than one
+// item, the next call lingers, and a lone item then waits for company.
+func TestBatcherLingerWhenBusy(t *testing.T) {
+	var (
+		mu    sync.Mutex
+		sizes []int
+	)
+	inFlight, gate := make(chan struct{}), make(chan struct{})
+	call := func(_ context.Context, items []int) ([]int, error) {
+		if items[0] == 1 {
+			close(inFlight)
+			<-gate // the first call stays in flight while two gather
+		}
+		mu.Lock()
+		sizes = append(sizes, len(items))
+		mu.Unlock()
+		return items, nil
+	}
+	calls := func() []int {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(sizes)
+	}
+	b := New(call, nil).WithLinger(time.Hour).WithMax(2).WhenBusy()
+	do := func(i int) chan struct{} {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if got, err := b.Do(t.Context(), i); err != nil || got != i {
+				t.Errorf("item %d answered %d, %v", i, got, err)
+			}
+		}()
+		return done
+	}
+	wait := func(what string, done chan struct{}) {
+		t.Helper()
+		select {
+		case <-done:
+		case <-time.After(time.Minute):
+			t.Fatalf("%s waited for the hour's linger", what)
+		}
+	}
+
+	first := do(1) // idle: called at once, and held in flight
+	wait("an idle batcher's lone item", inFlight)
+	second, third := do(2), do(3)
+	for b.Pending() != 2 {
+		runtime.Gosched()
+	}
+	close(gate)
+	wait("an idle batcher's lone item", first)
+	wait("the items gathered behind a call (2 of max 2)", second)
+	wait("the items gathered behind a call (2 of max 2)", third)
+	if got := calls(); !slices.Equal(got, []int{1, 2}) {
+		t.Fatalf("calls %v, want one of 1 then one of 2", got)
+	}
+
+	// Busy now: a lone item lingers, and the next joins it.
+	fourth := do(4)
+	for b.Pending() != 1 {
+		select {
+		case <-fourth:
+			t.Fatal("a lone item after a call of two was called without lingering")
+		default:
+			runtime.Gosched()
+		}
+	}
+	wait("two items of a full batch", do(5))
+	wait("two items of a full batch", fourth)
+	if got := calls(); !slices.Equal(got, []int{1, 2, 2}) {
+		t.Fatalf("calls %v, want 1, 2, then 2 (the lone item waited for the next)", got)
+	}
+}
