@@ -149,24 +149,40 @@ func TestBatcherMax(t *testing.T) {
 	}
 }
 
+// callSizes records the number of items of each call, safe for the
+// batcher's goroutines.
+type callSizes struct {
+	mu    sync.Mutex
+	sizes []int
+}
+
+func (c *callSizes) add(n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sizes = append(c.sizes, n)
+}
+
+func (c *callSizes) get() []int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.sizes)
+}
+
+func (c *callSizes) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sizes = nil
+}
+
 // TestBatcherLinger: a lingering batcher's call takes the items that came
 // during its wait, lone ones included, and a full batch does not wait.
 func TestBatcherLinger(t *testing.T) {
-	var (
-		mu    sync.Mutex
-		sizes []int
-	)
+	var sizes callSizes
 	call := func(_ context.Context, items []int) ([]int, error) {
-		mu.Lock()
-		sizes = append(sizes, len(items))
-		mu.Unlock()
+		sizes.add(len(items))
 		return items, nil
 	}
-	calls := func() []int {
-		mu.Lock()
-		defer mu.Unlock()
-		return slices.Clone(sizes)
-	}
+	calls := sizes.get
 	// Max of them waiting: the call goes without waiting out the hour.
 	b := New(call, nil).WithLinger(time.Hour).WithMax(3)
 	answered := make(chan struct{})
@@ -191,9 +207,7 @@ func TestBatcherLinger(t *testing.T) {
 		t.Fatalf("calls %v, want one of 3", got)
 	}
 
-	mu.Lock()
-	sizes = nil
-	mu.Unlock()
+	sizes.reset()
 	lone := New(call, nil).WithLinger(time.Second)
 	done := make(chan struct{})
 	go func() {
@@ -218,26 +232,17 @@ func TestBatcherLinger(t *testing.T) {
 // called at once, however long the linger; once a call held more than one
 // item, the next call lingers, and a lone item then waits for company.
 func TestBatcherLingerWhenBusy(t *testing.T) {
-	var (
-		mu    sync.Mutex
-		sizes []int
-	)
+	var sizes callSizes
 	inFlight, gate := make(chan struct{}), make(chan struct{})
 	call := func(_ context.Context, items []int) ([]int, error) {
 		if items[0] == 1 {
 			close(inFlight)
 			<-gate // the first call stays in flight while two gather
 		}
-		mu.Lock()
-		sizes = append(sizes, len(items))
-		mu.Unlock()
+		sizes.add(len(items))
 		return items, nil
 	}
-	calls := func() []int {
-		mu.Lock()
-		defer mu.Unlock()
-		return slices.Clone(sizes)
-	}
+	calls := sizes.get
 	b := New(call, nil).WithLinger(time.Hour).WithMax(2).WhenBusy()
 	do := func(i int) chan struct{} {
 		done := make(chan struct{})
