@@ -8,7 +8,9 @@
 // loses only requests not answered yet).
 //
 // A batcher may linger (WithLinger): each call then waits a while for more
-// items first.
+// items first. WhenBusy keeps that wait for when items arrive together (the
+// last call held more than one): a lone request after a quiet spell is
+// still called at once.
 //
 // No goroutine waits for work: the first request to find no call in
 // flight makes the call itself, and the next batch, when one gathered
