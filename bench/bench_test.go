@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -139,7 +140,10 @@ func TestPeersSendTheSamePushes(t *testing.T) {
 			t.Errorf("%s not measured: %s", p.Sender, p.NA)
 		case p.CPU <= 0 || p.PerSec <= 0 || len(p.Rounds) != 1:
 			t.Errorf("%s: %+v", p.Sender, p)
-		case p.Sender == SenderFloor:
+		case p.Sender == SenderFloor || p.Sender == SenderFloorCores:
+			if want := map[string]int{SenderFloor: 1, SenderFloorCores: runtime.GOMAXPROCS(0)}[p.Sender]; p.Threads != want {
+				t.Errorf("%s: %d threads, want %d", p.Sender, p.Threads, want)
+			}
 		case p.FakeCPU <= 0:
 			t.Errorf("%s: the fake push service used no CPU: %+v", p.Sender, p)
 		case p.Sender == SenderNode:
@@ -152,14 +156,19 @@ func TestPeersSendTheSamePushes(t *testing.T) {
 			}
 		}
 	}
-	if !slices.Equal(senders, []string{SenderFloor, SenderBare, SenderWebpushGo, SenderNode}) {
+	want := []string{SenderFloor, SenderFloorCores, SenderBare, SenderWebpushGo, SenderNode}
+	if runtime.GOMAXPROCS(0) == 1 {
+		want = slices.Delete(want, 1, 2)
+	}
+	if !slices.Equal(senders, want) {
 		t.Fatalf("senders %v", senders)
 	}
 }
 
 func TestTableAndSummary(t *testing.T) {
 	peers := []PeerResult{
-		{Audience: 1000, Sender: SenderFloor, PerSec: 8000, CPU: 125},
+		{Audience: 1000, Sender: SenderFloor, PerSec: 8000, CPU: 125, Threads: 1},
+		{Audience: 1000, Sender: SenderFloorCores, PerSec: 12000, CPU: 160, Threads: 2},
 		{Audience: 1000, Sender: SenderBare, PerSec: 5000, CPU: 250, FakeCPU: 20, Protocol: map[string]int{"HTTP/2.0": 1000}},
 		{Audience: 1000, Sender: SenderWebpushGo, PerSec: 2000, CPU: 500, FakeCPU: 22, Protocol: map[string]int{"HTTP/2.0": 1000}},
 		{Audience: 1000, Sender: SenderNode, NA: "node is not installed"},
@@ -170,7 +179,9 @@ func TestTableAndSummary(t *testing.T) {
 	got := Table(peers, results)
 	for _, want := range []string{
 		"| floor (P-256 key and ECDH, one thread) | 8000 | 125 | 1.00 | | |\n",
+		"| floor on every core (the same, 2 threads at once) | 12000 | 160 | 1.28 | | |\n",
 		"| bare | 5000 | 250 | 2.00 | 20 | h2 |\n",
+		"the bare sender ÷ the floor on every core: 1.56\n",
 		"| webpush-go | 2000 | 500 | 4.00 | 22 | h2 |\n",
 		"| node-web-push | n/a | n/a | | | node is not installed |\n",
 		"| RelayBell embedded, every process | 4000 | 300 | 2.40 | 20 | HTTP/1.1 40%, h2 60% |\n",

@@ -35,10 +35,15 @@ import (
 
 // Senders of the peers' table, in its order.
 const (
-	SenderFloor     = "floor"
-	SenderBare      = "bare"
-	SenderWebpushGo = "webpush-go"
-	SenderNode      = "node-web-push"
+	SenderFloor = "floor"
+	// SenderFloorCores is the floor's crypto on every core at once (a
+	// thread each), as a sender that spreads its encryption over the
+	// cores runs it: on a machine whose cores share a socket's caches and
+	// clock, each operation costs more CPU than on one thread alone.
+	SenderFloorCores = "floor-every-core"
+	SenderBare       = "bare"
+	SenderWebpushGo  = "webpush-go"
+	SenderNode       = "node-web-push"
 )
 
 // PeerResult is one sender's pushes to the fake push service: with several
@@ -46,7 +51,8 @@ const (
 type PeerResult struct {
 	Audience int
 	Sender   string
-	PerSec   float64        // pushes a second (the floor: operations a second of one thread)
+	PerSec   float64        // pushes a second (the floors: operations a second, of all their threads)
+	Threads  int            // the floors' threads
 	CPU      float64        // the sender's processor time per push, in µs
 	FakeCPU  float64        // the fake push service's, in µs per push
 	Protocol map[string]int // pushes by HTTP version, as the fake service got them
@@ -132,18 +138,24 @@ func runPeers(ctx context.Context, cfg Config, n int) ([]PeerResult, error) {
 	}
 
 	rounds := max(cfg.Rounds, 1)
-	floors := make([]PeerResult, 0, rounds)
+	threads := []int{1}
+	if cores := runtime.GOMAXPROCS(0); cores > 1 {
+		threads = append(threads, cores)
+	}
+	floors := make([][]PeerResult, len(threads))
 	byPeer := make([][]PeerResult, len(peers))
 	for round := range rounds {
-		if err := quiet(ctx, cfg.Log); err != nil {
-			return nil, err
+		for i, t := range threads {
+			if err := quiet(ctx, cfg.Log); err != nil {
+				return nil, err
+			}
+			f, err := floor(b, min(max(n, 1000), 20_000)*t, t)
+			if err != nil {
+				return nil, err
+			}
+			f.Audience = n
+			floors[i] = append(floors[i], f)
 		}
-		f, err := floor(b, min(max(n, 1000), 20_000))
-		if err != nil {
-			return nil, err
-		}
-		f.Audience = n
-		floors = append(floors, f)
 		for i, p := range peers {
 			if p.na != "" {
 				continue
@@ -165,7 +177,10 @@ func runPeers(ctx context.Context, cfg Config, n int) ([]PeerResult, error) {
 			byPeer[i] = append(byPeer[i], r)
 		}
 	}
-	out := []PeerResult{medianPeer(floors)}
+	var out []PeerResult
+	for _, f := range floors {
+		out = append(out, medianPeer(f))
+	}
 	for i, p := range peers {
 		if p.na != "" {
 			out = append(out, PeerResult{Audience: n, Sender: p.name, NA: p.na})
@@ -224,9 +239,10 @@ func medianPeer(rounds []PeerResult) PeerResult {
 
 // floor times what RFC 8291 requires per push whatever the sender (as
 // webpush's BenchmarkEncrypt/floor): a fresh P-256 key pair and one ECDH
-// with a browser's key, iterations times on one thread, from that thread's
-// CPU time.
-func floor(b *bare, iterations int) (PeerResult, error) {
+// with a browser's key, iterations times in all over threads threads, each
+// locked to its own, from those threads' CPU time. One thread is
+// SenderFloor, more SenderFloorCores.
+func floor(b *bare, iterations, threads int) (PeerResult, error) {
 	p256dh, _ := b.targets[0].Keys()
 	raw, err := base64.RawURLEncoding.DecodeString(p256dh)
 	if err != nil {
@@ -236,21 +252,45 @@ func floor(b *bare, iterations int) (PeerResult, error) {
 	if err != nil {
 		return PeerResult{}, err
 	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	start, t0 := time.Now(), threadCPU()
-	for range iterations {
-		eph, err := ecdh.P256().GenerateKey(rand.Reader)
-		if err != nil {
-			return PeerResult{}, err
-		}
-		if _, err := eph.ECDH(peer); err != nil {
-			return PeerResult{}, err
-		}
+	each := iterations / threads
+	cpus := make([]time.Duration, threads)
+	errs := make([]error, threads)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for t := range threads {
+		wg.Go(func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			t0 := threadCPU()
+			for range each {
+				eph, err := ecdh.P256().GenerateKey(rand.Reader)
+				if err == nil {
+					_, err = eph.ECDH(peer)
+				}
+				if err != nil {
+					errs[t] = err
+					return
+				}
+			}
+			cpus[t] = threadCPU() - t0
+		})
 	}
-	cpu, elapsed := threadCPU()-t0, time.Since(start)
-	return PeerResult{Sender: SenderFloor, CPU: cpu.Seconds() / float64(iterations) * 1e6,
-		PerSec: float64(iterations) / elapsed.Seconds()}, nil
+	wg.Wait()
+	elapsed := time.Since(start)
+	if err := errors.Join(errs...); err != nil {
+		return PeerResult{}, err
+	}
+	var cpu time.Duration
+	for _, c := range cpus {
+		cpu += c
+	}
+	ops := float64(each * threads)
+	sender := SenderFloor
+	if threads > 1 {
+		sender = SenderFloorCores
+	}
+	return PeerResult{Sender: sender, Threads: threads, CPU: cpu.Seconds() / ops * 1e6,
+		PerSec: ops / elapsed.Seconds()}, nil
 }
 
 // threadCPU is the calling thread's user and system time (Linux's
@@ -480,7 +520,7 @@ func Table(peers []PeerResult, results []Result) string {
 	var sb strings.Builder
 	summary := map[string]string{}
 	for _, n := range audiences {
-		var floorCPU float64
+		var floorCPU, coresCPU, bareCPU float64
 		for _, p := range peers {
 			if p.Audience == n && p.Sender == SenderFloor {
 				floorCPU = p.CPU
@@ -506,12 +546,21 @@ func Table(peers []PeerResult, results []Result) string {
 			case p.Sender == SenderFloor:
 				fmt.Fprintf(&sb, "| floor (P-256 key and ECDH, one thread) | %.0f | %.0f | 1.00 | | |\n", p.PerSec, p.CPU)
 				summary[p.Sender] = fmt.Sprintf("%.0f", p.CPU)
+			case p.Sender == SenderFloorCores:
+				fmt.Fprintf(&sb, "| floor on every core (the same, %d threads at once) | %.0f | %.0f | %s | | |\n", p.Threads, p.PerSec, p.CPU, times(p.CPU))
+				coresCPU = p.CPU
 			default:
 				fmt.Fprintf(&sb, "| %s | %.0f | %.0f | %s | %.0f | %s |\n", p.Sender, p.PerSec, p.CPU, times(p.CPU), p.FakeCPU, protocolString(p.Protocol))
 				summary[p.Sender] = fmt.Sprintf("%.0f", p.CPU)
+				if p.Sender == SenderBare {
+					bareCPU = p.CPU
+				}
 			}
 		}
 		var notes []string
+		if coresCPU > 0 && bareCPU > 0 {
+			notes = append(notes, fmt.Sprintf("the bare sender ÷ the floor on every core: %.2f", bareCPU/coresCPU))
+		}
 		for _, r := range results {
 			if r.Audience != n {
 				continue
