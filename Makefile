@@ -112,6 +112,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzRules -fuzztime 30s ./suggestions/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./feeds/
 	$(GO) test -run '^$$' -fuzz FuzzExpand -fuzztime 30s ./feeds/
+	$(GO) test -run '^$$' -fuzz FuzzServeH2 -fuzztime 30s ./webpush/webpushtest/
 	$(GO) test -run '^$$' -fuzz FuzzRobustness -fuzztime 3m ./api/
 
 clean:

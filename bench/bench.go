@@ -375,7 +375,7 @@ func (s *stage) startFake(ctx context.Context, cfg Config, dir string, sample in
 			return "", err
 		}
 		s.push = &client{base: "https://" + fakeAddr, hc: &http.Client{Transport: &http.Transport{TLSClientConfig: t.config}}}
-		args = append(args, "-tls-cert", t.certFile, "-tls-key", t.keyFile)
+		args = append(args, "-tls-cert", t.certFile, "-tls-key", t.keyFile, "-lean")
 		s.pushTLS, s.pushCert = t.config, t.certFile
 	}
 	s.fake, err = startProcess(filepath.Join(dir, "fakepush.log"), nil, cfg.FakePush, args...)

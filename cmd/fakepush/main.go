@@ -32,11 +32,14 @@
 //
 // It serves plain HTTP on loopback, or HTTPS with HTTP/2 as real push
 // services do when given -tls-cert and -tls-key (clients must trust the
-// certificate: RelayBell reads SSL_CERT_FILE). Start RelayBell with
+// certificate: RelayBell reads SSL_CERT_FILE). With -lean its HTTP/2 is
+// webpushtest.ServeH2's, a fraction of the CPU of Go's server a push; the
+// bench runs it so. Start RelayBell with
 // RELAYBELL_PUSH_ALLOW_HOSTS set to its address.
 package main
 
 import (
+	"crypto/tls"
 	"encoding/json"
 	"flag"
 	"log"
@@ -52,6 +55,7 @@ func main() {
 	certFile := flag.String("tls-cert", "", "serve HTTPS and HTTP/2 with this certificate (PEM), as real push services do")
 	keyFile := flag.String("tls-key", "", "the certificate's private key (PEM)")
 	sample := flag.Int("sample", 1, "check in full (VAPID signature, decryption) and keep one push in this many, and the first after POST /window; count the others")
+	lean := flag.Bool("lean", false, "with -tls-cert, serve HTTP/2 with webpushtest.ServeH2 (one goroutine a connection, which answers its requests in turn) rather than Go's server, for load runs: browsers answering after delayMs are refused")
 	flag.Parse()
 	if (*certFile == "") != (*keyFile == "") {
 		log.Fatal("-tls-cert and -tls-key go together")
@@ -76,6 +80,11 @@ func main() {
 		}
 		if in.Count < 0 || in.Count > 100_000 || in.DelayMS < 0 || in.DelayMS > 60_000 {
 			http.Error(w, `{"error":"count is 0-100000 and delayMs 0-60000"}`, http.StatusBadRequest)
+			return
+		}
+		if in.DelayMS > 0 && *lean {
+			// A delayed answer would hold up every push of its connection.
+			http.Error(w, `{"error":"delayMs needs fakepush without -lean"}`, http.StatusBadRequest)
 			return
 		}
 		subs := make([]map[string]any, max(in.Count, 1))
@@ -133,7 +142,14 @@ func main() {
 	})
 	log.Printf("fake push service on %s://%s", scheme, *addr)
 	if *certFile != "" {
-		log.Fatal(http.ListenAndServeTLS(*addr, *certFile, *keyFile, mux))
+		srv := &http.Server{Addr: *addr, Handler: mux}
+		if *lean {
+			srv.TLSConfig = &tls.Config{NextProtos: []string{"h2", "http/1.1"}}
+			srv.TLSNextProto = map[string]func(*http.Server, *tls.Conn, http.Handler){
+				"h2": func(_ *http.Server, c *tls.Conn, h http.Handler) { webpushtest.ServeH2(c, h) },
+			}
+		}
+		log.Fatal(srv.ListenAndServeTLS(*certFile, *keyFile))
 	}
 	log.Fatal(http.ListenAndServe(*addr, mux))
 }
