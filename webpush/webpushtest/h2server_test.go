@@ -234,7 +234,9 @@ func TestServeH2FlowControl(t *testing.T) {
 	if err := fr.WriteWindowUpdate(1, 3000); err != nil {
 		t.Fatal(err)
 	}
-	ended := readUntil(func(f http2.Frame) bool { return f.Header().Flags.Has(http2.FlagDataEndStream) && f.Header().Type == http2.FrameData })
+	ended := readUntil(func(f http2.Frame) bool {
+		return f.Header().Flags.Has(http2.FlagDataEndStream) && f.Header().Type == http2.FrameData
+	})
 	if !ended || !bytes.Equal(got, body) {
 		t.Fatalf("after the window opened: %d body bytes, ended %v; want all %d", len(got), ended, len(body))
 	}
