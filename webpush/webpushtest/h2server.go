@@ -27,7 +27,7 @@ import (
 //
 // So a handler that waits holds up its whole connection: ServeH2 is for
 // handlers that answer at once (a Handler whose browsers have no Delay).
-// Requests bodies are kept in memory up to maxH2Body; a larger one is
+// Request bodies are kept in memory up to maxH2Body; a larger one is
 // reset. Answers' bodies are sent as the client's flow-control windows
 // allow, the rest when it opens them. Use it as an http.Server's
 // TLSNextProto["h2"].
@@ -47,11 +47,14 @@ const (
 	// initialWindow is HTTP/2's default flow-control window.
 	initialWindow = 65_535
 	// recvWindow is the window this server gives each stream and the
-	// connection: a request body larger than it is refused anyway.
+	// connection: larger than any body it keeps, so that a client sends
+	// a body too large in full, or until it is reset, never waiting for
+	// a window.
 	recvWindow = 1 << 20
 	// maxH2Body is the largest request body kept (a push's is at most
-	// 4,096 bytes; other routes' are small JSON).
-	maxH2Body = recvWindow
+	// 4,096 bytes; other routes' are small JSON): maxH2Streams of them
+	// at most a connection.
+	maxH2Body = 64 << 10
 	// maxH2Streams is the most streams open at once a client may have.
 	maxH2Streams = 1000
 )
@@ -78,6 +81,9 @@ type h2server struct {
 	received int64
 	// pending are the streams whose answer's body waits for a window.
 	pending []*h2req
+	// closing is set by the client's GOAWAY: the connection ends once
+	// the streams open are done.
+	closing bool
 }
 
 // h2req is one stream: its request as it comes in, then what of its
@@ -111,6 +117,7 @@ func (sc *h2server) serve() error {
 		return h2Error{http2.ErrCodeProtocol, "bad client preface"}
 	}
 	sc.fr = http2.NewFramer(sc.bw, sc.br)
+	sc.fr.SetMaxReadFrameSize(16 << 10) // HTTP/2's default, which this server keeps
 	sc.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
 	sc.fr.MaxHeaderListSize = 64 << 10
 	sc.enc = hpack.NewEncoder(&sc.encBuf)
@@ -134,6 +141,8 @@ func (sc *h2server) serve() error {
 		if err != nil {
 			var se http2.StreamError
 			if errors.As(err, &se) {
+				// A new stream's HEADERS among them: its id is used.
+				sc.lastID = max(sc.lastID, se.StreamID)
 				delete(sc.streams, se.StreamID)
 				if err := sc.fr.WriteRSTStream(se.StreamID, se.Code); err != nil {
 					return err
@@ -148,6 +157,9 @@ func (sc *h2server) serve() error {
 		}
 		if err := sc.handle(f); err != nil {
 			return err
+		}
+		if sc.closing && len(sc.streams) == 0 {
+			return sc.bw.Flush()
 		}
 	}
 }
@@ -177,14 +189,20 @@ func (sc *h2server) handle(f http2.Frame) error {
 		sc.forget(f.StreamID)
 		return nil
 	case *http2.GoAwayFrame:
-		return io.EOF
+		sc.closing = true
+		return nil
 	}
 	return nil // PRIORITY, unknown frames: ignored, as RFC 9113 says
 }
 
 func (sc *h2server) setting(s http2.Setting) error {
 	if err := s.Valid(); err != nil {
-		return h2Error{http2.ErrCodeProtocol, err.Error()}
+		code := http2.ErrCodeProtocol
+		var ce http2.ConnectionError
+		if errors.As(err, &ce) {
+			code = http2.ErrCode(ce)
+		}
+		return h2Error{code, err.Error()}
 	}
 	switch s.ID {
 	case http2.SettingInitialWindowSize:
@@ -192,6 +210,9 @@ func (sc *h2server) setting(s http2.Setting) error {
 		sc.streamWindow = int64(s.Val)
 		for _, st := range sc.streams {
 			st.window += delta
+			if st.window > 1<<31-1 {
+				return h2Error{http2.ErrCodeFlowControl, "a stream's window past 2^31-1"}
+			}
 		}
 		return sc.sendPending()
 	case http2.SettingMaxFrameSize:
@@ -224,12 +245,18 @@ func (sc *h2server) windowUpdate(f *http2.WindowUpdateFrame) error {
 
 func (sc *h2server) headers(f *http2.MetaHeadersFrame) error {
 	id := f.StreamID
-	if id%2 == 0 || id <= sc.lastID {
-		if st := sc.streams[id]; st != nil && !st.done && f.StreamEnded() {
+	if id%2 == 1 && id <= sc.lastID {
+		st := sc.streams[id]
+		switch {
+		case st == nil:
+			return nil // a stream reset or answered: what was on the wire is ignored
+		case !st.done && f.StreamEnded():
 			// Trailers: ignored, but they end the request.
 			st.done = true
 			return sc.run(st)
 		}
+	}
+	if id%2 == 0 || id <= sc.lastID {
 		return h2Error{http2.ErrCodeProtocol, "HEADERS on stream " + strconv.FormatUint(uint64(id), 10)}
 	}
 	sc.lastID = id
@@ -282,11 +309,17 @@ func (sc *h2server) data(f *http2.DataFrame) error {
 		if f.StreamID > sc.lastID {
 			return h2Error{http2.ErrCodeProtocol, "DATA on an idle stream"}
 		}
-		return sc.fr.WriteRSTStream(f.StreamID, http2.ErrCodeStreamClosed)
+		if st == nil {
+			return nil // a stream reset or answered: what was on the wire is ignored
+		}
+		sc.forget(st.id) // DATA after the request's end
+		return sc.fr.WriteRSTStream(st.id, http2.ErrCodeStreamClosed)
 	}
 	if len(st.body)+len(f.Data()) > maxH2Body {
+		// CANCEL, not REFUSED_STREAM: a client may retry a refused
+		// stream as it was.
 		sc.forget(st.id)
-		return sc.fr.WriteRSTStream(st.id, http2.ErrCodeRefusedStream)
+		return sc.fr.WriteRSTStream(st.id, http2.ErrCodeCancel)
 	}
 	st.body = append(st.body, f.Data()...)
 	if f.StreamEnded() {
@@ -315,6 +348,9 @@ func (sc *h2server) run(st *h2req) error {
 	}
 	st.body = nil
 	st.left = w.body.Bytes()
+	if st.method == http.MethodHead || w.status == http.StatusNoContent || w.status == http.StatusNotModified {
+		st.left = nil // no body, whatever the handler wrote (HEAD keeps its length)
+	}
 	if err := sc.writeHeaders(st.id, w, len(st.left) == 0); err != nil {
 		return err
 	}

@@ -166,6 +166,20 @@ func TestServeH2GoClient(t *testing.T) {
 	if resp, err := hc.Get(srv.URL + "/nothing"); err != nil || resp.StatusCode != http.StatusNotFound {
 		t.Errorf("GET /nothing: %v, %v", resp, err)
 	}
+	// HEAD: the length, no body (a body would be a protocol error to the
+	// client).
+	if resp, err := hc.Head(srv.URL + "/big"); err != nil || resp.StatusCode != http.StatusOK || resp.ContentLength != int64(len(big)) {
+		t.Errorf("HEAD /big: %v, %v", resp, err)
+	}
+	// A body larger than the server keeps is reset, and the connection
+	// still serves the next request.
+	if resp, err := hc.Post(srv.URL+"/echo/1", "text/plain", bytes.NewReader(make([]byte, 100_000))); err == nil {
+		t.Errorf("a 100,000-byte body: %d, want the stream reset", resp.StatusCode)
+		resp.Body.Close()
+	}
+	if resp, err := hc.Post(srv.URL+"/echo/2", "text/plain", strings.NewReader("after")); err != nil || resp.StatusCode != http.StatusAccepted {
+		t.Errorf("after a reset: %v, %v", resp, err)
+	}
 }
 
 // TestServeH2FlowControl: an answer's body goes out as far as the
