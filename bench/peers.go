@@ -38,8 +38,9 @@ const (
 	SenderFloor = "floor"
 	// SenderFloorCores is the floor's crypto on every core at once (a
 	// thread each), as a sender that spreads its encryption over the
-	// cores runs it: on a machine whose cores share a socket's caches and
-	// clock, each operation costs more CPU than on one thread alone.
+	// cores runs it: a control for cores that slow each other down
+	// (shared caches, a shared clock), which would raise the bare
+	// sender's ratio to the one-thread floor without being its own cost.
 	SenderFloorCores = "floor-every-core"
 	SenderBare       = "bare"
 	SenderWebpushGo  = "webpush-go"
@@ -149,7 +150,7 @@ func runPeers(ctx context.Context, cfg Config, n int) ([]PeerResult, error) {
 			if err := quiet(ctx, cfg.Log); err != nil {
 				return nil, err
 			}
-			f, err := floor(b, min(max(n, 1000), 20_000)*t, t)
+			f, err := floor(b, min(max(n, 1000), 20_000), t)
 			if err != nil {
 				return nil, err
 			}
@@ -239,9 +240,9 @@ func medianPeer(rounds []PeerResult) PeerResult {
 
 // floor times what RFC 8291 requires per push whatever the sender (as
 // webpush's BenchmarkEncrypt/floor): a fresh P-256 key pair and one ECDH
-// with a browser's key, iterations times in all over threads threads, each
-// locked to its own, from those threads' CPU time. One thread is
-// SenderFloor, more SenderFloorCores.
+// with a browser's key, iterations times on each of threads threads at
+// once, each locked to its own, from those threads' CPU time. One thread
+// is SenderFloor, more SenderFloorCores.
 func floor(b *bare, iterations, threads int) (PeerResult, error) {
 	p256dh, _ := b.targets[0].Keys()
 	raw, err := base64.RawURLEncoding.DecodeString(p256dh)
@@ -252,7 +253,6 @@ func floor(b *bare, iterations, threads int) (PeerResult, error) {
 	if err != nil {
 		return PeerResult{}, err
 	}
-	each := iterations / threads
 	cpus := make([]time.Duration, threads)
 	errs := make([]error, threads)
 	var wg sync.WaitGroup
@@ -262,7 +262,7 @@ func floor(b *bare, iterations, threads int) (PeerResult, error) {
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
 			t0 := threadCPU()
-			for range each {
+			for range iterations {
 				eph, err := ecdh.P256().GenerateKey(rand.Reader)
 				if err == nil {
 					_, err = eph.ECDH(peer)
@@ -284,7 +284,7 @@ func floor(b *bare, iterations, threads int) (PeerResult, error) {
 	for _, c := range cpus {
 		cpu += c
 	}
-	ops := float64(each * threads)
+	ops := float64(iterations * threads)
 	sender := SenderFloor
 	if threads > 1 {
 		sender = SenderFloorCores

@@ -3,7 +3,6 @@ package webpushtest
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -32,11 +31,8 @@ import (
 // allow, the rest when it opens them. Use it as an http.Server's
 // TLSNextProto["h2"].
 func ServeH2(c net.Conn, h http.Handler) {
-	sc := &h2server{conn: c, handler: h, br: bufio.NewReaderSize(c, 64<<10), bw: bufio.NewWriterSize(c, 64<<10),
+	sc := &h2server{handler: h, remote: c.RemoteAddr().String(), br: bufio.NewReaderSize(c, 64<<10), bw: bufio.NewWriterSize(c, 64<<10),
 		streams: map[uint32]*h2req{}, sendWindow: initialWindow, streamWindow: initialWindow, maxFrame: 16 << 10}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	sc.ctx = ctx
 	defer c.Close()
 	if err := sc.serve(); err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 		sc.goAway(err)
@@ -60,9 +56,8 @@ const (
 )
 
 type h2server struct {
-	conn    net.Conn
 	handler http.Handler
-	ctx     context.Context
+	remote  string // the client's address, each request's RemoteAddr
 	br      *bufio.Reader
 	bw      *bufio.Writer
 	fr      *http2.Framer
@@ -336,11 +331,13 @@ func (sc *h2server) run(st *h2req) error {
 		sc.forget(st.id)
 		return sc.fr.WriteRSTStream(st.id, http2.ErrCodeProtocol)
 	}
-	r := (&http.Request{
+	// No context of its own: the handler runs on this goroutine, so
+	// nothing could cancel one while it runs.
+	r := &http.Request{
 		Method: st.method, URL: u, Proto: "HTTP/2.0", ProtoMajor: 2, Header: st.header, Host: st.host,
-		RequestURI: st.path, RemoteAddr: sc.conn.RemoteAddr().String(), ContentLength: int64(len(st.body)),
+		RequestURI: st.path, RemoteAddr: sc.remote, ContentLength: int64(len(st.body)),
 		Body: io.NopCloser(bytes.NewReader(st.body)),
-	}).WithContext(sc.ctx)
+	}
 	w := &h2answer{header: http.Header{}}
 	sc.handler.ServeHTTP(w, r)
 	if w.status == 0 {
