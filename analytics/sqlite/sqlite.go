@@ -17,6 +17,7 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
 	"github.com/relaybell/relaybell/analytics"
+	"github.com/relaybell/relaybell/store/sqlite/stmtjournal"
 	"github.com/relaybell/relaybell/store/sqlite/wal"
 )
 
@@ -122,6 +123,9 @@ func addSeq(ctx context.Context, db *sql.DB) error {
 func Open(ctx context.Context, path string, logger *slog.Logger) (*Store, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
+	}
+	if err := stmtjournal.Err(); err != nil {
+		logger.Warn("analytics: statement journals spill to files", "err", err)
 	}
 	// A page cache of 64 MB (SQLite's default is 2 MB): the random index
 	// pages a write touches are found in the cache rather than read again

@@ -17,6 +17,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/relaybell/relaybell/store"
+	"github.com/relaybell/relaybell/store/sqlite/stmtjournal"
 	"github.com/relaybell/relaybell/store/sqlite/wal"
 	"github.com/relaybell/relaybell/store/sqlstore"
 )
@@ -99,6 +100,9 @@ func Open(ctx context.Context, path string, logger *slog.Logger) (*Store, error)
 	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
+	}
+	if err := stmtjournal.Err(); err != nil {
+		logger.Warn("sqlite store: statement journals spill to files", "err", err)
 	}
 	s := &Store{logger: logger}
 	// The writer opens first: it switches the file to WAL, which readers
