@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/relaybell/relaybell/analytics"
 	"github.com/relaybell/relaybell/batch"
 	"github.com/relaybell/relaybell/defcache"
@@ -467,6 +465,4 @@ func isConversion(name string, valued bool, s store.Settings) bool {
 // by id: a new one goes in at the end of that index rather than on a
 // random page, one page fewer an event to write and checkpoint
 // (docs/scale-out.md, "Event ids in time order (stop 49)").
-func newEventID() string {
-	return uuid.Must(uuid.NewV7()).String()
-}
+func newEventID() string { return store.NewID() }

@@ -8,8 +8,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/relaybell/relaybell/store"
 )
 
@@ -497,7 +495,7 @@ func (s *Store) queueTriggerRows(ctx context.Context, tx Conn, triggers []trigge
 	for chunk := range slices.Chunk(triggers, rowsPerInsert) {
 		args := make([]any, 0, 6*len(chunk))
 		for _, t := range chunk {
-			args = append(args, uuid.NewString(), t.website, t.subscriber, t.kind, t.topic, s.time(t.at))
+			args = append(args, store.NewID(), t.website, t.subscriber, t.kind, t.topic, s.time(t.at))
 		}
 		rows, err := tx.Query(ctx, `INSERT INTO automation_triggers (id, website_id, subscriber_id, trigger_type, topic_id, at)
 			SELECT v.column1, v.column2, v.column3, v.column4, v.column5, v.column6

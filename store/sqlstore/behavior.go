@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/relaybell/relaybell/store"
 )
 
@@ -411,7 +409,7 @@ const interestedFrom = `FROM product_interests i
 // CreateProductAlert stores a product alert and fixes its audience.
 func (s *Store) CreateProductAlert(ctx context.Context, n *store.Notification, a store.ProductAlert) (store.AlertResult, error) {
 	if n.ID == "" {
-		n.ID = uuid.NewString()
+		n.ID = store.NewID()
 	}
 	if n.CreatedAt.IsZero() {
 		n.CreatedAt = s.storedTime(time.Now())

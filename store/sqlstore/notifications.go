@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/relaybell/relaybell/store"
 )
 
@@ -48,7 +46,7 @@ func queryNotifications(ctx context.Context, c Conn, query string, args ...any) 
 // documents are kept as the text written.
 func (s *Store) CreateNotification(ctx context.Context, n *store.Notification) error {
 	if n.ID == "" {
-		n.ID = uuid.NewString()
+		n.ID = store.NewID()
 	}
 	if n.CreatedAt.IsZero() {
 		n.CreatedAt = s.storedTime(time.Now())

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/relaybell/relaybell/store"
 )
 
@@ -418,7 +416,7 @@ func (s *Store) ImportPeople(ctx context.Context, websiteID string, rows []store
 					return err
 				}
 			}
-			id := uuid.NewString()
+			id := store.NewID()
 			if err := tx.QueryRow(ctx, `INSERT INTO subscribers (id, website_id, external_id, tags, shard, created_at, last_seen_at)
 				VALUES ($1, $2, $3, $4, $5, $6, $6)
 				ON CONFLICT (website_id, external_id) WHERE external_id IS NOT NULL

@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/relaybell/relaybell/store"
 )
 
@@ -252,7 +250,7 @@ func (s *Store) upsertSubscription(ctx context.Context, tx Conn, in store.Subscr
 		if newSubscriber {
 			// A new subscriber holds a browser from its start. Its one
 			// visit is its heaviest hour.
-			target = uuid.NewString()
+			target = store.NewID()
 			shard = store.ShardOf(target)
 			var smart any
 			if in.Visit > 0 && in.SiteTimezone != "" {
@@ -307,7 +305,7 @@ func (s *Store) upsertSubscription(ctx context.Context, tx Conn, in store.Subscr
 		}
 
 		if epID == "" {
-			epID = uuid.NewString()
+			epID = store.NewEndpointID()
 			if _, err := tx.Exec(ctx, `INSERT INTO endpoints (id, website_id, subscriber_id, url, p256dh, auth,
 				device, user_agent, language, shard, created_at, last_seen_at)
 				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)`,

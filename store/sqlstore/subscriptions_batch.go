@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/google/uuid"
-
 	"github.com/relaybell/relaybell/store"
 )
 
@@ -436,8 +434,8 @@ func (s *Store) upsertNew(ctx context.Context, tx Conn, list []store.Subscriptio
 	smart := make(map[int]int, len(fresh)) // a registration's visit hour
 	for _, i := range fresh {
 		in := list[i]
-		subscriber := uuid.NewString()
-		out[i] = store.SubscriptionResult{SubscriberID: subscriber, EndpointID: uuid.NewString(), Created: true}
+		subscriber := store.NewID()
+		out[i] = store.SubscriptionResult{SubscriberID: subscriber, EndpointID: store.NewEndpointID(), Created: true}
 		d := store.SubscriberCreated{SubscriberID: subscriber, EndpointID: out[i].EndpointID, Device: in.Device,
 			Country: in.Country}
 		if ext := in.ExternalID; ext != "" {

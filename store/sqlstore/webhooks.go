@@ -9,8 +9,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/relaybell/relaybell/store"
 )
 
@@ -41,7 +39,7 @@ const webhookOutboxLock = 0x5242574b // "RBWK"
 // id gets a new UUID, a zero time the current one. e.Data must be JSON.
 func (s *Store) insertWebhookEvent(ctx context.Context, tx Conn, e store.WebhookEvent) error {
 	if e.ID == "" {
-		e.ID = uuid.NewString()
+		e.ID = store.NewID()
 	}
 	if err := s.d.Lock(ctx, tx, webhookOutboxLock); err != nil {
 		return fmt.Errorf("locking the outbox: %w", err)
@@ -285,7 +283,7 @@ func emailDest(m *store.Email) []any {
 // CreatedAt the current time.
 func (s *Store) insertEmail(ctx context.Context, c Conn, m store.Email) error {
 	if m.ID == "" {
-		m.ID = uuid.NewString()
+		m.ID = store.NewID()
 	}
 	_, err := c.Exec(ctx, `INSERT INTO emails (id, recipient, subject, body, content_type, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
 		m.ID, m.To, m.Subject, m.Body, nullString(m.ContentType), s.now(m.CreatedAt))
