@@ -229,7 +229,9 @@ func (s *Service) Track(ctx context.Context, in Input) (Answer, error) {
 		Properties: in.Properties, Source: in.Source, At: at, Seq: seq,
 	}
 	if b.ID == "" {
-		b.ID = newEventID()
+		// In time order: the embedded default's behaviors are keyed by id
+		// (store.NewID).
+		b.ID = store.NewID()
 	}
 	if len(b.Properties) == 0 {
 		b.Properties = json.RawMessage("{}")
@@ -458,11 +460,3 @@ func isConversion(name string, valued bool, s store.Settings) bool {
 	}
 	return false
 }
-
-// newEventID is the id of an event posted without one: a UUID of version
-// 7, whose first bits are the time, so that the ids a process makes sort
-// in the order it made them. The embedded default's behaviors are keyed
-// by id: a new one goes in at the end of that index rather than on a
-// random page, one page fewer an event to write and checkpoint
-// (docs/scale-out.md, "Event ids in time order (stop 49)").
-func newEventID() string { return store.NewID() }

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/relaybell/relaybell/store"
 )
 
@@ -208,22 +206,5 @@ func TestLastSends(t *testing.T) {
 		if got, err := s.lastSend(ctx, c.q); err != nil || got != c.want {
 			t.Fatalf("lastSend(%+v) = %+v, %v; want %+v", c.q, got, err, c.want)
 		}
-	}
-}
-
-// The ids of events posted without one are UUIDs of version 7, each after
-// the one before in string order, even within one millisecond.
-func TestNewEventIDsInOrder(t *testing.T) {
-	prev := ""
-	for i := range 10_000 {
-		id := newEventID()
-		u, err := uuid.Parse(id)
-		if err != nil || u.Version() != 7 {
-			t.Fatalf("id %d: %q (%v), want a UUID of version 7", i, id, err)
-		}
-		if id <= prev {
-			t.Fatalf("id %d: %s after %s", i, id, prev)
-		}
-		prev = id
 	}
 }
