@@ -8,10 +8,11 @@
 // of their own: the floor of RFC 8291's crypto (a fresh P-256 key and an
 // ECDH, timed on one thread, and on every core at once), the bare sender,
 // webpush-go and Node's web-push (bench/node/send.js), each sending one
-// push to each of the same browsers. Table puts them and the broadcasts side by side, CPU per push
-// of every sender, and ends with a summary line. The fake push service
-// checks in full (VAPID signature, decryption) only a sample of the pushes
-// and counts the others, so that it costs a fraction of what it measures.
+// push to each of the same browsers. Table puts them and the broadcasts
+// side by side, CPU per push of every sender, and ends with a summary
+// line. The fake push service checks in full (VAPID signature,
+// decryption) only a sample of the pushes and counts the others, so that
+// it costs a fraction of what it measures.
 //
 // The events bench (RunEvents) starts the same deployments and finds the
 // highest rate of POST /api/v1/events whose p99 latency stays under a

@@ -30,8 +30,8 @@ import (
 // to a temporary file (SQLITE_CONFIG_STMTJRNL_SPILL).
 const Spill = 16 << 20
 
-// err is why the setting failed, nil once it is in force.
-var err = configure()
+// configErr is why the setting failed, nil once it is in force.
+var configErr = configure()
 
 func configure() error {
 	tls := libc.NewTLS()
@@ -49,4 +49,4 @@ func configure() error {
 // Err is nil when statement journals spill at Spill bytes; otherwise
 // why not (SQLite was initialised before this package, by a connection
 // opened in an init of its own).
-func Err() error { return err }
+func Err() error { return configErr }
