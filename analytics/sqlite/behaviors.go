@@ -148,7 +148,7 @@ func (s *Store) Behaviors(ctx context.Context, q analytics.BehaviorQuery) ([]ana
 		}
 		query, args = personBehaviors, append(args, string(ids), q.ExternalID)
 	}
-	rows, err := s.db.QueryContext(ctx, query, args...)
+	rows, err := s.r.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("reading behaviors: %w", err)
 	}

@@ -23,7 +23,17 @@ import (
 
 // Store is the SQLite analytics store.
 type Store struct {
+	// db is the file's one writer connection: the writes, the indexer's
+	// passes and the erasures (which read in their transaction).
 	db *sql.DB
+	// r are the readers: the reports and the people's events and
+	// behaviors. In WAL mode they read beside the writer without waiting
+	// for it, and it for them: a report over a large send, read on the
+	// writer, held every write of events and behaviors back until it was
+	// done (docs/scale-out.md, "The analytics file's readers").
+	r *sql.DB
+	// report is reportQuery, prepared on the readers.
+	report *sql.Stmt
 	// insertRows is Record's INSERT of eventRows events, prepared once:
 	// parsing a statement of eventRows rows each time cost about a
 	// quarter of a write.
@@ -171,15 +181,37 @@ func Open(ctx context.Context, path string, logger *slog.Logger) (*Store, error)
 		db.Close()
 		return nil, fmt.Errorf("preparing the behaviors' insert: %w", err)
 	}
-	// Its log is checkpointed on a connection of its own (package wal).
-	c, err := sql.Open("sqlite", dsn)
+	// The readers keep SQLite's own page cache (2 MB each): a commit of
+	// the writer empties them anyway (WAL mode).
+	r, err := sql.Open("sqlite", "file:"+path+"?_pragma=query_only(1)&_pragma=busy_timeout(10000)")
 	if err != nil {
 		insertRows.Close()
 		insertBehavior.Close()
 		db.Close()
 		return nil, fmt.Errorf("opening analytics: %w", err)
 	}
-	s := &Store{db: db, insertRows: insertRows, insertBehavior: insertBehavior,
+	r.SetMaxOpenConns(readers)
+	r.SetMaxIdleConns(readers)
+	r.SetConnMaxIdleTime(0)
+	report, err := r.PrepareContext(ctx, reportQuery)
+	if err != nil {
+		r.Close()
+		insertRows.Close()
+		insertBehavior.Close()
+		db.Close()
+		return nil, fmt.Errorf("preparing the report: %w", err)
+	}
+	// Its log is checkpointed on a connection of its own (package wal).
+	c, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		report.Close()
+		r.Close()
+		insertRows.Close()
+		insertBehavior.Close()
+		db.Close()
+		return nil, fmt.Errorf("opening analytics: %w", err)
+	}
+	s := &Store{db: db, r: r, report: report, insertRows: insertRows, insertBehavior: insertBehavior,
 		ckpt: wal.Start(c, db, wal.Every, logger), logger: logger}
 	s.people = wal.StartAfter(peopleEvery, s.indexPass)
 	s.people.Wake() // what a run killed before its pass left
@@ -269,12 +301,21 @@ const reportQuery = `SELECT p.device, p.language, p.variant, COUNT(DISTINCT p.en
 	WHERE p.notification_id = ?1 AND p.website_id = ?2 AND p.kind = 'sent'
 	GROUP BY p.device, p.language, p.variant`
 
+// readers is how many connections read the file beside its writer.
+const readers = 2
+
 // Report reads one notification's breakdowns. Clicks are attributed to the
 // device, language and variant of the push that was sent to that endpoint.
 // Browsers are counted, not events: an event recorded twice counts once.
+// Both of its queries read one snapshot of the file.
 func (s *Store) Report(ctx context.Context, websiteID, notificationID string) (analytics.Report, error) {
 	var r analytics.Report
-	rows, err := s.db.QueryContext(ctx, reportQuery, notificationID, websiteID)
+	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return r, fmt.Errorf("reading report: %w", err)
+	}
+	defer tx.Rollback()
+	rows, err := tx.StmtContext(ctx, s.report).QueryContext(ctx, notificationID, websiteID)
 	if err != nil {
 		return r, fmt.Errorf("reading report: %w", err)
 	}
@@ -294,7 +335,7 @@ func (s *Store) Report(ctx context.Context, websiteID, notificationID string) (a
 	}
 	b.Fill(&r)
 
-	erows, err := s.db.QueryContext(ctx, `SELECT code, COUNT(DISTINCT endpoint_id) AS n FROM events
+	erows, err := tx.QueryContext(ctx, `SELECT code, COUNT(DISTINCT endpoint_id) AS n FROM events
 		WHERE notification_id = ? AND website_id = ? AND kind IN ('failed', 'expired')
 		GROUP BY code ORDER BY n DESC, code`, notificationID, websiteID)
 	if err != nil {
@@ -319,7 +360,8 @@ func (s *Store) Close() error {
 	s.people.Close()
 	s.insertRows.Close()
 	s.insertBehavior.Close()
-	return errors.Join(s.ckpt.Close(), s.db.Close())
+	s.report.Close()
+	return errors.Join(s.r.Close(), s.ckpt.Close(), s.db.Close())
 }
 
 // PersonEvents lists the events of the website's subscribers, newest first,
@@ -335,7 +377,7 @@ func (s *Store) PersonEvents(ctx context.Context, websiteID string, subscriberID
 	}
 	// An event recorded twice is listed once (the other columns come from
 	// the row of the first time, SQLite's rule for MIN).
-	rows, err := s.db.QueryContext(ctx, `SELECT website_id, notification_id, endpoint_id, subscriber_id, kind,
+	rows, err := s.r.QueryContext(ctx, `SELECT website_id, notification_id, endpoint_id, subscriber_id, kind,
 			device, language, variant, code, MIN(at) AS first
 		FROM events WHERE rowid IN (`+personRows+`) AND website_id = ?2
 			AND (json_array_length(?3) = 0 OR kind IN (SELECT value FROM json_each(?3)))
@@ -368,7 +410,7 @@ func (s *Store) PersonCounts(ctx context.Context, websiteID string, subscriberID
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT kind, COUNT(DISTINCT notification_id || ' ' || endpoint_id) FROM events
+	rows, err := s.r.QueryContext(ctx, `SELECT kind, COUNT(DISTINCT notification_id || ' ' || endpoint_id) FROM events
 		WHERE rowid IN (`+personRows+`) AND website_id = ?2 GROUP BY kind`, string(ids), websiteID)
 	if err != nil {
 		return nil, fmt.Errorf("counting person events: %w", err)

@@ -271,3 +271,66 @@ func TestWritesWakeTheCheckpointer(t *testing.T) {
 		})
 	}
 }
+
+// TestReadsBesideTheWriter: the reports and the people's events and
+// behaviors are read while a write holds the writer connection (a pass of
+// the indexer, a large write), each seeing what was committed before it;
+// and a write commits while a reader holds a snapshot open.
+func TestReadsBesideTheWriter(t *testing.T) {
+	ctx := context.Background()
+	s := manual(t)
+	at := time.UnixMilli(1000).UTC()
+	record(t, s, personEvent(analytics.KindSent, "s1", 1000), personEvent(analytics.KindClicked, "s1", 2000))
+	recordBehaviors(t, s, behavior("1", "s1", "x1", 1000))
+
+	held, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := held.ExecContext(ctx, `INSERT INTO events (website_id, notification_id, endpoint_id, subscriber_id,
+		kind, device, language, variant, code, at) VALUES ('w1', 'n1', 'e-s2', 's2', 'sent', 'desktop', 'en', '', '', 3000)`); err != nil {
+		t.Fatal(err)
+	}
+	read, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	report, err := s.Report(read, "w1", "n1")
+	if err != nil {
+		t.Fatalf("a report while the writer is held: %v", err)
+	}
+	if want := []analytics.DeviceRow{{Device: "desktop", Sent: 1, Clicked: 1}}; !slices.Equal(report.Devices, want) {
+		t.Fatalf("the report while the writer is held: %+v; want the committed %+v", report.Devices, want)
+	}
+	events, err := s.PersonEvents(read, "w1", []string{"s1", "s2"}, nil, 10)
+	if err != nil || len(events) != 2 {
+		t.Fatalf("person events while the writer is held: %d, %v; want the committed 2", len(events), err)
+	}
+	counts, err := s.PersonCounts(read, "w1", []string{"s1"})
+	if err != nil || counts[analytics.KindSent] != 1 {
+		t.Fatalf("person counts while the writer is held: %v, %v", counts, err)
+	}
+	behaviors, err := s.Behaviors(read, analytics.BehaviorQuery{WebsiteID: "w1", SubscriberIDs: []string{"s1"}, Limit: 10})
+	if err != nil || len(behaviors) != 1 {
+		t.Fatalf("behaviors while the writer is held: %d, %v", len(behaviors), err)
+	}
+	if err := held.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+
+	snapshot, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snapshot.Rollback()
+	var n int
+	if err := snapshot.QueryRowContext(ctx, `SELECT count(*) FROM events`).Scan(&n); err != nil || n != 2 {
+		t.Fatalf("the reader's snapshot: %d events, %v", n, err)
+	}
+	write, cancelWrite := context.WithTimeout(ctx, 5*time.Second)
+	defer cancelWrite()
+	if err := s.Record(write, []analytics.Event{personEvent(analytics.KindSent, "s3", at.UnixMilli())}); err != nil {
+		t.Fatalf("a write while a reader holds a snapshot: %v", err)
+	}
+	if err := snapshot.QueryRowContext(ctx, `SELECT count(*) FROM events`).Scan(&n); err != nil || n != 2 {
+		t.Fatalf("the reader's snapshot after the write: %d events, %v; want still 2", n, err)
+	}
+}
