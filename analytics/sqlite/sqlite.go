@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"slices"
 	"strconv"
@@ -128,6 +129,9 @@ func addSeq(ctx context.Context, db *sql.DB) error {
 	return err
 }
 
+// readers is how many connections read the file beside its writer.
+const readers = 2
+
 // Open opens (or creates) the analytics file at path. logger (nil: none)
 // gets the failures of its background work.
 func Open(ctx context.Context, path string, logger *slog.Logger) (*Store, error) {
@@ -141,75 +145,69 @@ func Open(ctx context.Context, path string, logger *slog.Logger) (*Store, error)
 	// pages a write touches are found in the cache rather than read again
 	// (BenchmarkRecordEvents: about 27 → 24 cpu-µs an event, measured
 	// when events_subscriber was written with each event; the person
-	// indexes' passes, people.go, touch such pages now).
-	// Checkpoints stay at SQLite's 1,000 pages: one of 10,000 saved as
-	// much again, but held the one connection for tens of milliseconds,
-	// and events and pings wait for their writes (the events bench's p99).
+	// indexes' passes, people.go, touch such pages now). The log is
+	// checkpointed beside the writer (package wal); the writer's own
+	// checkpoint is only the backstop.
 	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(10000)" +
 		"&_pragma=cache_size(-65536)&_txlock=immediate&_pragma=wal_autocheckpoint(" + strconv.Itoa(wal.Backstop) + ")"
+	// opened is what Open has opened so far, closed in reverse if a later
+	// step fails.
+	var opened []io.Closer
+	fail := func(what string, err error) (*Store, error) {
+		for _, c := range slices.Backward(opened) {
+			c.Close()
+		}
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
-		return nil, fmt.Errorf("opening analytics: %w", err)
+		return fail("opening analytics", err)
 	}
+	opened = append(opened, db)
 	db.SetMaxOpenConns(1)
 	if _, err := db.ExecContext(ctx, schema); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("creating analytics schema: %w", err)
+		return fail("creating analytics schema", err)
 	}
 	if err := addSeq(ctx, db); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("adding the behaviors' seq: %w", err)
+		return fail("adding the behaviors' seq", err)
 	}
 	for _, p := range personIndexes {
 		if err := p.open(ctx, db); err != nil {
-			db.Close()
-			return nil, fmt.Errorf("creating the person index of the %s: %w", p.table, err)
+			return fail("creating the person index of the "+p.table, err)
 		}
 	}
 	if _, err := db.ExecContext(ctx, behaviorIndexes); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("creating the behaviors' indexes: %w", err)
+		return fail("creating the behaviors' indexes", err)
 	}
 	insertRows, err := db.PrepareContext(ctx, buildInsertEvents(eventRows))
 	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("preparing the events' insert: %w", err)
+		return fail("preparing the events' insert", err)
 	}
+	opened = append(opened, insertRows)
 	insertBehavior, err := db.PrepareContext(ctx, insertBehaviorSQL)
 	if err != nil {
-		insertRows.Close()
-		db.Close()
-		return nil, fmt.Errorf("preparing the behaviors' insert: %w", err)
+		return fail("preparing the behaviors' insert", err)
 	}
+	opened = append(opened, insertBehavior)
 	// The readers keep SQLite's own page cache (2 MB each): a commit of
 	// the writer empties them anyway (WAL mode).
 	r, err := sql.Open("sqlite", "file:"+path+"?_pragma=query_only(1)&_pragma=busy_timeout(10000)")
 	if err != nil {
-		insertRows.Close()
-		insertBehavior.Close()
-		db.Close()
-		return nil, fmt.Errorf("opening analytics: %w", err)
+		return fail("opening analytics", err)
 	}
+	opened = append(opened, r)
 	r.SetMaxOpenConns(readers)
 	r.SetMaxIdleConns(readers)
 	r.SetConnMaxIdleTime(0)
 	report, err := r.PrepareContext(ctx, reportQuery)
 	if err != nil {
-		r.Close()
-		insertRows.Close()
-		insertBehavior.Close()
-		db.Close()
-		return nil, fmt.Errorf("preparing the report: %w", err)
+		return fail("preparing the report", err)
 	}
+	opened = append(opened, report)
 	// Its log is checkpointed on a connection of its own (package wal).
 	c, err := sql.Open("sqlite", dsn)
 	if err != nil {
-		report.Close()
-		r.Close()
-		insertRows.Close()
-		insertBehavior.Close()
-		db.Close()
-		return nil, fmt.Errorf("opening analytics: %w", err)
+		return fail("opening analytics", err)
 	}
 	s := &Store{db: db, r: r, report: report, insertRows: insertRows, insertBehavior: insertBehavior,
 		ckpt: wal.Start(c, db, wal.Every, logger), logger: logger}
@@ -300,9 +298,6 @@ const reportQuery = `SELECT p.device, p.language, p.variant, COUNT(DISTINCT p.en
 	FROM events p
 	WHERE p.notification_id = ?1 AND p.website_id = ?2 AND p.kind = 'sent'
 	GROUP BY p.device, p.language, p.variant`
-
-// readers is how many connections read the file beside its writer.
-const readers = 2
 
 // Report reads one notification's breakdowns. Clicks are attributed to the
 // device, language and variant of the push that was sent to that endpoint.
