@@ -2,9 +2,7 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -59,7 +57,7 @@ const (
 	// of the website's rows (TestBehaviorReadsPlan).
 	behaviorsAfterMark = `rowid > (SELECT upto FROM behaviors_people_mark WHERE id = 1) AND website_id = ?1`
 
-	personBehaviors = `SELECT ` + behaviorColumns + ` FROM behaviors WHERE rowid IN (
+	personBehaviors = `SELECT ` + behaviorColumns + ` FROM behaviors NOT INDEXED WHERE rowid IN (
 			SELECT behavior FROM (SELECT behavior FROM behaviors_people
 				WHERE website_id = ?1 AND by_external = 0 AND key IN (SELECT value FROM json_each(?3))
 				ORDER BY at DESC, seq DESC, id DESC LIMIT ?2)
@@ -70,6 +68,7 @@ const (
 			UNION ALL
 			SELECT rowid FROM behaviors NOT INDEXED WHERE ` + behaviorsAfterMark + `
 				AND (subscriber_id IN (SELECT value FROM json_each(?3)) OR external_id = ?4 AND ?4 <> ''))
+			AND website_id = ?1 AND (subscriber_id IN (SELECT value FROM json_each(?3)) OR external_id = ?4 AND ?4 <> '')
 		ORDER BY at DESC, seq DESC, id DESC LIMIT ?2`
 
 	// erasedBehaviors selects the rowids of the website's (?1) behaviors
@@ -84,56 +83,20 @@ const (
 		SELECT rowid FROM behaviors NOT INDEXED WHERE ` + behaviorsAfterMark + `
 			AND (subscriber_id IN (SELECT value FROM json_each(?2)) OR external_id IN (SELECT value FROM json_each(?3)))`
 
+	// behaviorsOfPeople is the condition that a behavior of
+	// erasedBehaviors is the website's (?1) and of the subscribers in ?2
+	// or of the external ids in ?3.
+	behaviorsOfPeople = `website_id = ?1 AND (subscriber_id IN (SELECT value FROM json_each(?2))
+		OR external_id IN (SELECT value FROM json_each(?3)))`
+
 	// unindexBehaviors removes the index's entries, on the side ?3 (0:
 	// by subscriber, 1: by external id), of the website's (?1) behaviors
-	// whose rowids are the JSON array ?2: it searches the entries of the
-	// keys those behaviors name on that side.
+	// whose rowids are the JSON array ?2, under the keys in the JSON array
+	// ?4 (those behaviors' own on that side).
 	unindexBehaviors = `DELETE FROM behaviors_people WHERE website_id = ?1 AND by_external = ?3
-		AND key IN (SELECT CASE ?3 WHEN 0 THEN subscriber_id ELSE external_id END
-			FROM behaviors WHERE rowid IN (SELECT value FROM json_each(?2)))
+		AND key IN (SELECT value FROM json_each(?4))
 		AND behavior IN (SELECT value FROM json_each(?2))`
 )
-
-// eraseBehaviors deletes the website's behaviors of the subscribers in
-// the JSON array subs and of the external ids in exts, and their entries
-// in the person index, in erasure's transaction tx.
-func eraseBehaviors(ctx context.Context, tx *sql.Tx, websiteID, subs, exts string) error {
-	rows, err := tx.QueryContext(ctx, erasedBehaviors, websiteID, subs, exts)
-	if err != nil {
-		return err
-	}
-	var erased []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return err
-		}
-		erased = append(erased, id)
-	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-		return err
-	}
-	if len(erased) == 0 {
-		return nil
-	}
-	ids, err := json.Marshal(erased)
-	if err != nil {
-		return err
-	}
-	// Both sides: a behavior erased by its subscriber leaves no entry
-	// under its external id either, whose rowid a later behavior could
-	// take.
-	for side := range 2 {
-		if _, err := tx.ExecContext(ctx, unindexBehaviors, websiteID, string(ids), side); err != nil {
-			return err
-		}
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM behaviors WHERE rowid IN (SELECT value FROM json_each(?1))`, string(ids)); err != nil {
-		return err
-	}
-	return behaviorsPeople.lowerMark(ctx, tx)
-}
 
 // Behaviors lists the behaviors q selects, newest first.
 func (s *Store) Behaviors(ctx context.Context, q analytics.BehaviorQuery) ([]analytics.Behavior, error) {

@@ -151,7 +151,7 @@ func TestBehaviorReadsPlan(t *testing.T) {
 	}{
 		{"person", personBehaviors, []any{"w1", 10, `["s1"]`, "x1"}},
 		{"erased", erasedBehaviors, []any{"w1", `["s1"]`, `["x1"]`}},
-		{"unindex", unindexBehaviors, []any{"w1", `[1, 2]`, 1}},
+		{"unindex", unindexBehaviors, []any{"w1", `[1, 2]`, 1, `["x1"]`}},
 	} {
 		text := queryPlan(t, s, c.query, c.args...)
 		if strings.Contains(text, "SCAN behaviors") || strings.Contains(text, "behaviors_website_seq") ||

@@ -24,7 +24,7 @@ func personEvent(kind, sub string, ms int64) analytics.Event {
 // mark reads the last rowid p holds, and how many entries it has.
 func mark(t *testing.T, s *Store, p *personIndex) (upto, entries int64) {
 	t.Helper()
-	if err := s.db.QueryRow(`SELECT upto, (SELECT count(*) FROM `+p.entries+`) FROM `+p.mark).Scan(&upto, &entries); err != nil {
+	if err := s.p.QueryRow(`SELECT upto, (SELECT count(*) FROM `+p.entries+`) FROM `+p.mark).Scan(&upto, &entries); err != nil {
 		t.Fatal(err)
 	}
 	return upto, entries
@@ -302,7 +302,7 @@ func TestIndexerLogsAFailedPass(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	if _, err := s.db.Exec(`DROP TABLE events_people`); err != nil {
+	if _, err := s.p.Exec(`DROP TABLE events_people`); err != nil {
 		t.Fatal(err)
 	}
 	record(t, s, personEvent(analytics.KindSent, "s1", 1000))

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -24,15 +25,24 @@ import (
 
 // Store is the SQLite analytics store.
 type Store struct {
-	// db is the file's one writer connection: the writes, the indexer's
-	// passes and the erasures (which read in their transaction).
+	// db is the file's one writer connection: the writes, and the
+	// erasures' deletes.
 	db *sql.DB
 	// r are the readers: the reports and the people's events and
-	// behaviors. In WAL mode they read beside the writer without waiting
-	// for it, and it for them: a report over a large send, read on the
-	// writer, held every write of events and behaviors back until it was
-	// done (docs/scale-out.md, "The analytics file's readers").
+	// behaviors, the people file attached (people.go). In WAL mode they
+	// read beside the writer without waiting for it, and it for them: a
+	// report over a large send, read on the writer, held every write of
+	// events and behaviors back until it was done (docs/scale-out.md,
+	// "The analytics file's readers").
 	r *sql.DB
+	// p is the people file's one connection, its main schema, with the
+	// analytics file attached to read: the indexer's passes, and the
+	// erasures' steps there (people.go).
+	p *sql.DB
+	// pckpt checkpoints the people file's log.
+	pckpt *wal.Checkpointer
+	// peopleMu keeps the indexer's passes and the erasures apart (Erase).
+	peopleMu sync.Mutex
 	// report is reportQuery, prepared on the readers.
 	report *sql.Stmt
 	// insertRows is Record's INSERT of eventRows events, prepared once:
@@ -57,9 +67,12 @@ type Store struct {
 }
 
 // commit commits tx and wakes the checkpointer.
-func (s *Store) commit(tx *sql.Tx) error {
+func (s *Store) commit(tx *sql.Tx) error { return commit(tx, s.ckpt) }
+
+// commit commits tx and wakes ckpt, its file's checkpointer.
+func commit(tx *sql.Tx, ckpt *wal.Checkpointer) error {
 	err := tx.Commit()
-	s.ckpt.Wrote()
+	ckpt.Wrote()
 	return err
 }
 
@@ -91,6 +104,9 @@ DROP INDEX IF EXISTS events_notification;
 -- Behaviors keep properties last: a row of large properties overflows its
 -- page, and the columns after them would be read through the overflow.
 -- Their indexes are made by behaviorIndexes, after the seq column exists.
+-- The file's id, which the people file names (people.go).
+CREATE TABLE IF NOT EXISTS analytics_file (id TEXT NOT NULL);
+INSERT INTO analytics_file (id) SELECT lower(hex(randomblob(16))) WHERE NOT EXISTS (SELECT 1 FROM analytics_file);
 CREATE TABLE IF NOT EXISTS behaviors (
 	id TEXT NOT NULL PRIMARY KEY,
 	website_id TEXT NOT NULL,
@@ -171,11 +187,6 @@ func Open(ctx context.Context, path string, logger *slog.Logger) (*Store, error)
 	if err := addSeq(ctx, db); err != nil {
 		return fail("adding the behaviors' seq", err)
 	}
-	for _, p := range personIndexes {
-		if err := p.open(ctx, db); err != nil {
-			return fail("creating the person index of the "+p.table, err)
-		}
-	}
 	if _, err := db.ExecContext(ctx, behaviorIndexes); err != nil {
 		return fail("creating the behaviors' indexes", err)
 	}
@@ -189,28 +200,28 @@ func Open(ctx context.Context, path string, logger *slog.Logger) (*Store, error)
 		return fail("preparing the behaviors' insert", err)
 	}
 	opened = append(opened, insertBehavior)
-	// The readers keep SQLite's own page cache (2 MB each): a commit of
-	// the writer empties them anyway (WAL mode).
-	r, err := sql.Open("sqlite", "file:"+path+"?_pragma=query_only(1)&_pragma=busy_timeout(10000)")
-	if err != nil {
-		return fail("opening analytics", err)
-	}
-	opened = append(opened, r)
-	r.SetMaxOpenConns(readers)
-	r.SetMaxIdleConns(readers)
-	r.SetConnMaxIdleTime(0)
-	report, err := r.PrepareContext(ctx, reportQuery)
-	if err != nil {
-		return fail("preparing the report", err)
-	}
-	opened = append(opened, report)
+	s := &Store{db: db, insertRows: insertRows, insertBehavior: insertBehavior, logger: logger}
 	// Its log is checkpointed on a connection of its own (package wal).
 	c, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return fail("opening analytics", err)
 	}
-	s := &Store{db: db, r: r, report: report, insertRows: insertRows, insertBehavior: insertBehavior,
-		ckpt: wal.Start(c, db, wal.Every, logger), logger: logger}
+	s.ckpt = wal.Start(c, db, wal.Every, logger)
+	opened = append(opened, s.ckpt)
+	if err := s.openPeople(ctx, path, func(c io.Closer) { opened = append(opened, c) }); err != nil {
+		return fail("opening the person index", err)
+	}
+	// The readers keep SQLite's own page cache (2 MB each): a commit of
+	// the writer empties them anyway (WAL mode).
+	s.r = sql.OpenDB(attached("file:"+path+"?_pragma=query_only(1)&_pragma=busy_timeout(10000)", "people", peoplePath(path)))
+	opened = append(opened, s.r)
+	s.r.SetMaxOpenConns(readers)
+	s.r.SetMaxIdleConns(readers)
+	s.r.SetConnMaxIdleTime(0)
+	if s.report, err = s.r.PrepareContext(ctx, reportQuery); err != nil {
+		return fail("preparing the report", err)
+	}
+	opened = append(opened, s.report)
 	s.people = wal.StartAfter(peopleEvery, s.indexPass)
 	s.people.Wake() // what a run killed before its pass left
 	return s, nil
@@ -356,7 +367,7 @@ func (s *Store) Close() error {
 	s.insertRows.Close()
 	s.insertBehavior.Close()
 	s.report.Close()
-	return errors.Join(s.r.Close(), s.ckpt.Close(), s.db.Close())
+	return errors.Join(s.r.Close(), s.pckpt.Close(), s.p.Close(), s.ckpt.Close(), s.db.Close())
 }
 
 // PersonEvents lists the events of the website's subscribers, newest first,
@@ -374,7 +385,7 @@ func (s *Store) PersonEvents(ctx context.Context, websiteID string, subscriberID
 	// the row of the first time, SQLite's rule for MIN).
 	rows, err := s.r.QueryContext(ctx, `SELECT website_id, notification_id, endpoint_id, subscriber_id, kind,
 			device, language, variant, code, MIN(at) AS first
-		FROM events WHERE rowid IN (`+personRows+`) AND website_id = ?2
+		FROM events WHERE rowid IN (`+personRows+`) AND `+ofPeople+`
 			AND (json_array_length(?3) = 0 OR kind IN (SELECT value FROM json_each(?3)))
 		GROUP BY notification_id, endpoint_id, kind
 		ORDER BY first DESC, MAX(rowid) DESC LIMIT ?4`, string(ids), websiteID, string(kindList), limit)
@@ -406,7 +417,7 @@ func (s *Store) PersonCounts(ctx context.Context, websiteID string, subscriberID
 		return nil, err
 	}
 	rows, err := s.r.QueryContext(ctx, `SELECT kind, COUNT(DISTINCT notification_id || ' ' || endpoint_id) FROM events
-		WHERE rowid IN (`+personRows+`) AND website_id = ?2 GROUP BY kind`, string(ids), websiteID)
+		WHERE rowid IN (`+personRows+`) AND `+ofPeople+` GROUP BY kind`, string(ids), websiteID)
 	if err != nil {
 		return nil, fmt.Errorf("counting person events: %w", err)
 	}
@@ -427,39 +438,4 @@ func scanCounts(rows *sql.Rows) (map[string]int64, error) {
 		out[kind] = n
 	}
 	return out, rows.Err()
-}
-
-// Erase deletes every event of the website's subscribers, and their
-// behaviors and those logged under the external ids, in one transaction.
-func (s *Store) Erase(ctx context.Context, websiteID string, subscriberIDs, externalIDs []string) error {
-	subs, exts := analytics.NonEmpty(subscriberIDs), analytics.NonEmpty(externalIDs)
-	if len(subs) == 0 && len(exts) == 0 {
-		return nil
-	}
-	sj, err := json.Marshal(subs)
-	if err != nil {
-		return err
-	}
-	ej, err := json.Marshal(exts)
-	if err != nil {
-		return err
-	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("erasing events: %w", err)
-	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `DELETE FROM events WHERE rowid IN (`+personRows+`) AND website_id = ?2`, string(sj), websiteID); err != nil {
-		return fmt.Errorf("erasing events: %w", err)
-	}
-	if err := erasePeople(ctx, tx, string(sj)); err != nil {
-		return fmt.Errorf("erasing events: %w", err)
-	}
-	if err := eraseBehaviors(ctx, tx, websiteID, string(sj), string(ej)); err != nil {
-		return fmt.Errorf("erasing behaviors: %w", err)
-	}
-	if err := s.commit(tx); err != nil {
-		return fmt.Errorf("erasing events: %w", err)
-	}
-	return nil
 }
