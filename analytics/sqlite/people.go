@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
 	"database/sql/driver"
 	"encoding/json"
@@ -56,17 +57,18 @@ import (
 type personIndex struct {
 	table   string // the analytics table indexed
 	entries string // the index's table, in the people file
+	row     string // its column of the row's rowid
 	mark    string // the mark's table, in the people file: one row, upto
 	// schema creates the index's table.
 	schema string
 	// insert indexes the rows after the mark ?1 up to rowid ?2, sorted by
-	// the index's key. OR IGNORE: an erasure killed between its commits
-	// leaves the mark before rows already indexed (Erase).
+	// the index's key. OR IGNORE: a row may have its entry already (an
+	// erasure's lowered mark, Erase, below rows it then failed to delete).
 	insert string
 }
 
 var (
-	eventsPeople = personIndex{table: "events", entries: "events_people", mark: "events_people_mark",
+	eventsPeople = personIndex{table: "events", entries: "events_people", row: "event", mark: "events_people_mark",
 		schema: `CREATE TABLE IF NOT EXISTS main.events_people (
 			subscriber_id TEXT NOT NULL,
 			at INTEGER NOT NULL,
@@ -79,8 +81,10 @@ var (
 
 	// behaviorsPeople holds a behavior under its subscriber (by_external
 	// 0) and under its external id (1), each when not empty, in the reads'
-	// order (at, seq, id); behavior is its rowid.
-	behaviorsPeople = personIndex{table: "behaviors", entries: "behaviors_people", mark: "behaviors_people_mark",
+	// order (at, seq, id); behavior is its rowid, in the key too: a
+	// behavior written again (its id the same) after the analytics file
+	// lost it, at another rowid, gets an entry of its own.
+	behaviorsPeople = personIndex{table: "behaviors", entries: "behaviors_people", row: "behavior", mark: "behaviors_people_mark",
 		schema: `CREATE TABLE IF NOT EXISTS main.behaviors_people (
 			website_id TEXT NOT NULL,
 			by_external INTEGER NOT NULL,
@@ -89,7 +93,7 @@ var (
 			seq INTEGER NOT NULL,
 			id TEXT NOT NULL,
 			behavior INTEGER NOT NULL,
-			PRIMARY KEY (website_id, by_external, key, at, seq, id)
+			PRIMARY KEY (website_id, by_external, key, at, seq, id, behavior)
 		) WITHOUT ROWID`,
 		insert: `INSERT OR IGNORE INTO behaviors_people (website_id, by_external, key, at, seq, id, behavior)
 			SELECT website_id, 0, subscriber_id, at, seq, id, rowid FROM behaviors
@@ -113,9 +117,11 @@ var (
 )
 
 // peopleSchema is the people file's other tables: the erasures under way
-// (Erase) and the analytics file the index is of (people_of holds its
-// analytics_file.id: a people file found beside another analytics file,
-// one restored from a backup say, is started anew).
+// (Erase) and the analytics file the index is of. people_of holds its
+// analytics_file.id, which every erasure changes (in the analytics file
+// with its deletes, here with the entries'): a people file found beside
+// another analytics file, or beside a copy from before an erasure (a
+// backup restored), is started anew.
 const peopleSchema = `
 CREATE TABLE IF NOT EXISTS main.people_erasures (
 	id INTEGER PRIMARY KEY,
@@ -234,15 +240,33 @@ func (s *Store) openPeople(ctx context.Context, path string, keep func(io.Closer
 	if err := s.startPeopleAnew(ctx); err != nil {
 		return err
 	}
-	// Rows the analytics file lost and the people file did not (the two
-	// are not committed together) would have their rowids taken by new
-	// rows the indexer never reached.
 	for _, p := range personIndexes {
-		if _, err := s.p.ExecContext(ctx, `UPDATE `+p.mark+` SET upto = min(upto, (SELECT coalesce(max(rowid), 0) FROM `+p.table+`)) WHERE id = 1`); err != nil {
+		if err := p.lost(ctx, s); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// lost forgets the rows the analytics file lost and the people file
+// indexed (the two are not committed together: a power cut, or a snapshot
+// of the disk, can lose the analytics file's last commits and keep the
+// people file's). New rows take their rowids: the mark comes down to the
+// newest row there is, so that the indexer reaches them, and the entries
+// past it go, so that none names another row or keeps its place in a
+// read's limit. It reads the whole index, only when the mark is past the
+// rows.
+func (p *personIndex) lost(ctx context.Context, s *Store) error {
+	var mark, last int64
+	if err := s.p.QueryRowContext(ctx, `SELECT upto, (SELECT coalesce(max(rowid), 0) FROM `+p.table+`)
+		FROM `+p.mark+` WHERE id = 1`).Scan(&mark, &last); err != nil || mark <= last {
+		return err
+	}
+	s.logger.Warn("analytics: the person index is past the rows; its entries of the rows lost go", "table", p.table,
+		"indexed_up_to", mark, "rows_up_to", last)
+	return inTx(ctx, s.p, s.pckpt,
+		stmt{`DELETE FROM ` + p.entries + ` WHERE ` + p.row + ` > ?`, []any{last}},
+		stmt{`UPDATE ` + p.mark + ` SET upto = ? WHERE id = 1`, []any{last}})
 }
 
 // startPeopleAnew empties the people file's index and sets its marks to
@@ -307,6 +331,9 @@ func (s *Store) indexPass() {
 func (s *Store) indexPeople(ctx context.Context) error {
 	s.peopleMu.Lock()
 	defer s.peopleMu.Unlock()
+	if err := s.finishErasures(ctx); err != nil {
+		return err
+	}
 	for _, p := range personIndexes {
 		for {
 			done, err := p.chunk(ctx, s)
@@ -357,6 +384,10 @@ func (p *personIndex) chunk(ctx context.Context, s *Store) (done bool, err error
 // have entries under (each behavior has one under its subscriber and one
 // under its external id, which need not be the ones erased).
 type erasure struct {
+	// File is analytics_file.id before the erasure; NewFile the one its
+	// deletes give it (peopleSchema).
+	File           string   `json:"file"`
+	NewFile        string   `json:"newFile"`
 	WebsiteID      string   `json:"website"`
 	Subscribers    []string `json:"subscribers"`
 	ExternalIDs    []string `json:"externalIds"`
@@ -383,10 +414,13 @@ type erasure struct {
 //  3. it deletes the rows, in the analytics file;
 //  4. it deletes their entries and its record, in the people file.
 //
-// Killed after 2, the indexer indexes the rows after the lowered mark
-// again (OR IGNORE) and the next open finishes 3 and 4 (finishErasures).
-// Between 3 and 4 an entry may name a rowid a new row took: the reads
-// check each row's person (ofPeople), and so does 3, done again.
+// Once recorded, it goes on whether ctx is cancelled or not. Should a
+// step fail, or the run be killed, after 2, the next erasure, the
+// indexer's next pass or the next open finishes 3 and 4 first
+// (finishErasures). Between 3 and 4 an entry may name a rowid a new row
+// took: the reads check each row's person (ofPeople), and so does 3,
+// done again. A row the erased person wrote after 1 is left, unless it
+// took an erased row's rowid and 3 is done again.
 func (s *Store) Erase(ctx context.Context, websiteID string, subscriberIDs, externalIDs []string) error {
 	e := erasure{WebsiteID: websiteID, Subscribers: nonNil(analytics.NonEmpty(subscriberIDs)), ExternalIDs: nonNil(analytics.NonEmpty(externalIDs))}
 	if len(e.Subscribers) == 0 && len(e.ExternalIDs) == 0 {
@@ -394,12 +428,16 @@ func (s *Store) Erase(ctx context.Context, websiteID string, subscriberIDs, exte
 	}
 	s.peopleMu.Lock()
 	defer s.peopleMu.Unlock()
+	if err := s.finishErasures(ctx); err != nil {
+		return fmt.Errorf("erasing events: %w", err)
+	}
 	if err := s.listErased(ctx, &e); err != nil {
 		return fmt.Errorf("erasing events: %w", err)
 	}
 	if len(e.Events) == 0 && len(e.Behaviors) == 0 {
 		return nil
 	}
+	ctx = context.WithoutCancel(ctx)
 	id, err := s.beginErasure(ctx, &e)
 	if err != nil {
 		return fmt.Errorf("erasing events: %w", err)
@@ -421,6 +459,9 @@ func (s *Store) listErased(ctx context.Context, e *erasure) error {
 		return err
 	}
 	defer tx.Rollback()
+	if err := tx.QueryRowContext(ctx, `SELECT id FROM analytics_file`).Scan(&e.File); err != nil {
+		return err
+	}
 	rows, err := tx.QueryContext(ctx, `SELECT rowid FROM events WHERE rowid IN (`+personRows+`) AND `+ofPeople, subs, e.WebsiteID)
 	if err != nil {
 		return err
@@ -468,6 +509,7 @@ func (s *Store) listErased(ctx context.Context, e *erasure) error {
 
 // beginErasure is Erase's step 2; id is the erasure's record.
 func (s *Store) beginErasure(ctx context.Context, e *erasure) (id int64, err error) {
+	e.NewFile = rand.Text()
 	record, err := json.Marshal(e)
 	if err != nil {
 		return 0, err
@@ -541,6 +583,9 @@ func (s *Store) deleteErased(ctx context.Context, e *erasure) error {
 		e.WebsiteID, subs, exts, bhs); err != nil {
 		return err
 	}
+	if _, err := tx.ExecContext(ctx, `UPDATE analytics_file SET id = ?`, e.NewFile); err != nil {
+		return err
+	}
 	return s.commit(tx)
 }
 
@@ -564,6 +609,7 @@ func (s *Store) unindexErased(ctx context.Context, id int64, e *erasure) error {
 			AND event IN (SELECT value FROM json_each(?2))`, []any{subs, evs}},
 		stmt{unindexBehaviors, []any{e.WebsiteID, bhs, 0, subKeys}},
 		stmt{unindexBehaviors, []any{e.WebsiteID, bhs, 1, extKeys}},
+		stmt{`UPDATE people_of SET file = ?`, []any{e.NewFile}},
 		stmt{`DELETE FROM people_erasures WHERE id = ?`, []any{id}})
 }
 
@@ -598,6 +644,21 @@ func (s *Store) finishErasures(ctx context.Context) error {
 		return err
 	}
 	for _, p := range left {
+		var file string
+		if err := s.db.QueryRowContext(ctx, `SELECT id FROM analytics_file`).Scan(&file); err != nil {
+			return err
+		}
+		if file != p.e.File && file != p.e.NewFile {
+			// Another analytics file, or a copy restored from before an
+			// earlier erasure: its rowids are not the record's. The
+			// record is dropped, and the index started anew
+			// (startPeopleAnew).
+			s.logger.Warn("analytics: an erasure under way is of another analytics file; dropped", "erasure", p.id)
+			if _, err := s.p.ExecContext(ctx, `DELETE FROM people_erasures WHERE id = ?`, p.id); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := s.finishErasure(ctx, p.id, &p.e); err != nil {
 			return fmt.Errorf("finishing erasure %d: %w", p.id, err)
 		}

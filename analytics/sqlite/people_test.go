@@ -268,7 +268,7 @@ func TestOpenAfterADowngrade(t *testing.T) {
 // events_people and the rest by a range of rowids, never by a scan of the
 // whole table.
 func TestPersonReadsPlan(t *testing.T) {
-	text := queryPlan(t, openNew(t), `SELECT kind FROM events WHERE rowid IN (`+personRows+`) AND website_id = ?2`, `["s1"]`, "w1")
+	text := queryPlan(t, openNew(t), `SELECT kind FROM events WHERE rowid IN (`+personRows+`) AND `+ofPeople, `["s1"]`, "w1")
 	if strings.Contains(text, "SCAN events") || !strings.Contains(text, "SEARCH events_people USING PRIMARY KEY") ||
 		!strings.Contains(text, "SEARCH events USING INTEGER PRIMARY KEY (rowid>?)") {
 		t.Fatalf("plan:\n%s", text)

@@ -139,7 +139,7 @@ func TestRecordKeepsNoStatementJournal(t *testing.T) {
 // queryPlan is SQLite's plan of query, a line a step.
 func queryPlan(t *testing.T, s *Store, query string, args ...any) string {
 	t.Helper()
-	rows, err := s.p.Query(`EXPLAIN QUERY PLAN `+query, args...)
+	rows, err := s.r.Query(`EXPLAIN QUERY PLAN `+query, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
