@@ -66,10 +66,15 @@ const (
 				WHERE website_id = ?1 AND by_external = 1 AND key = ?4 AND ?4 <> ''
 				ORDER BY at DESC, seq DESC, id DESC LIMIT ?2)
 			UNION ALL
-			SELECT rowid FROM behaviors NOT INDEXED WHERE ` + behaviorsAfterMark + `
-				AND (subscriber_id IN (SELECT value FROM json_each(?3)) OR external_id = ?4 AND ?4 <> ''))
-			AND website_id = ?1 AND (subscriber_id IN (SELECT value FROM json_each(?3)) OR external_id = ?4 AND ?4 <> '')
+			SELECT rowid FROM behaviors NOT INDEXED WHERE ` + behaviorsAfterMark + ` AND ` + ofPerson + `)
+			AND website_id = ?1 AND ` + ofPerson + `
 		ORDER BY at DESC, seq DESC, id DESC LIMIT ?2`
+
+	// ofPerson is personBehaviors' condition that a behavior is of the
+	// subscribers in ?3 or of the external id ?4: of the rows after the
+	// mark, and of every row listed (an entry may name a row that is no
+	// longer the person's: Erase).
+	ofPerson = `(subscriber_id IN (SELECT value FROM json_each(?3)) OR external_id = ?4 AND ?4 <> '')`
 
 	// erasedBehaviors selects the rowids of the website's (?1) behaviors
 	// of the subscribers in the JSON array ?2 and of the external ids in

@@ -212,27 +212,22 @@ func (s *Store) openPeople(ctx context.Context, path string, keep func(io.Closer
 	s.p.SetMaxOpenConns(1)
 	s.p.SetMaxIdleConns(1)
 	s.p.SetConnMaxIdleTime(0)
-	for _, q := range []string{eventsPeople.schema, behaviorsPeople.schema, peopleSchema} {
-		if _, err := s.p.ExecContext(ctx, q); err != nil {
-			return err
-		}
-	}
 	c, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return err
 	}
 	s.pckpt = wal.Start(c, s.p, wal.Every, s.logger)
 	keep(s.pckpt)
+	// One transaction: one sync of the file's log, not one a statement.
+	schema := []stmt{{query: eventsPeople.schema}, {query: behaviorsPeople.schema}, {query: peopleSchema}}
 	for _, p := range personIndexes {
-		if _, err := s.p.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS main.`+p.mark+` (
+		schema = append(schema, stmt{query: `CREATE TABLE IF NOT EXISTS main.` + p.mark + ` (
 			id INTEGER PRIMARY KEY CHECK (id = 1),
 			upto INTEGER NOT NULL
-		)`); err != nil {
-			return err
-		}
-		if _, err := s.p.ExecContext(ctx, `INSERT OR IGNORE INTO main.`+p.mark+` (id, upto) VALUES (1, 0)`); err != nil {
-			return err
-		}
+		)`}, stmt{query: `INSERT OR IGNORE INTO main.` + p.mark + ` (id, upto) VALUES (1, 0)`})
+	}
+	if err := inTx(ctx, s.p, s.pckpt, schema...); err != nil {
+		return err
 	}
 	if err := s.finishErasures(ctx); err != nil {
 		return err
@@ -302,17 +297,21 @@ func (s *Store) startPeopleAnew(ctx context.Context) error {
 	if old == 0 {
 		return nil
 	}
+	rows, err := s.db.QueryContext(ctx, `SELECT type, name FROM sqlite_master WHERE name IN (SELECT value FROM json_each(?))`, string(names))
+	if err != nil {
+		return err
+	}
 	steps = steps[:0]
-	for _, name := range inAnalytics {
-		var kind string
-		err := s.db.QueryRowContext(ctx, `SELECT type FROM sqlite_master WHERE name = ?`, name).Scan(&kind)
-		if errors.Is(err, sql.ErrNoRows) {
-			continue
-		}
-		if err != nil {
+	for rows.Next() {
+		var kind, name string
+		if err := rows.Scan(&kind, &name); err != nil {
+			rows.Close()
 			return err
 		}
 		steps = append(steps, stmt{query: `DROP ` + strings.ToUpper(kind) + ` IF EXISTS main.` + name})
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return err
 	}
 	return inTx(ctx, s.db, s.ckpt, steps...)
 }
@@ -379,10 +378,10 @@ func (p *personIndex) chunk(ctx context.Context, s *Store) (done bool, err error
 }
 
 // erasure is an erasure under way, as the people file records it:
-// the website's subscribers and external ids erased (JSON arrays), the
-// rowids of their events and behaviors, and the keys those behaviors
-// have entries under (each behavior has one under its subscriber and one
-// under its external id, which need not be the ones erased).
+// the website's subscribers and external ids erased, the rowids of their
+// events and behaviors, and the keys those behaviors have entries under
+// (each behavior has one under its subscriber and one under its external
+// id, which need not be the ones erased).
 type erasure struct {
 	// File is analytics_file.id before the erasure; NewFile the one its
 	// deletes give it (peopleSchema).
@@ -395,6 +394,25 @@ type erasure struct {
 	Behaviors      []int64  `json:"behaviors"`
 	SubscriberKeys []string `json:"subscriberKeys"`
 	ExternalKeys   []string `json:"externalKeys"`
+}
+
+// erasureArgs are an erasure's lists as the JSON arrays its statements
+// take.
+type erasureArgs struct {
+	subs, exts, events, behaviors, subKeys, extKeys string
+}
+
+// args is e's lists as JSON arrays.
+func (e *erasure) args() (erasureArgs, error) {
+	var errs []error
+	js := func(list any) string {
+		b, err := json.Marshal(list)
+		errs = append(errs, err)
+		return string(b)
+	}
+	a := erasureArgs{subs: js(e.Subscribers), exts: js(e.ExternalIDs), events: js(e.Events), behaviors: js(e.Behaviors),
+		subKeys: js(e.SubscriberKeys), extKeys: js(e.ExternalKeys)}
+	return a, errors.Join(errs...)
 }
 
 // Erase deletes every event of the website's subscribers, and their
@@ -450,7 +468,7 @@ func (s *Store) Erase(ctx context.Context, websiteID string, subscriberIDs, exte
 
 // listErased is Erase's step 1.
 func (s *Store) listErased(ctx context.Context, e *erasure) error {
-	subs, exts, err := jsonArrays(e.Subscribers, e.ExternalIDs)
+	a, err := e.args()
 	if err != nil {
 		return err
 	}
@@ -462,7 +480,7 @@ func (s *Store) listErased(ctx context.Context, e *erasure) error {
 	if err := tx.QueryRowContext(ctx, `SELECT id FROM analytics_file`).Scan(&e.File); err != nil {
 		return err
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT rowid FROM events WHERE rowid IN (`+personRows+`) AND `+ofPeople, subs, e.WebsiteID)
+	rows, err := tx.QueryContext(ctx, `SELECT rowid FROM events WHERE rowid IN (`+personRows+`) AND `+ofPeople, a.subs, e.WebsiteID)
 	if err != nil {
 		return err
 	}
@@ -478,7 +496,7 @@ func (s *Store) listErased(ctx context.Context, e *erasure) error {
 		return err
 	}
 	rows, err = tx.QueryContext(ctx, `SELECT rowid, subscriber_id, external_id FROM behaviors NOT INDEXED
-		WHERE rowid IN (`+erasedBehaviors+`) AND `+behaviorsOfPeople, e.WebsiteID, subs, exts)
+		WHERE rowid IN (`+erasedBehaviors+`) AND `+behaviorsOfPeople, e.WebsiteID, a.subs, a.exts)
 	if err != nil {
 		return err
 	}
@@ -514,7 +532,7 @@ func (s *Store) beginErasure(ctx context.Context, e *erasure) (id int64, err err
 	if err != nil {
 		return 0, err
 	}
-	evs, bhs, err := jsonArrays(e.Events, e.Behaviors)
+	a, err := e.args()
 	if err != nil {
 		return 0, err
 	}
@@ -529,7 +547,7 @@ func (s *Store) beginErasure(ctx context.Context, e *erasure) (id int64, err err
 	for _, m := range []struct {
 		p    *personIndex
 		rows string
-	}{{&eventsPeople, evs}, {&behaviorsPeople, bhs}} {
+	}{{&eventsPeople, a.events}, {&behaviorsPeople, a.behaviors}} {
 		// The newest row left: read from the table's end back, past the
 		// erased ones.
 		if _, err := tx.ExecContext(ctx, `UPDATE `+m.p.mark+` SET upto = min(upto, coalesce((SELECT rowid FROM `+m.p.table+`
@@ -553,11 +571,7 @@ func (s *Store) finishErasure(ctx context.Context, id int64, e *erasure) error {
 // synchronous NORMAL). Done again after a crash, it deletes a row only
 // if it is still the erased people's (a new row may have its rowid).
 func (s *Store) deleteErased(ctx context.Context, e *erasure) error {
-	subs, exts, err := jsonArrays(e.Subscribers, e.ExternalIDs)
-	if err != nil {
-		return err
-	}
-	evs, bhs, err := jsonArrays(e.Events, e.Behaviors)
+	a, err := e.args()
 	if err != nil {
 		return err
 	}
@@ -576,11 +590,11 @@ func (s *Store) deleteErased(ctx context.Context, e *erasure) error {
 	}
 	defer tx.Rollback()
 	if _, err := tx.ExecContext(ctx, `DELETE FROM events WHERE rowid IN (SELECT value FROM json_each(?3)) AND `+ofPeople,
-		subs, e.WebsiteID, evs); err != nil {
+		a.subs, e.WebsiteID, a.events); err != nil {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM behaviors NOT INDEXED WHERE rowid IN (SELECT value FROM json_each(?4)) AND `+behaviorsOfPeople,
-		e.WebsiteID, subs, exts, bhs); err != nil {
+		e.WebsiteID, a.subs, a.exts, a.behaviors); err != nil {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE analytics_file SET id = ?`, e.NewFile); err != nil {
@@ -592,23 +606,15 @@ func (s *Store) deleteErased(ctx context.Context, e *erasure) error {
 // unindexErased is Erase's step 4: it deletes the rows' entries and the
 // erasure's record id, on the people file's connection.
 func (s *Store) unindexErased(ctx context.Context, id int64, e *erasure) error {
-	subs, _, err := jsonArrays(e.Subscribers, nil)
-	if err != nil {
-		return err
-	}
-	evs, bhs, err := jsonArrays(e.Events, e.Behaviors)
-	if err != nil {
-		return err
-	}
-	subKeys, extKeys, err := jsonArrays(e.SubscriberKeys, e.ExternalKeys)
+	a, err := e.args()
 	if err != nil {
 		return err
 	}
 	return inTx(ctx, s.p, s.pckpt,
 		stmt{`DELETE FROM events_people WHERE subscriber_id IN (SELECT value FROM json_each(?1))
-			AND event IN (SELECT value FROM json_each(?2))`, []any{subs, evs}},
-		stmt{unindexBehaviors, []any{e.WebsiteID, bhs, 0, subKeys}},
-		stmt{unindexBehaviors, []any{e.WebsiteID, bhs, 1, extKeys}},
+			AND event IN (SELECT value FROM json_each(?2))`, []any{a.subs, a.events}},
+		stmt{unindexBehaviors, []any{e.WebsiteID, a.behaviors, 0, a.subKeys}},
+		stmt{unindexBehaviors, []any{e.WebsiteID, a.behaviors, 1, a.extKeys}},
 		stmt{`UPDATE people_of SET file = ?`, []any{e.NewFile}},
 		stmt{`DELETE FROM people_erasures WHERE id = ?`, []any{id}})
 }
@@ -686,16 +692,6 @@ func inTx(ctx context.Context, db *sql.DB, ckpt *wal.Checkpointer, stmts ...stmt
 		}
 	}
 	return commit(tx, ckpt)
-}
-
-// jsonArrays is a and b as JSON arrays.
-func jsonArrays[T any](a, b []T) (string, string, error) {
-	ja, err := json.Marshal(nonNil(a))
-	if err != nil {
-		return "", "", err
-	}
-	jb, err := json.Marshal(nonNil(b))
-	return string(ja), string(jb), err
 }
 
 // nonNil is s, or an empty slice (JSON [], not null).

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -90,14 +89,7 @@ func downgrade(t *testing.T, s *Store, ddl string) *Store {
 	t.Helper()
 	file := pathOf(t, s)
 	s.Close()
-	old, err := sql.Open("sqlite", "file:"+file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer old.Close()
-	if _, err := old.Exec(ddl); err != nil {
-		t.Fatal(err)
-	}
+	rawExec(t, file, ddl)
 	return reopen(t, file)
 }
 

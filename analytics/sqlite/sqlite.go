@@ -101,12 +101,13 @@ CREATE TABLE IF NOT EXISTS events (
 -- indexed by person afterwards, in bulk (people.go).
 CREATE INDEX IF NOT EXISTS events_notification_kind ON events (notification_id, kind);
 DROP INDEX IF EXISTS events_notification;
+-- The file's id, which the people file names and each erasure changes
+-- (people.go).
+CREATE TABLE IF NOT EXISTS analytics_file (id TEXT NOT NULL);
+INSERT INTO analytics_file (id) SELECT lower(hex(randomblob(16))) WHERE NOT EXISTS (SELECT 1 FROM analytics_file);
 -- Behaviors keep properties last: a row of large properties overflows its
 -- page, and the columns after them would be read through the overflow.
 -- Their indexes are made by behaviorIndexes, after the seq column exists.
--- The file's id, which the people file names (people.go).
-CREATE TABLE IF NOT EXISTS analytics_file (id TEXT NOT NULL);
-INSERT INTO analytics_file (id) SELECT lower(hex(randomblob(16))) WHERE NOT EXISTS (SELECT 1 FROM analytics_file);
 CREATE TABLE IF NOT EXISTS behaviors (
 	id TEXT NOT NULL PRIMARY KEY,
 	website_id TEXT NOT NULL,
