@@ -200,7 +200,7 @@ var dialect = sqlstore.Dialect{
 	Elems:      func(arg string) string { return "json_each(" + arg + ")" },
 	ForUpdate:  func(...string) string { return "" },
 	SkipLocked: func(...string) string { return "" },
-	Lock:       func(context.Context, sqlstore.Conn, int64) error { return nil },
+	Lock:       func(context.Context, sqlstore.Conn, ...int64) error { return nil },
 	// lower() folds ASCII only: the store's notification search is folded
 	// in Go (store.FoldSearch) for that reason.
 	ContainsFold: func(col, arg string) string { return "instr(lower(" + col + "), lower(" + arg + ")) > 0" },

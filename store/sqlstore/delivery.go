@@ -212,18 +212,23 @@ func ResultService(r store.PushResult) string {
 // counters. It returns the new results, and false for an unknown
 // notification.
 //
-// It first locks the notification's row, which the counters' UPDATE
-// would lock anyway: concurrent writes of one send's results (a
-// redelivered batch racing its first delivery) then run one after the
-// other, and each reads what the one before it recorded. The new results
-// are those no run of the ledger holds yet (ledgerRecorded). They go to
-// the push ledger as one run per shard, bucket, outcome and push service
-// (ResultService), however many they are, rowsPerInsert runs a
-// statement (a broadcast's write holds tens of runs, of a few ids each);
-// then one UPDATE of the counters.
+// It first locks the send's shards that the results are of (ledgerLocks):
+// concurrent writes of the same shard's results (a redelivered batch
+// racing its first delivery) then run one after the other, and each reads
+// what the one before it recorded. The new results are those no run of
+// the ledger holds yet (ledgerRecorded). They go to the push ledger as one
+// run per shard, bucket, outcome and push service (ResultService), however
+// many they are, rowsPerInsert runs a statement (a broadcast's write holds
+// tens of runs, of a few ids each); then one UPDATE of the counters, which
+// locks the notification's row until the transaction ends. Writes of
+// other shards go on meanwhile, and the row, which every write of the
+// send and every shard's completion (ShardDone) updates, is held only from
+// that last statement to the commit (it was locked first, for the whole
+// transaction, and the pushers' writes and the shards' completions queued
+// on it: docs/scale-out.md).
 func (s *Store) recordResults(ctx context.Context, tx Conn, notificationID string, rs []store.PushResult) ([]store.PushResult, bool, error) {
 	var seq int64
-	err := tx.QueryRow(ctx, `SELECT seq FROM notifications WHERE id = $1 `+s.d.LockRows("NO KEY UPDATE"), notificationID).Scan(&seq)
+	err := tx.QueryRow(ctx, `SELECT seq FROM notifications WHERE id = $1`, notificationID).Scan(&seq)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, false, nil
 	}
@@ -233,6 +238,9 @@ func (s *Store) recordResults(ctx context.Context, tx Conn, notificationID strin
 	endpoints := make([]store.ShardEndpoint, len(rs))
 	for i, r := range rs {
 		endpoints[i] = store.ShardEndpoint{ID: r.EndpointID, Shard: r.Shard}
+	}
+	if err := s.d.Lock(ctx, tx, ledgerLocks(seq, endpoints)...); err != nil {
+		return nil, false, err
 	}
 	done, err := s.ledgerRecorded(ctx, tx, notificationID, endpoints)
 	if err != nil {
@@ -286,6 +294,21 @@ func (s *Store) recordResults(ctx context.Context, tx Conn, notificationID strin
 		return nil, false, err
 	}
 	return added, true, nil
+}
+
+// ledgerLocks are the lock keys (Dialect.Lock) of the send's shards that
+// the endpoints are in, sorted. A key is the shard's place among every
+// send's shards, seq × store.Shards + shard, folded into the negative
+// 32-bit keys (the store's other locks are positive): two shards share a
+// key only when their sends are 2^31 ÷ store.Shards sends apart, and then
+// merely wait for each other.
+func ledgerLocks(seq int64, endpoints []store.ShardEndpoint) []int64 {
+	keys := make([]int64, 0, 1)
+	for _, e := range endpoints {
+		keys = append(keys, -1-(seq*store.Shards+int64(e.Shard))%(1<<31))
+	}
+	slices.Sort(keys)
+	return slices.Compact(keys)
 }
 
 // ledgerInsertN is the number of columns recordResults inserts a run of

@@ -36,10 +36,13 @@ type Dialect struct {
 	// PostgreSQL: rows another transaction holds are passed over. "" on
 	// SQLite.
 	SkipLocked func(of ...string) string
-	// Lock takes a lock held until tx ends, serialising the transactions
-	// that take the same key (pg_advisory_xact_lock keyed by the schema).
-	// SQLite's one writer serialises every write: it does nothing there.
-	Lock func(ctx context.Context, tx Conn, key int64) error
+	// Lock takes a lock on each key, held until tx ends, serialising the
+	// transactions that take the same key (pg_advisory_xact_lock keyed by
+	// the schema), in one statement, in the order given: callers that take
+	// several give them sorted, so that two never wait for each other.
+	// Keys are 32-bit. SQLite's one writer serialises every write: it does
+	// nothing there.
+	Lock func(ctx context.Context, tx Conn, keys ...int64) error
 	// ContainsFold is the condition that the text expression col contains
 	// the text argument arg in any letter case.
 	ContainsFold func(col, arg string) string
