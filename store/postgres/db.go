@@ -94,12 +94,8 @@ var dialect = sqlstore.Dialect{
 		return "FOR UPDATE OF " + strings.Join(of, ", ") + " SKIP LOCKED"
 	},
 	Lock: func(ctx context.Context, tx sqlstore.Conn, keys ...int64) error {
-		switch len(keys) {
-		case 0:
+		if len(keys) == 0 {
 			return nil
-		case 1:
-			_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))`, keys[0])
-			return err
 		}
 		// unnest gives the keys in the array's order.
 		_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(k, hashtext(current_schema()))

@@ -303,7 +303,7 @@ func (s *Store) recordResults(ctx context.Context, tx Conn, notificationID strin
 // key only when their sends are 2^31 ÷ store.Shards sends apart, and then
 // merely wait for each other.
 func ledgerLocks(seq int64, endpoints []store.ShardEndpoint) []int64 {
-	keys := make([]int64, 0, 1)
+	keys := make([]int64, 0, len(endpoints))
 	for _, e := range endpoints {
 		keys = append(keys, -1-(seq*store.Shards+int64(e.Shard))%(1<<31))
 	}

@@ -39,7 +39,7 @@ type Dialect struct {
 	// Lock takes a lock on each key, held until tx ends, serialising the
 	// transactions that take the same key (pg_advisory_xact_lock keyed by
 	// the schema), in one statement, in the order given: callers that take
-	// several give them sorted, so that two never wait for each other.
+	// several give them sorted, so that two such callers cannot deadlock.
 	// Keys are 32-bit. SQLite's one writer serialises every write: it does
 	// nothing there.
 	Lock func(ctx context.Context, tx Conn, keys ...int64) error
