@@ -7,12 +7,25 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
+
+// connect opens the bench's own connection to the cluster's PostgreSQL.
+// The DSN is the nodes' too, so it may carry pool settings
+// (pool_max_conns, ...) that a plain connection refuses: they are read
+// as the nodes' pools read them, and left out.
+func connect(ctx context.Context, dsn string) (*pgx.Conn, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.ConnectConfig(ctx, cfg.ConnConfig)
+}
 
 // dropSchema removes a cluster run's schema.
 func dropSchema(dsn, schema string) {
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
+	conn, err := connect(ctx, dsn)
 	if err != nil {
 		return
 	}
@@ -28,7 +41,7 @@ func dropSchema(dsn, schema string) {
 // PostgreSQL with autovacuum off, so without this the first broadcast after
 // a million registrations would pay for them.
 func settle(ctx context.Context, dsn, schema string) error {
-	conn, err := pgx.Connect(ctx, dsn)
+	conn, err := connect(ctx, dsn)
 	if err != nil {
 		return err
 	}
@@ -80,7 +93,7 @@ func withApplicationName(dsn, name string) (string, error) {
 // writer, background writer, autovacuum), not the backends of other
 // clients sharing the server.
 func runProcesses(ctx context.Context, dsn, app string) ([]int, error) {
-	conn, err := pgx.Connect(ctx, dsn)
+	conn, err := connect(ctx, dsn)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"maps"
+	"net/url"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -77,5 +78,39 @@ func TestSettleVacuumsAndAnalyzesTheRunsTables(t *testing.T) {
 	}
 	if err := settle(ctx, dsn, "rb_settle_missing"); err == nil {
 		t.Error("settle of a schema without tables succeeded")
+	}
+}
+
+// TestConnectTakesTheNodesPoolSettings requires the bench's own
+// connections to accept a DSN that sets the nodes' pools, which a plain
+// connection refuses.
+func TestConnectTakesTheNodesPoolSettings(t *testing.T) {
+	schema := storetest.PostgresSchema(t)
+	ctx := context.Background()
+	u, err := url.Parse(storetest.PostgresDSN())
+	if err != nil {
+		t.Skipf("RELAYBELL_TEST_POSTGRES is not a URL: %v", err)
+	}
+	q := u.Query()
+	q.Set("pool_max_conns", "2")
+	u.RawQuery = q.Encode()
+	dsn := u.String()
+	if conn, err := pgx.Connect(ctx, dsn); err == nil {
+		conn.Close(ctx)
+		t.Fatal("a plain connection took pool_max_conns: this test no longer tells connect's reason")
+	}
+	conn, err := connect(ctx, dsn)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `CREATE TABLE `+pgx.Identifier{schema, "t"}.Sanitize()+` (id int)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := settle(ctx, dsn, schema); err != nil {
+		t.Errorf("settle: %v", err)
+	}
+	if _, err := runProcesses(ctx, dsn, schema); err != nil {
+		t.Errorf("runProcesses: %v", err)
 	}
 }

@@ -13,6 +13,20 @@ import (
 	"github.com/relaybell/relaybell/store"
 )
 
+// padRows is how many rows a batched statement's VALUES list of n rows
+// gets: the next power of two, at most max. The rows past n match
+// nothing (their ids are empty). A statement's text then takes one of
+// a few forms rather than one per batch size, so that PostgreSQL's
+// prepared statements are planned a few times on each connection and
+// then reuse a kept plan, as they would not for texts seen once.
+func padRows(n, max int) int {
+	rows := 1
+	for rows < n {
+		rows *= 2
+	}
+	return min(rows, max)
+}
+
 // lastInteractionOrder is the order of a subscriber's interactions i in
 // which the first is the one a conversion is credited to: a click before
 // a delivery, then the latest, then the least notification id.
@@ -56,29 +70,35 @@ func (s *Store) LastInteractions(ctx context.Context, websiteID string, queries 
 	out := make([]store.Interaction, len(queries))
 	for start := 0; start < len(queries); start += interactionsChunk {
 		chunk := queries[start:min(start+interactionsChunk, len(queries))]
-		values := make([]string, len(chunk))
-		args := make([]any, 1, 1+2*len(chunk))
-		args[0] = websiteID
-		for i, q := range chunk {
+		rows := padRows(len(chunk), interactionsChunk)
+		values := make([]string, rows)
+		args := make([]any, 0, 3*rows+1)
+		for i := range rows {
 			n := len(args)
-			// The index is a literal: the engines would type an argument
-			// there as text.
-			values[i] = fmt.Sprintf("(%d, $%d, CAST($%d AS %s))", start+i, n+1, n+2, s.d.DDL.Time)
-			args = append(args, q.SubscriberID, s.time(q.Since))
+			// The index is cast: the engines would type an argument there
+			// as text.
+			values[i] = fmt.Sprintf("(CAST($%d AS %s), $%d, CAST($%d AS %s))", n+1, s.d.DDL.Bigint, n+2, n+3, s.d.DDL.Time)
+			if i < len(chunk) {
+				args = append(args, start+i, chunk[i].SubscriberID, s.time(chunk[i].Since))
+			} else { // a pad row: no subscriber has the empty id
+				args = append(args, -1, "", s.time(time.Unix(0, 0)))
+			}
 		}
-		rows, err := s.db.Read().Query(ctx, `SELECT q, notification_id, kind FROM (
+		site := fmt.Sprintf("$%d", len(args)+1)
+		args = append(args, websiteID)
+		found, err := s.db.Read().Query(ctx, `SELECT q, notification_id, kind FROM (
 			SELECT v.column1 AS q, i.notification_id, i.kind,
 				row_number() OVER (PARTITION BY v.column1 ORDER BY `+lastInteractionOrder+`) AS r
 			FROM (VALUES `+strings.Join(values, ", ")+`) AS v
-			JOIN endpoints e ON e.subscriber_id = v.column2 AND e.website_id = $1
+			JOIN endpoints e ON e.subscriber_id = v.column2 AND e.website_id = `+site+`
 			JOIN interactions i ON i.endpoint_id = e.id AND i.at >= v.column3
-			JOIN notifications n ON n.id = i.notification_id AND n.website_id = $1
+			JOIN notifications n ON n.id = i.notification_id AND n.website_id = `+site+`
 		) AS found WHERE r = 1`, args...)
 		type row struct {
 			q        int
 			id, kind string
 		}
-		list, err := CollectRows(rows, err, func(r *row) []any { return []any{&r.q, &r.id, &r.kind} })
+		list, err := CollectRows(found, err, func(r *row) []any { return []any{&r.q, &r.id, &r.kind} })
 		if err != nil {
 			return nil, fmt.Errorf("finding last interactions: %w", s.mapErr(err))
 		}
@@ -131,13 +151,19 @@ func (s *Store) CreditConversions(ctx context.Context, list []store.ConversionCr
 	}
 	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
 		for chunk := range slices.Chunk(ids, creditsChunk) {
-			values := make([]string, len(chunk))
-			args := make([]any, 0, 6*len(chunk))
-			for i, id := range chunk {
-				c, n := byEvent[id], len(args)
+			padded := padRows(len(chunk), creditsChunk)
+			values := make([]string, padded)
+			args := make([]any, 0, 6*padded)
+			for i := range padded {
+				n := len(args)
 				values[i] = fmt.Sprintf("($%d, $%d, CAST($%d AS %s), CAST($%d AS %s), CAST($%d AS %s), $%d)",
 					n+1, n+2, n+3, s.d.DDL.Float, n+4, s.d.DDL.Bool, n+5, s.d.DDL.Time, n+6)
-				args = append(args, c.EventID, c.NotificationID, c.Value, c.Clicked, s.time(nowOr(c.At)), c.WebsiteID)
+				if i < len(chunk) {
+					c := byEvent[chunk[i]]
+					args = append(args, c.EventID, c.NotificationID, c.Value, c.Clicked, s.time(nowOr(c.At)), c.WebsiteID)
+				} else { // a pad row: no notification has the empty id
+					args = append(args, "", "", 0.0, false, s.time(time.Unix(0, 0)), "")
+				}
 			}
 			rows, err := tx.Query(ctx, `INSERT INTO conversion_credits (event_id, notification_id, value, clicked, at)
 				SELECT v.column1, n.id, v.column3, v.column4, v.column5
@@ -297,14 +323,20 @@ func (s *Store) AddInterests(ctx context.Context, list []store.ProductInterest) 
 	}
 	add := func(tx Conn) error {
 		for chunk := range slices.Chunk(keys, interestsChunk) {
-			values := make([]string, len(chunk))
-			args := make([]any, 0, 5*len(chunk))
-			for i, k := range chunk {
+			rows := padRows(len(chunk), interestsChunk)
+			values := make([]string, rows)
+			args := make([]any, 0, 5*rows)
+			for i := range rows {
 				n := len(args)
 				// Both engines name a VALUES list's columns column1,
 				// column2, ...; the time is cast to its column's type.
 				values[i] = fmt.Sprintf("($%d, $%d, $%d, $%d, CAST($%d AS %s))", n+1, n+2, n+3, n+4, n+5, s.d.DDL.Time)
-				args = append(args, k.website, k.product, k.kind, k.subscriber, s.time(latest[k]))
+				if i < len(chunk) {
+					k := chunk[i]
+					args = append(args, k.website, k.product, k.kind, k.subscriber, s.time(latest[k]))
+				} else { // a pad row: no subscriber has the empty id
+					args = append(args, "", "", "", "", s.time(time.Unix(0, 0)))
+				}
 			}
 			if _, err := tx.Exec(ctx, `INSERT INTO product_interests (website_id, product_id, kind, subscriber_id, created_at)
 				SELECT s.website_id, v.column2, v.column3, s.id, v.column5
