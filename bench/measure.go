@@ -2,8 +2,10 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"runtime"
 	"runtime/pprof"
@@ -114,8 +116,53 @@ func startCPU(groups ...map[string]int) func() (map[string]float64, float64) {
 	}
 }
 
-// cpuSeconds is the user and system time a process has used; 0 when unknown.
+// cpuSeconds is the processor time a process has used; 0 when unknown.
+// It is the sum of its threads' run times in nanoseconds
+// (/proc/<pid>/task/*/schedstat) where the kernel keeps them, and the
+// user and system times of /proc/<pid>/stat, in whole clock ticks of
+// 10 ms, otherwise: a fake push service that spends 30 µs on each of 300
+// pushes uses less than one tick, which a tick's count reads as none.
 func cpuSeconds(pid int) float64 {
+	if sec, ok := threadSeconds(pid); ok {
+		return sec
+	}
+	return statSeconds(pid)
+}
+
+// threadSeconds sums the run time of a process's live threads, the first
+// field of each one's schedstat; ok is false when they cannot be read.
+// The threads that have exited are not counted: the senders measured are
+// Go processes, whose threads live as long as they do, and PostgreSQL's
+// processes have one thread each.
+func threadSeconds(pid int) (sec float64, ok bool) {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil || len(tasks) == 0 {
+		return 0, false
+	}
+	var ns uint64
+	for _, task := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/schedstat", pid, task.Name()))
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // the thread has exited since the listing
+			}
+			return 0, false
+		}
+		f := strings.Fields(string(b))
+		if len(f) == 0 {
+			return 0, false
+		}
+		n, err := strconv.ParseUint(f[0], 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		ns += n
+	}
+	return float64(ns) / 1e9, true
+}
+
+// statSeconds is the user and system time of /proc/<pid>/stat.
+func statSeconds(pid int) float64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0
