@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"maps"
+	"time"
 
 	"github.com/relaybell/relaybell/store"
 )
@@ -25,12 +26,16 @@ type PeopleBase interface {
 // set, changed or cleared; a subscriber deleted), whatever node or store
 // method made it.
 //
-// Unlike the definitions, the version is read on every Refs call, before
-// anything is answered from the cache (a TTL of 0): a change committed
-// before a batch of lookups began is seen by every node, as a read of the
-// store would see it, so a cached answer never differs from the store's.
-// A batch whose keys are all known costs one read of one row, where
-// PersonRefs reads two indexes per key.
+// Unlike the definitions, a change whose call returned before a batch of
+// lookups began is seen by every node, as a read of the store would see
+// it, so a cached answer never differs from the store's. A store that
+// offers a lease on the version (PeopleLease, below) waits out every
+// node's lease before a call that moved the version returns: the cache
+// then trusts a version read for the lease's length from when it was
+// sent. Over any other store the version is read on every Refs call,
+// before anything is answered from the cache (a TTL of 0). A batch whose
+// keys are all known costs at most one read of one row, where PersonRefs
+// reads two indexes per key.
 //
 // Only keys that named somebody are kept; a key naming nobody is read
 // each time (a new subscriber does not move the version).
@@ -50,7 +55,17 @@ func NewPeople(base PeopleBase, logger *slog.Logger) *People {
 	p := &People{base: base, refs: map[personKey]store.PersonRef{}}
 	p.v = versioned{read: base.PeopleVersion, what: "people version", logger: logger,
 		drop: func() { clear(p.refs) }}
+	if l, ok := base.(PeopleLeaser); ok {
+		p.v.ttl = l.PeopleLease()
+	}
 	return p
+}
+
+// PeopleLeaser is a PeopleBase whose every call that moves the people
+// version returns only PeopleLease after its commit (store/postgres): a
+// version read is then good for that long on every node.
+type PeopleLeaser interface {
+	PeopleLease() time.Duration
 }
 
 // Refs answers PersonRefs of each website's keys (keys by website id), as

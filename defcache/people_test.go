@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/relaybell/relaybell/store"
 )
@@ -75,4 +76,52 @@ func TestPeople(t *testing.T) {
 	f.fail = false
 	look(both, "ann", "nobody", "s-1") // the first read after a failure trusts nothing kept
 	look(both, "nobody")
+}
+
+// leasedPeople is a fakePeople whose every change waits out a lease.
+type leasedPeople struct {
+	*fakePeople
+	lease time.Duration
+}
+
+func (l leasedPeople) PeopleLease() time.Duration { return l.lease }
+
+// Over a store that leases the version, People reads it once for the
+// lease's length, whatever the lookups meanwhile, then again; over one
+// that does not, once a call.
+func TestPeopleLease(t *testing.T) {
+	ctx := context.Background()
+	ann := store.PersonRef{ID: "s-1", ExternalID: "ann"}
+	for _, c := range []struct {
+		lease time.Duration
+		want  int
+	}{{time.Hour, 1}, {0, 3}} {
+		f := &fakePeople{refs: map[string]store.PersonRef{"ann": ann}, version: 1}
+		var base PeopleBase = f
+		if c.lease > 0 {
+			base = leasedPeople{f, c.lease}
+		}
+		p := NewPeople(base, nil)
+		for range 3 {
+			got, err := p.Refs(ctx, map[string][]string{"w": {"ann"}})
+			if err != nil || got["w"]["ann"] != ann {
+				t.Fatalf("lease %s: %v, %v", c.lease, got, err)
+			}
+		}
+		if f.vreads != c.want || len(f.reads) != 1 {
+			t.Errorf("lease %s: %d version reads and %d key reads for three lookups, want %d and 1", c.lease, f.vreads, len(f.reads), c.want)
+		}
+	}
+	// Once the lease ran out, the version is read again.
+	f := &fakePeople{refs: map[string]store.PersonRef{"ann": ann}, version: 1}
+	p := NewPeople(leasedPeople{f, time.Millisecond}, nil)
+	for range 2 {
+		if _, err := p.Refs(ctx, map[string][]string{"w": {"ann"}}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	if f.vreads != 2 {
+		t.Errorf("%d version reads for two lookups a lease apart, want 2", f.vreads)
+	}
 }

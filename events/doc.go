@@ -46,7 +46,8 @@
 // On the hot path, concurrent events share their store calls: the person
 // lookups (ids only, one call per website of a batch, answered from
 // package defcache's People while the people version has not moved: a
-// batch of known people costs one read of it), the conversions' search
+// batch of known people costs at most one read of it, none within the
+// lease PostgreSQL's store offers on it), the conversions' search
 // for the send to credit (one call per website of a batch) and the
 // interests (one upsert per batch), each request answered once the call
 // holding its own returned, so an interest is committed when its event

@@ -338,8 +338,9 @@ func (s *Service) Track(ctx context.Context, in Input) (Answer, error) {
 // person is whom the event names, or nil: subscriberId first, then
 // externalId. A person of another website, or one not stored yet, is
 // nobody (the event keeps the external id it named). Concurrent events
-// share their lookups: a batch reads the people version, then the keys
-// not cached, one store call per website, reading only ids.
+// share their lookups: a batch reads the people version (unless the
+// store's lease on the last read holds), then the keys not cached, one
+// store call per website, reading only ids.
 func (s *Service) person(ctx context.Context, in Input) (*store.PersonRef, error) {
 	key, byID := in.SubscriberID, true
 	if key == "" {

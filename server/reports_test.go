@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"fmt"
-	"github.com/relaybell/relaybell/webhooks/smtptest"
 	"image/png"
 	"io"
 	"mime"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/relaybell/relaybell/webhooks/smtptest"
 
 	"github.com/relaybell/relaybell/webpush"
 	"github.com/relaybell/relaybell/webpush/webpushtest"

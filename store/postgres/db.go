@@ -30,8 +30,9 @@ func (d *db) Tx(ctx context.Context, opt sqlstore.TxOptions, fn func(tx sqlstore
 // Snapshot runs fn in a REPEATABLE READ, READ ONLY transaction: its
 // reads share the snapshot its first statement took.
 func (d *db) Snapshot(ctx context.Context, fn func(read sqlstore.Conn) error) error {
-	return inTx(ctx, d.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
+	_, err := inTx(ctx, d.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
 		func(tx querier) error { return fn(conn{tx}) })
+	return err
 }
 
 func (d *db) Close() error {

@@ -169,3 +169,49 @@ func TestBatchStatementsArePadded(t *testing.T) {
 		}
 	}
 }
+
+// A transaction that moved the people version returns only once every
+// node's lease on a version read before it ran out (PeopleLease); one that
+// did not, or rolled back, does not wait, and leaves no mark on its
+// connection for the next.
+func TestPeopleChangesOutlastTheLease(t *testing.T) {
+	s := openAt(t, testSchema(t)+"&pool_max_conns=1") // one connection: the same each time
+	storetest.BenchSetup(t, s)
+	ctx := context.Background()
+	if _, err := s.pool.Exec(ctx, `INSERT INTO subscribers (id, website_id, shard, created_at, last_seen_at)
+		VALUES ('sub', $1, 0, now(), now())`, storetest.BenchWebsite); err != nil {
+		t.Fatal(err)
+	}
+	errStop := errors.New("stop")
+	for _, c := range []struct {
+		name  string
+		query string
+		err   error // fn's: the transaction rolls back
+		waits bool
+	}{
+		{"an external id set", `UPDATE subscribers SET external_id = 'ann' WHERE id = 'sub'`, nil, true},
+		{"the same external id", `UPDATE subscribers SET external_id = 'ann' WHERE id = 'sub'`, nil, false},
+		{"labels", `UPDATE subscribers SET tags = '{"a":"b"}' WHERE id = 'sub'`, nil, false},
+		{"a change rolled back", `UPDATE subscribers SET external_id = 'bob' WHERE id = 'sub'`, errStop, false},
+		{"after it", `UPDATE subscribers SET tags = '{}' WHERE id = 'sub'`, nil, false},
+		{"an erasure", `DELETE FROM subscribers WHERE id = 'sub'`, nil, true},
+	} {
+		before, start := s.leasesOutlasted.Load(), time.Now()
+		err := s.inTx(ctx, false, func(q querier) error {
+			if _, err := q.Exec(ctx, c.query); err != nil {
+				return err
+			}
+			return c.err
+		})
+		took := time.Since(start)
+		if !errors.Is(err, c.err) {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if waited := s.leasesOutlasted.Load() - before; waited != map[bool]int64{false: 0, true: 1}[c.waits] {
+			t.Errorf("%s: waited out the leases %d times", c.name, waited)
+		}
+		if c.waits && took < s.PeopleLease() {
+			t.Errorf("%s: returned %s after it began, within the lease (%s)", c.name, took, s.PeopleLease())
+		}
+	}
+}

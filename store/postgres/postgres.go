@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -30,6 +31,9 @@ type Store struct {
 
 	pool   *pgxpool.Pool
 	logger *slog.Logger
+	// leasesOutlasted counts the transactions that moved the people
+	// version and waited (outlastLeases), for the tests.
+	leasesOutlasted atomic.Int64
 }
 
 // Open connects to the database named by dsn (a libpq URL or key=value
@@ -128,7 +132,47 @@ func (s *Store) Close() error {
 // serialization failure, or after a unique violation when retryUnique is
 // set (an upsert that lost a race to insert the same row finds it next time).
 func (s *Store) inTx(ctx context.Context, retryUnique bool, fn func(tx querier) error) error {
-	return s.retry(ctx, retryUnique, func() error { return inTx(ctx, s.pool, pgx.TxOptions{}, fn) })
+	var moved bool
+	err := s.retry(ctx, retryUnique, func() (err error) {
+		moved, err = inTx(ctx, s.pool, pgx.TxOptions{}, fn)
+		return err
+	})
+	if err == nil && moved {
+		s.outlastLeases(ctx)
+	}
+	return err
+}
+
+// PeopleLease is how long a node's person cache (defcache.People) trusts
+// a read of the people version, from when the read was sent: lookups in
+// that time answer from what the node found before without reading the
+// version again, where a read for every batch of lookups was most of the
+// statements of an event (docs/scale-out.md, "The people version
+// leased").
+//
+// A transaction that moved the version returns only PeopleLease after its
+// commit (outlastLeases), by when every read sent before the commit has
+// lost its trust on every node: a change whose call returned is seen by
+// every lookup that begins after, on any node, as a read of the store
+// would see it. Only the nodes' clocks' pace matters, not their times.
+func (s *Store) PeopleLease() time.Duration { return peopleLease }
+
+// peopleLease is PeopleLease: version reads at most 20 a second on each
+// node, and a call that changes whom a key names (an external id set,
+// changed or cleared; a subscriber erased) 50 ms longer.
+const peopleLease = 50 * time.Millisecond
+
+// outlastLeases waits out the nodes' leases on the people version after
+// a transaction that moved it, with a margin for their clocks' pace. A
+// caller gone meanwhile is not waited for.
+func (s *Store) outlastLeases(ctx context.Context) {
+	s.leasesOutlasted.Add(1)
+	t := time.NewTimer(peopleLease + peopleLease/10 + time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }
 
 // retry runs do, and again (at most maxAttempts in all) after a deadlock

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -23,11 +24,13 @@ type tx struct {
 }
 
 // inTx runs fn in a transaction of opts on a connection of pool,
-// committing when fn returns nil and rolling back otherwise.
-func inTx(ctx context.Context, pool *pgxpool.Pool, opts pgx.TxOptions, fn func(q querier) error) error {
+// committing when fn returns nil and rolling back otherwise. It tells
+// whether the transaction moved the people version (never for a read-only
+// one).
+func inTx(ctx context.Context, pool *pgxpool.Pool, opts pgx.TxOptions, fn func(q querier) error) (moved bool, err error) {
 	c, err := pool.Acquire(ctx)
 	if err != nil {
-		return err
+		return false, err
 	}
 	// A connection left in a transaction (a rollback that failed) or busy
 	// is closed by Release, not returned to the pool.
@@ -37,14 +40,40 @@ func inTx(ctx context.Context, pool *pgxpool.Pool, opts pgx.TxOptions, fn func(q
 		if t.tx != nil {
 			_ = t.tx.Rollback(ctx) // pgx closes the connection if this fails
 		}
-		return err
+		return false, err
 	}
 	if t.tx == nil {
-		return nil
+		return false, nil
 	}
-	// A transaction that an error left aborted is rolled back by COMMIT:
-	// pgx returns ErrTxCommitRollback for it.
-	return t.tx.Commit(ctx)
+	if opts.AccessMode == pgx.ReadOnly {
+		return false, t.tx.Commit(ctx)
+	}
+	return t.commit(ctx)
+}
+
+// commitMoved commits and reads and clears the mark a transaction that
+// moved the people version leaves on its connection (migration 41), as one
+// query of the simple protocol: one round trip, and nothing to prepare.
+const commitMoved = `COMMIT; SELECT coalesce(current_setting('relaybell.people_moved', true) = 'y', false), set_config('relaybell.people_moved', '', false)`
+
+// commit commits the transaction and tells whether it moved the people
+// version. A transaction that an error left aborted is rolled back:
+// ErrTxCommitRollback, as pgx's Commit returns.
+func (t *tx) commit(ctx context.Context) (moved bool, err error) {
+	if t.conn.PgConn().TxStatus() != 'T' { // 'E': aborted
+		return false, t.tx.Commit(ctx)
+	}
+	results, err := t.conn.PgConn().Exec(ctx, commitMoved).ReadAll()
+	if err != nil {
+		return false, err
+	}
+	if len(results) != 2 || len(results[1].Rows) != 1 || len(results[1].Rows[0]) != 2 {
+		return false, fmt.Errorf("committing: %d results", len(results))
+	}
+	if results[0].CommandTag.String() == "ROLLBACK" {
+		return false, pgx.ErrTxCommitRollback
+	}
+	return string(results[1].Rows[0][0]) == "t", nil
 }
 
 // first sends BEGIN and the transaction's first statement in one batch

@@ -122,7 +122,7 @@ func TestTxBeginsWithItsFirstStatement(t *testing.T) {
 				}
 				before := writes.Load()
 				var inside string
-				err := inTx(ctx, pool, pgx.TxOptions{}, func(q querier) error {
+				_, err := inTx(ctx, pool, pgx.TxOptions{}, func(q querier) error {
 					if err := run(q); err != nil {
 						return err
 					}
@@ -159,7 +159,7 @@ func TestTxRollsBack(t *testing.T) {
 	ctx := context.Background()
 	pool, _ := txPool(t)
 	errStop := errors.New("stop")
-	err := inTx(ctx, pool, pgx.TxOptions{}, func(q querier) error {
+	_, err := inTx(ctx, pool, pgx.TxOptions{}, func(q querier) error {
 		if _, err := q.Exec(ctx, `INSERT INTO t VALUES (1)`); err != nil {
 			return err
 		}
@@ -176,7 +176,7 @@ func TestTxRollsBack(t *testing.T) {
 	}
 	for name, run := range insertOne(ctx) {
 		t.Run(name, func(t *testing.T) {
-			err := inTx(ctx, pool, pgx.TxOptions{}, run)
+			_, err := inTx(ctx, pool, pgx.TxOptions{}, run)
 			var pe *pgconn.PgError
 			if !errors.As(err, &pe) || pe.Code != "23505" {
 				t.Fatalf("inTx = %v, want a unique violation", err)
@@ -187,7 +187,7 @@ func TestTxRollsBack(t *testing.T) {
 		})
 	}
 	// An error fn swallows still aborts the transaction: COMMIT says so.
-	err = inTx(ctx, pool, pgx.TxOptions{}, func(q querier) error {
+	_, err = inTx(ctx, pool, pgx.TxOptions{}, func(q querier) error {
 		q.Exec(ctx, `INSERT INTO t VALUES (2)`)
 		q.Exec(ctx, `INSERT INTO t VALUES (1)`)
 		return nil
@@ -206,14 +206,14 @@ func TestTxOptionsAndNothing(t *testing.T) {
 	ctx := context.Background()
 	pool, writes := txPool(t)
 	before := writes.Load()
-	if err := inTx(ctx, pool, pgx.TxOptions{}, func(querier) error { return nil }); err != nil {
+	if _, err := inTx(ctx, pool, pgx.TxOptions{}, func(querier) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if n := writes.Load() - before; n != 0 {
 		t.Errorf("%d writes for an empty transaction", n)
 	}
 	var level, readOnly string
-	err := inTx(ctx, pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(q querier) error {
+	_, err := inTx(ctx, pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(q querier) error {
 		if err := q.QueryRow(ctx, `SHOW transaction_isolation`).Scan(&level); err != nil {
 			return err
 		}
@@ -237,7 +237,7 @@ func TestTxOptionsAndNothing(t *testing.T) {
 func TestTxBatchFirst(t *testing.T) {
 	ctx := context.Background()
 	pool, _ := txPool(t)
-	err := inTx(ctx, pool, pgx.TxOptions{}, func(q querier) error {
+	_, err := inTx(ctx, pool, pgx.TxOptions{}, func(q querier) error {
 		if err := execBatch(ctx, conn{q}, `INSERT INTO t VALUES ($1)`, [][]any{{1}, {2}}); err != nil {
 			return err
 		}
@@ -249,7 +249,7 @@ func TestTxBatchFirst(t *testing.T) {
 	if got := ids(t, pool); len(got) != 0 {
 		t.Fatalf("rows %v after a rollback", got)
 	}
-	if err := inTx(ctx, pool, pgx.TxOptions{}, func(q querier) error {
+	if _, err := inTx(ctx, pool, pgx.TxOptions{}, func(q querier) error {
 		return execBatch(ctx, conn{q}, `INSERT INTO t VALUES ($1)`, [][]any{{1}, {2}})
 	}); err != nil {
 		t.Fatal(err)

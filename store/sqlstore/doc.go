@@ -110,6 +110,11 @@
 //   - 0039_push_ledger: the results moved from deliveries into the push
 //     ledger are joined into runs by string_agg on PostgreSQL,
 //     group_concat on SQLite (block move).
+//   - 0041_people_moved: PostgreSQL's alone: the version's trigger also
+//     marks its connection, so that a transaction that moved the version
+//     waits out the nodes' leases on it (store/postgres, PeopleLease).
+//     The embedded default is one node, which reads the version for every
+//     batch of lookups.
 //
 // SQLite numbered its versions on its own before the list: its 10–12 are
 // the list's 11–13, and it recorded nothing for 10, 14 and 15. Migrate
