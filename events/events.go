@@ -137,9 +137,8 @@ type Service struct {
 	refs *defcache.People
 	// people and interests share the store calls of concurrent events.
 	people    *batch.Batcher[personKey, personFound]
-	sends     *batch.Batcher[sendQuery, store.Interaction]
+	credits   *batch.Batcher[credit, store.Interaction]
 	interests *batch.Batcher[store.ProductInterest, struct{}]
-	credits   *batch.Batcher[store.ConversionCredit, struct{}]
 }
 
 // New returns a Service; disp may be nil (alerts wait for the outbox
@@ -154,9 +153,8 @@ func New(st Store, log Log, disp Dispatcher, logger *slog.Logger, cfg Config) *S
 	s := &Service{st: st, log: log, disp: disp, logger: logger, cfg: cfg, kick: make(chan struct{}, 1)}
 	s.refs = defcache.NewPeople(st, logger)
 	s.people = batch.New(s.lookPeople, nil)
-	s.sends = batch.New(s.lastSends, s.lastSend)
+	s.credits = batch.New(s.attribute, s.attributeOne)
 	s.interests = batch.New(s.addInterests, s.addInterest).WithLinger(interestLinger).WhenBusy()
-	s.credits = batch.New(s.creditConversions, s.creditConversion)
 	return s
 }
 
@@ -205,12 +203,14 @@ type Answer struct {
 // "" means none was given.
 func CutName(name string) string { return cutText(strings.TrimSpace(name), MaxName) }
 
-// Track stores the event and does what it asks for: the product alert
-// first, then the conversion credit, then the event itself, so that once
-// Track returns without an error all three are stored. A failed step
-// fails Track; running it again with the same Input.ID stores and credits
-// nothing twice (the credit and the event are keyed by the event id, and a
-// repeated alert is deduped or finds its interests used up).
+// Track stores the event and does what it asks for: the conversion
+// credit first (found and made in one statement), then the product
+// interest or alert, then the event itself, so that once Track returns
+// without an error all three are stored. A failed step fails Track;
+// running it again with the same Input.ID stores and credits nothing
+// twice (the credit and the event are keyed by the event id, the credit
+// answering the send it was first made to, and a repeated alert is
+// deduped or finds its interests used up).
 func (s *Service) Track(ctx context.Context, in Input) (Answer, error) {
 	at := in.At.UTC()
 	// The order GET /events lists events of the same millisecond in.
@@ -251,20 +251,24 @@ func (s *Service) Track(ctx context.Context, in Input) (Answer, error) {
 		ans.SubscriberID = &person.ID
 	}
 
-	clicked := false
 	b.Conversion = isConversion(name, valued, in.Website.Settings)
 	ans.IsConversion = b.Conversion
 	if b.Conversion && person != nil {
-		// Concurrent conversions find their sends together.
-		send, err := s.sends.Do(ctx, sendQuery{websiteID: in.Website.ID,
-			InteractionQuery: store.InteractionQuery{SubscriberID: person.ID, Since: at.Add(-in.Website.Settings.Attribution())}})
+		// Concurrent conversions find their sends and are credited
+		// together, each request answered once the write holding its own
+		// committed.
+		send, err := s.credits.Do(ctx, credit{websiteID: in.Website.ID, Attribution: store.Attribution{
+			EventID: b.ID, SubscriberID: person.ID, Since: at.Add(-in.Website.Settings.Attribution()), At: at, Value: value}})
 		if err != nil {
 			return Answer{}, err
 		}
 		if send.NotificationID != "" {
-			clicked = send.Clicked
 			b.NotificationID, b.Value = send.NotificationID, value
 			ans.Attribution = &Attribution{NotificationID: send.NotificationID, Value: value}
+			select {
+			case s.kick <- struct{}{}:
+			default:
+			}
 		}
 	}
 
@@ -288,18 +292,6 @@ func (s *Service) Track(ctx context.Context, in Input) (Answer, error) {
 		}
 	}
 
-	if ans.Attribution != nil {
-		// Concurrent events' credits are recorded together, each request
-		// answered once the write holding its own committed.
-		if _, err := s.credits.Do(ctx, store.ConversionCredit{WebsiteID: in.Website.ID, NotificationID: b.NotificationID,
-			EventID: b.ID, Value: value, Clicked: clicked, At: at}); err != nil {
-			return Answer{}, err
-		}
-		select {
-		case s.kick <- struct{}{}:
-		default:
-		}
-	}
 	if person != nil && s.cfg.Goals != nil {
 		// The goals service ends the enrolments that exit on a goal
 		// reached. A redo (same event id) records nothing more.
@@ -385,25 +377,26 @@ func (s *Service) lookPeople(ctx context.Context, keys []personKey) ([]personFou
 	return out, nil
 }
 
-// sendQuery is a conversion's search for the send to credit.
-type sendQuery struct {
+// credit is a conversion to credit to the send it finds.
+type credit struct {
 	websiteID string
-	store.InteractionQuery
+	store.Attribution
 }
 
-// lastSends answers a batch of sendQuery: a store call per website.
-func (s *Service) lastSends(ctx context.Context, queries []sendQuery) ([]store.Interaction, error) {
+// attribute finds and credits a batch of conversions: a store call per
+// website.
+func (s *Service) attribute(ctx context.Context, list []credit) ([]store.Interaction, error) {
 	bySite := map[string][]int{}
-	for i, q := range queries {
-		bySite[q.websiteID] = append(bySite[q.websiteID], i)
+	for i, c := range list {
+		bySite[c.websiteID] = append(bySite[c.websiteID], i)
 	}
-	out := make([]store.Interaction, len(queries))
+	out := make([]store.Interaction, len(list))
 	for site, idx := range bySite {
-		list := make([]store.InteractionQuery, len(idx))
+		queries := make([]store.Attribution, len(idx))
 		for j, i := range idx {
-			list[j] = queries[i].InteractionQuery
+			queries[j] = list[i].Attribution
 		}
-		found, err := s.st.LastInteractions(ctx, site, list)
+		found, err := s.st.Attribute(ctx, site, queries)
 		if err != nil {
 			return nil, err
 		}
@@ -414,14 +407,14 @@ func (s *Service) lastSends(ctx context.Context, queries []sendQuery) ([]store.I
 	return out, nil
 }
 
-// lastSend answers one sendQuery alone (a lone one, or one of a batch
-// that failed, so that only the request at fault fails).
-func (s *Service) lastSend(ctx context.Context, q sendQuery) (store.Interaction, error) {
-	id, clicked, err := s.st.LastInteraction(ctx, q.websiteID, q.SubscriberID, q.Since)
-	if errors.Is(err, store.ErrNotFound) {
-		return store.Interaction{}, nil
+// attributeOne finds and credits one conversion alone (a lone one, or
+// one of a batch that failed, so that only the request at fault fails).
+func (s *Service) attributeOne(ctx context.Context, c credit) (store.Interaction, error) {
+	found, err := s.attribute(ctx, []credit{c})
+	if err != nil {
+		return store.Interaction{}, err
 	}
-	return store.Interaction{NotificationID: id, Clicked: clicked}, err
+	return found[0], nil
 }
 
 // addInterests writes a batch of interests.
@@ -433,17 +426,6 @@ func (s *Service) addInterests(ctx context.Context, list []store.ProductInterest
 // batch would have (so that only the request at fault fails).
 func (s *Service) addInterest(ctx context.Context, in store.ProductInterest) (struct{}, error) {
 	return struct{}{}, s.st.AddInterests(ctx, []store.ProductInterest{in})
-}
-
-// creditConversions records a batch of conversion credits.
-func (s *Service) creditConversions(ctx context.Context, list []store.ConversionCredit) ([]struct{}, error) {
-	return nil, s.st.CreditConversions(ctx, list)
-}
-
-// creditConversion records one credit alone (a lone one, or one of a
-// batch that failed, so that only the request at fault fails).
-func (s *Service) creditConversion(ctx context.Context, c store.ConversionCredit) (struct{}, error) {
-	return struct{}{}, s.st.CreditConversion(ctx, c.WebsiteID, c.NotificationID, c.EventID, c.Value, c.Clicked, c.At)
 }
 
 // isConversion applies rules 3-4.

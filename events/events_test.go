@@ -148,14 +148,14 @@ func FuzzTrackInput(f *testing.F) {
 	})
 }
 
-// sendsStore answers LastInteractions with the subscriber id and website
-// as the notification id, and counts its calls.
+// sendsStore answers Attribute with the subscriber id and website as
+// the notification id, and counts its calls.
 type sendsStore struct {
 	Store
-	calls map[string][]store.InteractionQuery
+	calls map[string][]store.Attribution
 }
 
-func (f *sendsStore) LastInteractions(_ context.Context, websiteID string, qs []store.InteractionQuery) ([]store.Interaction, error) {
+func (f *sendsStore) Attribute(_ context.Context, websiteID string, qs []store.Attribution) ([]store.Interaction, error) {
 	f.calls[websiteID] = append(f.calls[websiteID], qs...)
 	out := make([]store.Interaction, len(qs))
 	for i, q := range qs {
@@ -166,45 +166,38 @@ func (f *sendsStore) LastInteractions(_ context.Context, websiteID string, qs []
 	return out, nil
 }
 
-func (f *sendsStore) LastInteraction(_ context.Context, websiteID, subscriberID string, _ time.Time) (string, bool, error) {
-	if subscriberID == "nobody" {
-		return "", false, store.ErrNotFound
-	}
-	return websiteID + "/" + subscriberID, false, nil
-}
-
-// TestLastSends: a batch of conversions finds its sends with one store
-// call per website, each answer back with its own query; one alone finds
-// none as no send.
-func TestLastSends(t *testing.T) {
+// TestAttributions: a batch of conversions finds and credits its sends
+// with one store call per website, each answer back with its own query;
+// one alone finds none as no send.
+func TestAttributions(t *testing.T) {
 	ctx := context.Background()
-	st := &sendsStore{calls: map[string][]store.InteractionQuery{}}
+	st := &sendsStore{calls: map[string][]store.Attribution{}}
 	s := New(st, nil, nil, nil, Config{})
-	q := func(site, person string, d time.Duration) sendQuery {
-		return sendQuery{websiteID: site, InteractionQuery: store.InteractionQuery{SubscriberID: person, Since: time.Unix(0, 0).Add(d)}}
+	q := func(site, person string, d time.Duration) credit {
+		return credit{websiteID: site, Attribution: store.Attribution{EventID: site + person, SubscriberID: person, Since: time.Unix(0, 0).Add(d)}}
 	}
-	queries := []sendQuery{q("a", "ann", 0), q("b", "ann", 0), q("a", "nobody", time.Hour), q("a", "clicker", 2*time.Hour), q("b", "bob", 0)}
-	got, err := s.lastSends(ctx, queries)
+	list := []credit{q("a", "ann", 0), q("b", "ann", 0), q("a", "nobody", time.Hour), q("a", "clicker", 2*time.Hour), q("b", "bob", 0)}
+	got, err := s.attribute(ctx, list)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []store.Interaction{{NotificationID: "a/ann"}, {NotificationID: "b/ann"}, {}, {NotificationID: "a/clicker", Clicked: true}, {NotificationID: "b/bob"}}
 	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("lastSends = %+v, want %+v", got, want)
+		t.Fatalf("attribute = %+v, want %+v", got, want)
 	}
-	wantCalls := map[string][]store.InteractionQuery{
-		"a": {queries[0].InteractionQuery, queries[2].InteractionQuery, queries[3].InteractionQuery},
-		"b": {queries[1].InteractionQuery, queries[4].InteractionQuery},
+	wantCalls := map[string][]store.Attribution{
+		"a": {list[0].Attribution, list[2].Attribution, list[3].Attribution},
+		"b": {list[1].Attribution, list[4].Attribution},
 	}
 	if !reflect.DeepEqual(st.calls, wantCalls) {
 		t.Fatalf("store calls %+v, want one per website %+v", st.calls, wantCalls)
 	}
 	for _, c := range []struct {
-		q    sendQuery
+		q    credit
 		want store.Interaction
 	}{{q("a", "nobody", 0), store.Interaction{}}, {q("a", "ann", 0), store.Interaction{NotificationID: "a/ann"}}} {
-		if got, err := s.lastSend(ctx, c.q); err != nil || got != c.want {
-			t.Fatalf("lastSend(%+v) = %+v, %v; want %+v", c.q, got, err, c.want)
+		if got, err := s.attributeOne(ctx, c.q); err != nil || got != c.want {
+			t.Fatalf("attributeOne(%+v) = %+v, %v; want %+v", c.q, got, err, c.want)
 		}
 	}
 }

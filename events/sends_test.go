@@ -15,9 +15,9 @@ import (
 	storesqlite "github.com/relaybell/relaybell/store/sqlite"
 )
 
-// gatedSends holds the first LastInteraction until gate closes, so that
+// gatedSends holds the first Attribute call until gate closes, so that
 // the conversions tracked meanwhile gather into one batch, and counts the
-// LastInteractions calls per website.
+// Attribute calls per website after it.
 type gatedSends struct {
 	*storesqlite.Store
 	entered, gate chan struct{}
@@ -26,28 +26,28 @@ type gatedSends struct {
 	calls         map[string]int
 }
 
-func (g *gatedSends) LastInteraction(ctx context.Context, websiteID, subscriberID string, since time.Time) (string, bool, error) {
+func (g *gatedSends) Attribute(ctx context.Context, websiteID string, qs []store.Attribution) ([]store.Interaction, error) {
+	first := false
 	g.once.Do(func() {
+		first = true
 		close(g.entered)
 		<-g.gate
 	})
-	return g.Store.LastInteraction(ctx, websiteID, subscriberID, since)
-}
-
-func (g *gatedSends) LastInteractions(ctx context.Context, websiteID string, qs []store.InteractionQuery) ([]store.Interaction, error) {
-	g.mu.Lock()
-	g.calls[websiteID]++
-	g.mu.Unlock()
-	return g.Store.LastInteractions(ctx, websiteID, qs)
+	if !first {
+		g.mu.Lock()
+		g.calls[websiteID]++
+		g.mu.Unlock()
+	}
+	return g.Store.Attribute(ctx, websiteID, qs)
 }
 
 type discardLog struct{}
 
 func (discardLog) RecordBehaviors(context.Context, []analytics.Behavior) error { return nil }
 
-// TestTrackBatchedConversions: conversions tracked while another's search
-// is in flight are credited, in one LastInteractions per website, to the
-// sends LastInteraction finds for each alone.
+// TestTrackBatchedConversions: conversions tracked while another's
+// credit is in flight are credited, in one Attribute call per website, to
+// the sends LastInteraction finds for each alone.
 func TestTrackBatchedConversions(t *testing.T) {
 	ctx := context.Background()
 	st, err := storesqlite.Open(ctx, filepath.Join(t.TempDir(), "store.db"), nil)
@@ -122,11 +122,12 @@ func TestTrackBatchedConversions(t *testing.T) {
 	for i := 1; i < len(people); i++ {
 		track(i)
 	}
-	for svc.sends.Pending() < len(people)-1 {
+	for svc.credits.Pending() < len(people)-1 {
 		time.Sleep(time.Millisecond)
 	}
 	close(g.gate)
 	wg.Wait()
+	credited := 0
 	for i, p := range people {
 		if errs[i] != nil {
 			t.Fatalf("Track of %s: %v", p.external, errs[i])
@@ -139,8 +140,14 @@ func TestTrackBatchedConversions(t *testing.T) {
 		if (answers[i].Attribution == nil) != (want == nil) || want != nil && *answers[i].Attribution != *want {
 			t.Fatalf("%s credited %+v, want %+v", p.external, answers[i].Attribution, want)
 		}
+		if want != nil {
+			credited++
+		}
+	}
+	if folded, err := st.FoldConversions(ctx, 100); err != nil || folded != credited {
+		t.Fatalf("credits folded %d, %v; want the %d answered", folded, err, credited)
 	}
 	if want := map[string]int{sites[0].ID: 1, sites[1].ID: 1}; fmt.Sprint(g.calls) != fmt.Sprint(want) {
-		t.Fatalf("LastInteractions calls %v, want one per website %v", g.calls, want)
+		t.Fatalf("Attribute calls %v, want one per website %v", g.calls, want)
 	}
 }

@@ -54,28 +54,20 @@ type AlertResult struct {
 	Created bool
 }
 
-// InteractionQuery asks LastInteractions for the website's notification
-// the subscriber last clicked, or last had delivered, at or after Since.
-type InteractionQuery struct {
-	SubscriberID string
-	Since        time.Time
+// Attribution is an Attribute query: conversion event EventID, worth
+// Value at At, credited to the website's notification the subscriber
+// last clicked, or last had delivered, at or after Since.
+type Attribution struct {
+	EventID, SubscriberID string
+	Since, At             time.Time
+	Value                 float64
 }
 
-// Interaction is a LastInteractions answer: the notification, and whether
-// it was clicked (else delivered). NotificationID "" is none.
+// Interaction is an Attribute answer: the notification credited, and
+// whether for a click (else a delivery). NotificationID "" is none.
 type Interaction struct {
 	NotificationID string
 	Clicked        bool
-}
-
-// ConversionCredit is a conversion, event EventID worth Value, credited
-// to the website's notification for a click or (Clicked false) a
-// delivery.
-type ConversionCredit struct {
-	WebsiteID, NotificationID, EventID string
-	Value                              float64
-	Clicked                            bool
-	At                                 time.Time
 }
 
 // Behavior holds what behavioral events leave in the metadata: the
@@ -88,11 +80,18 @@ type Behavior interface {
 	// true) or, failing that, last had delivered at or after since.
 	// ErrNotFound when none.
 	LastInteraction(ctx context.Context, websiteID, subscriberID string, since time.Time) (notificationID string, clicked bool, err error)
-	// LastInteractions answers each query as LastInteraction would, in
-	// one read per few hundred queries: the answers in the queries'
-	// order, a zero Interaction (NotificationID "") for a query
-	// LastInteraction answers ErrNotFound.
-	LastInteractions(ctx context.Context, websiteID string, queries []InteractionQuery) ([]Interaction, error)
+	// Attribute credits each conversion to the notification
+	// LastInteraction finds for its subscriber and Since, as
+	// CreditConversion would, and answers the notifications credited in
+	// the queries' order: a zero Interaction for a conversion with none
+	// to credit. An event credited before (by its first query of the
+	// list, or by an earlier call) is not credited again: when a
+	// notification to credit is found, the answer is the one it was
+	// credited to then (a retry finds at least what its first call found,
+	// unless the interactions were purged or erased since). One statement
+	// per few hundred queries: finding what to credit and crediting it
+	// are one.
+	Attribute(ctx context.Context, websiteID string, queries []Attribution) ([]Interaction, error)
 	// CreditConversion records the conversion of event eventID, worth
 	// value, for the website's notification, credited for a click or
 	// (clicked false) a delivery; the same event again credits nothing more. It takes no lock on the notification: the credit
@@ -100,10 +99,6 @@ type Behavior interface {
 	// FoldConversions next runs, in any process. ErrNotFound when the
 	// notification is not the website's.
 	CreditConversion(ctx context.Context, websiteID, notificationID, eventID string, value float64, clicked bool, at time.Time) error
-	// CreditConversions records each credit as CreditConversion does, in
-	// one transaction. ErrNotFound, and nothing recorded, when a credit's
-	// notification is not its website's.
-	CreditConversions(ctx context.Context, list []ConversionCredit) error
 	// FoldConversions adds up to max recorded credits not folded yet to
 	// their notifications' counters (Conversions, ClickConversions,
 	// Revenue) and marks them folded, in one transaction, and returns how

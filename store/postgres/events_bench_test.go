@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/relaybell/relaybell/analytics"
 	"github.com/relaybell/relaybell/events"
@@ -115,18 +118,19 @@ func BenchmarkTrackPeople(b *testing.B) {
 	}
 }
 
-// BenchmarkLastInteractions finds the sends to credit for a batch of 16
+// BenchmarkAttribute finds and credits the sends of a batch of 16
 // conversions of 16 people (each with a few sends delivered within the
-// window, every third with one clicked): "alone" one LastInteraction per
-// conversion, as events.Service did for every conversion, "batch" one
-// LastInteractions for the batch, as it does now for a batch of one
-// website. It reports the statements per batch (each call below 500
-// queries is one) and the CPU of the store's PostgreSQL backends per
-// conversion (pg-cpu-µs/conversion).
-func BenchmarkLastInteractions(b *testing.B) {
+// window, every third with one clicked): "alone" one LastInteraction and
+// one CreditConversion per conversion, as events.Service did for a lone
+// conversion, "one" an Attribute of one conversion for each, as it does
+// now for a lone one, and "batch" one Attribute for the batch, as it does
+// now for a batch of one website. It reports
+// the statements per batch and the CPU of the store's PostgreSQL backends
+// per conversion (pg-cpu-µs/conversion).
+func BenchmarkAttribute(b *testing.B) {
 	ctx := context.Background()
 	const people, sends, perBatch = 256, 20, 16
-	for _, name := range []string{"alone", "batch"} {
+	for _, name := range []string{"alone", "one", "batch"} {
 		b.Run(name, func(b *testing.B) {
 			s, app := benchStoreAs(b, "sendsbench")
 			now := time.Now()
@@ -163,10 +167,10 @@ func BenchmarkLastInteractions(b *testing.B) {
 				b.Fatal(err)
 			}
 			since := now.Add(-7 * 24 * time.Hour)
-			batch := func(i int) []store.InteractionQuery {
-				qs := make([]store.InteractionQuery, perBatch)
+			batch := func(i int) []store.Attribution {
+				qs := make([]store.Attribution, perBatch)
 				for j := range qs {
-					qs[j] = store.InteractionQuery{SubscriberID: subs[(i*perBatch+j)%people], Since: since}
+					qs[j] = store.Attribution{EventID: uuid.NewString(), SubscriberID: subs[(i*perBatch+j)%people], Since: since, At: now, Value: 1}
 				}
 				return qs
 			}
@@ -178,21 +182,31 @@ func BenchmarkLastInteractions(b *testing.B) {
 				found := 0
 				if name == "alone" {
 					for _, q := range qs {
-						if _, _, err := s.LastInteraction(ctx, storetest.BenchWebsite, q.SubscriberID, q.Since); err != nil {
+						id, clicked, err := s.LastInteraction(ctx, storetest.BenchWebsite, q.SubscriberID, q.Since)
+						if err != nil {
 							b.Fatal(err)
 						}
-						statements++
+						if err := s.CreditConversion(ctx, storetest.BenchWebsite, id, q.EventID, q.Value, clicked, q.At); err != nil {
+							b.Fatal(err)
+						}
+						statements += 2
 						found++
 					}
 				} else {
-					got, err := s.LastInteractions(ctx, storetest.BenchWebsite, qs)
-					if err != nil {
-						b.Fatal(err)
+					calls := [][]store.Attribution{qs}
+					if name == "one" {
+						calls = slices.Collect(slices.Chunk(qs, 1))
 					}
-					statements++
-					for _, g := range got {
-						if g.NotificationID != "" {
-							found++
+					for _, c := range calls {
+						got, err := s.Attribute(ctx, storetest.BenchWebsite, c)
+						if err != nil {
+							b.Fatal(err)
+						}
+						statements++
+						for _, g := range got {
+							if g.NotificationID != "" {
+								found++
+							}
 						}
 					}
 				}

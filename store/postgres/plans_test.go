@@ -121,7 +121,8 @@ func TestPoolRefreshesPlans(t *testing.T) {
 	}
 }
 
-// The events' batched statements (a VALUES list of a row per event) take
+// The events' batched statements (a VALUES list of a row per event:
+// interests, attributions) take
 // a few texts whatever their batches' sizes: batches of 1 to 16 rows are
 // five texts each (1, 2, 4, 8 and 16 rows), and a text run more than
 // five times gets a kept plan.
@@ -131,23 +132,18 @@ func TestBatchStatementsArePadded(t *testing.T) {
 	at := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 	for n := 1; n <= 16; n++ {
 		interests := make([]store.ProductInterest, n)
-		credits := make([]store.ConversionCredit, n)
-		queries := make([]store.InteractionQuery, n)
+		queries := make([]store.Attribution, n)
 		for i := range n {
 			id := strconv.Itoa(i)
 			interests[i] = store.ProductInterest{WebsiteID: "w", SubscriberID: "nobody-" + id, ProductID: "p", Kind: store.InterestPriceDrop, CreatedAt: at}
-			credits[i] = store.ConversionCredit{WebsiteID: "w", NotificationID: "none", EventID: "e-" + id, Value: 1, At: at}
-			queries[i] = store.InteractionQuery{SubscriberID: "nobody-" + id, Since: at}
+			queries[i] = store.Attribution{EventID: "e-" + id, SubscriberID: "nobody-" + id, Since: at, At: at, Value: 1}
 		}
 		if err := s.AddInterests(ctx, interests); err != nil {
 			t.Fatalf("AddInterests of %d: %v", n, err)
 		}
-		if err := s.CreditConversions(ctx, credits); !errors.Is(err, store.ErrNotFound) {
-			t.Fatalf("CreditConversions of %d naming no notification: %v, want ErrNotFound", n, err)
-		}
-		found, err := s.LastInteractions(ctx, "w", queries)
+		found, err := s.Attribute(ctx, "w", queries)
 		if err != nil || len(found) != n || slices.ContainsFunc(found, func(f store.Interaction) bool { return f.NotificationID != "" }) {
-			t.Fatalf("LastInteractions of %d: %v, %v", n, found, err)
+			t.Fatalf("Attribute of %d: %v, %v", n, found, err)
 		}
 	}
 	conn, err := s.pool.Acquire(ctx)
@@ -155,7 +151,7 @@ func TestBatchStatementsArePadded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Release()
-	for _, like := range []string{"INSERT INTO product_interests%", "INSERT INTO conversion_credits%", "SELECT q, notification_id, kind%"} {
+	for _, like := range []string{"INSERT INTO product_interests%", "INSERT INTO conversion_credits%"} {
 		var texts, generic int
 		if err := conn.Conn().QueryRow(ctx, `SELECT count(*), coalesce(sum(generic_plans), 0) FROM pg_prepared_statements
 			WHERE ltrim(statement) LIKE $1`, pgx.QueryExecModeSimpleProtocol, like).Scan(&texts, &generic); err != nil {

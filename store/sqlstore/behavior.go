@@ -57,54 +57,81 @@ func (s *Store) LastInteraction(ctx context.Context, websiteID, subscriberID str
 	return id, kind == store.InteractionClicked, nil
 }
 
-// interactionsChunk bounds the queries of one LastInteractions statement
-// (2 arguments each).
-const interactionsChunk = 500
+// attributionsChunk bounds the queries of one Attribute statement (5
+// arguments each).
+const attributionsChunk = 300
 
-// LastInteractions answers the queries as LastInteraction does each, a
-// statement per interactionsChunk: a VALUES list of (query's index,
-// subscriber, since) joined to the subscribers' interactions with the
-// website's notifications, of which each query keeps the first in
-// lastInteractionOrder (row_number over the query's rows).
-func (s *Store) LastInteractions(ctx context.Context, websiteID string, queries []store.InteractionQuery) ([]store.Interaction, error) {
-	out := make([]store.Interaction, len(queries))
-	for start := 0; start < len(queries); start += interactionsChunk {
-		chunk := queries[start:min(start+interactionsChunk, len(queries))]
-		rows := padRows(len(chunk), interactionsChunk)
+// Attribute credits each query's conversion in one statement per
+// attributionsChunk: a VALUES list of (event, subscriber, since, value,
+// at) joined to the subscribers' interactions with the website's
+// notifications, of which each event keeps the first in
+// lastInteractionOrder (row_number over its rows), inserted as its
+// credit. An event credited before conflicts, and its row is touched
+// (an update of nothing) so that RETURNING gives it too, if its
+// notification is the website's; one that finds nothing to credit now
+// answers none, whatever it was credited to. Each chunk commits alone: a credit is
+// independent of the others, and a call retried after a failure finds
+// those it made.
+func (s *Store) Attribute(ctx context.Context, websiteID string, queries []store.Attribution) ([]store.Interaction, error) {
+	// The first query of each event is the one made: an upsert may not
+	// touch a row twice.
+	first := make(map[string]int, len(queries))
+	var events []string
+	for i, q := range queries {
+		if _, dup := first[q.EventID]; !dup {
+			first[q.EventID] = i
+			events = append(events, q.EventID)
+		}
+	}
+	found := make(map[string]store.Interaction, len(events))
+	for chunk := range slices.Chunk(events, attributionsChunk) {
+		rows := padRows(len(chunk), attributionsChunk)
 		values := make([]string, rows)
-		args := make([]any, 0, 3*rows+1)
+		args := make([]any, 0, 5*rows+1)
 		for i := range rows {
 			n := len(args)
-			// The index is cast: the engines would type an argument there
-			// as text.
-			values[i] = fmt.Sprintf("(CAST($%d AS %s), $%d, CAST($%d AS %s))", n+1, s.d.DDL.Bigint, n+2, n+3, s.d.DDL.Time)
+			values[i] = fmt.Sprintf("($%d, $%d, CAST($%d AS %s), CAST($%d AS %s), CAST($%d AS %s))",
+				n+1, n+2, n+3, s.d.DDL.Time, n+4, s.d.DDL.Float, n+5, s.d.DDL.Time)
 			if i < len(chunk) {
-				args = append(args, start+i, chunk[i].SubscriberID, s.time(chunk[i].Since))
+				q := queries[first[chunk[i]]]
+				args = append(args, q.EventID, q.SubscriberID, s.time(q.Since), q.Value, s.time(nowOr(q.At)))
 			} else { // a pad row: no subscriber has the empty id
-				args = append(args, -1, "", s.time(time.Unix(0, 0)))
+				args = append(args, "", "", s.time(time.Unix(0, 0)), 0.0, s.time(time.Unix(0, 0)))
 			}
 		}
 		site := fmt.Sprintf("$%d", len(args)+1)
 		args = append(args, websiteID)
-		found, err := s.db.Read().Query(ctx, `SELECT q, notification_id, kind FROM (
-			SELECT v.column1 AS q, i.notification_id, i.kind,
-				row_number() OVER (PARTITION BY v.column1 ORDER BY `+lastInteractionOrder+`) AS r
-			FROM (VALUES `+strings.Join(values, ", ")+`) AS v
-			JOIN endpoints e ON e.subscriber_id = v.column2 AND e.website_id = `+site+`
-			JOIN interactions i ON i.endpoint_id = e.id AND i.at >= v.column3
-			JOIN notifications n ON n.id = i.notification_id AND n.website_id = `+site+`
-		) AS found WHERE r = 1`, args...)
+		// The credits are inserted in event order, so that two calls
+		// never wait for each other crosswise.
+		credited, err := s.db.Write().Query(ctx, `INSERT INTO conversion_credits (event_id, notification_id, value, clicked, at)
+			SELECT event_id, notification_id, value, kind = 'clicked', at FROM (
+				SELECT v.column1 AS event_id, i.notification_id, i.kind, v.column4 AS value, v.column5 AS at,
+					row_number() OVER (PARTITION BY v.column1 ORDER BY `+lastInteractionOrder+`) AS r
+				FROM (VALUES `+strings.Join(values, ", ")+`) AS v
+				JOIN endpoints e ON e.subscriber_id = v.column2 AND e.website_id = `+site+`
+				JOIN interactions i ON i.endpoint_id = e.id AND i.at >= v.column3
+				JOIN notifications n ON n.id = i.notification_id AND n.website_id = `+site+`
+			) AS last
+			WHERE r = 1
+			ORDER BY event_id
+			ON CONFLICT (event_id) DO UPDATE SET event_id = excluded.event_id
+				WHERE conversion_credits.notification_id IN (SELECT id FROM notifications WHERE website_id = `+site+`)
+			RETURNING event_id, notification_id, clicked`, args...)
 		type row struct {
-			q        int
-			id, kind string
+			event, notification string
+			clicked             bool
 		}
-		list, err := CollectRows(found, err, func(r *row) []any { return []any{&r.q, &r.id, &r.kind} })
+		list, err := CollectRows(credited, err, func(r *row) []any { return []any{&r.event, &r.notification, &r.clicked} })
 		if err != nil {
-			return nil, fmt.Errorf("finding last interactions: %w", s.mapErr(err))
+			return nil, fmt.Errorf("crediting conversions: %w", s.mapErr(err))
 		}
 		for _, r := range list {
-			out[r.q] = store.Interaction{NotificationID: r.id, Clicked: r.kind == store.InteractionClicked}
+			found[r.event] = store.Interaction{NotificationID: r.notification, Clicked: r.clicked}
 		}
+	}
+	out := make([]store.Interaction, len(queries))
+	for i, q := range queries {
+		out[i] = found[q.EventID]
 	}
 	return out, nil
 }
@@ -125,83 +152,6 @@ func (s *Store) CreditConversion(ctx context.Context, websiteID, notificationID,
 	}
 	if err != nil {
 		return fmt.Errorf("crediting conversion: %w", s.mapErr(err))
-	}
-	return nil
-}
-
-// creditsChunk bounds the rows of one CreditConversions statement (6
-// arguments each).
-const creditsChunk = 300
-
-// CreditConversions records the credits, a statement per creditsChunk, in
-// one transaction: a VALUES list joined to the notifications it names (of
-// their website), each event credited once. A credit not recorded was
-// recorded before, or names a notification not of its website: then
-// ErrNotFound, and nothing is.
-func (s *Store) CreditConversions(ctx context.Context, list []store.ConversionCredit) error {
-	byEvent := make(map[string]store.ConversionCredit, len(list))
-	for _, c := range list {
-		if _, dup := byEvent[c.EventID]; !dup { // the first, as one after the other would
-			byEvent[c.EventID] = c
-		}
-	}
-	ids := slices.Sorted(maps.Keys(byEvent))
-	if len(ids) == 0 {
-		return nil
-	}
-	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
-		for chunk := range slices.Chunk(ids, creditsChunk) {
-			padded := padRows(len(chunk), creditsChunk)
-			values := make([]string, padded)
-			args := make([]any, 0, 6*padded)
-			for i := range padded {
-				n := len(args)
-				values[i] = fmt.Sprintf("($%d, $%d, CAST($%d AS %s), CAST($%d AS %s), CAST($%d AS %s), $%d)",
-					n+1, n+2, n+3, s.d.DDL.Float, n+4, s.d.DDL.Bool, n+5, s.d.DDL.Time, n+6)
-				if i < len(chunk) {
-					c := byEvent[chunk[i]]
-					args = append(args, c.EventID, c.NotificationID, c.Value, c.Clicked, s.time(nowOr(c.At)), c.WebsiteID)
-				} else { // a pad row: no notification has the empty id
-					args = append(args, "", "", 0.0, false, s.time(time.Unix(0, 0)), "")
-				}
-			}
-			rows, err := tx.Query(ctx, `INSERT INTO conversion_credits (event_id, notification_id, value, clicked, at)
-				SELECT v.column1, n.id, v.column3, v.column4, v.column5
-				FROM (VALUES `+strings.Join(values, ", ")+`) AS v
-				JOIN notifications n ON n.id = v.column2 AND n.website_id = v.column6
-				WHERE true
-				ORDER BY v.column1
-				ON CONFLICT (event_id) DO NOTHING RETURNING event_id`, args...)
-			done, err := CollectRows(rows, err, func(id *string) []any { return []any{id} })
-			if err != nil {
-				return err
-			}
-			if len(done) == len(chunk) {
-				continue
-			}
-			recorded := make(map[string]bool, len(done))
-			for _, id := range done {
-				recorded[id] = true
-			}
-			for _, id := range chunk {
-				if recorded[id] {
-					continue
-				}
-				c := byEvent[id]
-				var found bool
-				if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM notifications WHERE id = $1 AND website_id = $2)`,
-					c.NotificationID, c.WebsiteID).Scan(&found); err != nil {
-					return err
-				}
-				if !found {
-					return store.ErrNotFound
-				}
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("crediting conversions: %w", s.mapErr(err))
 	}
 	return nil
 }

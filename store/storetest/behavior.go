@@ -18,9 +18,8 @@ import (
 
 var behaviorCases = []testCase{
 	{"LastInteraction", testLastInteraction},
-	{"LastInteractions", testLastInteractions},
+	{"Attribute", testAttribute},
 	{"Conversions", testConversions},
-	{"CreditConversionsBatch", testCreditConversionsBatch},
 	{"ConcurrentFolds", testConcurrentFolds},
 	{"Interests", testInterests},
 	{"AddInterests", testAddInterests},
@@ -77,11 +76,14 @@ func testLastInteraction(t *testing.T, s store.Store) {
 	wantErr(t, "LastInteraction through another website", err, store.ErrNotFound)
 }
 
-// testLastInteractions: LastInteractions answers each query of a list as
-// LastInteraction does it alone, whatever the list mixes (people without
-// interactions, clicks against deliveries, ties, windows, repeated
-// people, another website's notification through the same endpoint).
-func testLastInteractions(t *testing.T, s store.Store) {
+// testAttribute: Attribute credits each conversion of a list to what
+// LastInteraction finds for it alone, whatever the list mixes (people
+// without interactions, clicks against deliveries, ties, windows,
+// repeated people, another website's notification through the same
+// endpoint), once per event: an event credited before answers what it
+// was credited to, through its own website only, and the fold counts
+// each credit once.
+func testAttribute(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	w := newWebsite(t, s)
 	other := newWebsite(t, s)
@@ -128,18 +130,28 @@ func testLastInteractions(t *testing.T, s store.Store) {
 	// The other website's subscriber: a click of its own notification.
 	record(other.Website.ID, foreign.ID, stranger.EndpointID, store.InteractionClicked, time.Hour)
 
-	var queries []store.InteractionQuery
-	for _, since := range []time.Duration{0, 90 * time.Minute, 2 * time.Hour, 150 * time.Minute, 4 * time.Hour} {
-		for _, p := range people {
-			queries = append(queries, store.InteractionQuery{SubscriberID: p.SubscriberID, Since: at(since)})
-		}
-		queries = append(queries, store.InteractionQuery{SubscriberID: stranger.SubscriberID, Since: at(since)},
-			store.InteractionQuery{SubscriberID: uuid.NewString(), Since: at(since)})
+	type sum struct {
+		conversions, clicked int64
+		revenue              float64
 	}
-	rand.Shuffle(len(queries), func(i, j int) { queries[i], queries[j] = queries[j], queries[i] })
+	sums := map[string]*sum{}
+	credited := map[string]store.Interaction{} // by event, of website w
+	var wQueries []store.Attribution
 	for _, site := range []string{w.Website.ID, other.Website.ID} {
-		got, err := s.LastInteractions(ctx, site, queries)
-		noErr(t, "LastInteractions", err)
+		var queries []store.Attribution
+		add := func(subscriberID string, since time.Duration) {
+			n := len(queries)
+			queries = append(queries, store.Attribution{EventID: fmt.Sprintf("%s-%d", site, n), SubscriberID: subscriberID,
+				Since: at(since), At: at(5 * time.Hour), Value: float64(n) + 0.25})
+		}
+		for _, since := range []time.Duration{0, 90 * time.Minute, 2 * time.Hour, 150 * time.Minute, 4 * time.Hour} {
+			for _, p := range people {
+				add(p.SubscriberID, since)
+			}
+			add(stranger.SubscriberID, since)
+			add(uuid.NewString(), since)
+		}
+		rand.Shuffle(len(queries), func(i, j int) { queries[i], queries[j] = queries[j], queries[i] })
 		want := make([]store.Interaction, len(queries))
 		for i, q := range queries {
 			id, clicked, err := s.LastInteraction(ctx, site, q.SubscriberID, q.Since)
@@ -148,16 +160,41 @@ func testLastInteractions(t *testing.T, s store.Store) {
 				want[i] = store.Interaction{NotificationID: id, Clicked: clicked}
 			}
 		}
-		same(t, "LastInteractions against LastInteraction", got, want)
+		got, err := s.Attribute(ctx, site, queries)
+		noErr(t, "Attribute", err)
+		same(t, "Attribute against LastInteraction", got, want)
 		for i, q := range queries {
 			if got[i].NotificationID == foreign.ID && site == w.Website.ID || got[i].NotificationID != "" && site == other.Website.ID && q.SubscriberID != stranger.SubscriberID {
 				t.Fatalf("query %+v of website %s credited %+v", q, site, got[i])
 			}
+			if got[i].NotificationID == "" {
+				continue
+			}
+			c := sums[got[i].NotificationID]
+			if c == nil {
+				c = &sum{}
+				sums[got[i].NotificationID] = c
+			}
+			c.conversions++
+			c.revenue += q.Value
+			if got[i].Clicked {
+				c.clicked++
+			}
+			if site == w.Website.ID {
+				credited[q.EventID] = got[i]
+			}
+		}
+		if site == w.Website.ID {
+			wQueries = queries
 		}
 	}
+	if len(credited) == 0 || sums[foreign.ID] == nil {
+		t.Fatalf("nothing credited to one of the websites: %v, %v", credited, sums)
+	}
+
 	// Some answers spelt out.
 	least := func(a, b store.Notification) string { return min(a.ID, b.ID) }
-	got, err := s.LastInteractions(ctx, w.Website.ID, []store.InteractionQuery{
+	spelt := []store.Attribution{
 		{SubscriberID: people[1].SubscriberID, Since: at(0)},
 		{SubscriberID: people[1].SubscriberID, Since: at(150 * time.Minute)},
 		{SubscriberID: people[2].SubscriberID, Since: at(0)},
@@ -165,9 +202,13 @@ func testLastInteractions(t *testing.T, s store.Store) {
 		{SubscriberID: people[3].SubscriberID, Since: at(0)},
 		{SubscriberID: people[4].SubscriberID, Since: at(0)},
 		{SubscriberID: people[1].SubscriberID, Since: at(4 * time.Hour)},
-	})
-	noErr(t, "LastInteractions", err)
-	same(t, "LastInteractions", got, []store.Interaction{
+	}
+	for i := range spelt {
+		spelt[i].EventID, spelt[i].At = fmt.Sprintf("spelt-%d", i), at(5*time.Hour)
+	}
+	got, err := s.Attribute(ctx, w.Website.ID, spelt)
+	noErr(t, "Attribute", err)
+	same(t, "Attribute", got, []store.Interaction{
 		{NotificationID: ns[2].ID, Clicked: true}, // a click wins over a later delivery
 		{NotificationID: ns[1].ID},                // the laptop's delivery, after the click's window
 		{NotificationID: least(ns[2], ns[3]), Clicked: true},
@@ -176,9 +217,92 @@ func testLastInteractions(t *testing.T, s store.Store) {
 		{NotificationID: ns[3].ID},
 		{},
 	})
-	got, err = s.LastInteractions(ctx, w.Website.ID, nil)
-	noErr(t, "LastInteractions of nothing", err)
-	same(t, "LastInteractions of nothing", len(got), 0)
+	for _, a := range got {
+		if a.NotificationID == "" {
+			continue
+		}
+		c := sums[a.NotificationID]
+		if c == nil {
+			c = &sum{}
+			sums[a.NotificationID] = c
+		}
+		c.conversions++
+		if a.Clicked {
+			c.clicked++
+		}
+	}
+	// The same events again, worth more, and one of them twice in the
+	// list, after a later click of another notification by each person
+	// credited: each answers what it was credited to, and counts once.
+	for _, p := range append(people, l) {
+		record(w.Website.ID, ns[0].ID, p.EndpointID, store.InteractionClicked, 6*time.Hour)
+	}
+	again := make([]store.Attribution, 0, len(wQueries)+1)
+	for _, q := range wQueries {
+		q.Value = 1000
+		again = append(again, q)
+	}
+	again = append(again, again[0])
+	got, err = s.Attribute(ctx, w.Website.ID, again)
+	noErr(t, "Attribute of the events again", err)
+	for i, q := range again {
+		if want, ok := credited[q.EventID]; ok {
+			same(t, "Attribute of "+q.EventID+" again", got[i], want)
+		} else if got[i].NotificationID != "" {
+			// Found now (the later click), and credited as new.
+			same(t, "Attribute of "+q.EventID+", not credited before", got[i], store.Interaction{NotificationID: ns[0].ID, Clicked: true})
+			c := sums[ns[0].ID]
+			if c == nil && i < len(wQueries) {
+				c = &sum{}
+				sums[ns[0].ID] = c
+			}
+			if i < len(wQueries) {
+				c.conversions++
+				c.clicked++
+				c.revenue += 1000
+			}
+		}
+	}
+	// Searching where nothing is found any more, an event credited
+	// before answers none and credits nothing.
+	late := slices.Clone(wQueries[:3])
+	for i := range late {
+		late[i].Since = at(10 * time.Hour)
+	}
+	got, err = s.Attribute(ctx, w.Website.ID, late)
+	noErr(t, "Attribute of the events again, finding nothing", err)
+	same(t, "Attribute of the events again, finding nothing", got, make([]store.Interaction, len(late)))
+	// Through the other website, an event credited to this one's
+	// notification answers nothing, even where a credit would be found.
+	var through []store.Attribution
+	for id := range credited {
+		through = append(through, store.Attribution{EventID: id, SubscriberID: stranger.SubscriberID, Since: at(0), At: at(5 * time.Hour), Value: 3})
+	}
+	got, err = s.Attribute(ctx, other.Website.ID, through)
+	noErr(t, "Attribute through another website", err)
+	same(t, "Attribute through another website", got, make([]store.Interaction, len(through)))
+
+	got, err = s.Attribute(ctx, w.Website.ID, nil)
+	noErr(t, "Attribute of nothing", err)
+	same(t, "Attribute of nothing", len(got), 0)
+
+	// Each credit folded once, at the value of its first call.
+	folded, err := s.FoldConversions(ctx, 10000)
+	noErr(t, "FoldConversions", err)
+	want := 0
+	for _, c := range sums {
+		want += int(c.conversions)
+	}
+	same(t, "credits folded", folded, want)
+	for _, n := range append(ns, foreign) {
+		got := getNotification(t, s, n.ID)
+		c := sums[n.ID]
+		if c == nil {
+			c = &sum{}
+		}
+		same(t, "conversions, click conversions and revenue of "+n.ID, [3]any{got.Conversions, got.ClickConversions, got.Revenue},
+			[3]any{c.conversions, c.clicked, c.revenue})
+	}
 }
 
 func testConversions(t *testing.T, s store.Store) {
@@ -653,40 +777,3 @@ func testAddInterestsConcurrent(t *testing.T, s store.Store) {
 	same(t, "interests", len(got), len(list))
 }
 
-// testCreditConversionsBatch: CreditConversions records a batch as
-// CreditConversion would one after the other (an event credited once,
-// whether again in the batch or credited before), and a batch holding a
-// credit through another website records nothing.
-func testCreditConversionsBatch(t *testing.T, s store.Store) {
-	ctx := context.Background()
-	w, other := newWebsite(t, s), newWebsite(t, s)
-	n1, n2 := create(t, s, notification(w.Website.ID)), create(t, s, notification(w.Website.ID))
-	noErr(t, "CreditConversion", s.CreditConversion(ctx, w.Website.ID, n1.ID, "b0", 1, false, at(time.Hour)))
-	credit := func(n store.Notification, event string, value float64, clicked bool) store.ConversionCredit {
-		return store.ConversionCredit{WebsiteID: w.Website.ID, NotificationID: n.ID, EventID: event, Value: value, Clicked: clicked, At: at(time.Hour)}
-	}
-	noErr(t, "CreditConversions", s.CreditConversions(ctx, []store.ConversionCredit{
-		credit(n1, "b1", 19.5, true), credit(n2, "b2", 5.25, false), credit(n1, "b1", 19.5, true), credit(n1, "b0", 1, false),
-	}))
-	noErr(t, "CreditConversions of nothing", s.CreditConversions(ctx, nil))
-	foreign := credit(n1, "b3", 7, true)
-	foreign.WebsiteID = other.Website.ID
-	wantErr(t, "CreditConversions with a credit through another website",
-		s.CreditConversions(ctx, []store.ConversionCredit{credit(n2, "b4", 3, true), foreign}), store.ErrNotFound)
-	unknown := credit(n1, "b5", 7, true)
-	unknown.NotificationID = uuid.NewString()
-	wantErr(t, "CreditConversions with an unknown notification",
-		s.CreditConversions(ctx, []store.ConversionCredit{unknown}), store.ErrNotFound)
-	folded, err := s.FoldConversions(ctx, 100)
-	noErr(t, "FoldConversions", err)
-	same(t, "credits folded", folded, 3)
-	for _, c := range []struct {
-		n             store.Notification
-		conv, clicked int64
-		revenue       float64
-	}{{n1, 2, 1, 20.5}, {n2, 1, 0, 5.25}} {
-		got := getNotification(t, s, c.n.ID)
-		same(t, "conversions, click conversions and revenue", [3]any{got.Conversions, got.ClickConversions, got.Revenue},
-			[3]any{c.conv, c.clicked, c.revenue})
-	}
-}
