@@ -776,4 +776,3 @@ func testAddInterestsConcurrent(t *testing.T, s store.Store) {
 	noErr(t, "Interests", err)
 	same(t, "interests", len(got), len(list))
 }
-
