@@ -156,11 +156,15 @@ func TestBatchedSharesWrites(t *testing.T) {
 }
 
 // TestBatchedBehaviors: behaviors posted one at a time by many callers share
-// writes (those that come while one is written go in the next), a bad one
-// is refused alone, and the events' gap never holds them back.
+// writes (those that come while one is written, or within behaviorGap of
+// its start, go in the next), a bad one is refused alone, and the events'
+// gap never holds them back.
 func TestBatchedBehaviors(t *testing.T) {
 	under := &countingStore{writeTime: 20 * time.Millisecond}
 	b := NewBatched(under, 50*time.Millisecond, 1000)
+	if b.behaviors.gap != behaviorGap || behaviorGap >= 50*time.Millisecond {
+		t.Fatalf("behaviors' gap %v, want behaviorGap (%v), not the events'", b.behaviors.gap, behaviorGap)
+	}
 	var wg sync.WaitGroup
 	errs := make([]error, 201)
 	for i := range 200 {
@@ -259,5 +263,86 @@ func TestBatchedRecordNow(t *testing.T) {
 	}
 	if n := len(under.writes); n != 4 {
 		t.Fatalf("%d writes after Close, want 4", n)
+	}
+}
+
+// TestQueueGapWhenBusy: a queue that keeps its gap for when callers come
+// together writes one caller's records one after another as they come,
+// with no gap between, and after a write that held several callers'
+// records waits its gap (an hour here) for more, unless max are waiting.
+func TestQueueGapWhenBusy(t *testing.T) {
+	var (
+		mu      sync.Mutex
+		writes  [][]int
+		gate    chan struct{} // when not nil, a write waits for it
+		entered = make(chan struct{}, 1)
+	)
+	q := newQueue(time.Hour, 5, func(_ context.Context, records []int) error {
+		mu.Lock()
+		g := gate
+		mu.Unlock()
+		if g != nil {
+			entered <- struct{}{}
+			<-g
+		}
+		mu.Lock()
+		writes = append(writes, records)
+		mu.Unlock()
+		return nil
+	}).whenBusy()
+	defer q.close()
+	waiting := func(n int) {
+		for {
+			q.mu.Lock()
+			w := len(q.waiters)
+			q.mu.Unlock()
+			if w == n {
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	for i := range 10 { // an hour each, were the gap kept
+		if err := q.add(t.Context(), []int{i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A write held while two more callers come: the next holds both.
+	mu.Lock()
+	gate = make(chan struct{})
+	mu.Unlock()
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = q.add(t.Context(), []int{10}) })
+	<-entered
+	for i := 11; i <= 12; i++ {
+		wg.Go(func() { _ = q.add(t.Context(), []int{i}) })
+	}
+	waiting(2)
+	mu.Lock()
+	close(gate)
+	gate = nil
+	mu.Unlock()
+	wg.Wait()
+	// Now the gap: one more waits, until max are pending.
+	done := make(chan struct{})
+	go func() { _ = q.add(t.Context(), []int{13}); close(done) }()
+	select {
+	case <-done:
+		t.Fatal("a record after a write of two callers' was written within the gap")
+	case <-time.After(50 * time.Millisecond):
+	}
+	for i := 14; i < 18; i++ {
+		wg.Go(func() { _ = q.add(t.Context(), []int{i}) })
+	}
+	wg.Wait()
+	<-done
+	mu.Lock()
+	defer mu.Unlock()
+	var sizes []int
+	for _, w := range writes {
+		sizes = append(sizes, len(w))
+	}
+	if !slices.Equal(sizes, []int{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 5}) {
+		t.Fatalf("writes of %v records, want ten alone, then the held one, the two that came meanwhile, and max", sizes)
 	}
 }
