@@ -1,0 +1,116 @@
+package events
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/relaybell/relaybell/analytics"
+	"github.com/relaybell/relaybell/store"
+	storesqlite "github.com/relaybell/relaybell/store/sqlite"
+)
+
+// heldInterests holds each AddInterests until the event's own write has
+// begun, and then fails it with err when set.
+type heldInterests struct {
+	*storesqlite.Store
+	logged <-chan struct{}
+	err    error
+}
+
+func (h *heldInterests) AddInterests(ctx context.Context, list []store.ProductInterest) error {
+	select {
+	case <-h.logged:
+	case <-time.After(10 * time.Second):
+		return errors.New("the event's write never began while its interest was written")
+	}
+	if h.err != nil {
+		return h.err
+	}
+	return h.Store.AddInterests(ctx, list)
+}
+
+// signalLog records behaviors and closes logged at its first write.
+type signalLog struct {
+	once   sync.Once
+	logged chan struct{}
+	mu     sync.Mutex
+	ids    []string
+}
+
+func (l *signalLog) RecordBehaviors(_ context.Context, bs []analytics.Behavior) error {
+	l.once.Do(func() { close(l.logged) })
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, b := range bs {
+		l.ids = append(l.ids, b.ID)
+	}
+	return nil
+}
+
+// TestTrackWritesTheInterestBesideTheEvent: an event's product interest
+// is written while the rest of the event is done, its own write included
+// (the store below holds the interest until that write began), and the
+// answer waits for it: once Track returns the interest is stored, and an
+// interest that fails fails Track, though the event may be logged (its
+// retry with the same id is the same event).
+func TestTrackWritesTheInterestBesideTheEvent(t *testing.T) {
+	ctx := context.Background()
+	st, err := storesqlite.Open(ctx, filepath.Join(t.TempDir(), "store.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	a := store.Account{ID: uuid.NewString(), OwnerEmail: "o@shop.example"}
+	w := store.Website{ID: uuid.NewString(), AccountID: a.ID, ProjectID: uuid.NewString(), Name: "Shop", URL: "https://shop.example", Timezone: "UTC"}
+	if err := st.CreateWebsite(ctx, a, w, store.APIKey{ID: uuid.NewString(), Hash: uuid.NewString()}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := st.UpsertSubscription(ctx, store.SubscriptionInput{WebsiteID: w.ID, Endpoint: "https://push.example/ann",
+		P256dh: "BP256", Auth: "auth", ExternalID: "ann", At: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fail := range []bool{false, true} {
+		log := &signalLog{logged: make(chan struct{})}
+		h := &heldInterests{Store: st, logged: log.logged}
+		if fail {
+			h.err = errors.New("disk full")
+		}
+		svc := New(h, log, nil, nil, Config{})
+		product := "sku-ok"
+		if fail {
+			product = "sku-failed"
+		}
+		ans, err := svc.Track(ctx, Input{ID: uuid.NewString(), Website: w, Name: "product.viewed", ExternalID: "ann", Addressed: true,
+			Properties: []byte(`{"productId": "` + product + `"}`), Source: SourceServer, At: now})
+		got, ierr := st.Interests(ctx, w.ID, []string{res.SubscriberID}, now.Add(-time.Hour), 10)
+		if ierr != nil {
+			t.Fatal(ierr)
+		}
+		if fail {
+			if !errors.Is(err, h.err) || ans.OK {
+				t.Fatalf("Track with its interest failing: %+v, %v; want the interest's error", ans, err)
+			}
+			if len(got) != 1 || got[0].ProductID != "sku-ok" {
+				t.Fatalf("interests %+v, want only the first event's", got)
+			}
+			continue
+		}
+		if err != nil || !ans.OK || ans.SubscriberID == nil || *ans.SubscriberID != res.SubscriberID {
+			t.Fatalf("Track: %+v, %v", ans, err)
+		}
+		if len(got) != 1 || got[0].ProductID != "sku-ok" || got[0].Kind != store.InterestPriceDrop {
+			t.Fatalf("interests once Track returned: %+v", got)
+		}
+		if len(log.ids) != 1 || log.ids[0] != ans.EventID {
+			t.Fatalf("events logged %v, want %s", log.ids, ans.EventID)
+		}
+	}
+}
