@@ -81,24 +81,18 @@ type Behavior interface {
 	// ErrNotFound when none.
 	LastInteraction(ctx context.Context, websiteID, subscriberID string, since time.Time) (notificationID string, clicked bool, err error)
 	// Attribute credits each conversion to the notification
-	// LastInteraction finds for its subscriber and Since, as
-	// CreditConversion would, and answers the notifications credited in
-	// the queries' order: a zero Interaction for a conversion with none
-	// to credit. An event credited before (by its first query of the
-	// list, or by an earlier call) is not credited again: when a
-	// notification to credit is found, the answer is the one it was
-	// credited to then (a retry finds at least what its first call found,
-	// unless the interactions were purged or erased since). One statement
-	// per few hundred queries: finding what to credit and crediting it
-	// are one.
+	// LastInteraction finds for its subscriber and Since, for a click or
+	// a delivery, and answers the notifications credited in the queries'
+	// order: a zero Interaction for a conversion with none to credit. An
+	// event credited before (by its first query of the list, or by an
+	// earlier call) is not credited again: when a notification to credit
+	// is found, the answer is the one it was credited to then (a retry
+	// finds at least what its first call found, unless the interactions
+	// were purged or erased since). One statement per few hundred queries:
+	// finding what to credit and crediting it are one. It takes no lock on
+	// the notification: a credit reaches the notification's Conversions
+	// and Revenue when FoldConversions next runs, in any process.
 	Attribute(ctx context.Context, websiteID string, queries []Attribution) ([]Interaction, error)
-	// CreditConversion records the conversion of event eventID, worth
-	// value, for the website's notification, credited for a click or
-	// (clicked false) a delivery; the same event again credits nothing more. It takes no lock on the notification: the credit
-	// reaches the notification's Conversions and Revenue when
-	// FoldConversions next runs, in any process. ErrNotFound when the
-	// notification is not the website's.
-	CreditConversion(ctx context.Context, websiteID, notificationID, eventID string, value float64, clicked bool, at time.Time) error
 	// FoldConversions adds up to max recorded credits not folded yet to
 	// their notifications' counters (Conversions, ClickConversions,
 	// Revenue) and marks them folded, in one transaction, and returns how

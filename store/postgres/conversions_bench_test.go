@@ -12,7 +12,7 @@ import (
 
 // BenchmarkConversionBurst is a burst of conversions of one popular
 // notification from 32 concurrent requests: each recorded as a credit row
-// (CreditConversion; FoldConversions later adds them up a batch at a time,
+// (Attribute; FoldConversions later adds them up a batch at a time,
 // counted in the figure) against the counters updated in place, an UPDATE
 // of the notification's row per conversion, which every request queues on
 // (counter). The ratio of the two is what batching the counters buys.
@@ -32,12 +32,21 @@ func BenchmarkConversionBurst(b *testing.B) {
 				b.Fatal(err)
 			}
 			at := time.Now()
+			p, err := s.UpsertSubscription(ctx, store.SubscriptionInput{WebsiteID: w.ID, Endpoint: "https://push.example/p",
+				P256dh: "BP256", Auth: "auth", At: at})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := s.RecordInteraction(ctx, w.ID, n.ID, p.EndpointID, store.InteractionDelivered, at, nil); err != nil {
+				b.Fatal(err)
+			}
 			b.SetParallelism(16) // 32 requests at once on 2 cores
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					var err error
 					if c == "credits" {
-						err = s.CreditConversion(ctx, w.ID, n.ID, uuid.NewString(), 9.5, false, at)
+						_, err = s.Attribute(ctx, w.ID, []store.Attribution{{EventID: uuid.NewString(), SubscriberID: p.SubscriberID,
+							Since: at.Add(-time.Hour), At: at, Value: 9.5}})
 					} else {
 						_, err = s.DB().Write().Exec(ctx, `UPDATE notifications SET conversions = conversions + 1, revenue = revenue + $2
 							WHERE id = $1 AND website_id = $3`, n.ID, 9.5, w.ID)

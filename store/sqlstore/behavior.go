@@ -136,26 +136,6 @@ func (s *Store) Attribute(ctx context.Context, websiteID string, queries []store
 	return out, nil
 }
 
-// CreditConversion records a conversion for FoldConversions to count, once
-// per event.
-func (s *Store) CreditConversion(ctx context.Context, websiteID, notificationID, eventID string, value float64, clicked bool, at time.Time) error {
-	n, err := s.db.Write().Exec(ctx, `INSERT INTO conversion_credits (event_id, notification_id, value, clicked, at)
-		SELECT $1, id, $3, $4, $5 FROM notifications WHERE id = $2 AND website_id = $6
-		ON CONFLICT (event_id) DO NOTHING`,
-		eventID, notificationID, value, clicked, s.time(nowOr(at)), websiteID)
-	if err == nil && n == 0 { // credited before, or no notification of the website
-		var found bool
-		if err = s.db.Read().QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM notifications WHERE id = $1 AND website_id = $2)`,
-			notificationID, websiteID).Scan(&found); err == nil && !found {
-			err = store.ErrNotFound
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("crediting conversion: %w", s.mapErr(err))
-	}
-	return nil
-}
-
 // FoldConversions adds up to max unfolded credits to their notifications'
 // counters and marks them folded. On PostgreSQL a concurrent fold passes
 // over the credits this one holds (SKIP LOCKED) and, should it have picked

@@ -305,17 +305,42 @@ func testAttribute(t *testing.T, s store.Store) {
 	}
 }
 
+// credited is a person whose last interaction with the website is
+// notification n, clicked or delivered, for Attribute to credit.
+func credited(t *testing.T, s store.Store, websiteID string, n store.Notification, kind string) string {
+	t.Helper()
+	p := subscribe(t, s, subscription(websiteID))
+	_, err := s.RecordInteraction(context.Background(), websiteID, n.ID, p.EndpointID, kind, at(0), nil)
+	noErr(t, "RecordInteraction", err)
+	return p.SubscriberID
+}
+
+// credit credits event eventID of the subscriber through Attribute and
+// returns the notification credited ("" for none).
+func credit(t *testing.T, s store.Store, websiteID, subscriberID, eventID string, value float64, when time.Duration) string {
+	t.Helper()
+	got, err := s.Attribute(context.Background(), websiteID, []store.Attribution{{EventID: eventID, SubscriberID: subscriberID,
+		Since: at(0), At: at(when), Value: value}})
+	noErr(t, "Attribute of "+eventID, err)
+	return got[0].NotificationID
+}
+
+// testConversions: Attribute's credits reach the notifications' counters
+// through FoldConversions, each once, whatever is credited again before or
+// after its fold, until purged.
 func testConversions(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	w := newWebsite(t, s)
 	other := newWebsite(t, s)
 	n1, n2 := create(t, s, notification(w.Website.ID)), create(t, s, notification(w.Website.ID))
-	noErr(t, "CreditConversion", s.CreditConversion(ctx, w.Website.ID, n1.ID, "e1", 19.5, true, at(time.Hour)))
-	noErr(t, "CreditConversion", s.CreditConversion(ctx, w.Website.ID, n1.ID, "e2", 0, false, at(time.Hour)))
-	noErr(t, "CreditConversion", s.CreditConversion(ctx, w.Website.ID, n2.ID, "e3", 5.25, false, at(time.Hour)))
-	noErr(t, "CreditConversion of an event again", s.CreditConversion(ctx, w.Website.ID, n1.ID, "e1", 19.5, true, at(time.Hour)))
-	wantErr(t, "CreditConversion through another website", s.CreditConversion(ctx, other.Website.ID, n1.ID, "e4", 1, true, at(time.Hour)), store.ErrNotFound)
-	wantErr(t, "CreditConversion of an unknown notification", s.CreditConversion(ctx, w.Website.ID, uuid.NewString(), "e5", 1, true, at(time.Hour)), store.ErrNotFound)
+	clicker := credited(t, s, w.Website.ID, n1, store.InteractionClicked)
+	reader := credited(t, s, w.Website.ID, n1, store.InteractionDelivered)
+	later := credited(t, s, w.Website.ID, n2, store.InteractionDelivered)
+	same(t, "credited", credit(t, s, w.Website.ID, clicker, "e1", 19.5, time.Hour), n1.ID)
+	same(t, "credited", credit(t, s, w.Website.ID, reader, "e2", 0, time.Hour), n1.ID)
+	same(t, "credited", credit(t, s, w.Website.ID, later, "e3", 5.25, time.Hour), n2.ID)
+	same(t, "an event credited again", credit(t, s, w.Website.ID, clicker, "e1", 19.5, time.Hour), n1.ID)
+	same(t, "a person through another website", credit(t, s, other.Website.ID, clicker, "e4", 1, time.Hour), "")
 	if got := getNotification(t, s, n1.ID); got.Conversions != 0 || got.Revenue != 0 {
 		t.Fatalf("before a fold: conversions %d, revenue %v; want nothing yet", got.Conversions, got.Revenue)
 	}
@@ -330,7 +355,7 @@ func testConversions(t *testing.T, s store.Store) {
 	same(t, "credits folded when none is left", folded, 0)
 	// A retried event after its fold credits nothing more; once purged, no
 	// credit is folded again.
-	noErr(t, "CreditConversion of a folded event again", s.CreditConversion(ctx, w.Website.ID, n2.ID, "e3", 5.25, false, at(2*time.Hour)))
+	same(t, "a folded event credited again", credit(t, s, w.Website.ID, later, "e3", 5.25, 2*time.Hour), n2.ID)
 	purged, err := s.PurgeBehavior(ctx, store.BehaviorPurge{Credits: at(time.Hour + time.Millisecond)})
 	noErr(t, "PurgeBehavior", err)
 	same(t, "folded credits purged", purged, int64(3))
@@ -354,6 +379,7 @@ func testConcurrentFolds(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	w := newWebsite(t, s)
 	n := create(t, s, notification(w.Website.ID))
+	person := credited(t, s, w.Website.ID, n, store.InteractionClicked)
 	const writers, each = 4, 25
 	var wg sync.WaitGroup
 	errs := make(chan error, writers*each+100)
@@ -363,8 +389,12 @@ func testConcurrentFolds(t *testing.T, s store.Store) {
 			for range each {
 				id := uuid.NewString()
 				for range 2 {
-					if err := s.CreditConversion(ctx, w.Website.ID, n.ID, id, 2, true, at(time.Hour)); err != nil {
+					got, err := s.Attribute(ctx, w.Website.ID, []store.Attribution{{EventID: id, SubscriberID: person,
+						Since: at(0), At: at(time.Hour), Value: 2}})
+					if err != nil {
 						errs <- err
+					} else if got[0] != (store.Interaction{NotificationID: n.ID, Clicked: true}) {
+						errs <- fmt.Errorf("event %s credited %+v", id, got[0])
 					}
 				}
 			}
