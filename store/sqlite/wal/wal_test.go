@@ -147,9 +147,6 @@ func TestCheckpointerRestartsABusyLog(t *testing.T) {
 		}
 		c.Wrote()
 	}, func() {})
-	if c.Restarts() == 0 {
-		t.Fatalf("no checkpoint on the writer after %d writes of about 100 pages (%d checkpoints)", rounds, c.Checkpoints())
-	}
 	const page = 4096 + 24 // a frame of the log
 	// The log restarts within two of the Checkpointer's checkpoints of
 	// reaching RestartAt (one that finds it there, the write then in
@@ -158,6 +155,12 @@ func TestCheckpointerRestartsABusyLog(t *testing.T) {
 	if backstop := int64(wal.Backstop) * page; most >= backstop {
 		t.Logf("the Checkpointer lagged %d writes: the log's bound, %d bytes, is past the backstop's %d, so its size shows nothing here", gap, most, backstop)
 		return
+	}
+	// (A Checkpointer that busy a machine leaves that far behind may never
+	// look at the log while it is past RestartAt: so this is checked
+	// second.)
+	if c.Restarts() == 0 {
+		t.Fatalf("no checkpoint on the writer after %d writes of about 100 pages (%d checkpoints)", rounds, c.Checkpoints())
 	}
 	if got := walSize(t, path); got > most {
 		t.Fatalf("the log is %d bytes after %d writes of %d, want at most %d (RestartAt and two Checkpointer lags of %d writes)", got, rounds, round, most, gap)
