@@ -48,14 +48,16 @@ func backendCPU(b *testing.B, s *Store, app string) time.Duration {
 // again with its external id, as the SDK does on each page view; "new" a
 // browser never seen, without one.
 //
-// The "-batch16" variants register them 16 at a time through
-// UpsertSubscriptions, as the API's group commit does under load.
+// The "-batch16" and "-batch32" variants register them 16 or 32 at a
+// time through UpsertSubscriptions, as the API's group commit does under
+// load: what a batch costs whatever its size shows in the difference
+// (docs/scale-out.md, "Registrations: what a batch costs (stop 62)").
 func BenchmarkRegisterCPU(b *testing.B) {
 	ctx := context.Background()
 	for _, bc := range []struct {
 		again bool
 		batch int
-	}{{true, 1}, {false, 1}, {true, 16}, {false, 16}} {
+	}{{true, 1}, {false, 1}, {true, 16}, {false, 16}, {true, 32}, {false, 32}} {
 		again := bc.again
 		name := "new"
 		if again {
