@@ -492,24 +492,34 @@ type triggerRow struct {
 // and returns the subscribers of those recorded.
 func (s *Store) queueTriggerRows(ctx context.Context, tx Conn, triggers []triggerRow) ([]string, error) {
 	var out []string
+	if err := Pipeline(ctx, tx, s.triggerQueries(triggers, &out)); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// triggerQueries are queueTriggerRows' statements, for a pipeline of the
+// caller's: each appends the subscribers of the triggers it queued to
+// *queued.
+func (s *Store) triggerQueries(triggers []triggerRow, queued *[]string) []Piped {
+	var out []Piped
 	for chunk := range slices.Chunk(triggers, rowsPerInsert) {
 		args := make([]any, 0, 6*len(chunk))
 		for _, t := range chunk {
 			args = append(args, store.NewID(), t.website, t.subscriber, t.kind, t.topic, s.time(t.at))
 		}
-		rows, err := tx.Query(ctx, `INSERT INTO automation_triggers (id, website_id, subscriber_id, trigger_type, topic_id, at)
+		out = append(out, Piped{SQL: `INSERT INTO automation_triggers (id, website_id, subscriber_id, trigger_type, topic_id, at)
 			SELECT v.column1, v.column2, v.column3, v.column4, v.column5, v.column6
-			FROM (VALUES `+valuesList(len(chunk), 6, map[int]string{3: "TEXT", 4: "TEXT", 5: s.d.DDL.Time})+`) AS v
+			FROM (VALUES ` + valuesList(len(chunk), 6, map[int]string{3: "TEXT", 4: "TEXT", 5: s.d.DDL.Time}) + `) AS v
 			WHERE EXISTS (SELECT 1 FROM automations a
 				WHERE a.website_id = v.column2 AND a.status = 'active' AND a.trigger_type = v.column4)
-			RETURNING subscriber_id`, args...)
-		queued, err := CollectRows(rows, err, func(id *string) []any { return []any{id} })
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, queued...)
+			RETURNING subscriber_id`, Args: args, Read: func(rows Rows) error {
+			ids, err := CollectRows(rows, nil, func(id *string) []any { return []any{id} })
+			*queued = append(*queued, ids...)
+			return err
+		}})
 	}
-	return out, nil
+	return out
 }
 
 // PendingTriggers lists pending triggers, oldest first.

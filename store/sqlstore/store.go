@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
@@ -140,4 +141,52 @@ func CollectRows[T any](rows Rows, err error, dest func(*T) []any) ([]T, error) 
 		out = append(out, t)
 	}
 	return out, rows.Err()
+}
+
+// Piped is a statement of a pipeline (Pipeline): Read reads its rows
+// (and may leave them open: the pipeline closes them); a statement
+// without Read is executed, its rows (none) unread.
+type Piped struct {
+	SQL  string
+	Args []any
+	Read func(rows Rows) error
+}
+
+// Pipeliner is a Conn that sends several statements in one round trip:
+// PostgreSQL's, whose statements each wait for their answer otherwise
+// (BenchmarkRegisterCPU: a batch of registrations cost PostgreSQL about
+// 1 ms whatever its size, most of it its round trips). SQLite's
+// statements are calls inside the process, best run one by one.
+type Pipeliner interface {
+	Pipeline(ctx context.Context, queries []Piped) error
+}
+
+// Pipeline runs queries in tx, in order, handing each one's rows to its
+// Read, and returns the first error (the statements after it are not
+// run): in one round trip where tx is a Pipeliner.
+func Pipeline(ctx context.Context, tx Conn, queries []Piped) error {
+	if p, ok := tx.(Pipeliner); ok && len(queries) > 1 {
+		return p.Pipeline(ctx, queries)
+	}
+	for _, q := range queries {
+		if q.Read == nil {
+			if _, err := tx.Exec(ctx, q.SQL, q.Args...); err != nil {
+				return err
+			}
+			continue
+		}
+		rows, err := tx.Query(ctx, q.SQL, q.Args...)
+		if err != nil {
+			return err
+		}
+		err = q.Read(rows)
+		rows.Close()
+		if err == nil {
+			err = rows.Err()
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

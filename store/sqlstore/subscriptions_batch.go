@@ -196,9 +196,15 @@ func (s *Store) upsertBatch(ctx context.Context, tx Conn, list []store.Subscript
 		for _, x := range chunk {
 			args = append(args, x.website, x.s)
 		}
+		// Locked in id order (on PostgreSQL), before the registrations
+		// one by one lock them in theirs: batches racing to register
+		// browsers of the same people (a batch that lost the race to
+		// create them finds them here) wait for each other at the first,
+		// where one by one they deadlocked.
 		rows, err := tx.Query(ctx, `SELECT s.website_id, s.external_id, s.id
 			FROM (VALUES `+valuesList(len(chunk), 2, nil)+`) AS v
-			JOIN subscribers s ON s.website_id = v.column1 AND s.external_id = v.column2`, args...)
+			JOIN subscribers s ON s.website_id = v.column1 AND s.external_id = v.column2
+			ORDER BY s.id `+s.d.ForUpdate("s"), args...)
 		type holder struct {
 			x  key
 			id string
@@ -276,46 +282,46 @@ func (s *Store) upsertBatch(ctx context.Context, tx Conn, list []store.Subscript
 
 // upsertKnown stores the known browsers of fast registering again as
 // their person (statements 3 to 6), their endpoints read and locked, and
-// sets their results in out.
+// sets their results in out. The endpoints' and the subscribers' updates
+// depend on nothing of each other's: they go as one pipeline (one round
+// trip on PostgreSQL: Pipeline), the endpoints' first, as one
+// after the other.
 func (s *Store) upsertKnown(ctx context.Context, tx Conn, list []store.SubscriptionInput, fast []int, endpoints map[key]known, out []store.SubscriptionResult) error {
 	if len(fast) == 0 {
 		return nil
 	}
+	var queries []Piped
+
 	// The endpoints (locked above on PostgreSQL), their devices apart
 	// where they change (setChanged).
-	var devices [][2]any
+	type endpointRow struct{ id, device string }
+	device := make(map[string]string, len(fast))
+	var updatedEndpoints []endpointRow
 	for chunk := range slices.Chunk(fast, rowsPerInsert) {
 		args := make([]any, 0, 6*len(chunk))
-		device := make(map[string]string, len(chunk))
 		for _, i := range chunk {
 			in := list[i]
 			id := endpoints[key{in.WebsiteID, in.Endpoint}].id
 			args = append(args, id, in.P256dh, in.Auth, in.UserAgent, s.time(nowOr(in.At)), in.Language)
 			device[id] = in.Device
 		}
-		rows, err := tx.Query(ctx, `UPDATE endpoints SET p256dh = v.column2, auth = v.column3,
+		queries = append(queries, Piped{SQL: `UPDATE endpoints SET p256dh = v.column2, auth = v.column3,
 				user_agent = coalesce(nullif(v.column4, ''), endpoints.user_agent),
 				last_seen_at = v.column5,
 				language = coalesce(nullif(v.column6, ''), endpoints.language)
-			FROM (VALUES `+valuesList(len(chunk), 6, map[int]string{4: s.d.DDL.Time})+`) AS v
+			FROM (VALUES ` + valuesList(len(chunk), 6, map[int]string{4: s.d.DDL.Time}) + `) AS v
 			WHERE endpoints.id = v.column1
-			RETURNING endpoints.id, endpoints.device`, args...)
-		type row struct{ id, device string }
-		updated, err := CollectRows(rows, err, func(r *row) []any { return []any{&r.id, &r.device} })
-		if err == nil && len(updated) != len(chunk) {
-			err = fmt.Errorf("%d of %d updated", len(updated), len(chunk))
-		}
-		if err != nil {
-			return fmt.Errorf("updating known endpoints: %w", err)
-		}
-		for _, r := range updated {
-			if changes(device[r.id], r.device) {
-				devices = append(devices, [2]any{r.id, device[r.id]})
+			RETURNING endpoints.id, endpoints.device`, Args: args, Read: func(rows Rows) error {
+			updated, err := CollectRows(rows, nil, func(r *endpointRow) []any { return []any{&r.id, &r.device} })
+			if err == nil && len(updated) != len(chunk) {
+				err = fmt.Errorf("%d of %d updated", len(updated), len(chunk))
 			}
-		}
-	}
-	if err := s.setChanged(ctx, tx, "endpoints", "device", devices); err != nil {
-		return err
+			if err != nil {
+				return fmt.Errorf("updating known endpoints: %w", err)
+			}
+			updatedEndpoints = append(updatedEndpoints, updated...)
+			return nil
+		}})
 	}
 
 	// The subscribers, in id order. when is each one's registration time.
@@ -325,12 +331,14 @@ func (s *Store) upsertKnown(ctx context.Context, tx Conn, list []store.Subscript
 		bySubscriber[endpoints[key{in.WebsiteID, in.Endpoint}].subscriber] = i
 	}
 	subscribers := slices.Sorted(maps.Keys(bySubscriber))
-	var (
-		visits []visit
-		smart  []string // the subscribers whose smart hour is to be set again
-		// The subscribers whose country or language changes (setChanged).
-		countries, languages [][2]any
-	)
+	type subscriberRow struct {
+		id, timezone      string
+		smartHour         int
+		pending           bool
+		websiteTimezone   string
+		country, language string
+	}
+	var updatedSubscribers []subscriberRow
 	for chunk := range slices.Chunk(subscribers, rowsPerInsert) {
 		args := make([]any, 0, 4*len(chunk))
 		for _, id := range chunk {
@@ -340,61 +348,77 @@ func (s *Store) upsertKnown(ctx context.Context, tx Conn, list []store.Subscript
 		// An empty value keeps the stored one (nullif). The country and
 		// the language, each in an index, are set apart where they change
 		// (setChanged).
-		rows, err := tx.Query(ctx, `UPDATE subscribers SET
+		queries = append(queries, Piped{SQL: `UPDATE subscribers SET
 				timezone = coalesce(nullif(l.new_timezone, ''), subscribers.timezone),
 				url = coalesce(nullif(l.new_url, ''), subscribers.url),
 				last_seen_at = l.new_at, unsubscribed_at = NULL
 			FROM (SELECT s.id AS sid, v.column2 AS new_timezone, v.column3 AS new_url, v.column4 AS new_at
-				FROM subscribers s JOIN (VALUES `+valuesList(len(chunk), 4, map[int]string{3: s.d.DDL.Time})+`) AS v
+				FROM subscribers s JOIN (VALUES ` + valuesList(len(chunk), 4, map[int]string{3: s.d.DDL.Time}) + `) AS v
 					ON s.id = v.column1
-				ORDER BY s.id `+s.d.ForUpdate("s")+`) AS l
+				ORDER BY s.id ` + s.d.ForUpdate("s") + `) AS l
 			WHERE subscribers.id = l.sid
 			RETURNING subscribers.id, subscribers.timezone, coalesce(subscribers.smart_hour, -1),
 				EXISTS (SELECT 1 FROM automation_triggers WHERE subscriber_id = subscribers.id),
 				(SELECT timezone FROM websites WHERE id = subscribers.website_id),
-				subscribers.country, subscribers.language`, args...)
-		type row struct {
-			id, timezone      string
-			smartHour         int
-			pending           bool
-			websiteTimezone   string
-			country, language string
+				subscribers.country, subscribers.language`, Args: args, Read: func(rows Rows) error {
+			updated, err := CollectRows(rows, nil, func(r *subscriberRow) []any {
+				return []any{&r.id, &r.timezone, &r.smartHour, &r.pending, &r.websiteTimezone, &r.country, &r.language}
+			})
+			if err == nil && len(updated) != len(chunk) {
+				err = fmt.Errorf("%d of %d updated", len(updated), len(chunk))
+			}
+			if err != nil {
+				return fmt.Errorf("updating known subscribers: %w", err)
+			}
+			updatedSubscribers = append(updatedSubscribers, updated...)
+			return nil
+		}})
+	}
+	if err := Pipeline(ctx, tx, queries); err != nil {
+		return err
+	}
+
+	var devices [][2]any
+	for _, r := range updatedEndpoints {
+		if changes(device[r.id], r.device) {
+			devices = append(devices, [2]any{r.id, device[r.id]})
 		}
-		updated, err := CollectRows(rows, err, func(r *row) []any {
-			return []any{&r.id, &r.timezone, &r.smartHour, &r.pending, &r.websiteTimezone, &r.country, &r.language}
-		})
-		if err != nil {
-			return fmt.Errorf("updating known subscribers: %w", err)
+	}
+	if err := s.setChanged(ctx, tx, "endpoints", "device", devices); err != nil {
+		return err
+	}
+
+	var (
+		visits []visit
+		smart  []string // the subscribers whose smart hour is to be set again
+		// The subscribers whose country or language changes (setChanged).
+		countries, languages [][2]any
+	)
+	for _, r := range updatedSubscribers {
+		i := bySubscriber[r.id]
+		in := list[i]
+		out[i] = store.SubscriptionResult{SubscriberID: r.id,
+			EndpointID: endpoints[key{in.WebsiteID, in.Endpoint}].id, Pending: r.pending}
+		if changes(in.Country, r.country) {
+			countries = append(countries, [2]any{r.id, in.Country})
 		}
-		if len(updated) != len(chunk) {
-			return fmt.Errorf("updating known subscribers: %d of %d updated", len(updated), len(chunk))
+		if changes(in.Language, r.language) {
+			languages = append(languages, [2]any{r.id, in.Language})
 		}
-		for _, r := range updated {
-			i := bySubscriber[r.id]
-			in := list[i]
-			out[i] = store.SubscriptionResult{SubscriberID: r.id,
-				EndpointID: endpoints[key{in.WebsiteID, in.Endpoint}].id, Pending: r.pending}
-			if changes(in.Country, r.country) {
-				countries = append(countries, [2]any{r.id, in.Country})
-			}
-			if changes(in.Language, r.language) {
-				languages = append(languages, [2]any{r.id, in.Language})
-			}
-			if in.Visit <= 0 {
-				continue
-			}
-			// As upsertSubscription: learnHour with the website's time
-			// zone given, learnActivity (the smart hour set again)
-			// without.
-			site, stored := in.SiteTimezone, r.smartHour
-			if site == "" {
-				site, stored = r.websiteTimezone, -1
-			}
-			hour := store.LocalHour(nowOr(in.At), r.timezone, site)
-			visits = append(visits, visit{r.id, hour, in.Visit})
-			if hour != stored {
-				smart = append(smart, r.id)
-			}
+		if in.Visit <= 0 {
+			continue
+		}
+		// As upsertSubscription: learnHour with the website's time
+		// zone given, learnActivity (the smart hour set again)
+		// without.
+		site, stored := in.SiteTimezone, r.smartHour
+		if site == "" {
+			site, stored = r.websiteTimezone, -1
+		}
+		hour := store.LocalHour(nowOr(in.At), r.timezone, site)
+		visits = append(visits, visit{r.id, hour, in.Visit})
+		if hour != stored {
+			smart = append(smart, r.id)
 		}
 	}
 	if err := s.setChanged(ctx, tx, "subscribers", "country", countries); err != nil {
@@ -447,6 +471,11 @@ func (s *Store) upsertNew(ctx context.Context, tx Conn, list []store.Subscriptio
 		}
 	}
 
+	// The subscribers, their endpoints, their visits and their triggers
+	// go as one pipeline (one round trip on PostgreSQL: Pipeline),
+	// in that order, as one after the other.
+	var queries []Piped
+
 	// The subscribers, in the order of their external ids: two batches
 	// creating the same people wait for each other in one order.
 	people := slices.Clone(fresh)
@@ -464,11 +493,9 @@ func (s *Store) upsertNew(ctx context.Context, tx Conn, list []store.Subscriptio
 			args = append(args, out[i].SubscriberID, in.WebsiteID, nullString(in.ExternalID), in.Country, in.Language,
 				in.Timezone, in.URL, store.ShardOf(out[i].SubscriberID), at, at, at, hour)
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO subscribers (id, website_id, external_id, country, language, timezone,
-			url, shard, created_at, last_seen_at, consent_at, smart_hour) VALUES `+valuesList(len(chunk), 12, nil),
-			args...); err != nil {
-			return fmt.Errorf("inserting new subscribers: %w", err)
-		}
+		queries = append(queries, Piped{SQL: `INSERT INTO subscribers (id, website_id, external_id, country, language, timezone,
+			url, shard, created_at, last_seen_at, consent_at, smart_hour) VALUES ` + valuesList(len(chunk), 12, nil),
+			Args: args})
 	}
 
 	// The endpoints, in the order of their URLs (fresh's).
@@ -479,11 +506,9 @@ func (s *Store) upsertNew(ctx context.Context, tx Conn, list []store.Subscriptio
 			args = append(args, out[i].EndpointID, in.WebsiteID, out[i].SubscriberID, in.Endpoint, in.P256dh, in.Auth,
 				in.Device, in.UserAgent, in.Language, store.ShardOf(out[i].SubscriberID), at, at)
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO endpoints (id, website_id, subscriber_id, url, p256dh, auth,
-			device, user_agent, language, shard, created_at, last_seen_at) VALUES `+valuesList(len(chunk), 12, nil),
-			args...); err != nil {
-			return fmt.Errorf("inserting new endpoints: %w", err)
-		}
+		queries = append(queries, Piped{SQL: `INSERT INTO endpoints (id, website_id, subscriber_id, url, p256dh, auth,
+			device, user_agent, language, shard, created_at, last_seen_at) VALUES ` + valuesList(len(chunk), 12, nil),
+			Args: args})
 	}
 
 	// The visits: each new subscriber's one hour, its smart hour.
@@ -493,9 +518,7 @@ func (s *Store) upsertNew(ctx context.Context, tx Conn, list []store.Subscriptio
 			visits = append(visits, visit{out[i].SubscriberID, hour, list[i].Visit})
 		}
 	}
-	if err := s.addVisits(ctx, tx, visits); err != nil {
-		return fmt.Errorf("learning new visits: %w", err)
-	}
+	queries = append(queries, visitQueries(visits)...)
 
 	// The subscribed triggers, where the website has an active automation
 	// of new subscribers (queueTriggersN).
@@ -507,9 +530,10 @@ func (s *Store) upsertNew(ctx context.Context, tx Conn, list []store.Subscriptio
 	for _, i := range fresh {
 		triggers = append(triggers, triggerRow{list[i].WebsiteID, out[i].SubscriberID, store.TriggerSubscribed, nil, nowOr(list[i].At)})
 	}
-	queued, err := s.queueTriggerRows(ctx, tx, triggers)
-	if err != nil {
-		return fmt.Errorf("queueing new subscribers' triggers: %w", err)
+	var queued []string
+	queries = append(queries, s.triggerQueries(triggers, &queued)...)
+	if err := Pipeline(ctx, tx, queries); err != nil {
+		return fmt.Errorf("storing new subscribers: %w", err)
 	}
 	for _, id := range queued {
 		out[bySubscriber[id]].Pending = true

@@ -126,19 +126,23 @@ type visit struct {
 // addVisits adds each visit's weight to its subscriber's hour, a
 // statement for up to rowsPerInsert of them; a subscriber is named once.
 func (s *Store) addVisits(ctx context.Context, tx Conn, visits []visit) error {
+	return Pipeline(ctx, tx, visitQueries(visits))
+}
+
+// visitQueries are addVisits' statements, for a pipeline of the caller's.
+func visitQueries(visits []visit) []Piped {
+	var out []Piped
 	for chunk := range slices.Chunk(visits, rowsPerInsert) {
 		args := make([]any, 0, 3*len(chunk))
 		for _, v := range chunk {
 			args = append(args, v.subscriber, v.hour, v.weight)
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO subscriber_activity (subscriber_id, hour, weight)
-			VALUES `+valuesList(len(chunk), 3, nil)+`
+		out = append(out, Piped{SQL: `INSERT INTO subscriber_activity (subscriber_id, hour, weight)
+			VALUES ` + valuesList(len(chunk), 3, nil) + `
 			ON CONFLICT (subscriber_id, hour) DO UPDATE SET weight = subscriber_activity.weight + excluded.weight`,
-			args...); err != nil {
-			return err
-		}
+			Args: args})
 	}
-	return nil
+	return out
 }
 
 // resetSmartHours sets the subscribers' smart hours to their heaviest.

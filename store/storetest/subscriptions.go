@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -31,6 +32,7 @@ var subscriptionCases = []testCase{
 	{"Endpoint", testEndpointLookup},
 	{"UnsubscribedWithoutEndpoints", testUnsubscribedWithoutEndpoints},
 	{"ConcurrentRegistrations", testConcurrentRegistrations},
+	{"ConcurrentRegistrationBatches", testConcurrentRegistrationBatches},
 }
 
 // everyone returns every recipient of the website, all shards, by endpoint id.
@@ -495,6 +497,50 @@ func testConcurrentRegistrations(t *testing.T, s store.Store) {
 	}
 	if created != 1 {
 		t.Fatalf("the same browser was created %d times, want 1", created)
+	}
+}
+
+// testConcurrentRegistrationBatches: batches of new browsers of the same
+// new people, racing (on several API nodes, each batch's inserts sent
+// together on PostgreSQL: sqlstore.Pipeline), end up as one person each:
+// a batch that loses the race to create a person runs again and finds it.
+func testConcurrentRegistrationBatches(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	const racers, people = 4, 8
+	results := make([][]store.SubscriptionResult, racers)
+	errs := make([]error, racers)
+	var wg sync.WaitGroup
+	for r := range racers {
+		wg.Go(func() {
+			batch := make([]store.SubscriptionInput, people)
+			for p := range batch {
+				batch[p] = subscription(w.Website.ID)
+				batch[p].ExternalID = fmt.Sprintf("racer-%d", p)
+			}
+			results[r], errs[r] = s.UpsertSubscriptions(ctx, batch)
+		})
+	}
+	wg.Wait()
+	for r := range racers {
+		noErr(t, "concurrent UpsertSubscriptions", errs[r])
+		for p, res := range results[r] {
+			if !res.Created || res.SubscriberID != results[0][p].SubscriberID {
+				t.Fatalf("racer %d, person %d: %+v, want a new browser of subscriber %s", r, p, res, results[0][p].SubscriberID)
+			}
+		}
+	}
+	browsers := map[string]int{}
+	for _, r := range everyone(t, s, w.Website.ID) {
+		browsers[r.Subscriber.ID]++
+	}
+	for p := range people {
+		if n := browsers[results[0][p].SubscriberID]; n != racers {
+			t.Fatalf("person %d has %d browsers, want %d", p, n, racers)
+		}
+	}
+	if len(browsers) != people {
+		t.Fatalf("%d people, want %d", len(browsers), people)
 	}
 }
 
