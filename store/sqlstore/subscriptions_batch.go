@@ -311,17 +311,10 @@ func (s *Store) upsertKnown(ctx context.Context, tx Conn, list []store.Subscript
 				language = coalesce(nullif(v.column6, ''), endpoints.language)
 			FROM (VALUES ` + valuesList(len(chunk), 6, map[int]string{4: s.d.DDL.Time}) + `) AS v
 			WHERE endpoints.id = v.column1
-			RETURNING endpoints.id, endpoints.device`, Args: args, Read: func(rows Rows) error {
-			updated, err := CollectRows(rows, nil, func(r *endpointRow) []any { return []any{&r.id, &r.device} })
-			if err == nil && len(updated) != len(chunk) {
-				err = fmt.Errorf("%d of %d updated", len(updated), len(chunk))
-			}
-			if err != nil {
-				return fmt.Errorf("updating known endpoints: %w", err)
-			}
-			updatedEndpoints = append(updatedEndpoints, updated...)
-			return nil
-		}})
+			RETURNING endpoints.id, endpoints.device`, Args: args,
+			Read: collectEach(&updatedEndpoints, len(chunk), "known endpoints", func(r *endpointRow) []any {
+				return []any{&r.id, &r.device}
+			})})
 	}
 
 	// The subscribers, in id order. when is each one's registration time.
@@ -360,19 +353,10 @@ func (s *Store) upsertKnown(ctx context.Context, tx Conn, list []store.Subscript
 			RETURNING subscribers.id, subscribers.timezone, coalesce(subscribers.smart_hour, -1),
 				EXISTS (SELECT 1 FROM automation_triggers WHERE subscriber_id = subscribers.id),
 				(SELECT timezone FROM websites WHERE id = subscribers.website_id),
-				subscribers.country, subscribers.language`, Args: args, Read: func(rows Rows) error {
-			updated, err := CollectRows(rows, nil, func(r *subscriberRow) []any {
+				subscribers.country, subscribers.language`, Args: args,
+			Read: collectEach(&updatedSubscribers, len(chunk), "known subscribers", func(r *subscriberRow) []any {
 				return []any{&r.id, &r.timezone, &r.smartHour, &r.pending, &r.websiteTimezone, &r.country, &r.language}
-			})
-			if err == nil && len(updated) != len(chunk) {
-				err = fmt.Errorf("%d of %d updated", len(updated), len(chunk))
-			}
-			if err != nil {
-				return fmt.Errorf("updating known subscribers: %w", err)
-			}
-			updatedSubscribers = append(updatedSubscribers, updated...)
-			return nil
-		}})
+			})})
 	}
 	if err := Pipeline(ctx, tx, queries); err != nil {
 		return err
@@ -437,6 +421,22 @@ func (s *Store) upsertKnown(ctx context.Context, tx Conn, list []store.Subscript
 		}
 	}
 	return nil
+}
+
+// collectEach is the Read of an UPDATE of want rows (Piped): it appends
+// the rows it returns to *into, and fails unless it updated every one.
+func collectEach[T any](into *[]T, want int, what string, dest func(*T) []any) func(Rows) error {
+	return func(rows Rows) error {
+		updated, err := CollectRows(rows, nil, dest)
+		if err == nil && len(updated) != want {
+			err = fmt.Errorf("%d of %d updated", len(updated), want)
+		}
+		if err != nil {
+			return fmt.Errorf("updating %s: %w", what, err)
+		}
+		*into = append(*into, updated...)
+		return nil
+	}
 }
 
 // newCandidate says whether a new browser may go the fast way: one by
