@@ -150,4 +150,12 @@
 //
 // A new hook needs the same: a benchmark in the engine's package that runs
 // the generic query beside it, and a line here.
+//
+// One more difference is not a hook but what an engine's connection can
+// do: PostgreSQL's is a Pipeliner, so that statements of a transaction
+// that depend on nothing of each other's (a batch of registrations'
+// updates and inserts) go in one round trip; SQLite's runs them one by
+// one (Pipeline). The statements are the same on both.
+// BenchmarkRegisterCPU/again-batch16: PostgreSQL 93 to 99 µs a
+// registration against 108 to 110.
 package sqlstore
