@@ -35,12 +35,15 @@ type stmtCount struct {
 	trips int // round trips: a pipeline's statements (sqlstore.Pipeliner) go in one
 }
 
-func (c *stmtCount) add(query string) {
+// add counts the statements of one round trip: one, or a pipeline's.
+func (c *stmtCount) add(queries ...string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.n++
 	c.trips++
-	c.last = append(c.last, strings.Join(strings.Fields(query), " "))
+	for _, q := range queries {
+		c.n++
+		c.last = append(c.last, strings.Join(strings.Fields(q), " "))
+	}
 }
 
 // take returns the count and the statements since the last take.
@@ -111,12 +114,11 @@ func (c countConn) Pipeline(ctx context.Context, queries []sqlstore.Piped) error
 		// nothing.
 		return sqlstore.Pipeline(ctx, struct{ sqlstore.Conn }{c}, queries)
 	}
-	for _, q := range queries {
-		c.n.add(q.SQL)
+	sqls := make([]string, len(queries))
+	for i, q := range queries {
+		sqls[i] = q.SQL
 	}
-	c.n.mu.Lock()
-	c.n.trips -= len(queries) - 1
-	c.n.mu.Unlock()
+	c.n.add(sqls...)
 	return sqlstore.Pipeline(ctx, c.c, queries)
 }
 

@@ -120,7 +120,6 @@ var dialect = sqlstore.Dialect{
 	Contains:  func(col, arg string) string { return "strpos(" + col + ", " + arg + ") > 0" },
 	// The fast paths a benchmark justifies (fast_*.go).
 	AudienceFrom:  audienceFrom,
-	ExecBatch:     execBatch,
 	AddRateCounts: addRateCounts,
 	ScanTime:      scanTime,
 	CounterShards: 16,

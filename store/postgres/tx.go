@@ -146,7 +146,7 @@ func (t *tx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
 	return batchRow{br: br, row: br.QueryRow()}
 }
 
-// SendBatch is the transaction's, for execBatch; a batch that comes first
+// SendBatch is the transaction's, for conn.Pipeline; a batch that comes first
 // follows a BEGIN of its own.
 func (t *tx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
 	if t.tx == nil {

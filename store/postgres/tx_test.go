@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"slices"
 	"sync/atomic"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/relaybell/relaybell/store/sqlstore"
 	"github.com/relaybell/relaybell/store/storetest"
 )
 
@@ -232,13 +234,14 @@ func TestTxOptionsAndNothing(t *testing.T) {
 	}
 }
 
-// TestTxBatchFirst: a batch as the first statement (execBatch) runs in
-// the transaction too.
+// TestTxBatchFirst: a pipeline as the first statement (conn.Pipeline)
+// runs in the transaction too.
 func TestTxBatchFirst(t *testing.T) {
 	ctx := context.Background()
+	two := []sqlstore.Piped{{SQL: `INSERT INTO t VALUES ($1)`, Args: []any{1}}, {SQL: `INSERT INTO t VALUES ($1)`, Args: []any{2}}}
 	pool, _ := txPool(t)
 	_, err := inTx(ctx, pool, pgx.TxOptions{}, func(q querier) error {
-		if err := execBatch(ctx, conn{q}, `INSERT INTO t VALUES ($1)`, [][]any{{1}, {2}}); err != nil {
+		if err := (conn{q}).Pipeline(ctx, two); err != nil {
 			return err
 		}
 		return errors.New("stop")
@@ -250,11 +253,69 @@ func TestTxBatchFirst(t *testing.T) {
 		t.Fatalf("rows %v after a rollback", got)
 	}
 	if _, err := inTx(ctx, pool, pgx.TxOptions{}, func(q querier) error {
-		return execBatch(ctx, conn{q}, `INSERT INTO t VALUES ($1)`, [][]any{{1}, {2}})
+		return (conn{q}).Pipeline(ctx, two)
 	}); err != nil {
 		t.Fatal(err)
 	}
 	if got := ids(t, pool); len(got) != 2 {
 		t.Fatalf("rows %v", got)
+	}
+}
+
+// TestPipelineIsOneRoundTrip: a pipeline's statements go to the server in
+// one write once the connection has them prepared (the first time, pgx
+// prepares the new ones first: a write more), run in order, each one's
+// rows read by its Read; the first error ends them and comes back as
+// PostgreSQL's (a unique violation, for RetryUnique), the statements
+// after it not run.
+func TestPipelineIsOneRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	pool, writes := txPool(t)
+	insert := func(id int) sqlstore.Piped { return sqlstore.Piped{SQL: `INSERT INTO t VALUES ($1)`, Args: []any{id}} }
+	var got []int
+	for i, want := range []int64{2, 1} { // prepared, then as prepared
+		if _, err := pool.Exec(ctx, `DELETE FROM t`); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := inTx(ctx, pool, pgx.TxOptions{}, func(q querier) error {
+			if _, err := q.Exec(ctx, `INSERT INTO t VALUES (1)`); err != nil { // BEGIN goes with it
+				return err
+			}
+			before := writes.Load()
+			err := (conn{q}).Pipeline(ctx, []sqlstore.Piped{insert(2), insert(3), {SQL: `SELECT id FROM t ORDER BY id`,
+				Read: func(rows sqlstore.Rows) error {
+					var err error
+					got, err = sqlstore.CollectRows(rows, nil, func(id *int) []any { return []any{id} })
+					return err
+				}}})
+			if n := writes.Load() - before; n != want {
+				t.Errorf("run %d: a pipeline of 3 statements took %d writes, want %d", i+1, n, want)
+			}
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if want := []int{1, 2, 3}; !slices.Equal(got, want) {
+			t.Fatalf("the pipeline's read %v, want %v (the inserts before it run first)", got, want)
+		}
+	}
+
+	ran := false
+	_, err := inTx(ctx, pool, pgx.TxOptions{}, func(q querier) error {
+		if _, err := q.Exec(ctx, `INSERT INTO t VALUES (4)`); err != nil {
+			return err
+		}
+		return (conn{q}).Pipeline(ctx, []sqlstore.Piped{insert(5), insert(1), {SQL: `SELECT 1`,
+			Read: func(sqlstore.Rows) error { ran = true; return nil }}})
+	})
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "23505" {
+		t.Fatalf("a pipeline inserting a row twice: %v, want a unique violation", err)
+	}
+	if ran {
+		t.Error("the statement after the failed one ran")
+	}
+	if got := ids(t, pool); !slices.Equal(got, []int{1, 2, 3}) {
+		t.Fatalf("rows %v after the failed pipeline's rollback, want 1 2 3", got)
 	}
 }

@@ -12,21 +12,30 @@ import (
 
 // BenchmarkQueueWebhookDeliveries queues what one step of the webhook
 // engine's Queue does at most: the deliveries of 500 outbox events to one
-// webhook, in one transaction. batch is the store as it is (the dialect's
-// ExecBatch), loop the generic Exec of one delivery after another.
+// webhook, in one transaction. batch is the store as it is (its
+// transactions pipeline: sqlstore.Pipeline), loop one Exec of a delivery
+// after another.
 func BenchmarkQueueWebhookDeliveries(b *testing.B) {
-	loop := dialect
-	loop.ExecBatch = nil
 	for _, bc := range []struct {
-		name string
-		d    sqlstore.Dialect
-	}{{"batch", dialect}, {"loop", loop}} {
+		name      string
+		pipelined bool
+	}{{"batch", true}, {"loop", false}} {
 		b.Run(bc.name, func(b *testing.B) {
 			s := benchStore(b)
-			s.Store = sqlstore.New(s.DB(), bc.d, nil)
+			if !bc.pipelined {
+				s.Store = s.Store.WithDB(unpipelined{s.DB()})
+			}
 			benchQueueWebhookDeliveries(b, s)
 		})
 	}
+}
+
+// unpipelined is a DB whose transactions pipeline nothing: their
+// statements go one after the other, as SQLite's.
+type unpipelined struct{ sqlstore.DB }
+
+func (u unpipelined) Tx(ctx context.Context, opt sqlstore.TxOptions, fn func(tx sqlstore.Conn) error) error {
+	return u.DB.Tx(ctx, opt, func(tx sqlstore.Conn) error { return fn(struct{ sqlstore.Conn }{tx}) })
 }
 
 func benchQueueWebhookDeliveries(b *testing.B, s store.Store) {

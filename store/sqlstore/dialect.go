@@ -75,13 +75,6 @@ type Dialect struct {
 	// the plain join, 12 with the lookup; TestAudienceLooksEachSubscriberUp
 	// checks the plan).
 	AudienceFrom string
-	// ExecBatch is a hook: it runs query once with each argument list of
-	// args in tx, and returns the first error. PostgreSQL's sends them in
-	// one round trip (a pgx batch), where one Exec after another waits for
-	// each (BenchmarkQueueWebhookDeliveries: batch against loop). nil runs
-	// them one by one, as SQLite's statements, calls inside the process,
-	// are best run.
-	ExecBatch func(ctx context.Context, tx Conn, query string, args [][]any) error
 	// Contains is the condition that the text expression col holds the
 	// text argument arg as it is, a plain substring (no folding, no
 	// wildcards): instr on SQLite, strpos on PostgreSQL. LIKE '%…%' with

@@ -131,7 +131,7 @@
 //
 // Beyond those, an engine may only replace a query with one of its own
 // where a benchmark shows the generic one falls short on it. These are the
-// four hooks, all PostgreSQL's (store/postgres/fast_*.go); nil or "" is the
+// three hooks, all PostgreSQL's (store/postgres/fast_*.go); nil or "" is the
 // generic query, which SQLite runs:
 //
 //   - AudienceFrom: an audience page looks each endpoint's subscriber up by
@@ -141,9 +141,6 @@
 //     plan.
 //   - ScanTime: pgx scans a timestamptz into a *time.Time without the three
 //     allocations of a sql.Scanner (BenchmarkAudience).
-//   - ExecBatch: the webhook deliveries of an event are queued in one round
-//     trip (a pgx batch) instead of one Exec after another.
-//     BenchmarkQueueWebhookDeliveries: batch against loop.
 //   - AddRateCounts: an API node's sync of its public-route counts (package
 //     ratelimit) is one statement over unnest instead of one per key.
 //     BenchmarkAddRateCounts: 10 ms against 98 ms for 1,000 keys.
@@ -153,9 +150,11 @@
 //
 // One more difference is not a hook but what an engine's connection can
 // do: PostgreSQL's is a Pipeliner, so that statements of a transaction
-// that depend on nothing of each other's (a batch of registrations'
-// updates and inserts) go in one round trip; SQLite's runs them one by
-// one (Pipeline). The statements are the same on both.
+// that depend on nothing of each other's go in one round trip (a pgx
+// batch); SQLite's runs them one by one (Pipeline). The statements are
+// the same on both. The webhook deliveries of an event and a send's waves
+// (execEach), and a batch of registrations' updates and inserts, go so.
+// BenchmarkQueueWebhookDeliveries: pipelined against one by one;
 // BenchmarkRegisterCPU/again-batch16: PostgreSQL 93 to 99 µs a
 // registration against 108 to 110.
 package sqlstore

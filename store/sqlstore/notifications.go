@@ -415,7 +415,7 @@ func (s *Store) StartSending(ctx context.Context, id string, at time.Time, waves
 		for i, due := range waves {
 			args[i] = []any{id, i, s.time(due)}
 		}
-		return s.execEach(ctx, tx, `INSERT INTO notification_waves (notification_id, wave, due_at) VALUES ($1, $2, $3)`, args)
+		return execEach(ctx, tx, `INSERT INTO notification_waves (notification_id, wave, due_at) VALUES ($1, $2, $3)`, args)
 	})
 	if err != nil {
 		return store.Notification{}, fmt.Errorf("starting send: %w", s.mapErr(err))

@@ -91,7 +91,7 @@ func (s *Store) QueueWebhookDeliveries(ctx context.Context, from, to int64, ds [
 		if err != nil || n == 0 {
 			return err
 		}
-		if err := s.execEach(ctx, tx, query, args); err != nil {
+		if err := execEach(ctx, tx, query, args); err != nil {
 			return err
 		}
 		moved = true
@@ -104,20 +104,13 @@ func (s *Store) QueueWebhookDeliveries(ctx context.Context, from, to int64, ds [
 }
 
 // execEach runs query once with each argument list of args in tx: in one
-// round trip where the dialect can (Dialect.ExecBatch).
-func (s *Store) execEach(ctx context.Context, tx Conn, query string, args [][]any) error {
-	if len(args) == 0 {
-		return nil
+// round trip where tx pipelines (Pipeline).
+func execEach(ctx context.Context, tx Conn, query string, args [][]any) error {
+	queries := make([]Piped, len(args))
+	for i, a := range args {
+		queries[i] = Piped{SQL: query, Args: a}
 	}
-	if s.d.ExecBatch != nil {
-		return s.d.ExecBatch(ctx, tx, query, args)
-	}
-	for _, a := range args {
-		if _, err := tx.Exec(ctx, query, a...); err != nil {
-			return err
-		}
-	}
-	return nil
+	return Pipeline(ctx, tx, queries)
 }
 
 // AddWebhookDelivery stores one delivery whatever its webhook's state.
