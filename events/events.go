@@ -101,17 +101,19 @@ type Journeys interface {
 	Event(ctx context.Context, websiteID, subscriberID, name string, properties json.RawMessage, at time.Time) (int, error)
 }
 
-// interestLinger is how long a write of product interests waits for
-// more. Track writes an event's interest while it does the rest (the
-// goals, automations and journeys, and the event's own write, which waits
-// up to the log's 3 ms gap while events come together), so the wait costs
-// a request little: a lone product event's answer waits at most the
-// linger. At 3,000 events a second in the local cluster, 287 µs of CPU an
-// event across every process (PostgreSQL 80) against 304 (95) lingering
-// only while busy (batch.WhenBusy) and 325 to 332 (107) written before the
-// rest, one after the other; the embedded default 196, 205 and 225
-// (docs/scale-out.md, "The interests written beside the rest").
-const interestLinger = 3 * time.Millisecond
+// writeLinger is how long a write of conversions' credits and product
+// interests waits for more. Track makes an event's write while it does the
+// rest (the goals, automations and journeys), and waits for it before the
+// event's own write, which needs its credit (and waits up to the log's
+// 3 ms gap while events come together), so the wait costs a request
+// little. For the interests alone, at 3,000 events a second in the local
+// cluster: 287 µs of CPU an event across every process (PostgreSQL 80)
+// against 304 (95) lingering only while busy (batch.WhenBusy) and 325 to
+// 332 (107) written before the rest, one after the other; the embedded
+// default 196, 205 and 225 (docs/scale-out.md, "The interests written
+// beside the rest"). The credits joined them in stop 63 ("Credits and
+// interests in one write").
+const writeLinger = 3 * time.Millisecond
 
 // Config tunes a Service; the zero value is the spec's.
 type Config struct {
@@ -139,10 +141,9 @@ type Service struct {
 	// refs answers the person lookups from what it found before, while
 	// the people version has not moved.
 	refs *defcache.People
-	// people and interests share the store calls of concurrent events.
-	people    *batch.Batcher[personKey, personFound]
-	credits   *batch.Batcher[credit, store.Interaction]
-	interests *batch.Batcher[store.ProductInterest, struct{}]
+	// people and writes share the store calls of concurrent events.
+	people *batch.Batcher[personKey, personFound]
+	writes *batch.Batcher[write, store.Interaction]
 }
 
 // New returns a Service; disp may be nil (alerts wait for the outbox
@@ -157,8 +158,7 @@ func New(st Store, log Log, disp Dispatcher, logger *slog.Logger, cfg Config) *S
 	s := &Service{st: st, log: log, disp: disp, logger: logger, cfg: cfg, kick: make(chan struct{}, 1)}
 	s.refs = defcache.NewPeople(st, logger)
 	s.people = batch.New(s.lookPeople, nil)
-	s.credits = batch.New(s.attribute, s.attributeOne)
-	s.interests = batch.New(s.addInterests, s.addInterest).WithLinger(interestLinger)
+	s.writes = batch.New(s.write, s.writeOne).WithLinger(writeLinger)
 	return s
 }
 
@@ -208,15 +208,17 @@ type Answer struct {
 func CutName(name string) string { return cutText(strings.TrimSpace(name), MaxName) }
 
 // Track stores the event and does what it asks for: the conversion
-// credit first (found and made in one statement), then the product
-// alert, or the product interest (written while the rest is done), then
-// the event itself, so that once Track returns without an error all
-// three are stored. A failed step fails Track (an interest's failure may
-// come after the event was stored); running it again with the same
-// Input.ID stores and credits nothing twice (the credit and the event are
-// keyed by the event id, the credit answering the send it was first made
-// to, an interest is kept once, and a repeated alert is deduped or finds
-// its interests used up).
+// credit (found and made in one statement) and the product interest, in
+// one write shared with concurrent events' and made while the goals,
+// automations and journeys are done, or else the product alert; then the
+// event itself (after its credit, whose send it names; beside its
+// interest), so that once Track returns without an error all of them are
+// stored. A failed step fails Track (a write's failure may come after the
+// goals, automations and journeys ran, an interest's after the event was
+// stored); running it again with the same Input.ID stores and credits
+// nothing twice (the credit and the event are keyed by the event id, the
+// credit answering the send it was first made to, an interest is kept
+// once, and a repeated alert is deduped or finds its interests used up).
 func (s *Service) Track(ctx context.Context, in Input) (ans Answer, err error) {
 	at := in.At.UTC()
 	// The order GET /events lists events of the same millisecond in.
@@ -259,25 +261,16 @@ func (s *Service) Track(ctx context.Context, in Input) (ans Answer, err error) {
 
 	b.Conversion = isConversion(name, valued, in.Website.Settings)
 	ans.IsConversion = b.Conversion
+	// The event's credit and interest are one write, shared with
+	// concurrent events' (each request answered once the write holding its
+	// own committed), made while the rest is done. The event's own write
+	// waits for a credit (the event names the send credited); an interest
+	// alone is written beside it too, the answer waiting for both.
+	w := write{websiteID: in.Website.ID}
 	if b.Conversion && person != nil {
-		// Concurrent conversions find their sends and are credited
-		// together, each request answered once the write holding its own
-		// committed.
-		send, err := s.credits.Do(ctx, credit{websiteID: in.Website.ID, Attribution: store.Attribution{
-			EventID: b.ID, SubscriberID: person.ID, Since: at.Add(-in.Website.Settings.Attribution()), At: at, Value: value}})
-		if err != nil {
-			return Answer{}, err
-		}
-		if send.NotificationID != "" {
-			b.NotificationID, b.Value = send.NotificationID, value
-			ans.Attribution = &Attribution{NotificationID: send.NotificationID, Value: value}
-			select {
-			case s.kick <- struct{}{}:
-			default:
-			}
-		}
+		w.credit = &store.Attribution{EventID: b.ID, SubscriberID: person.ID,
+			Since: at.Add(-in.Website.Settings.Attribution()), At: at, Value: value}
 	}
-
 	if product := props.productID(); product != "" {
 		switch {
 		case person != nil:
@@ -285,27 +278,30 @@ func (s *Service) Track(ctx context.Context, in Input) (ans Answer, err error) {
 			if name == NameBackInStockSubscribe {
 				kind = store.InterestBackInStock
 			}
-			// Concurrent events' interests are written together, each
-			// request answered once the write holding its own committed.
-			// The write goes on while the rest is done; the answer waits
-			// for it (the deferred receive below).
-			interest := store.ProductInterest{WebsiteID: in.Website.ID, SubscriberID: person.ID,
+			w.interest = &store.ProductInterest{WebsiteID: in.Website.ID, SubscriberID: person.ID,
 				ProductID: product, Kind: kind, CreatedAt: at}
-			written := make(chan error, 1)
-			go func() {
-				_, err := s.interests.Do(ctx, interest)
-				written <- err
-			}()
-			defer func() {
-				if werr := <-written; werr != nil && err == nil {
-					ans, err = Answer{}, werr
-				}
-			}()
 		case (name == NameBackInStock || name == NamePriceDrop) && !in.Addressed:
 			if err := s.alert(ctx, in.Website, name, product, props, at, &ans); err != nil {
 				return Answer{}, err
 			}
 		}
+	}
+	var written chan writeDone
+	if w.credit != nil || w.interest != nil {
+		written = make(chan writeDone, 1)
+		go func() {
+			send, err := s.writes.Do(ctx, w)
+			written <- writeDone{send, err}
+		}()
+		defer func() {
+			// A Track that fails before it waited for the write still
+			// returns only once the write is done.
+			if written != nil {
+				if d := <-written; d.err != nil && err == nil {
+					ans, err = Answer{}, d.err
+				}
+			}
+		}()
 	}
 
 	if person != nil && s.cfg.Goals != nil {
@@ -336,6 +332,21 @@ func (s *Service) Track(ctx context.Context, in Input) (ans Answer, err error) {
 			return Answer{}, fmt.Errorf("running journeys: %w", err)
 		}
 		ans.SequencesEnrolled = n
+	}
+	if w.credit != nil {
+		d := <-written
+		written = nil
+		if d.err != nil {
+			return Answer{}, d.err
+		}
+		if d.send.NotificationID != "" {
+			b.NotificationID, b.Value = d.send.NotificationID, value
+			ans.Attribution = &Attribution{NotificationID: d.send.NotificationID, Value: value}
+			select {
+			case s.kick <- struct{}{}:
+			default:
+			}
+		}
 	}
 	if err := s.log.RecordBehaviors(ctx, []analytics.Behavior{b}); err != nil {
 		return Answer{}, fmt.Errorf("storing event: %w", err)
@@ -393,55 +404,54 @@ func (s *Service) lookPeople(ctx context.Context, keys []personKey) ([]personFou
 	return out, nil
 }
 
-// credit is a conversion to credit to the send it finds.
-type credit struct {
+// write is what one event writes to the store beside its log entry: its
+// conversion's credit, its product interest, or both; writeDone is how it
+// went, the send credited (none: a zero Interaction).
+type write struct {
 	websiteID string
-	store.Attribution
+	credit    *store.Attribution
+	interest  *store.ProductInterest
 }
 
-// attribute finds and credits a batch of conversions: a store call per
-// website.
-func (s *Service) attribute(ctx context.Context, list []credit) ([]store.Interaction, error) {
-	bySite := map[string][]int{}
-	for i, c := range list {
-		bySite[c.websiteID] = append(bySite[c.websiteID], i)
+type writeDone struct {
+	send store.Interaction
+	err  error
+}
+
+// write makes a batch of events' writes: one store call, one transaction.
+func (s *Service) write(ctx context.Context, list []write) ([]store.Interaction, error) {
+	w := store.EventWrites{Credits: map[string][]store.Attribution{}}
+	for _, it := range list {
+		if it.credit != nil {
+			w.Credits[it.websiteID] = append(w.Credits[it.websiteID], *it.credit)
+		}
+		if it.interest != nil {
+			w.Interests = append(w.Interests, *it.interest)
+		}
+	}
+	found, err := s.st.WriteEvents(ctx, w)
+	if err != nil {
+		return nil, err
 	}
 	out := make([]store.Interaction, len(list))
-	for site, idx := range bySite {
-		queries := make([]store.Attribution, len(idx))
-		for j, i := range idx {
-			queries[j] = list[i].Attribution
-		}
-		found, err := s.st.Attribute(ctx, site, queries)
-		if err != nil {
-			return nil, err
-		}
-		for j, i := range idx {
-			out[i] = found[j]
+	next := map[string]int{} // each website's next answer
+	for i, it := range list {
+		if it.credit != nil {
+			out[i] = found[it.websiteID][next[it.websiteID]]
+			next[it.websiteID]++
 		}
 	}
 	return out, nil
 }
 
-// attributeOne finds and credits one conversion alone (a lone one, or
-// one of a batch that failed, so that only the request at fault fails).
-func (s *Service) attributeOne(ctx context.Context, c credit) (store.Interaction, error) {
-	found, err := s.attribute(ctx, []credit{c})
+// writeOne makes one event's write alone (a lone one, or one of a batch
+// that failed, so that only the request at fault fails).
+func (s *Service) writeOne(ctx context.Context, it write) (store.Interaction, error) {
+	found, err := s.write(ctx, []write{it})
 	if err != nil {
 		return store.Interaction{}, err
 	}
 	return found[0], nil
-}
-
-// addInterests writes a batch of interests.
-func (s *Service) addInterests(ctx context.Context, list []store.ProductInterest) ([]struct{}, error) {
-	return nil, s.st.AddInterests(ctx, list)
-}
-
-// addInterest writes one interest of a batch that failed, alone, as the
-// batch would have (so that only the request at fault fails).
-func (s *Service) addInterest(ctx context.Context, in store.ProductInterest) (struct{}, error) {
-	return struct{}{}, s.st.AddInterests(ctx, []store.ProductInterest{in})
 }
 
 // isConversion applies rules 3-4.

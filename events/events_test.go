@@ -148,56 +148,69 @@ func FuzzTrackInput(f *testing.F) {
 	})
 }
 
-// sendsStore answers Attribute with the subscriber id and website as
-// the notification id, and counts its calls.
+// sendsStore answers WriteEvents' credits with the subscriber id and
+// website as the notification id, and keeps what it was asked, each
+// website's credits and the interests.
 type sendsStore struct {
 	Store
-	calls map[string][]store.Attribution
+	calls     map[string][]store.Attribution
+	interests []store.ProductInterest
+	writes    int
 }
 
-func (f *sendsStore) Attribute(_ context.Context, websiteID string, qs []store.Attribution) ([]store.Interaction, error) {
-	f.calls[websiteID] = append(f.calls[websiteID], qs...)
-	out := make([]store.Interaction, len(qs))
-	for i, q := range qs {
-		if q.SubscriberID != "nobody" {
-			out[i] = store.Interaction{NotificationID: websiteID + "/" + q.SubscriberID, Clicked: q.SubscriberID == "clicker"}
+func (f *sendsStore) WriteEvents(_ context.Context, w store.EventWrites) (map[string][]store.Interaction, error) {
+	f.writes++
+	f.interests = append(f.interests, w.Interests...)
+	out := map[string][]store.Interaction{}
+	for websiteID, qs := range w.Credits {
+		f.calls[websiteID] = append(f.calls[websiteID], qs...)
+		out[websiteID] = make([]store.Interaction, len(qs))
+		for i, q := range qs {
+			if q.SubscriberID != "nobody" {
+				out[websiteID][i] = store.Interaction{NotificationID: websiteID + "/" + q.SubscriberID, Clicked: q.SubscriberID == "clicker"}
+			}
 		}
 	}
 	return out, nil
 }
 
-// TestAttributions: a batch of conversions finds and credits its sends
-// with one store call per website, each answer back with its own query;
-// one alone finds none as no send.
+// TestAttributions: a batch of events' writes credits their conversions
+// and records their interests in one store call, each answer back with its
+// own event; an event with an interest only answers no send, and one
+// alone is made the same way.
 func TestAttributions(t *testing.T) {
 	ctx := context.Background()
 	st := &sendsStore{calls: map[string][]store.Attribution{}}
 	s := New(st, nil, nil, nil, Config{})
-	q := func(site, person string, d time.Duration) credit {
-		return credit{websiteID: site, Attribution: store.Attribution{EventID: site + person, SubscriberID: person, Since: time.Unix(0, 0).Add(d)}}
+	q := func(site, person string, d time.Duration) write {
+		return write{websiteID: site, credit: &store.Attribution{EventID: site + person, SubscriberID: person, Since: time.Unix(0, 0).Add(d)}}
 	}
-	list := []credit{q("a", "ann", 0), q("b", "ann", 0), q("a", "nobody", time.Hour), q("a", "clicker", 2*time.Hour), q("b", "bob", 0)}
-	got, err := s.attribute(ctx, list)
+	interest := store.ProductInterest{WebsiteID: "a", SubscriberID: "ann", ProductID: "sku-1", Kind: store.InterestPriceDrop}
+	withInterest := q("b", "ann", 0)
+	withInterest.interest = &interest
+	list := []write{q("a", "ann", 0), withInterest, q("a", "nobody", time.Hour), {websiteID: "a", interest: &interest},
+		q("a", "clicker", 2*time.Hour), q("b", "bob", 0)}
+	got, err := s.write(ctx, list)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []store.Interaction{{NotificationID: "a/ann"}, {NotificationID: "b/ann"}, {}, {NotificationID: "a/clicker", Clicked: true}, {NotificationID: "b/bob"}}
+	want := []store.Interaction{{NotificationID: "a/ann"}, {NotificationID: "b/ann"}, {}, {}, {NotificationID: "a/clicker", Clicked: true}, {NotificationID: "b/bob"}}
 	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("attribute = %+v, want %+v", got, want)
+		t.Fatalf("write = %+v, want %+v", got, want)
 	}
 	wantCalls := map[string][]store.Attribution{
-		"a": {list[0].Attribution, list[2].Attribution, list[3].Attribution},
-		"b": {list[1].Attribution, list[4].Attribution},
+		"a": {*list[0].credit, *list[2].credit, *list[4].credit},
+		"b": {*list[1].credit, *list[5].credit},
 	}
-	if !reflect.DeepEqual(st.calls, wantCalls) {
-		t.Fatalf("store calls %+v, want one per website %+v", st.calls, wantCalls)
+	if st.writes != 1 || !reflect.DeepEqual(st.calls, wantCalls) || !reflect.DeepEqual(st.interests, []store.ProductInterest{interest, interest}) {
+		t.Fatalf("%d store calls of credits %+v and interests %+v, want one of %+v and two interests", st.writes, st.calls, st.interests, wantCalls)
 	}
 	for _, c := range []struct {
-		q    credit
+		q    write
 		want store.Interaction
-	}{{q("a", "nobody", 0), store.Interaction{}}, {q("a", "ann", 0), store.Interaction{NotificationID: "a/ann"}}} {
-		if got, err := s.attributeOne(ctx, c.q); err != nil || got != c.want {
-			t.Fatalf("attributeOne(%+v) = %+v, %v; want %+v", c.q, got, err, c.want)
+	}{{q("a", "nobody", 0), store.Interaction{}}, {q("a", "ann", 0), store.Interaction{NotificationID: "a/ann"}}, {write{websiteID: "a", interest: &interest}, store.Interaction{}}} {
+		if got, err := s.writeOne(ctx, c.q); err != nil || got != c.want {
+			t.Fatalf("writeOne(%+v) = %+v, %v; want %+v", c.q, got, err, c.want)
 		}
 	}
 }

@@ -15,7 +15,7 @@ import (
 	storesqlite "github.com/relaybell/relaybell/store/sqlite"
 )
 
-// heldInterests holds each AddInterests until the event's own write has
+// heldInterests holds each WriteEvents until the event's own write has
 // begun, and then fails it with err when set.
 type heldInterests struct {
 	*storesqlite.Store
@@ -23,16 +23,16 @@ type heldInterests struct {
 	err    error
 }
 
-func (h *heldInterests) AddInterests(ctx context.Context, list []store.ProductInterest) error {
+func (h *heldInterests) WriteEvents(ctx context.Context, w store.EventWrites) (map[string][]store.Interaction, error) {
 	select {
 	case <-h.logged:
 	case <-time.After(10 * time.Second):
-		return errors.New("the event's write never began while its interest was written")
+		return nil, errors.New("the event's write never began while its interest was written")
 	}
 	if h.err != nil {
-		return h.err
+		return nil, h.err
 	}
-	return h.Store.AddInterests(ctx, list)
+	return h.Store.WriteEvents(ctx, w)
 }
 
 // signalLog records behaviors and closes logged at its first write.

@@ -15,9 +15,9 @@ import (
 	storesqlite "github.com/relaybell/relaybell/store/sqlite"
 )
 
-// gatedSends holds the first Attribute call until gate closes, so that
+// gatedSends holds the first WriteEvents call until gate closes, so that
 // the conversions tracked meanwhile gather into one batch, and counts the
-// Attribute calls per website after it.
+// calls crediting each website after it.
 type gatedSends struct {
 	*storesqlite.Store
 	entered, gate chan struct{}
@@ -26,7 +26,7 @@ type gatedSends struct {
 	calls         map[string]int
 }
 
-func (g *gatedSends) Attribute(ctx context.Context, websiteID string, qs []store.Attribution) ([]store.Interaction, error) {
+func (g *gatedSends) WriteEvents(ctx context.Context, w store.EventWrites) (map[string][]store.Interaction, error) {
 	first := false
 	g.once.Do(func() {
 		first = true
@@ -35,10 +35,12 @@ func (g *gatedSends) Attribute(ctx context.Context, websiteID string, qs []store
 	})
 	if !first {
 		g.mu.Lock()
-		g.calls[websiteID]++
+		for websiteID := range w.Credits {
+			g.calls[websiteID]++
+		}
 		g.mu.Unlock()
 	}
-	return g.Store.Attribute(ctx, websiteID, qs)
+	return g.Store.WriteEvents(ctx, w)
 }
 
 type discardLog struct{}
@@ -46,7 +48,7 @@ type discardLog struct{}
 func (discardLog) RecordBehaviors(context.Context, []analytics.Behavior) error { return nil }
 
 // TestTrackBatchedConversions: conversions tracked while another's
-// credit is in flight are credited, in one Attribute call per website, to
+// credit is in flight are credited, in one WriteEvents call, to
 // the sends LastInteraction finds for each alone.
 func TestTrackBatchedConversions(t *testing.T) {
 	ctx := context.Background()
@@ -122,7 +124,7 @@ func TestTrackBatchedConversions(t *testing.T) {
 	for i := 1; i < len(people); i++ {
 		track(i)
 	}
-	for svc.credits.Pending() < len(people)-1 {
+	for svc.writes.Pending() < len(people)-1 {
 		time.Sleep(time.Millisecond)
 	}
 	close(g.gate)
@@ -148,6 +150,82 @@ func TestTrackBatchedConversions(t *testing.T) {
 		t.Fatalf("credits folded %d, %v; want the %d answered", folded, err, credited)
 	}
 	if want := map[string]int{sites[0].ID: 1, sites[1].ID: 1}; fmt.Sprint(g.calls) != fmt.Sprint(want) {
-		t.Fatalf("Attribute calls %v, want one per website %v", g.calls, want)
+		t.Fatalf("WriteEvents calls crediting each website %v, want one %v", g.calls, want)
 	}
+}
+
+// countedWrites counts WriteEvents calls and keeps what each held.
+type countedWrites struct {
+	*storesqlite.Store
+	mu    sync.Mutex
+	calls []store.EventWrites
+}
+
+func (c *countedWrites) WriteEvents(ctx context.Context, w store.EventWrites) (map[string][]store.Interaction, error) {
+	c.mu.Lock()
+	c.calls = append(c.calls, w)
+	c.mu.Unlock()
+	return c.Store.WriteEvents(ctx, w)
+}
+
+// TestTrackCreditAndInterestInOneWrite: a purchase naming a product and a
+// person with a delivered send is credited to that send and records the
+// person's interest in one store write, and the event logged names the
+// send it was credited to.
+func TestTrackCreditAndInterestInOneWrite(t *testing.T) {
+	ctx := context.Background()
+	st, err := storesqlite.Open(ctx, filepath.Join(t.TempDir(), "store.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	a := store.Account{ID: uuid.NewString(), OwnerEmail: "o@shop.example"}
+	w := store.Website{ID: uuid.NewString(), AccountID: a.ID, ProjectID: uuid.NewString(), Name: "Shop", URL: "https://shop.example", Timezone: "UTC"}
+	if err := st.CreateWebsite(ctx, a, w, store.APIKey{ID: uuid.NewString(), Hash: uuid.NewString()}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := st.UpsertSubscription(ctx, store.SubscriptionInput{WebsiteID: w.ID, Endpoint: "https://push.example/ann",
+		P256dh: "BP256", Auth: "auth", ExternalID: "ann", At: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := store.Notification{WebsiteID: w.ID, Status: store.StatusSent, Title: "Sale"}
+	if err := st.CreateNotification(ctx, &n); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.RecordInteraction(ctx, w.ID, n.ID, res.EndpointID, store.InteractionDelivered, now.Add(-time.Hour), nil); err != nil {
+		t.Fatal(err)
+	}
+	c := &countedWrites{Store: st}
+	log := &recordedLog{}
+	svc := New(c, log, nil, nil, Config{})
+	ans, err := svc.Track(ctx, Input{ID: uuid.NewString(), Website: w, Name: "purchase", ExternalID: "ann", Addressed: true,
+		Properties: []byte(`{"productId": "sku-1", "value": 12.5}`), Source: SourceServer, At: now})
+	if err != nil || ans.Attribution == nil || *ans.Attribution != (Attribution{NotificationID: n.ID, Value: 12.5}) {
+		t.Fatalf("Track: %+v, %v; want credited to %s", ans, err, n.ID)
+	}
+	if len(c.calls) != 1 || len(c.calls[0].Interests) != 1 || len(c.calls[0].Credits[w.ID]) != 1 {
+		t.Fatalf("store writes %+v, want one holding the credit and the interest", c.calls)
+	}
+	got, err := st.Interests(ctx, w.ID, []string{res.SubscriberID}, now.Add(-time.Hour), 10)
+	if err != nil || len(got) != 1 || got[0].ProductID != "sku-1" {
+		t.Fatalf("interests %+v, %v; want sku-1", got, err)
+	}
+	if len(log.behaviors) != 1 || log.behaviors[0].NotificationID != n.ID || log.behaviors[0].Value != 12.5 {
+		t.Fatalf("logged %+v, want the event credited to %s", log.behaviors, n.ID)
+	}
+}
+
+// recordedLog keeps the behaviors recorded.
+type recordedLog struct {
+	mu        sync.Mutex
+	behaviors []analytics.Behavior
+}
+
+func (l *recordedLog) RecordBehaviors(_ context.Context, bs []analytics.Behavior) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.behaviors = append(l.behaviors, bs...)
+	return nil
 }

@@ -70,6 +70,14 @@ type Interaction struct {
 	Clicked        bool
 }
 
+// EventWrites is what concurrent events write together (WriteEvents):
+// their conversions to credit, by website id, and their product
+// interests.
+type EventWrites struct {
+	Credits   map[string][]Attribution
+	Interests []ProductInterest
+}
+
 // Behavior holds what behavioral events leave in the metadata: the
 // conversions credited to notifications, people's product interests and
 // the product alerts made of them, and the answers of idempotent posts.
@@ -108,6 +116,10 @@ type Behavior interface {
 	// website are left out. Of interests with the same website, product,
 	// kind and subscriber, the latest CreatedAt is kept.
 	AddInterests(ctx context.Context, list []ProductInterest) error
+	// WriteEvents records the interests as AddInterests does and credits
+	// each website's conversions as Attribute does, in one transaction,
+	// and answers each website's credits in its queries' order.
+	WriteEvents(ctx context.Context, w EventWrites) (map[string][]Interaction, error)
 	// PersonRefs resolves keys, each a subscriber id or an external id, to
 	// the people of the website they name, as Person does (a subscriber
 	// id first), reading only their ids. A key naming nobody is not in

@@ -319,3 +319,31 @@ func TestPipelineIsOneRoundTrip(t *testing.T) {
 		t.Fatalf("rows %v after the failed pipeline's rollback, want 1 2 3", got)
 	}
 }
+
+// TestPipelineAloneIsOneTransaction: a pipeline on the pool, outside any
+// transaction (TxOptions.Alone, as WriteEvents runs its statements), is
+// one round trip once its statements are prepared, and atomic: pgx sends
+// the batch with one Sync, so the server runs it as one implicit
+// transaction, and a statement that fails takes back those before it.
+func TestPipelineAloneIsOneTransaction(t *testing.T) {
+	ctx := context.Background()
+	pool, writes := txPool(t)
+	insert := func(id int) sqlstore.Piped { return sqlstore.Piped{SQL: `INSERT INTO t VALUES ($1)`, Args: []any{id}} }
+	for i, want := range []int64{2, 1} { // prepared, then as prepared
+		before := writes.Load()
+		if err := (conn{pool}).Pipeline(ctx, []sqlstore.Piped{insert(2*i + 1), insert(2*i + 2)}); err != nil {
+			t.Fatal(err)
+		}
+		if n := writes.Load() - before; n != want {
+			t.Errorf("run %d: a pipeline of 2 statements alone took %d writes, want %d", i+1, n, want)
+		}
+	}
+	err := (conn{pool}).Pipeline(ctx, []sqlstore.Piped{insert(5), insert(6), insert(1)})
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "23505" {
+		t.Fatalf("a pipeline inserting a row twice: %v, want a unique violation", err)
+	}
+	if got := ids(t, pool); !slices.Equal(got, []int{1, 2, 3, 4}) {
+		t.Fatalf("rows %v after the failed pipeline, want 1 2 3 4 (5 and 6 taken back with it)", got)
+	}
+}

@@ -61,18 +61,27 @@ func (s *Store) LastInteraction(ctx context.Context, websiteID, subscriberID str
 // arguments each).
 const attributionsChunk = 300
 
-// Attribute credits each query's conversion in one statement per
-// attributionsChunk: a VALUES list of (event, subscriber, since, value,
-// at) joined to the subscribers' interactions with the website's
+// Attribute credits each query's conversion (store.Behavior): WriteEvents
+// with the website's conversions alone.
+func (s *Store) Attribute(ctx context.Context, websiteID string, queries []store.Attribution) ([]store.Interaction, error) {
+	found, err := s.WriteEvents(ctx, store.EventWrites{Credits: map[string][]store.Attribution{websiteID: queries}})
+	if err != nil {
+		return nil, err
+	}
+	return found[websiteID], nil
+}
+
+// attributeQueries are the statements crediting a website's conversions,
+// one per attributionsChunk: a VALUES list of (event, subscriber, since,
+// value, at) joined to the subscribers' interactions with the website's
 // notifications, of which each event keeps the first in
 // lastInteractionOrder (row_number over its rows), inserted as its
-// credit. An event credited before conflicts, and its row is touched
-// (an update of nothing) so that RETURNING gives it too, if its
-// notification is the website's; one that finds nothing to credit now
-// answers none, whatever it was credited to. Each chunk commits alone: a credit is
-// independent of the others, and a call retried after a failure finds
-// those it made.
-func (s *Store) Attribute(ctx context.Context, websiteID string, queries []store.Attribution) ([]store.Interaction, error) {
+// credit. An event credited before conflicts, and its row is touched (an
+// update of nothing) so that RETURNING gives it too, if its notification
+// is the website's; one that finds nothing to credit now answers none,
+// whatever it was credited to. Their reads put each credit in found, by
+// event id.
+func (s *Store) attributeQueries(websiteID string, queries []store.Attribution, found map[string]store.Interaction) []Piped {
 	// The first query of each event is the one made: an upsert may not
 	// touch a row twice.
 	first := make(map[string]int, len(queries))
@@ -83,7 +92,7 @@ func (s *Store) Attribute(ctx context.Context, websiteID string, queries []store
 			events = append(events, q.EventID)
 		}
 	}
-	found := make(map[string]store.Interaction, len(events))
+	var out []Piped
 	for chunk := range slices.Chunk(events, attributionsChunk) {
 		rows := padRows(len(chunk), attributionsChunk)
 		values := make([]string, rows)
@@ -103,35 +112,71 @@ func (s *Store) Attribute(ctx context.Context, websiteID string, queries []store
 		args = append(args, websiteID)
 		// The credits are inserted in event order, so that two calls
 		// never wait for each other crosswise.
-		credited, err := s.db.Write().Query(ctx, `INSERT INTO conversion_credits (event_id, notification_id, value, clicked, at)
+		out = append(out, Piped{SQL: `INSERT INTO conversion_credits (event_id, notification_id, value, clicked, at)
 			SELECT event_id, notification_id, value, kind = 'clicked', at FROM (
 				SELECT v.column1 AS event_id, i.notification_id, i.kind, v.column4 AS value, v.column5 AS at,
-					row_number() OVER (PARTITION BY v.column1 ORDER BY `+lastInteractionOrder+`) AS r
-				FROM (VALUES `+strings.Join(values, ", ")+`) AS v
-				JOIN endpoints e ON e.subscriber_id = v.column2 AND e.website_id = `+site+`
+					row_number() OVER (PARTITION BY v.column1 ORDER BY ` + lastInteractionOrder + `) AS r
+				FROM (VALUES ` + strings.Join(values, ", ") + `) AS v
+				JOIN endpoints e ON e.subscriber_id = v.column2 AND e.website_id = ` + site + `
 				JOIN interactions i ON i.endpoint_id = e.id AND i.at >= v.column3
-				JOIN notifications n ON n.id = i.notification_id AND n.website_id = `+site+`
+				JOIN notifications n ON n.id = i.notification_id AND n.website_id = ` + site + `
 			) AS last
 			WHERE r = 1
 			ORDER BY event_id
 			ON CONFLICT (event_id) DO UPDATE SET event_id = excluded.event_id
-				WHERE conversion_credits.notification_id IN (SELECT id FROM notifications WHERE website_id = `+site+`)
-			RETURNING event_id, notification_id, clicked`, args...)
-		type row struct {
-			event, notification string
-			clicked             bool
-		}
-		list, err := CollectRows(credited, err, func(r *row) []any { return []any{&r.event, &r.notification, &r.clicked} })
+				WHERE conversion_credits.notification_id IN (SELECT id FROM notifications WHERE website_id = ` + site + `)
+			RETURNING event_id, notification_id, clicked`, Args: args, Read: func(rows Rows) error {
+			type row struct {
+				event, notification string
+				clicked             bool
+			}
+			list, err := CollectRows(rows, nil, func(r *row) []any { return []any{&r.event, &r.notification, &r.clicked} })
+			for _, r := range list {
+				found[r.event] = store.Interaction{NotificationID: r.notification, Clicked: r.clicked}
+			}
+			return err
+		}})
+	}
+	return out
+}
+
+// WriteEvents credits conversions and records product interests
+// (store.Behavior) in one pipeline of statements (Pipeline), the
+// interests' first, then each website's credits in website order: one
+// transaction, and on PostgreSQL one round trip and one commit, as a
+// pgx batch runs in an implicit transaction of its own (TxOptions.Alone).
+// A conversion naming a product, and concurrent events of both kinds,
+// commit once rather than once for each. A call retried after a failure
+// finds the credits it made.
+func (s *Store) WriteEvents(ctx context.Context, w store.EventWrites) (map[string][]store.Interaction, error) {
+	queries, err := s.interestQueries(w.Interests)
+	if err != nil {
+		return nil, fmt.Errorf("writing events: %w", err)
+	}
+	sites := slices.Sorted(maps.Keys(w.Credits))
+	found := make(map[string]map[string]store.Interaction, len(sites))
+	for _, site := range sites {
+		found[site] = map[string]store.Interaction{}
+		queries = append(queries, s.attributeQueries(site, w.Credits[site], found[site])...)
+	}
+	if len(queries) > 0 {
+		err := s.db.Tx(ctx, TxOptions{Alone: true}, func(tx Conn) error {
+			for _, f := range found { // a retry reads them again
+				clear(f)
+			}
+			return Pipeline(ctx, tx, queries)
+		})
 		if err != nil {
-			return nil, fmt.Errorf("crediting conversions: %w", s.mapErr(err))
-		}
-		for _, r := range list {
-			found[r.event] = store.Interaction{NotificationID: r.notification, Clicked: r.clicked}
+			return nil, fmt.Errorf("writing events: %w", s.mapErr(err))
 		}
 	}
-	out := make([]store.Interaction, len(queries))
-	for i, q := range queries {
-		out[i] = found[q.EventID]
+	out := make(map[string][]store.Interaction, len(sites))
+	for _, site := range sites {
+		credits := make([]store.Interaction, len(w.Credits[site]))
+		for i, q := range w.Credits[site] {
+			credits[i] = found[site][q.EventID]
+		}
+		out[site] = credits
 	}
 	return out, nil
 }
@@ -223,21 +268,27 @@ func (s *Store) AddInterest(ctx context.Context, in store.ProductInterest) error
 // arguments each).
 const interestsChunk = 400
 
-// AddInterests records the interests, a statement per interestsChunk, in
-// one transaction (one statement, the usual case, alone: TxOptions.Alone):
-// a VALUES list joined to the subscribers it names (of their website),
-// upserted as AddInterest does one. Duplicate keys keep the latest time
-// (one statement may not upsert a row twice), and the rows are inserted in
-// key order (the SELECT's ORDER BY: the join may reorder the VALUES list),
-// so that concurrent batches lock them in one order and never deadlock
-// each other (a deadlock with another writer of subscribers, erasure say,
-// is retried).
+// AddInterests records the interests (store.Behavior): WriteEvents with
+// the interests alone.
 func (s *Store) AddInterests(ctx context.Context, list []store.ProductInterest) error {
+	_, err := s.WriteEvents(ctx, store.EventWrites{Interests: list})
+	return err
+}
+
+// interestQueries are the statements recording the interests, one per
+// interestsChunk: a VALUES list joined to the subscribers it names (of
+// their website), upserted as AddInterest does one. Duplicate keys keep
+// the latest time (one statement may not upsert a row twice), and the
+// rows are inserted in key order (the SELECT's ORDER BY: the join may
+// reorder the VALUES list), so that concurrent batches lock them in one
+// order and never deadlock each other (a deadlock with another writer of
+// subscribers, erasure say, is retried).
+func (s *Store) interestQueries(list []store.ProductInterest) ([]Piped, error) {
 	type key struct{ website, product, kind, subscriber string }
 	latest := make(map[key]time.Time, len(list))
 	for _, in := range list {
 		if in.Kind != store.InterestPriceDrop && in.Kind != store.InterestBackInStock {
-			return fmt.Errorf("adding interests: unknown kind %q", in.Kind)
+			return nil, fmt.Errorf("adding interests: unknown kind %q", in.Kind)
 		}
 		k := key{in.WebsiteID, in.ProductID, in.Kind, in.SubscriberID}
 		if t, ok := latest[k]; !ok || nowOr(in.CreatedAt).After(t) {
@@ -248,45 +299,32 @@ func (s *Store) AddInterests(ctx context.Context, list []store.ProductInterest) 
 		return cmp.Or(strings.Compare(a.website, b.website), strings.Compare(a.product, b.product),
 			strings.Compare(a.kind, b.kind), strings.Compare(a.subscriber, b.subscriber))
 	})
-	if len(keys) == 0 {
-		return nil
-	}
-	add := func(tx Conn) error {
-		for chunk := range slices.Chunk(keys, interestsChunk) {
-			rows := padRows(len(chunk), interestsChunk)
-			values := make([]string, rows)
-			args := make([]any, 0, 5*rows)
-			for i := range rows {
-				n := len(args)
-				// Both engines name a VALUES list's columns column1,
-				// column2, ...; the time is cast to its column's type.
-				values[i] = fmt.Sprintf("($%d, $%d, $%d, $%d, CAST($%d AS %s))", n+1, n+2, n+3, n+4, n+5, s.d.DDL.Time)
-				if i < len(chunk) {
-					k := chunk[i]
-					args = append(args, k.website, k.product, k.kind, k.subscriber, s.time(latest[k]))
-				} else { // a pad row: no subscriber has the empty id
-					args = append(args, "", "", "", "", s.time(time.Unix(0, 0)))
-				}
-			}
-			if _, err := tx.Exec(ctx, `INSERT INTO product_interests (website_id, product_id, kind, subscriber_id, created_at)
-				SELECT s.website_id, v.column2, v.column3, s.id, v.column5
-				FROM (VALUES `+strings.Join(values, ", ")+`) AS v
-				JOIN subscribers s ON s.id = v.column4 AND s.website_id = v.column1
-				WHERE true
-				ORDER BY v.column1, v.column2, v.column3, v.column4
-				ON CONFLICT (website_id, product_id, kind, subscriber_id) DO UPDATE SET created_at = excluded.created_at`,
-				args...); err != nil {
-				return err
+	var out []Piped
+	for chunk := range slices.Chunk(keys, interestsChunk) {
+		rows := padRows(len(chunk), interestsChunk)
+		values := make([]string, rows)
+		args := make([]any, 0, 5*rows)
+		for i := range rows {
+			n := len(args)
+			// Both engines name a VALUES list's columns column1,
+			// column2, ...; the time is cast to its column's type.
+			values[i] = fmt.Sprintf("($%d, $%d, $%d, $%d, CAST($%d AS %s))", n+1, n+2, n+3, n+4, n+5, s.d.DDL.Time)
+			if i < len(chunk) {
+				k := chunk[i]
+				args = append(args, k.website, k.product, k.kind, k.subscriber, s.time(latest[k]))
+			} else { // a pad row: no subscriber has the empty id
+				args = append(args, "", "", "", "", s.time(time.Unix(0, 0)))
 			}
 		}
-		return nil
+		out = append(out, Piped{SQL: `INSERT INTO product_interests (website_id, product_id, kind, subscriber_id, created_at)
+			SELECT s.website_id, v.column2, v.column3, s.id, v.column5
+			FROM (VALUES ` + strings.Join(values, ", ") + `) AS v
+			JOIN subscribers s ON s.id = v.column4 AND s.website_id = v.column1
+			WHERE true
+			ORDER BY v.column1, v.column2, v.column3, v.column4
+			ON CONFLICT (website_id, product_id, kind, subscriber_id) DO UPDATE SET created_at = excluded.created_at`, Args: args})
 	}
-	// One statement (most batches) is atomic alone: no BEGIN and COMMIT
-	// around it on PostgreSQL.
-	if err := s.db.Tx(ctx, TxOptions{Alone: len(keys) <= interestsChunk}, add); err != nil {
-		return fmt.Errorf("adding interests: %w", s.mapErr(err))
-	}
-	return nil
+	return out, nil
 }
 
 // PersonRefs reads the ids of the people keys name: those whose subscriber

@@ -55,9 +55,11 @@ type TxOptions struct {
 	// RetryUnique runs the transaction again after a unique violation: an
 	// upsert that lost a race to insert the same row finds it next time.
 	RetryUnique bool
-	// Alone says fn runs a single statement, atomic by itself: the
-	// engine may run it without BEGIN and COMMIT around it (PostgreSQL:
-	// two round trips and two statements fewer), retried as a transaction
-	// would be. SQLite's transaction costs no round trip: it keeps it.
+	// Alone says fn runs a single statement, or a single Pipeline, atomic
+	// by itself: the engine may run it without BEGIN and COMMIT around it
+	// (PostgreSQL: two round trips and two statements fewer; a pipeline is
+	// one pgx batch, which the server runs as one implicit transaction),
+	// retried as a transaction would be. SQLite's transaction costs no
+	// round trip: it keeps it.
 	Alone bool
 }

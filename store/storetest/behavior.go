@@ -24,6 +24,7 @@ var behaviorCases = []testCase{
 	{"Interests", testInterests},
 	{"AddInterests", testAddInterests},
 	{"AddInterestsConcurrent", testAddInterestsConcurrent},
+	{"WriteEvents", testWriteEvents},
 	{"PersonRefs", testPersonRefs},
 	{"PeopleCache", testPeopleCache},
 	{"PeopleVersion", testPeopleVersion},
@@ -742,6 +743,71 @@ func testAddInterests(t *testing.T, s store.Store) {
 	got, err = s.Interests(ctx, w.Website.ID, []string{a.SubscriberID}, at(time.Hour), 1000)
 	noErr(t, "Interests", err)
 	same(t, "interests of the bulk", len(got), 1000)
+}
+
+// testWriteEvents: one call credits the conversions of two websites, each
+// answered in its website's order of queries, and records the interests
+// of both; one with an interest of an unknown kind is refused whole.
+func testWriteEvents(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	sites := []website{newWebsite(t, s), newWebsite(t, s)}
+	var (
+		w         store.EventWrites
+		want      = map[string][]store.Interaction{}
+		interests []store.ProductInterest
+		people    []store.SubscriptionResult
+	)
+	w.Credits = map[string][]store.Attribution{}
+	for i, site := range sites {
+		id := site.Website.ID
+		buyer := subscribe(t, s, subscription(id))
+		browser := subscribe(t, s, subscription(id))
+		people = append(people, buyer, browser)
+		n := create(t, s, notification(id))
+		_, err := s.RecordInteraction(ctx, id, n.ID, buyer.EndpointID, store.InteractionClicked, at(time.Hour), nil)
+		noErr(t, "RecordInteraction", err)
+		// The browser has nothing to credit; the buyer's click is
+		// credited, once for each event.
+		for j, sub := range []string{browser.SubscriberID, buyer.SubscriberID} {
+			w.Credits[id] = append(w.Credits[id], store.Attribution{EventID: fmt.Sprintf("write-%d-%d", i, j), SubscriberID: sub,
+				Since: at(0), At: at(2 * time.Hour), Value: 3})
+		}
+		want[id] = []store.Interaction{{}, {NotificationID: n.ID, Clicked: true}}
+		for _, sub := range []string{buyer.SubscriberID, browser.SubscriberID} {
+			interests = append(interests, store.ProductInterest{WebsiteID: id, SubscriberID: sub, ProductID: "sku-w",
+				Kind: store.InterestPriceDrop, CreatedAt: at(2 * time.Hour)})
+		}
+	}
+	refused := w
+	refused.Interests = append(slices.Clone(interests), store.ProductInterest{WebsiteID: sites[0].Website.ID,
+		SubscriberID: people[0].SubscriberID, ProductID: "sku-x", Kind: "wishlist"})
+	if _, err := s.WriteEvents(ctx, refused); err == nil {
+		t.Fatal("WriteEvents with an interest of an unknown kind: no error")
+	}
+	for i, site := range sites {
+		got, err := s.Interests(ctx, site.Website.ID, []string{people[2*i].SubscriberID, people[2*i+1].SubscriberID}, at(0), 10)
+		noErr(t, "Interests", err)
+		same(t, "interests after the refused call", len(got), 0)
+	}
+	w.Interests = interests
+	got, err := s.WriteEvents(ctx, w)
+	noErr(t, "WriteEvents", err)
+	same(t, "credits", got, want)
+	for i, site := range sites {
+		got, err := s.Interests(ctx, site.Website.ID, []string{people[2*i].SubscriberID, people[2*i+1].SubscriberID}, at(0), 10)
+		noErr(t, "Interests", err)
+		same(t, "interests written", len(got), 2)
+	}
+	// Again: the same answers (the credits found as made), nothing twice.
+	got, err = s.WriteEvents(ctx, w)
+	noErr(t, "WriteEvents again", err)
+	same(t, "credits again", got, want)
+	folded, err := s.FoldConversions(ctx, 100)
+	noErr(t, "FoldConversions", err)
+	same(t, "credits folded", folded, 2)
+	got, err = s.WriteEvents(ctx, store.EventWrites{})
+	noErr(t, "WriteEvents of nothing", err)
+	same(t, "answers of nothing", len(got), 0)
 }
 
 // testPersonRefs: keys resolve to their website's people, by subscriber
