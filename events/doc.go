@@ -47,12 +47,13 @@
 // lookups (ids only, one call per website of a batch, answered from
 // package defcache's People while the people version has not moved: a
 // batch of known people costs at most one read of it, none within the
-// lease PostgreSQL's store offers on it), the conversions' credits (the
-// send found and credited in one statement, one call per website of a
-// batch) and the interests (one upsert per batch, lingering 3 ms for
-// more, written while the rest of the event is done), each request
-// answered once the call holding its own returned, so an interest is
-// committed when its event is answered. The event log's writes are shared
+// lease PostgreSQL's store offers on it), and the conversions' credits
+// (the send found and credited in one statement per website of a batch)
+// with the interests (one upsert per batch): one write (store.WriteEvents,
+// one pipeline, one commit), lingering 3 ms for more, made while the
+// goals, automations and journeys are done, each request answered once
+// the call holding its own returned, so a credit and an interest are
+// committed when their event is answered. The event log's writes are shared
 // too (analytics.Batched: 3 ms apart while events come together). The definitions the hooks read (automations, journeys,
 // goals) come from package defcache. Each event carries a Seq stamp taken
 // when it was accepted, which orders GET /events within a millisecond.
