@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/relaybell/relaybell/analytics"
@@ -286,20 +287,18 @@ func (s *Service) Track(ctx context.Context, in Input) (ans Answer, err error) {
 			}
 		}
 	}
-	var written chan writeDone
+	var written func() writeDone
 	if w.credit != nil || w.interest != nil {
-		written = make(chan writeDone, 1)
+		done := make(chan writeDone, 1)
 		go func() {
 			send, err := s.writes.Do(ctx, w)
-			written <- writeDone{send, err}
+			done <- writeDone{send, err}
 		}()
+		written = sync.OnceValue(func() writeDone { return <-done })
+		// Track returns only once the write is done, whatever step failed.
 		defer func() {
-			// A Track that fails before it waited for the write still
-			// returns only once the write is done.
-			if written != nil {
-				if d := <-written; d.err != nil && err == nil {
-					ans, err = Answer{}, d.err
-				}
+			if d := written(); d.err != nil && err == nil {
+				ans, err = Answer{}, d.err
 			}
 		}()
 	}
@@ -334,8 +333,7 @@ func (s *Service) Track(ctx context.Context, in Input) (ans Answer, err error) {
 		ans.SequencesEnrolled = n
 	}
 	if w.credit != nil {
-		d := <-written
-		written = nil
+		d := written()
 		if d.err != nil {
 			return Answer{}, d.err
 		}
@@ -434,11 +432,9 @@ func (s *Service) write(ctx context.Context, list []write) ([]store.Interaction,
 		return nil, err
 	}
 	out := make([]store.Interaction, len(list))
-	next := map[string]int{} // each website's next answer
 	for i, it := range list {
 		if it.credit != nil {
-			out[i] = found[it.websiteID][next[it.websiteID]]
-			next[it.websiteID]++
+			out[i] = found[it.websiteID][it.credit.EventID]
 		}
 	}
 	return out, nil

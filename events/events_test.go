@@ -158,16 +158,16 @@ type sendsStore struct {
 	writes    int
 }
 
-func (f *sendsStore) WriteEvents(_ context.Context, w store.EventWrites) (map[string][]store.Interaction, error) {
+func (f *sendsStore) WriteEvents(_ context.Context, w store.EventWrites) (map[string]map[string]store.Interaction, error) {
 	f.writes++
 	f.interests = append(f.interests, w.Interests...)
-	out := map[string][]store.Interaction{}
+	out := map[string]map[string]store.Interaction{}
 	for websiteID, qs := range w.Credits {
 		f.calls[websiteID] = append(f.calls[websiteID], qs...)
-		out[websiteID] = make([]store.Interaction, len(qs))
-		for i, q := range qs {
+		out[websiteID] = map[string]store.Interaction{}
+		for _, q := range qs {
 			if q.SubscriberID != "nobody" {
-				out[websiteID][i] = store.Interaction{NotificationID: websiteID + "/" + q.SubscriberID, Clicked: q.SubscriberID == "clicker"}
+				out[websiteID][q.EventID] = store.Interaction{NotificationID: websiteID + "/" + q.SubscriberID, Clicked: q.SubscriberID == "clicker"}
 			}
 		}
 	}

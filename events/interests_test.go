@@ -3,7 +3,6 @@ package events
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -23,7 +22,7 @@ type heldInterests struct {
 	err    error
 }
 
-func (h *heldInterests) WriteEvents(ctx context.Context, w store.EventWrites) (map[string][]store.Interaction, error) {
+func (h *heldInterests) WriteEvents(ctx context.Context, w store.EventWrites) (map[string]map[string]store.Interaction, error) {
 	select {
 	case <-h.logged:
 	case <-time.After(10 * time.Second):
@@ -35,21 +34,20 @@ func (h *heldInterests) WriteEvents(ctx context.Context, w store.EventWrites) (m
 	return h.Store.WriteEvents(ctx, w)
 }
 
-// signalLog records behaviors and closes logged at its first write.
+// signalLog keeps the behaviors recorded and closes logged at its first
+// write.
 type signalLog struct {
-	once   sync.Once
-	logged chan struct{}
-	mu     sync.Mutex
-	ids    []string
+	once      sync.Once
+	logged    chan struct{}
+	mu        sync.Mutex
+	behaviors []analytics.Behavior
 }
 
 func (l *signalLog) RecordBehaviors(_ context.Context, bs []analytics.Behavior) error {
 	l.once.Do(func() { close(l.logged) })
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for _, b := range bs {
-		l.ids = append(l.ids, b.ID)
-	}
+	l.behaviors = append(l.behaviors, bs...)
 	return nil
 }
 
@@ -61,22 +59,10 @@ func (l *signalLog) RecordBehaviors(_ context.Context, bs []analytics.Behavior) 
 // retry with the same id is the same event).
 func TestTrackWritesTheInterestBesideTheEvent(t *testing.T) {
 	ctx := context.Background()
-	st, err := storesqlite.Open(ctx, filepath.Join(t.TempDir(), "store.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openStore(t)
 	now := time.Now().UTC().Truncate(time.Millisecond)
-	a := store.Account{ID: uuid.NewString(), OwnerEmail: "o@shop.example"}
-	w := store.Website{ID: uuid.NewString(), AccountID: a.ID, ProjectID: uuid.NewString(), Name: "Shop", URL: "https://shop.example", Timezone: "UTC"}
-	if err := st.CreateWebsite(ctx, a, w, store.APIKey{ID: uuid.NewString(), Hash: uuid.NewString()}); err != nil {
-		t.Fatal(err)
-	}
-	res, err := st.UpsertSubscription(ctx, store.SubscriptionInput{WebsiteID: w.ID, Endpoint: "https://push.example/ann",
-		P256dh: "BP256", Auth: "auth", ExternalID: "ann", At: now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := newShop(t, st)
+	res := subscribeAnn(t, st, w, now)
 	for _, fail := range []bool{false, true} {
 		log := &signalLog{logged: make(chan struct{})}
 		h := &heldInterests{Store: st, logged: log.logged}
@@ -109,8 +95,8 @@ func TestTrackWritesTheInterestBesideTheEvent(t *testing.T) {
 		if len(got) != 1 || got[0].ProductID != "sku-ok" || got[0].Kind != store.InterestPriceDrop {
 			t.Fatalf("interests once Track returned: %+v", got)
 		}
-		if len(log.ids) != 1 || log.ids[0] != ans.EventID {
-			t.Fatalf("events logged %v, want %s", log.ids, ans.EventID)
+		if len(log.behaviors) != 1 || log.behaviors[0].ID != ans.EventID {
+			t.Fatalf("events logged %+v, want %s", log.behaviors, ans.EventID)
 		}
 	}
 }

@@ -26,7 +26,7 @@ type gatedSends struct {
 	calls         map[string]int
 }
 
-func (g *gatedSends) WriteEvents(ctx context.Context, w store.EventWrites) (map[string][]store.Interaction, error) {
+func (g *gatedSends) WriteEvents(ctx context.Context, w store.EventWrites) (map[string]map[string]store.Interaction, error) {
 	first := false
 	g.once.Do(func() {
 		first = true
@@ -52,21 +52,9 @@ func (discardLog) RecordBehaviors(context.Context, []analytics.Behavior) error {
 // the sends LastInteraction finds for each alone.
 func TestTrackBatchedConversions(t *testing.T) {
 	ctx := context.Background()
-	st, err := storesqlite.Open(ctx, filepath.Join(t.TempDir(), "store.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openStore(t)
 	now := time.Now().UTC().Truncate(time.Millisecond)
-	site := func() store.Website {
-		a := store.Account{ID: uuid.NewString(), OwnerEmail: "o@shop.example"}
-		w := store.Website{ID: uuid.NewString(), AccountID: a.ID, ProjectID: uuid.NewString(), Name: "Shop", URL: "https://shop.example", Timezone: "UTC"}
-		if err := st.CreateWebsite(ctx, a, w, store.APIKey{ID: uuid.NewString(), Hash: uuid.NewString()}); err != nil {
-			t.Fatal(err)
-		}
-		return w
-	}
-	sites := []store.Website{site(), site()}
+	sites := []store.Website{newShop(t, st), newShop(t, st)}
 	type person struct {
 		site         store.Website
 		external     string
@@ -161,7 +149,7 @@ type countedWrites struct {
 	calls []store.EventWrites
 }
 
-func (c *countedWrites) WriteEvents(ctx context.Context, w store.EventWrites) (map[string][]store.Interaction, error) {
+func (c *countedWrites) WriteEvents(ctx context.Context, w store.EventWrites) (map[string]map[string]store.Interaction, error) {
 	c.mu.Lock()
 	c.calls = append(c.calls, w)
 	c.mu.Unlock()
@@ -174,22 +162,10 @@ func (c *countedWrites) WriteEvents(ctx context.Context, w store.EventWrites) (m
 // send it was credited to.
 func TestTrackCreditAndInterestInOneWrite(t *testing.T) {
 	ctx := context.Background()
-	st, err := storesqlite.Open(ctx, filepath.Join(t.TempDir(), "store.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openStore(t)
 	now := time.Now().UTC().Truncate(time.Millisecond)
-	a := store.Account{ID: uuid.NewString(), OwnerEmail: "o@shop.example"}
-	w := store.Website{ID: uuid.NewString(), AccountID: a.ID, ProjectID: uuid.NewString(), Name: "Shop", URL: "https://shop.example", Timezone: "UTC"}
-	if err := st.CreateWebsite(ctx, a, w, store.APIKey{ID: uuid.NewString(), Hash: uuid.NewString()}); err != nil {
-		t.Fatal(err)
-	}
-	res, err := st.UpsertSubscription(ctx, store.SubscriptionInput{WebsiteID: w.ID, Endpoint: "https://push.example/ann",
-		P256dh: "BP256", Auth: "auth", ExternalID: "ann", At: now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := newShop(t, st)
+	res := subscribeAnn(t, st, w, now)
 	n := store.Notification{WebsiteID: w.ID, Status: store.StatusSent, Title: "Sale"}
 	if err := st.CreateNotification(ctx, &n); err != nil {
 		t.Fatal(err)
@@ -198,7 +174,7 @@ func TestTrackCreditAndInterestInOneWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &countedWrites{Store: st}
-	log := &recordedLog{}
+	log := &signalLog{logged: make(chan struct{})}
 	svc := New(c, log, nil, nil, Config{})
 	ans, err := svc.Track(ctx, Input{ID: uuid.NewString(), Website: w, Name: "purchase", ExternalID: "ann", Addressed: true,
 		Properties: []byte(`{"productId": "sku-1", "value": 12.5}`), Source: SourceServer, At: now})
@@ -217,15 +193,35 @@ func TestTrackCreditAndInterestInOneWrite(t *testing.T) {
 	}
 }
 
-// recordedLog keeps the behaviors recorded.
-type recordedLog struct {
-	mu        sync.Mutex
-	behaviors []analytics.Behavior
+// openStore opens an embedded store in the test's directory.
+func openStore(t *testing.T) *storesqlite.Store {
+	t.Helper()
+	st, err := storesqlite.Open(context.Background(), filepath.Join(t.TempDir(), "store.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
 }
 
-func (l *recordedLog) RecordBehaviors(_ context.Context, bs []analytics.Behavior) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.behaviors = append(l.behaviors, bs...)
-	return nil
+// newShop creates a website of an account of its own.
+func newShop(t *testing.T, st *storesqlite.Store) store.Website {
+	t.Helper()
+	a := store.Account{ID: uuid.NewString(), OwnerEmail: "o@shop.example"}
+	w := store.Website{ID: uuid.NewString(), AccountID: a.ID, ProjectID: uuid.NewString(), Name: "Shop", URL: "https://shop.example", Timezone: "UTC"}
+	if err := st.CreateWebsite(context.Background(), a, w, store.APIKey{ID: uuid.NewString(), Hash: uuid.NewString()}); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// subscribeAnn subscribes a browser of the website's person "ann".
+func subscribeAnn(t *testing.T, st *storesqlite.Store, w store.Website, at time.Time) store.SubscriptionResult {
+	t.Helper()
+	res, err := st.UpsertSubscription(context.Background(), store.SubscriptionInput{WebsiteID: w.ID, Endpoint: "https://push.example/ann",
+		P256dh: "BP256", Auth: "auth", ExternalID: "ann", At: at})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }

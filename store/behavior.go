@@ -118,8 +118,9 @@ type Behavior interface {
 	AddInterests(ctx context.Context, list []ProductInterest) error
 	// WriteEvents records the interests as AddInterests does and credits
 	// each website's conversions as Attribute does, in one transaction,
-	// and answers each website's credits in its queries' order.
-	WriteEvents(ctx context.Context, w EventWrites) (map[string][]Interaction, error)
+	// and answers the credits by website and event id (a conversion with
+	// none to credit is not there).
+	WriteEvents(ctx context.Context, w EventWrites) (map[string]map[string]Interaction, error)
 	// PersonRefs resolves keys, each a subscriber id or an external id, to
 	// the people of the website they name, as Person does (a subscriber
 	// id first), reading only their ids. A key naming nobody is not in

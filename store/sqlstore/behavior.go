@@ -68,7 +68,11 @@ func (s *Store) Attribute(ctx context.Context, websiteID string, queries []store
 	if err != nil {
 		return nil, err
 	}
-	return found[websiteID], nil
+	out := make([]store.Interaction, len(queries))
+	for i, q := range queries {
+		out[i] = found[websiteID][q.EventID]
+	}
+	return out, nil
 }
 
 // attributeQueries are the statements crediting a website's conversions,
@@ -148,7 +152,7 @@ func (s *Store) attributeQueries(websiteID string, queries []store.Attribution, 
 // A conversion naming a product, and concurrent events of both kinds,
 // commit once rather than once for each. A call retried after a failure
 // finds the credits it made.
-func (s *Store) WriteEvents(ctx context.Context, w store.EventWrites) (map[string][]store.Interaction, error) {
+func (s *Store) WriteEvents(ctx context.Context, w store.EventWrites) (map[string]map[string]store.Interaction, error) {
 	queries, err := s.interestQueries(w.Interests)
 	if err != nil {
 		return nil, fmt.Errorf("writing events: %w", err)
@@ -170,15 +174,7 @@ func (s *Store) WriteEvents(ctx context.Context, w store.EventWrites) (map[strin
 			return nil, fmt.Errorf("writing events: %w", s.mapErr(err))
 		}
 	}
-	out := make(map[string][]store.Interaction, len(sites))
-	for _, site := range sites {
-		credits := make([]store.Interaction, len(w.Credits[site]))
-		for i, q := range w.Credits[site] {
-			credits[i] = found[site][q.EventID]
-		}
-		out[site] = credits
-	}
-	return out, nil
+	return found, nil
 }
 
 // FoldConversions adds up to max unfolded credits to their notifications'

@@ -746,14 +746,15 @@ func testAddInterests(t *testing.T, s store.Store) {
 }
 
 // testWriteEvents: one call credits the conversions of two websites, each
-// answered in its website's order of queries, and records the interests
-// of both; one with an interest of an unknown kind is refused whole.
+// answered by its website and event (one with nothing to credit not at
+// all), and records the interests of both; one with an interest of an
+// unknown kind is refused whole.
 func testWriteEvents(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	sites := []website{newWebsite(t, s), newWebsite(t, s)}
 	var (
 		w         store.EventWrites
-		want      = map[string][]store.Interaction{}
+		want      = map[string]map[string]store.Interaction{}
 		interests []store.ProductInterest
 		people    []store.SubscriptionResult
 	)
@@ -772,7 +773,7 @@ func testWriteEvents(t *testing.T, s store.Store) {
 			w.Credits[id] = append(w.Credits[id], store.Attribution{EventID: fmt.Sprintf("write-%d-%d", i, j), SubscriberID: sub,
 				Since: at(0), At: at(2 * time.Hour), Value: 3})
 		}
-		want[id] = []store.Interaction{{}, {NotificationID: n.ID, Clicked: true}}
+		want[id] = map[string]store.Interaction{fmt.Sprintf("write-%d-1", i): {NotificationID: n.ID, Clicked: true}}
 		for _, sub := range []string{buyer.SubscriberID, browser.SubscriberID} {
 			interests = append(interests, store.ProductInterest{WebsiteID: id, SubscriberID: sub, ProductID: "sku-w",
 				Kind: store.InterestPriceDrop, CreatedAt: at(2 * time.Hour)})
