@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -467,6 +468,74 @@ func TestInterestsStatements(t *testing.T) {
 	got, err := h.st.Interests(ctx, h.site.WebsiteID, people, testStart, 1000)
 	if err != nil || len(got) != 401 {
 		t.Fatalf("Interests: %d, %v; want 401", len(got), err)
+	}
+}
+
+// TestLedgerReadStatements: a pusher's check of a batch and a recorder's
+// write read the push ledger once for up to store.Shards shards (they read
+// it once a shard before), and the statement's text is one of a few
+// (padded to a power of two).
+//
+//	go test ./api/ -run TestLedgerReadStatements -v
+func TestLedgerReadStatements(t *testing.T) {
+	h, n, stop := countedHarness(t)
+	ctx := context.Background()
+	r := h.do("POST", "/api/v1/notifications", `{"title":"Hi"}`, auth(h.site.APIKey)...)
+	id := r.json(t)["notificationId"].(string)
+	stop()
+	ledgerReads := func(stmts []string) (reads int, texts map[string]bool) {
+		texts = map[string]bool{}
+		for _, q := range stmts {
+			if strings.HasPrefix(q, "SELECT l.shard, l.endpoints") {
+				reads++
+				texts[q] = true
+			}
+		}
+		return reads, texts
+	}
+	for _, c := range []struct{ shards, reads int }{{1, 1}, {5, 1}, {7, 1}, {store.Shards, 1}} {
+		keys := make([]store.ShardEndpoint, 3*c.shards)
+		results := make([]store.PushResult, len(keys))
+		for i := range keys {
+			keys[i] = store.ShardEndpoint{ID: store.NewID(), Shard: i % c.shards}
+			results[i] = store.PushResult{EndpointID: keys[i].ID, Outcome: store.OutcomeSent, Shard: keys[i].Shard}
+		}
+		n.take()
+		if got, err := h.st.Undelivered(ctx, id, keys); err != nil || len(got) != len(keys) {
+			t.Fatalf("Undelivered: %d of %d, %v", len(got), len(keys), err)
+		}
+		_, stmts := n.take()
+		if reads, _ := ledgerReads(stmts); reads != c.reads {
+			t.Errorf("a check of %d shards: %d ledger reads, want %d:\n\t%s", c.shards, reads, c.reads, strings.Join(stmts, "\n\t"))
+		}
+		if err := h.st.RecordResults(ctx, id, results); err != nil {
+			t.Fatal(err)
+		}
+		_, stmts = n.take()
+		if reads, _ := ledgerReads(stmts); reads != c.reads {
+			t.Errorf("a write of %d shards: %d ledger reads, want %d:\n\t%s", c.shards, reads, c.reads, strings.Join(stmts, "\n\t"))
+		}
+		if got, err := h.st.Undelivered(ctx, id, keys); err != nil || len(got) != 0 {
+			t.Fatalf("Undelivered after the write: %v, %v; want none", got, err)
+		}
+	}
+	// 5, 6 and 7 shards read with one text (8 ranges, the rest padding).
+	texts := map[string]bool{}
+	n.take()
+	for _, shards := range []int{5, 6, 7} {
+		keys := make([]store.ShardEndpoint, shards)
+		for i := range keys {
+			keys[i] = store.ShardEndpoint{ID: store.NewID(), Shard: i}
+		}
+		if _, err := h.st.Undelivered(ctx, id, keys); err != nil {
+			t.Fatal(err)
+		}
+		_, stmts := n.take()
+		_, ts := ledgerReads(stmts)
+		maps.Copy(texts, ts)
+	}
+	if len(texts) != 1 {
+		t.Errorf("5, 6 and 7 shards read with %d texts, want 1:\n%v", len(texts), slices.Collect(maps.Keys(texts)))
 	}
 }
 

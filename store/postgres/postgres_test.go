@@ -194,7 +194,8 @@ func TestQueryPlans(t *testing.T) {
 	f("audience of one endpoint", sqlstore.EndpointAudienceSQL, "w", 1, "", 10, "", "e")
 	f("lean audience", sqlstore.LeanAudienceSQL, "w", 1, "", 10, "")
 	f("lean audience of a topic", sqlstore.LeanAudienceSQL, "w", 1, "", 10, "t")
-	f("push ledger", sqlstore.LedgerQuery, "n", 1, "a", "b", "c")
+	f("push ledger", sqlstore.LedgerQuery(1), "n", 1, "a", "b", "c")
+	f("push ledger of four shards", sqlstore.LedgerQuery(4), "n", 1, "a", "b", "c", 2, "a", "b", "c", 3, "a", "b", "c", -1, "", "", "")
 	f("frequency cap", sqlstore.CappedQuery, "w", time.Now(), "n", 1, "a", "b", "c")
 	f("last integration error", sqlstore.LastIntegrationErrorSQL, "w", "shopify")
 	// A report's count of failed and pruned pushes (it sorts its few
@@ -265,7 +266,7 @@ func TestLedgerReadIsBounded(t *testing.T) {
 		t.Fatalf("Undelivered = %v, %v; want [5x]", got, err)
 	}
 	var plan []map[string]any
-	if err := s.pool.QueryRow(ctx, "EXPLAIN (ANALYZE, FORMAT JSON) "+sqlstore.LedgerQuery, n.ID, 0, id(5, 0), "5x", "6").Scan(&plan); err != nil {
+	if err := s.pool.QueryRow(ctx, "EXPLAIN (ANALYZE, FORMAT JSON) "+sqlstore.LedgerQuery(2), n.ID, 0, id(5, 0), "5x", "6", -1, "", "", "").Scan(&plan); err != nil {
 		t.Fatal(err)
 	}
 	// Bucket 5's runs from the batch's first id on: its own and the two

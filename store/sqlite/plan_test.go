@@ -50,8 +50,9 @@ func TestQueryPlans(t *testing.T) {
 	f("audience of one endpoint", sqlstore.EndpointAudienceSQL, "w", 1, "", 10, "", "e")
 	f("lean audience", sqlstore.LeanAudienceSQL, "w", 1, "", 10, "")
 	f("lean audience of a topic", sqlstore.LeanAudienceSQL, "w", 1, "", 10, "t")
-	f("push ledger", sqlstore.LedgerQuery, "n", 1, "a", "b", "c")
-	if plan := strings.Join(queryPlan(t, s.r.db, "push ledger", sqlstore.LedgerQuery, "n", 1, "a", "b", "c"), "\n"); plan != "SEARCH n USING COVERING INDEX sqlite_autoindex_notifications_1 (id=?)\n"+
+	f("push ledger", sqlstore.LedgerQuery(1), "n", 1, "a", "b", "c")
+	f("push ledger of four shards", sqlstore.LedgerQuery(4), "n", 1, "a", "b", "c", 2, "a", "b", "c", 3, "a", "b", "c", -1, "", "", "")
+	if plan := strings.Join(queryPlan(t, s.r.db, "push ledger", sqlstore.LedgerQuery(1), "n", 1, "a", "b", "c"), "\n"); plan != "SEARCH n USING COVERING INDEX sqlite_autoindex_notifications_1 (id=?)\n"+
 		"SEARCH l USING PRIMARY KEY (notification_seq=? AND shard=? AND last_endpoint>? AND last_endpoint<?)" {
 		t.Fatalf("the push ledger is not read as one bounded range of its key:\n%s", plan)
 	}

@@ -17,17 +17,45 @@ import (
 
 var _ store.Delivery = (*Store)(nil)
 
-// LedgerQuery reads the push ledger's runs of a send ($1: its id) and
-// shard ($2) that meet the range of endpoint ids [$3, $4] ($5: the end of
-// $4's bucket, ledgerBucketEnd): one range of the ledger's key, the runs
-// whose last id is from $3 up to the end of $4's bucket, less those that
-// start after $4. A run never leaves its bucket, so no run past that
+// LedgerQuery reads the push ledger's runs of a send ($1: its id) that
+// meet rows ranges of endpoint ids, four arguments a range from $2 on: a
+// shard, the range's first and last ids, and the end of the last id's
+// bucket (ledgerBucketEnd). For each range it reads one range of the
+// ledger's key: the shard's runs whose last id is from the first id up to
+// the end of the last's bucket, less those that start after the last. A run never leaves its bucket, so no run past that
 // bound can meet the range; the read follows the batch's own stretch of
-// the shard, whatever the send's size (TestLedgerReadIsBounded,
-// TestQueryPlans). The send's seq, the ledger's key, comes from its row
-// in the same statement: an unknown send has no runs.
-const LedgerQuery = `SELECT l.endpoints FROM notifications n JOIN push_ledger l ON l.notification_seq = n.seq
-	WHERE n.id = $1 AND l.shard = $2 AND l.last_endpoint >= $3 AND l.last_endpoint < $5 AND l.first_endpoint <= $4`
+// each shard, whatever the send's size (TestLedgerReadIsBounded,
+// TestQueryPlans). The send's seq, the ledger's key, comes from its row in
+// the same statement: an unknown send has no runs. It answers each run's
+// shard and ids.
+//
+// The shards of a recorder's write are read in one statement (they were
+// one statement each, four to five a write in a broadcast's recording:
+// docs/scale-out.md, "The ledger's reads in one statement"). rows is a
+// power of two (padRows): ranges past the shards read name shard -1, which
+// has no runs, so that the statement has a few texts, each planned a few
+// times on a connection, not one text a count.
+func LedgerQuery(rows int) string {
+	reads := make([]string, rows)
+	for i := range reads {
+		n := 4*i + 2
+		// A read of its own a shard, each the one read of LedgerQuery(1):
+		// joined to a VALUES list instead, PostgreSQL may hash the list
+		// against a scan of the whole ledger (TestLedgerReadIsBounded).
+		reads[i] = fmt.Sprintf(`SELECT l.shard, l.endpoints FROM notifications n JOIN push_ledger l ON l.notification_seq = n.seq
+	WHERE n.id = $1 AND l.shard = $%d AND l.last_endpoint >= $%d AND l.last_endpoint < $%d AND l.first_endpoint <= $%d`, n, n+1, n+3, n+2)
+	}
+	return strings.Join(reads, "\nUNION ALL\n")
+}
+
+// ledgerQueries are LedgerQuery's texts for 1, 2, 4, ... store.Shards rows.
+var ledgerQueries = func() map[int]string {
+	m := map[int]string{}
+	for rows := 1; rows <= store.Shards; rows *= 2 {
+		m[rows] = LedgerQuery(rows)
+	}
+	return m
+}()
 
 // ledgerBucket is the push ledger's bucket of an endpoint id: its first
 // character. A run holds ids of one bucket.
@@ -66,25 +94,52 @@ func (s *Store) Undelivered(ctx context.Context, notificationID string, endpoint
 
 // ledgerRecorded returns which of the endpoints have a result of the send
 // in the push ledger: each shard's runs that meet the range of the
-// endpoints' ids in that shard (LedgerQuery), one read a shard.
+// endpoints' ids in that shard (LedgerQuery), up to store.Shards shards a
+// read.
 func (s *Store) ledgerRecorded(ctx context.Context, c Conn, notificationID string, endpoints []store.ShardEndpoint) (map[string]struct{}, error) {
-	recorded := make(map[string]struct{})
-	for shard, ids := range byShard(endpoints) {
-		mine := make(map[string]struct{}, len(ids))
+	groups := byShard(endpoints)
+	mine := make(map[int]map[string]struct{}, len(groups))
+	for shard, ids := range groups {
+		mine[shard] = make(map[string]struct{}, len(ids))
 		for _, id := range ids {
-			mine[id] = struct{}{}
+			mine[shard][id] = struct{}{}
 		}
-		lo, hi := slices.Min(ids), slices.Max(ids)
-		rows, err := c.Query(ctx, LedgerQuery, notificationID, shard, lo, hi, ledgerBucketEnd(hi))
+	}
+	recorded := make(map[string]struct{})
+	for chunk := range slices.Chunk(slices.Sorted(maps.Keys(groups)), store.Shards) {
+		rows := padRows(len(chunk), store.Shards)
+		args := make([]any, 0, 1+4*rows)
+		args = append(args, notificationID)
+		for i := range rows {
+			if i >= len(chunk) { // padding: no run has shard -1
+				args = append(args, -1, "", "", "")
+				continue
+			}
+			ids := groups[chunk[i]]
+			lo, hi := slices.Min(ids), slices.Max(ids)
+			args = append(args, chunk[i], lo, hi, ledgerBucketEnd(hi))
+		}
+		runs, err := c.Query(ctx, ledgerQueries[rows], args...)
 		if err != nil {
 			return nil, err
 		}
-		err = eachRun(rows, func(id string) {
-			if _, ok := mine[id]; ok {
-				recorded[id] = struct{}{}
+		var (
+			shard  int
+			packed string
+		)
+		for runs.Next() {
+			if err := runs.Scan(&shard, &packed); err != nil {
+				runs.Close()
+				return nil, err
 			}
-		})
-		if err != nil {
+			store.EachPackedEndpoint(packed, func(id string) {
+				if _, ok := mine[shard][id]; ok {
+					recorded[id] = struct{}{}
+				}
+			})
+		}
+		runs.Close()
+		if err := runs.Err(); err != nil {
 			return nil, err
 		}
 	}

@@ -18,6 +18,7 @@ import (
 
 var deliveryCases = []testCase{
 	{"Undelivered", testUndelivered},
+	{"UndeliveredAcrossShards", testUndeliveredAcrossShards},
 	{"RecordResultsCounters", testRecordResultsCounters},
 	{"RecordResultsConcurrentReplays", testRecordResultsConcurrent},
 	{"RecordResultsPrunes", testRecordResultsPrunes},
@@ -80,6 +81,47 @@ func testUndelivered(t *testing.T, s store.Store) {
 		{EndpointID: e[3], Outcome: store.OutcomePruned},
 	}))
 	f(n.ID, input, nil)
+}
+
+// testUndeliveredAcrossShards: a write and a check of endpoints of every
+// shard (one read of the ledger for them all) see each shard's results
+// alone: an endpoint recorded in one shard is still undelivered when
+// asked for in another, and a replay of the whole write counts nothing.
+func testUndeliveredAcrossShards(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	n := create(t, s, notification(w.Website.ID))
+	e := endpoints(t, s, w.Website.ID, 2*store.Shards+6)
+	slices.Sort(e)
+	keys := make([]store.ShardEndpoint, len(e))
+	var results []store.PushResult
+	for i, id := range e {
+		keys[i] = store.ShardEndpoint{ID: id, Shard: i % store.Shards}
+		if i%3 != 0 {
+			results = append(results, store.PushResult{EndpointID: id, Outcome: store.OutcomeSent, Shard: i % store.Shards})
+		}
+	}
+	noErr(t, "RecordResults", s.RecordResults(ctx, n.ID, results))
+	same(t, "counters", counters(t, s, n.ID).Sent, int64(len(results)))
+	var want []string
+	for i, id := range e {
+		if i%3 == 0 {
+			want = append(want, id)
+		}
+	}
+	got, err := s.Undelivered(ctx, n.ID, keys)
+	noErr(t, "Undelivered", err)
+	same(t, "Undelivered", got, want)
+	// The recorded endpoints, each asked for in the shard after its own.
+	moved := make([]store.ShardEndpoint, 0, len(results))
+	for _, r := range results {
+		moved = append(moved, store.ShardEndpoint{ID: r.EndpointID, Shard: (r.Shard + 1) % store.Shards})
+	}
+	got, err = s.Undelivered(ctx, n.ID, moved)
+	noErr(t, "Undelivered (other shards)", err)
+	same(t, "Undelivered (other shards)", len(got), len(moved))
+	noErr(t, "RecordResults (replay)", s.RecordResults(ctx, n.ID, results))
+	same(t, "counters after the replay", counters(t, s, n.ID).Sent, int64(len(results)))
 }
 
 func testRecordResultsCounters(t *testing.T, s store.Store) {
