@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 
 	"github.com/relaybell/relaybell/analytics"
 	"github.com/relaybell/relaybell/audience"
+	"github.com/relaybell/relaybell/batch"
 	"github.com/relaybell/relaybell/bus"
 	"github.com/relaybell/relaybell/notification"
 	"github.com/relaybell/relaybell/pusher"
@@ -89,7 +92,7 @@ type Store interface {
 	SetABWinner(ctx context.Context, id, variant string) (string, error)
 	FailNotification(ctx context.Context, id, reason string, at time.Time) error
 	Audience(ctx context.Context, q store.AudienceQuery) ([]store.Recipient, error)
-	ShardDone(ctx context.Context, notificationID string, shard int, at time.Time) (bool, error)
+	ShardsDone(ctx context.Context, notificationID string, shards []int, at time.Time) (bool, error)
 	SoleShardDone(ctx context.Context, notificationID string, at time.Time) (bool, error)
 	ExternalIDShards(ctx context.Context, websiteID string, externalIDs []string) ([]int, error)
 	EndpointShard(ctx context.Context, websiteID, endpointID string) (int, error)
@@ -122,6 +125,9 @@ type Fanout struct {
 
 	// held counts the recipients the node's shard tasks hold (Config.Held).
 	held *semaphore.Weighted
+	// shardsDone shares the completions of the node's concurrent shard
+	// tasks: one transaction for those that end together.
+	shardsDone *batch.Batcher[shardTask, struct{}]
 
 	finished prometheus.Counter
 	expanded prometheus.Counter
@@ -162,6 +168,7 @@ func New(cfg Config, st Store, b bus.Bus, router Router, reports Reports, logger
 		working: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "relaybell_fanout_tasks_in_progress",
 			Help: "Bus messages (intents, shards) this node's fan-out is handling now; at the worker count, the backlog waits on the bus."}, []string{"topic"}),
 	}
+	f.shardsDone = batch.New(f.markShards, f.markShard).WithLinger(shardsDoneLinger)
 	f.working.WithLabelValues(bus.Intents)
 	f.working.WithLabelValues(bus.Shards)
 	if reg != nil {
@@ -477,15 +484,49 @@ func (f *Fanout) shard(ctx context.Context, task bus.ShardTask) error {
 	if err := f.expand(ctx, x); err != nil {
 		return fmt.Errorf("expanding shard %d of %s: %w", task.Shard, n.ID, err)
 	}
-	finished, err := f.store.ShardDone(ctx, n.ID, task.Wave*store.Shards+task.Shard, f.now())
-	if err != nil {
-		return err
+	_, err = f.shardsDone.Do(ctx, shardTask{notificationID: n.ID, task: task.Wave*store.Shards + task.Shard})
+	return err
+}
+
+// shardsDoneLinger is how long a shard task's completion waits for those
+// of the node's other tasks, to be marked in one transaction. Each
+// completion was a transaction of its own, and a broadcast's 64 queued on
+// the send's row (docs/scale-out.md, "Shard completions shared"); a task
+// ends once its batches are recorded, so the wait holds back no push.
+const shardsDoneLinger = 5 * time.Millisecond
+
+// shardTask is a shard task of a send whose completion is to be marked:
+// task w*Shards+s is shard s of wave w.
+type shardTask struct {
+	notificationID string
+	task           int
+}
+
+// markShards marks the tasks done: one store call a send, the sends in
+// order. A send that a call finished is counted and logged once.
+func (f *Fanout) markShards(ctx context.Context, tasks []shardTask) ([]struct{}, error) {
+	bySend := map[string][]int{}
+	for _, t := range tasks {
+		bySend[t.notificationID] = append(bySend[t.notificationID], t.task)
 	}
-	if finished {
-		f.finished.Inc()
-		f.logger.Info("send finished", "notification", n.ID)
+	for _, id := range slices.Sorted(maps.Keys(bySend)) {
+		finished, err := f.store.ShardsDone(ctx, id, bySend[id], f.now())
+		if err != nil {
+			return nil, err
+		}
+		if finished {
+			f.finished.Inc()
+			f.logger.Info("send finished", "notification", id)
+		}
 	}
-	return nil
+	return make([]struct{}, len(tasks)), nil
+}
+
+// markShard marks one task done (a lone one, or one of a batch that
+// failed, so that only the task at fault fails).
+func (f *Fanout) markShard(ctx context.Context, t shardTask) (struct{}, error) {
+	_, err := f.markShards(ctx, []shardTask{t})
+	return struct{}{}, err
 }
 
 // winner returns the variant an auto-winner send gives the rest of its

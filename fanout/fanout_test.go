@@ -52,6 +52,8 @@ type countingStore struct {
 	*storesqlite.Store
 	websites  atomic.Int64
 	capChecks atomic.Int64
+	// shardsDone counts ShardsDone calls, shardTasks the tasks they mark.
+	shardsDone, shardTasks atomic.Int64
 	// Audience pages read lean (store.AudienceQuery's Lean) and not.
 	leanPages, fullPages atomic.Int64
 }
@@ -73,6 +75,12 @@ func (s *countingStore) Website(ctx context.Context, id string) (store.Website, 
 func (s *countingStore) CappedEndpoints(ctx context.Context, websiteID, notificationID string, endpoints []store.ShardEndpoint, since time.Time, max int) ([]string, error) {
 	s.capChecks.Add(1)
 	return s.Store.CappedEndpoints(ctx, websiteID, notificationID, endpoints, since, max)
+}
+
+func (s *countingStore) ShardsDone(ctx context.Context, notificationID string, shards []int, at time.Time) (bool, error) {
+	s.shardsDone.Add(1)
+	s.shardTasks.Add(int64(len(shards)))
+	return s.Store.ShardsDone(ctx, notificationID, shards, at)
 }
 
 // fixedReport is a Reports answering with one report for every send.
@@ -246,6 +254,44 @@ func TestDispatchChecksFailTheSend(t *testing.T) {
 	f(func(r *rig) store.Notification {
 		return r.notification(`{"segmentId":"` + uuid.NewString() + `"}`)
 	}, "segment_missing")
+}
+
+// TestShardCompletionsShared: the completions of shard tasks that end
+// together are marked in one store call, and the send finishes once.
+func TestShardCompletionsShared(t *testing.T) {
+	r := newRig(t)
+	for range 10 {
+		r.subscriber("en", "")
+	}
+	n := r.notification("")
+	tasks := len(r.bus.out)
+	r.intent(n)
+	shards := r.bus.out[tasks:]
+	if len(shards) != store.Shards {
+		t.Fatalf("%d shard tasks, want %d", len(shards), store.Shards)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, len(shards))
+	for _, m := range shards {
+		wg.Go(func() { errs <- r.f.handleShard(context.Background(), m) })
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := r.get(n.ID); got.Status != store.StatusSent || got.Counters.Sent != 10 {
+		t.Fatalf("status %q, %d sent; want sent, 10", got.Status, got.Counters.Sent)
+	}
+	calls, marked := r.calls.shardsDone.Load(), r.calls.shardTasks.Load()
+	if marked != store.Shards || calls > store.Shards/4 {
+		t.Fatalf("%d shard tasks marked in %d calls; want %d in at most %d", marked, calls, store.Shards, store.Shards/4)
+	}
+	if got := r.counter("relaybell_fanout_sends_finished_total"); got != 1 {
+		t.Fatalf("sends finished %v, want 1", got)
+	}
 }
 
 func TestShardsExpandTheFilteredAudienceOnce(t *testing.T) {

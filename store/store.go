@@ -683,6 +683,11 @@ type Delivery interface {
 	// Waves*Shards tasks, task w*Shards+s being shard s of wave w; any
 	// other send Shards. It reports whether the send finished.
 	ShardDone(ctx context.Context, notificationID string, shard int, at time.Time) (finished bool, err error)
+	// ShardsDone is ShardDone of several shard tasks of one send in one
+	// transaction (a fan-out node's concurrent tasks share it): each task
+	// counts once however often it is given, a task out of range fails
+	// the whole call, and it reports whether this call finished the send.
+	ShardsDone(ctx context.Context, notificationID string, shards []int, at time.Time) (finished bool, err error)
 	// SoleShardDone marks every shard task of a sending send without
 	// waves done at once and finishes it, as the last ShardDone does (its
 	// notification.sent event included), in one transaction: a send to

@@ -436,17 +436,24 @@ func (s *Store) SoleShardDone(ctx context.Context, notificationID string, at tim
 	return finished, nil
 }
 
-// ShardDone marks one shard of a send done. The call that completes the last
-// shard of a sending notification turns it sent, adds its notification.sent
-// webhook event in the same transaction, and alone reports finished=true;
-// later calls for a finished send report false.
+// ShardDone marks one shard of a send done: ShardsDone of one task.
+func (s *Store) ShardDone(ctx context.Context, notificationID string, shard int, at time.Time) (bool, error) {
+	return s.ShardsDone(ctx, notificationID, []int{shard}, at)
+}
+
+// ShardsDone marks shard tasks of a send done. The call that completes the
+// last task of a sending notification turns it sent, adds its
+// notification.sent webhook event in the same transaction, and alone
+// reports finished=true; later calls for a finished send report false.
 //
-// A shard counts once: its notification_shards row is inserted from the
-// send's row, only for a shard task the send has (max(waves, 1) *
-// Shards of them), and only a new row adds one to shards_done, whose
-// UPDATE returns what the finishing needs. Anything else (a repeated
-// shard, an unknown send, a task out of range) reads the row instead.
-// On the usual path that is two statements.
+// A task counts once: its notification_shards row is inserted from the
+// send's row, only for a task the send has (max(waves, 1) * Shards of
+// them), and only new rows add to shards_done, whose UPDATE returns what
+// the finishing needs. When no row is new (repeated tasks, an unknown
+// send, tasks out of range) the row is read instead. On the usual path
+// that is two statements, however many tasks: the tasks go as a VALUES
+// list padded to a power of two (task -1, which no send has), so that the
+// statement has a few texts.
 //
 // The finishing UPDATE is conditional (status still sending, every shard
 // counted): on PostgreSQL, of concurrent calls, the first to take the row
@@ -454,25 +461,45 @@ func (s *Store) SoleShardDone(ctx context.Context, notificationID string, at tim
 // row, don't; so exactly one adds the event. It runs also on a repeated
 // shard: a send whose shards all finished before it was marked sending
 // completes on the next report.
-func (s *Store) ShardDone(ctx context.Context, notificationID string, shard int, at time.Time) (bool, error) {
+func (s *Store) ShardsDone(ctx context.Context, notificationID string, shards []int, at time.Time) (bool, error) {
 	t := nowOr(at)
+	tasks := slices.Sorted(slices.Values(shards))
+	tasks = slices.Compact(tasks)
 	var finished bool
 	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
 		finished = false
-		added, err := tx.Exec(ctx, `INSERT INTO notification_shards (notification_id, shard, done_at)
-			SELECT id, CAST($2 AS INTEGER), $3 FROM notifications
-			WHERE id = $1 AND $2 >= 0 AND ($2 < waves * $4 OR $2 < $4)
-			ON CONFLICT DO NOTHING`, notificationID, shard, s.time(t), store.Shards)
-		if err != nil {
-			return err
+		var added int64
+		for chunk := range slices.Chunk(tasks, store.Shards) {
+			rows := padRows(len(chunk), store.Shards)
+			values := make([]string, rows)
+			args := make([]any, 0, 3+rows)
+			args = append(args, notificationID, s.time(t), store.Shards)
+			for i := range values {
+				// Both engines name a VALUES list's column column1.
+				values[i] = fmt.Sprintf("(CAST($%d AS INTEGER))", len(args)+1)
+				task := -1 // padding: no send has it
+				if i < len(chunk) {
+					task = chunk[i]
+				}
+				args = append(args, task)
+			}
+			n, err := tx.Exec(ctx, `INSERT INTO notification_shards (notification_id, shard, done_at)
+				SELECT n.id, v.column1, $2 FROM notifications n CROSS JOIN (VALUES `+strings.Join(values, ", ")+`) AS v
+				WHERE n.id = $1 AND v.column1 >= 0 AND (v.column1 < n.waves * $3 OR v.column1 < $3)
+				ON CONFLICT DO NOTHING`, args...)
+			if err != nil {
+				return err
+			}
+			added += n
 		}
 		var (
 			waves, done int
 			status      string
+			err         error
 		)
 		if added > 0 {
-			err = tx.QueryRow(ctx, `UPDATE notifications SET shards_done = shards_done + 1 WHERE id = $1
-				RETURNING waves, shards_done, status`, notificationID).Scan(&waves, &done, &status)
+			err = tx.QueryRow(ctx, `UPDATE notifications SET shards_done = shards_done + $2 WHERE id = $1
+				RETURNING waves, shards_done, status`, notificationID, added).Scan(&waves, &done, &status)
 		} else {
 			err = tx.QueryRow(ctx, `SELECT waves, shards_done, status FROM notifications WHERE id = $1`,
 				notificationID).Scan(&waves, &done, &status)
@@ -480,11 +507,13 @@ func (s *Store) ShardDone(ctx context.Context, notificationID string, shard int,
 		if err != nil {
 			return err
 		}
-		tasks := max(waves, 1) * store.Shards
-		if shard < 0 || shard >= tasks {
-			return fmt.Errorf("shard task %d out of range [0, %d)", shard, tasks)
+		count := max(waves, 1) * store.Shards
+		for _, task := range tasks {
+			if task < 0 || task >= count {
+				return fmt.Errorf("shard task %d out of range [0, %d)", task, count)
+			}
 		}
-		if status != store.StatusSending || done < tasks {
+		if status != store.StatusSending || done < count {
 			return nil
 		}
 		n, err := tx.Exec(ctx, `UPDATE notifications SET status = 'sent', finished_at = $2
@@ -498,7 +527,7 @@ func (s *Store) ShardDone(ctx context.Context, notificationID string, shard int,
 		return s.addNotificationSent(ctx, tx, notificationID, t)
 	})
 	if err != nil {
-		return false, fmt.Errorf("marking shard done: %w", s.mapErr(err))
+		return false, fmt.Errorf("marking shards done: %w", s.mapErr(err))
 	}
 	return finished, nil
 }

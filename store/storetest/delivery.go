@@ -28,6 +28,7 @@ var deliveryCases = []testCase{
 	{"RecordAllResults", testRecordAllResults},
 	{"ShardDone", testShardDone},
 	{"ShardDoneConcurrent", testShardDoneConcurrent},
+	{"ShardsDone", testShardsDone},
 	{"ShardDoneBeforeSending", testShardDoneBeforeSending},
 	{"RecordInteraction", testRecordInteraction},
 	{"RecordInteractions", testRecordInteractions},
@@ -501,6 +502,53 @@ func testShardDone(t *testing.T, s store.Store) {
 			t.Fatalf("ShardDone(shard %d) succeeded", shard)
 		}
 	}
+}
+
+// testShardsDone: several tasks in one call count once each, a task out
+// of range fails the call and counts none of it, and the call that
+// completes the send alone reports it; a send in waves takes more tasks
+// in one call than a VALUES list of Shards rows holds.
+func testShardsDone(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	w := newWebsite(t, s)
+	n := sending(t, s, w.Website.ID)
+	f := func(id string, tasks []int, want bool) {
+		t.Helper()
+		got, err := s.ShardsDone(ctx, id, tasks, at(2*time.Hour))
+		noErr(t, "ShardsDone", err)
+		if got != want {
+			t.Fatalf("ShardsDone(%v) = %v, want %v", tasks, got, want)
+		}
+	}
+	f(n.ID, []int{3, 1, 2, 1, 3}, false)
+	f(n.ID, []int{2, 4}, false)
+	if _, err := s.ShardsDone(ctx, n.ID, []int{5, store.Shards}, at(2*time.Hour)); err == nil {
+		t.Fatalf("ShardsDone with task %d succeeded", store.Shards)
+	}
+	if got := getNotification(t, s, n.ID); got.Status != store.StatusSending {
+		t.Fatalf("status %q, want sending", got.Status)
+	}
+	var rest []int
+	for task := 5; task < store.Shards; task++ {
+		rest = append(rest, task)
+	}
+	f(n.ID, rest[1:], false) // 0 and 5 to go: 5 of the refused call did not count
+	f(n.ID, []int{5, 6}, false)
+	f(n.ID, []int{0, 1}, true)
+	f(n.ID, []int{0}, false)
+	if got := getNotification(t, s, n.ID); got.Status != store.StatusSent {
+		t.Fatalf("status %q, want sent", got.Status)
+	}
+	_, err := s.ShardsDone(ctx, uuid.NewString(), []int{0, 1}, t0)
+	wantErr(t, "ShardsDone(unknown)", err, store.ErrNotFound)
+
+	waves := inWaves(t, s, w.Website.ID, at(time.Hour), at(2*time.Hour), at(3*time.Hour))
+	all := make([]int, 3*store.Shards)
+	for i := range all {
+		all[i] = i
+	}
+	f(waves.ID, all[1:], false)
+	f(waves.ID, all[:2], true)
 }
 
 func testShardDoneConcurrent(t *testing.T, s store.Store) {
