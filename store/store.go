@@ -723,7 +723,7 @@ type Delivery interface {
 
 // Outbox holds the webhook events of spec 6.2. The events are added by
 // the changes they report, in the same transaction: notification.sent by
-// ShardDone, subscriber.created by UpsertSubscription,
+// ShardsDone, subscriber.created by UpsertSubscription,
 // subscriber.unsubscribed by DeleteSubscription, notification.clicked by
 // RecordInteraction (the caller builds it). They are stored only when the
 // website has an enabled webhook, since nothing could deliver them
@@ -731,7 +731,7 @@ type Delivery interface {
 // taken).
 type Outbox interface {
 	// Webhook outbox. The events of spec 6.2 are added by the changes they
-	// report, in the same transaction: notification.sent by ShardDone,
+	// report, in the same transaction: notification.sent by ShardsDone,
 	// subscriber.created by UpsertSubscription, subscriber.unsubscribed by
 	// DeleteSubscription, notification.clicked by RecordInteraction (the
 	// caller builds it). They are stored only when the website has an

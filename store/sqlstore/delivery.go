@@ -32,8 +32,8 @@ var _ store.Delivery = (*Store)(nil)
 // The shards of a recorder's write are read in one statement (they were
 // one statement each, four to five a write in a broadcast's recording:
 // docs/scale-out.md, "The ledger's reads in one statement"). rows is a
-// power of two (padRows): ranges past the shards read name shard -1, which
-// has no runs, so that the statement has a few texts, each planned a few
+// power of two (padRows): ranges past the shards read are empty (shard
+// -1, ids from "" to before "": no run meets them), so that the statement has a few texts, each planned a few
 // times on a connection, not one text a count.
 func LedgerQuery(rows int) string {
 	reads := make([]string, rows)
@@ -111,7 +111,7 @@ func (s *Store) ledgerRecorded(ctx context.Context, c Conn, notificationID strin
 		args := make([]any, 0, 1+4*rows)
 		args = append(args, notificationID)
 		for i := range rows {
-			if i >= len(chunk) { // padding: no run has shard -1
+			if i >= len(chunk) { // padding: the empty range ["", "") meets no run
 				args = append(args, -1, "", "", "")
 				continue
 			}
@@ -277,7 +277,7 @@ func ResultService(r store.PushResult) string {
 // tens of runs, of a few ids each); then one UPDATE of the counters, which
 // locks the notification's row until the transaction ends. Writes of
 // other shards go on meanwhile, and the row, which every write of the
-// send and every shard's completion (ShardDone) updates, is held only from
+// send and every shard's completion (ShardsDone) updates, is held only from
 // that last statement to the commit (it was locked first, for the whole
 // transaction, and the pushers' writes and the shards' completions queued
 // on it: docs/scale-out.md).
@@ -451,8 +451,9 @@ func (s *Store) ShardDone(ctx context.Context, notificationID string, shard int,
 // them), and only new rows add to shards_done, whose UPDATE returns what
 // the finishing needs. When no row is new (repeated tasks, an unknown
 // send, tasks out of range) the row is read instead. On the usual path
-// that is two statements, however many tasks: the tasks go as a VALUES
-// list padded to a power of two (task -1, which no send has), so that the
+// that is two statements for up to Shards tasks (a send in waves may give
+// more: an INSERT each Shards of them): the tasks go as a VALUES list
+// padded to a power of two (task -1, which no send has), so that the
 // statement has a few texts.
 //
 // The finishing UPDATE is conditional (status still sending, every shard

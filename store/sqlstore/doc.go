@@ -39,7 +39,7 @@
 //   - DueScheduled picks due sends with FOR UPDATE SKIP LOCKED inside its
 //     UPDATE: each send goes to exactly one caller, and callers don't wait
 //     for each other.
-//   - ShardDone finishes a send with an UPDATE conditional on status
+//   - ShardsDone finishes a send with an UPDATE conditional on status
 //     sending and every shard counted: exactly one call reports finished.
 //   - RecordResults and RecordInteraction insert with ON CONFLICT DO
 //     NOTHING: a concurrent duplicate waits for the first and is then

@@ -11,7 +11,7 @@ import (
 
 // CappedQuery is CappedEndpoints' query, for the engines' plan tests and
 // benchmarks: the push ledger's sent runs of shard $4 that meet the range
-// of endpoint ids [$5, $6] ($7: the end of $6's bucket, as LedgerQuery),
+// of endpoint ids [$5, $6] ($7: the end of $6's bucket, as in LedgerQuery),
 // of the website's ($1) other ($3) non-transactional sends started since
 // $2. The sends are picked first (one range of notifications_started),
 // and each one's runs are then one range of the ledger's key, so the cost

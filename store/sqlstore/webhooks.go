@@ -24,7 +24,7 @@ var _ store.Webhooks = (*Store)(nil)
 // that a reader has already passed, and never be read. Holding the lock
 // from before the insert to the commit makes seq order commit order. It is
 // taken last in its transaction, by its last statement (after the
-// notification row's lock in ShardDone and RecordInteraction, the
+// notification row's lock in ShardsDone and RecordInteraction, the
 // endpoint's and the subscriber's in UpsertSubscription and
 // DeleteSubscription), so it never waits while holding it and is held only
 // for one insert and the commit. It does serialize the commits of every

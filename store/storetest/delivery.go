@@ -542,6 +542,36 @@ func testShardsDone(t *testing.T, s store.Store) {
 	_, err := s.ShardsDone(ctx, uuid.NewString(), []int{0, 1}, t0)
 	wantErr(t, "ShardsDone(unknown)", err, store.ErrNotFound)
 
+	// Overlapping calls at once: each task counts once, one call finishes.
+	racing := sending(t, s, w.Website.ID)
+	var (
+		wg       sync.WaitGroup
+		finished atomic.Int32
+		failures atomic.Int32
+	)
+	for start := 0; start < store.Shards; start += 8 {
+		wg.Go(func() {
+			var tasks []int
+			for task := start; task < min(start+16, store.Shards); task++ {
+				tasks = append(tasks, task)
+			}
+			done, err := s.ShardsDone(context.Background(), racing.ID, tasks, at(2*time.Hour))
+			if err != nil {
+				failures.Add(1)
+			}
+			if done {
+				finished.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if failures.Load() != 0 || finished.Load() != 1 {
+		t.Fatalf("concurrent ShardsDone: %d failed, %d finished; want none and 1", failures.Load(), finished.Load())
+	}
+	if _, err := s.ShardsDone(ctx, racing.ID, []int{-1}, t0); err == nil {
+		t.Fatal("ShardsDone with task -1 succeeded")
+	}
+
 	waves := inWaves(t, s, w.Website.ID, at(time.Hour), at(2*time.Hour), at(3*time.Hour))
 	all := make([]int, 3*store.Shards)
 	for i := range all {
