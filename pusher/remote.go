@@ -17,6 +17,23 @@ const BatchPath = "/internal/v1/batches"
 // maxBatchBody bounds a batch request (500 recipients are about 170 KB).
 const maxBatchBody = 8 << 20
 
+// readBody reads r's body of at most max bytes, and reports whether it
+// was longer. A body of a declared length (fan-out's batches have one) is
+// read into one buffer of that length: io.ReadAll reached a batch's 170 KB
+// by doubling from 512 bytes, allocating, copying and clearing about twice
+// the body for each batch (BenchmarkReadBody).
+func readBody(r *http.Request, max int64) (data []byte, tooLarge bool, err error) {
+	if n := r.ContentLength; n >= 0 && n <= max {
+		data = make([]byte, n)
+		if _, err := io.ReadFull(r.Body, data); err != nil {
+			return nil, false, err
+		}
+		return data, false, nil
+	}
+	data, err = io.ReadAll(io.LimitReader(r.Body, max+1))
+	return data, int64(len(data)) > max, err
+}
+
 // Handler serves BatchPath: it pushes the posted batch and answers 204 once
 // every outcome is recorded, 401 without the cluster token, and 503 when
 // the batch could not be done (the caller retries or re-routes it). A batch
@@ -32,12 +49,12 @@ func Handler(p *Pusher, token string) http.Handler {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
-		data, err := io.ReadAll(io.LimitReader(r.Body, maxBatchBody+1))
+		data, tooLarge, err := readBody(r, maxBatchBody)
 		if err != nil {
 			http.Error(w, "batch not read", http.StatusBadRequest)
 			return
 		}
-		if len(data) > maxBatchBody {
+		if tooLarge {
 			http.Error(w, "batch too large", http.StatusRequestEntityTooLarge)
 			return
 		}
