@@ -10,14 +10,14 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/relaybell/relaybell/analytics"
+	"github.com/relaybell/relaybell/automations/enginetest"
 	"github.com/relaybell/relaybell/store"
-	storesqlite "github.com/relaybell/relaybell/store/sqlite"
 )
 
 // heldInterests holds each WriteEvents until the event's own write has
 // begun, and then fails it with err when set.
 type heldInterests struct {
-	*storesqlite.Store
+	store.Store
 	logged <-chan struct{}
 	err    error
 }
@@ -59,7 +59,7 @@ func (l *signalLog) RecordBehaviors(_ context.Context, bs []analytics.Behavior) 
 // retry with the same id is the same event).
 func TestTrackWritesTheInterestBesideTheEvent(t *testing.T) {
 	ctx := context.Background()
-	st := openStore(t)
+	st := enginetest.OpenSQLite(t)
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	w := newShop(t, st)
 	res := subscribeAnn(t, st, w, now)

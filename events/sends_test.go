@@ -3,7 +3,6 @@ package events
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -11,15 +10,15 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/relaybell/relaybell/analytics"
+	"github.com/relaybell/relaybell/automations/enginetest"
 	"github.com/relaybell/relaybell/store"
-	storesqlite "github.com/relaybell/relaybell/store/sqlite"
 )
 
 // gatedSends holds the first WriteEvents call until gate closes, so that
 // the conversions tracked meanwhile gather into one batch, and counts the
 // calls crediting each website after it.
 type gatedSends struct {
-	*storesqlite.Store
+	store.Store
 	entered, gate chan struct{}
 	once          sync.Once
 	mu            sync.Mutex
@@ -52,7 +51,7 @@ func (discardLog) RecordBehaviors(context.Context, []analytics.Behavior) error {
 // the sends LastInteraction finds for each alone.
 func TestTrackBatchedConversions(t *testing.T) {
 	ctx := context.Background()
-	st := openStore(t)
+	st := enginetest.OpenSQLite(t)
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	sites := []store.Website{newShop(t, st), newShop(t, st)}
 	type person struct {
@@ -144,7 +143,7 @@ func TestTrackBatchedConversions(t *testing.T) {
 
 // countedWrites counts WriteEvents calls and keeps what each held.
 type countedWrites struct {
-	*storesqlite.Store
+	store.Store
 	mu    sync.Mutex
 	calls []store.EventWrites
 }
@@ -162,7 +161,7 @@ func (c *countedWrites) WriteEvents(ctx context.Context, w store.EventWrites) (m
 // send it was credited to.
 func TestTrackCreditAndInterestInOneWrite(t *testing.T) {
 	ctx := context.Background()
-	st := openStore(t)
+	st := enginetest.OpenSQLite(t)
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	w := newShop(t, st)
 	res := subscribeAnn(t, st, w, now)
@@ -193,19 +192,8 @@ func TestTrackCreditAndInterestInOneWrite(t *testing.T) {
 	}
 }
 
-// openStore opens an embedded store in the test's directory.
-func openStore(t *testing.T) *storesqlite.Store {
-	t.Helper()
-	st, err := storesqlite.Open(context.Background(), filepath.Join(t.TempDir(), "store.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
-}
-
 // newShop creates a website of an account of its own.
-func newShop(t *testing.T, st *storesqlite.Store) store.Website {
+func newShop(t *testing.T, st store.Store) store.Website {
 	t.Helper()
 	a := store.Account{ID: uuid.NewString(), OwnerEmail: "o@shop.example"}
 	w := store.Website{ID: uuid.NewString(), AccountID: a.ID, ProjectID: uuid.NewString(), Name: "Shop", URL: "https://shop.example", Timezone: "UTC"}
@@ -216,7 +204,7 @@ func newShop(t *testing.T, st *storesqlite.Store) store.Website {
 }
 
 // subscribeAnn subscribes a browser of the website's person "ann".
-func subscribeAnn(t *testing.T, st *storesqlite.Store, w store.Website, at time.Time) store.SubscriptionResult {
+func subscribeAnn(t *testing.T, st store.Store, w store.Website, at time.Time) store.SubscriptionResult {
 	t.Helper()
 	res, err := st.UpsertSubscription(context.Background(), store.SubscriptionInput{WebsiteID: w.ID, Endpoint: "https://push.example/ann",
 		P256dh: "BP256", Auth: "auth", ExternalID: "ann", At: at})
