@@ -491,7 +491,7 @@ func (f *Fanout) shard(ctx context.Context, task bus.ShardTask) error {
 // shardsDoneLinger is how long a shard task's completion waits for those
 // of the node's other tasks, to be marked in one transaction. Each
 // completion was a transaction of its own, and a broadcast's 64 queued on
-// the send's row (docs/scale-out.md, "Shard completions shared"); a task
+// the send's row (docs/scale-out.md, "A broadcast's statements"); a task
 // ends once its batches are recorded, so the wait holds back no push.
 const shardsDoneLinger = 5 * time.Millisecond
 

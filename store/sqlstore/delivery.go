@@ -22,19 +22,19 @@ var _ store.Delivery = (*Store)(nil)
 // shard, the range's first and last ids, and the end of the last id's
 // bucket (ledgerBucketEnd). For each range it reads one range of the
 // ledger's key: the shard's runs whose last id is from the first id up to
-// the end of the last's bucket, less those that start after the last. A run never leaves its bucket, so no run past that
-// bound can meet the range; the read follows the batch's own stretch of
-// each shard, whatever the send's size (TestLedgerReadIsBounded,
-// TestQueryPlans). The send's seq, the ledger's key, comes from its row in
+// the end of the last's bucket, less those that start after the last. A
+// run never leaves its bucket, so no run past that bound can meet the
+// range; the read follows the batch's own stretch of each shard, whatever
+// the send's size (TestLedgerReadIsBounded, TestQueryPlans). The send's seq, the ledger's key, comes from its row in
 // the same statement: an unknown send has no runs. It answers each run's
 // shard and ids.
 //
 // The shards of a recorder's write are read in one statement (they were
 // one statement each, four to five a write in a broadcast's recording:
-// docs/scale-out.md, "The ledger's reads in one statement"). rows is a
-// power of two (padRows): ranges past the shards read are empty (shard
-// -1, ids from "" to before "": no run meets them), so that the statement has a few texts, each planned a few
-// times on a connection, not one text a count.
+// docs/scale-out.md, "A broadcast's statements"). rows is a power of two
+// (padRows): ranges past the shards read are empty (shard -1, ids from ""
+// to before "": no run meets them), so that the statement has a few
+// texts, each planned a few times on a connection, not one text a count.
 func LedgerQuery(rows int) string {
 	reads := make([]string, rows)
 	for i := range reads {
@@ -464,30 +464,27 @@ func (s *Store) ShardDone(ctx context.Context, notificationID string, shard int,
 // completes on the next report.
 func (s *Store) ShardsDone(ctx context.Context, notificationID string, shards []int, at time.Time) (bool, error) {
 	t := nowOr(at)
-	tasks := slices.Sorted(slices.Values(shards))
-	tasks = slices.Compact(tasks)
+	tasks := slices.Compact(slices.Sorted(slices.Values(shards)))
 	var finished bool
 	err := s.db.Tx(ctx, TxOptions{}, func(tx Conn) error {
 		finished = false
 		var added int64
 		for chunk := range slices.Chunk(tasks, store.Shards) {
 			rows := padRows(len(chunk), store.Shards)
-			values := make([]string, rows)
-			args := make([]any, 0, 3+rows)
-			args = append(args, notificationID, s.time(t), store.Shards)
-			for i := range values {
-				// Both engines name a VALUES list's column column1.
-				values[i] = fmt.Sprintf("(CAST($%d AS INTEGER))", len(args)+1)
-				task := -1 // padding: no send has it
+			args := make([]any, rows, rows+3)
+			for i := range args {
+				args[i] = -1 // padding: no send has task -1
 				if i < len(chunk) {
-					task = chunk[i]
+					args[i] = chunk[i]
 				}
-				args = append(args, task)
 			}
-			n, err := tx.Exec(ctx, `INSERT INTO notification_shards (notification_id, shard, done_at)
-				SELECT n.id, v.column1, $2 FROM notifications n CROSS JOIN (VALUES `+strings.Join(values, ", ")+`) AS v
-				WHERE n.id = $1 AND v.column1 >= 0 AND (v.column1 < n.waves * $3 OR v.column1 < $3)
-				ON CONFLICT DO NOTHING`, args...)
+			args = append(args, notificationID, s.time(t), store.Shards)
+			// The tasks are $1 to $rows; both engines name a VALUES
+			// list's column column1.
+			n, err := tx.Exec(ctx, fmt.Sprintf(`INSERT INTO notification_shards (notification_id, shard, done_at)
+				SELECT n.id, v.column1, $%[2]d FROM notifications n CROSS JOIN (VALUES %[4]s) AS v
+				WHERE n.id = $%[1]d AND v.column1 >= 0 AND (v.column1 < n.waves * $%[3]d OR v.column1 < $%[3]d)
+				ON CONFLICT DO NOTHING`, rows+1, rows+2, rows+3, valuesList(rows, 1, map[int]string{0: "INTEGER"})), args...)
 			if err != nil {
 				return err
 			}
